@@ -1,0 +1,202 @@
+//! The app: routes plus settings, compiled into one axum router.
+
+use crate::handler::Handler;
+use crate::middleware::{compression_layer, cors_layer, reject_oversized_headers};
+use crate::path::PathTemplate;
+use crate::problem::Problem;
+use crate::route::CompiledRoute;
+use crate::server::Server;
+use crate::spec::{AppConfig, CompressionConfig, CorsConfig, RouteSpec};
+use axum::routing::{MethodFilter, MethodRouter};
+use axum::Router;
+use http::{header, HeaderValue, Method, StatusCode};
+use std::sync::Arc;
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+
+/// A Ferrule application.
+///
+/// ```no_run
+/// use ferrule_core::{App, Json, RequestData, RouteSpec};
+/// use serde_json::json;
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let app = App::new().route(
+///     RouteSpec::get("/users/{id:int}").query("verbose", json!({"type": "boolean", "default": false})),
+///     |req: RequestData| async move {
+///         Json(json!({"id": req.path_param("id"), "verbose": req.query_param("verbose")}))
+///     },
+/// );
+/// app.run("127.0.0.1:8000").await?;
+/// # Ok(()) }
+/// ```
+#[derive(Default)]
+pub struct App {
+    config: AppConfig,
+    routes: Vec<(RouteSpec, Arc<dyn Handler>)>,
+}
+
+/// A route table or setting that cannot work; found when the app is built, never per request.
+#[derive(Debug)]
+pub struct AppError(pub String);
+
+impl std::fmt::Display for AppError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for AppError {}
+
+struct PathGroup {
+    template: String,
+    axum_path: String,
+    routes: Vec<(Method, Arc<CompiledRoute>)>,
+    cors: Option<CorsConfig>,
+    compression: Option<CompressionConfig>,
+}
+
+impl App {
+    pub fn new() -> Self {
+        App::default()
+    }
+
+    pub fn with_config(config: AppConfig) -> Self {
+        App { config, routes: Vec::new() }
+    }
+
+    pub fn config(&self) -> &AppConfig {
+        &self.config
+    }
+
+    pub fn config_mut(&mut self) -> &mut AppConfig {
+        &mut self.config
+    }
+
+    pub fn route(mut self, spec: RouteSpec, handler: impl Handler) -> Self {
+        self.add_route(spec, Arc::new(handler));
+        self
+    }
+
+    /// For bindings, which hold their handlers behind their own reference counting.
+    pub fn add_route(&mut self, spec: RouteSpec, handler: Arc<dyn Handler>) {
+        self.routes.push((spec, handler));
+    }
+
+    /// Compiles every route (paths, schemas, middleware) into an axum [`Router`].
+    pub fn into_router(self) -> Result<Router, AppError> {
+        let config = self.config;
+        let mut groups: Vec<PathGroup> = Vec::new();
+        for (spec, handler) in self.routes {
+            let template = PathTemplate::parse(&spec.path).map_err(AppError)?;
+            let method = Method::from_bytes(spec.method.to_ascii_uppercase().as_bytes())
+                .map_err(|_| AppError(format!("{} {}: invalid method", spec.method, spec.path)))?;
+            let route = CompiledRoute::compile(&spec, &template, &config, handler).map_err(|e| AppError(e.message))?;
+            let group = match groups.iter_mut().find(|g| g.axum_path == template.axum_path) {
+                Some(group) => group,
+                None => {
+                    groups.push(PathGroup {
+                        template: spec.path.clone(),
+                        axum_path: template.axum_path.clone(),
+                        routes: Vec::new(),
+                        cors: None,
+                        compression: None,
+                    });
+                    groups.last_mut().expect("just pushed")
+                }
+            };
+            if group.routes.iter().any(|(m, _)| *m == method) {
+                return Err(AppError(format!("{method} {} is declared twice", spec.path)));
+            }
+            // CORS and compression act on the path (preflight has no method of its own), so
+            // routes sharing a path share the first declared setting.
+            group.cors = group.cors.take().or(spec.cors.clone());
+            group.compression = group.compression.take().or(spec.compression.clone());
+            group.routes.push((method, Arc::new(route)));
+        }
+
+        let mut router = Router::new();
+        for group in groups {
+            let methods = build_method_router(&group, &config)?;
+            let path = group.axum_path.clone();
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| router.clone().route(&path, methods)));
+            router = result.map_err(|panic| {
+                let reason = panic.downcast_ref::<String>().cloned().unwrap_or_default();
+                AppError(format!("route {} conflicts with another route: {reason}", group.template))
+            })?;
+        }
+
+        let mut not_found = MethodRouter::new().fallback(|| async {
+            Problem::status(StatusCode::NOT_FOUND).with_detail("No route matches this path.").into_http()
+        });
+        if let Some(cors) = &config.cors {
+            not_found = not_found.layer(cors_layer(cors).map_err(AppError)?);
+        }
+        router = router.fallback_service(not_found);
+        if let Some(compression) = config.compression.as_ref().filter(|c| c.enabled) {
+            router = router.layer(compression_layer(compression));
+        }
+        let max_header_bytes = config.max_header_bytes;
+        router = router
+            .layer(CatchPanicLayer::custom(|_| Problem::internal().into_http()))
+            .layer(axum::middleware::from_fn(move |request, next| reject_oversized_headers(max_header_bytes, request, next)));
+        if config.request_id {
+            router = router
+                .layer(PropagateRequestIdLayer::x_request_id())
+                .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid));
+        }
+        Ok(router)
+    }
+
+    /// Starts serving on `listener` and returns a handle for graceful shutdown.
+    pub async fn serve(self, listener: tokio::net::TcpListener) -> Result<Server, AppError> {
+        let drain = std::time::Duration::from_millis(self.config.shutdown_timeout_ms);
+        let router = self.into_router()?;
+        Server::start(listener, router, drain).map_err(|e| AppError(format!("cannot serve: {e}")))
+    }
+
+    /// Binds `addr`, serves until SIGINT or SIGTERM, then drains in-flight requests.
+    pub async fn run(self, addr: &str) -> Result<(), AppError> {
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|e| AppError(format!("cannot listen on {addr}: {e}")))?;
+        let server = self.serve(listener).await?;
+        crate::server::shutdown_signal().await;
+        server.shutdown().await.map_err(|e| AppError(e.to_string()))
+    }
+}
+
+fn build_method_router(group: &PathGroup, config: &AppConfig) -> Result<MethodRouter, AppError> {
+    let mut methods = MethodRouter::new();
+    let mut allow: Vec<&str> = Vec::new();
+    for (method, route) in &group.routes {
+        let filter = MethodFilter::try_from(method.clone())
+            .map_err(|_| AppError(format!("{method} {}: method not supported", group.template)))?;
+        let route = route.clone();
+        methods = methods.on(filter, move |request: axum::extract::Request| route.clone().handle(request));
+        allow.push(method.as_str());
+        if *method == Method::GET {
+            allow.push("HEAD");
+        }
+    }
+    let allow = HeaderValue::from_str(&allow.join(", ")).unwrap_or(HeaderValue::from_static("GET"));
+    methods = methods.fallback(move || {
+        let allow = allow.clone();
+        async move {
+            let mut response = Problem::status(StatusCode::METHOD_NOT_ALLOWED)
+                .with_detail("This path does not accept the request's method.")
+                .into_http();
+            response.headers_mut().insert(header::ALLOW, allow);
+            response
+        }
+    });
+    if let Some(compression) = group.compression.as_ref() {
+        if compression.enabled {
+            methods = methods.layer(compression_layer(compression));
+        }
+    }
+    if let Some(cors) = group.cors.as_ref().or(config.cors.as_ref()) {
+        methods = methods.layer(cors_layer(cors).map_err(|e| AppError(format!("{}: {e}", group.template)))?);
+    }
+    Ok(methods)
+}

@@ -1,0 +1,55 @@
+//! JSON bodies, with malformed input located the way FastAPI locates it: `["body", offset]`.
+
+use crate::problem::{Issue, LocSegment};
+use serde_json::{json, Value as Json};
+
+pub fn parse(bytes: &[u8]) -> Result<Json, Issue> {
+    serde_json::from_slice(bytes).map_err(|error| {
+        let offset = if error.is_eof() {
+            // Input ended early: the error is at the end, where the next value was expected.
+            bytes.len()
+        } else {
+            byte_offset(bytes, error.line(), error.column())
+        };
+        let message = error.to_string();
+        // serde_json appends " at line L column C"; the offset says the same more precisely.
+        let reason = message.split(" at line ").next().unwrap_or(&message).to_owned();
+        Issue::new(
+            "json_invalid",
+            vec![LocSegment::Key("body".into()), LocSegment::Index(offset)],
+            "JSON decode error",
+            json!({}),
+        )
+        .with_ctx(json!({"error": reason}))
+    })
+}
+
+/// serde_json reports 1-based line and column; turn them into a 0-based byte offset.
+fn byte_offset(bytes: &[u8], line: usize, column: usize) -> usize {
+    let line_start: usize = bytes
+        .split(|b| *b == b'\n')
+        .take(line.saturating_sub(1))
+        .map(|l| l.len() + 1)
+        .sum();
+    (line_start + column.saturating_sub(1)).min(bytes.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn loc(input: &str) -> serde_json::Value {
+        serde_json::to_value(parse(input.as_bytes()).unwrap_err().loc).unwrap()
+    }
+
+    #[test]
+    fn malformed_json_is_located() {
+        assert_eq!(loc("{\"a\": }"), json!(["body", 6]));
+        assert_eq!(loc("{\n  \"a\": 1,\n  x\n}"), json!(["body", 14]));
+    }
+
+    #[test]
+    fn truncated_json_points_at_the_end() {
+        assert_eq!(loc("{\"a\": [1, 2"), json!(["body", 11]));
+    }
+}

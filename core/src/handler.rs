@@ -1,0 +1,56 @@
+//! The one handler trait every language implements.
+
+use crate::request::RequestData;
+use crate::response::{IntoResponse, Response};
+use std::future::Future;
+use std::pin::Pin;
+
+pub type HandlerFuture = Pin<Box<dyn Future<Output = Result<Response, HandlerError>> + Send + 'static>>;
+
+/// Called with fully validated request data; knows nothing of HTTP parsing.
+///
+/// Bindings implement it on their own handler objects (a Python callable, a JS function, a Ruby
+/// block); Rust closures `Fn(RequestData) -> impl Future<Output = impl IntoResponse>` get it for free.
+pub trait Handler: Send + Sync + 'static {
+    fn call(&self, request: RequestData) -> HandlerFuture;
+}
+
+impl<F, Fut, R> Handler for F
+where
+    F: Fn(RequestData) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = R> + Send + 'static,
+    R: IntoResponse,
+{
+    fn call(&self, request: RequestData) -> HandlerFuture {
+        let future = self(request);
+        Box::pin(async move { future.await.into_response() })
+    }
+}
+
+/// A handler failure. The client gets a bare 500; the message is for the server's log only.
+#[derive(Debug)]
+pub struct HandlerError {
+    message: String,
+}
+
+impl HandlerError {
+    pub fn new(message: impl Into<String>) -> Self {
+        HandlerError { message: message.into() }
+    }
+
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl std::fmt::Display for HandlerError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl<E: std::error::Error> From<E> for HandlerError {
+    fn from(error: E) -> Self {
+        HandlerError::new(error.to_string())
+    }
+}

@@ -1,0 +1,38 @@
+//! # ferrule-core
+//!
+//! The HTTP core every Ferrule binding shares. It decides everything that can be decided
+//! before a handler runs — route match, path/query/header/cookie parsing and coercion, JSON
+//! Schema validation (compiled once per route), body limits and content types — so a bad
+//! request never enters Python, Node or Ruby. It knows nothing of those languages: a binding
+//! implements [`Handler`] and converts [`RequestData`] into native objects.
+//!
+//! Errors have one shape, RFC 9457 problem details ([`Problem`]), with FastAPI-style
+//! `errors: [{type, loc, msg, input, ctx}]` for validation failures.
+
+mod app;
+mod body;
+mod handler;
+mod middleware;
+pub mod params;
+mod path;
+mod problem;
+mod request;
+mod response;
+mod route;
+mod server;
+pub mod spec;
+pub mod validation;
+mod value;
+
+pub use app::{App, AppError};
+pub use handler::{Handler, HandlerError, HandlerFuture};
+pub use path::{PathParam, PathTemplate};
+pub use problem::{Issue, LocSegment, Problem, PROBLEM_JSON, VALIDATION_PROBLEM_TYPE};
+pub use request::{Body, ExtractError, RequestData};
+pub use response::{IntoResponse, Json, Response};
+pub use server::{shutdown_signal, Server, ShutdownError};
+pub use spec::{AppConfig, BodyKind, BodySpec, CompressionConfig, CorsConfig, ParamSpec, RouteSpec};
+pub use value::{DateTimeValue, Params, UploadedFile, Value};
+
+/// Re-exported so bindings and users name the same versions.
+pub use {bytes, http, serde_json};

@@ -1,0 +1,9 @@
+//! Tower layers built from [`crate::spec`] settings, applied per app and per route.
+
+mod compression;
+mod cors;
+mod header_limit;
+
+pub(crate) use compression::compression_layer;
+pub(crate) use cors::cors_layer;
+pub(crate) use header_limit::reject_oversized_headers;

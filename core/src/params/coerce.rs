@@ -1,0 +1,162 @@
+//! Text → typed value, with pydantic's lax-mode rules where FastAPI users rely on them.
+
+use super::kind::ScalarKind;
+use crate::problem::{Issue, LocSegment};
+use crate::value::{DateTimeValue, Value};
+use chrono::{DateTime, NaiveDate, NaiveDateTime};
+use serde_json::{json, Value as Json};
+
+/// Coerce one textual value; on failure the issue says what was expected at `loc`.
+pub fn coerce(kind: ScalarKind, text: &str, loc: &[LocSegment]) -> Result<Value, Issue> {
+    let fail = |kind: &'static str, msg: &str| {
+        Err(Issue::new(kind, loc.to_vec(), msg, Json::String(text.to_owned())))
+    };
+    match kind {
+        ScalarKind::Str | ScalarKind::Binary => Ok(Value::Str(text.to_owned())),
+        ScalarKind::Int => match parse_int(text) {
+            Some(i) => Ok(Value::Int(i)),
+            None => fail(
+                "int_parsing",
+                "Input should be a valid integer, unable to parse string as an integer",
+            ),
+        },
+        ScalarKind::Float => match text.trim().parse::<f64>() {
+            Ok(f) if f.is_finite() => Ok(Value::Float(f)),
+            _ => fail("float_parsing", "Input should be a valid number, unable to parse string as a number"),
+        },
+        ScalarKind::Bool => match parse_bool(text) {
+            Some(b) => Ok(Value::Bool(b)),
+            None => fail("bool_parsing", "Input should be a valid boolean, unable to interpret input"),
+        },
+        ScalarKind::Uuid => match uuid::Uuid::try_parse(text.trim()) {
+            Ok(u) => Ok(Value::Uuid(u)),
+            Err(_) => fail("uuid_parsing", "Input should be a valid UUID"),
+        },
+        ScalarKind::Date => match NaiveDate::parse_from_str(text, "%Y-%m-%d") {
+            Ok(d) if text.len() == 10 => Ok(Value::Date(d)),
+            _ => fail("date_parsing", "Input should be a valid date in the format YYYY-MM-DD"),
+        },
+        ScalarKind::DateTime => match parse_datetime(text) {
+            Some(dt) => Ok(Value::DateTime(dt)),
+            None => fail("datetime_parsing", "Input should be a valid datetime"),
+        },
+    }
+}
+
+/// Integers as decimal text; like pydantic, a whole-number float text (`"3.0"`) is refused.
+fn parse_int(text: &str) -> Option<i64> {
+    let t = text.trim();
+    let digits = t.strip_prefix(['+', '-']).unwrap_or(t);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit() || b == b'_') {
+        return None;
+    }
+    if digits.starts_with('_') || digits.ends_with('_') || digits.contains("__") {
+        return None;
+    }
+    t.replace('_', "").parse().ok()
+}
+
+/// The spellings pydantic accepts for booleans.
+fn parse_bool(text: &str) -> Option<bool> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "true" | "1" | "yes" | "on" | "t" | "y" => Some(true),
+        "false" | "0" | "no" | "off" | "f" | "n" => Some(false),
+        _ => None,
+    }
+}
+
+fn parse_datetime(text: &str) -> Option<DateTimeValue> {
+    let t = text.trim();
+    if let Ok(dt) = DateTime::parse_from_rfc3339(t) {
+        return Some(DateTimeValue::Offset(dt));
+    }
+    for format in ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M"] {
+        if let Ok(dt) = NaiveDateTime::parse_from_str(t, format) {
+            return Some(DateTimeValue::Naive(dt));
+        }
+    }
+    // "2024-01-15 10:30:00+02:00": RFC 3339 with a space instead of the `T`.
+    if t.len() > 10 && t.as_bytes()[10] == b' ' {
+        let with_t = format!("{}T{}", &t[..10], &t[11..]);
+        return DateTime::parse_from_rfc3339(&with_t).ok().map(DateTimeValue::Offset);
+    }
+    None
+}
+
+/// A schema `default` (JSON) in the parameter's typed form.
+pub fn typed_default(kind: ScalarKind, default: &Json) -> Value {
+    match (kind, default) {
+        (_, Json::Null) => Value::Null,
+        (ScalarKind::Int, Json::Number(n)) if n.is_i64() => Value::Int(n.as_i64().unwrap_or(0)),
+        (ScalarKind::Float, Json::Number(n)) => Value::Float(n.as_f64().unwrap_or(0.0)),
+        (_, Json::Bool(b)) => Value::Bool(*b),
+        (_, Json::String(s)) => coerce(kind, s, &[]).unwrap_or_else(|_| Value::Str(s.clone())),
+        (kind, Json::Array(items)) => Value::Array(items.iter().map(|i| typed_default(kind, i)).collect()),
+        (_, other) => Value::Json(other.clone()),
+    }
+}
+
+/// The instance a coerced value presents to JSON Schema validation.
+pub fn to_instance(value: &Value) -> Json {
+    match value {
+        Value::File(file) => json!(file.filename.clone().unwrap_or_default()),
+        other => other.to_json(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok(kind: ScalarKind, text: &str) -> Value {
+        coerce(kind, text, &[]).expect(text)
+    }
+
+    fn err(kind: ScalarKind, text: &str) -> &'static str {
+        coerce(kind, text, &[]).expect_err(text).kind
+    }
+
+    #[test]
+    fn integers() {
+        assert_eq!(ok(ScalarKind::Int, "-42"), Value::Int(-42));
+        assert_eq!(ok(ScalarKind::Int, "1_000"), Value::Int(1000));
+        assert_eq!(err(ScalarKind::Int, "4.0"), "int_parsing");
+        assert_eq!(err(ScalarKind::Int, "99999999999999999999"), "int_parsing");
+        assert_eq!(err(ScalarKind::Int, ""), "int_parsing");
+    }
+
+    #[test]
+    fn booleans_accept_pydantic_spellings() {
+        for t in ["true", "True", "1", "yes", "on"] {
+            assert_eq!(ok(ScalarKind::Bool, t), Value::Bool(true));
+        }
+        for t in ["false", "0", "no", "off"] {
+            assert_eq!(ok(ScalarKind::Bool, t), Value::Bool(false));
+        }
+        assert_eq!(err(ScalarKind::Bool, "maybe"), "bool_parsing");
+    }
+
+    #[test]
+    fn floats_refuse_non_finite() {
+        assert_eq!(ok(ScalarKind::Float, "2.5"), Value::Float(2.5));
+        assert_eq!(err(ScalarKind::Float, "inf"), "float_parsing");
+        assert_eq!(err(ScalarKind::Float, "NaN"), "float_parsing");
+    }
+
+    #[test]
+    fn dates_and_times() {
+        assert_eq!(err(ScalarKind::Date, "2024-02-30"), "date_parsing");
+        assert_eq!(err(ScalarKind::Date, "2024-1-5"), "date_parsing");
+        let Value::DateTime(dt) = ok(ScalarKind::DateTime, "2024-01-15T10:30:00Z") else { panic!() };
+        assert_eq!(dt.to_iso8601(), "2024-01-15T10:30:00+00:00");
+        let Value::DateTime(naive) = ok(ScalarKind::DateTime, "2024-01-15T10:30:00") else { panic!() };
+        assert_eq!(naive.to_iso8601(), "2024-01-15T10:30:00");
+    }
+
+    #[test]
+    fn uuids_are_normalised() {
+        let v = ok(ScalarKind::Uuid, "550E8400-E29B-41D4-A716-446655440000");
+        assert_eq!(v.to_json(), json!("550e8400-e29b-41d4-a716-446655440000"));
+        assert_eq!(err(ScalarKind::Uuid, "550e8400"), "uuid_parsing");
+    }
+}

@@ -1,0 +1,140 @@
+//! What a parameter's text is coerced into, decided once from its schema.
+
+use serde_json::Value as Json;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScalarKind {
+    Int,
+    Float,
+    Bool,
+    Str,
+    Uuid,
+    Date,
+    DateTime,
+    /// A multipart file (`format: binary`).
+    Binary,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldType {
+    Scalar(ScalarKind),
+    /// Repeated keys (`?id=1&id=2`), each coerced to the item kind.
+    Array(ScalarKind),
+}
+
+impl ScalarKind {
+    /// The scalar a schema describes; anything unrecognised stays a string.
+    pub fn from_schema(schema: &Json) -> ScalarKind {
+        let ty = schema.get("type").and_then(|t| match t {
+            Json::String(s) => Some(s.as_str()),
+            // `["integer", "null"]` (an Optional[int]): the non-null member decides.
+            Json::Array(items) => items.iter().filter_map(Json::as_str).find(|t| *t != "null"),
+            _ => None,
+        });
+        match ty {
+            Some("integer") => ScalarKind::Int,
+            Some("number") => ScalarKind::Float,
+            Some("boolean") => ScalarKind::Bool,
+            _ => match schema.get("format").and_then(Json::as_str) {
+                Some("uuid") => ScalarKind::Uuid,
+                Some("date") => ScalarKind::Date,
+                Some("date-time") => ScalarKind::DateTime,
+                Some("binary") => ScalarKind::Binary,
+                _ => ScalarKind::Str,
+            },
+        }
+    }
+
+    /// The path-template type names: `{id:int}`, `{day:date}`, …
+    pub fn from_template(name: &str) -> Option<ScalarKind> {
+        Some(match name {
+            "int" => ScalarKind::Int,
+            "float" => ScalarKind::Float,
+            "bool" => ScalarKind::Bool,
+            "uuid" => ScalarKind::Uuid,
+            "date" => ScalarKind::Date,
+            "datetime" => ScalarKind::DateTime,
+            "str" | "path" => ScalarKind::Str,
+            _ => return None,
+        })
+    }
+
+    /// The JSON Schema equivalent of a path-template type.
+    pub fn schema(self) -> Json {
+        match self {
+            ScalarKind::Int => serde_json::json!({"type": "integer"}),
+            ScalarKind::Float => serde_json::json!({"type": "number"}),
+            ScalarKind::Bool => serde_json::json!({"type": "boolean"}),
+            ScalarKind::Str => serde_json::json!({"type": "string"}),
+            ScalarKind::Uuid => serde_json::json!({"type": "string", "format": "uuid"}),
+            ScalarKind::Date => serde_json::json!({"type": "string", "format": "date"}),
+            ScalarKind::DateTime => serde_json::json!({"type": "string", "format": "date-time"}),
+            ScalarKind::Binary => serde_json::json!({"type": "string", "format": "binary"}),
+        }
+    }
+}
+
+impl FieldType {
+    pub fn from_schema(schema: &Json) -> FieldType {
+        let is_array = match schema.get("type") {
+            Some(Json::String(s)) => s == "array",
+            Some(Json::Array(items)) => items.iter().any(|t| t == "array"),
+            _ => false,
+        };
+        if is_array {
+            let items = schema.get("items").unwrap_or(&Json::Null);
+            FieldType::Array(ScalarKind::from_schema(items))
+        } else {
+            FieldType::Scalar(ScalarKind::from_schema(schema))
+        }
+    }
+
+    pub fn scalar(self) -> ScalarKind {
+        match self {
+            FieldType::Scalar(kind) | FieldType::Array(kind) => kind,
+        }
+    }
+}
+
+/// Keywords that only describe the type (already enforced by coercion) or annotate.
+const TYPE_ONLY_KEYWORDS: &[&str] = &[
+    "type", "format", "default", "title", "description", "examples", "deprecated", "$schema",
+    "contentMediaType",
+];
+
+/// Whether validating after coercion can still fail, i.e. a validator is worth compiling.
+pub fn has_constraints(schema: &Json) -> bool {
+    match schema {
+        Json::Object(map) => map.iter().any(|(key, value)| match key.as_str() {
+            "items" => has_constraints(value),
+            k => !TYPE_ONLY_KEYWORDS.contains(&k),
+        }),
+        Json::Bool(allowed) => !allowed,
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn optional_int_is_an_int() {
+        assert_eq!(ScalarKind::from_schema(&json!({"type": ["integer", "null"]})), ScalarKind::Int);
+    }
+
+    #[test]
+    fn array_of_uuids() {
+        let schema = json!({"type": "array", "items": {"type": "string", "format": "uuid"}});
+        assert_eq!(FieldType::from_schema(&schema), FieldType::Array(ScalarKind::Uuid));
+    }
+
+    #[test]
+    fn only_constraint_keywords_need_a_validator() {
+        assert!(!has_constraints(&json!({"type": "integer", "default": 3, "title": "n"})));
+        assert!(has_constraints(&json!({"type": "integer", "minimum": 1})));
+        assert!(has_constraints(&json!({"type": "array", "items": {"enum": ["a"]}})));
+        assert!(!has_constraints(&json!({"type": "array", "items": {"type": "integer"}})));
+    }
+}

@@ -1,0 +1,217 @@
+//! Declared parameters: raw text → typed values → constraint validation, all before a handler
+//! (and so before any interpreter lock) is touched.
+
+mod coerce;
+mod kind;
+mod raw;
+
+pub use coerce::coerce;
+pub use kind::{has_constraints, FieldType, ScalarKind};
+pub use raw::{RawPairs, RawValue};
+
+use crate::problem::{Issue, LocSegment};
+use crate::spec::ParamSpec;
+use crate::validation::{CompiledSchema, SchemaError};
+use crate::value::{Params, Value};
+use serde_json::{Map, Value as Json};
+use std::sync::Arc;
+
+#[derive(Debug)]
+struct CompiledParam {
+    name: Arc<str>,
+    ty: FieldType,
+    required: bool,
+    default: Option<Value>,
+}
+
+/// The parameters one source (`"query"`, `"header"`, …) declares, compiled once per route.
+#[derive(Debug)]
+pub struct ParamSet {
+    source: &'static str,
+    params: Vec<CompiledParam>,
+    /// Present only when some schema has constraints beyond its type.
+    validator: Option<CompiledSchema>,
+}
+
+impl ParamSet {
+    pub fn compile(source: &'static str, specs: &[ParamSpec]) -> Result<Self, SchemaError> {
+        let mut properties = Map::new();
+        let mut constrained = false;
+        let mut params = Vec::with_capacity(specs.len());
+        for spec in specs {
+            let ty = FieldType::from_schema(&spec.schema);
+            let default = spec.schema.get("default").map(|d| match ty {
+                FieldType::Array(kind) | FieldType::Scalar(kind) => coerce::typed_default(kind, d),
+            });
+            constrained |= has_constraints(&spec.schema);
+            let mut property = spec.schema.clone();
+            if let Json::Object(map) = &mut property {
+                // Defaults are not user input and are not validated (as in pydantic).
+                map.remove("default");
+            }
+            if ty.scalar() == ScalarKind::Binary {
+                property = Json::Bool(true);
+            }
+            properties.insert(spec.name.clone(), property);
+            params.push(CompiledParam { name: Arc::from(spec.name.as_str()), ty, required: spec.is_required(), default });
+        }
+        let validator = if constrained {
+            let schema = serde_json::json!({"type": "object", "properties": properties});
+            Some(CompiledSchema::compile(&schema).map_err(|e| SchemaError {
+                message: format!("{source} parameters: {e}"),
+            })?)
+        } else {
+            None
+        };
+        Ok(ParamSet { source, params, validator })
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.params.is_empty()
+    }
+
+    /// Typed values for every declared parameter (missing optional ones are `Null`); problems
+    /// are appended to `issues`.
+    pub fn extract(&self, raw: &RawPairs<'_>, issues: &mut Vec<Issue>) -> Params {
+        let mut out = Params::with_capacity(self.params.len());
+        let mut instance: Option<Map<String, Json>> = self.validator.as_ref().map(|_| Map::new());
+        let issues_before = issues.len();
+        for param in &self.params {
+            let loc = || vec![LocSegment::Key(self.source.to_owned()), LocSegment::Key(param.name.to_string())];
+            let provided = match param.ty {
+                FieldType::Scalar(kind) => raw.values(&param.name).last().map(|v| coerce_raw(kind, v, &loc())),
+                FieldType::Array(kind) => {
+                    let mut items = Vec::new();
+                    let mut failed = None;
+                    for (index, value) in raw.values(&param.name).enumerate() {
+                        let mut item_loc = loc();
+                        item_loc.push(LocSegment::Index(index));
+                        match coerce_raw(kind, value, &item_loc) {
+                            Ok(v) => items.push(v),
+                            Err(issue) => {
+                                issues.push(issue);
+                                failed = Some(());
+                            }
+                        }
+                    }
+                    match (items.is_empty() && failed.is_none(), failed) {
+                        (true, _) => None,
+                        (false, Some(())) => {
+                            out.push(param.name.clone(), Value::Null);
+                            continue;
+                        }
+                        (false, None) => Some(Ok(Value::Array(items))),
+                    }
+                }
+            };
+            let value = match provided {
+                Some(Ok(value)) => {
+                    if let Some(instance) = instance.as_mut() {
+                        instance.insert(param.name.to_string(), coerce::to_instance(&value));
+                    }
+                    value
+                }
+                Some(Err(issue)) => {
+                    issues.push(issue);
+                    Value::Null
+                }
+                None => match (&param.default, param.required) {
+                    (Some(default), _) => default.clone(),
+                    (None, true) => {
+                        issues.push(Issue::missing(loc()));
+                        Value::Null
+                    }
+                    (None, false) => Value::Null,
+                },
+            };
+            out.push(param.name.clone(), value);
+        }
+        if let (Some(validator), Some(instance)) = (&self.validator, instance) {
+            let instance = Json::Object(instance);
+            let prefix = [LocSegment::Key(self.source.to_owned())];
+            let mut found = validator.issues(&instance, &prefix);
+            // A value that failed coercion was left out of the instance; nothing to add for it.
+            found.retain(|issue| !issues[issues_before..].iter().any(|i| i.loc.get(1) == issue.loc.get(1)));
+            issues.extend(found);
+        }
+        out
+    }
+}
+
+fn coerce_raw(kind: ScalarKind, value: &RawValue<'_>, loc: &[LocSegment]) -> Result<Value, Issue> {
+    match (kind, value) {
+        (ScalarKind::Binary, RawValue::File(file)) => Ok(Value::File(file.clone())),
+        (ScalarKind::Binary, RawValue::Text(text)) => Err(Issue::new(
+            "file_type",
+            loc.to_vec(),
+            "Input should be a file",
+            Json::String(text.to_string()),
+        )),
+        (_, RawValue::File(file)) => Err(Issue::new(
+            "string_type",
+            loc.to_vec(),
+            "Input should be a valid string",
+            Json::String(file.filename.clone().unwrap_or_default()),
+        )),
+        (_, RawValue::Invalid(bytes)) => Err(Issue::new(
+            "string_unicode",
+            loc.to_vec(),
+            "Input should be a valid string, unable to parse raw data as a unicode string",
+            Json::String(String::from_utf8_lossy(bytes).into_owned()),
+        )),
+        (kind, RawValue::Text(text)) => coerce(kind, text, loc),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn run(specs: Vec<ParamSpec>, query: &str) -> (Json, Vec<(&'static str, Json)>) {
+        let set = ParamSet::compile("query", &specs).unwrap();
+        let mut issues = Vec::new();
+        let params = set.extract(&RawPairs::from_urlencoded(query.as_bytes()), &mut issues);
+        let issues = issues.into_iter().map(|i| (i.kind, serde_json::to_value(&i.loc).unwrap())).collect();
+        (serde_json::to_value(&params).unwrap(), issues)
+    }
+
+    #[test]
+    fn defaults_required_and_optional() {
+        let specs = vec![
+            ParamSpec::new("page", json!({"type": "integer", "default": 1})),
+            ParamSpec::new("q", json!({"type": "string"})),
+            ParamSpec::new("tag", json!({"type": "string"})).optional(),
+        ];
+        let (values, issues) = run(specs, "");
+        assert_eq!(values, json!({"page": 1, "q": null, "tag": null}));
+        assert_eq!(issues, vec![("missing", json!(["query", "q"]))]);
+    }
+
+    #[test]
+    fn last_value_wins_for_scalars_and_arrays_collect() {
+        let specs = vec![
+            ParamSpec::new("a", json!({"type": "integer"})),
+            ParamSpec::new("ids", json!({"type": "array", "items": {"type": "integer"}})),
+        ];
+        let (values, issues) = run(specs, "a=1&a=2&ids=3&ids=4");
+        assert_eq!(values, json!({"a": 2, "ids": [3, 4]}));
+        assert!(issues.is_empty());
+    }
+
+    #[test]
+    fn coercion_errors_are_not_reported_twice_by_constraints() {
+        let specs = vec![ParamSpec::new("n", json!({"type": "integer", "minimum": 1}))];
+        let (_, issues) = run(specs.clone(), "n=x");
+        assert_eq!(issues, vec![("int_parsing", json!(["query", "n"]))]);
+        let (_, issues) = run(specs, "n=0");
+        assert_eq!(issues, vec![("greater_than_equal", json!(["query", "n"]))]);
+    }
+
+    #[test]
+    fn array_item_errors_carry_the_index() {
+        let specs = vec![ParamSpec::new("ids", json!({"type": "array", "items": {"type": "integer"}}))];
+        let (_, issues) = run(specs, "ids=1&ids=x");
+        assert_eq!(issues, vec![("int_parsing", json!(["query", "ids", 1]))]);
+    }
+}

@@ -1,0 +1,110 @@
+//! Raw request inputs before coercion: name/value pairs from a query string, a form body,
+//! headers, cookies or multipart parts. Invalid UTF-8 is kept, so it can be reported precisely.
+
+use crate::value::UploadedFile;
+use percent_encoding::percent_decode;
+use std::borrow::Cow;
+
+#[derive(Debug, Clone)]
+pub enum RawValue<'a> {
+    Text(Cow<'a, str>),
+    /// Bytes that are not UTF-8 (after percent-decoding).
+    Invalid(Vec<u8>),
+    File(UploadedFile),
+}
+
+/// Ordered name/value pairs; a key may repeat.
+#[derive(Debug, Clone, Default)]
+pub struct RawPairs<'a> {
+    pairs: Vec<(Cow<'a, str>, RawValue<'a>)>,
+    case_insensitive: bool,
+}
+
+impl<'a> RawPairs<'a> {
+    pub fn new() -> Self {
+        RawPairs { pairs: Vec::new(), case_insensitive: false }
+    }
+
+    /// Header names compare without regard to case.
+    pub fn case_insensitive() -> Self {
+        RawPairs { pairs: Vec::new(), case_insensitive: true }
+    }
+
+    pub fn push(&mut self, key: Cow<'a, str>, value: RawValue<'a>) {
+        self.pairs.push((key, value));
+    }
+
+    pub fn values<'s>(&'s self, key: &'s str) -> impl Iterator<Item = &'s RawValue<'a>> + 's {
+        self.pairs.iter().filter_map(move |(k, v)| {
+            let same = if self.case_insensitive { k.eq_ignore_ascii_case(key) } else { k == key };
+            same.then_some(v)
+        })
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &RawValue<'a>)> {
+        self.pairs.iter().map(|(k, v)| (&**k, v))
+    }
+
+    /// `a=1&b=x+y&b=%20` as sent in query strings and url-encoded bodies.
+    pub fn from_urlencoded(input: &'a [u8]) -> Self {
+        let mut pairs = RawPairs::new();
+        for piece in input.split(|b| *b == b'&').filter(|p| !p.is_empty()) {
+            let (key, value) = match piece.iter().position(|b| *b == b'=') {
+                Some(eq) => (&piece[..eq], &piece[eq + 1..]),
+                None => (piece, &piece[piece.len()..]),
+            };
+            let key = match decode_component(key) {
+                RawValue::Text(k) => k,
+                RawValue::Invalid(bytes) => Cow::Owned(String::from_utf8_lossy(&bytes).into_owned()),
+                RawValue::File(_) => continue,
+            };
+            pairs.push(key, decode_component(value));
+        }
+        pairs
+    }
+}
+
+/// Percent-decoding with `+` as space; borrows when nothing needs decoding.
+fn decode_component(raw: &[u8]) -> RawValue<'_> {
+    if !raw.iter().any(|b| *b == b'%' || *b == b'+') {
+        return match std::str::from_utf8(raw) {
+            Ok(text) => RawValue::Text(Cow::Borrowed(text)),
+            Err(_) => RawValue::Invalid(raw.to_vec()),
+        };
+    }
+    let plus_as_space: Vec<u8> = raw.iter().map(|b| if *b == b'+' { b' ' } else { *b }).collect();
+    let decoded: Vec<u8> = percent_decode(&plus_as_space).collect();
+    match String::from_utf8(decoded) {
+        Ok(text) => RawValue::Text(Cow::Owned(text)),
+        Err(e) => RawValue::Invalid(e.into_bytes()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(pairs: &RawPairs, key: &str) -> Vec<String> {
+        pairs
+            .values(key)
+            .map(|v| match v {
+                RawValue::Text(t) => t.to_string(),
+                other => format!("{other:?}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn repeated_keys_and_decoding() {
+        let pairs = RawPairs::from_urlencoded(b"a=1&b=x+y&a=%32&c");
+        assert_eq!(texts(&pairs, "a"), ["1", "2"]);
+        assert_eq!(texts(&pairs, "b"), ["x y"]);
+        assert_eq!(texts(&pairs, "c"), [""]);
+    }
+
+    #[test]
+    fn invalid_utf8_is_kept_as_bytes() {
+        let pairs = RawPairs::from_urlencoded(b"name=%FF%FE");
+        assert!(matches!(pairs.values("name").next(), Some(RawValue::Invalid(b)) if b == &[0xff, 0xfe]));
+    }
+}

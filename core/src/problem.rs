@@ -1,0 +1,144 @@
+//! The one error shape: RFC 9457 `application/problem+json`.
+//!
+//! Validation failures carry FastAPI-style `errors: [{type, loc, msg, input, ctx}]` so clients
+//! written against FastAPI read them unchanged.
+
+use bytes::Bytes;
+use http::{header, HeaderValue, StatusCode};
+use serde::Serialize;
+use serde_json::Value as Json;
+
+pub const PROBLEM_JSON: &str = "application/problem+json";
+
+/// The `type` URI of a validation problem; other problems use `about:blank` (RFC 9457 §4.2.1).
+pub const VALIDATION_PROBLEM_TYPE: &str = "urn:ferrule:problem:validation-error";
+
+/// One element of a location: a source (`"query"`), a field name, or an index/byte offset.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum LocSegment {
+    Key(String),
+    Index(usize),
+}
+
+impl From<&str> for LocSegment {
+    fn from(key: &str) -> Self {
+        LocSegment::Key(key.to_owned())
+    }
+}
+
+impl From<String> for LocSegment {
+    fn from(key: String) -> Self {
+        LocSegment::Key(key)
+    }
+}
+
+impl From<usize> for LocSegment {
+    fn from(index: usize) -> Self {
+        LocSegment::Index(index)
+    }
+}
+
+/// One validation failure, named like pydantic's error types (`int_parsing`, `missing`, …).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Issue {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub loc: Vec<LocSegment>,
+    pub msg: String,
+    pub input: Json,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ctx: Option<Json>,
+}
+
+impl Issue {
+    pub fn new(kind: &'static str, loc: Vec<LocSegment>, msg: impl Into<String>, input: Json) -> Self {
+        Issue { kind, loc, msg: msg.into(), input, ctx: None }
+    }
+
+    pub fn with_ctx(mut self, ctx: Json) -> Self {
+        self.ctx = Some(ctx);
+        self
+    }
+
+    pub fn missing(loc: Vec<LocSegment>) -> Self {
+        Issue::new("missing", loc, "Field required", Json::Null)
+    }
+}
+
+/// An RFC 9457 problem document.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Problem {
+    #[serde(rename = "type")]
+    pub problem_type: String,
+    pub title: String,
+    pub status: u16,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instance: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<Issue>,
+}
+
+impl Problem {
+    /// A problem whose meaning is fully given by the status code.
+    pub fn status(status: StatusCode) -> Self {
+        Problem {
+            problem_type: "about:blank".into(),
+            title: status.canonical_reason().unwrap_or("Error").into(),
+            status: status.as_u16(),
+            detail: None,
+            instance: None,
+            errors: Vec::new(),
+        }
+    }
+
+    pub fn with_detail(mut self, detail: impl Into<String>) -> Self {
+        self.detail = Some(detail.into());
+        self
+    }
+
+    /// 422 with every issue found in the request.
+    pub fn validation(issues: Vec<Issue>) -> Self {
+        let detail = match issues.len() {
+            1 => "1 validation error".to_owned(),
+            n => format!("{n} validation errors"),
+        };
+        Problem {
+            problem_type: VALIDATION_PROBLEM_TYPE.into(),
+            title: "Unprocessable Content".into(),
+            status: 422,
+            detail: Some(detail),
+            instance: None,
+            errors: issues,
+        }
+    }
+
+    /// 500 that says nothing about what went wrong inside.
+    pub fn internal() -> Self {
+        Problem::status(StatusCode::INTERNAL_SERVER_ERROR)
+            .with_detail("The server could not complete the request.")
+    }
+
+    pub fn status_code(&self) -> StatusCode {
+        StatusCode::from_u16(self.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
+    }
+
+    pub fn into_http(self) -> http::Response<axum::body::Body> {
+        let status = self.status_code();
+        let body = serde_json::to_vec(&self).map(Bytes::from).unwrap_or_default();
+        let mut response = http::Response::new(axum::body::Body::from(body));
+        *response.status_mut() = status;
+        response
+            .headers_mut()
+            .insert(header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
+        response
+    }
+}
+
+impl axum::response::IntoResponse for Problem {
+    fn into_response(self) -> axum::response::Response {
+        self.into_http()
+    }
+}

@@ -1,0 +1,181 @@
+//! A route compiled once at startup, and the per-request pipeline: extract, coerce, validate,
+//! call the handler, turn failures into problems.
+
+use crate::body::BodyReader;
+use crate::handler::Handler;
+use crate::params::{ParamSet, RawPairs, RawValue};
+use crate::path::PathTemplate;
+use crate::problem::{Issue, Problem};
+use crate::request::{Body, RequestData};
+use crate::spec::{AppConfig, ParamSpec, RouteSpec};
+use crate::validation::SchemaError;
+use axum::extract::{FromRequestParts, RawPathParams};
+use futures_util::FutureExt;
+use http::{header, request::Parts, StatusCode};
+use std::borrow::Cow;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub(crate) struct CompiledRoute {
+    pub(crate) label: String,
+    path: ParamSet,
+    query: ParamSet,
+    headers: ParamSet,
+    cookies: ParamSet,
+    body: Option<BodyReader>,
+    timeout: Option<Duration>,
+    handler: Arc<dyn Handler>,
+}
+
+impl CompiledRoute {
+    pub(crate) fn compile(
+        spec: &RouteSpec,
+        template: &PathTemplate,
+        config: &AppConfig,
+        handler: Arc<dyn Handler>,
+    ) -> Result<Self, SchemaError> {
+        let label = format!("{} {}", spec.method, spec.path);
+        let in_route = |e: SchemaError| SchemaError { message: format!("{label}: {e}") };
+        let path_specs: Vec<ParamSpec> = template
+            .params
+            .iter()
+            .map(|p| {
+                let mut schema = p.kind.schema();
+                if let Some(extra) = spec.path_params.iter().find(|e| e.name == p.name) {
+                    if let (Some(target), Some(source)) = (schema.as_object_mut(), extra.schema.as_object()) {
+                        for (key, value) in source {
+                            target.entry(key.clone()).or_insert_with(|| value.clone());
+                        }
+                    }
+                }
+                ParamSpec { name: p.name.clone(), schema, required: Some(true) }
+            })
+            .collect();
+        let limit = spec.body_limit.unwrap_or(config.body_limit);
+        Ok(CompiledRoute {
+            path: ParamSet::compile("path", &path_specs).map_err(in_route)?,
+            query: ParamSet::compile("query", &spec.query).map_err(in_route)?,
+            headers: ParamSet::compile("header", &lowercase_names(&spec.headers)).map_err(in_route)?,
+            cookies: ParamSet::compile("cookie", &spec.cookies).map_err(in_route)?,
+            body: spec.body.as_ref().map(|b| BodyReader::compile(b, limit)).transpose().map_err(in_route)?,
+            timeout: spec.timeout_ms.or(config.timeout_ms).map(Duration::from_millis),
+            handler,
+            label,
+        })
+    }
+
+    pub(crate) async fn handle(self: Arc<Self>, request: axum::extract::Request) -> axum::response::Response {
+        let (mut parts, body) = request.into_parts();
+        let mut issues = Vec::new();
+        let data = match self.extract(&mut parts, body, &mut issues).await {
+            Ok(data) if issues.is_empty() => data,
+            Ok(_) => return Problem::validation(issues).into_http(),
+            Err(problem) => return problem.into_http(),
+        };
+        self.call(data).await
+    }
+
+    async fn extract(&self, parts: &mut Parts, body: axum::body::Body, issues: &mut Vec<Issue>) -> Result<RequestData, Problem> {
+        let path_params = if self.path.is_empty() {
+            Default::default()
+        } else {
+            let raw = RawPathParams::from_request_parts(parts, &()).await.map_err(|_| {
+                Problem::validation(vec![Issue::new(
+                    "string_unicode",
+                    vec!["path".into()],
+                    "Input should be a valid string, unable to parse raw data as a unicode string",
+                    serde_json::Value::String(parts.uri.path().to_owned()),
+                )])
+            })?;
+            let mut pairs = RawPairs::new();
+            for (name, value) in raw.iter() {
+                pairs.push(Cow::Borrowed(name), RawValue::Text(Cow::Borrowed(value)));
+            }
+            self.path.extract(&pairs, issues)
+        };
+        let query = if self.query.is_empty() {
+            Default::default()
+        } else {
+            let raw = parts.uri.query().unwrap_or("");
+            self.query.extract(&RawPairs::from_urlencoded(raw.as_bytes()), issues)
+        };
+        let headers = if self.headers.is_empty() { Default::default() } else { self.headers.extract(&header_pairs(parts), issues) };
+        let cookies = if self.cookies.is_empty() { Default::default() } else { self.cookies.extract(&cookie_pairs(parts), issues) };
+        let body = match &self.body {
+            Some(reader) => reader.read(&parts.headers, body, issues).await?,
+            None => Body::None,
+        };
+        Ok(RequestData {
+            method: parts.method.clone(),
+            path: parts.uri.path().to_owned(),
+            path_params,
+            query,
+            headers,
+            cookies,
+            body,
+            request_id: parts.headers.get("x-request-id").and_then(|v| v.to_str().ok()).map(str::to_owned),
+            raw_headers: std::mem::take(&mut parts.headers),
+        })
+    }
+
+    async fn call(&self, data: RequestData) -> axum::response::Response {
+        let handler = self.handler.clone();
+        // A panic while building or polling the handler's future must not reach the connection.
+        let run = AssertUnwindSafe(async move { handler.call(data).await }).catch_unwind();
+        let outcome = match self.timeout {
+            Some(limit) => match tokio::time::timeout(limit, run).await {
+                Ok(outcome) => outcome,
+                Err(_) => {
+                    return Problem::status(StatusCode::REQUEST_TIMEOUT)
+                        .with_detail(format!("The handler did not finish within {} ms.", limit.as_millis()))
+                        .into_http()
+                }
+            },
+            None => run.await,
+        };
+        match outcome {
+            Ok(Ok(response)) => response.into_http(),
+            Ok(Err(error)) => {
+                eprintln!("ferrule: handler for {} failed: {}", self.label, error.message());
+                Problem::internal().into_http()
+            }
+            Err(_) => {
+                eprintln!("ferrule: handler for {} panicked", self.label);
+                Problem::internal().into_http()
+            }
+        }
+    }
+}
+
+/// Header names are case-insensitive; declared names are matched in lower case.
+fn lowercase_names(specs: &[ParamSpec]) -> Vec<ParamSpec> {
+    specs.iter().map(|s| ParamSpec { name: s.name.to_ascii_lowercase(), ..s.clone() }).collect()
+}
+
+fn header_pairs(parts: &Parts) -> RawPairs<'_> {
+    let mut pairs = RawPairs::case_insensitive();
+    for (name, value) in &parts.headers {
+        let value = match std::str::from_utf8(value.as_bytes()) {
+            Ok(text) => RawValue::Text(Cow::Borrowed(text)),
+            Err(_) => RawValue::Invalid(value.as_bytes().to_vec()),
+        };
+        pairs.push(Cow::Borrowed(name.as_str()), value);
+    }
+    pairs
+}
+
+/// `Cookie: a=1; b="two"` → pairs; quotes around a value are removed as browsers send them.
+fn cookie_pairs(parts: &Parts) -> RawPairs<'_> {
+    let mut pairs = RawPairs::new();
+    for header in parts.headers.get_all(header::COOKIE) {
+        let Ok(text) = std::str::from_utf8(header.as_bytes()) else { continue };
+        for item in text.split(';') {
+            let Some((name, value)) = item.split_once('=') else { continue };
+            let value = value.trim();
+            let value = value.strip_prefix('"').and_then(|v| v.strip_suffix('"')).unwrap_or(value);
+            pairs.push(Cow::Borrowed(name.trim()), RawValue::Text(Cow::Borrowed(value)));
+        }
+    }
+    pairs
+}

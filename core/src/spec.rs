@@ -1,0 +1,276 @@
+//! Route and app descriptions as plain data.
+//!
+//! Bindings derive these from their language's idioms (type hints, option objects, keyword
+//! arguments) and the fixture corpus stores them as JSON, so every language describes a route
+//! the same way and the core compiles it the same way.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value as Json;
+
+/// One route: method, path template and the declared inputs with their JSON Schemas.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RouteSpec {
+    pub method: String,
+    /// Path template: `/users/{id:int}`, `/files/{rest:path}`.
+    pub path: String,
+    /// Extra constraints on path parameters; their types come from the template.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub path_params: Vec<ParamSpec>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub query: Vec<ParamSpec>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub headers: Vec<ParamSpec>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cookies: Vec<ParamSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<BodySpec>,
+    /// Replaces the app's CORS policy for this route.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cors: Option<CorsConfig>,
+    /// Replaces the app's compression settings for this route.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compression: Option<CompressionConfig>,
+    /// Replaces the app's body limit (bytes) for this route.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body_limit: Option<usize>,
+    /// Replaces the app's handler timeout for this route.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+}
+
+impl RouteSpec {
+    pub fn new(method: impl Into<String>, path: impl Into<String>) -> Self {
+        RouteSpec {
+            method: method.into(),
+            path: path.into(),
+            path_params: Vec::new(),
+            query: Vec::new(),
+            headers: Vec::new(),
+            cookies: Vec::new(),
+            body: None,
+            cors: None,
+            compression: None,
+            body_limit: None,
+            timeout_ms: None,
+        }
+    }
+}
+
+/// A declared parameter and the JSON Schema its coerced value must satisfy.
+///
+/// The schema's `type`/`format` drive coercion from text (`integer`, `number`, `boolean`,
+/// `string` with `uuid`/`date`/`date-time`, `array` of those for repeated keys); every other
+/// keyword (`minimum`, `maxLength`, `pattern`, `enum`, …) is validated after coercion.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ParamSpec {
+    pub name: String,
+    #[serde(default = "string_schema")]
+    pub schema: Json,
+    /// Defaults to "required unless the schema has a `default`".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub required: Option<bool>,
+}
+
+fn string_schema() -> Json {
+    serde_json::json!({"type": "string"})
+}
+
+impl ParamSpec {
+    pub fn new(name: impl Into<String>, schema: Json) -> Self {
+        ParamSpec { name: name.into(), schema, required: None }
+    }
+
+    pub fn optional(mut self) -> Self {
+        self.required = Some(false);
+        self
+    }
+
+    pub fn is_required(&self) -> bool {
+        self.required.unwrap_or_else(|| self.schema.get("default").is_none())
+    }
+}
+
+/// How a request body is read.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum BodyKind {
+    /// `application/json` (or `+json`), validated against the schema.
+    Json,
+    /// `application/x-www-form-urlencoded`, fields coerced like query parameters.
+    Form,
+    /// `multipart/form-data`; fields with `format: binary` are files.
+    Multipart,
+    /// Any content type, handed over as bytes.
+    Bytes,
+    /// `text/*`, handed over as a UTF-8 string.
+    Text,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct BodySpec {
+    pub kind: BodyKind,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schema: Option<Json>,
+    #[serde(default = "yes")]
+    pub required: bool,
+    /// Largest accepted multipart file, in bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_file_size: Option<usize>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl BodySpec {
+    pub fn json(schema: Json) -> Self {
+        BodySpec { kind: BodyKind::Json, schema: Some(schema), required: true, max_file_size: None }
+    }
+
+    pub fn of_kind(kind: BodyKind, schema: Option<Json>) -> Self {
+        BodySpec { kind, schema, required: true, max_file_size: None }
+    }
+}
+
+/// A CORS policy, as in Starlette's `CORSMiddleware` and tower-http's `CorsLayer`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct CorsConfig {
+    /// Exact origins, or `["*"]` for any.
+    pub allow_origins: Vec<String>,
+    /// Methods, or `["*"]`; empty means GET, HEAD, POST.
+    pub allow_methods: Vec<String>,
+    /// Request headers, or `["*"]`.
+    pub allow_headers: Vec<String>,
+    pub expose_headers: Vec<String>,
+    pub allow_credentials: bool,
+    pub max_age_secs: Option<u64>,
+}
+
+/// Response compression; an algorithm is used when the client accepts it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct CompressionConfig {
+    pub enabled: bool,
+    /// Bodies smaller than this many bytes are sent as they are.
+    pub min_size: u16,
+    pub gzip: bool,
+    pub br: bool,
+    pub zstd: bool,
+}
+
+impl Default for CompressionConfig {
+    fn default() -> Self {
+        CompressionConfig { enabled: true, min_size: 500, gzip: true, br: true, zstd: true }
+    }
+}
+
+/// App-wide settings; every field has a default that suits a production server.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct AppConfig {
+    /// Largest accepted request body, in bytes.
+    pub body_limit: usize,
+    pub cors: Option<CorsConfig>,
+    pub compression: Option<CompressionConfig>,
+    /// Generate `x-request-id` when the client sends none, and echo it on the response.
+    pub request_id: bool,
+    /// Handler time limit; `None` waits forever.
+    pub timeout_ms: Option<u64>,
+    /// Total size of all request header lines above which the request gets 431.
+    pub max_header_bytes: usize,
+    /// How long a graceful shutdown waits for in-flight requests.
+    pub shutdown_timeout_ms: u64,
+}
+
+impl Default for AppConfig {
+    fn default() -> Self {
+        AppConfig {
+            body_limit: 2 * 1024 * 1024,
+            cors: None,
+            compression: None,
+            request_id: true,
+            timeout_ms: None,
+            max_header_bytes: 16 * 1024,
+            shutdown_timeout_ms: 10_000,
+        }
+    }
+}
+
+/// Builder methods, so Rust code reads like the route it declares:
+/// `RouteSpec::get("/users/{id:int}").query("verbose", json!({"type": "boolean", "default": false}))`.
+impl RouteSpec {
+    pub fn get(path: impl Into<String>) -> Self {
+        RouteSpec::new("GET", path)
+    }
+
+    pub fn post(path: impl Into<String>) -> Self {
+        RouteSpec::new("POST", path)
+    }
+
+    pub fn put(path: impl Into<String>) -> Self {
+        RouteSpec::new("PUT", path)
+    }
+
+    pub fn patch(path: impl Into<String>) -> Self {
+        RouteSpec::new("PATCH", path)
+    }
+
+    pub fn delete(path: impl Into<String>) -> Self {
+        RouteSpec::new("DELETE", path)
+    }
+
+    pub fn query(mut self, name: impl Into<String>, schema: Json) -> Self {
+        self.query.push(ParamSpec::new(name, schema));
+        self
+    }
+
+    pub fn header(mut self, name: impl Into<String>, schema: Json) -> Self {
+        self.headers.push(ParamSpec::new(name, schema));
+        self
+    }
+
+    pub fn cookie(mut self, name: impl Into<String>, schema: Json) -> Self {
+        self.cookies.push(ParamSpec::new(name, schema));
+        self
+    }
+
+    /// Extra constraints on a path parameter, e.g. `{"minimum": 1}` for `{id:int}`.
+    pub fn path_param(mut self, name: impl Into<String>, schema: Json) -> Self {
+        self.path_params.push(ParamSpec::new(name, schema));
+        self
+    }
+
+    pub fn json_body(mut self, schema: Json) -> Self {
+        self.body = Some(BodySpec::json(schema));
+        self
+    }
+
+    pub fn body(mut self, body: BodySpec) -> Self {
+        self.body = Some(body);
+        self
+    }
+
+    pub fn with_cors(mut self, cors: CorsConfig) -> Self {
+        self.cors = Some(cors);
+        self
+    }
+
+    pub fn with_compression(mut self, compression: CompressionConfig) -> Self {
+        self.compression = Some(compression);
+        self
+    }
+
+    pub fn with_body_limit(mut self, bytes: usize) -> Self {
+        self.body_limit = Some(bytes);
+        self
+    }
+
+    pub fn with_timeout(mut self, timeout: std::time::Duration) -> Self {
+        self.timeout_ms = Some(timeout.as_millis() as u64);
+        self
+    }
+}

@@ -1,0 +1,270 @@
+//! JSON Schema 2020-12 validation (compiled once per route) and the mapping of its errors to
+//! pydantic-style issue types.
+
+use crate::problem::{Issue, LocSegment};
+use jsonschema::error::{TypeKind, ValidationErrorKind};
+use jsonschema::{Draft, Validator};
+use serde_json::{json, Value as Json};
+
+/// A schema that could not be compiled; reported when the app is built, never per request.
+#[derive(Debug, Clone)]
+pub struct SchemaError {
+    pub message: String,
+}
+
+impl std::fmt::Display for SchemaError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// A compiled schema; cheap to share across requests.
+pub struct CompiledSchema {
+    validator: Validator,
+}
+
+impl std::fmt::Debug for CompiledSchema {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CompiledSchema")
+    }
+}
+
+impl CompiledSchema {
+    pub fn compile(schema: &Json) -> Result<Self, SchemaError> {
+        jsonschema::options()
+            .with_draft(Draft::Draft202012)
+            .should_validate_formats(true)
+            .build(schema)
+            .map(|validator| CompiledSchema { validator })
+            .map_err(|e| SchemaError { message: format!("invalid JSON Schema: {e}") })
+    }
+
+    pub fn is_valid(&self, instance: &Json) -> bool {
+        self.validator.is_valid(instance)
+    }
+
+    /// Every failure, each located under `loc_prefix` (e.g. `["body"]`).
+    pub fn issues(&self, instance: &Json, loc_prefix: &[LocSegment]) -> Vec<Issue> {
+        if self.validator.is_valid(instance) {
+            return Vec::new();
+        }
+        self.validator
+            .iter_errors(instance)
+            .flat_map(|error| {
+                let mut loc = loc_prefix.to_vec();
+                loc.extend(pointer_segments(instance, error.instance_path.as_str()));
+                let message = error.to_string();
+                to_issues(&error.kind, loc, error.instance.into_owned(), &message)
+            })
+            .collect()
+    }
+}
+
+/// A JSON pointer into `instance` as location segments; array positions become indices.
+fn pointer_segments(instance: &Json, pointer: &str) -> Vec<LocSegment> {
+    let mut segments = Vec::new();
+    let mut node = Some(instance);
+    for raw in pointer.split('/').skip(1) {
+        let key = raw.replace("~1", "/").replace("~0", "~");
+        match node {
+            Some(Json::Array(items)) => {
+                let index = key.parse::<usize>().unwrap_or(0);
+                node = items.get(index);
+                segments.push(LocSegment::Index(index));
+            }
+            Some(Json::Object(map)) => {
+                node = map.get(&key);
+                segments.push(LocSegment::Key(key));
+            }
+            _ => {
+                node = None;
+                segments.push(LocSegment::Key(key));
+            }
+        }
+    }
+    segments
+}
+
+fn limit_json(limit: &Json) -> Json {
+    limit.clone()
+}
+
+/// pydantic's names and messages for the JSON Schema keyword that failed.
+fn to_issues(kind: &ValidationErrorKind, loc: Vec<LocSegment>, input: Json, fallback: &str) -> Vec<Issue> {
+    let one = |kind: &'static str, msg: String, ctx: Option<Json>| {
+        let issue = Issue::new(kind, loc.clone(), msg, input.clone());
+        vec![match ctx {
+            Some(ctx) => issue.with_ctx(ctx),
+            None => issue,
+        }]
+    };
+    match kind {
+        ValidationErrorKind::Required { property } => {
+            let mut loc = loc.clone();
+            loc.push(LocSegment::Key(property.as_str().unwrap_or_default().to_owned()));
+            vec![Issue::new("missing", loc, "Field required", input.clone())]
+        }
+        ValidationErrorKind::AdditionalProperties { unexpected }
+        | ValidationErrorKind::UnevaluatedProperties { unexpected } => unexpected
+            .iter()
+            .map(|name| {
+                let mut loc = loc.clone();
+                loc.push(LocSegment::Key(name.clone()));
+                let value = input.get(name).cloned().unwrap_or(Json::Null);
+                Issue::new("extra_forbidden", loc, "Extra inputs are not permitted", value)
+            })
+            .collect(),
+        ValidationErrorKind::Minimum { limit } => one(
+            "greater_than_equal",
+            format!("Input should be greater than or equal to {limit}"),
+            Some(json!({"ge": limit_json(limit)})),
+        ),
+        ValidationErrorKind::ExclusiveMinimum { limit } => one(
+            "greater_than",
+            format!("Input should be greater than {limit}"),
+            Some(json!({"gt": limit_json(limit)})),
+        ),
+        ValidationErrorKind::Maximum { limit } => one(
+            "less_than_equal",
+            format!("Input should be less than or equal to {limit}"),
+            Some(json!({"le": limit_json(limit)})),
+        ),
+        ValidationErrorKind::ExclusiveMaximum { limit } => one(
+            "less_than",
+            format!("Input should be less than {limit}"),
+            Some(json!({"lt": limit_json(limit)})),
+        ),
+        ValidationErrorKind::MultipleOf { multiple_of } => one(
+            "multiple_of",
+            format!("Input should be a multiple of {multiple_of}"),
+            Some(json!({"multiple_of": multiple_of})),
+        ),
+        ValidationErrorKind::MinLength { limit } => one(
+            "string_too_short",
+            format!("String should have at least {limit} character{}", plural(*limit)),
+            Some(json!({"min_length": limit})),
+        ),
+        ValidationErrorKind::MaxLength { limit } => one(
+            "string_too_long",
+            format!("String should have at most {limit} character{}", plural(*limit)),
+            Some(json!({"max_length": limit})),
+        ),
+        ValidationErrorKind::Pattern { pattern } => one(
+            "string_pattern_mismatch",
+            format!("String should match pattern '{pattern}'"),
+            Some(json!({"pattern": pattern})),
+        ),
+        ValidationErrorKind::MinItems { limit } => one(
+            "too_short",
+            format!("List should have at least {limit} item{}", plural(*limit)),
+            Some(json!({"min_length": limit})),
+        ),
+        ValidationErrorKind::MaxItems { limit } => one(
+            "too_long",
+            format!("List should have at most {limit} item{}", plural(*limit)),
+            Some(json!({"max_length": limit})),
+        ),
+        ValidationErrorKind::Enum { options } => {
+            let expected = expected_list(options);
+            one("enum", format!("Input should be {expected}"), Some(json!({"expected": expected})))
+        }
+        ValidationErrorKind::Constant { expected_value } => {
+            let expected = expected_list(&json!([expected_value]));
+            one("literal_error", format!("Input should be {expected}"), Some(json!({"expected": expected})))
+        }
+        ValidationErrorKind::Type { kind } => {
+            let (kind, msg) = type_issue(kind);
+            one(kind, msg.to_owned(), None)
+        }
+        ValidationErrorKind::Format { format } => {
+            let (kind, msg) = match format.as_str() {
+                "uuid" => ("uuid_parsing", "Input should be a valid UUID"),
+                "date" => ("date_parsing", "Input should be a valid date in the format YYYY-MM-DD"),
+                "date-time" => ("datetime_parsing", "Input should be a valid datetime"),
+                "email" => ("value_error", "value is not a valid email address"),
+                _ => ("value_error", "Input is not in the expected format"),
+            };
+            one(kind, msg.to_owned(), Some(json!({"format": format})))
+        }
+        ValidationErrorKind::UniqueItems => one("unique_items", "List items should be unique".into(), None),
+        _ => one("value_error", fallback.to_owned(), None),
+    }
+}
+
+fn plural(n: u64) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+/// pydantic's `'a', 'b' or 'c'` rendering of allowed values.
+fn expected_list(options: &Json) -> String {
+    let items: Vec<String> = options
+        .as_array()
+        .map(|a| a.as_slice())
+        .unwrap_or_default()
+        .iter()
+        .map(|o| match o {
+            Json::String(s) => format!("'{s}'"),
+            other => other.to_string(),
+        })
+        .collect();
+    match items.split_last() {
+        None => String::new(),
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+    }
+}
+
+fn type_issue(kind: &TypeKind) -> (&'static str, &'static str) {
+    use jsonschema::JsonType;
+    let first = match kind {
+        TypeKind::Single(t) => Some(*t),
+        TypeKind::Multiple(set) => set.iter().find(|t| *t != JsonType::Null),
+    };
+    match first {
+        Some(JsonType::Integer) => ("int_type", "Input should be a valid integer"),
+        Some(JsonType::Number) => ("float_type", "Input should be a valid number"),
+        Some(JsonType::Boolean) => ("bool_type", "Input should be a valid boolean"),
+        Some(JsonType::String) => ("string_type", "Input should be a valid string"),
+        Some(JsonType::Array) => ("list_type", "Input should be a valid list"),
+        Some(JsonType::Object) => ("dict_type", "Input should be a valid dictionary"),
+        Some(JsonType::Null) | None => ("none_required", "Input should be None"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kinds(schema: Json, instance: Json) -> Vec<(&'static str, Json)> {
+        let compiled = CompiledSchema::compile(&schema).unwrap();
+        compiled
+            .issues(&instance, &["body".into()])
+            .into_iter()
+            .map(|i| (i.kind, serde_json::to_value(&i.loc).unwrap()))
+            .collect()
+    }
+
+    #[test]
+    fn nested_locations_use_indices_for_arrays() {
+        let schema = json!({"type": "object", "properties": {"tags": {"type": "array", "items": {"type": "string"}}}});
+        assert_eq!(kinds(schema, json!({"tags": ["a", 3]})), vec![("string_type", json!(["body", "tags", 1]))]);
+    }
+
+    #[test]
+    fn missing_property_is_located_at_the_property() {
+        let schema = json!({"type": "object", "required": ["name"]});
+        assert_eq!(kinds(schema, json!({})), vec![("missing", json!(["body", "name"]))]);
+    }
+
+    #[test]
+    fn enum_message_lists_options_like_pydantic() {
+        let compiled = CompiledSchema::compile(&json!({"enum": ["a", "b", "c"]})).unwrap();
+        let issue = &compiled.issues(&json!("d"), &[])[0];
+        assert_eq!(issue.msg, "Input should be 'a', 'b' or 'c'");
+    }
+
+    #[test]
+    fn formats_are_checked() {
+        assert_eq!(kinds(json!({"format": "uuid"}), json!("nope")), vec![("uuid_parsing", json!(["body"]))]);
+    }
+}

@@ -1,0 +1,215 @@
+//! Sends a fixture request with a real HTTP client (ureq) and checks the expectations.
+
+use crate::fixture::{Expect, Request};
+use base64::Engine;
+use serde_json::Value as Json;
+use std::io::Read;
+
+const BOUNDARY: &str = "ferrule-boundary";
+
+pub struct Reply {
+    pub status: u16,
+    pub headers: http::HeaderMap,
+    pub body: Vec<u8>,
+}
+
+pub fn send(agent: &ureq::Agent, base: &str, request: &Request) -> Result<Reply, String> {
+    let mut builder = http::Request::builder().method(request.method.as_str()).uri(format!("{base}{}", request.path));
+    for (name, value) in &request.headers {
+        for v in header_values(value)? {
+            builder = builder.header(name.as_str(), v);
+        }
+    }
+    let (body, implied_type) = match &request.body {
+        None => (Vec::new(), None),
+        Some(body) => encode_body(body)?,
+    };
+    if let Some(content_type) = request.content_type.clone().or(implied_type) {
+        builder = builder.header("content-type", content_type);
+    }
+    let http_request = builder.body(body).map_err(|e| format!("bad request in fixture: {e}"))?;
+    let response = agent.run(http_request).map_err(|e| format!("request failed: {e}"))?;
+    let status = response.status().as_u16();
+    let headers = response.headers().clone();
+    let body = response.into_body().with_config().limit(64 * 1024 * 1024).read_to_vec().map_err(|e| format!("reading body: {e}"))?;
+    Ok(Reply { status, headers, body })
+}
+
+fn header_values(value: &Json) -> Result<Vec<http::HeaderValue>, String> {
+    let one = |s: &str| http::HeaderValue::from_str(s).map_err(|e| format!("header value {s:?}: {e}"));
+    match value {
+        Json::String(s) => Ok(vec![one(s)?]),
+        Json::Array(items) => items.iter().map(|i| one(i.as_str().unwrap_or_default())).collect(),
+        Json::Object(map) if map.contains_key("repeat") => {
+            let unit = map["repeat"].as_str().unwrap_or_default();
+            let times = map.get("times").and_then(Json::as_u64).unwrap_or(1) as usize;
+            Ok(vec![one(&unit.repeat(times))?])
+        }
+        Json::Object(map) if map.contains_key("base64") => {
+            let bytes = decode64(&map["base64"])?;
+            Ok(vec![http::HeaderValue::from_bytes(&bytes).map_err(|e| e.to_string())?])
+        }
+        other => Err(format!("unsupported header value {other}")),
+    }
+}
+
+fn decode64(value: &Json) -> Result<Vec<u8>, String> {
+    base64::engine::general_purpose::STANDARD.decode(value.as_str().unwrap_or_default()).map_err(|e| e.to_string())
+}
+
+fn encode_body(body: &Json) -> Result<(Vec<u8>, Option<String>), String> {
+    if let Some(json) = body.get("json") {
+        return Ok((serde_json::to_vec(json).unwrap(), Some("application/json".into())));
+    }
+    if let Some(text) = body.get("text").and_then(Json::as_str) {
+        return Ok((text.as_bytes().to_vec(), Some("text/plain; charset=utf-8".into())));
+    }
+    if let Some(b64) = body.get("base64") {
+        return Ok((decode64(b64)?, Some("application/octet-stream".into())));
+    }
+    if let Some(unit) = body.get("repeat").and_then(Json::as_str) {
+        let times = body.get("times").and_then(Json::as_u64).unwrap_or(0) as usize;
+        return Ok((unit.repeat(times).into_bytes(), Some("application/octet-stream".into())));
+    }
+    if let Some(pairs) = body.get("form").and_then(Json::as_array) {
+        let mut encoder = form_urlencoded::Serializer::new(String::new());
+        for pair in pairs {
+            encoder.append_pair(pair[0].as_str().unwrap_or_default(), pair[1].as_str().unwrap_or_default());
+        }
+        return Ok((encoder.finish().into_bytes(), Some("application/x-www-form-urlencoded".into())));
+    }
+    if let Some(parts) = body.get("multipart").and_then(Json::as_array) {
+        let mut out = Vec::new();
+        for part in parts {
+            out.extend_from_slice(format!("--{BOUNDARY}\r\n").as_bytes());
+            let name = part["name"].as_str().unwrap_or_default();
+            match part.get("filename").and_then(Json::as_str) {
+                Some(filename) => out.extend_from_slice(
+                    format!("Content-Disposition: form-data; name=\"{name}\"; filename=\"{filename}\"\r\n").as_bytes(),
+                ),
+                None => out.extend_from_slice(format!("Content-Disposition: form-data; name=\"{name}\"\r\n").as_bytes()),
+            }
+            if let Some(ct) = part.get("content_type").and_then(Json::as_str) {
+                out.extend_from_slice(format!("Content-Type: {ct}\r\n").as_bytes());
+            }
+            out.extend_from_slice(b"\r\n");
+            match (part.get("text").and_then(Json::as_str), part.get("base64")) {
+                (Some(text), _) => out.extend_from_slice(text.as_bytes()),
+                (None, Some(b64)) => out.extend_from_slice(&decode64(b64)?),
+                (None, None) => {}
+            }
+            out.extend_from_slice(b"\r\n");
+        }
+        out.extend_from_slice(format!("--{BOUNDARY}--\r\n").as_bytes());
+        return Ok((out, Some(format!("multipart/form-data; boundary={BOUNDARY}"))));
+    }
+    Err(format!("unsupported body {body}"))
+}
+
+/// Every failed expectation, described.
+pub fn check(expect: &Expect, reply: &Reply) -> Vec<String> {
+    let mut failures = Vec::new();
+    let body_text = String::from_utf8_lossy(&reply.body);
+    if reply.status != expect.status {
+        failures.push(format!("status {} != expected {} (body: {})", reply.status, expect.status, truncate(&body_text)));
+    }
+    let parsed = || serde_json::from_slice::<Json>(&reply.body);
+    if let Some(expected) = &expect.json {
+        match parsed() {
+            Ok(actual) if json_equal(expected, &actual) => {}
+            Ok(actual) => failures.push(format!("json {actual} != expected {expected}")),
+            Err(e) => failures.push(format!("body is not JSON ({e}): {}", truncate(&body_text))),
+        }
+    }
+    if let Some(expected) = &expect.json_contains {
+        match parsed() {
+            Ok(actual) => failures.extend(contains(expected, &actual, "$")),
+            Err(e) => failures.push(format!("body is not JSON ({e}): {}", truncate(&body_text))),
+        }
+    }
+    if let Some(expected) = &expect.decoded_json_contains {
+        match decode(reply).and_then(|b| serde_json::from_slice::<Json>(&b).map_err(|e| e.to_string())) {
+            Ok(actual) => failures.extend(contains(expected, &actual, "$")),
+            Err(e) => failures.push(format!("decoded body: {e}")),
+        }
+    }
+    if let Some(text) = &expect.text {
+        if body_text != *text {
+            failures.push(format!("body {:?} != expected {text:?}", truncate(&body_text)));
+        }
+    }
+    if expect.body_empty == Some(true) && !reply.body.is_empty() {
+        failures.push(format!("body should be empty, got {} bytes", reply.body.len()));
+    }
+    for (name, value) in &expect.headers {
+        match reply.headers.get(name.as_str()).map(|v| v.to_str().unwrap_or("<non-ascii>")) {
+            Some(actual) if actual == value => {}
+            actual => failures.push(format!("header {name}: {actual:?} != expected {value:?}")),
+        }
+    }
+    for (name, pattern) in &expect.header_patterns {
+        let regex = regex::Regex::new(&format!("^(?:{pattern})$")).expect("valid regex in fixture");
+        match reply.headers.get(name.as_str()).and_then(|v| v.to_str().ok()) {
+            Some(actual) if regex.is_match(actual) => {}
+            actual => failures.push(format!("header {name}: {actual:?} does not match {pattern}")),
+        }
+    }
+    for name in &expect.headers_absent {
+        if let Some(v) = reply.headers.get(name.as_str()) {
+            failures.push(format!("header {name} should be absent, got {v:?}"));
+        }
+    }
+    for needle in &expect.body_excludes {
+        if body_text.contains(needle.as_str()) {
+            failures.push(format!("body leaks {needle:?}"));
+        }
+    }
+    failures
+}
+
+fn decode(reply: &Reply) -> Result<Vec<u8>, String> {
+    let encoding = reply.headers.get("content-encoding").and_then(|v| v.to_str().ok()).unwrap_or("identity");
+    let mut out = Vec::new();
+    let body = reply.body.as_slice();
+    let result = match encoding {
+        "gzip" => flate2::read::GzDecoder::new(body).read_to_end(&mut out),
+        "br" => brotli_decompressor::Decompressor::new(body, 4096).read_to_end(&mut out),
+        "zstd" => zstd::stream::read::Decoder::new(body).and_then(|mut d| d.read_to_end(&mut out)),
+        "identity" => {
+            out.extend_from_slice(body);
+            Ok(0)
+        }
+        other => return Err(format!("unknown content-encoding {other}")),
+    };
+    result.map(|_| out).map_err(|e| format!("{encoding} decoding failed: {e}"))
+}
+
+fn json_equal(a: &Json, b: &Json) -> bool {
+    match (a, b) {
+        (Json::Number(x), Json::Number(y)) => x.as_f64() == y.as_f64(),
+        (Json::Array(x), Json::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(a, b)| json_equal(a, b)),
+        (Json::Object(x), Json::Object(y)) => x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| json_equal(v, w))),
+        _ => a == b,
+    }
+}
+
+fn contains(expected: &Json, actual: &Json, at: &str) -> Vec<String> {
+    match (expected, actual) {
+        (Json::Object(e), Json::Object(a)) => e
+            .iter()
+            .flat_map(|(k, v)| match a.get(k) {
+                Some(w) => contains(v, w, &format!("{at}.{k}")),
+                None => vec![format!("{at}.{k} missing (actual {actual})")],
+            })
+            .collect(),
+        (Json::Array(e), Json::Array(a)) if e.len() == a.len() => {
+            e.iter().zip(a).enumerate().flat_map(|(i, (v, w))| contains(v, w, &format!("{at}[{i}]"))).collect()
+        }
+        (e, a) if json_equal(e, a) => Vec::new(),
+        (e, a) => vec![format!("{at}: {a} != expected {e}")],
+    }
+}
+
+fn truncate(text: &str) -> String {
+    text.chars().take(400).collect()
+}

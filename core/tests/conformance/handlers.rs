@@ -1,0 +1,74 @@
+//! The fixture handler kinds, written with the Rust API. Each returns only what it received.
+
+use ferrule_core::{Body, HandlerError, Params, RequestData, Response, Value};
+use serde_json::{json, Map, Value as Json};
+use sha2::{Digest, Sha256};
+use std::time::Duration;
+
+pub fn handle(kind: &str, request: RequestData) -> ferrule_core::HandlerFuture {
+    let kind = kind.to_owned();
+    Box::pin(async move {
+        match kind.as_str() {
+            "echo" => Response::json(&echo(&request)),
+            "status" => {
+                let code = request.path_param("code").and_then(Value::as_i64).unwrap_or(0);
+                let status = http::StatusCode::from_u16(code as u16).map_err(|e| HandlerError::new(e.to_string()))?;
+                Ok(Response::json(&json!({"status": code}))?.with_status(status))
+            }
+            "fail" => Err(HandlerError::new("SECRET-TOKEN-42 database password")),
+            "sleep" => {
+                let ms = request.query_param("ms").and_then(Value::as_i64).unwrap_or(0);
+                tokio::time::sleep(Duration::from_millis(ms as u64)).await;
+                Response::json(&echo(&request))
+            }
+            "repeat" => {
+                let n = request.query_param("n").and_then(Value::as_i64).unwrap_or(0);
+                let unit = request.query_param("char").and_then(Value::as_str).unwrap_or("");
+                Response::json(&json!({"data": unit.repeat(n.max(0) as usize)}))
+            }
+            "text" => Ok(Response::text(request.query_param("text").and_then(Value::as_str).unwrap_or("").to_owned())),
+            other => Err(HandlerError::new(format!("unknown fixture handler {other}"))),
+        }
+    })
+}
+
+fn echo(request: &RequestData) -> Json {
+    let mut out = Map::new();
+    for (key, params) in [
+        ("path", &request.path_params),
+        ("query", &request.query),
+        ("headers", &request.headers),
+        ("cookies", &request.cookies),
+    ] {
+        if !params.is_empty() {
+            out.insert(key.into(), params_json(params));
+        }
+    }
+    match &request.body {
+        Body::None => {}
+        Body::Form(fields) => {
+            out.insert("body".into(), params_json(fields));
+        }
+        other => {
+            out.insert("body".into(), other.to_json());
+        }
+    }
+    Json::Object(out)
+}
+
+fn params_json(params: &Params) -> Json {
+    Json::Object(params.iter().map(|(k, v)| (k.to_owned(), value_json(v))).collect())
+}
+
+fn value_json(value: &Value) -> Json {
+    match value {
+        Value::File(file) => json!({
+            "filename": file.filename,
+            "content_type": file.content_type,
+            "size": file.data.len(),
+            "sha256": format!("{:x}", Sha256::digest(&file.data)),
+        }),
+        Value::Array(items) => Json::Array(items.iter().map(value_json).collect()),
+        other => other.to_json(),
+    }
+}
