@@ -129,13 +129,16 @@ impl App {
         let mut not_found = MethodRouter::new().fallback(|| async {
             Problem::status(StatusCode::NOT_FOUND).with_detail("No route matches this path.").into_http()
         });
+        // Compression is layered per path, never around the whole router: a router-wide layer
+        // would compress again what a route's own setting left uncompressed (switched off,
+        // other algorithms, a higher min_size).
+        if let Some(compression) = config.compression.as_ref().filter(|c| c.enabled) {
+            not_found = not_found.layer(compression_layer(compression));
+        }
         if let Some(cors) = &config.cors {
             not_found = not_found.layer(cors_layer(cors).map_err(AppError)?);
         }
         router = router.fallback_service(not_found);
-        if let Some(compression) = config.compression.as_ref().filter(|c| c.enabled) {
-            router = router.layer(compression_layer(compression));
-        }
         let max_header_bytes = config.max_header_bytes;
         router = router
             .layer(CatchPanicLayer::custom(|_| Problem::internal().into_http()))
@@ -190,13 +193,41 @@ fn build_method_router(group: &PathGroup, config: &AppConfig) -> Result<MethodRo
             response
         }
     });
-    if let Some(compression) = group.compression.as_ref() {
-        if compression.enabled {
-            methods = methods.layer(compression_layer(compression));
-        }
+    // A route's own compression setting replaces the app's (it may switch compression off).
+    if let Some(compression) = group.compression.as_ref().or(config.compression.as_ref()).filter(|c| c.enabled) {
+        methods = methods.layer(compression_layer(compression));
     }
     if let Some(cors) = group.cors.as_ref().or(config.cors.as_ref()) {
         methods = methods.layer(cors_layer(cors).map_err(|e| AppError(format!("{}: {e}", group.template)))?);
     }
     Ok(methods)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::request::RequestData;
+    use tower::ServiceExt;
+
+    async fn encoding(router: &Router, path: &str) -> Option<String> {
+        let request = http::Request::get(path).header("accept-encoding", "gzip").body(axum::body::Body::empty()).unwrap();
+        let response = router.clone().oneshot(request).await.unwrap();
+        response.headers().get(header::CONTENT_ENCODING).map(|v| v.to_str().unwrap().to_owned())
+    }
+
+    #[tokio::test]
+    async fn a_route_compression_setting_replaces_the_apps() {
+        let mut app = App::with_config(AppConfig {
+            compression: Some(CompressionConfig { min_size: 10, ..Default::default() }),
+            ..Default::default()
+        });
+        let big = |_: RequestData| async { "x".repeat(1000) };
+        app = app.route(RouteSpec::get("/app"), big);
+        app = app.route(RouteSpec::get("/off").with_compression(CompressionConfig { enabled: false, ..Default::default() }), big);
+        app = app.route(RouteSpec::get("/high").with_compression(CompressionConfig { min_size: 5000, ..Default::default() }), big);
+        let router = app.into_router().unwrap();
+        assert_eq!(encoding(&router, "/app").await.as_deref(), Some("gzip"));
+        assert_eq!(encoding(&router, "/off").await, None);
+        assert_eq!(encoding(&router, "/high").await, None);
+    }
 }

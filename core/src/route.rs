@@ -104,7 +104,10 @@ impl CompiledRoute {
         let cookies = if self.cookies.is_empty() { Default::default() } else { self.cookies.extract(&cookie_pairs(parts), issues) };
         let body = match &self.body {
             Some(reader) => reader.read(&parts.headers, body, issues).await?,
-            None => Body::None,
+            None => {
+                crate::body::discard(body);
+                Body::None
+            }
         };
         Ok(RequestData {
             method: parts.method.clone(),

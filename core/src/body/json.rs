@@ -5,15 +5,23 @@ use serde_json::{json, Value as Json};
 
 pub fn parse(bytes: &[u8]) -> Result<Json, Issue> {
     serde_json::from_slice(bytes).map_err(|error| {
+        let message = error.to_string();
+        // serde_json appends " at line L column C"; the offset says the same more precisely.
+        let reason = message.split(" at line ").next().unwrap_or(&message).to_owned();
         let offset = if error.is_eof() {
             // Input ended early: the error is at the end, where the next value was expected.
             bytes.len()
         } else {
-            byte_offset(bytes, error.line(), error.column())
+            let mut offset = byte_offset(bytes, error.line(), error.column());
+            if reason == "expected ident" {
+                // A bad literal (`tea`, `nul!`): serde_json points at the first wrong letter,
+                // Python's json module (so FastAPI) at the start of the value.
+                while offset > 0 && bytes[offset - 1].is_ascii_alphabetic() {
+                    offset -= 1;
+                }
+            }
+            offset
         };
-        let message = error.to_string();
-        // serde_json appends " at line L column C"; the offset says the same more precisely.
-        let reason = message.split(" at line ").next().unwrap_or(&message).to_owned();
         Issue::new(
             "json_invalid",
             vec![LocSegment::Key("body".into()), LocSegment::Index(offset)],
@@ -46,6 +54,13 @@ mod tests {
     fn malformed_json_is_located() {
         assert_eq!(loc("{\"a\": }"), json!(["body", 6]));
         assert_eq!(loc("{\n  \"a\": 1,\n  x\n}"), json!(["body", 14]));
+    }
+
+    #[test]
+    fn a_bad_literal_is_located_at_its_start() {
+        assert_eq!(loc("{\"item\": tea}"), json!(["body", 9]));
+        assert_eq!(loc("[1, nul!]"), json!(["body", 4]));
+        assert_eq!(loc("[True]"), json!(["body", 1]));
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Request bodies: limits (413), content types (415), then parsing and validation (422).
 
+mod defaults;
 mod json;
 mod multipart;
 
@@ -21,6 +22,8 @@ pub struct BodyReader {
     max_file_size: Option<usize>,
     /// JSON bodies: the compiled schema, when it constrains anything.
     schema: Option<CompiledSchema>,
+    /// JSON bodies: the schema's property defaults, filled into valid bodies.
+    defaults: Option<defaults::Defaults>,
     /// Form and multipart bodies: fields coerced and validated like query parameters.
     fields: Option<ParamSet>,
 }
@@ -31,10 +34,16 @@ impl BodyReader {
             (BodyKind::Json, Some(schema)) if crate::params::has_constraints(schema) || schema.get("type").is_some() => {
                 (Some(CompiledSchema::compile(schema)?), None)
             }
-            (BodyKind::Form | BodyKind::Multipart, Some(schema)) => (None, Some(ParamSet::compile("body", &form_fields(schema))?)),
+            (BodyKind::Form | BodyKind::Multipart, Some(schema)) => {
+                (None, Some(ParamSet::compile("body", &form_fields(schema))?.empty_as_missing()))
+            }
             _ => (None, None),
         };
-        Ok(BodyReader { kind: spec.kind, required: spec.required, limit, max_file_size: spec.max_file_size, schema, fields })
+        let defaults = match (spec.kind, &spec.schema) {
+            (BodyKind::Json, Some(schema)) => Some(defaults::Defaults::compile(schema)).filter(|d| !d.is_empty()),
+            _ => None,
+        };
+        Ok(BodyReader { kind: spec.kind, required: spec.required, limit, max_file_size: spec.max_file_size, schema, defaults, fields })
     }
 
     /// Reads and checks the body. `Err` is a request-ending problem (413, 415); issues that
@@ -42,16 +51,11 @@ impl BodyReader {
     pub async fn read(&self, headers: &HeaderMap, body: axum::body::Body, issues: &mut Vec<Issue>) -> Result<Body, Problem> {
         if let Some(length) = content_length(headers) {
             if length > self.limit as u64 {
+                discard(body);
                 return Err(too_large(self.limit));
             }
         }
-        let bytes = match http_body_util::Limited::new(body, self.limit).collect().await {
-            Ok(collected) => collected.to_bytes(),
-            Err(error) if error.is::<http_body_util::LengthLimitError>() => return Err(too_large(self.limit)),
-            Err(_) => {
-                return Err(Problem::status(StatusCode::BAD_REQUEST).with_detail("The request body could not be read."))
-            }
-        };
+        let bytes = read_limited(body, self.limit).await?;
         if bytes.is_empty() {
             if self.required {
                 issues.push(Issue::missing(vec!["body".into()]));
@@ -65,10 +69,13 @@ impl BodyReader {
         }
         Ok(match self.kind {
             BodyKind::Json => match json::parse(&bytes) {
-                Ok(value) => {
-                    if let Some(schema) = &self.schema {
-                        issues.extend(schema.issues(&value, &["body".into()]));
+                Ok(mut value) => {
+                    let found = self.schema.as_ref().map(|s| s.issues(&value, &["body".into()])).unwrap_or_default();
+                    // Defaults are not user input: filled in only once the input itself is valid.
+                    if let (true, Some(defaults)) = (found.is_empty(), &self.defaults) {
+                        defaults.apply(&mut value);
                     }
+                    issues.extend(found);
                     Body::Json(value)
                 }
                 Err(issue) => {
@@ -150,6 +157,48 @@ fn form_fields(schema: &Json) -> Vec<ParamSpec> {
         .unwrap_or_default()
 }
 
+/// The whole body, or a 413 as soon as it grows past `limit` (when no Content-Length said so).
+async fn read_limited(mut body: axum::body::Body, limit: usize) -> Result<bytes::Bytes, Problem> {
+    let mut buffer = bytes::BytesMut::new();
+    while let Some(frame) = body.frame().await {
+        let frame = frame
+            .map_err(|_| Problem::status(StatusCode::BAD_REQUEST).with_detail("The request body could not be read."))?;
+        let Ok(data) = frame.into_data() else { continue };
+        if buffer.len() + data.len() > limit {
+            discard(body);
+            return Err(too_large(limit));
+        }
+        buffer.extend_from_slice(&data);
+    }
+    Ok(buffer.freeze())
+}
+
+/// Most HTTP/1.1 clients send the whole body before they read the response. If the server
+/// answers early (413, or a route that takes no body) and closes with unread bytes pending,
+/// the client gets a broken pipe or a reset instead of the answer. So, like nginx's lingering
+/// close, keep reading and dropping what is left, within a byte and time budget; past it the
+/// connection is closed as before.
+pub(crate) fn discard(body: axum::body::Body) {
+    const MAX_BYTES: usize = 16 * 1024 * 1024;
+    const MAX_TIME: std::time::Duration = std::time::Duration::from_secs(5);
+    if axum::body::HttpBody::is_end_stream(&body) {
+        return;
+    }
+    tokio::spawn(async move {
+        let mut body = body;
+        let drain = async {
+            let mut read = 0;
+            while let Some(Ok(frame)) = body.frame().await {
+                read += frame.data_ref().map_or(0, |d| d.len());
+                if read > MAX_BYTES {
+                    break;
+                }
+            }
+        };
+        let _ = tokio::time::timeout(MAX_TIME, drain).await;
+    });
+}
+
 fn content_length(headers: &HeaderMap) -> Option<u64> {
     headers.get(header::CONTENT_LENGTH)?.to_str().ok()?.parse().ok()
 }
@@ -169,4 +218,44 @@ fn unsupported(kind: BodyKind, got: &str) -> Problem {
     let got = if got.is_empty() { "none".to_owned() } else { format!("`{got}`") };
     Problem::status(StatusCode::UNSUPPORTED_MEDIA_TYPE)
         .with_detail(format!("Expected a body of type {expected}, got {got}."))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bytes::Bytes;
+    use std::time::Duration;
+
+    fn streamed() -> (tokio::sync::mpsc::Sender<Result<Bytes, std::io::Error>>, axum::body::Body) {
+        let (tx, rx) = tokio::sync::mpsc::channel(1);
+        let stream = futures_util::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|item| (item, rx)) });
+        (tx, axum::body::Body::from_stream(stream))
+    }
+
+    #[tokio::test]
+    async fn an_early_413_keeps_reading_what_the_client_still_sends() {
+        let reader = BodyReader::compile(&BodySpec::of_kind(BodyKind::Bytes, None), 8).unwrap();
+        let (tx, body) = streamed();
+        tx.send(Ok(Bytes::from_static(b"0123456789abcdef"))).await.unwrap();
+        let problem = reader.read(&HeaderMap::new(), body, &mut Vec::new()).await.unwrap_err();
+        assert_eq!(problem.status, 413);
+        // Had the body been dropped, the "client" would see the connection go away here.
+        for _ in 0..64 {
+            let sent = tokio::time::timeout(Duration::from_secs(2), tx.send(Ok(Bytes::from_static(b"more")))).await;
+            assert!(matches!(sent, Ok(Ok(()))), "the rest of the body was not drained");
+        }
+    }
+
+    #[tokio::test]
+    async fn bodies_within_the_limit_are_read_whole() {
+        let reader = BodyReader::compile(&BodySpec::of_kind(BodyKind::Bytes, None), 8).unwrap();
+        let (tx, body) = streamed();
+        tokio::spawn(async move {
+            for chunk in [&b"abcd"[..], b"efgh"] {
+                tx.send(Ok(Bytes::from_static(chunk))).await.unwrap();
+            }
+        });
+        let body = reader.read(&HeaderMap::new(), body, &mut Vec::new()).await.unwrap();
+        assert_eq!(body, Body::Bytes(Bytes::from_static(b"abcdefgh")));
+    }
 }

@@ -1,11 +1,62 @@
 //! CORS with preflight, from a [`CorsConfig`].
 
 use crate::spec::CorsConfig;
-use http::{HeaderName, HeaderValue, Method};
+use axum::extract::Request;
+use futures_util::future::Either;
+use http::{header, HeaderName, HeaderValue, Method};
+use std::task::{Context, Poll};
 use std::time::Duration;
-use tower_http::cors::{AllowHeaders, AllowMethods, AllowOrigin, CorsLayer};
+use tower::util::Oneshot;
+use tower::{Layer, Service, ServiceExt};
+use tower_http::cors::{AllowHeaders, AllowMethods, AllowOrigin, Cors, CorsLayer};
 
-pub(crate) fn cors_layer(config: &CorsConfig) -> Result<CorsLayer, String> {
+/// tower-http answers every OPTIONS request as a preflight. Per the Fetch standard (and
+/// Starlette) a preflight also carries `Access-Control-Request-Method`; any other OPTIONS
+/// request belongs to the route — a declared OPTIONS handler, or the 405 with `Allow`.
+#[derive(Clone)]
+pub(crate) struct PreflightAwareCors(CorsLayer);
+
+impl<S: Clone> Layer<S> for PreflightAwareCors {
+    type Service = PreflightAware<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        PreflightAware { cors: self.0.layer(inner.clone()), plain: inner }
+    }
+}
+
+#[derive(Clone)]
+pub(crate) struct PreflightAware<S> {
+    cors: Cors<S>,
+    plain: S,
+}
+
+fn is_plain_options(request: &Request) -> bool {
+    request.method() == Method::OPTIONS && !request.headers().contains_key(header::ACCESS_CONTROL_REQUEST_METHOD)
+}
+
+impl<S> Service<Request> for PreflightAware<S>
+where
+    S: Service<Request, Response = axum::response::Response> + Clone,
+{
+    type Response = axum::response::Response;
+    type Error = S::Error;
+    type Future = Either<Oneshot<S, Request>, Oneshot<Cors<S>, Request>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        // Each call drives its own clone to readiness (`oneshot`), as axum's routes do.
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        if is_plain_options(&request) {
+            Either::Left(self.plain.clone().oneshot(request))
+        } else {
+            Either::Right(self.cors.clone().oneshot(request))
+        }
+    }
+}
+
+pub(crate) fn cors_layer(config: &CorsConfig) -> Result<PreflightAwareCors, String> {
     let wildcard = |items: &[String]| items.iter().any(|i| i == "*");
     // With credentials, a literal `*` is not allowed by the Fetch standard; like Starlette,
     // answer with the request's own origin/method/headers instead.
@@ -45,7 +96,7 @@ pub(crate) fn cors_layer(config: &CorsConfig) -> Result<CorsLayer, String> {
     if let Some(secs) = config.max_age_secs {
         layer = layer.max_age(Duration::from_secs(secs));
     }
-    Ok(layer)
+    Ok(PreflightAwareCors(layer))
 }
 
 fn header_names(names: &[String]) -> Result<Vec<HeaderName>, String> {
@@ -53,4 +104,48 @@ fn header_names(names: &[String]) -> Result<Vec<HeaderName>, String> {
         .iter()
         .map(|n| HeaderName::from_bytes(n.as_bytes()).map_err(|_| format!("CORS: invalid header name {n:?}")))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::routing::{get, MethodRouter};
+
+    async fn send(request: http::Request<axum::body::Body>) -> axum::response::Response {
+        let config = CorsConfig { allow_origins: vec!["https://a.example".into()], ..Default::default() };
+        let methods: MethodRouter = get(|| async { "got" }).options(|| async { "options handler" });
+        let service: MethodRouter = methods.layer(cors_layer(&config).unwrap());
+        service.oneshot(request).await.unwrap()
+    }
+
+    async fn body(response: axum::response::Response) -> String {
+        let bytes = http_body_util::BodyExt::collect(response.into_body()).await.unwrap().to_bytes();
+        String::from_utf8(bytes.to_vec()).unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_preflight_is_answered_by_cors() {
+        let request = http::Request::options("/")
+            .header("origin", "https://a.example")
+            .header("access-control-request-method", "GET")
+            .body(axum::body::Body::empty())
+            .unwrap();
+        let response = send(request).await;
+        assert_eq!(response.headers()["access-control-allow-origin"], "https://a.example");
+        assert_eq!(body(response).await, "");
+    }
+
+    #[tokio::test]
+    async fn other_options_requests_reach_the_route() {
+        let request = http::Request::options("/").header("origin", "https://a.example").body(axum::body::Body::empty()).unwrap();
+        assert_eq!(body(send(request).await).await, "options handler");
+    }
+
+    #[tokio::test]
+    async fn simple_requests_get_cors_headers() {
+        let request = http::Request::get("/").header("origin", "https://a.example").body(axum::body::Body::empty()).unwrap();
+        let response = send(request).await;
+        assert_eq!(response.headers()["access-control-allow-origin"], "https://a.example");
+        assert_eq!(body(response).await, "got");
+    }
 }

@@ -31,6 +31,8 @@ pub struct ParamSet {
     params: Vec<CompiledParam>,
     /// Present only when some schema has constraints beyond its type.
     validator: Option<CompiledSchema>,
+    /// An empty scalar value counts as not sent (form fields; see [`ParamSet::empty_as_missing`]).
+    empty_is_missing: bool,
 }
 
 impl ParamSet {
@@ -63,7 +65,15 @@ impl ParamSet {
         } else {
             None
         };
-        Ok(ParamSet { source, params, validator })
+        Ok(ParamSet { source, params, validator, empty_is_missing: false })
+    }
+
+    /// Form fields: HTML forms submit every input, so an empty one means "not filled in" and
+    /// gets the default (or `missing`), as FastAPI does for `Form()` parameters. Query strings
+    /// keep `?n=` as an empty value, also as in FastAPI.
+    pub fn empty_as_missing(mut self) -> Self {
+        self.empty_is_missing = true;
+        self
     }
 
     pub fn is_empty(&self) -> bool {
@@ -79,7 +89,11 @@ impl ParamSet {
         for param in &self.params {
             let loc = || vec![LocSegment::Key(self.source.to_owned()), LocSegment::Key(param.name.to_string())];
             let provided = match param.ty {
-                FieldType::Scalar(kind) => raw.values(&param.name).last().map(|v| coerce_raw(kind, v, &loc())),
+                FieldType::Scalar(kind) => raw
+                    .values(&param.name)
+                    .last()
+                    .filter(|v| !(self.empty_is_missing && matches!(v, RawValue::Text(t) if t.is_empty())))
+                    .map(|v| coerce_raw(kind, v, &loc())),
                 FieldType::Array(kind) => {
                     let mut items = Vec::new();
                     let mut failed = None;
@@ -206,6 +220,22 @@ mod tests {
         assert_eq!(issues, vec![("int_parsing", json!(["query", "n"]))]);
         let (_, issues) = run(specs, "n=0");
         assert_eq!(issues, vec![("greater_than_equal", json!(["query", "n"]))]);
+    }
+
+    #[test]
+    fn empty_form_values_count_as_missing() {
+        let specs = vec![
+            ParamSpec::new("n", json!({"type": "integer", "default": 5})),
+            ParamSpec::new("s", json!({"type": "string"})),
+        ];
+        let set = ParamSet::compile("body", &specs).unwrap().empty_as_missing();
+        let mut issues = Vec::new();
+        let params = set.extract(&RawPairs::from_urlencoded(b"n=&s="), &mut issues);
+        assert_eq!(serde_json::to_value(&params).unwrap(), json!({"n": 5, "s": null}));
+        assert_eq!(issues.iter().map(|i| i.kind).collect::<Vec<_>>(), ["missing"]);
+        // Query strings keep the empty value (FastAPI): `?n=` is not an integer.
+        let (_, issues) = run(specs, "n=&s=");
+        assert_eq!(issues, vec![("int_parsing", json!(["query", "n"]))]);
     }
 
     #[test]

@@ -24,7 +24,8 @@ pub fn send(agent: &ureq::Agent, base: &str, request: &Request) -> Result<Reply,
         None => (Vec::new(), None),
         Some(body) => encode_body(body)?,
     };
-    if let Some(content_type) = request.content_type.clone().or(implied_type) {
+    // `"content_type": ""` sends the body with no Content-Type header at all.
+    if let Some(content_type) = request.content_type.clone().or(implied_type).filter(|c| !c.is_empty()) {
         builder = builder.header("content-type", content_type);
     }
     let http_request = builder.body(body).map_err(|e| format!("bad request in fixture: {e}"))?;
