@@ -1,0 +1,42 @@
+"""Every external repository of Ferrule (called once from WORKSPACE.bazel)."""
+
+load(":crates.bzl", "cargo_vendor")
+load(":host.bzl", "ferrule_host")
+load(":node.bzl", "npm_ci")
+load(":python.bzl", "pip_venv")
+
+# The pinned load generator for the benchmarks.
+OHA_VERSION = "1.16.0"
+
+def ferrule_repositories():
+    ferrule_host(name = "ferrule_host")
+
+    cargo_vendor(
+        name = "ferrule_crates",
+        lockfile = "//:Cargo.lock",
+        manifests = [
+            "//:Cargo.toml",
+            "//core:Cargo.toml",
+            "//bench:Cargo.toml",
+            "//bindings/python:Cargo.toml",
+            "//bindings/node:Cargo.toml",
+            "//bindings/ruby:Cargo.toml",
+        ],
+    )
+
+    cargo_vendor(
+        name = "oha",
+        crate = "oha",
+        version = OHA_VERSION,
+    )
+
+    pip_venv(
+        name = "ferrule_py",
+        lock = "//third_party/python:requirements.lock",
+    )
+
+    npm_ci(
+        name = "ferrule_npm",
+        package_json = "//third_party/node:package.json",
+        package_lock = "//third_party/node:package-lock.json",
+    )
