@@ -17,6 +17,7 @@ def ferrule_repositories():
         manifests = [
             "//:Cargo.toml",
             "//core:Cargo.toml",
+            "//core:conformance/Cargo.toml",
             "//bench:Cargo.toml",
             "//bindings/python:Cargo.toml",
             "//bindings/node:Cargo.toml",

@@ -158,6 +158,16 @@ impl App {
         Server::start(listener, router, drain).map_err(|e| AppError(format!("cannot serve: {e}")))
     }
 
+    /// Serves on an already bound standard listener (see [`crate::bind`], [`crate::listener_from_fd`]);
+    /// must be called inside a tokio runtime.
+    pub async fn serve_std(self, listener: std::net::TcpListener) -> Result<Server, AppError> {
+        let listener = listener
+            .set_nonblocking(true)
+            .and_then(|()| tokio::net::TcpListener::from_std(listener))
+            .map_err(|e| AppError(format!("cannot serve: {e}")))?;
+        self.serve(listener).await
+    }
+
     /// Binds `addr`, serves until SIGINT or SIGTERM, then drains in-flight requests.
     pub async fn run(self, addr: &str) -> Result<(), AppError> {
         let listener = tokio::net::TcpListener::bind(addr)

@@ -11,6 +11,7 @@
 
 mod app;
 mod body;
+pub mod bridge;
 mod handler;
 mod middleware;
 pub mod params;
@@ -30,7 +31,7 @@ pub use path::{PathParam, PathTemplate};
 pub use problem::{Issue, LocSegment, Problem, PROBLEM_JSON, VALIDATION_PROBLEM_TYPE};
 pub use request::{Body, ExtractError, RequestData};
 pub use response::{IntoResponse, Json, Response};
-pub use server::{shutdown_signal, Server, ShutdownError};
+pub use server::{bind, listener_from_fd, shutdown_signal, Server, ShutdownError};
 pub use spec::{AppConfig, BodyKind, BodySpec, CompressionConfig, CorsConfig, ParamSpec, RouteSpec};
 pub use value::{DateTimeValue, Params, UploadedFile, Value};
 

@@ -67,6 +67,43 @@ impl Server {
     }
 }
 
+/// Binds a listening socket on `addr` (`host:port`). With `reuse_port`, several processes can
+/// bind the same port and the kernel spreads new connections among them: that is how worker
+/// processes that did not inherit a socket share one port.
+pub fn bind(addr: &str, reuse_port: bool) -> std::io::Result<std::net::TcpListener> {
+    use socket2::{Domain, Socket, Type};
+    use std::net::ToSocketAddrs;
+    let mut last_error = None;
+    for candidate in addr.to_socket_addrs()? {
+        let attempt = (|| {
+            let socket = Socket::new(Domain::for_address(candidate), Type::STREAM, None)?;
+            socket.set_reuse_address(true)?;
+            if reuse_port {
+                socket.set_reuse_port(true)?;
+            }
+            socket.bind(&candidate.into())?;
+            socket.listen(1024)?;
+            Ok::<_, std::io::Error>(std::net::TcpListener::from(socket))
+        })();
+        match attempt {
+            Ok(listener) => return Ok(listener),
+            Err(e) => last_error = Some(e),
+        }
+    }
+    Err(last_error.unwrap_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, format!("{addr} resolves to no address"))))
+}
+
+/// A listening socket inherited from a parent process (fork-based workers), by descriptor.
+/// The descriptor is duplicated, so the caller's copy stays open and owned by the caller.
+pub fn listener_from_fd(fd: std::os::fd::RawFd) -> std::io::Result<std::net::TcpListener> {
+    // SAFETY: the caller promises `fd` is an open descriptor for the duration of this call;
+    // it is only borrowed to duplicate it.
+    let borrowed = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
+    let listener = std::net::TcpListener::from(borrowed.try_clone_to_owned()?);
+    listener.local_addr()?; // not a socket (or not TCP): fail here, not on the first accept
+    Ok(listener)
+}
+
 /// Resolves on SIGINT (Ctrl-C) or SIGTERM.
 pub async fn shutdown_signal() {
     let interrupt = async {

@@ -1,52 +1,39 @@
 //! Runs the shared fixture corpus against the Rust API: one test per category file, each
-//! serving that file's app on 127.0.0.1 and checking every case with a real HTTP client.
+//! serving that file's app on 127.0.0.1 and checking every case with the shared checker
+//! (`ferrule-conformance`, a real HTTP client) that the other languages' tests run too.
 
-mod client;
-mod fixture;
 mod handlers;
 
-use ferrule_core::{App, RouteSpec};
+use ferrule_conformance::FixtureFile;
+use ferrule_core::{App, AppConfig, RouteSpec};
 use std::sync::Arc;
 
-fn build_app(file: &fixture::FixtureFile) -> App {
-    let mut app = App::with_config(file.app.clone().unwrap_or_default());
+fn build_app(file: &FixtureFile) -> App {
+    let config: AppConfig = match &file.app {
+        Some(app) => serde_json::from_value(app.clone()).unwrap_or_else(|e| panic!("{}: app: {e}", file.category)),
+        None => AppConfig::default(),
+    };
+    let mut app = App::with_config(config);
     for route in &file.routes {
         let kind: Arc<str> = Arc::from(route.handler.as_str());
-        let spec: RouteSpec = route.spec.clone();
+        let spec: RouteSpec = serde_json::from_value(serde_json::Value::Object(route.spec.clone()))
+            .unwrap_or_else(|e| panic!("{}: route {:?}: {e}", file.category, route.spec.get("path")));
         app.add_route(spec, Arc::new(move |request| handlers::handle(&kind, request)));
     }
     app
 }
 
 fn run_category(category: &str) {
-    let file = fixture::load(category);
+    let file = ferrule_conformance::load(&ferrule_conformance::fixtures_dir(), category).unwrap_or_else(|e| panic!("{e}"));
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     let server = runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         build_app(&file).serve(listener).await.unwrap_or_else(|e| panic!("{category}: app does not build: {e}"))
     });
-    let base = format!("http://{}", server.local_addr());
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .max_redirects(0)
-        .timeout_global(Some(std::time::Duration::from_secs(10)))
-        .build()
-        .into();
-    let mut failures = Vec::new();
-    for case in &file.cases {
-        let problems = match client::send(&agent, &base, &case.request) {
-            Ok(reply) => client::check(&case.expect, &reply),
-            Err(e) => vec![e],
-        };
-        if problems.is_empty() {
-            println!("ok   {category}/{}", case.name);
-        } else {
-            println!("FAIL {category}/{}", case.name);
-            failures.push(format!("{category}/{}:\n    {}", case.name, problems.join("\n    ")));
-        }
-    }
+    let results = ferrule_conformance::check_category(&format!("http://{}", server.local_addr()), &file);
+    let failures = ferrule_conformance::report(category, &results);
     runtime.block_on(server.shutdown()).expect("clean shutdown");
-    assert!(failures.is_empty(), "{} of {} cases failed:\n{}", failures.len(), file.cases.len(), failures.join("\n"));
+    assert!(failures.is_empty(), "{} of {} cases failed:\n{}", failures.len(), results.len(), failures.join("\n"));
 }
 
 macro_rules! categories {
@@ -77,12 +64,7 @@ categories!(
 
 #[test]
 fn every_fixture_file_has_a_test() {
-    let dir = fixture::fixtures_dir().join("conformance");
-    let mut on_disk: Vec<String> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .filter_map(|e| e.ok()?.file_name().to_str()?.strip_suffix(".json").map(str::to_owned))
-        .collect();
-    on_disk.sort();
+    let on_disk = ferrule_conformance::categories(&ferrule_conformance::fixtures_dir()).unwrap();
     let mut listed: Vec<String> = CATEGORIES.iter().map(|s| s.to_string()).collect();
     listed.sort();
     assert_eq!(on_disk, listed, "fixture files and test functions differ");
@@ -90,6 +72,7 @@ fn every_fixture_file_has_a_test() {
 
 #[test]
 fn corpus_is_large_enough() {
-    let total: usize = CATEGORIES.iter().map(|c| fixture::load(c).cases.len()).sum();
+    let fixtures = ferrule_conformance::fixtures_dir();
+    let total: usize = CATEGORIES.iter().map(|c| ferrule_conformance::load(&fixtures, c).unwrap().cases.len()).sum();
     assert!(total >= 200, "the corpus has {total} cases; at least 200 are required");
 }

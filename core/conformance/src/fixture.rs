@@ -1,10 +1,12 @@
 //! The fixture file format (see fixtures/README.md and fixtures/fixture.schema.json).
+//!
+//! Routes and the app configuration stay JSON here: each language's test builds its app from
+//! them with its own API (the Rust test deserialises them into `RouteSpec`/`AppConfig`).
 
-use ferrule_core::{AppConfig, RouteSpec};
 use serde::Deserialize;
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -15,16 +17,18 @@ pub struct FixtureFile {
     #[allow(dead_code)] // documentation for readers of the fixture
     pub description: String,
     #[serde(default)]
-    pub app: Option<AppConfig>,
+    pub app: Option<Json>,
     pub routes: Vec<FixtureRoute>,
     pub cases: Vec<Case>,
 }
 
 #[derive(Debug, Deserialize)]
 pub struct FixtureRoute {
+    /// One of the handler kinds of fixtures/README.md (`echo`, `status`, …).
     pub handler: String,
+    /// The rest of the route: `RouteSpec` fields (method, path, query, body, …).
     #[serde(flatten)]
-    pub spec: RouteSpec,
+    pub spec: serde_json::Map<String, Json>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -74,14 +78,27 @@ pub struct Expect {
 pub fn fixtures_dir() -> PathBuf {
     match std::env::var_os("FERRULE_FIXTURES_DIR") {
         Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../fixtures"),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures"),
     }
 }
 
-pub fn load(category: &str) -> FixtureFile {
-    let path = fixtures_dir().join("conformance").join(format!("{category}.json"));
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
-    let file: FixtureFile = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    assert_eq!(file.category, category, "{}: category must match the file name", path.display());
-    file
+/// The categories on disk: `conformance/<category>.json`, sorted.
+pub fn categories(fixtures: &Path) -> Result<Vec<String>, String> {
+    let dir = fixtures.join("conformance");
+    let entries = std::fs::read_dir(&dir).map_err(|e| format!("cannot list {}: {e}", dir.display()))?;
+    let mut names: Vec<String> = entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.strip_suffix(".json").map(str::to_owned))
+        .collect();
+    names.sort();
+    Ok(names)
+}
+
+pub fn load(fixtures: &Path, category: &str) -> Result<FixtureFile, String> {
+    let path = fixtures.join("conformance").join(format!("{category}.json"));
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let file: FixtureFile = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    if file.category != category {
+        return Err(format!("{}: category {:?} must match the file name", path.display(), file.category));
+    }
+    Ok(file)
 }

@@ -1,0 +1,303 @@
+//! Handing requests from the runtime's threads to an interpreter thread.
+//!
+//! Python and Ruby run handler code on a thread of their own that holds the interpreter lock
+//! only while it runs. The runtime's threads never touch that lock: they [`post`] a job here and
+//! await a reply channel. The interpreter thread collects every waiting job at once, so under
+//! load one wake-up and one lock acquisition serve a whole batch of requests.
+//!
+//! Waking a thread costs far more than a request (a context switch each way on a busy core),
+//! so both directions are batched: a handler queues its job with [`Mailbox::post_deferred`],
+//! lets the runtime run every other ready task, and only then calls [`Mailbox::wake`], which
+//! rings once for everything queued meanwhile; results travel back through one
+//! [`ReplyBatch`], delivered by a single task inside the runtime.
+//!
+//! Two ways to wait, one per kind of consumer:
+//! * a thread that blocks ([`Mailbox::wait`]) with the interpreter lock released (Ruby);
+//! * an event loop that watches a file descriptor ([`Mailbox::with_doorbell`]): an `eventfd`
+//!   that becomes readable when jobs arrive (Python's asyncio `add_reader`).
+//!
+//! [`post`]: Mailbox::post
+
+use std::collections::VecDeque;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::{Condvar, Mutex, MutexGuard};
+
+/// A queue of jobs for one consumer thread, with batched wake-ups.
+pub struct Mailbox<J> {
+    state: Mutex<State<J>>,
+    arrived: Condvar,
+    doorbell: Option<OwnedFd>,
+}
+
+struct State<J> {
+    jobs: VecDeque<J>,
+    closed: bool,
+    /// The consumer has been told (condvar or doorbell) and has not collected yet: further
+    /// posts need not tell it again.
+    notified: bool,
+}
+
+impl<J> Default for Mailbox<J> {
+    fn default() -> Self {
+        Mailbox::new()
+    }
+}
+
+impl<J> Mailbox<J> {
+    /// A mailbox whose consumer blocks in [`Mailbox::wait`].
+    pub fn new() -> Self {
+        Mailbox {
+            state: Mutex::new(State { jobs: VecDeque::new(), closed: false, notified: false }),
+            arrived: Condvar::new(),
+            doorbell: None,
+        }
+    }
+
+    /// A mailbox whose consumer is an event loop watching [`Mailbox::doorbell_fd`].
+    pub fn with_doorbell() -> std::io::Result<Self> {
+        // SAFETY: eventfd has no memory-safety preconditions; a negative result is an error.
+        let fd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: `fd` was just created and is owned by nobody else.
+        let doorbell = unsafe { OwnedFd::from_raw_fd(fd) };
+        Ok(Mailbox { doorbell: Some(doorbell), ..Mailbox::new() })
+    }
+
+    /// Readable whenever jobs are waiting (only for [`Mailbox::with_doorbell`] mailboxes).
+    pub fn doorbell_fd(&self) -> Option<RawFd> {
+        self.doorbell.as_ref().map(AsRawFd::as_raw_fd)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State<J>> {
+        // A panic while holding this lock cannot leave the queue inconsistent (every critical
+        // section is a plain push/drain), so a poisoned lock is still usable.
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Queues a job without waking the consumer; follow it with [`Mailbox::wake`] once the
+    /// current burst of work is queued (a handler yields to the runtime in between). Gives the
+    /// job back when the mailbox is closed.
+    pub fn post_deferred(&self, job: J) -> Result<(), J> {
+        let mut state = self.lock();
+        if state.closed {
+            return Err(job);
+        }
+        state.jobs.push_back(job);
+        Ok(())
+    }
+
+    /// Tells the consumer about waiting jobs, unless it has been told already.
+    pub fn wake(&self) {
+        let ring = {
+            let mut state = self.lock();
+            !state.jobs.is_empty() && !std::mem::replace(&mut state.notified, true)
+        };
+        if ring {
+            self.ring();
+        }
+    }
+
+    fn ring(&self) {
+        match &self.doorbell {
+            Some(fd) => ring_doorbell(fd),
+            None => self.arrived.notify_one(),
+        }
+    }
+
+    /// Queues a job and wakes the consumer if needed; gives it back when the mailbox is closed.
+    pub fn post(&self, job: J) -> Result<(), J> {
+        let ring = {
+            let mut state = self.lock();
+            if state.closed {
+                return Err(job);
+            }
+            state.jobs.push_back(job);
+            !std::mem::replace(&mut state.notified, true)
+        };
+        if ring {
+            self.ring();
+        }
+        Ok(())
+    }
+
+    /// Moves every waiting job into `into` without blocking (the doorbell consumer's side).
+    pub fn take_all(&self, into: &mut Vec<J>) {
+        if let Some(fd) = &self.doorbell {
+            clear_doorbell(fd);
+        }
+        let mut state = self.lock();
+        state.notified = false;
+        into.extend(state.jobs.drain(..));
+    }
+
+    /// Blocks until jobs arrive and moves them all into `into`; `false` once the mailbox is
+    /// closed and empty.
+    pub fn wait(&self, into: &mut Vec<J>) -> bool {
+        let mut state = self.lock();
+        while state.jobs.is_empty() && !state.closed {
+            state.notified = false;
+            state = self.arrived.wait(state).unwrap_or_else(|poisoned| poisoned.into_inner());
+        }
+        state.notified = false;
+        let open = !(state.closed && state.jobs.is_empty());
+        into.extend(state.jobs.drain(..));
+        open
+    }
+
+    /// Refuses new jobs and wakes the consumer; jobs already queued are still handed out.
+    pub fn close(&self) {
+        self.lock().closed = true;
+        self.arrived.notify_all();
+        if let Some(fd) = &self.doorbell {
+            ring_doorbell(fd);
+        }
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.lock().closed
+    }
+}
+
+/// Results going back from the interpreter thread to the requests waiting in the runtime.
+///
+/// The interpreter thread [`push`](ReplyBatch::push)es every result of a batch and then
+/// [`flush`](ReplyBatch::flush)es once; one task inside the runtime ([`ReplyBatch::deliver`])
+/// completes all the waiting requests, so a batch costs one wake-up instead of one per request.
+pub struct ReplyBatch<T> {
+    pending: Mutex<Vec<(tokio::sync::oneshot::Sender<T>, T)>>,
+    ready: tokio::sync::Notify,
+}
+
+impl<T> Default for ReplyBatch<T> {
+    fn default() -> Self {
+        ReplyBatch { pending: Mutex::new(Vec::new()), ready: tokio::sync::Notify::new() }
+    }
+}
+
+impl<T> ReplyBatch<T> {
+    pub fn push(&self, to: tokio::sync::oneshot::Sender<T>, value: T) {
+        self.pending.lock().unwrap_or_else(|p| p.into_inner()).push((to, value));
+    }
+
+    /// Hands everything pushed so far to the delivering task.
+    pub fn flush(&self) {
+        if !self.pending.lock().unwrap_or_else(|p| p.into_inner()).is_empty() {
+            self.ready.notify_one();
+        }
+    }
+
+    /// Delivers results as they are flushed; spawn it once on the runtime. Ends never.
+    pub async fn deliver(self: std::sync::Arc<Self>) {
+        let mut batch = Vec::new();
+        loop {
+            self.ready.notified().await;
+            std::mem::swap(&mut batch, &mut *self.pending.lock().unwrap_or_else(|p| p.into_inner()));
+            for (to, value) in batch.drain(..) {
+                // The request may be gone (client hung up, handler timeout): nothing to do.
+                let _ = to.send(value);
+            }
+        }
+    }
+}
+
+fn ring_doorbell(fd: &OwnedFd) {
+    let one: u64 = 1;
+    // SAFETY: writes 8 bytes from a live u64 to an eventfd we own. A full counter (EAGAIN)
+    // already means "readable", which is all a ring has to achieve.
+    unsafe { libc::write(fd.as_raw_fd(), (&one as *const u64).cast(), 8) };
+}
+
+fn clear_doorbell(fd: &OwnedFd) {
+    let mut count: u64 = 0;
+    // SAFETY: reads 8 bytes into a live u64 from a non-blocking eventfd we own; EAGAIN (not
+    // rung) leaves it untouched.
+    unsafe { libc::read(fd.as_raw_fd(), (&mut count as *mut u64).cast(), 8) };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    fn readable(fd: RawFd) -> bool {
+        let mut poll = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+        // SAFETY: one valid pollfd, zero timeout.
+        unsafe { libc::poll(&mut poll, 1, 0) == 1 }
+    }
+
+    #[test]
+    fn a_waiting_consumer_gets_every_job_in_order() {
+        let mailbox = Arc::new(Mailbox::new());
+        let consumer = {
+            let mailbox = mailbox.clone();
+            std::thread::spawn(move || {
+                let mut got = Vec::new();
+                while mailbox.wait(&mut got) {}
+                got
+            })
+        };
+        for i in 0..1000 {
+            mailbox.post(i).unwrap();
+        }
+        mailbox.close();
+        assert_eq!(consumer.join().unwrap(), (0..1000).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn deferred_posts_ring_once_on_wake() {
+        let mailbox = Mailbox::with_doorbell().unwrap();
+        let fd = mailbox.doorbell_fd().unwrap();
+        mailbox.post_deferred(1).unwrap();
+        mailbox.post_deferred(2).unwrap();
+        assert!(!readable(fd), "a deferred post does not ring");
+        mailbox.wake();
+        assert!(readable(fd));
+        let mut got = Vec::new();
+        mailbox.take_all(&mut got);
+        mailbox.wake();
+        assert!(!readable(fd), "nothing waiting, nothing to ring for");
+        assert_eq!(got, vec![1, 2]);
+    }
+
+    #[tokio::test]
+    async fn a_reply_batch_completes_every_waiting_request() {
+        let replies = Arc::new(ReplyBatch::default());
+        tokio::spawn(replies.clone().deliver());
+        let mut waiting = Vec::new();
+        for i in 0..10 {
+            let (to, from) = tokio::sync::oneshot::channel();
+            replies.push(to, i);
+            waiting.push(from);
+        }
+        let pusher = replies.clone();
+        std::thread::spawn(move || pusher.flush()).join().unwrap();
+        for (i, from) in waiting.into_iter().enumerate() {
+            assert_eq!(from.await.unwrap(), i);
+        }
+    }
+
+    #[test]
+    fn a_closed_mailbox_gives_the_job_back() {
+        let mailbox = Mailbox::new();
+        mailbox.close();
+        assert_eq!(mailbox.post(7), Err(7));
+    }
+
+    #[test]
+    fn the_doorbell_rings_once_per_batch_and_clears_on_collection() {
+        let mailbox = Mailbox::with_doorbell().unwrap();
+        let fd = mailbox.doorbell_fd().unwrap();
+        assert!(!readable(fd));
+        mailbox.post(1).unwrap();
+        mailbox.post(2).unwrap();
+        assert!(readable(fd));
+        let mut got = Vec::new();
+        mailbox.take_all(&mut got);
+        assert_eq!(got, vec![1, 2]);
+        assert!(!readable(fd), "collecting the jobs silences the doorbell");
+        mailbox.post(3).unwrap();
+        assert!(readable(fd), "a job after a collection rings again");
+    }
+}
