@@ -1,5 +1,39 @@
-"""Ferrule: a Rust HTTP core (axum + tokio) with Python handlers."""
+"""Ferrule: a Rust HTTP core (axum + tokio) with Python handlers.
 
-from ferrule._ferrule import PROBLEM_JSON, __version__
+    from ferrule import App
 
-__all__ = ["PROBLEM_JSON", "__version__"]
+    app = App()
+
+    @app.get("/users/{user_id:int}")
+    def get_user(user_id: int, verbose: bool = False):
+        return {"id": user_id, "verbose": verbose}
+
+    app.run(port=8000)
+
+Routing, parameter parsing and coercion, JSON Schema validation (derived from the type hints
+once), body limits and content types are all handled in Rust before the handler runs; a bad
+request gets an RFC 9457 problem response without entering Python.
+"""
+
+from ._ferrule import PROBLEM_JSON, __version__
+from .app import App
+from .params import Body, Cookie, File, Form, Header, Path, Query
+from .request import Request, UploadFile
+from .responses import HTTPException, Response
+
+__all__ = [
+    "App",
+    "Body",
+    "Cookie",
+    "File",
+    "Form",
+    "HTTPException",
+    "Header",
+    "PROBLEM_JSON",
+    "Path",
+    "Query",
+    "Request",
+    "Response",
+    "UploadFile",
+    "__version__",
+]

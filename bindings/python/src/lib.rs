@@ -1,19 +1,30 @@
 //! `ferrule._ferrule`: the compiled half of the `ferrule` Python package.
 //!
-//! Later issues add the handler bridge; for now the module proves the build graph: it is
-//! compiled in the one cargo workspace action, packed by maturin into an abi3 wheel, and
-//! imported by the wheel test.
+//! The Python side (`ferrule/`) reads handler signatures once and hands this module plain
+//! route descriptions and call plans; from then on every request is parsed, validated and
+//! turned into Python objects here, and every result is serialised here.
+
+mod app;
+mod convert;
+mod request;
+mod response;
+mod route;
+mod server;
 
 use pyo3::prelude::*;
 
-/// The version of the Rust crates this module was built from.
-pub const VERSION: &str = env!("CARGO_PKG_VERSION");
-
 #[pymodule]
-#[pyo3(name = "_ferrule")]
-fn ferrule_ext(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add("__version__", VERSION)?;
-    // Linked against the shared core so the whole graph is one crate graph.
-    m.add("PROBLEM_JSON", ferrule_core::PROBLEM_JSON)?;
-    Ok(())
+mod _ferrule {
+    #[pymodule_export]
+    use super::app::NativeApp;
+    #[pymodule_export]
+    use super::request::{Request, UploadFile};
+    #[pymodule_export]
+    use super::server::ServerHandle;
+
+    #[allow(non_upper_case_globals)]
+    #[pymodule_export]
+    const __version__: &str = env!("CARGO_PKG_VERSION");
+    #[pymodule_export]
+    const PROBLEM_JSON: &str = ferrule_core::PROBLEM_JSON;
 }

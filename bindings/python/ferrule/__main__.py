@@ -1,0 +1,48 @@
+"""``python -m ferrule module:app [--host H] [--port P] [--workers N] [--threads T]``"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+
+
+def load(target: str) -> object:
+    module_name, _, attribute = target.partition(":")
+    if not module_name or not attribute:
+        raise SystemExit(f"ferrule: {target!r} is not MODULE:ATTRIBUTE (for example main:app)")
+    sys.path.insert(0, os.getcwd())
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as e:
+        raise SystemExit(f"ferrule: cannot import {module_name!r}: {e}") from None
+    try:
+        return getattr(module, attribute)
+    except AttributeError:
+        raise SystemExit(f"ferrule: module {module_name!r} has no attribute {attribute!r}") from None
+
+
+def main(argv: list[str] | None = None) -> None:
+    from .app import App
+
+    parser = argparse.ArgumentParser(prog="python -m ferrule", description="Serve a Ferrule app.")
+    parser.add_argument("app", help="MODULE:ATTRIBUTE, e.g. main:app")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--workers", type=int, default=1, help="processes sharing the port (default 1)")
+    parser.add_argument("--threads", type=int, default=None, help="runtime threads per process (default: usable CPUs)")
+    args = parser.parse_args(argv)
+    app = load(args.app)
+    if not isinstance(app, App):
+        raise SystemExit(f"ferrule: {args.app} is a {type(app).__name__}, not a ferrule.App")
+    if args.workers < 1:
+        raise SystemExit("ferrule: --workers must be at least 1")
+    try:
+        app.run(args.host, args.port, workers=args.workers, threads=args.threads)
+    except OSError as e:
+        raise SystemExit(f"ferrule: {e}") from None
+
+
+if __name__ == "__main__":
+    main()

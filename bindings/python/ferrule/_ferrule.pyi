@@ -1,0 +1,72 @@
+"""Type stubs for the compiled module ``ferrule._ferrule``."""
+
+import asyncio
+from typing import Any, Callable, Optional, Sequence
+
+__version__: str
+PROBLEM_JSON: str
+
+class Request:
+    """Everything the core parsed for one request: typed, validated, ready to use."""
+
+    @property
+    def method(self) -> str: ...
+    @property
+    def path(self) -> str:
+        """The path as sent (percent-encoded)."""
+    @property
+    def path_params(self) -> dict[str, Any]:
+        """Path parameters, typed as the template declares (``{id:int}`` → int)."""
+    @property
+    def query(self) -> dict[str, Any]:
+        """Declared query parameters, coerced and validated (missing optional ones are None)."""
+    @property
+    def headers(self) -> dict[str, Any]:
+        """Declared headers under their lower-case names; ``header()`` reads any header."""
+    @property
+    def cookies(self) -> dict[str, Any]: ...
+    @property
+    def body(self) -> Any:
+        """JSON as dicts/lists (schema defaults filled in), form fields as a dict (files as
+        ``UploadFile``), bytes, str, or None."""
+    @property
+    def request_id(self) -> Optional[str]: ...
+    def header(self, name: str, default: Optional[str] = None) -> Optional[str]:
+        """Any request header (case-insensitive); repeated headers joined with ", "."""
+    def header_items(self) -> list[tuple[str, str]]: ...
+
+class UploadFile:
+    """An uploaded file from a multipart body, bytes kept exactly as sent."""
+
+    @property
+    def field(self) -> str: ...
+    @property
+    def filename(self) -> Optional[str]: ...
+    @property
+    def content_type(self) -> Optional[str]: ...
+    @property
+    def size(self) -> int: ...
+    def read(self) -> bytes: ...
+
+class ServerHandle:
+    @property
+    def port(self) -> int: ...
+    @property
+    def doorbell(self) -> int: ...
+    def stop(self) -> None: ...
+    def dispatch(self) -> None: ...
+
+class NativeApp:
+    def __init__(self, config_json: str, response_type: type, http_exception_type: type) -> None: ...
+    def add_route(
+        self, spec_json: str, handler: Callable[..., Any], arguments: Sequence[Any], is_async: bool, status: int
+    ) -> None: ...
+    def start(
+        self,
+        event_loop: asyncio.AbstractEventLoop,
+        stopped: "asyncio.Future[None]",
+        host: Optional[str] = None,
+        port: int = 0,
+        fd: Optional[int] = None,
+        threads: Optional[int] = None,
+    ) -> ServerHandle: ...

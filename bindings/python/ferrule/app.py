@@ -1,0 +1,201 @@
+"""``App``: routes declared with decorators, served by the Rust core."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+import json
+from typing import Any, Callable, Iterable, Optional, TypeVar
+
+from . import _ferrule
+from .request import Request
+from .responses import HTTPException, Response
+from .signature import Argument, analyse
+
+__all__ = ["App"]
+
+Handler = TypeVar("Handler", bound=Callable[..., Any])
+
+_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
+_ROUTE_OPTIONS = ("cors", "compression", "body_limit", "timeout_ms")
+
+
+class _Route:
+    __slots__ = ("spec", "handler", "arguments", "is_async", "status_code")
+
+    def __init__(self, spec: dict, handler: Callable[..., Any], arguments: list[Argument], status_code: int, blocking: bool) -> None:
+        self.spec = spec
+        self.arguments = arguments
+        self.status_code = status_code
+        if blocking:
+            if inspect.iscoroutinefunction(handler):
+                raise TypeError(f"{handler.__qualname__}: blocking=True is for def handlers; async handlers never block the loop")
+            handler = _in_thread_pool(handler)
+        self.handler = handler
+        self.is_async = inspect.iscoroutinefunction(handler)
+
+
+def _in_thread_pool(handler: Callable[..., Any]) -> Callable[..., Any]:
+    """Runs a def handler in the event loop's default thread pool (threads are reused)."""
+
+    @functools.wraps(handler)
+    async def run(*args: Any, **kwargs: Any) -> Any:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(None, functools.partial(handler, *args, **kwargs))
+
+    return run
+
+
+class App:
+    """A Ferrule application.
+
+    Settings (all optional) are the core's: ``body_limit`` (bytes, default 2 MiB), ``cors``
+    (``{"allow_origins": [...], "allow_methods": [...], "allow_headers": [...],
+    "expose_headers": [...], "allow_credentials": bool, "max_age_secs": int}``), ``compression``
+    (``{"min_size": 500, "gzip": True, "br": True, "zstd": True}``), ``request_id`` (generate and
+    echo ``X-Request-ID``, default on), ``timeout_ms`` (handler time limit → 408),
+    ``max_header_bytes`` (→ 431), ``shutdown_timeout_ms`` (drain deadline, default 10 s).
+    """
+
+    def __init__(
+        self,
+        *,
+        body_limit: Optional[int] = None,
+        cors: Optional[dict] = None,
+        compression: Optional[dict] = None,
+        request_id: Optional[bool] = None,
+        timeout_ms: Optional[int] = None,
+        max_header_bytes: Optional[int] = None,
+        shutdown_timeout_ms: Optional[int] = None,
+    ) -> None:
+        settings = {
+            "body_limit": body_limit,
+            "cors": cors,
+            "compression": compression,
+            "request_id": request_id,
+            "timeout_ms": timeout_ms,
+            "max_header_bytes": max_header_bytes,
+            "shutdown_timeout_ms": shutdown_timeout_ms,
+        }
+        self.config = {k: v for k, v in settings.items() if v is not None}
+        self._routes: list[_Route] = []
+        self._server: Optional[_ferrule.ServerHandle] = None
+
+    # -- declaring routes -------------------------------------------------------------------
+
+    def route(
+        self,
+        path: str,
+        methods: Iterable[str] = ("GET",),
+        *,
+        status_code: int = 200,
+        blocking: bool = False,
+        **options: Any,
+    ) -> Callable[[Handler], Handler]:
+        """Declares ``handler`` for ``path`` and ``methods``; arguments are read from the
+        handler's signature (see ``ferrule.params``). Options: ``status_code`` of plain return
+        values; ``blocking=True`` for a ``def`` handler that waits on I/O (it then runs in a
+        thread pool instead of on the event loop's thread, see the README); per-route ``cors``,
+        ``compression``, ``body_limit``, ``timeout_ms``."""
+        unknown = set(options) - set(_ROUTE_OPTIONS)
+        if unknown:
+            raise TypeError(f"unknown route option(s): {', '.join(sorted(unknown))}")
+
+        def register(handler: Handler) -> Handler:
+            analysis = analyse(handler, path, request_type=Request)
+            for method in methods:
+                method = method.upper()
+                if method not in _METHODS:
+                    raise ValueError(f"{method} is not a supported method ({', '.join(_METHODS)})")
+                spec = {"method": method, "path": analysis.path, **analysis.spec, **options}
+                self._routes.append(_Route(spec, handler, analysis.arguments, status_code, blocking))
+            return handler
+
+        return register
+
+    def get(self, path: str, **options: Any) -> Callable[[Handler], Handler]:
+        return self.route(path, ("GET",), **options)
+
+    def post(self, path: str, **options: Any) -> Callable[[Handler], Handler]:
+        return self.route(path, ("POST",), **options)
+
+    def put(self, path: str, **options: Any) -> Callable[[Handler], Handler]:
+        return self.route(path, ("PUT",), **options)
+
+    def patch(self, path: str, **options: Any) -> Callable[[Handler], Handler]:
+        return self.route(path, ("PATCH",), **options)
+
+    def delete(self, path: str, **options: Any) -> Callable[[Handler], Handler]:
+        return self.route(path, ("DELETE",), **options)
+
+    def head(self, path: str, **options: Any) -> Callable[[Handler], Handler]:
+        return self.route(path, ("HEAD",), **options)
+
+    def options(self, path: str, **options: Any) -> Callable[[Handler], Handler]:
+        return self.route(path, ("OPTIONS",), **options)
+
+    def add_route(self, spec: dict, handler: Callable[[Request], Any], *, status_code: int = 200, blocking: bool = False) -> None:
+        """Declares a route from an explicit core ``RouteSpec`` (method, path, and
+        ``query``/``headers``/``cookies``/``path_params`` lists of ``{"name", "schema",
+        "required"}``, ``body`` ``{"kind", "schema"}``, …); ``handler`` receives the ``Request``.
+        For routes described as data, such as the shared fixture corpus."""
+        arguments = [Argument("request", True, "request", "", None, None)]
+        self._routes.append(_Route(dict(spec), handler, arguments, status_code, blocking))
+
+    # -- serving ----------------------------------------------------------------------------
+
+    def _native(self) -> _ferrule.NativeApp:
+        native = _ferrule.NativeApp(json.dumps(self.config), Response, HTTPException)
+        for route in self._routes:
+            native.add_route(json.dumps(route.spec), route.handler, route.arguments, route.is_async, route.status_code)
+        return native
+
+    async def serve(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        *,
+        fd: Optional[int] = None,
+        threads: Optional[int] = None,
+        on_ready: Optional[Callable[[int], Any]] = None,
+    ) -> None:
+        """Serves on the running event loop until ``shutdown()`` (or cancellation), then drains
+        in-flight requests. ``fd``: an already listening socket (worker processes);
+        ``threads``: runtime threads (default: the CPUs this process may use);
+        ``on_ready(port)`` is called once listening."""
+        loop = asyncio.get_running_loop()
+        stopped: asyncio.Future[None] = loop.create_future()
+        server = self._native().start(loop, stopped, host=host, port=port, fd=fd, threads=threads)
+        self._server = server
+        loop.add_reader(server.doorbell, server.dispatch)
+        try:
+            if on_ready is not None:
+                on_ready(server.port)
+            await asyncio.shield(stopped)
+        except asyncio.CancelledError:
+            server.stop()
+            await stopped
+            raise
+        finally:
+            loop.remove_reader(server.doorbell)
+            self._server = None
+
+    def shutdown(self) -> None:
+        """Stops a running ``serve()``: no new connections, in-flight requests finish."""
+        if self._server is not None:
+            self._server.stop()
+
+    @property
+    def port(self) -> Optional[int]:
+        """The port being served, while serving."""
+        return self._server.port if self._server is not None else None
+
+    def run(self, host: str = "127.0.0.1", port: int = 8000, *, workers: int = 1, threads: Optional[int] = None) -> None:
+        """Serves until SIGINT or SIGTERM, then drains and returns. ``workers > 1`` forks that
+        many processes sharing the port. Uses uvloop when it is installed."""
+        from .server import run
+
+        run(self, host=host, port=port, workers=workers, threads=threads)
+
+

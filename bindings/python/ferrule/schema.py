@@ -1,0 +1,312 @@
+"""Type hints → JSON Schema (validated in Rust) and converters (JSON values → Python types).
+
+Each supported annotation maps to the JSON Schema the core validates the raw input against
+before Python is entered, plus, when the handler expects something richer than plain JSON
+data (a dataclass, a UUID inside a body, an Enum member), a converter applied to the already
+valid value. Schemas are derived once, when a route is declared.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import decimal
+import enum
+import typing
+import uuid
+from typing import Any, Callable, Optional
+
+Converter = Optional[Callable[[Any], Any]]
+
+__all__ = ["TypeInfo", "describe", "strip_annotated", "is_structured"]
+
+_NONE_TYPES = (type(None),)
+try:  # Python 3.10+: `int | None`
+    from types import UnionType as _UnionType
+except ImportError:  # pragma: no cover - 3.9
+    _UnionType = None  # type: ignore[assignment,misc]
+
+
+class TypeInfo(typing.NamedTuple):
+    schema: dict
+    convert: Converter
+    optional: bool  # `X | None`: may be absent / null
+
+
+def strip_annotated(tp: Any) -> tuple[Any, list]:
+    """``Annotated[T, a, b]`` → ``(T, [a, b])``; anything else → ``(tp, [])``."""
+    if typing.get_origin(tp) is typing.Annotated:
+        base, *extras = typing.get_args(tp)
+        inner, more = strip_annotated(base)
+        return inner, more + list(extras)
+    return tp, []
+
+
+def _is_union(tp: Any) -> bool:
+    origin = typing.get_origin(tp)
+    return origin is typing.Union or (_UnionType is not None and origin is _UnionType)
+
+
+def _msgspec_struct(tp: Any) -> bool:
+    try:
+        import msgspec
+    except ImportError:
+        return False
+    return isinstance(tp, type) and issubclass(tp, msgspec.Struct)
+
+
+def _pydantic_model(tp: Any) -> bool:
+    try:
+        import pydantic
+    except ImportError:
+        return False
+    return isinstance(tp, type) and issubclass(tp, pydantic.BaseModel)
+
+
+def _typeddict(tp: Any) -> bool:
+    return typing.is_typeddict(tp)
+
+
+def is_structured(tp: Any) -> bool:
+    """Types that come from a request body rather than from one query value."""
+    tp, _ = strip_annotated(tp)
+    if _is_union(tp):
+        return any(is_structured(a) for a in typing.get_args(tp) if a not in _NONE_TYPES)
+    origin = typing.get_origin(tp) or tp
+    return (
+        dataclasses.is_dataclass(tp)
+        or _typeddict(tp)
+        or _msgspec_struct(tp)
+        or _pydantic_model(tp)
+        or origin in (dict, typing.Mapping, list, typing.List, typing.Dict)
+        and not _scalar_list(tp)
+    )
+
+
+def _scalar_list(tp: Any) -> bool:
+    # `list[int]` as a query parameter is a repeated key, not a body.
+    origin = typing.get_origin(tp)
+    if origin not in (list, typing.List, set, frozenset, tuple, typing.Sequence):
+        return False
+    args = [a for a in typing.get_args(tp) if a is not Ellipsis]
+    return len(args) == 1 and not is_structured(args[0])
+
+
+def describe(tp: Any, *, body: bool = False) -> TypeInfo:
+    """The schema and converter of an annotation. ``body=True``: the value comes from JSON
+    (strings for UUIDs and dates, ``null`` allowed for optional fields); otherwise from a
+    parameter the core has already coerced (a UUID arrives as ``uuid.UUID``)."""
+    return _Describer(body).describe(tp)
+
+
+class _Describer:
+    def __init__(self, body: bool) -> None:
+        self.body = body
+        self.active: set[int] = set()
+
+    def describe(self, tp: Any) -> TypeInfo:
+        tp, _extras = strip_annotated(tp)
+        if _is_union(tp):
+            args = typing.get_args(tp)
+            members = [a for a in args if a not in _NONE_TYPES]
+            optional = len(members) != len(args)
+            if len(members) == 1:
+                inner = self.describe(members[0])
+                schema = inner.schema
+                if optional and self.body:
+                    schema = {"anyOf": [schema, {"type": "null"}]}
+                convert = inner.convert
+                if convert is not None and optional:
+                    convert = _none_passes(convert)
+                return TypeInfo(schema, convert, optional or inner.optional)
+            infos = [self.describe(m) for m in members]
+            schemas = [i.schema for i in infos]
+            if optional and self.body:
+                schemas.append({"type": "null"})
+            if any(i.convert for i in infos):
+                raise TypeError(f"{tp!r}: unions of types that need conversion are not supported")
+            return TypeInfo({"anyOf": schemas}, None, optional)
+        if tp is Any or tp is object or tp is typing.Any:
+            return TypeInfo({}, None, False)
+        if tp is type(None):
+            return TypeInfo({"type": "null"}, None, True)
+        if isinstance(tp, type):
+            simple = self._simple(tp)
+            if simple is not None:
+                return simple
+        origin = typing.get_origin(tp)
+        if origin is typing.Literal:
+            values = list(typing.get_args(tp))
+            return TypeInfo({"enum": values}, None, False)
+        if origin in (list, typing.List, typing.Sequence, set, frozenset, tuple, typing.Set, typing.FrozenSet, typing.Tuple):
+            return self._sequence(tp, origin)
+        if origin in (dict, typing.Dict, typing.Mapping):
+            args = typing.get_args(tp)
+            value = self.describe(args[1]) if len(args) == 2 else TypeInfo({}, None, False)
+            schema: dict = {"type": "object", "additionalProperties": value.schema} if args else {"type": "object"}
+            convert = None
+            if value.convert is not None:
+                item = value.convert
+                convert = lambda v: {k: item(x) for k, x in v.items()}  # noqa: E731
+            return TypeInfo(schema, convert, False)
+        if dataclasses.is_dataclass(tp) and isinstance(tp, type):
+            return self._guarded(tp, self._dataclass)
+        if _typeddict(tp):
+            return self._guarded(tp, self._typeddict)
+        if _msgspec_struct(tp):
+            import msgspec
+
+            return TypeInfo(_inline_defs(msgspec.json.schema(tp)), lambda v: msgspec.convert(v, tp), False)
+        if _pydantic_model(tp):
+            return TypeInfo(tp.model_json_schema(), tp.model_validate, False)
+        raise TypeError(f"unsupported parameter type {tp!r}")
+
+    def _simple(self, tp: type) -> Optional[TypeInfo]:
+        # bool before int: bool is a subclass of int.
+        if issubclass(tp, bool):
+            return TypeInfo({"type": "boolean"}, None, False)
+        if issubclass(tp, enum.Enum):
+            values = [m.value for m in tp]
+            return TypeInfo({"enum": values}, tp, False)
+        if tp is int:
+            return TypeInfo({"type": "integer"}, None, False)
+        if tp is float:
+            return TypeInfo({"type": "number"}, None, False)
+        if tp is str:
+            return TypeInfo({"type": "string"}, None, False)
+        if tp is decimal.Decimal:
+            return TypeInfo({"type": "number"}, lambda v: decimal.Decimal(str(v)), False)
+        if tp is uuid.UUID:
+            return TypeInfo({"type": "string", "format": "uuid"}, uuid.UUID if self.body else None, False)
+        if tp is datetime.datetime:
+            return TypeInfo({"type": "string", "format": "date-time"}, _parse_datetime if self.body else None, False)
+        if tp is datetime.date:
+            return TypeInfo({"type": "string", "format": "date"}, datetime.date.fromisoformat if self.body else None, False)
+        if tp is bytes:
+            return TypeInfo({"type": "string", "format": "binary"}, None, False)
+        if tp in (dict,):
+            return TypeInfo({"type": "object"}, None, False)
+        if tp in (list,):
+            return TypeInfo({"type": "array"}, None, False)
+        return None
+
+    def _sequence(self, tp: Any, origin: Any) -> TypeInfo:
+        args = [a for a in typing.get_args(tp) if a is not Ellipsis]
+        if origin in (tuple, typing.Tuple) and len(args) > 1 and Ellipsis not in typing.get_args(tp):
+            items = [self.describe(a) for a in args]
+            schema = {"type": "array", "prefixItems": [i.schema for i in items], "minItems": len(items), "maxItems": len(items)}
+            converters = [i.convert for i in items]
+            if any(converters):
+                return TypeInfo(schema, lambda v: tuple(c(x) if c else x for c, x in zip(converters, v)), False)
+            return TypeInfo(schema, tuple, False)
+        item = self.describe(args[0]) if args else TypeInfo({}, None, False)
+        schema = {"type": "array", "items": item.schema}
+        container: Optional[Callable[[Any], Any]] = None
+        if origin in (set, typing.Set):
+            container = set
+            schema["uniqueItems"] = True
+        elif origin in (frozenset, typing.FrozenSet):
+            container = frozenset
+            schema["uniqueItems"] = True
+        elif origin in (tuple, typing.Tuple):
+            container = tuple
+        convert = item.convert
+        if convert is None and container is None:
+            return TypeInfo(schema, None, False)
+        make = container or list
+        if convert is None:
+            return TypeInfo(schema, make, False)
+        return TypeInfo(schema, lambda v: make(convert(x) for x in v), False)
+
+    def _guarded(self, tp: type, build: Callable[[type], TypeInfo]) -> TypeInfo:
+        if id(tp) in self.active:
+            raise TypeError(f"{tp.__qualname__} refers to itself; recursive body types are not supported")
+        self.active.add(id(tp))
+        try:
+            return build(tp)
+        finally:
+            self.active.discard(id(tp))
+
+    def _dataclass(self, cls: type) -> TypeInfo:
+        hints = typing.get_type_hints(cls, include_extras=True)
+        properties: dict[str, Any] = {}
+        required: list[str] = []
+        converters: dict[str, Callable[[Any], Any]] = {}
+        for field in dataclasses.fields(cls):
+            if not field.init:
+                continue
+            info = self.describe(hints.get(field.name, Any))
+            properties[field.name] = info.schema
+            if field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING:
+                required.append(field.name)
+            elif field.default is not dataclasses.MISSING and _json_literal(field.default):
+                properties[field.name] = {**info.schema, "default": field.default}
+            if info.convert is not None:
+                converters[field.name] = info.convert
+        schema: dict[str, Any] = {"type": "object", "properties": properties}
+        if required:
+            schema["required"] = required
+        names = tuple(properties)
+
+        def convert(value: dict) -> Any:
+            kwargs = {}
+            for name in names:
+                if name in value:
+                    raw = value[name]
+                    c = converters.get(name)
+                    kwargs[name] = c(raw) if c is not None and raw is not None else raw
+            return cls(**kwargs)
+
+        return TypeInfo(schema, convert, False)
+
+    def _typeddict(self, cls: type) -> TypeInfo:
+        hints = typing.get_type_hints(cls, include_extras=True)
+        properties = {}
+        converters = {}
+        for name, hint in hints.items():
+            info = self.describe(hint)
+            properties[name] = info.schema
+            if info.convert is not None:
+                converters[name] = info.convert
+        schema: dict[str, Any] = {"type": "object", "properties": properties}
+        required = sorted(getattr(cls, "__required_keys__", ()))
+        if required:
+            schema["required"] = required
+        if not converters:
+            return TypeInfo(schema, None, False)
+
+        def convert(value: dict) -> dict:
+            out = dict(value)
+            for name, c in converters.items():
+                if out.get(name) is not None:
+                    out[name] = c(out[name])
+            return out
+
+        return TypeInfo(schema, convert, False)
+
+
+def _none_passes(convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    return lambda v: None if v is None else convert(v)
+
+
+def _json_literal(value: Any) -> bool:
+    return value is None or isinstance(value, (bool, int, float, str))
+
+
+def _parse_datetime(text: str) -> datetime.datetime:
+    # fromisoformat in 3.10 does not take "Z".
+    if text.endswith(("Z", "z")):
+        text = text[:-1] + "+00:00"
+    return datetime.datetime.fromisoformat(text)
+
+
+def _inline_defs(schema: dict) -> dict:
+    """msgspec puts the struct under ``$defs`` with a top-level ``$ref``; keep the ``$defs`` and
+    make the root the referenced schema so the body schema is an object schema."""
+    ref = schema.get("$ref")
+    defs = schema.get("$defs", {})
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        root = dict(defs.get(ref[len("#/$defs/"):], {}))
+        root["$defs"] = defs
+        return root
+    return schema

@@ -1,0 +1,138 @@
+"""Running an app: one process, or N forked worker processes sharing one listening socket.
+
+Each process runs one event loop (uvloop when installed) that executes every handler of
+that process; the Rust runtime serves HTTP on threads of its own. SIGINT and SIGTERM stop
+accepting, drain in-flight requests, and exit with status 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import sys
+import time
+from typing import TYPE_CHECKING, Any, Optional
+
+if TYPE_CHECKING:
+    from .app import App
+
+__all__ = ["run", "new_event_loop", "run_until_complete"]
+
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def new_event_loop() -> asyncio.AbstractEventLoop:
+    """uvloop's loop when it is installed, else asyncio's."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.new_event_loop()
+    return uvloop.new_event_loop()
+
+
+def run_until_complete(loop: asyncio.AbstractEventLoop, main: "asyncio.Future[None] | Any") -> None:
+    """``loop.run_until_complete(main)``, then what ``asyncio.run`` does on the way out: cancel
+    the tasks still running (handlers the core already answered with a timeout), let them
+    finish, and stop the default thread pool (``blocking=True`` handlers)."""
+    try:
+        loop.run_until_complete(main)
+    finally:
+        pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
+        for task in pending:
+            task.cancel()
+        if pending:
+            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.run_until_complete(loop.shutdown_default_executor())
+
+
+def serve_until_signalled(app: "App", host: str, port: int, fd: Optional[int], threads: Optional[int]) -> None:
+    loop = new_event_loop()
+    asyncio.set_event_loop(loop)
+    try:
+        for sig in _STOP_SIGNALS:
+            loop.add_signal_handler(sig, app.shutdown)
+
+        def ready(bound: int) -> None:
+            print(f"ferrule: serving on http://{host}:{bound} (pid {os.getpid()})", file=sys.stderr, flush=True)
+
+        run_until_complete(loop, app.serve(host, port, fd=fd, threads=threads, on_ready=ready))
+    finally:
+        for sig in _STOP_SIGNALS:
+            loop.remove_signal_handler(sig)
+        loop.close()
+        asyncio.set_event_loop(None)
+
+
+def run(app: "App", *, host: str, port: int, workers: int = 1, threads: Optional[int] = None) -> None:
+    if workers < 1:
+        raise ValueError("workers must be at least 1")
+    if workers == 1:
+        serve_until_signalled(app, host, port, None, threads)
+        return
+    # The parent binds once (so "address in use" is reported once, before any fork) and
+    # never starts a runtime or a thread: forking a threaded process is unsafe.
+    listener = socket.create_server((host, port), backlog=1024)
+    listener.set_inheritable(True)
+    try:
+        _supervise(app, listener, workers, host, threads)
+    finally:
+        listener.close()
+
+
+def _supervise(app: "App", listener: socket.socket, workers: int, host: str, threads: Optional[int]) -> None:
+    port = listener.getsockname()[1]
+    stopping = False
+    children: set[int] = set()
+
+    def spawn() -> None:
+        pid = os.fork()
+        if pid == 0:
+            status = 0
+            try:
+                for sig in _STOP_SIGNALS:
+                    signal.signal(sig, signal.SIG_DFL)
+                serve_until_signalled(app, host, port, listener.fileno(), threads)
+            except BaseException as e:  # noqa: BLE001 - a worker reports and exits, always
+                print(f"ferrule: worker {os.getpid()} failed: {e!r}", file=sys.stderr, flush=True)
+                status = 1
+            finally:
+                os._exit(status)
+        children.add(pid)
+
+    def stop(signum: int, _frame: object) -> None:
+        nonlocal stopping
+        stopping = True
+        for pid in list(children):
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+
+    previous = {sig: signal.signal(sig, stop) for sig in _STOP_SIGNALS}
+    try:
+        for _ in range(workers):
+            spawn()
+        last_restart = 0.0
+        while children:
+            try:
+                pid, status = os.wait()
+            except ChildProcessError:
+                break
+            except InterruptedError:  # pragma: no cover - PEP 475 retries os.wait itself
+                continue
+            children.discard(pid)
+            if stopping:
+                continue
+            code = os.waitstatus_to_exitcode(status)
+            print(f"ferrule: worker {pid} exited ({code}); starting another", file=sys.stderr, flush=True)
+            # A worker that dies at once would otherwise be restarted in a tight loop.
+            if time.monotonic() - last_restart < 1.0:
+                time.sleep(1.0)
+            last_restart = time.monotonic()
+            spawn()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

@@ -1,0 +1,245 @@
+"""A handler's signature → its route's declared inputs and the plan Rust follows to call it.
+
+Done once per route. The result is plain data: a ``RouteSpec`` (the core's route description,
+with the JSON Schemas Rust validates against) and a call plan — for each argument, where its
+value comes from and the converter (if any) to apply — so per request Rust builds the
+arguments from its own typed values with no Python-side parsing.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import typing
+from typing import Any, Callable, NamedTuple, Optional
+
+from . import schema as schemas
+from .params import MISSING, File, Param
+
+__all__ = ["Argument", "Analysis", "analyse", "template_params"]
+
+_TEMPLATE_PARAM = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)(?::([a-z]+))?\}")
+
+# Path types the core's template understands, by Python annotation.
+_PATH_TYPES: dict[Any, str] = {}
+
+
+def _path_types() -> dict[Any, str]:
+    if not _PATH_TYPES:
+        import datetime
+        import uuid
+
+        _PATH_TYPES.update({
+            int: "int",
+            float: "float",
+            bool: "bool",
+            str: "str",
+            uuid.UUID: "uuid",
+            datetime.date: "date",
+            datetime.datetime: "datetime",
+        })
+    return _PATH_TYPES
+
+
+class Argument(NamedTuple):
+    """How Rust fills one handler argument (the tuple layout the extension reads)."""
+
+    name: str
+    positional: bool
+    source: str  # path | query | header | cookie | body | form | request
+    key: str  # the name in that source
+    convert: Optional[Callable[[Any], Any]]
+    default: Any  # used when the source has no value (MISSING: the core guarantees one)
+
+
+class Analysis(NamedTuple):
+    path: str  # the template, with types filled in from annotations
+    spec: dict  # RouteSpec fields except method/path
+    arguments: list[Argument]
+
+
+def template_params(path: str) -> dict[str, Optional[str]]:
+    return {m.group(1): m.group(2) for m in _TEMPLATE_PARAM.finditer(path)}
+
+
+def analyse(func: Callable[..., Any], path: str, *, request_type: type) -> Analysis:
+    in_template = template_params(path)
+    try:
+        hints = typing.get_type_hints(func, include_extras=True)
+    except Exception as e:  # unresolved forward references etc.
+        raise TypeError(f"{_name(func)}: cannot read type hints: {e}") from e
+    signature = inspect.signature(func)
+    spec: dict[str, Any] = {}
+    arguments: list[Argument] = []
+    form_fields: dict[str, Any] = {}
+    form_required: list[str] = []
+    has_file = False
+    positional = True
+    for parameter in signature.parameters.values():
+        where = f"{_name(func)}: parameter {parameter.name!r}"
+        if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+            raise TypeError(f"{where}: *args/**kwargs cannot be filled from a request")
+        if parameter.kind is parameter.POSITIONAL_ONLY:
+            raise TypeError(f"{where}: positional-only parameters are not supported")
+        positional = positional and parameter.kind is parameter.POSITIONAL_OR_KEYWORD
+        annotation = hints.get(parameter.name, Any)
+        base, extras = schemas.strip_annotated(annotation)
+        marker = next((e for e in extras if isinstance(e, Param)), None)
+        if isinstance(parameter.default, Param):
+            marker = parameter.default
+            default = marker.default
+        elif parameter.default is not inspect.Parameter.empty:
+            default = parameter.default
+            if marker is not None and marker.default is not MISSING:
+                raise TypeError(f"{where}: give the default either in the marker or after '=', not both")
+        else:
+            default = marker.default if marker is not None else MISSING
+
+        if isinstance(base, type) and issubclass(base, request_type):
+            arguments.append(Argument(parameter.name, positional, "request", "", None, MISSING))
+            continue
+
+        if marker is not None:
+            source = marker.source
+        elif parameter.name in in_template:
+            source = "path"
+        elif schemas.is_structured(base) or _is_upload(base):
+            source = "file" if _is_upload(base) else "body"
+        else:
+            source = "query"
+
+        if source == "path":
+            if parameter.name not in in_template:
+                raise TypeError(f"{where}: declared as a path parameter but {path!r} has no {{{parameter.name}}}")
+            path = _typed_template(path, parameter.name, in_template[parameter.name], base, where)
+            constraints = _constraints(marker, schemas.describe(base).schema)
+            if constraints:
+                spec.setdefault("path_params", []).append({"name": parameter.name, "schema": constraints})
+            info = schemas.describe(base)
+            arguments.append(Argument(parameter.name, positional, "path", parameter.name, info.convert, MISSING))
+            continue
+
+        if source in ("body",):
+            info = schemas.describe(base, body=True)
+            body: dict[str, Any] = {"kind": "json", "schema": info.schema, "required": default is MISSING and not info.optional}
+            if "body" in spec:
+                raise TypeError(f"{where}: a handler takes at most one body argument")
+            spec["body"] = body
+            arguments.append(Argument(parameter.name, positional, "body", "", info.convert, None if default is MISSING else default))
+            continue
+
+        if source in ("form", "file"):
+            key = (marker.alias if marker is not None and marker.alias else parameter.name)
+            if source == "file" or _is_upload(base):
+                has_file = True
+                field_schema: dict[str, Any] = {"type": "string", "format": "binary"}
+                if _is_list(base):
+                    field_schema = {"type": "array", "items": field_schema}
+                convert = None
+            else:
+                info = schemas.describe(base)
+                field_schema = _with_constraints(info.schema, marker)
+                convert = info.convert
+            form_fields[key] = field_schema
+            if default is MISSING:
+                form_required.append(key)
+            elif _json_default(default):
+                form_fields[key] = {**field_schema, "default": default}
+            arguments.append(Argument(parameter.name, positional, "form", key, convert, None if default is MISSING else default))
+            if isinstance(marker, File) and marker.max_size is not None:
+                spec["_max_file_size"] = max(spec.get("_max_file_size", 0), marker.max_size)
+            continue
+
+        # query, header, cookie
+        info = schemas.describe(base)
+        key = parameter.name
+        if marker is not None and marker.alias:
+            key = marker.alias
+        elif source == "header" and getattr(marker, "convert_underscores", True):
+            key = parameter.name.replace("_", "-")
+        param_schema = _with_constraints(info.schema, marker)
+        required = default is MISSING and not info.optional
+        entry: dict[str, Any] = {"name": key, "schema": param_schema}
+        if not required:
+            entry["required"] = False
+            if _json_default(default) and default is not None:
+                entry["schema"] = {**param_schema, "default": default}
+        spec.setdefault({"query": "query", "header": "headers", "cookie": "cookies"}[source], []).append(entry)
+        fallback = None if default is MISSING else default
+        arguments.append(Argument(parameter.name, positional, source, key, info.convert, fallback))
+
+    if form_fields:
+        if "body" in spec:
+            raise TypeError(f"{_name(func)}: a JSON body and form fields cannot be mixed")
+        form_schema: dict[str, Any] = {"type": "object", "properties": form_fields}
+        if form_required:
+            form_schema["required"] = form_required
+        spec["body"] = {"kind": "multipart" if has_file else "form", "schema": form_schema, "required": bool(form_required)}
+        if "_max_file_size" in spec:
+            spec["body"]["max_file_size"] = spec.pop("_max_file_size")
+    # A template parameter the handler does not take is still parsed and validated by the core.
+    return Analysis(path, spec, arguments)
+
+
+def _name(func: Callable[..., Any]) -> str:
+    return getattr(func, "__qualname__", repr(func))
+
+
+def _is_upload(tp: Any) -> bool:
+    from .request import UploadFile
+
+    if _is_list(tp):
+        args = typing.get_args(tp)
+        return bool(args) and args[0] is UploadFile
+    return tp is UploadFile
+
+
+def _is_list(tp: Any) -> bool:
+    return typing.get_origin(tp) in (list, typing.List)
+
+
+def _typed_template(path: str, name: str, declared: Optional[str], base: Any, where: str) -> str:
+    wanted = _path_types().get(base)
+    if base is Any:
+        return path
+    if wanted is None:
+        raise TypeError(f"{where}: {base!r} cannot be a path parameter (use int, float, bool, str, UUID, date or datetime)")
+    if declared is None:
+        return path.replace("{%s}" % name, "{%s:%s}" % (name, wanted)) if wanted != "str" else path
+    if declared == "path" and base is str:
+        return path
+    if declared != wanted:
+        raise TypeError(f"{where}: annotated {base.__name__} but the template says {{{name}:{declared}}}")
+    return path
+
+
+def _constraints(marker: Optional[Param], base_schema: dict) -> dict:
+    if marker is None:
+        return {}
+    out = dict(marker.constraints)
+    _lengths(out, marker, base_schema)
+    return out
+
+
+def _with_constraints(schema: dict, marker: Optional[Param]) -> dict:
+    if marker is None:
+        return schema
+    out = {**schema, **marker.constraints}
+    _lengths(out, marker, schema)
+    return out
+
+
+def _lengths(out: dict, marker: Param, schema: dict) -> None:
+    array = schema.get("type") == "array"
+    if marker.min_length is not None:
+        out["minItems" if array else "minLength"] = marker.min_length
+    if marker.max_length is not None:
+        out["maxItems" if array else "maxLength"] = marker.max_length
+
+
+def _json_default(value: Any) -> bool:
+    if isinstance(value, (bool, int, float, str)):
+        return True
+    if isinstance(value, (list, tuple)):
+        return all(_json_default(v) for v in value)
+    return False

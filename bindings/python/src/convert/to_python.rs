@@ -1,0 +1,89 @@
+//! Request data → Python objects, built directly from the core's typed values.
+
+use crate::request::UploadFile;
+use ferrule_core::{Body, DateTimeValue, Params, Value};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBool, PyBytes, PyDate, PyDict, PyFloat, PyList, PyString, PyType};
+
+static UUID: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static DATETIME: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+
+pub fn value<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match value {
+        Value::Null => py.None().into_bound(py),
+        Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
+        Value::Int(i) => i.into_pyobject(py)?.into_any(),
+        Value::Float(f) => PyFloat::new(py, *f).into_any(),
+        Value::Str(s) => PyString::new(py, s).into_any(),
+        // UUID(hex, bytes, bytes_le, fields, int): the int form skips all text parsing.
+        Value::Uuid(u) => UUID.import(py, "uuid", "UUID")?.call1((py.None(), py.None(), py.None(), py.None(), u.as_u128()))?,
+        Value::Date(d) => {
+            use chrono::Datelike;
+            PyDate::new(py, d.year(), d.month() as u8, d.day() as u8)?.into_any()
+        }
+        Value::DateTime(dt) => datetime(py, dt)?,
+        Value::File(file) => Bound::new(py, UploadFile::from(file))?.into_any(),
+        Value::Array(items) => {
+            let list = PyList::empty(py);
+            for item in items {
+                list.append(self::value(py, item)?)?;
+            }
+            list.into_any()
+        }
+        Value::Json(json) => self::json(py, json)?,
+    })
+}
+
+fn datetime<'py>(py: Python<'py>, dt: &DateTimeValue) -> PyResult<Bound<'py, PyAny>> {
+    // One call with the canonical text (offset included) instead of building a timezone and
+    // eight integer arguments: under the limited API both go through Python anyway.
+    DATETIME.import(py, "datetime", "datetime")?.call_method1(pyo3::intern!(py, "fromisoformat"), (dt.to_iso8601(),))
+}
+
+pub fn json<'py>(py: Python<'py>, json: &serde_json::Value) -> PyResult<Bound<'py, PyAny>> {
+    use serde_json::Value as J;
+    Ok(match json {
+        J::Null => py.None().into_bound(py),
+        J::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
+        J::Number(n) => match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => i.into_pyobject(py)?.into_any(),
+            (None, Some(u)) => u.into_pyobject(py)?.into_any(),
+            _ => PyFloat::new(py, n.as_f64().unwrap_or(f64::NAN)).into_any(),
+        },
+        J::String(s) => PyString::new(py, s).into_any(),
+        J::Array(items) => {
+            let list = PyList::empty(py);
+            for item in items {
+                list.append(self::json(py, item)?)?;
+            }
+            list.into_any()
+        }
+        J::Object(map) => {
+            let dict = PyDict::new(py);
+            for (key, item) in map {
+                dict.set_item(PyString::new(py, key), self::json(py, item)?)?;
+            }
+            dict.into_any()
+        }
+    })
+}
+
+pub fn params<'py>(py: Python<'py>, params: &Params) -> PyResult<Bound<'py, PyDict>> {
+    let dict = PyDict::new(py);
+    for (name, item) in params.iter() {
+        dict.set_item(PyString::new(py, name), value(py, item)?)?;
+    }
+    Ok(dict)
+}
+
+/// The whole body: JSON as dicts and lists, form fields as a dict, bytes, text, or None.
+pub fn body<'py>(py: Python<'py>, body: &Body) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match body {
+        Body::None => py.None().into_bound(py),
+        Body::Json(j) => json(py, j)?,
+        Body::Form(fields) => params(py, fields)?.into_any(),
+        Body::Bytes(b) => PyBytes::new(py, b).into_any(),
+        Body::Text(t) => PyString::new(py, t).into_any(),
+    })
+}

@@ -1,0 +1,156 @@
+//! `Request` and `UploadFile`: request data handed to Python as objects that convert their
+//! parts on first access (a handler that reads only `path_params` pays only for those).
+
+use crate::convert::to_python;
+use ferrule_core::{RequestData, UploadedFile};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBytes, PyDict, PyList, PyString};
+
+/// Everything the core parsed for one request: typed, validated, ready to use.
+#[pyclass(module = "ferrule._ferrule", frozen)]
+pub struct Request {
+    data: RequestData,
+    path_params: PyOnceLock<Py<PyDict>>,
+    query: PyOnceLock<Py<PyDict>>,
+    headers: PyOnceLock<Py<PyDict>>,
+    cookies: PyOnceLock<Py<PyDict>>,
+    body: PyOnceLock<Py<PyAny>>,
+}
+
+impl Request {
+    pub fn new(data: RequestData) -> Self {
+        Request {
+            data,
+            path_params: PyOnceLock::new(),
+            query: PyOnceLock::new(),
+            headers: PyOnceLock::new(),
+            cookies: PyOnceLock::new(),
+            body: PyOnceLock::new(),
+        }
+    }
+
+    pub fn data(&self) -> &RequestData {
+        &self.data
+    }
+}
+
+#[pymethods]
+impl Request {
+    #[getter]
+    fn method(&self) -> &str {
+        self.data.method.as_str()
+    }
+
+    /// The path as sent (percent-encoded).
+    #[getter]
+    fn path(&self) -> &str {
+        &self.data.path
+    }
+
+    /// Path parameters, typed as the template declares (`{id:int}` → int).
+    #[getter]
+    fn path_params(&self, py: Python<'_>) -> PyResult<Py<PyDict>> {
+        let dict = self.path_params.get_or_try_init(py, || to_python::params(py, &self.data.path_params).map(Bound::unbind))?;
+        Ok(dict.clone_ref(py))
+    }
+
+    /// Declared query parameters, coerced and validated (missing optional ones are None).
+    #[getter]
+    fn query(&self, py: Python<'_>) -> PyResult<Py<PyDict>> {
+        let dict = self.query.get_or_try_init(py, || to_python::params(py, &self.data.query).map(Bound::unbind))?;
+        Ok(dict.clone_ref(py))
+    }
+
+    /// Declared headers, under their lower-case names. `header()` reads any header.
+    #[getter]
+    fn headers(&self, py: Python<'_>) -> PyResult<Py<PyDict>> {
+        let dict = self.headers.get_or_try_init(py, || to_python::params(py, &self.data.headers).map(Bound::unbind))?;
+        Ok(dict.clone_ref(py))
+    }
+
+    /// Declared cookies.
+    #[getter]
+    fn cookies(&self, py: Python<'_>) -> PyResult<Py<PyDict>> {
+        let dict = self.cookies.get_or_try_init(py, || to_python::params(py, &self.data.cookies).map(Bound::unbind))?;
+        Ok(dict.clone_ref(py))
+    }
+
+    /// The validated body: dicts and lists for JSON (schema defaults filled in), a dict of
+    /// fields for forms (files as `UploadFile`), bytes, str, or None.
+    #[getter]
+    fn body(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let body = self.body.get_or_try_init(py, || to_python::body(py, &self.data.body).map(Bound::unbind))?;
+        Ok(body.clone_ref(py))
+    }
+
+    #[getter]
+    fn request_id(&self) -> Option<&str> {
+        self.data.request_id.as_deref()
+    }
+
+    /// Any request header by name (case-insensitive); repeated headers are joined with ", ".
+    #[pyo3(signature = (name, default = None))]
+    fn header(&self, py: Python<'_>, name: &str, default: Option<Py<PyAny>>) -> PyResult<Py<PyAny>> {
+        let mut values = self.data.raw_headers.get_all(name).iter().filter_map(|v| v.to_str().ok()).peekable();
+        if values.peek().is_none() {
+            return Ok(default.unwrap_or_else(|| py.None()));
+        }
+        let joined: Vec<&str> = values.collect();
+        Ok(PyString::new(py, &joined.join(", ")).into_any().unbind())
+    }
+
+    /// Every request header as (name, value) pairs, in the order received.
+    fn header_items<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let pairs = self
+            .data
+            .raw_headers
+            .iter()
+            .map(|(name, value)| (name.as_str(), String::from_utf8_lossy(value.as_bytes()).into_owned()));
+        PyList::new(py, pairs)
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<Request {} {}>", self.data.method, self.data.path)
+    }
+}
+
+/// An uploaded file from a multipart body, bytes kept exactly as sent.
+#[pyclass(module = "ferrule._ferrule", frozen)]
+pub struct UploadFile {
+    #[pyo3(get)]
+    field: String,
+    #[pyo3(get)]
+    filename: Option<String>,
+    #[pyo3(get)]
+    content_type: Option<String>,
+    data: ferrule_core::bytes::Bytes,
+}
+
+impl From<&UploadedFile> for UploadFile {
+    fn from(file: &UploadedFile) -> Self {
+        UploadFile {
+            field: file.field.clone(),
+            filename: file.filename.clone(),
+            content_type: file.content_type.clone(),
+            data: file.data.clone(),
+        }
+    }
+}
+
+#[pymethods]
+impl UploadFile {
+    #[getter]
+    fn size(&self) -> usize {
+        self.data.len()
+    }
+
+    /// The file's bytes.
+    fn read<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, &self.data)
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<UploadFile {:?} {} bytes>", self.filename.as_deref().unwrap_or(""), self.data.len())
+    }
+}

@@ -1,0 +1,130 @@
+//! A Python route: the handler, how to fill its arguments from the core's request data, and
+//! how its result becomes a response.
+
+use crate::convert::to_python;
+use crate::request::Request;
+use ferrule_core::{Body, RequestData};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyString, PyTuple};
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Source {
+    Path,
+    Query,
+    Header,
+    Cookie,
+    /// The whole body.
+    Body,
+    /// One field of a form or multipart body.
+    Form,
+    /// The `Request` object itself.
+    Request,
+}
+
+impl Source {
+    fn parse(name: &str) -> PyResult<Source> {
+        Ok(match name {
+            "path" => Source::Path,
+            "query" => Source::Query,
+            "header" => Source::Header,
+            "cookie" => Source::Cookie,
+            "body" => Source::Body,
+            "form" => Source::Form,
+            "request" => Source::Request,
+            other => return Err(pyo3::exceptions::PyValueError::new_err(format!("unknown argument source {other:?}"))),
+        })
+    }
+}
+
+/// One handler argument (built from `ferrule.signature.Argument`).
+pub struct ArgumentPlan {
+    name: Py<PyString>,
+    positional: bool,
+    source: Source,
+    key: String,
+    convert: Option<Py<PyAny>>,
+    default: Py<PyAny>,
+}
+
+impl ArgumentPlan {
+    pub fn from_python(argument: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let (name, positional, source, key, convert, default): (Bound<'_, PyString>, bool, String, String, Option<Py<PyAny>>, Py<PyAny>) =
+            argument.extract()?;
+        Ok(ArgumentPlan { name: name.unbind(), positional, source: Source::parse(&source)?, key, convert, default })
+    }
+}
+
+pub struct PyRoute {
+    /// `GET /users/{id:int}`, for log lines.
+    pub label: String,
+    pub func: Py<PyAny>,
+    pub arguments: Vec<ArgumentPlan>,
+    pub is_async: bool,
+    /// The status of a plain (non-`Response`) return value.
+    pub status: u16,
+    takes_request: bool,
+}
+
+impl PyRoute {
+    pub fn new(label: String, func: Py<PyAny>, arguments: Vec<ArgumentPlan>, is_async: bool, status: u16) -> Self {
+        let takes_request = arguments.iter().any(|a| a.source == Source::Request);
+        PyRoute { label, func, arguments, is_async, status, takes_request }
+    }
+}
+
+impl PyRoute {
+    /// Calls the handler with its arguments built from `request`.
+    pub fn call<'py>(&self, py: Python<'py>, request: RequestData) -> PyResult<Bound<'py, PyAny>> {
+        // A `Request` argument owns the data; the other arguments read it from there.
+        let (request_object, owned) = if self.takes_request {
+            (Some(Bound::new(py, Request::new(request))?), None)
+        } else {
+            (None, Some(request))
+        };
+        let data: &RequestData = match (&request_object, &owned) {
+            (Some(object), _) => object.get().data(),
+            (None, Some(data)) => data,
+            (None, None) => unreachable!("one of the two holds the request"),
+        };
+        let mut positional = Vec::with_capacity(self.arguments.len());
+        let mut keywords: Option<Bound<'py, PyDict>> = None;
+        for argument in &self.arguments {
+            let value = match (&argument.source, &request_object) {
+                (Source::Request, Some(object)) => object.clone().into_any(),
+                _ => self.value(py, argument, data)?,
+            };
+            if argument.positional && keywords.is_none() {
+                positional.push(value);
+            } else {
+                keywords.get_or_insert_with(|| PyDict::new(py)).set_item(argument.name.bind(py), value)?;
+            }
+        }
+        let args = PyTuple::new(py, positional)?;
+        self.func.bind(py).call(args, keywords.as_ref())
+    }
+
+    fn value<'py>(&self, py: Python<'py>, argument: &ArgumentPlan, data: &RequestData) -> PyResult<Bound<'py, PyAny>> {
+        let found = match argument.source {
+            Source::Path => data.path_params.get(&argument.key).map(|v| to_python::value(py, v)).transpose()?,
+            Source::Query => data.query.get(&argument.key).map(|v| to_python::value(py, v)).transpose()?,
+            Source::Header => data.headers.get(&argument.key).map(|v| to_python::value(py, v)).transpose()?,
+            Source::Cookie => data.cookies.get(&argument.key).map(|v| to_python::value(py, v)).transpose()?,
+            Source::Body => match &data.body {
+                Body::None => None,
+                body => Some(to_python::body(py, body)?),
+            },
+            Source::Form => match &data.body {
+                Body::Form(fields) => fields.get(&argument.key).map(|v| to_python::value(py, v)).transpose()?,
+                _ => None,
+            },
+            Source::Request => None,
+        };
+        match found {
+            Some(value) if !value.is_none() => match &argument.convert {
+                Some(convert) => convert.bind(py).call1((value,)),
+                None => Ok(value),
+            },
+            _ => Ok(argument.default.bind(py).clone()),
+        }
+    }
+}

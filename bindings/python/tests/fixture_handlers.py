@@ -1,0 +1,97 @@
+"""The fixture corpus's handler kinds (fixtures/README.md), written with the Python API.
+
+Each returns only what it received: the typed, validated values the core handed over.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import time
+from typing import Any, Callable
+
+from ferrule import Request, Response, UploadFile
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, UploadFile):
+        data = value.read()
+        return {
+            "filename": value.filename,
+            "content_type": value.content_type,
+            "size": value.size,
+            "sha256": hashlib.sha256(data).hexdigest(),
+        }
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+def echo(request: Request) -> dict:
+    out: dict[str, Any] = {}
+    for key, values in (
+        ("path", request.path_params),
+        ("query", request.query),
+        ("headers", request.headers),
+        ("cookies", request.cookies),
+    ):
+        if values:
+            out[key] = _plain(values)
+    body = request.body
+    if isinstance(body, bytes):
+        out["body"] = body.decode("utf-8", errors="replace")
+    elif body is not None:
+        out["body"] = _plain(body)
+    return out
+
+
+def status(request: Request) -> Response:
+    code = request.path_params["code"]
+    return Response(code, body=None if code in (204, 304) else {"status": code})
+
+
+def fail(request: Request) -> Any:
+    raise RuntimeError("SECRET-TOKEN-42 database password")
+
+
+def sleep(request: Request) -> dict:
+    time.sleep(request.query["ms"] / 1000)
+    return echo(request)
+
+
+def repeat(request: Request) -> dict:
+    return {"data": request.query["char"] * request.query["n"]}
+
+
+def text(request: Request) -> str:
+    return request.query["text"]
+
+
+SYNC: dict[str, Callable[[Request], Any]] = {
+    "echo": echo,
+    "status": status,
+    "fail": fail,
+    "sleep": sleep,
+    "repeat": repeat,
+    "text": text,
+}
+
+
+def _as_async(handler: Callable[[Request], Any]) -> Callable[[Request], Any]:
+    async def run(request: Request) -> Any:
+        await asyncio.sleep(0)  # really suspend, so the reply comes from a task's callback
+        return handler(request)
+
+    run.__name__ = f"async_{handler.__name__}"
+    return run
+
+
+async def _async_sleep(request: Request) -> dict:
+    await asyncio.sleep(request.query["ms"] / 1000)
+    return echo(request)
+
+
+ASYNC: dict[str, Callable[[Request], Any]] = {name: _as_async(h) for name, h in SYNC.items()}
+ASYNC["sleep"] = _async_sleep

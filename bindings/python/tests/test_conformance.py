@@ -1,0 +1,50 @@
+"""The shared fixture corpus, served by the Python API and checked by the same checker
+(`ferrule-conformance`, a real HTTP client) that checks the Rust API: once with sync
+handlers, once with async ones."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import subprocess
+
+import pytest
+
+from ferrule import App
+
+from fixture_handlers import ASYNC, SYNC
+from support import serving
+
+FIXTURES = pathlib.Path(os.environ.get("FERRULE_FIXTURES_DIR", pathlib.Path(__file__).resolve().parents[3] / "fixtures"))
+CHECKER = os.environ.get("FERRULE_CONFORMANCE", "ferrule-conformance")
+CATEGORIES = sorted(p.stem for p in (FIXTURES / "conformance").glob("*.json"))
+
+
+def build(category: str, handlers: dict) -> App:
+    fixture = json.loads((FIXTURES / "conformance" / f"{category}.json").read_text())
+    app = App(**(fixture.get("app") or {}))
+    for route in fixture["routes"]:
+        spec = dict(route)
+        kind = spec.pop("handler")
+        # A def handler that sleeps is a blocking handler, and is declared as one.
+        app.add_route(spec, handlers[kind], blocking=kind == "sleep" and handlers is SYNC)
+    return app
+
+
+def test_the_corpus_is_there() -> None:
+    assert len(CATEGORIES) >= 14, f"only {CATEGORIES} in {FIXTURES}"
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+@pytest.mark.parametrize("category", CATEGORIES)
+def test_category(category: str, mode: str) -> None:
+    app = build(category, SYNC if mode == "sync" else ASYNC)
+    with serving(app) as port:
+        result = subprocess.run(
+            [CHECKER, "check", "--fixtures", str(FIXTURES), "--category", category, "--base", f"http://127.0.0.1:{port}"],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+    assert result.returncode == 0, f"{category} ({mode}):\n{result.stdout}\n{result.stderr}"

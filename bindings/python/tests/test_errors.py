@@ -1,0 +1,92 @@
+"""Failures: a handler that raises, one that returns what cannot be sent, a request that fails
+validation. Each gets its documented problem response, nothing internal leaks, and the server
+keeps serving."""
+
+from __future__ import annotations
+
+import pytest
+
+from ferrule import App, HTTPException
+
+from support import request, serving
+
+SECRET = "SECRET-TOKEN-42"
+
+
+class Opaque:
+    pass
+
+
+def make_app() -> App:
+    app = App(timeout_ms=2000)
+
+    @app.get("/raise")
+    def raises():
+        raise ValueError(f"{SECRET} connection string")
+
+    @app.get("/raise-async")
+    async def raises_async():
+        raise KeyError(SECRET)
+
+    @app.get("/unserialisable")
+    def unserialisable():
+        return {"thing": Opaque()}
+
+    @app.get("/nan")
+    def nan():
+        return {"x": float("nan")}
+
+    @app.get("/cycle")
+    def cycle():
+        d: dict = {}
+        d["self"] = d
+        return d
+
+    @app.get("/not-found/{id:int}")
+    def not_found(id: int):
+        raise HTTPException(404, f"No item {id}", headers={"X-Reason": "gone"})
+
+    @app.get("/ok/{n:int}")
+    def ok(n: int):
+        return {"n": n}
+
+    return app
+
+
+@pytest.fixture(scope="module")
+def port():
+    with serving(make_app()) as p:
+        yield p
+
+
+@pytest.mark.parametrize("path", ["/raise", "/raise-async", "/unserialisable", "/nan", "/cycle"])
+def test_failures_are_bare_500_problems(port, path):
+    reply = request(port, "GET", path)
+    assert reply.status == 500, reply
+    assert reply.headers["content-type"] == "application/problem+json"
+    problem = reply.json()
+    assert problem["status"] == 500 and problem["title"]
+    assert SECRET not in reply.text and "Opaque" not in reply.text and "Traceback" not in reply.text
+    # ... and the server is still serving.
+    assert request(port, "GET", "/ok/1").json() == {"n": 1}
+
+
+def test_http_exception_is_a_problem_with_its_status(port):
+    reply = request(port, "GET", "/not-found/9")
+    assert reply.status == 404
+    assert reply.headers["x-reason"] == "gone"
+    assert reply.json()["detail"] == "No item 9"
+
+
+def test_validation_failure_never_calls_the_handler(port):
+    reply = request(port, "GET", "/ok/abc")
+    assert reply.status == 422
+    assert reply.json()["errors"] == [
+        {"type": "int_parsing", "loc": ["path", "n"], "msg": reply.json()["errors"][0]["msg"], "input": "abc"}
+    ]
+
+
+def test_many_failures_in_a_row_do_not_wear_the_server_down(port):
+    for _ in range(200):
+        assert request(port, "GET", "/raise").status == 500
+    assert request(port, "GET", "/ok/2").json() == {"n": 2}

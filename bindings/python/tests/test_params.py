@@ -1,0 +1,205 @@
+"""Parameter rules: where each argument comes from, read from the handler's signature, and
+what the core does with the schema derived from its type hints."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import enum
+import uuid
+from typing import Annotated, Literal, Optional, TypedDict
+
+import pytest
+
+from ferrule import App, Body, Cookie, File, Form, Header, Query, Request, UploadFile
+
+from support import request, serving
+
+
+class Color(enum.Enum):
+    RED = "red"
+    BLUE = "blue"
+
+
+@dataclasses.dataclass
+class Address:
+    city: str
+    zip: str = "00000"
+
+
+@dataclasses.dataclass
+class User:
+    name: str
+    age: int
+    id: uuid.UUID
+    born: datetime.date
+    address: Address
+    tags: list[str] = dataclasses.field(default_factory=list)
+
+
+class Point(TypedDict):
+    x: float
+    y: float
+
+
+def make_app() -> App:
+    app = App()
+
+    @app.get("/items/{item_id:int}")
+    def typed_by_template(item_id, q: Optional[str] = None):
+        return {"item_id": item_id, "type": type(item_id).__name__, "q": q}
+
+    @app.get("/orders/{order_id}")
+    def typed_by_hint(order_id: uuid.UUID, day: datetime.date, limit: int = 10):
+        return {"order_id": order_id, "is_uuid": isinstance(order_id, uuid.UUID), "day": day, "limit": limit}
+
+    @app.get("/search")
+    def constrained(
+        q: Annotated[str, Query(min_length=2, max_length=5)],
+        page: int = Query(1, ge=1, le=50),
+        tags: list[str] = Query([]),
+        color: Color = Color.RED,
+        mode: Literal["fast", "slow"] = "fast",
+    ):
+        return {"q": q, "page": page, "tags": tags, "color": color, "is_enum": isinstance(color, Color), "mode": mode}
+
+    @app.get("/headers")
+    def headers(user_agent: str = Header(), x_count: int = Header(0), session: Optional[str] = Cookie(None)):
+        return {"user_agent": user_agent, "x_count": x_count, "session": session}
+
+    @app.post("/users", status_code=201)
+    def create_user(user: User):
+        return {"is_user": isinstance(user, User), "user": user, "city_type": type(user.address).__name__}
+
+    @app.post("/points")
+    def point(p: Point):
+        return {"sum": p["x"] + p["y"]}
+
+    @app.post("/raw")
+    def raw(payload: dict = Body()):
+        return {"keys": sorted(payload)}
+
+    @app.post("/login")
+    def login(username: str = Form(), remember: bool = Form(False)):
+        return {"username": username, "remember": remember}
+
+    @app.post("/upload")
+    def upload(title: str = Form(), file: UploadFile = File()):
+        return {"title": title, "filename": file.filename, "size": file.size, "head": file.read()[:4].hex()}
+
+    @app.get("/whole/{id:int}")
+    def whole(id: int, request: Request):
+        return {"id": id, "method": request.method, "agent": request.header("user-agent")}
+
+    return app
+
+
+@pytest.fixture(scope="module")
+def port():
+    with serving(make_app()) as p:
+        yield p
+
+
+def test_template_type_coerces_without_a_hint(port):
+    assert request(port, "GET", "/items/7?q=hi").json() == {"item_id": 7, "type": "int", "q": "hi"}
+
+
+def test_hints_type_path_and_query(port):
+    reply = request(port, "GET", "/orders/550E8400-E29B-41D4-A716-446655440000?day=2024-02-29")
+    assert reply.status == 200, reply
+    assert reply.json() == {"order_id": "550e8400-e29b-41d4-a716-446655440000", "is_uuid": True, "day": "2024-02-29", "limit": 10}
+
+
+def test_hint_type_errors_are_problems_located_in_rust(port):
+    reply = request(port, "GET", "/orders/nope?day=yesterday&limit=x")
+    assert reply.status == 422
+    assert reply.headers["content-type"] == "application/problem+json"
+    locs = {tuple(e["loc"]): e["type"] for e in reply.json()["errors"]}
+    assert locs == {("path", "order_id"): "uuid_parsing", ("query", "day"): "date_parsing", ("query", "limit"): "int_parsing"}
+
+
+def test_query_constraints_defaults_arrays_and_enums(port):
+    reply = request(port, "GET", "/search?q=abc&tags=a&tags=b&color=blue&mode=slow")
+    assert reply.json() == {"q": "abc", "page": 1, "tags": ["a", "b"], "color": "blue", "is_enum": True, "mode": "slow"}
+    reply = request(port, "GET", "/search?q=a&page=0&color=green&mode=warp")
+    assert reply.status == 422
+    types = {e["loc"][-1]: e["type"] for e in reply.json()["errors"]}
+    assert types == {"q": "string_too_short", "page": "greater_than_equal", "color": "enum", "mode": "enum"}
+
+
+def test_missing_required_query(port):
+    reply = request(port, "GET", "/search")
+    assert reply.status == 422
+    assert reply.json()["errors"][0]["type"] == "missing"
+    assert reply.json()["errors"][0]["loc"] == ["query", "q"]
+
+
+def test_headers_use_hyphens_and_cookies(port):
+    reply = request(port, "GET", "/headers", headers={"User-Agent": "probe/1", "X-Count": "3", "Cookie": "session=abc"})
+    assert reply.json() == {"user_agent": "probe/1", "x_count": 3, "session": "abc"}
+
+
+def test_dataclass_body_is_validated_then_built(port):
+    user = {"name": "Ada", "age": 36, "id": str(uuid.uuid4()), "born": "1815-12-10", "address": {"city": "London"}}
+    reply = request(port, "POST", "/users", json_body=user)
+    assert reply.status == 201, reply
+    body = reply.json()
+    assert body["is_user"] and body["city_type"] == "Address"
+    assert body["user"] == {**user, "address": {"city": "London", "zip": "00000"}, "tags": []}
+
+
+def test_dataclass_body_errors_point_into_the_body(port):
+    reply = request(port, "POST", "/users", json_body={"name": "Ada", "age": "old", "address": {}})
+    assert reply.status == 422
+    locs = {tuple(e["loc"]) for e in reply.json()["errors"]}
+    assert ("body", "age") in locs and ("body", "address", "city") in locs and ("body", "id") in locs
+
+
+def test_typeddict_and_dict_bodies(port):
+    assert request(port, "POST", "/points", json_body={"x": 1.5, "y": 2}).json() == {"sum": 3.5}
+    assert request(port, "POST", "/points", json_body={"x": 1}).status == 422
+    assert request(port, "POST", "/raw", json_body={"b": 1, "a": 2}).json() == {"keys": ["a", "b"]}
+    assert request(port, "POST", "/raw", json_body=[1, 2]).status == 422
+
+
+def test_form_fields(port):
+    reply = request(port, "POST", "/login", body=b"username=ada&remember=on", headers={"content-type": "application/x-www-form-urlencoded"})
+    assert reply.json() == {"username": "ada", "remember": True}
+
+
+def test_multipart_file(port):
+    boundary = "b0undary"
+    payload = (
+        f"--{boundary}\r\nContent-Disposition: form-data; name=\"title\"\r\n\r\nReport\r\n"
+        f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"r.bin\"\r\n"
+        "Content-Type: application/octet-stream\r\n\r\n"
+    ).encode() + b"\x89PNG\x00\xff" + f"\r\n--{boundary}--\r\n".encode()
+    reply = request(port, "POST", "/upload", body=payload, headers={"content-type": f"multipart/form-data; boundary={boundary}"})
+    assert reply.status == 200, reply
+    assert reply.json() == {"title": "Report", "filename": "r.bin", "size": 6, "head": "89504e47"}
+
+
+def test_request_argument_next_to_typed_ones(port):
+    reply = request(port, "GET", "/whole/5", headers={"User-Agent": "probe/2"})
+    assert reply.json() == {"id": 5, "method": "GET", "agent": "probe/2"}
+
+
+def test_declaration_errors_are_raised_at_decoration():
+    app = App()
+    with pytest.raises(TypeError, match="has no"):
+
+        @app.get("/x")
+        def no_such_path_param(x: int = __import__("ferrule").Path()):
+            return x
+
+    with pytest.raises(TypeError, match="cannot be a path parameter"):
+
+        @app.get("/y/{y}")
+        def bad_path_type(y: dict):
+            return y
+
+    with pytest.raises(TypeError, match=r"\*args"):
+
+        @app.get("/z")
+        def var_args(*args):
+            return args
