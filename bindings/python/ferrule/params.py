@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
-__all__ = ["Param", "Path", "Query", "Header", "Cookie", "Body", "Form", "File", "MISSING"]
+__all__ = ["Param", "Path", "Query", "Header", "Cookie", "Body", "Form", "File", "Field", "MISSING"]
 
 
 class _Missing:
@@ -125,3 +125,10 @@ class File(Form):
     def __init__(self, default: Any = MISSING, *, max_size: Optional[int] = None, **kwargs: Any) -> None:
         super().__init__(default, **kwargs)
         self.max_size = max_size
+
+
+class Field(Param):
+    """Constraints on a field of a body type: ``id: Annotated[int, Field(ge=1)]`` in a
+    TypedDict or dataclass. (``annotated_types`` constraints such as ``Ge(1)`` work too.)"""
+
+    source = "body"

@@ -27,6 +27,9 @@ except ImportError:  # pragma: no cover - 3.9
     _UnionType = None  # type: ignore[assignment,misc]
 
 
+_REQUIRED_MARKERS = tuple(m for m in (getattr(typing, "Required", None), getattr(typing, "NotRequired", None)) if m is not None)
+
+
 class TypeInfo(typing.NamedTuple):
     schema: dict
     convert: Converter
@@ -105,7 +108,17 @@ class _Describer:
         self.active: set[int] = set()
 
     def describe(self, tp: Any) -> TypeInfo:
-        tp, _extras = strip_annotated(tp)
+        tp, extras = strip_annotated(tp)
+        info = self._describe(tp)
+        constraints = constraint_keywords(extras, info.schema)
+        if constraints:
+            info = TypeInfo({**info.schema, **constraints}, info.convert, info.optional)
+        return info
+
+    def _describe(self, tp: Any) -> TypeInfo:
+        if typing.get_origin(tp) in _REQUIRED_MARKERS:
+            # TypedDict's Required[...] / NotRequired[...]: __required_keys__ already says which.
+            return self.describe(typing.get_args(tp)[0])
         if _is_union(tp):
             args = typing.get_args(tp)
             members = [a for a in args if a not in _NONE_TYPES]
@@ -269,7 +282,16 @@ class _Describer:
             if info.convert is not None:
                 converters[name] = info.convert
         schema: dict[str, Any] = {"type": "object", "properties": properties}
-        required = sorted(getattr(cls, "__required_keys__", ()))
+        # With postponed annotations a class sees "NotRequired[...]" only as text; the resolved
+        # hints are authoritative.
+        required_keys = set(getattr(cls, "__required_keys__", ()))
+        for name, hint in hints.items():
+            origin = typing.get_origin(hint)
+            if origin is getattr(typing, "NotRequired", object()):
+                required_keys.discard(name)
+            elif origin is getattr(typing, "Required", object()):
+                required_keys.add(name)
+        required = sorted(required_keys)
         if required:
             schema["required"] = required
         if not converters:
@@ -283,6 +305,41 @@ class _Describer:
             return out
 
         return TypeInfo(schema, convert, False)
+
+
+# annotated_types / pydantic-style metadata objects: attribute → JSON Schema keyword.
+_CONSTRAINT_ATTRIBUTES = {
+    "gt": "exclusiveMinimum",
+    "ge": "minimum",
+    "lt": "exclusiveMaximum",
+    "le": "maximum",
+    "multiple_of": "multipleOf",
+    "pattern": "pattern",
+}
+
+
+def constraint_keywords(extras: list, schema: dict) -> dict:
+    """JSON Schema keywords from ``Annotated`` metadata: ferrule markers (``Field``, ``Query``,
+    …) and ``annotated_types`` objects (``Ge(1)``, ``MaxLen(10)``, …)."""
+    from .params import Param
+
+    out: dict = {}
+    array = schema.get("type") == "array"
+    for extra in extras:
+        if isinstance(extra, Param):
+            out.update(extra.constraints)
+            lengths = (extra.min_length, extra.max_length)
+        else:
+            for attribute, keyword in _CONSTRAINT_ATTRIBUTES.items():
+                value = getattr(extra, attribute, None)
+                if isinstance(value, (int, float, str)) and not isinstance(value, bool):
+                    out[keyword] = value
+            lengths = (getattr(extra, "min_length", None), getattr(extra, "max_length", None))
+        if lengths[0] is not None:
+            out["minItems" if array else "minLength"] = lengths[0]
+        if lengths[1] is not None:
+            out["maxItems" if array else "maxLength"] = lengths[1]
+    return out
 
 
 def _none_passes(convert: Callable[[Any], Any]) -> Callable[[Any], Any]:

@@ -13,6 +13,11 @@ mod server;
 
 use pyo3::prelude::*;
 
+/// Rust's allocations in this module (request parsing, JSON trees, response bytes); Python's
+/// own objects keep Python's allocator.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[pymodule]
 mod _ferrule {
     #[pymodule_export]

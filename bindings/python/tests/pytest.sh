@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# //bindings/python:tests — installs the wheel into a fresh venv and runs the pytest suite
+# //bindings/python:pytest — installs the wheel into a fresh venv and runs the pytest suite
 # against it with the lock's Python (pytest, uvloop), checking the fixture corpus with
 # //core:ferrule-conformance.
 set -euo pipefail

@@ -7,11 +7,13 @@ import dataclasses
 import datetime
 import enum
 import uuid
-from typing import Annotated, Literal, Optional, TypedDict
+from typing import Annotated, Literal, NotRequired, Optional, TypedDict
 
 import pytest
 
-from ferrule import App, Body, Cookie, File, Form, Header, Query, Request, UploadFile
+import annotated_types
+
+from ferrule import App, Body, Cookie, Field, File, Form, Header, Query, Request, UploadFile
 
 from support import request, serving
 
@@ -40,6 +42,12 @@ class User:
 class Point(TypedDict):
     x: float
     y: float
+
+
+class Product(TypedDict):
+    id: Annotated[int, Field(ge=1)]
+    name: Annotated[str, annotated_types.MinLen(1), annotated_types.MaxLen(5)]
+    tags: NotRequired[Annotated[list[str], Field(max_length=2)]]
 
 
 def make_app() -> App:
@@ -74,6 +82,10 @@ def make_app() -> App:
     @app.post("/points")
     def point(p: Point):
         return {"sum": p["x"] + p["y"]}
+
+    @app.post("/products")
+    def product(p: Product):
+        return p
 
     @app.post("/raw")
     def raw(payload: dict = Body()):
@@ -160,6 +172,14 @@ def test_typeddict_and_dict_bodies(port):
     assert request(port, "POST", "/points", json_body={"x": 1}).status == 422
     assert request(port, "POST", "/raw", json_body={"b": 1, "a": 2}).json() == {"keys": ["a", "b"]}
     assert request(port, "POST", "/raw", json_body=[1, 2]).status == 422
+
+
+def test_constraints_inside_body_types(port):
+    assert request(port, "POST", "/products", json_body={"id": 1, "name": "pen"}).json() == {"id": 1, "name": "pen"}
+    reply = request(port, "POST", "/products", json_body={"id": 0, "name": "toolong", "tags": ["a", "b", "c"]})
+    assert reply.status == 422
+    types = {tuple(e["loc"]): e["type"] for e in reply.json()["errors"]}
+    assert types == {("body", "id"): "greater_than_equal", ("body", "name"): "string_too_long", ("body", "tags"): "too_long"}
 
 
 def test_form_fields(port):

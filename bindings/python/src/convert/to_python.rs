@@ -42,6 +42,31 @@ fn datetime<'py>(py: Python<'py>, dt: &DateTimeValue) -> PyResult<Bound<'py, PyA
 }
 
 pub fn json<'py>(py: Python<'py>, json: &serde_json::Value) -> PyResult<Bound<'py, PyAny>> {
+    json_with_keys(py, json, &mut Keys::default())
+}
+
+/// Object keys already made into Python strings during one conversion: JSON arrays of
+/// objects repeat the same few keys many times.
+#[derive(Default)]
+struct Keys<'py> {
+    seen: Vec<(String, Bound<'py, PyString>)>,
+}
+
+impl<'py> Keys<'py> {
+    fn get(&mut self, py: Python<'py>, key: &str) -> Bound<'py, PyString> {
+        // A body has few distinct keys: a linear scan beats hashing them.
+        if let Some((_, s)) = self.seen.iter().find(|(k, _)| k == key) {
+            return s.clone();
+        }
+        let s = PyString::new(py, key);
+        if self.seen.len() < 64 {
+            self.seen.push((key.to_owned(), s.clone()));
+        }
+        s
+    }
+}
+
+fn json_with_keys<'py>(py: Python<'py>, json: &serde_json::Value, keys: &mut Keys<'py>) -> PyResult<Bound<'py, PyAny>> {
     use serde_json::Value as J;
     Ok(match json {
         J::Null => py.None().into_bound(py),
@@ -55,14 +80,14 @@ pub fn json<'py>(py: Python<'py>, json: &serde_json::Value) -> PyResult<Bound<'p
         J::Array(items) => {
             let list = PyList::empty(py);
             for item in items {
-                list.append(self::json(py, item)?)?;
+                list.append(json_with_keys(py, item, keys)?)?;
             }
             list.into_any()
         }
         J::Object(map) => {
             let dict = PyDict::new(py);
             for (key, item) in map {
-                dict.set_item(PyString::new(py, key), self::json(py, item)?)?;
+                dict.set_item(keys.get(py, key), json_with_keys(py, item, keys)?)?;
             }
             dict.into_any()
         }
