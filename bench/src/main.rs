@@ -1,21 +1,30 @@
 //! `ferrule-bench`: runs the benchmark workloads against Ferrule and its peers.
 
+mod frameworks;
+mod generate;
+mod matrix;
+mod procfs;
 mod report;
 mod runner;
 mod serve;
 mod stats;
 mod workload;
 
-use runner::{RunOptions, RunResult, ServerCommand};
+use runner::RunOptions;
+
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::Duration;
 
 const USAGE: &str = "usage: ferrule-bench <command> [options]
 
 commands:
   workloads                          list the workloads and check their payload sizes
+  frameworks                         list the frameworks and their versions
   doctor                             check that every tool the harness needs is present
-  serve <framework> --port N         run one server under test (ferrule-rust, axum)
+  generate <framework> --out FILE    write the generated server source of a framework
+  serve <framework> --port N         run a built-in server (ferrule-rust, axum)
   run --framework F --workload W     measure one framework × workload, print JSON
   matrix --out DIR                   measure every framework × workload, write results and report
   report <results.json> --out DIR    render report.md and report.html from a results file
@@ -26,25 +35,30 @@ options:
   --oha PATH            load generator (default: $FERRULE_OHA, else `oha` on PATH)
   --frameworks a,b      matrix frameworks (default: all)
   --workloads a,b       matrix workloads (default: all)
-  --duration SECS       measured seconds per run (default 10)
-  --warmup SECS         warm-up seconds per run (default 2)
+  --profile NAME        quick (default: 2 s per run, 0.5 s warm-up; the whole matrix in well
+                        under 15 minutes on 2 cores), careful (10 s, 2 s warm-up, 3 repeats),
+                        smoke (1 s, 0.2 s warm-up)
+  --duration SECS       measured seconds per run (overrides the profile)
+  --warmup SECS         warm-up seconds per run (overrides the profile)
   --connections N       concurrent connections (default 50)
-  --repeat N            runs per framework × workload (default 1)";
+  --repeat N            runs per framework × workload (overrides the profile)
+  --strict              exit 1 if Ferrule fails a request or any framework cannot be measured";
 
-const FRAMEWORKS: &[&str] = &["ferrule-rust", "axum"];
-
-struct Args {
+pub struct Args {
     positional: Vec<String>,
     options: std::collections::HashMap<String, String>,
+    flags: Vec<String>,
 }
 
 impl Args {
     fn parse() -> Result<Args, String> {
         let mut positional = Vec::new();
         let mut options = std::collections::HashMap::new();
+        let mut flags = Vec::new();
         let mut it = std::env::args().skip(1);
         while let Some(arg) = it.next() {
             match arg.strip_prefix("--") {
+                Some("strict") => flags.push("strict".to_owned()),
                 Some(name) => {
                     let value = it.next().ok_or_else(|| format!("--{name} needs a value"))?;
                     options.insert(name.to_owned(), value);
@@ -52,15 +66,37 @@ impl Args {
                 None => positional.push(arg),
             }
         }
-        Ok(Args { positional, options })
+        Ok(Args { positional, options, flags })
     }
 
-    fn get(&self, name: &str) -> Option<&str> {
+    pub fn get(&self, name: &str) -> Option<&str> {
         self.options.get(name).map(String::as_str)
     }
 
-    fn number(&self, name: &str, default: u64) -> Result<u64, String> {
+    pub fn flag(&self, name: &str) -> bool {
+        self.flags.iter().any(|f| f == name)
+    }
+
+    pub fn number(&self, name: &str, default: u64) -> Result<u64, String> {
         self.get(name).map_or(Ok(default), |v| v.parse().map_err(|_| format!("--{name} must be a whole number, got {v:?}")))
+    }
+
+    fn seconds(&self, name: &str, default: f64) -> Result<Duration, String> {
+        let secs = self.get(name).map_or(Ok(default), |v| v.parse::<f64>().map_err(|_| format!("--{name} must be seconds, got {v:?}")))?;
+        if !(0.0..=3600.0).contains(&secs) {
+            return Err(format!("--{name} must be between 0 and 3600 seconds"));
+        }
+        Ok(Duration::from_secs_f64(secs))
+    }
+}
+
+/// (duration, warm-up, repeats) of a profile.
+fn profile(name: &str) -> Result<(f64, f64, u64), String> {
+    match name {
+        "quick" => Ok((2.0, 0.5, 1)),
+        "careful" => Ok((10.0, 2.0, 3)),
+        "smoke" => Ok((1.0, 0.2, 1)),
+        other => Err(format!("unknown profile `{other}` (quick, careful, smoke)")),
     }
 }
 
@@ -78,31 +114,45 @@ fn dispatch(args: &Args) -> Result<(), String> {
         "workloads" => {
             for w in workload::load(&fixtures)? {
                 let size = w.body(&fixtures)?.len();
-                println!("{:<24} {:>6} B  {}", w.name, size, w.description);
+                println!("{:<24} {:>7} B  {}{}", w.name, size, w.description, if w.reference { " [reference]" } else { "" });
+            }
+            Ok(())
+        }
+        "frameworks" => {
+            for f in frameworks::ALL {
+                println!("{:<22} {:<7} {}", f.name, f.language, f.versions().join(", "));
             }
             Ok(())
         }
         "doctor" => doctor(args),
+        "generate" => {
+            let framework = args.positional.get(1).ok_or("generate needs a framework name")?;
+            let out = PathBuf::from(args.get("out").ok_or("generate needs --out FILE")?);
+            let source = generate::generate(framework, &workload::load(&fixtures)?)?;
+            std::fs::write(&out, source).map_err(|e| format!("{}: {e}", out.display()))
+        }
         "serve" => {
             let framework = args.positional.get(1).ok_or("serve needs a framework name")?;
             let port: u16 = args.get("port").ok_or("serve needs --port")?.parse().map_err(|_| "--port must be a port number")?;
             serve::serve(framework, port, &workload::load(&fixtures)?)
         }
         "run" => {
-            let framework = args.get("framework").ok_or("run needs --framework")?;
+            let framework = frameworks::find(args.get("framework").ok_or("run needs --framework")?)?;
             let name = args.get("workload").ok_or("run needs --workload")?;
             let workloads = workload::load(&fixtures)?;
             let w = workloads.iter().find(|w| w.name == name).ok_or_else(|| format!("unknown workload {name}"))?;
-            let result = runner::run(framework, &server_command(framework, &fixtures)?, w, &fixtures, &run_options(args)?)?;
+            let options = run_options(args)?;
+            let mut server = runner::Server::start(framework.name, &framework.command(&fixtures)?, &options)?;
+            let result = server.measure(w, &w.body(&fixtures)?, &options)?;
             println!("{}", serde_json::to_string_pretty(&result).map_err(|e| e.to_string())?);
             Ok(())
         }
-        "matrix" => matrix(args, &fixtures),
+        "matrix" => matrix::run(args, &fixtures, run_options(args)?),
         "report" => {
             let input = args.positional.get(1).ok_or("report needs a results file")?;
             let out = PathBuf::from(args.get("out").ok_or("report needs --out DIR")?);
             let set: report::ResultSet = read_json(Path::new(input))?;
-            write_report(&set, &out)
+            report::write(&set, &fixtures, &out)
         }
         "compare" => compare(args),
         "help" | "--help" | "-h" => {
@@ -113,37 +163,28 @@ fn dispatch(args: &Args) -> Result<(), String> {
     }
 }
 
-fn oha_path(args: &Args) -> PathBuf {
+pub fn oha_path(args: &Args) -> PathBuf {
     args.get("oha").map(PathBuf::from).or_else(|| std::env::var_os("FERRULE_OHA").map(PathBuf::from)).unwrap_or_else(|| PathBuf::from("oha"))
 }
 
 fn run_options(args: &Args) -> Result<RunOptions, String> {
+    let (duration, warmup, _) = profile(args.get("profile").unwrap_or("quick"))?;
     Ok(RunOptions {
         oha: oha_path(args),
-        duration_secs: args.number("duration", 10)?,
-        warmup_secs: args.number("warmup", 2)?,
+        duration: args.seconds("duration", duration)?,
+        warmup: args.seconds("warmup", warmup)?,
         connections: args.number("connections", 50)? as u32,
         server_core: 0,
         client_core: 1,
     })
 }
 
-fn server_command(framework: &str, fixtures: &Path) -> Result<ServerCommand, String> {
-    if !FRAMEWORKS.contains(&framework) {
-        return Err(format!("unknown framework `{framework}` (known: {})", FRAMEWORKS.join(", ")));
-    }
-    let me = std::env::current_exe().map_err(|e| e.to_string())?;
-    Ok(ServerCommand {
-        program: me,
-        args: vec!["serve".into(), framework.into(), "--port".into(), "{port}".into(), "--fixtures".into(), fixtures.display().to_string()],
-    })
+pub fn repeats(args: &Args) -> Result<u64, String> {
+    let (_, _, repeat) = profile(args.get("profile").unwrap_or("quick"))?;
+    Ok(args.number("repeat", repeat)?.max(1))
 }
 
-fn serves(framework: &str, workload: &str) -> bool {
-    framework != "axum" || serve::AXUM_WORKLOADS.contains(&workload)
-}
-
-fn tool_version(program: &Path, arg: &str) -> Option<String> {
+pub fn tool_version(program: &Path, arg: &str) -> Option<String> {
     let out = std::process::Command::new(program).arg(arg).output().ok()?;
     out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
 }
@@ -167,6 +208,12 @@ fn doctor(args: &Args) -> Result<(), String> {
     } else {
         println!("ok   cores: {cores}");
     }
+    for name in ["FERRULE_BENCH_APPS", "FERRULE_BENCH_PYTHON"] {
+        match std::env::var_os(name) {
+            Some(v) => println!("ok   {name}: {}", v.to_string_lossy()),
+            None => missing.push(format!("{name} is not set — run through `bazel run //bench:all`")),
+        }
+    }
     if missing.is_empty() {
         Ok(())
     } else {
@@ -174,78 +221,7 @@ fn doctor(args: &Args) -> Result<(), String> {
     }
 }
 
-fn metadata(args: &Args, options: &RunOptions) -> serde_json::Value {
-    let git = std::process::Command::new("git").args(["rev-parse", "HEAD"]).output().ok().filter(|o| o.status.success());
-    let commit = std::env::var("FERRULE_COMMIT").ok().or_else(|| git.map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned()));
-    let cpu = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|c| c.lines().find_map(|l| l.strip_prefix("model name")).map(|l| l.trim_start_matches([' ', '\t', ':']).to_owned()));
-    serde_json::json!({
-        "commit": commit,
-        "host": format!("{} ({} cores)", cpu.unwrap_or_default(), std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0)),
-        "date_unix": std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0),
-        "oha": tool_version(&options.oha, "--version"),
-        "duration_secs": options.duration_secs,
-        "warmup_secs": options.warmup_secs,
-        "connections": options.connections,
-        "repeat": args.number("repeat", 1).unwrap_or(1),
-        "frameworks": {"ferrule-core": env!("CARGO_PKG_VERSION")},
-    })
-}
-
-fn matrix(args: &Args, fixtures: &Path) -> Result<(), String> {
-    let out = PathBuf::from(args.get("out").ok_or("matrix needs --out DIR")?);
-    let options = run_options(args)?;
-    let repeat = args.number("repeat", 1)?.max(1);
-    let all = workload::load(fixtures)?;
-    let chosen_workloads: Vec<_> = match args.get("workloads") {
-        None | Some("all") => all.clone(),
-        Some(list) => list
-            .split(',')
-            .map(|n| all.iter().find(|w| w.name == n).cloned().ok_or_else(|| format!("unknown workload {n}")))
-            .collect::<Result<_, _>>()?,
-    };
-    for w in &chosen_workloads {
-        w.body(fixtures)?;
-    }
-    let frameworks: Vec<String> = match args.get("frameworks") {
-        None | Some("all") => FRAMEWORKS.iter().map(|s| s.to_string()).collect(),
-        Some(list) => list.split(',').map(str::to_owned).collect(),
-    };
-    let plan: Vec<(String, workload::Workload)> = chosen_workloads
-        .iter()
-        .flat_map(|w| frameworks.iter().filter(|f| serves(f, &w.name)).map(move |f| (f.clone(), w.clone())))
-        .flat_map(|pair| std::iter::repeat_n(pair, repeat as usize))
-        .collect();
-    let started = Instant::now();
-    let mut results: Vec<RunResult> = Vec::new();
-    for (i, (framework, w)) in plan.iter().enumerate() {
-        let per_run = options.duration_secs + options.warmup_secs + 1;
-        let left = (plan.len() - i) as u64 * per_run;
-        eprintln!("[{}/{}] {framework} × {} (about {}m{:02}s left)", i + 1, plan.len(), w.name, left / 60, left % 60);
-        let result = runner::run(framework, &server_command(framework, fixtures)?, w, fixtures, &options)?;
-        eprintln!(
-            "       {:.0} req/s, p99 {:.2} ms, {:.1} CPU-µs/req, {} failed",
-            result.requests_per_sec, result.latency_p99_ms, result.server_cpu_us_per_request, result.failed_requests
-        );
-        results.push(result);
-    }
-    let set = report::ResultSet { metadata: metadata(args, &options), results };
-    std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
-    let json = serde_json::to_string_pretty(&set).map_err(|e| e.to_string())?;
-    std::fs::write(out.join("results.json"), json).map_err(|e| e.to_string())?;
-    write_report(&set, &out)?;
-    eprintln!("wrote {}/results.json, report.md, report.html in {:.0} s", out.display(), started.elapsed().as_secs_f64());
-    Ok(())
-}
-
-fn write_report(set: &report::ResultSet, out: &Path) -> Result<(), String> {
-    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
-    std::fs::write(out.join("report.md"), report::markdown(set)).map_err(|e| e.to_string())?;
-    std::fs::write(out.join("report.html"), report::html(set)).map_err(|e| e.to_string())
-}
-
-fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, String> {
+pub fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
 }

@@ -1,106 +1,379 @@
-//! Results as a Markdown table and a self-contained HTML page with bar charts.
+//! Results as a Markdown report and a self-contained HTML page with charts: the full table,
+//! Ferrule's Python/Rust cost ratio beside the reference framework's published ratios, and
+//! Ferrule (Python) against each Python peer.
 
 use crate::runner::RunResult;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write;
+use std::path::Path;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ResultSet {
     pub metadata: serde_json::Value,
     pub results: Vec<RunResult>,
+    #[serde(default)]
+    pub errors: Vec<RunError>,
 }
 
-fn frameworks(set: &ResultSet) -> Vec<String> {
-    let mut names: Vec<String> = Vec::new();
-    for r in &set.results {
-        if !names.contains(&r.framework) {
-            names.push(r.framework.clone());
-        }
-    }
-    names
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunError {
+    pub framework: String,
+    pub workload: Option<String>,
+    pub error: String,
 }
 
-fn workloads(set: &ResultSet) -> Vec<String> {
-    let mut names: Vec<String> = Vec::new();
-    for r in &set.results {
-        if !names.contains(&r.workload) {
-            names.push(r.workload.clone());
-        }
-    }
-    names
+/// The reference framework's published Rust/Python throughput ratios (fixtures/benchmarks/reference.json).
+#[derive(Debug, Default, Deserialize)]
+pub struct Reference {
+    #[serde(default)]
+    pub framework: String,
+    #[serde(default)]
+    pub rust_over_python: std::collections::BTreeMap<String, f64>,
 }
 
-fn find<'a>(set: &'a ResultSet, framework: &str, workload: &str) -> Option<&'a RunResult> {
-    set.results.iter().find(|r| r.framework == framework && r.workload == workload)
+pub fn write(set: &ResultSet, fixtures: &Path, out: &Path) -> Result<(), String> {
+    let reference: Reference = crate::read_json(&fixtures.join("benchmarks/reference.json")).unwrap_or_default();
+    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    std::fs::write(out.join("report.md"), markdown(set, &reference)).map_err(|e| e.to_string())?;
+    std::fs::write(out.join("report.html"), html(set, &reference)).map_err(|e| e.to_string())
 }
 
-pub fn markdown(set: &ResultSet) -> String {
-    let mut out = String::new();
-    let _ = writeln!(out, "# Ferrule benchmark report\n");
-    for key in ["commit", "host", "date", "oha", "rustc", "duration_secs", "connections"] {
-        if let Some(v) = set.metadata.get(key) {
-            let _ = writeln!(out, "- {key}: {}", v.as_str().map(str::to_owned).unwrap_or_else(|| v.to_string()));
-        }
-    }
-    let _ = writeln!(out, "\nServer pinned to one core, oha to the other. CPU-µs/req is server CPU time (user+system) per completed request.\n");
-    let _ = writeln!(out, "| workload | framework | req/s | p50 ms | p99 ms | CPU-µs/req | failed | req bytes | resp bytes | startup ms | peak RSS MB |");
-    let _ = writeln!(out, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
-    for workload in workloads(set) {
-        for framework in frameworks(set) {
-            if let Some(r) = find(set, &framework, &workload) {
-                let _ = writeln!(
-                    out,
-                    "| {} | {} | {:.0} | {:.2} | {:.2} | {:.1} | {} | {} | {} | {:.0} | {:.1} |",
-                    r.workload, r.framework, r.requests_per_sec, r.latency_p50_ms, r.latency_p99_ms, r.server_cpu_us_per_request,
-                    r.failed_requests, r.request_body_bytes, r.response_body_bytes, r.startup_ms, r.peak_rss_kb as f64 / 1024.0
-                );
-            }
+fn ordered(values: impl Iterator<Item = String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for v in values {
+        if !out.contains(&v) {
+            out.push(v);
         }
     }
     out
 }
 
-/// Horizontal bars, one group per workload, one bar per framework.
-fn chart(set: &ResultSet, title: &str, value: fn(&RunResult) -> f64, unit: &str) -> String {
-    let names = frameworks(set);
-    let colors = ["#c2410c", "#0369a1", "#15803d", "#7c3aed", "#b91c1c", "#a16207", "#0f766e", "#be185d"];
-    let max = set.results.iter().map(value).fold(0.0_f64, f64::max).max(1e-9);
-    let rows: Vec<(String, &RunResult)> = workloads(set)
+fn frameworks(set: &ResultSet) -> Vec<String> {
+    ordered(set.results.iter().map(|r| r.framework.clone()))
+}
+
+fn workloads(set: &ResultSet) -> Vec<String> {
+    ordered(set.results.iter().map(|r| r.workload.clone()))
+}
+
+/// The mean of a framework × workload's repeated runs.
+#[derive(Clone)]
+struct Cell {
+    rps: f64,
+    p50: f64,
+    p99: f64,
+    cpu_us: f64,
+    failed: u64,
+    request_bytes: usize,
+    response_bytes: u64,
+    startup_ms: f64,
+    peak_rss_mb: f64,
+    runs: usize,
+}
+
+fn cell(set: &ResultSet, framework: &str, workload: &str) -> Option<Cell> {
+    let runs: Vec<&RunResult> = set.results.iter().filter(|r| r.framework == framework && r.workload == workload).collect();
+    if runs.is_empty() {
+        return None;
+    }
+    let n = runs.len() as f64;
+    let mean = |f: fn(&RunResult) -> f64| runs.iter().map(|r| f(r)).sum::<f64>() / n;
+    Some(Cell {
+        rps: mean(|r| r.requests_per_sec),
+        p50: mean(|r| r.latency_p50_ms),
+        p99: mean(|r| r.latency_p99_ms),
+        cpu_us: mean(|r| r.server_cpu_us_per_request),
+        failed: runs.iter().map(|r| r.failed_requests).sum(),
+        request_bytes: runs[0].request_body_bytes,
+        response_bytes: runs[0].response_body_bytes,
+        startup_ms: runs[0].startup_ms,
+        peak_rss_mb: runs.iter().map(|r| r.peak_rss_kb).max().unwrap_or(0) as f64 / 1024.0,
+        runs: runs.len(),
+    })
+}
+
+/// Ferrule's Python/Rust rows: (workload, rust, python-sync, python-async, reference ratio).
+struct RatioRow {
+    workload: String,
+    rust: Cell,
+    sync: Option<Cell>,
+    asynchronous: Option<Cell>,
+    reference: Option<f64>,
+}
+
+fn ratio_rows(set: &ResultSet, reference: &Reference) -> Vec<RatioRow> {
+    workloads(set)
         .into_iter()
-        .flat_map(|w| names.iter().filter_map(move |f| find(set, f, &w).map(|r| (w.clone(), r))).collect::<Vec<_>>())
+        .filter_map(|w| {
+            let rust = cell(set, "ferrule-rust", &w)?;
+            Some(RatioRow {
+                sync: cell(set, "ferrule-python-sync", &w),
+                asynchronous: cell(set, "ferrule-python-async", &w),
+                reference: reference.rust_over_python.get(&w).copied(),
+                rust,
+                workload: w,
+            })
+        })
+        .filter(|row| row.sync.is_some() || row.asynchronous.is_some())
+        .collect()
+}
+
+fn fmt_ratio(x: Option<f64>) -> String {
+    x.map(|x| format!("{x:.2}x")).unwrap_or_else(|| "–".into())
+}
+
+const PYTHON_PEERS: &[&str] = &["fastapi", "robyn", "granian", "spikard"];
+
+pub fn markdown(set: &ResultSet, reference: &Reference) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "# Ferrule benchmark report\n");
+    for key in ["commit", "host", "kernel", "oha", "profile", "duration_secs", "warmup_secs", "connections", "repeat", "pinning"] {
+        if let Some(v) = set.metadata.get(key).filter(|v| !v.is_null()) {
+            let _ = writeln!(out, "- {key}: {}", v.as_str().map(str::to_owned).unwrap_or_else(|| v.to_string()));
+        }
+    }
+    if let Some(versions) = set.metadata.get("versions").and_then(|v| v.as_object()) {
+        let _ = writeln!(out, "- versions:");
+        for (framework, lines) in versions {
+            let joined: Vec<&str> = lines.as_array().map(|l| l.iter().filter_map(|x| x.as_str()).collect()).unwrap_or_default();
+            let _ = writeln!(out, "  - {framework}: {}", joined.join(", "));
+        }
+    }
+    let _ = writeln!(
+        out,
+        "\nEach server runs alone on one core, oha on the other. **CPU-µs/req** is the server's CPU time (user + system, whole process tree) per completed request: steadier than req/s on a shared machine. Ratios compare frameworks measured side by side in this run.\n"
+    );
+
+    let rows = ratio_rows(set, reference);
+    if !rows.is_empty() {
+        let _ = writeln!(out, "## Ferrule: Python handlers vs the same routes in Rust\n");
+        let _ = writeln!(out, "Cost ratio = Python CPU-µs/req ÷ Rust CPU-µs/req (1.00x: Python costs nothing extra). The reference framework's published ratio is its Rust req/s ÷ Python req/s ({}).\n", if reference.framework.is_empty() { "reference" } else { &reference.framework });
+        let _ = writeln!(out, "| workload | Rust req/s | Rust CPU-µs | Python sync req/s | sync cost ratio | Python async req/s | async cost ratio | Rust/Python req/s (sync) | reference framework Rust/Python |");
+        let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+        for row in &rows {
+            let sync_ratio = row.sync.as_ref().map(|s| s.cpu_us / row.rust.cpu_us);
+            let async_ratio = row.asynchronous.as_ref().map(|s| s.cpu_us / row.rust.cpu_us);
+            let _ = writeln!(
+                out,
+                "| {} | {:.0} | {:.1} | {} | {} | {} | {} | {} | {} |",
+                row.workload,
+                row.rust.rps,
+                row.rust.cpu_us,
+                row.sync.as_ref().map(|s| format!("{:.0}", s.rps)).unwrap_or_else(|| "–".into()),
+                fmt_ratio(sync_ratio),
+                row.asynchronous.as_ref().map(|s| format!("{:.0}", s.rps)).unwrap_or_else(|| "–".into()),
+                fmt_ratio(async_ratio),
+                fmt_ratio(row.sync.as_ref().map(|s| row.rust.rps / s.rps)),
+                fmt_ratio(row.reference),
+            );
+        }
+        let _ = writeln!(out);
+    }
+
+    let peers: Vec<&str> = PYTHON_PEERS.iter().copied().filter(|p| set.results.iter().any(|r| r.framework == *p)).collect();
+    if !peers.is_empty() && set.results.iter().any(|r| r.framework == "ferrule-python-sync") {
+        let _ = writeln!(out, "## Ferrule (Python, sync) vs Python peers\n");
+        let _ = writeln!(out, "Per peer: Ferrule req/s ÷ peer req/s, and peer CPU-µs/req ÷ Ferrule CPU-µs/req (both > 1 when Ferrule is ahead).\n");
+        let _ = writeln!(out, "| workload | {} |", peers.iter().map(|p| format!("vs {p}: req/s · CPU")).collect::<Vec<_>>().join(" | "));
+        let _ = writeln!(out, "|---|{}", "---:|".repeat(peers.len()));
+        for w in workloads(set) {
+            let Some(ours) = cell(set, "ferrule-python-sync", &w) else { continue };
+            let cells: Vec<String> = peers
+                .iter()
+                .map(|p| match cell(set, p, &w) {
+                    Some(c) if c.failed == 0 => format!("{:.2}x · {:.2}x", ours.rps / c.rps, c.cpu_us / ours.cpu_us),
+                    Some(c) => format!("{:.2}x · {:.2}x ({} failed)", ours.rps / c.rps, c.cpu_us / ours.cpu_us, c.failed),
+                    None => "–".into(),
+                })
+                .collect();
+            let _ = writeln!(out, "| {w} | {} |", cells.join(" | "));
+        }
+        let _ = writeln!(out);
+    }
+
+    let _ = writeln!(out, "## All results\n");
+    let _ = writeln!(out, "| workload | framework | req/s | p50 ms | p99 ms | CPU-µs/req | failed | req bytes | resp bytes | startup ms | peak RSS MB | runs |");
+    let _ = writeln!(out, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for w in workloads(set) {
+        for f in frameworks(set) {
+            if let Some(c) = cell(set, &f, &w) {
+                let _ = writeln!(
+                    out,
+                    "| {w} | {f} | {:.0} | {:.2} | {:.2} | {:.1} | {} | {} | {} | {:.0} | {:.1} | {} |",
+                    c.rps, c.p50, c.p99, c.cpu_us, c.failed, c.request_bytes, c.response_bytes, c.startup_ms, c.peak_rss_mb, c.runs
+                );
+            }
+        }
+    }
+    if !set.errors.is_empty() {
+        let _ = writeln!(out, "\n## Not measured\n");
+        for e in &set.errors {
+            let _ = writeln!(out, "- {} {}: {}", e.framework, e.workload.as_deref().unwrap_or("(all workloads)"), e.error.replace('\n', " "));
+        }
+    }
+    out
+}
+
+const COLORS: [&str; 12] =
+    ["#c2410c", "#0369a1", "#15803d", "#7c3aed", "#b91c1c", "#a16207", "#0f766e", "#be185d", "#4d7c0f", "#1d4ed8", "#9333ea", "#78350f"];
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+/// Horizontal grouped bars: one group per workload, one bar per framework.
+fn chart(set: &ResultSet, title: &str, value: fn(&Cell) -> f64, unit: &str) -> String {
+    let names = frameworks(set);
+    let rows: Vec<(String, String, f64)> = workloads(set)
+        .into_iter()
+        .flat_map(|w| names.iter().filter_map(|f| cell(set, f, &w).map(|c| (w.clone(), f.clone(), value(&c)))).collect::<Vec<_>>())
         .collect();
-    let height = rows.len() * 18 + 40;
-    let mut svg = format!("<h2>{title}</h2><svg width=\"860\" height=\"{height}\" role=\"img\" aria-label=\"{title}\">");
-    for (i, (workload, r)) in rows.iter().enumerate() {
-        let y = 20 + i * 18;
-        let width = value(r) / max * 520.0;
-        let color = colors[names.iter().position(|n| *n == r.framework).unwrap_or(0) % colors.len()];
+    let max = rows.iter().map(|r| r.2).fold(0.0_f64, f64::max).max(1e-9);
+    let height = rows.len() * 16 + 30;
+    let mut svg = format!("<h2>{}</h2><svg width=\"900\" height=\"{height}\" role=\"img\" aria-label=\"{}\">", escape(title), escape(title));
+    let mut previous = String::new();
+    for (i, (workload, framework, v)) in rows.iter().enumerate() {
+        let y = 10 + i * 16;
+        if *workload != previous {
+            let _ = write!(svg, "<line x1=\"0\" x2=\"900\" y1=\"{}\" y2=\"{}\" stroke=\"#ddd\"/>", y, y);
+            let _ = write!(svg, "<text x=\"0\" y=\"{}\" font-size=\"11\" font-weight=\"bold\">{}</text>", y + 11, escape(workload));
+            previous.clone_from(workload);
+        }
+        let width = v / max * 480.0;
+        let color = COLORS[names.iter().position(|n| n == framework).unwrap_or(0) % COLORS.len()];
         let _ = write!(
             svg,
-            "<text x=\"0\" y=\"{}\" font-size=\"11\">{workload} · {}</text><rect x=\"250\" y=\"{}\" width=\"{width:.1}\" height=\"14\" fill=\"{color}\"/><text x=\"{:.1}\" y=\"{}\" font-size=\"11\">{:.1} {unit}</text>",
-            y + 11, r.framework, y, 255.0 + width, y + 11, value(r)
+            "<text x=\"150\" y=\"{}\" font-size=\"11\">{}</text><rect x=\"300\" y=\"{}\" width=\"{width:.1}\" height=\"12\" fill=\"{color}\"/><text x=\"{:.1}\" y=\"{}\" font-size=\"11\">{v:.1} {unit}</text>",
+            y + 11,
+            escape(framework),
+            y + 1,
+            305.0 + width,
+            y + 11
         );
     }
     svg.push_str("</svg>");
     svg
 }
 
-pub fn html(set: &ResultSet) -> String {
-    let mut table = String::from("<table><tr><th>workload</th><th>framework</th><th>req/s</th><th>p99 ms</th><th>CPU-µs/req</th><th>failed</th></tr>");
-    for r in &set.results {
-        let _ = write!(
-            table,
-            "<tr><td>{}</td><td>{}</td><td>{:.0}</td><td>{:.2}</td><td>{:.1}</td><td>{}</td></tr>",
-            r.workload, r.framework, r.requests_per_sec, r.latency_p99_ms, r.server_cpu_us_per_request, r.failed_requests
-        );
+/// Ferrule's Python/Rust cost ratio next to the reference framework's Rust/Python ratio, on a log scale.
+fn ratio_chart(set: &ResultSet, reference: &Reference) -> String {
+    let rows = ratio_rows(set, reference);
+    if rows.is_empty() {
+        return String::new();
     }
-    table.push_str("</table>");
+    let scale = |x: f64| (x.max(1.0).log10() / 2.0).min(1.0) * 460.0; // 1x..100x
+    let height = rows.len() * 34 + 40;
+    let mut svg = format!(
+        "<h2>How much more a request costs in Python than in Rust (log scale, 1x–100x)</h2><p>Ferrule: Python CPU-µs/req ÷ Rust CPU-µs/req, measured here. {}: its published Rust req/s ÷ Python req/s.</p><svg width=\"900\" height=\"{height}\">",
+        escape(if reference.framework.is_empty() { "Reference" } else { &reference.framework })
+    );
+    for (i, row) in rows.iter().enumerate() {
+        let y = 10 + i * 34;
+        let ours = row.sync.as_ref().map(|s| s.cpu_us / row.rust.cpu_us).unwrap_or(0.0);
+        let _ = write!(svg, "<text x=\"0\" y=\"{}\" font-size=\"11\">{}</text>", y + 12, escape(&row.workload));
+        let _ = write!(svg, "<rect x=\"160\" y=\"{}\" width=\"{:.1}\" height=\"12\" fill=\"#c2410c\"/><text x=\"{:.1}\" y=\"{}\" font-size=\"11\">Ferrule {ours:.2}x</text>", y + 2, scale(ours).max(2.0), 165.0 + scale(ours).max(2.0), y + 12);
+        if let Some(r) = row.reference {
+            let _ = write!(svg, "<rect x=\"160\" y=\"{}\" width=\"{:.1}\" height=\"12\" fill=\"#9ca3af\"/><text x=\"{:.1}\" y=\"{}\" font-size=\"11\">reference {r:.2}x</text>", y + 16, scale(r), 165.0 + scale(r), y + 26);
+        }
+    }
+    svg.push_str("</svg>");
+    svg
+}
+
+fn markdown_tables_as_html(markdown: &str) -> String {
+    let mut html = String::new();
+    let mut in_table = false;
+    for line in markdown.lines() {
+        if line.starts_with('|') {
+            if line.starts_with("|---") {
+                continue;
+            }
+            let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
+            let tag = if in_table { "td" } else { "th" };
+            if !in_table {
+                html.push_str("<table>");
+                in_table = true;
+            }
+            html.push_str("<tr>");
+            for c in cells {
+                let _ = write!(html, "<{tag}>{}</{tag}>", escape(&c.replace("**", "")));
+            }
+            html.push_str("</tr>");
+            continue;
+        }
+        if in_table {
+            html.push_str("</table>");
+            in_table = false;
+        }
+        if let Some(h) = line.strip_prefix("## ") {
+            let _ = write!(html, "<h2>{}</h2>", escape(h));
+        } else if let Some(h) = line.strip_prefix("# ") {
+            let _ = write!(html, "<h1>{}</h1>", escape(h));
+        } else if let Some(item) = line.strip_prefix("- ").or_else(|| line.strip_prefix("  - ")) {
+            let _ = write!(html, "<div class=\"meta\">{}</div>", escape(item));
+        } else if !line.trim().is_empty() {
+            let _ = write!(html, "<p>{}</p>", escape(&line.replace("**", "")));
+        }
+    }
+    if in_table {
+        html.push_str("</table>");
+    }
+    html
+}
+
+pub fn html(set: &ResultSet, reference: &Reference) -> String {
     format!(
-        "<!doctype html><html><head><meta charset=\"utf-8\"><title>Ferrule benchmark report</title><style>body{{font-family:system-ui,sans-serif;max-width:900px;margin:2em auto;color:#111}}table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:2px 8px;text-align:right}}td:first-child,td:nth-child(2){{text-align:left}}</style></head><body><h1>Ferrule benchmark report</h1><pre>{}</pre>{}{}{}{}</body></html>",
-        serde_json::to_string_pretty(&set.metadata).unwrap_or_default(),
-        chart(set, "Requests per second (higher is better)", |r| r.requests_per_sec, "req/s"),
-        chart(set, "Server CPU µs per request (lower is better)", |r| r.server_cpu_us_per_request, "µs"),
-        chart(set, "p99 latency (lower is better)", |r| r.latency_p99_ms, "ms"),
-        table
+        "<!doctype html><html><head><meta charset=\"utf-8\"><title>Ferrule benchmark report</title><style>body{{font-family:system-ui,sans-serif;max-width:960px;margin:2em auto;color:#111}}table{{border-collapse:collapse;margin:1em 0;font-size:13px}}td,th{{border:1px solid #ccc;padding:2px 8px;text-align:right}}td:first-child,th:first-child,td:nth-child(2){{text-align:left}}.meta{{font-size:13px;color:#444}}svg{{display:block;margin-bottom:1em}}</style></head><body>{}{}{}{}{}</body></html>",
+        markdown_tables_as_html(&markdown(set, reference)),
+        ratio_chart(set, reference),
+        chart(set, "Requests per second (higher is better)", |c| c.rps, "req/s"),
+        chart(set, "Server CPU µs per request (lower is better)", |c| c.cpu_us, "µs"),
+        chart(set, "p99 latency (lower is better)", |c| c.p99, "ms"),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(framework: &str, workload: &str, rps: f64, cpu: f64) -> RunResult {
+        RunResult {
+            framework: framework.into(),
+            workload: workload.into(),
+            requests_per_sec: rps,
+            latency_p50_ms: 1.0,
+            latency_p99_ms: 2.0,
+            total_requests: 1000,
+            failed_requests: 0,
+            deadline_aborted: 3,
+            server_cpu_us_per_request: cpu,
+            server_cpu_percent: 99.0,
+            startup_ms: 100.0,
+            rss_at_first_response_kb: 1000,
+            peak_rss_kb: 2000,
+            request_body_bytes: 86,
+            response_body_bytes: 100,
+            status_codes: Default::default(),
+        }
+    }
+
+    #[test]
+    fn the_ratio_table_puts_measured_and_published_ratios_side_by_side() {
+        let set = ResultSet {
+            metadata: serde_json::json!({"commit": "abc"}),
+            results: vec![
+                result("ferrule-rust", "path-int", 30000.0, 30.0),
+                result("ferrule-python-sync", "path-int", 25000.0, 36.0),
+                result("fastapi", "path-int", 3000.0, 300.0),
+            ],
+            errors: vec![RunError { framework: "robyn".into(), workload: None, error: "did not start".into() }],
+        };
+        let reference = Reference { framework: "spikard".into(), rust_over_python: [("path-int".to_owned(), 24.67)].into() };
+        let md = markdown(&set, &reference);
+        assert!(md.contains("| path-int | 30000 | 30.0 | 25000 | 1.20x | – | – | 1.20x | 24.67x |"), "{md}");
+        assert!(md.contains("| path-int | 8.33x · 8.33x |"), "{md}");
+        assert!(md.contains("robyn (all workloads): did not start"));
+        let page = html(&set, &reference);
+        assert!(page.contains("<svg") && page.contains("reference 24.67x") && page.contains("<table>"));
+    }
 }

@@ -9,23 +9,23 @@ use std::sync::Arc;
 pub fn ferrule_app(workloads: &[Workload]) -> App {
     let mut app = App::new();
     for workload in workloads {
-        app.add_route(workload.route.clone(), Arc::new(|request: RequestData| async move { Response::json(&echo(&request)) }));
+        app.add_route(workload.route.clone(), Arc::new(|request: RequestData| async move { Response::json(&echo(request)) }));
     }
     app.add_route(ferrule_core::RouteSpec::get("/health"), Arc::new(|_: RequestData| async { "ok" }));
     app
 }
 
-fn echo(request: &RequestData) -> Json {
+fn echo(request: RequestData) -> Json {
     let mut out = Map::new();
     for (key, params) in [("path", &request.path_params), ("query", &request.query)] {
         if !params.is_empty() {
             out.insert(key.into(), serde_json::to_value(params).unwrap_or_default());
         }
     }
-    match &request.body {
+    match request.body {
         Body::None => {}
         Body::Json(json) => {
-            out.insert("body".into(), json.clone());
+            out.insert("body".into(), json);
         }
         other => {
             out.insert("body".into(), other.to_json());

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# A load test as a Bazel test: runs the harness's matrix on the given frameworks/workloads and
+# keeps results.json and the reports in $TEST_UNDECLARED_OUTPUTS_DIR. `--strict` fails the test
+# when Ferrule fails a request or a framework cannot be measured.
+set -euo pipefail
+bench="$PWD/$1"; oha="$2"; python="$3"; wheel="$4"; shift 4
+source "$PWD/bench/env.sh"
+bench_env "$oha" "$python" "$wheel"
+"$bench" matrix --out "${TEST_UNDECLARED_OUTPUTS_DIR:-$TEST_TMPDIR}" --strict "$@"

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# `bazel run //bench:all [-- harness options]`: the whole matrix (every framework × workload,
+# quick profile unless told otherwise), written to bench/results/<time>/ in the workspace:
+# results.json, report.md, report.html.
+set -euo pipefail
+bench="$PWD/$1"; oha="$2"; python="$3"; wheel="$4"; shift 4
+source "$PWD/bench/env.sh"
+bench_env "$oha" "$python" "$wheel"
+workspace="${BUILD_WORKSPACE_DIRECTORY:-$PWD}"
+out="$workspace/bench/results/$(date -u +%Y%m%d-%H%M%S)"
+if commit="$(git -C "$workspace" rev-parse HEAD 2>/dev/null)"; then
+  export FERRULE_COMMIT="$commit"
+fi
+"$bench" doctor >/dev/null || { "$bench" doctor; exit 1; }
+"$bench" matrix --out "$out" "$@"
+ln -sfn "$(basename "$out")" "$workspace/bench/results/latest"
+echo "report: $out/report.md (and report.html)"

@@ -1,0 +1,112 @@
+//! The frameworks under test: how to start each one's server, and which version it is.
+//!
+//! Ferrule (Rust) and plain axum are served by this binary itself (`serve`); every other
+//! framework runs a source generated from the workloads (see `generate`), started with the
+//! interpreter and package paths the wrapper script hands over in the environment:
+//!
+//!   FERRULE_BENCH_APPS        directory with the generated sources
+//!   FERRULE_BENCH_PYTHON      the Python with the pinned peers (FastAPI, Robyn, …)
+//!   FERRULE_BENCH_PYTHONPATH  where the `ferrule` wheel is installed
+
+use crate::generate;
+use std::path::PathBuf;
+
+pub struct Framework {
+    pub name: &'static str,
+    pub language: &'static str,
+    /// Ferrule itself (0 failed requests required) or a peer.
+    pub ferrule: bool,
+    /// Python distributions whose versions the results record.
+    pub python_packages: &'static [&'static str],
+}
+
+pub const ALL: &[Framework] = &[
+    Framework { name: "ferrule-rust", language: "rust", ferrule: true, python_packages: &[] },
+    Framework { name: "axum", language: "rust", ferrule: false, python_packages: &[] },
+    Framework { name: "ferrule-python-sync", language: "python", ferrule: true, python_packages: &["ferrule"] },
+    Framework { name: "ferrule-python-async", language: "python", ferrule: true, python_packages: &["ferrule", "uvloop"] },
+    Framework { name: "fastapi", language: "python", ferrule: false, python_packages: &["fastapi", "uvicorn", "pydantic", "httptools", "uvloop"] },
+    Framework { name: "robyn", language: "python", ferrule: false, python_packages: &["robyn", "msgspec"] },
+    Framework { name: "granian", language: "python", ferrule: false, python_packages: &["granian", "msgspec", "uvloop"] },
+    Framework { name: "spikard", language: "python", ferrule: false, python_packages: &["spikard", "msgspec"] },
+];
+
+pub fn find(name: &str) -> Result<&'static Framework, String> {
+    ALL.iter().find(|f| f.name == name).ok_or_else(|| {
+        format!("unknown framework `{name}` (known: {})", ALL.iter().map(|f| f.name).collect::<Vec<_>>().join(", "))
+    })
+}
+
+/// How to start a server: program, arguments (`{port}` is replaced), environment, directory.
+#[derive(Debug, Clone)]
+pub struct ServerCommand {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    pub env: Vec<(String, String)>,
+    pub dir: Option<PathBuf>,
+}
+
+fn env_path(name: &str, framework: &str) -> Result<PathBuf, String> {
+    std::env::var_os(name)
+        .map(PathBuf::from)
+        .ok_or_else(|| format!("{framework}: {name} is not set — run the benchmarks with `bazel run //bench:all`, which sets it"))
+}
+
+impl Framework {
+    pub fn command(&self, fixtures: &std::path::Path) -> Result<ServerCommand, String> {
+        if self.language == "rust" {
+            let me = std::env::current_exe().map_err(|e| e.to_string())?;
+            let args = ["serve", self.name, "--port", "{port}", "--fixtures"].map(str::to_owned);
+            return Ok(ServerCommand {
+                program: me,
+                args: args.into_iter().chain([fixtures.display().to_string()]).collect(),
+                env: Vec::new(),
+                dir: None,
+            });
+        }
+        let apps = env_path("FERRULE_BENCH_APPS", self.name)?;
+        let python = env_path("FERRULE_BENCH_PYTHON", self.name)?;
+        let file = generate::file_name(self.name).ok_or_else(|| format!("{}: no generated source", self.name))?;
+        let mut env = vec![("PYTHONDONTWRITEBYTECODE".to_owned(), "1".to_owned())];
+        if let Some(path) = std::env::var_os("FERRULE_BENCH_PYTHONPATH") {
+            env.push(("PYTHONPATH".into(), path.to_string_lossy().into_owned()));
+        }
+        let args: Vec<String> = match self.name {
+            "granian" => [
+                "-m", "granian", "--interface", "rsgi", "--host", "127.0.0.1", "--port", "{port}", "--workers", "1",
+                "--runtime-threads", "1", "--loop", "uvloop", "--no-access-log", "--log-level", "warning", "granian_app:app",
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+            _ => vec![apps.join(file).display().to_string(), "{port}".into()],
+        };
+        Ok(ServerCommand { program: python, args, env, dir: Some(apps) })
+    }
+
+    /// `name version` of every package the framework runs on.
+    pub fn versions(&self) -> Vec<String> {
+        if self.language == "rust" {
+            return vec![format!("ferrule-core {}", env!("CARGO_PKG_VERSION"))];
+        }
+        let Ok(python) = env_path("FERRULE_BENCH_PYTHON", self.name) else { return Vec::new() };
+        let script = format!(
+            "import importlib.metadata as m, platform\nprint('python', platform.python_version())\nfor p in {:?}:\n    print(p, m.version(p))",
+            self.python_packages
+        );
+        let mut command = std::process::Command::new(python);
+        command.args(["-c", &script]);
+        if let Some(path) = std::env::var_os("FERRULE_BENCH_PYTHONPATH") {
+            command.env("PYTHONPATH", path);
+        }
+        match command.output() {
+            Ok(out) if out.status.success() => String::from_utf8_lossy(&out.stdout).lines().map(str::to_owned).collect(),
+            _ => vec!["(versions unavailable)".to_owned()],
+        }
+    }
+
+    /// Whether this framework serves the workload (the axum baseline serves only JSON).
+    pub fn serves(&self, workload: &str) -> bool {
+        self.name != "axum" || crate::serve::AXUM_WORKLOADS.contains(&workload)
+    }
+}

@@ -1,0 +1,166 @@
+//! App generation: from the workload fixtures, the source of one server per framework, each
+//! serving every workload's route with an echo handler written the way that framework's users
+//! write it (typed parameters, validated bodies), returning what it received after parsing.
+//!
+//! Bazel runs `ferrule-bench generate <framework> --out FILE` for each framework (see
+//! bench/BUILD.bazel); the sources are build outputs, never committed.
+
+mod code;
+mod fastapi;
+mod ferrule_python;
+mod granian;
+mod msgspec_python;
+mod python_types;
+mod robyn;
+mod spikard;
+mod typed_python;
+
+use crate::workload::Workload;
+use ferrule_core::params::ScalarKind;
+use ferrule_core::{BodyKind, BodySpec, ParamSpec, PathTemplate};
+
+/// The frameworks whose server is a generated source file, and that file's name.
+pub const GENERATED: &[(&str, &str)] = &[
+    ("ferrule-python-sync", "ferrule_python_sync.py"),
+    ("ferrule-python-async", "ferrule_python_async.py"),
+    ("fastapi", "fastapi_app.py"),
+    ("robyn", "robyn_app.py"),
+    ("granian", "granian_app.py"),
+    ("spikard", "spikard_app.py"),
+];
+
+pub fn file_name(framework: &str) -> Option<&'static str> {
+    GENERATED.iter().find(|(f, _)| *f == framework).map(|(_, file)| *file)
+}
+
+pub fn generate(framework: &str, workloads: &[Workload]) -> Result<String, String> {
+    let routes = workloads.iter().map(Route::of).collect::<Result<Vec<_>, _>>()?;
+    match framework {
+        "ferrule-python-sync" => Ok(ferrule_python::generate(&routes, false)),
+        "ferrule-python-async" => Ok(ferrule_python::generate(&routes, true)),
+        "fastapi" => Ok(fastapi::generate(&routes)),
+        "robyn" => Ok(robyn::generate(&routes)),
+        "granian" => Ok(granian::generate(&routes)),
+        "spikard" => Ok(spikard::generate(&routes)),
+        other => Err(format!(
+            "no generator for `{other}` (generated: {})",
+            GENERATED.iter().map(|(f, _)| *f).collect::<Vec<_>>().join(", ")
+        )),
+    }
+}
+
+/// One workload's route, taken apart the way the generators need it.
+pub struct Route<'a> {
+    /// A Python/JS/Ruby identifier for the handler (`path_int`).
+    pub ident: String,
+    pub method: &'a str,
+    /// Ferrule's template: `/numbers/{n:int}`.
+    pub template: &'a str,
+    pub path_params: Vec<(String, ScalarKind)>,
+    pub query: &'a [ParamSpec],
+    pub body: Option<&'a BodySpec>,
+}
+
+impl<'a> Route<'a> {
+    fn of(workload: &'a Workload) -> Result<Route<'a>, String> {
+        let spec = &workload.route;
+        let template = PathTemplate::parse(&spec.path).map_err(|e| format!("{}: {e}", workload.name))?;
+        if !spec.headers.is_empty() || !spec.cookies.is_empty() || !spec.path_params.is_empty() {
+            return Err(format!("{}: the generators handle path types, query parameters and bodies only", workload.name));
+        }
+        Ok(Route {
+            ident: workload.name.replace('-', "_"),
+            method: &spec.method,
+            template: &spec.path,
+            path_params: template.params.iter().map(|p| (p.name.clone(), p.kind)).collect(),
+            query: &spec.query,
+            body: spec.body.as_ref(),
+        })
+    }
+
+    /// The path with untyped parameters: `/numbers/{n}` (`brace`) or `/numbers/:n`.
+    pub fn plain_path(&self, brace: bool) -> String {
+        let mut out = String::new();
+        let mut rest = self.template;
+        while let Some(open) = rest.find('{') {
+            let close = open + rest[open..].find('}').unwrap_or(rest.len() - open - 1);
+            out.push_str(&rest[..open]);
+            let inner = &rest[open + 1..close];
+            let name = inner.split(':').next().unwrap_or(inner);
+            if brace {
+                out.push_str(&format!("{{{name}}}"));
+            } else {
+                out.push_str(&format!(":{name}"));
+            }
+            rest = &rest[close + 1..];
+        }
+        out.push_str(rest);
+        out
+    }
+
+    pub fn body_kind(&self) -> Option<BodyKind> {
+        self.body.map(|b| b.kind)
+    }
+
+    /// The body's object schema (`properties`, `required`), if it has one.
+    pub fn body_schema(&self) -> Option<&'a serde_json::Value> {
+        self.body.and_then(|b| b.schema.as_ref())
+    }
+}
+
+/// Field names and schemas of an object schema, with whether each is required.
+pub fn fields(schema: &serde_json::Value) -> Vec<(&str, &serde_json::Value, bool)> {
+    let required: Vec<&str> = schema["required"].as_array().map(|r| r.iter().filter_map(|v| v.as_str()).collect()).unwrap_or_default();
+    schema["properties"]
+        .as_object()
+        .map(|props| props.iter().map(|(name, sub)| (name.as_str(), sub, required.contains(&name.as_str()))).collect())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn workloads() -> Vec<Workload> {
+        crate::workload::load(&crate::workload::default_fixtures_dir()).unwrap()
+    }
+
+    #[test]
+    fn every_framework_gets_a_source_naming_every_route() {
+        let workloads = workloads();
+        for (framework, _) in GENERATED {
+            let source = generate(framework, &workloads).unwrap();
+            for w in &workloads {
+                let route = Route::of(w).unwrap();
+                assert!(source.contains(&route.ident), "{framework}: no handler for {}", w.name);
+            }
+        }
+    }
+
+    #[test]
+    fn generated_python_compiles() {
+        let workloads = workloads();
+        for (framework, file) in GENERATED {
+            let source = generate(framework, &workloads).unwrap();
+            let dir = std::env::temp_dir().join(format!("ferrule-gen-{}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            let path = dir.join(file);
+            std::fs::write(&path, source).unwrap();
+            let status = std::process::Command::new("python3")
+                .args(["-c", "import ast, sys; ast.parse(open(sys.argv[1]).read(), sys.argv[1])"])
+                .arg(&path)
+                .status()
+                .unwrap();
+            assert!(status.success(), "{framework}: {} is not valid Python", path.display());
+        }
+    }
+
+    #[test]
+    fn plain_paths() {
+        let w = workloads();
+        let mixed = w.iter().find(|w| w.name == "mixed").unwrap();
+        let route = Route::of(mixed).unwrap();
+        assert_eq!(route.plain_path(true), "/api/v1/users/{user_id}/posts");
+        assert_eq!(route.plain_path(false), "/api/v1/users/:user_id/posts");
+    }
+}

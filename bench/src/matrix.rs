@@ -1,0 +1,128 @@
+//! The whole matrix: every chosen framework × workload, one server start per framework,
+//! progress on the terminal, results and report written at the end.
+
+use crate::frameworks::{self, Framework};
+use crate::report::{self, ResultSet, RunError};
+use crate::runner::{RunOptions, RunResult, Server};
+use crate::workload::{self, Workload};
+use crate::Args;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+fn chosen_workloads(args: &Args, fixtures: &Path) -> Result<Vec<Workload>, String> {
+    let all = workload::load(fixtures)?;
+    let chosen: Vec<Workload> = match args.get("workloads") {
+        None | Some("all") => all,
+        Some(list) => list
+            .split(',')
+            .map(|n| all.iter().find(|w| w.name == n).cloned().ok_or_else(|| format!("unknown workload {n}")))
+            .collect::<Result<_, _>>()?,
+    };
+    for w in &chosen {
+        w.body(fixtures)?; // refuses a payload off its definition before anything runs
+    }
+    Ok(chosen)
+}
+
+fn chosen_frameworks(args: &Args) -> Result<Vec<&'static Framework>, String> {
+    match args.get("frameworks") {
+        None | Some("all") => Ok(frameworks::ALL.iter().collect()),
+        Some(list) => list.split(',').map(frameworks::find).collect(),
+    }
+}
+
+fn metadata(args: &Args, options: &RunOptions, frameworks: &[&Framework]) -> serde_json::Value {
+    let git = std::process::Command::new("git").args(["rev-parse", "HEAD"]).output().ok().filter(|o| o.status.success());
+    let commit = std::env::var("FERRULE_COMMIT").ok().or_else(|| git.map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned()));
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|c| c.lines().find_map(|l| l.strip_prefix("model name")).map(|l| l.trim_start_matches([' ', '\t', ':']).to_owned()));
+    let versions: serde_json::Map<String, serde_json::Value> =
+        frameworks.iter().map(|f| (f.name.to_owned(), serde_json::json!(f.versions()))).collect();
+    serde_json::json!({
+        "commit": commit,
+        "host": format!("{} ({} cores)", cpu.unwrap_or_default(), std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0)),
+        "kernel": std::fs::read_to_string("/proc/sys/kernel/osrelease").ok().map(|s| s.trim().to_owned()),
+        "date_unix": std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0),
+        "oha": crate::tool_version(&options.oha, "--version"),
+        "profile": args.get("profile").unwrap_or("quick"),
+        "duration_secs": options.duration.as_secs_f64(),
+        "warmup_secs": options.warmup.as_secs_f64(),
+        "connections": options.connections,
+        "repeat": crate::repeats(args).unwrap_or(1),
+        "pinning": format!("server on core {}, oha on core {}", options.server_core, options.client_core),
+        "versions": versions,
+    })
+}
+
+pub fn run(args: &Args, fixtures: &Path, options: RunOptions) -> Result<(), String> {
+    let out = PathBuf::from(args.get("out").ok_or("matrix needs --out DIR")?);
+    let repeat = crate::repeats(args)?;
+    let workloads = chosen_workloads(args, fixtures)?;
+    let frameworks = chosen_frameworks(args)?;
+    let bodies: Vec<Vec<u8>> = workloads.iter().map(|w| w.body(fixtures)).collect::<Result<_, _>>()?;
+    let runs: usize = frameworks.iter().map(|f| workloads.iter().filter(|w| f.serves(&w.name)).count()).sum::<usize>() * repeat as usize;
+    let per_run = options.duration + options.warmup + Duration::from_millis(150);
+    let metadata = metadata(args, &options, &frameworks);
+    let started = Instant::now();
+    let mut results: Vec<RunResult> = Vec::new();
+    let mut errors: Vec<RunError> = Vec::new();
+    let mut done = 0usize;
+    for framework in &frameworks {
+        let served: Vec<(&Workload, &Vec<u8>)> = workloads.iter().zip(&bodies).filter(|(w, _)| framework.serves(&w.name)).collect();
+        let mut server = match framework.command(fixtures).and_then(|c| Server::start(framework.name, &c, &options)) {
+            Ok(server) => server,
+            Err(error) => {
+                eprintln!("  {}: {error}", framework.name);
+                errors.push(RunError { framework: framework.name.into(), workload: None, error });
+                done += served.len() * repeat as usize;
+                continue;
+            }
+        };
+        eprintln!("{} started in {:.0} ms", framework.name, server.startup_ms());
+        for (w, body) in served {
+            for _ in 0..repeat {
+                done += 1;
+                let left = per_run * (runs - done + 1) as u32;
+                eprint!(
+                    "[{done}/{runs}] {:<21} × {:<22} {}m{:02}s left … ",
+                    framework.name,
+                    w.name,
+                    left.as_secs() / 60,
+                    left.as_secs() % 60
+                );
+                match server.measure(w, body, &options) {
+                    Ok(r) => {
+                        eprintln!(
+                            "{:>8.0} req/s  p99 {:>6.2} ms  {:>6.1} CPU-µs/req  {} failed",
+                            r.requests_per_sec, r.latency_p99_ms, r.server_cpu_us_per_request, r.failed_requests
+                        );
+                        results.push(r);
+                    }
+                    Err(error) => {
+                        eprintln!("error: {error}");
+                        errors.push(RunError { framework: framework.name.into(), workload: Some(w.name.clone()), error });
+                    }
+                }
+            }
+        }
+    }
+    let set = ResultSet { metadata, results, errors };
+    std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let json = serde_json::to_string_pretty(&set).map_err(|e| e.to_string())?;
+    std::fs::write(out.join("results.json"), json).map_err(|e| e.to_string())?;
+    report::write(&set, fixtures, &out)?;
+    eprintln!("wrote {0}/results.json, {0}/report.md and {0}/report.html in {1:.0} s", out.display(), started.elapsed().as_secs_f64());
+    if args.flag("strict") {
+        let ferrule_failures: u64 = set
+            .results
+            .iter()
+            .filter(|r| frameworks::find(&r.framework).map(|f| f.ferrule).unwrap_or(false))
+            .map(|r| r.failed_requests)
+            .sum();
+        if ferrule_failures > 0 || !set.errors.is_empty() {
+            return Err(format!("--strict: {ferrule_failures} failed Ferrule requests, {} frameworks or runs could not be measured", set.errors.len()));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,82 @@
+//! A process tree's CPU time and memory, from /proc (servers such as Granian do their work in
+//! forked children, so the server's cost is the whole tree's).
+
+use std::collections::HashMap;
+
+struct Stat {
+    ppid: u32,
+    cpu_ticks: u64,
+}
+
+fn stat(pid: u32) -> Option<Stat> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name may contain spaces and parentheses: fields start after the last ") ".
+    let fields: Vec<&str> = text.rsplit_once(") ")?.1.split_whitespace().collect();
+    Some(Stat {
+        ppid: fields.get(1)?.parse().ok()?,
+        cpu_ticks: fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?,
+    })
+}
+
+/// `root` and every process descended from it.
+pub fn tree(root: u32) -> Vec<u32> {
+    let mut children: HashMap<u32, Vec<u32>> = HashMap::new();
+    if let Ok(entries) = std::fs::read_dir("/proc") {
+        for entry in entries.flatten() {
+            if let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) {
+                if let Some(s) = stat(pid) {
+                    children.entry(s.ppid).or_default().push(pid);
+                }
+            }
+        }
+    }
+    let mut out = vec![root];
+    let mut i = 0;
+    while i < out.len() {
+        if let Some(kids) = children.get(&out[i]) {
+            out.extend(kids);
+        }
+        i += 1;
+    }
+    out
+}
+
+/// utime + stime of the tree (all threads), in clock ticks.
+pub fn tree_cpu_ticks(root: u32) -> u64 {
+    tree(root).into_iter().filter_map(stat).map(|s| s.cpu_ticks).sum()
+}
+
+pub fn rss_kb(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status.lines().find_map(|l| l.strip_prefix("VmRSS:")).and_then(|v| v.trim().trim_end_matches(" kB").trim().parse().ok())
+}
+
+pub fn tree_rss_kb(root: u32) -> u64 {
+    tree(root).into_iter().filter_map(rss_kb).sum()
+}
+
+pub fn clock_ticks_per_sec() -> f64 {
+    std::process::Command::new("getconf")
+        .arg("CLK_TCK")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(100.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tree_includes_children_and_their_cpu() {
+        let mut child = std::process::Command::new("sleep").arg("5").spawn().unwrap();
+        let me = std::process::id();
+        assert!(tree(me).contains(&child.id()));
+        assert!(tree_rss_kb(me) >= rss_kb(me).unwrap());
+        let _ = tree_cpu_ticks(me);
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+}
