@@ -83,6 +83,16 @@ impl App {
         self.routes.push((spec, handler));
     }
 
+    /// Compiles one route description (path template, method, schemas) without keeping it, so
+    /// a binding can refuse a bad route where it is declared rather than when the app starts.
+    pub fn check_route(&self, spec: &RouteSpec) -> Result<(), AppError> {
+        let template = PathTemplate::parse(&spec.path).map_err(AppError)?;
+        Method::from_bytes(spec.method.to_ascii_uppercase().as_bytes())
+            .map_err(|_| AppError(format!("{} {}: invalid method", spec.method, spec.path)))?;
+        let nothing: Arc<dyn Handler> = Arc::new(|_: crate::request::RequestData| async { StatusCode::NO_CONTENT });
+        CompiledRoute::compile(spec, &template, &self.config, nothing).map(drop).map_err(|e| AppError(e.message))
+    }
+
     /// Compiles every route (paths, schemas, middleware) into an axum [`Router`].
     pub fn into_router(self) -> Result<Router, AppError> {
         let config = self.config;
@@ -223,6 +233,16 @@ mod tests {
         let request = http::Request::get(path).header("accept-encoding", "gzip").body(axum::body::Body::empty()).unwrap();
         let response = router.clone().oneshot(request).await.unwrap();
         response.headers().get(header::CONTENT_ENCODING).map(|v| v.to_str().unwrap().to_owned())
+    }
+
+    #[test]
+    fn a_bad_route_is_refused_where_it_is_declared() {
+        let app = App::new();
+        assert!(app.check_route(&RouteSpec::get("/users/{id:int}")).is_ok());
+        let bad_type = app.check_route(&RouteSpec::get("/users/{id:integer}")).unwrap_err();
+        assert!(bad_type.0.contains("unknown type `integer`"), "{bad_type}");
+        let bad_schema = app.check_route(&RouteSpec::get("/q").query("n", serde_json::json!({"type": "integer", "minimum": "one"})));
+        assert!(bad_schema.is_err());
     }
 
     #[tokio::test]

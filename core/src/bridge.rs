@@ -11,10 +11,12 @@
 //! rings once for everything queued meanwhile; results travel back through one
 //! [`ReplyBatch`], delivered by a single task inside the runtime.
 //!
-//! Two ways to wait, one per kind of consumer:
+//! Three ways to be told, one per kind of consumer:
 //! * a thread that blocks ([`Mailbox::wait`]) with the interpreter lock released (Ruby);
 //! * an event loop that watches a file descriptor ([`Mailbox::with_doorbell`]): an `eventfd`
-//!   that becomes readable when jobs arrive (Python's asyncio `add_reader`).
+//!   that becomes readable when jobs arrive (Python's asyncio `add_reader`);
+//! * an event loop that is woken by a callback ([`Mailbox::with_waker`]): Node's thread-safe
+//!   functions, which queue a call onto the JavaScript thread.
 //!
 //! [`post`]: Mailbox::post
 
@@ -27,6 +29,7 @@ pub struct Mailbox<J> {
     state: Mutex<State<J>>,
     arrived: Condvar,
     doorbell: Option<OwnedFd>,
+    waker: Option<Box<dyn Fn() + Send + Sync>>,
 }
 
 struct State<J> {
@@ -50,7 +53,14 @@ impl<J> Mailbox<J> {
             state: Mutex::new(State { jobs: VecDeque::new(), closed: false, notified: false }),
             arrived: Condvar::new(),
             doorbell: None,
+            waker: None,
         }
+    }
+
+    /// A mailbox whose consumer is woken by calling `wake` (once per batch); it then collects
+    /// with [`Mailbox::take_all`].
+    pub fn with_waker(wake: impl Fn() + Send + Sync + 'static) -> Self {
+        Mailbox { waker: Some(Box::new(wake)), ..Mailbox::new() }
     }
 
     /// A mailbox whose consumer is an event loop watching [`Mailbox::doorbell_fd`].
@@ -100,9 +110,10 @@ impl<J> Mailbox<J> {
     }
 
     fn ring(&self) {
-        match &self.doorbell {
-            Some(fd) => ring_doorbell(fd),
-            None => self.arrived.notify_one(),
+        match (&self.doorbell, &self.waker) {
+            (Some(fd), _) => ring_doorbell(fd),
+            (None, Some(wake)) => wake(),
+            (None, None) => self.arrived.notify_one(),
         }
     }
 
@@ -150,8 +161,8 @@ impl<J> Mailbox<J> {
     pub fn close(&self) {
         self.lock().closed = true;
         self.arrived.notify_all();
-        if let Some(fd) = &self.doorbell {
-            ring_doorbell(fd);
+        if self.doorbell.is_some() || self.waker.is_some() {
+            self.ring();
         }
     }
 
@@ -259,6 +270,22 @@ mod tests {
         mailbox.wake();
         assert!(!readable(fd), "nothing waiting, nothing to ring for");
         assert_eq!(got, vec![1, 2]);
+    }
+
+    #[test]
+    fn a_waker_is_called_once_per_batch() {
+        let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = calls.clone();
+        let mailbox = Mailbox::with_waker(move || {
+            counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        });
+        mailbox.post(1).unwrap();
+        mailbox.post(2).unwrap();
+        assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 1);
+        let mut got = Vec::new();
+        mailbox.take_all(&mut got);
+        mailbox.post(3).unwrap();
+        assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 2);
     }
 
     #[tokio::test]

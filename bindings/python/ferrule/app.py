@@ -79,7 +79,8 @@ class App:
             "shutdown_timeout_ms": shutdown_timeout_ms,
         }
         self.config = {k: v for k, v in settings.items() if v is not None}
-        self._routes: list[_Route] = []
+        # Routes go to the core as they are declared, so a bad one fails at its decorator.
+        self._native_app = _ferrule.NativeApp(json.dumps(self.config), Response, HTTPException)
         self._server: Optional[_ferrule.ServerHandle] = None
 
     # -- declaring routes -------------------------------------------------------------------
@@ -109,7 +110,7 @@ class App:
                 if method not in _METHODS:
                     raise ValueError(f"{method} is not a supported method ({', '.join(_METHODS)})")
                 spec = {"method": method, "path": analysis.path, **analysis.spec, **options}
-                self._routes.append(_Route(spec, handler, analysis.arguments, status_code, blocking))
+                self._declare(_Route(spec, handler, analysis.arguments, status_code, blocking))
             return handler
 
         return register
@@ -141,15 +142,12 @@ class App:
         "required"}``, ``body`` ``{"kind", "schema"}``, …); ``handler`` receives the ``Request``.
         For routes described as data, such as the shared fixture corpus."""
         arguments = [Argument("request", True, "request", "", None, None)]
-        self._routes.append(_Route(dict(spec), handler, arguments, status_code, blocking))
+        self._declare(_Route(dict(spec), handler, arguments, status_code, blocking))
 
     # -- serving ----------------------------------------------------------------------------
 
-    def _native(self) -> _ferrule.NativeApp:
-        native = _ferrule.NativeApp(json.dumps(self.config), Response, HTTPException)
-        for route in self._routes:
-            native.add_route(json.dumps(route.spec), route.handler, route.arguments, route.is_async, route.status_code)
-        return native
+    def _declare(self, route: _Route) -> None:
+        self._native_app.add_route(json.dumps(route.spec), route.handler, route.arguments, route.is_async, route.status_code)
 
     async def serve(
         self,
@@ -166,7 +164,7 @@ class App:
         ``on_ready(port)`` is called once listening."""
         loop = asyncio.get_running_loop()
         stopped: asyncio.Future[None] = loop.create_future()
-        server = self._native().start(loop, stopped, host=host, port=port, fd=fd, threads=threads)
+        server = self._native_app.start(loop, stopped, host=host, port=port, fd=fd, threads=threads)
         self._server = server
         loop.add_reader(server.doorbell, server.dispatch)
         try:

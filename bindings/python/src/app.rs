@@ -39,6 +39,7 @@ impl NativeApp {
     /// `ferrule.signature.Argument`s in call order.
     fn add_route(&self, spec_json: &str, handler: Py<PyAny>, arguments: &Bound<'_, PyList>, is_async: bool, status: u16) -> PyResult<()> {
         let spec: RouteSpec = serde_json::from_str(spec_json).map_err(|e| PyValueError::new_err(format!("route: {e}")))?;
+        App::with_config(self.config.clone()).check_route(&spec).map_err(|e| PyValueError::new_err(e.to_string()))?;
         let plans = arguments.iter().map(|a| ArgumentPlan::from_python(&a)).collect::<PyResult<Vec<_>>>()?;
         let label = format!("{} {}", spec.method, spec.path);
         let route = Arc::new(PyRoute::new(label, handler, plans, is_async, status));

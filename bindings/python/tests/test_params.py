@@ -218,6 +218,12 @@ def test_declaration_errors_are_raised_at_decoration():
         def bad_path_type(y: dict):
             return y
 
+    with pytest.raises(ValueError, match="unknown type `integer`"):
+
+        @app.get("/w/{w:integer}")
+        def bad_template_type(w):
+            return w
+
     with pytest.raises(TypeError, match=r"\*args"):
 
         @app.get("/z")
