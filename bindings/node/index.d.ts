@@ -1,3 +1,170 @@
+/**
+ * Ferrule for Node.js: a Rust HTTP core (axum + tokio) with JavaScript handlers.
+ *
+ * Path parameters are typed from the template: `'/users/{id:int}'` gives `params.id: number`.
+ */
+
+/** The types a path template's `{name:type}` can declare. */
+interface PathTypes {
+  int: number;
+  float: number;
+  bool: boolean;
+  str: string;
+  uuid: string;
+  date: string;
+  datetime: string;
+  path: string;
+}
+
+type ParamType<T extends string> = T extends keyof PathTypes ? PathTypes[T] : string;
+
+type Param<S extends string> = S extends `${infer Name}:${infer Type}`
+  ? { [K in Name]: ParamType<Type> }
+  : { [K in S]: string };
+
+/** `'/a/{x:int}/b/{y}'` → `{ x: number } & { y: string }`. */
+export type PathParams<Path extends string> = Path extends `${string}{${infer P}}${infer Rest}`
+  ? Param<P> & PathParams<Rest>
+  : {};
+
+/** An uploaded file of a multipart body, bytes kept exactly as sent. */
+export interface UploadedFile {
+  field: string;
+  filename: string | null;
+  contentType: string | null;
+  size: number;
+  data: Buffer;
+}
+
+/** What a handler receives: everything already parsed, coerced and validated by the core. */
+export interface Context<Path extends string = string, Body = any, Query = Record<string, any>> {
+  method: string;
+  /** The path as sent (percent-encoded). */
+  path: string;
+  params: PathParams<Path>;
+  query: Query;
+  /** Declared headers, under their lower-case names. */
+  headers: Record<string, any>;
+  cookies: Record<string, any>;
+  /** JSON as parsed (schema defaults filled in), form fields (files as UploadedFile), Buffer, string, or undefined. */
+  body: Body;
+  requestId: string | null;
+}
+
+/** Anything JSON-serialisable (Dates and objects with toJSON included). */
+export type Json = unknown;
+
+export type HandlerResult = Json | string | Buffer | Response | null | undefined;
+
+export type Handler<Path extends string = string> = (ctx: Context<Path>) => HandlerResult | Promise<HandlerResult>;
+
+/** A JSON Schema (2020-12) object. */
+export type Schema = Record<string, unknown>;
+
+export interface CorsOptions {
+  allow_origins?: string[];
+  allow_methods?: string[];
+  allow_headers?: string[];
+  expose_headers?: string[];
+  allow_credentials?: boolean;
+  max_age_secs?: number;
+}
+
+export interface CompressionOptions {
+  enabled?: boolean;
+  min_size?: number;
+  gzip?: boolean;
+  br?: boolean;
+  zstd?: boolean;
+}
+
+export interface RouteOptions {
+  /** A JSON body's schema. */
+  body?: Schema;
+  /** A url-encoded form's object schema. */
+  form?: Schema;
+  /** A multipart form's object schema; `format: 'binary'` fields are files. */
+  multipart?: Schema;
+  /** Object schemas of the query string, headers and cookies. */
+  query?: Schema;
+  headers?: Schema;
+  cookies?: Schema;
+  /** Extra constraints on path parameters. */
+  params?: Schema;
+  bodyRequired?: boolean;
+  maxFileSize?: number;
+  /** Status of plain (non-Response) return values. */
+  status?: number;
+  cors?: CorsOptions;
+  compression?: CompressionOptions;
+  bodyLimit?: number;
+  timeout?: number;
+}
+
+export interface AppOptions {
+  bodyLimit?: number;
+  cors?: CorsOptions;
+  compression?: CompressionOptions;
+  requestId?: boolean;
+  timeout?: number;
+  maxHeaderBytes?: number;
+  shutdownTimeout?: number;
+}
+
+export interface ListenOptions {
+  host?: string;
+  port?: number;
+  /** Processes sharing the port (node:cluster); the primary resolves when all have exited. */
+  workers?: number;
+  /** Runtime threads (default: the CPUs this process may use). */
+  threads?: number;
+  /** Close gracefully on SIGINT/SIGTERM (default true). */
+  handleSignals?: boolean;
+}
+
+export declare class App {
+  constructor(options?: AppOptions);
+  route<P extends string>(method: string | string[], path: P, handler: Handler<P>): this;
+  route<P extends string>(method: string | string[], path: P, options: RouteOptions, handler: Handler<P>): this;
+  /** Declares a route from an explicit core RouteSpec (routes described as data). */
+  addRoute(spec: Record<string, unknown>, handler: Handler, options?: { status?: number }): this;
+  get<P extends string>(path: P, handler: Handler<P>): this;
+  get<P extends string>(path: P, options: RouteOptions, handler: Handler<P>): this;
+  post<P extends string>(path: P, handler: Handler<P>): this;
+  post<P extends string>(path: P, options: RouteOptions, handler: Handler<P>): this;
+  put<P extends string>(path: P, handler: Handler<P>): this;
+  put<P extends string>(path: P, options: RouteOptions, handler: Handler<P>): this;
+  patch<P extends string>(path: P, handler: Handler<P>): this;
+  patch<P extends string>(path: P, options: RouteOptions, handler: Handler<P>): this;
+  delete<P extends string>(path: P, handler: Handler<P>): this;
+  delete<P extends string>(path: P, options: RouteOptions, handler: Handler<P>): this;
+  head<P extends string>(path: P, handler: Handler<P>): this;
+  head<P extends string>(path: P, options: RouteOptions, handler: Handler<P>): this;
+  options<P extends string>(path: P, handler: Handler<P>): this;
+  options<P extends string>(path: P, options: RouteOptions, handler: Handler<P>): this;
+  /** The port being served, while listening. */
+  readonly port: number | null;
+  listen(options?: ListenOptions): Promise<{ host: string; port: number } | { workers: number }>;
+  close(): Promise<void>;
+}
+
+/** An explicit response: status, headers, and a body (string, Buffer, or JSON). */
+export declare class Response {
+  constructor(body?: unknown, init?: { status?: number; headers?: Record<string, string | string[]>; type?: string });
+  body: unknown;
+  status: number;
+  headers: Record<string, string | string[]>;
+  type?: string;
+}
+
+/** Throw to answer with an RFC 9457 problem response. */
+export declare class HttpError extends Error {
+  constructor(status: number, detail?: string, options?: { headers?: Record<string, string> });
+  status: number;
+  detail?: string;
+  headers?: Record<string, string>;
+}
+
 /** The version of the Rust crates the native addon was built from. */
 export declare function version(): string;
 /** The media type of Ferrule's error responses: `application/problem+json`. */

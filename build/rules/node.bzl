@@ -4,7 +4,7 @@ npm_install / rules_js' npm_translate_lock).
 `npm_ci` copies package.json and package-lock.json into an external repository and runs
 `npm ci --ignore-scripts`; the npm cache lives in <cache>/npm (`--prefer-offline`), so another
 output base installs without network. `:lock` keys actions that use the installed tree;
-`:tsc` is TypeScript's compiler.
+`:typescript` is TypeScript's compiler, `:node_types` Node's type declarations.
 """
 
 load(":common.bzl", "host_values", "run")
@@ -37,7 +37,23 @@ filegroup(
     srcs = glob(["node_modules/typescript/**"]),
 )
 
-exports_files(["node_modules/typescript/bin/tsc"])
+# Everything installed (the benchmark's Node peers run from here).
+filegroup(
+    name = "node_modules",
+    srcs = glob(["node_modules/**"]),
+)
+
+# Node's own type declarations, for type-checking TypeScript users of the package.
+filegroup(
+    name = "node_types",
+    srcs = glob(["node_modules/@types/node/**", "node_modules/undici-types/**"]),
+)
+
+exports_files([
+    "package.json",
+    "node_modules/typescript/bin/tsc",
+    "node_modules/@types/node/package.json",
+])
 """)
 
 npm_ci = repository_rule(

@@ -1,9 +1,20 @@
-//! The native addon of the `ferrule` npm package (`ferrule.node`).
+//! `ferrule.node`: the native addon of the `ferrule` npm package.
 //!
-//! Later issues add the handler bridge; for now it proves the build graph: compiled in the
-//! one cargo workspace action, packed by `npm pack`, required by the package test.
+//! The JavaScript side (index.js) turns route declarations into core `RouteSpec`s and calls
+//! the handlers; everything else — HTTP, routing, parsing, coercion, validation, errors — is
+//! the Rust core's. Requests reach JavaScript as objects built from Rust values; results are
+//! serialised to bytes here, directly from the JavaScript values.
+
+mod app;
+mod raw;
+mod to_js;
+mod to_json;
 
 use napi_derive::napi;
+
+/// Rust's allocations in this addon (request parsing, JSON trees, response bytes).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// The version of the Rust crates this addon was built from.
 #[napi]

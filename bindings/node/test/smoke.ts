@@ -1,5 +1,33 @@
-import { version, problemJson } from "ferrule";
+// Type-checked (tsc --strict) against the installed package's index.d.ts: the README's usage,
+// with path parameter types inferred from the template.
+import { App, HttpError, Response, version } from "ferrule";
 
-const v: string = version();
-const media: string = problemJson();
-export const summary: string = `${v} ${media}`;
+const app = new App({ bodyLimit: 1 << 20 });
+
+app.get("/users/{id:int}", ({ params, query }) => {
+  const id: number = params.id;
+  return { id, verbose: query.verbose };
+});
+
+app.get("/orders/{orderId:uuid}/items/{name}", ({ params }) => {
+  const orderId: string = params.orderId;
+  const name: string = params.name;
+  // @ts-expect-error: a template parameter is not a number unless declared {x:int}
+  const wrong: number = params.name;
+  return { orderId, name, wrong };
+});
+
+const itemSchema = { type: "object", required: ["name"], properties: { name: { type: "string" } } };
+app.post("/items", { body: itemSchema, status: 201 }, async ({ body }) => body);
+
+app.get("/teapot", () => {
+  throw new HttpError(418, "short and stout");
+});
+
+app.get("/raw", () => new Response(Buffer.from("bytes"), { status: 200, type: "application/octet-stream" }));
+
+export async function main(): Promise<void> {
+  const info = await app.listen({ host: "127.0.0.1", port: 0, handleSignals: false });
+  console.log(version(), info);
+  await app.close();
+}

@@ -1,0 +1,263 @@
+//! Node-API calls used on the JavaScript thread, as small checked functions.
+//!
+//! The conversions between request data and JavaScript values make many small N-API calls;
+//! going through `napi::sys` directly keeps each one a plain function call, and this module
+//! keeps the `unsafe` in one place. Every function here must run on the JavaScript thread
+//! with the `env` of the current call.
+
+use napi::sys;
+use std::ptr;
+
+pub type Value = sys::napi_value;
+
+#[derive(Clone, Copy)]
+pub struct Env(pub sys::napi_env);
+
+/// A failed N-API call (a pending exception or a wrong type).
+#[derive(Debug)]
+pub struct Failed(pub &'static str);
+
+pub type Result<T> = std::result::Result<T, Failed>;
+
+fn check(status: sys::napi_status, what: &'static str) -> Result<()> {
+    if status == sys::Status::napi_ok {
+        Ok(())
+    } else {
+        Err(Failed(what))
+    }
+}
+
+macro_rules! out {
+    ($what:literal, |$out:ident| $call:expr) => {{
+        let mut $out = std::mem::MaybeUninit::uninit();
+        // SAFETY: an N-API call on the JS thread writing one value to `$out`, read only on success.
+        let status = unsafe { $call };
+        check(status, $what)?;
+        // SAFETY: initialised by the successful call above.
+        Ok(unsafe { $out.assume_init() })
+    }};
+}
+
+/// A JavaScript value's type (`typeof`, with `null` apart).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Undefined,
+    Null,
+    Boolean,
+    Number,
+    String,
+    Symbol,
+    Object,
+    Function,
+    External,
+    BigInt,
+}
+
+impl Env {
+    pub fn object(self) -> Result<Value> {
+        out!("create object", |v| sys::napi_create_object(self.0, v.as_mut_ptr()))
+    }
+
+    pub fn array(self, len: usize) -> Result<Value> {
+        out!("create array", |v| sys::napi_create_array_with_length(self.0, len, v.as_mut_ptr()))
+    }
+
+    pub fn string(self, text: &str) -> Result<Value> {
+        out!("create string", |v| sys::napi_create_string_utf8(self.0, text.as_ptr().cast(), text.len() as isize, v.as_mut_ptr()))
+    }
+
+    pub fn number(self, n: f64) -> Result<Value> {
+        out!("create number", |v| sys::napi_create_double(self.0, n, v.as_mut_ptr()))
+    }
+
+    pub fn int(self, n: i64) -> Result<Value> {
+        out!("create number", |v| sys::napi_create_int64(self.0, n, v.as_mut_ptr()))
+    }
+
+    pub fn boolean(self, b: bool) -> Result<Value> {
+        out!("get boolean", |v| sys::napi_get_boolean(self.0, b, v.as_mut_ptr()))
+    }
+
+    pub fn null(self) -> Result<Value> {
+        out!("get null", |v| sys::napi_get_null(self.0, v.as_mut_ptr()))
+    }
+
+    pub fn undefined(self) -> Result<Value> {
+        out!("get undefined", |v| sys::napi_get_undefined(self.0, v.as_mut_ptr()))
+    }
+
+    pub fn buffer(self, bytes: &[u8]) -> Result<Value> {
+        let mut data = ptr::null_mut();
+        out!("create buffer", |v| sys::napi_create_buffer_copy(self.0, bytes.len(), bytes.as_ptr().cast(), &mut data, v.as_mut_ptr()))
+    }
+
+    /// A new object with the given own properties, defined in one call (far cheaper than one
+    /// `set` per property).
+    pub fn object_with<'k>(self, properties: &[(&'k str, Value)]) -> Result<Value> {
+        let object = self.object()?;
+        if properties.iter().any(|(k, _)| k.as_bytes().contains(&0)) {
+            for (key, value) in properties {
+                self.set(object, key, *value)?;
+            }
+            return Ok(object);
+        }
+        // The keys as one buffer of NUL-terminated strings the descriptors point into.
+        let mut names = Vec::with_capacity(properties.iter().map(|(k, _)| k.len() + 1).sum());
+        let mut offsets = Vec::with_capacity(properties.len());
+        for (key, _) in properties {
+            offsets.push(names.len());
+            names.extend_from_slice(key.as_bytes());
+            names.push(0);
+        }
+        let descriptors: Vec<sys::napi_property_descriptor> = properties
+            .iter()
+            .zip(&offsets)
+            .map(|((_, value), offset)| sys::napi_property_descriptor {
+                // SAFETY: in bounds of `names`, which outlives the call below.
+                utf8name: unsafe { names.as_ptr().add(*offset) }.cast(),
+                name: ptr::null_mut(),
+                method: None,
+                getter: None,
+                setter: None,
+                value: *value,
+                attributes: sys::PropertyAttributes::writable | sys::PropertyAttributes::enumerable | sys::PropertyAttributes::configurable,
+                data: ptr::null_mut(),
+            })
+            .collect();
+        // SAFETY: JS thread; descriptors and the names they point to are alive for the call.
+        check(unsafe { sys::napi_define_properties(self.0, object, descriptors.len(), descriptors.as_ptr()) }, "define properties")?;
+        Ok(object)
+    }
+
+    /// `object[key] = value` for a key without NUL bytes.
+    pub fn set(self, object: Value, key: &str, value: Value) -> Result<()> {
+        let key = self.string(key)?;
+        // SAFETY: JS thread, live handles.
+        check(unsafe { sys::napi_set_property(self.0, object, key, value) }, "set property")
+    }
+
+    pub fn set_index(self, array: Value, index: u32, value: Value) -> Result<()> {
+        // SAFETY: JS thread, live handles.
+        check(unsafe { sys::napi_set_element(self.0, array, index, value) }, "set element")
+    }
+
+    pub fn get(self, object: Value, key: Value) -> Result<Value> {
+        out!("get property", |v| sys::napi_get_property(self.0, object, key, v.as_mut_ptr()))
+    }
+
+    pub fn get_named(self, object: Value, key: &std::ffi::CStr) -> Result<Value> {
+        out!("get property", |v| sys::napi_get_named_property(self.0, object, key.as_ptr(), v.as_mut_ptr()))
+    }
+
+    pub fn index(self, array: Value, index: u32) -> Result<Value> {
+        out!("get element", |v| sys::napi_get_element(self.0, array, index, v.as_mut_ptr()))
+    }
+
+    pub fn kind(self, value: Value) -> Result<Kind> {
+        let t: sys::napi_valuetype = out!("typeof", |v| sys::napi_typeof(self.0, value, v.as_mut_ptr()))?;
+        use sys::ValueType as T;
+        Ok(match t {
+            T::napi_undefined => Kind::Undefined,
+            T::napi_null => Kind::Null,
+            T::napi_boolean => Kind::Boolean,
+            T::napi_number => Kind::Number,
+            T::napi_string => Kind::String,
+            T::napi_symbol => Kind::Symbol,
+            T::napi_object => Kind::Object,
+            T::napi_function => Kind::Function,
+            T::napi_external => Kind::External,
+            _ => Kind::BigInt,
+        })
+    }
+
+    pub fn is_array(self, value: Value) -> Result<bool> {
+        out!("is array", |v| sys::napi_is_array(self.0, value, v.as_mut_ptr()))
+    }
+
+    pub fn array_len(self, value: Value) -> Result<u32> {
+        out!("array length", |v| sys::napi_get_array_length(self.0, value, v.as_mut_ptr()))
+    }
+
+    pub fn as_bool(self, value: Value) -> Result<bool> {
+        out!("boolean value", |v| sys::napi_get_value_bool(self.0, value, v.as_mut_ptr()))
+    }
+
+    pub fn as_f64(self, value: Value) -> Result<f64> {
+        out!("number value", |v| sys::napi_get_value_double(self.0, value, v.as_mut_ptr()))
+    }
+
+    /// A string's UTF-8 bytes, appended to `into` (lone surrogates become U+FFFD, as in V8).
+    pub fn string_into(self, value: Value, into: &mut Vec<u8>) -> Result<()> {
+        // Most strings are short: one call into a stack buffer; a full buffer may mean more.
+        let mut small = [0u8; 128];
+        let written: usize = out!("string value", |v| sys::napi_get_value_string_utf8(
+            self.0,
+            value,
+            small.as_mut_ptr().cast(),
+            small.len(),
+            v.as_mut_ptr()
+        ))?;
+        if written < small.len() - 4 {
+            into.extend_from_slice(&small[..written]);
+            return Ok(());
+        }
+        let len: usize = out!("string length", |v| sys::napi_get_value_string_utf8(self.0, value, ptr::null_mut(), 0, v.as_mut_ptr()))?;
+        let start = into.len();
+        into.resize(start + len + 1, 0);
+        let written: usize = out!("string value", |v| sys::napi_get_value_string_utf8(
+            self.0,
+            value,
+            into.as_mut_ptr().add(start).cast(),
+            len + 1,
+            v.as_mut_ptr()
+        ))?;
+        into.truncate(start + written);
+        Ok(())
+    }
+
+    pub fn as_string(self, value: Value) -> Result<String> {
+        let mut bytes = Vec::new();
+        self.string_into(value, &mut bytes)?;
+        String::from_utf8(bytes).map_err(|_| Failed("string value"))
+    }
+
+    /// A copy of the bytes of a Buffer (or Uint8Array), if `value` is one.
+    pub fn bytes(self, value: Value) -> Result<Option<Vec<u8>>> {
+        let is_buffer: bool = out!("is buffer", |v| sys::napi_is_buffer(self.0, value, v.as_mut_ptr()))?;
+        if !is_buffer {
+            return Ok(None);
+        }
+        let mut data = ptr::null_mut();
+        let len: usize = out!("buffer info", |v| sys::napi_get_buffer_info(self.0, value, &mut data, v.as_mut_ptr()))?;
+        if len == 0 {
+            return Ok(Some(Vec::new()));
+        }
+        // SAFETY: the buffer's memory is valid while `value` is alive (this call); copied now.
+        Ok(Some(unsafe { std::slice::from_raw_parts(data.cast::<u8>(), len) }.to_vec()))
+    }
+
+    /// Own enumerable string keys (`Object.keys`).
+    pub fn keys(self, object: Value) -> Result<Value> {
+        out!("object keys", |v| sys::napi_get_all_property_names(
+            self.0,
+            object,
+            sys::KeyCollectionMode::own_only,
+            sys::KeyFilter::enumerable | sys::KeyFilter::skip_symbols,
+            sys::KeyConversion::numbers_to_strings,
+            v.as_mut_ptr()
+        ))
+    }
+
+    /// Calls `function` with `this` = `receiver` and no arguments.
+    pub fn call0(self, receiver: Value, function: Value) -> Result<Value> {
+        out!("call", |v| sys::napi_call_function(self.0, receiver, function, 0, ptr::null(), v.as_mut_ptr()))
+    }
+
+    /// Clears a pending exception left by a failed call, so the caller's own error can be
+    /// reported instead.
+    pub fn clear_exception(self) {
+        let mut ignored = ptr::null_mut();
+        // SAFETY: JS thread; clearing when nothing is pending is allowed.
+        unsafe { sys::napi_get_and_clear_last_exception(self.0, &mut ignored) };
+    }
+}

@@ -1,0 +1,168 @@
+'use strict';
+// The API: routes from options, typed context values, what each return value becomes on the
+// wire, async handlers, and failures (thrown errors, rejected Promises, HttpError).
+const { test } = require('node:test');
+const assert = require('node:assert');
+const { App, Response, HttpError } = require('ferrule');
+const { serving, request } = require('./support');
+
+const SECRET = 'SECRET-TOKEN-42';
+
+function makeApp() {
+  const app = new App({ timeout: 2000 });
+  app.get('/users/{id:int}', { query: { type: 'object', properties: { verbose: { type: 'boolean', default: false } } } }, ({ params, query }) => ({
+    id: params.id,
+    idType: typeof params.id,
+    verbose: query.verbose,
+  }));
+  app.get('/orders/{orderId:uuid}/{day:date}', ({ params }) => params);
+  app.get(
+    '/search',
+    {
+      query: {
+        type: 'object',
+        required: ['q'],
+        properties: {
+          q: { type: 'string', minLength: 2 },
+          page: { type: 'integer', minimum: 1, default: 1 },
+          tags: { type: 'array', items: { type: 'string' } },
+        },
+      },
+      headers: { type: 'object', properties: { 'x-count': { type: 'integer' } } },
+    },
+    ({ query, headers }) => ({ query, headers }),
+  );
+  const item = { type: 'object', required: ['name'], properties: { name: { type: 'string' }, price: { type: 'number', minimum: 0, default: 1.5 } } };
+  app.post('/items', { body: item, status: 201 }, async ({ body }) => body);
+  app.post('/login', { form: { type: 'object', required: ['user'], properties: { user: { type: 'string' }, remember: { type: 'boolean', default: false } } } }, ({ body }) => body);
+  app.post(
+    '/upload',
+    { multipart: { type: 'object', required: ['file'], properties: { file: { type: 'string', format: 'binary' }, note: { type: 'string' } } } },
+    ({ body }) => ({ note: body.note, filename: body.file.filename, type: body.file.contentType, size: body.file.size, head: body.file.data.subarray(0, 2).toString('hex') }),
+  );
+  app.get('/text', () => 'plain words');
+  app.get('/bytes', async () => Buffer.from([0, 1, 2]));
+  app.get('/values', () => ({ date: new Date(Date.UTC(2024, 0, 15, 10, 30)), nested: [1, 2.5, null, true, 'x', undefined], skip: undefined, fn() {} }));
+  app.get('/explicit', () => new Response({ created: true }, { status: 201, headers: { 'x-custom': 'yes' } }));
+  app.get('/html', () => new Response('<b>hi</b>', { type: 'text/html' }));
+  app.get('/empty', () => new Response(null, { status: 204 }));
+  app.get('/throws', () => {
+    throw new Error(`${SECRET} connection string`);
+  });
+  app.get('/rejects', async () => {
+    throw new TypeError(SECRET);
+  });
+  app.get('/bigint', () => ({ n: 10n }));
+  app.get('/cycle', () => {
+    const a = {};
+    a.self = a;
+    return a;
+  });
+  app.get('/missing/{id:int}', ({ params }) => {
+    throw new HttpError(404, `No item ${params.id}`, { headers: { 'x-reason': 'gone' } });
+  });
+  app.get('/slow', async () => new Promise(() => {}));
+  return app;
+}
+
+test('the API, served', async (t) => {
+  await serving(makeApp(), async (port) => {
+    await t.test('template types and query defaults', async () => {
+      const reply = await request(port, 'GET', '/users/7?verbose=yes');
+      assert.deepStrictEqual(reply.json(), { id: 7, idType: 'number', verbose: true });
+      assert.deepStrictEqual((await request(port, 'GET', '/users/8')).json(), { id: 8, idType: 'number', verbose: false });
+    });
+
+    await t.test('uuid and date parameters arrive as canonical strings', async () => {
+      const reply = await request(port, 'GET', '/orders/550E8400-E29B-41D4-A716-446655440000/2024-02-29');
+      assert.deepStrictEqual(reply.json(), { orderId: '550e8400-e29b-41d4-a716-446655440000', day: '2024-02-29' });
+    });
+
+    await t.test('validation errors are problems located in Rust', async () => {
+      const reply = await request(port, 'GET', '/search?q=a&page=0', { headers: { 'x-count': 'many' } });
+      assert.strictEqual(reply.status, 422);
+      assert.strictEqual(reply.headers['content-type'], 'application/problem+json');
+      const types = Object.fromEntries(reply.json().errors.map((e) => [e.loc.join('.'), e.type]));
+      assert.deepStrictEqual(types, { 'query.q': 'string_too_short', 'query.page': 'greater_than_equal', 'header.x-count': 'int_parsing' });
+    });
+
+    await t.test('query arrays and header coercion', async () => {
+      const reply = await request(port, 'GET', '/search?q=abc&tags=a&tags=b', { headers: { 'x-count': '3' } });
+      assert.deepStrictEqual(reply.json(), { query: { q: 'abc', page: 1, tags: ['a', 'b'] }, headers: { 'x-count': 3 } });
+    });
+
+    await t.test('JSON body with defaults, async handler, route status', async () => {
+      const reply = await request(port, 'POST', '/items', { json: { name: 'pen' } });
+      assert.strictEqual(reply.status, 201);
+      assert.deepStrictEqual(reply.json(), { name: 'pen', price: 1.5 });
+      assert.strictEqual((await request(port, 'POST', '/items', { json: { price: -1 } })).status, 422);
+    });
+
+    await t.test('forms and uploads', async () => {
+      const form = await request(port, 'POST', '/login', { body: Buffer.from('user=ada&remember=on'), headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+      assert.deepStrictEqual(form.json(), { user: 'ada', remember: true });
+      const boundary = 'b0undary';
+      const payload = Buffer.concat([
+        Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="note"\r\n\r\nhello\r\n--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`),
+        Buffer.from([0xff, 0x00, 0x10]),
+        Buffer.from(`\r\n--${boundary}--\r\n`),
+      ]);
+      const upload = await request(port, 'POST', '/upload', { body: payload, headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } });
+      assert.deepStrictEqual(upload.json(), { note: 'hello', filename: 'a.bin', type: 'application/octet-stream', size: 3, head: 'ff00' });
+    });
+
+    await t.test('strings, buffers and JSON.stringify rules', async () => {
+      const text = await request(port, 'GET', '/text');
+      assert.strictEqual(text.headers['content-type'], 'text/plain; charset=utf-8');
+      assert.strictEqual(text.text(), 'plain words');
+      const bytes = await request(port, 'GET', '/bytes');
+      assert.strictEqual(bytes.headers['content-type'], 'application/octet-stream');
+      assert.deepStrictEqual([...bytes.body], [0, 1, 2]);
+      const values = await request(port, 'GET', '/values');
+      assert.strictEqual(values.text(), '{"date":"2024-01-15T10:30:00.000Z","nested":[1,2.5,null,true,"x",null]}');
+    });
+
+    await t.test('explicit responses', async () => {
+      const created = await request(port, 'GET', '/explicit');
+      assert.strictEqual(created.status, 201);
+      assert.strictEqual(created.headers['x-custom'], 'yes');
+      assert.deepStrictEqual(created.json(), { created: true });
+      const html = await request(port, 'GET', '/html');
+      assert.strictEqual(html.headers['content-type'], 'text/html');
+      const empty = await request(port, 'GET', '/empty');
+      assert.strictEqual(empty.status, 204);
+      assert.strictEqual(empty.body.length, 0);
+    });
+
+    for (const path of ['/throws', '/rejects', '/bigint', '/cycle']) {
+      await t.test(`${path} is a bare 500 and the server keeps serving`, async () => {
+        const reply = await request(port, 'GET', path);
+        assert.strictEqual(reply.status, 500);
+        assert.strictEqual(reply.headers['content-type'], 'application/problem+json');
+        assert.ok(!reply.text().includes(SECRET));
+        assert.strictEqual((await request(port, 'GET', '/users/1')).status, 200);
+      });
+    }
+
+    await t.test('HttpError is a problem with its status and headers', async () => {
+      const reply = await request(port, 'GET', '/missing/9');
+      assert.strictEqual(reply.status, 404);
+      assert.strictEqual(reply.headers['x-reason'], 'gone');
+      assert.strictEqual(reply.json().detail, 'No item 9');
+    });
+
+    await t.test('a handler past the app timeout is a 408', async () => {
+      const reply = await request(port, 'GET', '/slow');
+      assert.strictEqual(reply.status, 408);
+    });
+  });
+});
+
+test('bad declarations fail at declaration time', () => {
+  const app = new App();
+  assert.throws(() => app.route('BREW', '/tea', () => 'x'), /not a supported method/);
+  assert.throws(() => app.get('/x', { query: { type: 'string' } }, () => 'x'), /object schema/);
+  assert.throws(() => app.get('/x', { body: {}, form: {} }, () => 'x'), /one of body/);
+  assert.throws(() => new App({ colour: 'red' }), /unknown App option colour/);
+  assert.throws(() => app.get('/y/{id:integer}', () => 'x'), /unknown type/);
+});

@@ -1,0 +1,63 @@
+'use strict';
+// The fixture corpus's handler kinds (fixtures/README.md), written with the Node API. Each
+// returns only what it received: the typed, validated values the core handed over.
+const crypto = require('node:crypto');
+const { setTimeout: sleepMs } = require('node:timers/promises');
+const { Response } = require('ferrule');
+
+function plain(value) {
+  if (value && typeof value === 'object' && Buffer.isBuffer(value.data) && 'contentType' in value) {
+    return {
+      filename: value.filename,
+      content_type: value.contentType,
+      size: value.size,
+      sha256: crypto.createHash('sha256').update(value.data).digest('hex'),
+    };
+  }
+  if (Array.isArray(value)) return value.map(plain);
+  if (value && typeof value === 'object' && !Buffer.isBuffer(value)) {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, plain(v)]));
+  }
+  return value;
+}
+
+function echo(ctx) {
+  const out = {};
+  for (const [key, values] of [['path', ctx.params], ['query', ctx.query], ['headers', ctx.headers], ['cookies', ctx.cookies]]) {
+    if (Object.keys(values).length > 0) out[key] = plain(values);
+  }
+  if (Buffer.isBuffer(ctx.body)) out.body = ctx.body.toString('utf8');
+  else if (ctx.body !== undefined) out.body = plain(ctx.body);
+  return out;
+}
+
+const SYNC = {
+  echo,
+  status: (ctx) => {
+    const code = ctx.params.code;
+    return new Response(code === 204 || code === 304 ? null : { status: code }, { status: code });
+  },
+  fail: () => {
+    throw new Error('SECRET-TOKEN-42 database password');
+  },
+  // JavaScript has no blocking sleep a handler would use: sleeping is always asynchronous.
+  sleep: async (ctx) => {
+    await sleepMs(ctx.query.ms);
+    return echo(ctx);
+  },
+  repeat: (ctx) => ({ data: ctx.query.char.repeat(ctx.query.n) }),
+  text: (ctx) => ctx.query.text,
+};
+
+// The same handlers, answering from a later turn of the event loop (a resolved Promise).
+const ASYNC = Object.fromEntries(
+  Object.entries(SYNC).map(([name, handler]) => [
+    name,
+    async (ctx) => {
+      await null;
+      return handler(ctx);
+    },
+  ]),
+);
+
+module.exports = { SYNC, ASYNC };

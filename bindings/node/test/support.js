@@ -1,0 +1,41 @@
+'use strict';
+// Test helpers: serve an app on 127.0.0.1 (a free port) and a real HTTP client (node:http).
+const http = require('node:http');
+
+async function serving(app, run) {
+  const { port } = await app.listen({ host: '127.0.0.1', port: 0, handleSignals: false, threads: 2 });
+  try {
+    return await run(port);
+  } finally {
+    await app.close();
+  }
+}
+
+function request(port, method, path, { json, body, headers = {} } = {}) {
+  if (json !== undefined) {
+    body = Buffer.from(JSON.stringify(json));
+    headers = { 'content-type': 'application/json', ...headers };
+  }
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, method, path, headers, agent: false }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => {
+        const data = Buffer.concat(chunks);
+        resolve({
+          status: res.statusCode,
+          headers: res.headers,
+          body: data,
+          text: () => data.toString('utf8'),
+          json: () => JSON.parse(data.toString('utf8')),
+        });
+      });
+    });
+    req.on('error', reject);
+    req.setTimeout(30000, () => req.destroy(new Error('request timed out')));
+    if (body) req.write(body);
+    req.end();
+  });
+}
+
+module.exports = { serving, request };

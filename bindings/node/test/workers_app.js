@@ -1,0 +1,14 @@
+'use strict';
+// Served by test/workers.test.js with 1 or 2 worker processes (argv: port workers).
+const { setTimeout: sleep } = require('node:timers/promises');
+const { App } = require('ferrule');
+
+const app = new App();
+app.get('/pid', () => ({ pid: process.pid }));
+app.get('/slow', { query: { type: 'object', properties: { ms: { type: 'integer', default: 500 } } } }, async ({ query }) => {
+  await sleep(query.ms);
+  return { pid: process.pid, slept: query.ms };
+});
+app.listen({ host: '127.0.0.1', port: Number(process.argv[2]), workers: Number(process.argv[3] || 1), threads: 1 }).then((info) => {
+  if (info.port) console.error(`ferrule: serving on ${info.port} (pid ${process.pid})`);
+});
