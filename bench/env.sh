@@ -1,17 +1,25 @@
 # Sourced by bench/run.sh and bench/load_test.sh (from their runfiles directory): points the
-# harness at the pinned tools and the generated servers.
-#   bench_env OHA PYTHON WHEEL
+# harness at the pinned tools, the packages under test and the generated servers.
+#   bench_env OHA TOOLCHAIN_ENV PYTHON WHEEL NPM_PACKAGE_JSON NPM_TARBALL
+# (consumes those six arguments from the caller's "$@" via `shift 6` in the caller).
 bench_env() {
+  local toolchain="$PWD/$2"
   export FERRULE_OHA="$PWD/$1"
   export FERRULE_FIXTURES_DIR="$PWD/fixtures"
   export FERRULE_BENCH_APPS="$PWD/bench/apps"
   # The runfiles entry links to the lock venv's bin/python; keep the venv path (one readlink).
-  FERRULE_BENCH_PYTHON="$(readlink "$2" || echo "$2")"
+  FERRULE_BENCH_PYTHON="$(readlink "$3" || echo "$3")"
   export FERRULE_BENCH_PYTHON
-  # A wheel is a zip of the installed files: unpacked, it is an install (dist-info included).
+  FERRULE_BENCH_NODE="$(sed -n 's/^NODE=//p' "$toolchain")"
+  export FERRULE_BENCH_NODE
   local site
   site="$(mktemp -d "${TMPDIR:-/tmp}/ferrule-bench-site.XXXXXX")"
-  "$FERRULE_BENCH_PYTHON" -m zipfile -e "$PWD/$3" "$site"
-  export FERRULE_BENCH_PYTHONPATH="$site"
-  trap 'rm -rf "$FERRULE_BENCH_PYTHONPATH"' EXIT
+  trap 'rm -rf "'"$site"'"' EXIT
+  # A wheel is a zip of the installed files: unpacked, it is an install (dist-info included).
+  "$FERRULE_BENCH_PYTHON" -m zipfile -e "$PWD/$4" "$site/python"
+  export FERRULE_BENCH_PYTHONPATH="$site/python"
+  # The npm tarball unpacked as node_modules/ferrule, next to the pinned peers' node_modules.
+  mkdir -p "$site/node_modules/ferrule"
+  tar -xzf "$PWD/$6" -C "$site/node_modules/ferrule" --strip-components=1
+  export FERRULE_BENCH_NODE_PATH="$site/node_modules:$(dirname "$PWD/$5")/node_modules"
 }

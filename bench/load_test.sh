@@ -3,7 +3,8 @@
 # keeps results.json and the reports in $TEST_UNDECLARED_OUTPUTS_DIR. `--strict` fails the test
 # when Ferrule fails a request or a framework cannot be measured.
 set -euo pipefail
-bench="$PWD/$1"; oha="$2"; python="$3"; wheel="$4"; shift 4
+bench="$PWD/$1"; shift
 source "$PWD/bench/env.sh"
-bench_env "$oha" "$python" "$wheel"
+bench_env "$@"
+shift 6
 "$bench" matrix --out "${TEST_UNDECLARED_OUTPUTS_DIR:-$TEST_TMPDIR}" --strict "$@"

@@ -3,9 +3,10 @@
 # quick profile unless told otherwise), written to bench/results/<time>/ in the workspace:
 # results.json, report.md, report.html.
 set -euo pipefail
-bench="$PWD/$1"; oha="$2"; python="$3"; wheel="$4"; shift 4
+bench="$PWD/$1"; shift
 source "$PWD/bench/env.sh"
-bench_env "$oha" "$python" "$wheel"
+bench_env "$@"
+shift 6
 workspace="${BUILD_WORKSPACE_DIRECTORY:-$PWD}"
 out="$workspace/bench/results/$(date -u +%Y%m%d-%H%M%S)"
 if commit="$(git -C "$workspace" rev-parse HEAD 2>/dev/null)"; then

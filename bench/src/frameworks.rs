@@ -7,6 +7,8 @@
 //!   FERRULE_BENCH_APPS        directory with the generated sources
 //!   FERRULE_BENCH_PYTHON      the Python with the pinned peers (FastAPI, Robyn, …)
 //!   FERRULE_BENCH_PYTHONPATH  where the `ferrule` wheel is installed
+//!   FERRULE_BENCH_NODE        node
+//!   FERRULE_BENCH_NODE_PATH   node_modules directories with `ferrule` and the pinned peers
 
 use crate::generate;
 use std::path::PathBuf;
@@ -16,19 +18,22 @@ pub struct Framework {
     pub language: &'static str,
     /// Ferrule itself (0 failed requests required) or a peer.
     pub ferrule: bool,
-    /// Python distributions whose versions the results record.
-    pub python_packages: &'static [&'static str],
+    /// Packages whose versions the results record (Python distributions, npm packages).
+    pub packages: &'static [&'static str],
 }
 
 pub const ALL: &[Framework] = &[
-    Framework { name: "ferrule-rust", language: "rust", ferrule: true, python_packages: &[] },
-    Framework { name: "axum", language: "rust", ferrule: false, python_packages: &[] },
-    Framework { name: "ferrule-python-sync", language: "python", ferrule: true, python_packages: &["ferrule"] },
-    Framework { name: "ferrule-python-async", language: "python", ferrule: true, python_packages: &["ferrule", "uvloop"] },
-    Framework { name: "fastapi", language: "python", ferrule: false, python_packages: &["fastapi", "uvicorn", "pydantic", "httptools", "uvloop"] },
-    Framework { name: "robyn", language: "python", ferrule: false, python_packages: &["robyn", "msgspec"] },
-    Framework { name: "granian", language: "python", ferrule: false, python_packages: &["granian", "msgspec", "uvloop"] },
-    Framework { name: "spikard", language: "python", ferrule: false, python_packages: &["spikard", "msgspec"] },
+    Framework { name: "ferrule-rust", language: "rust", ferrule: true, packages: &[] },
+    Framework { name: "axum", language: "rust", ferrule: false, packages: &[] },
+    Framework { name: "ferrule-python-sync", language: "python", ferrule: true, packages: &["ferrule"] },
+    Framework { name: "ferrule-python-async", language: "python", ferrule: true, packages: &["ferrule", "uvloop"] },
+    Framework { name: "fastapi", language: "python", ferrule: false, packages: &["fastapi", "uvicorn", "pydantic", "httptools", "uvloop"] },
+    Framework { name: "robyn", language: "python", ferrule: false, packages: &["robyn", "msgspec"] },
+    Framework { name: "granian", language: "python", ferrule: false, packages: &["granian", "msgspec", "uvloop"] },
+    Framework { name: "spikard", language: "python", ferrule: false, packages: &["spikard", "msgspec"] },
+    Framework { name: "ferrule-node", language: "node", ferrule: true, packages: &["ferrule"] },
+    Framework { name: "fastify", language: "node", ferrule: false, packages: &["fastify", "@fastify/formbody", "@fastify/multipart"] },
+    Framework { name: "express", language: "node", ferrule: false, packages: &["express", "multer", "ajv"] },
 ];
 
 pub fn find(name: &str) -> Result<&'static Framework, String> {
@@ -65,8 +70,16 @@ impl Framework {
             });
         }
         let apps = env_path("FERRULE_BENCH_APPS", self.name)?;
-        let python = env_path("FERRULE_BENCH_PYTHON", self.name)?;
         let file = generate::file_name(self.name).ok_or_else(|| format!("{}: no generated source", self.name))?;
+        if self.language == "node" {
+            let node = env_path("FERRULE_BENCH_NODE", self.name)?;
+            let mut env = Vec::new();
+            if let Some(path) = std::env::var_os("FERRULE_BENCH_NODE_PATH") {
+                env.push(("NODE_PATH".to_owned(), path.to_string_lossy().into_owned()));
+            }
+            return Ok(ServerCommand { program: node, args: vec![apps.join(file).display().to_string(), "{port}".into()], env, dir: Some(apps) });
+        }
+        let python = env_path("FERRULE_BENCH_PYTHON", self.name)?;
         let mut env = vec![("PYTHONDONTWRITEBYTECODE".to_owned(), "1".to_owned())];
         if let Some(path) = std::env::var_os("FERRULE_BENCH_PYTHONPATH") {
             env.push(("PYTHONPATH".into(), path.to_string_lossy().into_owned()));
@@ -89,10 +102,26 @@ impl Framework {
         if self.language == "rust" {
             return vec![format!("ferrule-core {}", env!("CARGO_PKG_VERSION"))];
         }
+        if self.language == "node" {
+            let Ok(node) = env_path("FERRULE_BENCH_NODE", self.name) else { return Vec::new() };
+            let script = format!(
+                "console.log('node', process.versions.node); for (const p of {:?}) console.log(p, require(p + '/package.json').version)",
+                self.packages
+            );
+            let mut command = std::process::Command::new(node);
+            command.args(["-e", &script]);
+            if let Some(path) = std::env::var_os("FERRULE_BENCH_NODE_PATH") {
+                command.env("NODE_PATH", path);
+            }
+            return match command.output() {
+                Ok(out) if out.status.success() => String::from_utf8_lossy(&out.stdout).lines().map(str::to_owned).collect(),
+                _ => vec!["(versions unavailable)".to_owned()],
+            };
+        }
         let Ok(python) = env_path("FERRULE_BENCH_PYTHON", self.name) else { return Vec::new() };
         let script = format!(
             "import importlib.metadata as m, platform\nprint('python', platform.python_version())\nfor p in {:?}:\n    print(p, m.version(p))",
-            self.python_packages
+            self.packages
         );
         let mut command = std::process::Command::new(python);
         command.args(["-c", &script]);

@@ -122,7 +122,12 @@ fn fmt_ratio(x: Option<f64>) -> String {
     x.map(|x| format!("{x:.2}x")).unwrap_or_else(|| "–".into())
 }
 
-const PYTHON_PEERS: &[&str] = &["fastapi", "robyn", "granian", "spikard"];
+/// Each Ferrule binding and the peers it is compared with (its language's frameworks).
+const PEERS: &[(&str, &str, &[&str])] = &[
+    ("Python", "ferrule-python-sync", &["fastapi", "robyn", "granian", "spikard"]),
+    ("Node.js", "ferrule-node", &["fastify", "express"]),
+    ("Ruby", "ferrule-ruby", &["sinatra", "rack"]),
+];
 
 pub fn markdown(set: &ResultSet, reference: &Reference) -> String {
     let mut out = String::new();
@@ -170,14 +175,17 @@ pub fn markdown(set: &ResultSet, reference: &Reference) -> String {
         let _ = writeln!(out);
     }
 
-    let peers: Vec<&str> = PYTHON_PEERS.iter().copied().filter(|p| set.results.iter().any(|r| r.framework == *p)).collect();
-    if !peers.is_empty() && set.results.iter().any(|r| r.framework == "ferrule-python-sync") {
-        let _ = writeln!(out, "## Ferrule (Python, sync) vs Python peers\n");
-        let _ = writeln!(out, "Per peer: Ferrule req/s ÷ peer req/s, and peer CPU-µs/req ÷ Ferrule CPU-µs/req (both > 1 when Ferrule is ahead).\n");
+    for (language, ours_name, all_peers) in PEERS {
+        let peers: Vec<&str> = all_peers.iter().copied().filter(|p| set.results.iter().any(|r| r.framework == *p)).collect();
+        if peers.is_empty() || !set.results.iter().any(|r| r.framework == *ours_name) {
+            continue;
+        }
+        let _ = writeln!(out, "## Ferrule ({language}) vs {language} peers\n");
+        let _ = writeln!(out, "Per peer: {ours_name} req/s ÷ peer req/s, and peer CPU-µs/req ÷ {ours_name} CPU-µs/req (both > 1 when Ferrule is ahead).\n");
         let _ = writeln!(out, "| workload | {} |", peers.iter().map(|p| format!("vs {p}: req/s · CPU")).collect::<Vec<_>>().join(" | "));
         let _ = writeln!(out, "|---|{}", "---:|".repeat(peers.len()));
         for w in workloads(set) {
-            let Some(ours) = cell(set, "ferrule-python-sync", &w) else { continue };
+            let Some(ours) = cell(set, ours_name, &w) else { continue };
             let cells: Vec<String> = peers
                 .iter()
                 .map(|p| match cell(set, p, &w) {

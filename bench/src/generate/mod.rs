@@ -10,6 +10,7 @@ mod fastapi;
 mod ferrule_python;
 mod granian;
 mod msgspec_python;
+mod node_apps;
 mod python_types;
 mod robyn;
 mod spikard;
@@ -27,6 +28,9 @@ pub const GENERATED: &[(&str, &str)] = &[
     ("robyn", "robyn_app.py"),
     ("granian", "granian_app.py"),
     ("spikard", "spikard_app.py"),
+    ("ferrule-node", "ferrule_node.js"),
+    ("fastify", "fastify_app.js"),
+    ("express", "express_app.js"),
 ];
 
 pub fn file_name(framework: &str) -> Option<&'static str> {
@@ -42,6 +46,9 @@ pub fn generate(framework: &str, workloads: &[Workload]) -> Result<String, Strin
         "robyn" => Ok(robyn::generate(&routes)),
         "granian" => Ok(granian::generate(&routes)),
         "spikard" => Ok(spikard::generate(&routes)),
+        "ferrule-node" => Ok(node_apps::ferrule_node(&routes)),
+        "fastify" => Ok(node_apps::fastify(&routes)),
+        "express" => Ok(node_apps::express(&routes)),
         other => Err(format!(
             "no generator for `{other}` (generated: {})",
             GENERATED.iter().map(|(f, _)| *f).collect::<Vec<_>>().join(", ")
@@ -140,7 +147,7 @@ mod tests {
     #[test]
     fn generated_python_compiles() {
         let workloads = workloads();
-        for (framework, file) in GENERATED {
+        for (framework, file) in GENERATED.iter().filter(|(_, file)| file.ends_with(".py")) {
             let source = generate(framework, &workloads).unwrap();
             let dir = std::env::temp_dir().join(format!("ferrule-gen-{}", std::process::id()));
             std::fs::create_dir_all(&dir).unwrap();
@@ -152,6 +159,18 @@ mod tests {
                 .status()
                 .unwrap();
             assert!(status.success(), "{framework}: {} is not valid Python", path.display());
+        }
+    }
+
+    #[test]
+    fn generated_javascript_parses() {
+        let workloads = workloads();
+        for (framework, file) in GENERATED.iter().filter(|(_, file)| file.ends_with(".js")) {
+            let source = generate(framework, &workloads).unwrap();
+            let path = std::env::temp_dir().join(format!("ferrule-gen-{}-{file}", std::process::id()));
+            std::fs::write(&path, source).unwrap();
+            let status = std::process::Command::new("node").arg("--check").arg(&path).status().unwrap();
+            assert!(status.success(), "{framework}: {} is not valid JavaScript", path.display());
         }
     }
 
