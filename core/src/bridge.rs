@@ -22,7 +22,19 @@
 
 use std::collections::VecDeque;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
+
+/// How [`Mailbox::wait_for`] ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Waited {
+    /// Jobs were moved out.
+    Jobs,
+    /// The interpreter interrupted the wait (a signal, a thread being killed).
+    Interrupted,
+    /// The mailbox is closed and empty: the consumer is done.
+    Closed,
+}
 
 /// A queue of jobs for one consumer thread, with batched wake-ups.
 pub struct Mailbox<J> {
@@ -155,6 +167,41 @@ impl<J> Mailbox<J> {
         let open = !(state.closed && state.jobs.is_empty());
         into.extend(state.jobs.drain(..));
         open
+    }
+
+    /// Blocks until jobs arrive (taking at most `max` of them, so that several consumer
+    /// threads can share a burst), the mailbox is closed and empty, or `interrupted` is set
+    /// and [`Mailbox::interrupt_waiters`] called — how an interpreter asks a thread that waits
+    /// without its lock to come back (Ruby's unblocking function).
+    pub fn wait_for(&self, into: &mut Vec<J>, max: usize, interrupted: &AtomicBool) -> Waited {
+        let mut state = self.lock();
+        loop {
+            if !state.jobs.is_empty() {
+                let n = state.jobs.len().min(max.max(1));
+                into.extend(state.jobs.drain(..n));
+                if state.jobs.is_empty() {
+                    state.notified = false;
+                } else {
+                    // More than this consumer takes: another waiting one gets the rest.
+                    self.arrived.notify_one();
+                }
+                return Waited::Jobs;
+            }
+            if state.closed {
+                return Waited::Closed;
+            }
+            if interrupted.load(Ordering::Acquire) {
+                return Waited::Interrupted;
+            }
+            state.notified = false;
+            state = self.arrived.wait(state).unwrap_or_else(|poisoned| poisoned.into_inner());
+        }
+    }
+
+    /// Wakes every consumer blocked in [`Mailbox::wait_for`] so it sees its `interrupted` flag.
+    pub fn interrupt_waiters(&self) {
+        let _state = self.lock();
+        self.arrived.notify_all();
     }
 
     /// Refuses new jobs and wakes the consumer; jobs already queued are still handed out.
@@ -303,6 +350,35 @@ mod tests {
         for (i, from) in waiting.into_iter().enumerate() {
             assert_eq!(from.await.unwrap(), i);
         }
+    }
+
+    #[test]
+    fn consumers_share_a_burst_and_can_be_interrupted() {
+        let mailbox = Arc::new(Mailbox::new());
+        for i in 0..5 {
+            mailbox.post(i).unwrap();
+        }
+        let never = AtomicBool::new(false);
+        let mut got = Vec::new();
+        assert_eq!(mailbox.wait_for(&mut got, 2, &never), Waited::Jobs);
+        assert_eq!(got, vec![0, 1]);
+        let interrupted = Arc::new(AtomicBool::new(false));
+        let waiter = {
+            let (mailbox, interrupted) = (mailbox.clone(), interrupted.clone());
+            std::thread::spawn(move || {
+                let mut rest = Vec::new();
+                let first = mailbox.wait_for(&mut rest, 10, &interrupted);
+                let second = mailbox.wait_for(&mut rest, 10, &interrupted);
+                (first, second, rest)
+            })
+        };
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        interrupted.store(true, Ordering::Release);
+        mailbox.interrupt_waiters();
+        let (first, second, rest) = waiter.join().unwrap();
+        assert_eq!((first, second, rest), (Waited::Jobs, Waited::Interrupted, vec![2, 3, 4]));
+        mailbox.close();
+        assert_eq!(mailbox.wait_for(&mut got, 1, &never), Waited::Closed);
     }
 
     #[test]
