@@ -10,6 +10,6 @@ Gem::Specification.new do |s|
   s.license = "MIT"
   s.required_ruby_version = ">= 3.1"
   s.platform = Gem::Platform.local
-  s.files = ["lib/ferrule.rb", "lib/ferrule/ferrule.so"]
+  s.files = Dir["lib/**/*.rb"].sort + ["lib/ferrule/ferrule.so"]
   s.require_paths = ["lib"]
 end

@@ -1,5 +1,20 @@
 # frozen_string_literal: true
 
 # Ferrule: a Rust HTTP core (axum + tokio) with Ruby handlers.
-# The native extension defines Ferrule::VERSION from the Rust crate version.
+#
+#   require "ferrule"
+#   app = Ferrule::App.new
+#   app.get("/users/{id:int}", query: { verbose: { type: "boolean", default: false } }) do |req|
+#     { id: req.params[:id], verbose: req.query[:verbose] }
+#   end
+#   app.post("/items", body: ITEM_SCHEMA) { |req| req.body }
+#   app.run(host: "127.0.0.1", port: 8000)
+#
+# Routing, parsing and coercion (`{id:int}`), JSON Schema validation, body limits and content
+# types are decided in Rust before a block runs; a bad request gets an RFC 9457 problem
+# response without entering Ruby.
+require "date"
+require "json"
 require_relative "ferrule/ferrule"
+require_relative "ferrule/types"
+require_relative "ferrule/app"

@@ -1,15 +1,36 @@
-//! The native extension of the `ferrule` gem (`ferrule/ferrule.so`, `Init_ferrule`).
+//! `ferrule/ferrule.so`: the native extension of the `ferrule` gem (`Init_ferrule`).
 //!
-//! Later issues add the handler bridge; for now it proves the build graph: compiled in the
-//! one cargo workspace action against Debian's Ruby, packed by `gem build`, required by the
-//! gem test.
+//! The Ruby side (lib/ferrule) turns route declarations into core `RouteSpec`s; HTTP,
+//! routing, parsing, coercion and validation are the Rust core's. Requests reach Ruby as
+//! objects built from Rust values, on Ruby threads that hold the GVL only while Ruby runs;
+//! results are serialised to bytes here, directly from the Ruby objects.
 
-use magnus::{prelude::*, Error, Ruby};
+mod app;
+mod gvl;
+mod response;
+mod to_json;
+mod to_ruby;
+mod types;
+
+use app::NativeApp;
+use magnus::{function, method, prelude::*, Error, Ruby};
+
+/// Rust's allocations in this extension (request parsing, JSON trees, response bytes).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[magnus::init(name = "ferrule")]
 fn init(ruby: &Ruby) -> Result<(), Error> {
     let module = ruby.define_module("Ferrule")?;
     module.const_set("VERSION", env!("CARGO_PKG_VERSION"))?;
     module.const_set("PROBLEM_JSON", ferrule_core::PROBLEM_JSON)?;
+    let class = module.define_class("NativeApp", ruby.class_object())?;
+    class.define_singleton_method("new", function!(NativeApp::new, 5))?;
+    class.define_method("add_route", method!(NativeApp::add_route, 2))?;
+    class.define_method("start", method!(NativeApp::start, 4))?;
+    class.define_method("stop", method!(NativeApp::stop, 0))?;
+    class.define_method("work", method!(NativeApp::work, 1))?;
+    class.define_method("stopped_fd", method!(NativeApp::stopped_fd, 0))?;
+    class.define_method("finish", method!(NativeApp::finish, 0))?;
     Ok(())
 }

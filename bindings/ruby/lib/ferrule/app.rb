@@ -1,0 +1,194 @@
+# frozen_string_literal: true
+
+require "io/wait"
+require "socket"
+
+module Ferrule
+  # A Ferrule application: routes declared with Sinatra-style blocks, served by the Rust core.
+  class App
+    METHODS = %w[GET POST PUT PATCH DELETE HEAD OPTIONS].freeze
+    SETTINGS = %i[body_limit cors compression request_id timeout_ms max_header_bytes shutdown_timeout_ms].freeze
+    BODY_KINDS = { body: "json", form: "form", multipart: "multipart", text: "text", bytes: "bytes" }.freeze
+
+    # Settings are the core's: body_limit (bytes, default 2 MiB), cors ({ allow_origins: [...],
+    # allow_methods:, allow_headers:, expose_headers:, allow_credentials:, max_age_secs: }),
+    # compression ({ min_size: 500, gzip:, br:, zstd: }), request_id (default true),
+    # timeout_ms (→ 408), max_header_bytes (→ 431), shutdown_timeout_ms (default 10 s).
+    def initialize(**settings)
+      unknown = settings.keys - SETTINGS
+      raise ArgumentError, "ferrule: unknown App setting(s) #{unknown.join(', ')} (#{SETTINGS.join(', ')})" unless unknown.empty?
+
+      @native = NativeApp.new(JSON.generate(settings.compact), Request, UploadedFile, Response, HTTPError)
+    end
+
+    # <tt>route("GET", "/users/{id:int}", query: {...}) { |req| ... }</tt>
+    #
+    # Options: +query+, +headers+, +cookies+ — a Hash of name => JSON Schema (required unless
+    # the schema has a "default" or you add <tt>required: false</tt>), or one object schema;
+    # +params+ — extra constraints on path parameters (their types come from the template);
+    # +body+ (JSON), +form+, +multipart+ (fields with <tt>format: "binary"</tt> are files),
+    # +text+, +bytes+ — the body's schema (or true); +status+ of plain results; per route
+    # +cors+, +compression+, +body_limit+, +timeout_ms+.
+    def route(method, path, status: 200, **options, &handler)
+      raise ArgumentError, "ferrule: #{method} #{path} needs a block" unless handler
+
+      Array(method).each do |m|
+        m = m.to_s.upcase
+        raise ArgumentError, "ferrule: #{m} is not a supported method (#{METHODS.join(', ')})" unless METHODS.include?(m)
+
+        @native.add_route(JSON.generate(spec(m, path, options)), status, &handler)
+      end
+      self
+    end
+
+    # Declares a route from an explicit core RouteSpec Hash (routes described as data, such as
+    # the shared fixture corpus); the block receives the Request.
+    def add_route(spec, status: 200, &handler)
+      @native.add_route(JSON.generate(spec), status, &handler)
+      self
+    end
+
+    METHODS.each do |m|
+      define_method(m.downcase) { |path, **options, &handler| route(m, path, **options, &handler) }
+    end
+
+    # Serves until SIGINT or SIGTERM (or #stop), then drains in-flight requests and returns.
+    # +workers+ > 1 forks that many processes sharing one listening socket. +threads+: Ruby
+    # threads running handlers per process (more than 1 only helps handlers that block on
+    # I/O). +runtime_threads+: the Rust runtime's threads (default: usable CPUs).
+    def run(host: "127.0.0.1", port: 8000, workers: 1, threads: 1, runtime_threads: nil, &on_ready)
+      raise ArgumentError, "ferrule: workers must be at least 1" if workers < 1
+      return serve(host: host, port: port, threads: threads, runtime_threads: runtime_threads, &on_ready) if workers == 1
+
+      server = TCPServer.new(host, port)
+      Ferrule::Workers.new(server, workers).run do
+        serve(host: host, port: port, fd: server.fileno, threads: threads, runtime_threads: runtime_threads, &on_ready)
+      end
+    ensure
+      server&.close
+    end
+
+    # Serves in this process; the block (if any) is called with the bound port once listening.
+    def serve(host: "127.0.0.1", port: 8000, fd: nil, threads: 1, runtime_threads: nil, signals: true)
+      bound = @native.start(host, port, fd, runtime_threads)
+      @port = bound
+      # One thread takes whole batches (fastest); several take one request each, so a
+      # handler that blocks does not hold up the others.
+      batch = threads > 1 ? 1 : 256
+      workers = Array.new(threads) { Thread.new { @native.work(batch) } }
+      previous = signals ? %w[INT TERM].to_h { |s| [s, trap(s) { @native.stop }] } : {}
+      $stderr.puts "ferrule: serving on http://#{host}:#{bound} (pid #{Process.pid})" if signals
+      yield bound if block_given?
+      # Ruby's own IO wait: signals and trap blocks keep working while every handler thread
+      # waits for requests without the GVL.
+      IO.for_fd(@native.stopped_fd, autoclose: false).wait_readable
+      workers.each(&:join)
+      problem = @native.finish
+      warn "ferrule: #{problem}" if problem
+      nil
+    ensure
+      previous&.each { |s, handler| trap(s, handler || "DEFAULT") }
+      @port = nil
+    end
+
+    # The port being served, while serving.
+    attr_reader :port
+
+    # Stops a running #serve: no new connections, in-flight requests finish.
+    def stop
+      @native.stop
+    end
+
+    private
+
+    def params_of(schema, where)
+      return nil if schema.nil?
+
+      schema = schema.transform_keys(&:to_s)
+      if schema["type"] == "object" && schema["properties"].is_a?(Hash)
+        required = Array(schema["required"]).map(&:to_s)
+        return schema["properties"].map { |name, s| { "name" => name.to_s, "schema" => s, "required" => required.include?(name.to_s) } }
+      end
+      schema.map do |name, s|
+        raise ArgumentError, "ferrule: #{where}: #{name} needs a schema Hash" unless s.is_a?(Hash)
+
+        s = s.transform_keys(&:to_s)
+        entry = { "name" => name, "schema" => s.except("required") }
+        entry["required"] = s["required"] unless s["required"].nil?
+        entry
+      end
+    end
+
+    def spec(method, path, options)
+      spec = { "method" => method, "path" => path }
+      where = "#{method} #{path}"
+      { query: "query", headers: "headers", cookies: "cookies", params: "path_params" }.each do |option, key|
+        list = params_of(options.delete(option), "#{where} #{option}")
+        spec[key] = key == "path_params" ? list.map { |p| p.slice("name", "schema") } : list if list
+      end
+      bodies = BODY_KINDS.keys & options.keys
+      raise ArgumentError, "ferrule: #{where}: give one of #{BODY_KINDS.keys.join(', ')}" if bodies.size > 1
+
+      if (option = bodies.first)
+        schema = options.delete(option)
+        spec["body"] = { "kind" => BODY_KINDS[option], "required" => options.delete(:body_required) != false }
+        spec["body"]["schema"] = schema if schema.is_a?(Hash)
+        spec["body"]["max_file_size"] = options.delete(:max_file_size) if options.key?(:max_file_size)
+      end
+      %i[cors compression body_limit timeout_ms].each { |k| spec[k.to_s] = options.delete(k) if options.key?(k) }
+      raise ArgumentError, "ferrule: #{where}: unknown option(s) #{options.keys.join(', ')}" unless options.empty?
+
+      spec
+    end
+  end
+
+  # The parent of forked worker processes: starts them, forwards SIGINT/SIGTERM, restarts a
+  # worker that dies, returns when all have exited after a stop.
+  class Workers
+    def initialize(server, count)
+      @server = server
+      @count = count
+      @stopping = false
+      @children = []
+    end
+
+    def run(&serve)
+      previous = %w[INT TERM].to_h { |s| [s, trap(s) { stop }] }
+      @count.times { spawn(&serve) }
+      until @children.empty?
+        pid, status = Process.wait2
+        @children.delete(pid)
+        next if @stopping
+
+        warn "ferrule: worker #{pid} exited (#{status.exitstatus || status.termsig}); starting another"
+        sleep 1
+        spawn(&serve)
+      end
+      nil
+    ensure
+      previous&.each { |s, handler| trap(s, handler || "DEFAULT") }
+    end
+
+    private
+
+    def spawn(&serve)
+      @children << fork do
+        %w[INT TERM].each { |s| trap(s, "DEFAULT") }
+        serve.call
+        exit!(0)
+      rescue Exception => e # rubocop:disable Lint/RescueException -- a worker reports and exits
+        warn "ferrule: worker #{Process.pid} failed: #{e.class}: #{e.message}"
+        exit!(1)
+      end
+    end
+
+    def stop
+      @stopping = true
+      @children.each do |pid|
+        Process.kill("TERM", pid)
+      rescue Errno::ESRCH
+        nil
+      end
+    end
+  end
+end

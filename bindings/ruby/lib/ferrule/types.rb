@@ -1,0 +1,39 @@
+# frozen_string_literal: true
+
+module Ferrule
+  # What a handler block receives: everything already parsed, coerced and validated.
+  #
+  # +params+, +query+, +headers+ (declared ones, lower-case names) and +cookies+ are Hashes
+  # with Symbol keys; +body+ is the JSON body as parsed (String keys, as JSON.parse gives
+  # them, schema defaults filled in), a Hash of form fields (Symbol keys, files as
+  # UploadedFile), a binary String for bytes, a String for text, or nil.
+  Request = Struct.new(:method, :path, :params, :query, :headers, :cookies, :body, :request_id)
+
+  # An uploaded file of a multipart body: +data+ is a binary String, bytes kept as sent.
+  UploadedFile = Struct.new(:field, :filename, :content_type, :data, :size)
+
+  # An explicit response: <tt>Ferrule::Response.new({ created: true }, status: 201, headers: { "x-id" => "7" })</tt>.
+  # +body+: a String (text/plain), a binary String (bytes) or anything JSON-serialisable.
+  class Response
+    attr_reader :body, :status, :headers, :type
+
+    def initialize(body = nil, status: 200, headers: nil, type: nil)
+      @body = body
+      @status = status
+      @headers = headers
+      @type = type
+    end
+  end
+
+  # Raise to answer with an RFC 9457 problem response: <tt>raise Ferrule::HTTPError.new(404, "No such user")</tt>.
+  class HTTPError < StandardError
+    attr_reader :status, :detail, :headers
+
+    def initialize(status, detail = nil, headers: nil)
+      super(detail || "HTTP #{status}")
+      @status = status
+      @detail = detail
+      @headers = headers
+    end
+  end
+end

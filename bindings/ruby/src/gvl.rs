@@ -1,0 +1,63 @@
+//! Waiting without Ruby's global VM lock.
+//!
+//! magnus has no wrapper for `rb_thread_call_without_gvl`; this is one. The closure runs on
+//! the calling Ruby thread with the GVL released, so other Ruby threads run meanwhile; `ubf`
+//! is Ruby's "unblocking function", called from another thread when Ruby needs this one back
+//! (a signal for the main thread, `Thread#kill`, VM shutdown). If Ruby raises on the way back
+//! (an `Interrupt`, a kill), that comes back as `Err` and must be propagated.
+
+use magnus::{Error, Ruby};
+use std::ffi::c_void;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+pub fn without_gvl<F, R, U>(ruby: &Ruby, func: F, ubf: U) -> Result<R, Error>
+where
+    F: FnOnce() -> R,
+    U: Fn() + Sync,
+{
+    call_without_gvl(ruby, func, ubf, 0)
+}
+
+fn call_without_gvl<F, R, U>(ruby: &Ruby, func: F, ubf: U, flags: i32) -> Result<R, Error>
+where
+    F: FnOnce() -> R,
+    U: Fn() + Sync,
+{
+    struct Call<F, R> {
+        func: Option<F>,
+        out: Option<std::thread::Result<R>>,
+    }
+    unsafe extern "C" fn call<F: FnOnce() -> R, R>(data: *mut c_void) -> *mut c_void {
+        // SAFETY: `data` is the `Call` below, alive for the whole rb_thread_call_without_gvl.
+        let call = unsafe { &mut *(data as *mut Call<F, R>) };
+        if let Some(func) = call.func.take() {
+            call.out = Some(catch_unwind(AssertUnwindSafe(func)));
+        }
+        std::ptr::null_mut()
+    }
+    unsafe extern "C" fn unblock<U: Fn() + Sync>(data: *mut c_void) {
+        // SAFETY: `data` is `ubf` below, alive for the whole call; it is only read.
+        let ubf = unsafe { &*(data as *const U) };
+        let _ = catch_unwind(AssertUnwindSafe(ubf));
+    }
+    let mut call_data = Call { func: Some(func), out: None };
+    magnus::rb_sys::protect(|| {
+        // SAFETY: a Ruby thread holding the GVL; both pointers outlive the call, and neither
+        // callback touches Ruby.
+        unsafe {
+            rb_sys::rb_nogvl(
+                Some(call::<F, R>),
+                &mut call_data as *mut Call<F, R> as *mut c_void,
+                Some(unblock::<U>),
+                &ubf as *const U as *mut c_void,
+                flags,
+            );
+        }
+        rb_sys::Qnil as rb_sys::VALUE
+    })?;
+    match call_data.out {
+        Some(Ok(result)) => Ok(result),
+        Some(Err(_)) => Err(Error::new(ruby.exception_runtime_error(), "ferrule: a panic while waiting without the GVL")),
+        None => Err(Error::new(ruby.exception_runtime_error(), "ferrule: interrupted before waiting")),
+    }
+}

@@ -1,0 +1,146 @@
+//! Ruby objects → JSON bytes, written by Rust while walking the objects (no `to_json`).
+//!
+//! Hash (String/Symbol keys, others by `to_s`), Array, String (UTF-8), Symbol, Integer (any
+//! size), Float (finite), true/false/nil, `Time` and `Date` (ISO 8601), Struct (`to_h`).
+//! Anything else is an error naming its class, which the caller turns into a 500.
+
+use magnus::r_hash::ForEach;
+use magnus::{value::ReprValue, Error, Fixnum, Float, Integer, RArray, RHash, RString, RStruct, Ruby, Symbol, Value};
+
+const MAX_DEPTH: usize = 256;
+
+pub fn to_vec(ruby: &Ruby, value: Value) -> Result<Vec<u8>, String> {
+    let mut out = Vec::with_capacity(128);
+    write(ruby, value, &mut out, 0)?;
+    Ok(out)
+}
+
+fn text(e: Error) -> String {
+    e.to_string()
+}
+
+fn class_name(value: Value) -> String {
+    // SAFETY: classname reads the class name of a live value (we hold the GVL).
+    unsafe { value.classname() }.into_owned()
+}
+
+fn write_str(out: &mut Vec<u8>, s: &str) -> Result<(), String> {
+    serde_json::to_writer(out, s).map_err(|e| e.to_string())
+}
+
+/// A Ruby String's text: UTF-8 (or 7-bit binary) only; other bytes are not JSON text.
+fn string_text(s: RString) -> Result<String, String> {
+    // SAFETY: the bytes are copied out before any further Ruby call.
+    match unsafe { s.as_str() } {
+        Ok(text) => Ok(text.to_owned()),
+        Err(_) => s.to_string().map_err(|_| "a String that is not valid UTF-8 cannot be sent as JSON".to_owned()),
+    }
+}
+
+fn write(ruby: &Ruby, value: Value, out: &mut Vec<u8>, depth: usize) -> Result<(), String> {
+    if depth > MAX_DEPTH {
+        return Err("nested too deeply (a reference cycle?)".into());
+    }
+    if value.is_nil() {
+        out.extend_from_slice(b"null");
+        return Ok(());
+    }
+    if value.is_kind_of(ruby.class_true_class()) {
+        out.extend_from_slice(b"true");
+        return Ok(());
+    }
+    if value.is_kind_of(ruby.class_false_class()) {
+        out.extend_from_slice(b"false");
+        return Ok(());
+    }
+    if let Some(i) = Fixnum::from_value(value) {
+        out.extend_from_slice(i.to_i64().to_string().as_bytes());
+        return Ok(());
+    }
+    if let Some(s) = RString::from_value(value) {
+        return write_str(out, &string_text(s)?);
+    }
+    if let Some(hash) = RHash::from_value(value) {
+        out.push(b'{');
+        let mut first = true;
+        let mut failure = None;
+        hash.foreach(|key: Value, item: Value| {
+            if !first {
+                out.push(b',');
+            }
+            first = false;
+            let result = write_key(ruby, key, out).and_then(|()| {
+                out.push(b':');
+                write(ruby, item, out, depth + 1)
+            });
+            match result {
+                Ok(()) => Ok(ForEach::Continue),
+                Err(message) => {
+                    failure = Some(message);
+                    Ok(ForEach::Stop)
+                }
+            }
+        })
+        .map_err(text)?;
+        if let Some(message) = failure {
+            return Err(message);
+        }
+        out.push(b'}');
+        return Ok(());
+    }
+    if let Some(array) = RArray::from_value(value) {
+        out.push(b'[');
+        let mut i = 0;
+        while i < array.len() {
+            if i > 0 {
+                out.push(b',');
+            }
+            let item: Value = array.entry(i as isize).map_err(text)?;
+            write(ruby, item, out, depth + 1)?;
+            i += 1;
+        }
+        out.push(b']');
+        return Ok(());
+    }
+    if let Some(f) = Float::from_value(value) {
+        let f = f.to_f64();
+        if !f.is_finite() {
+            return Err(format!("{f} is not a JSON number"));
+        }
+        return serde_json::to_writer(out, &f).map_err(|e| e.to_string());
+    }
+    if let Some(i) = Integer::from_value(value) {
+        // A Bignum: its decimal digits are a valid JSON number.
+        let digits: String = i.funcall("to_s", ()).map_err(text)?;
+        out.extend_from_slice(digits.as_bytes());
+        return Ok(());
+    }
+    if let Some(sym) = Symbol::from_value(value) {
+        return write_str(out, &sym.name().map_err(text)?);
+    }
+    if value.is_kind_of(ruby.class_time()) {
+        let iso: String = value.funcall("strftime", ("%Y-%m-%dT%H:%M:%S%:z",)).map_err(text)?;
+        return write_str(out, &iso);
+    }
+    if value.respond_to("iso8601", false).map_err(text)? && class_name(value) == "Date" {
+        let iso: String = value.funcall("iso8601", ()).map_err(text)?;
+        return write_str(out, &iso);
+    }
+    if RStruct::from_value(value).is_some() {
+        let hash: Value = value.funcall("to_h", ()).map_err(text)?;
+        return write(ruby, hash, out, depth + 1);
+    }
+    Err(format!("an object of class {} is not JSON-serialisable", class_name(value)))
+}
+
+fn write_key(ruby: &Ruby, key: Value, out: &mut Vec<u8>) -> Result<(), String> {
+    if let Some(s) = RString::from_value(key) {
+        return write_str(out, &string_text(s)?);
+    }
+    if let Some(sym) = Symbol::from_value(key) {
+        return write_str(out, &sym.name().map_err(text)?);
+    }
+    let _ = ruby;
+    let text: String = key.funcall("to_s", ()).map_err(text)?;
+    write_str(out, &text)
+}

@@ -1,0 +1,123 @@
+//! Request data → Ruby objects, built from the core's typed values (no JSON text).
+//!
+//! Declared parameters and form fields are Hashes with Symbol keys; JSON bodies keep String
+//! keys, as `JSON.parse` gives them. Integers, floats and booleans are Ruby's own; UUIDs are
+//! Strings, dates `Date`s, date-times with an offset `Time`s, date-times without one their
+//! ISO 8601 String (a Ruby `Time` always has an offset; inventing one would lose what the
+//! client said), uploaded files `Ferrule::UploadedFile`s (bytes as a binary String).
+
+use crate::types::Types;
+use chrono::{Datelike, Timelike};
+use ferrule_core::{Body, DateTimeValue, Params, RequestData, Value as Typed};
+use magnus::{prelude::*, Error, RHash, Ruby, Value};
+
+pub fn request(ruby: &Ruby, types: &Types, data: &RequestData) -> Result<Value, Error> {
+    let request_id = match &data.request_id {
+        Some(id) => ruby.str_new(id).as_value(),
+        None => ruby.qnil().as_value(),
+    };
+    let args = [
+        ruby.str_new(data.method.as_str()).as_value(),
+        ruby.str_new(&data.path).as_value(),
+        params(ruby, types, &data.path_params)?.as_value(),
+        params(ruby, types, &data.query)?.as_value(),
+        params(ruby, types, &data.headers)?.as_value(),
+        params(ruby, types, &data.cookies)?.as_value(),
+        body(ruby, types, &data.body)?,
+        request_id,
+    ];
+    types.request(ruby).funcall("new", (args[0], args[1], args[2], args[3], args[4], args[5], args[6], args[7]))
+}
+
+fn params(ruby: &Ruby, types: &Types, params: &Params) -> Result<RHash, Error> {
+    let hash = ruby.hash_new();
+    for (name, value) in params.iter() {
+        hash.aset(ruby.sym_new(name), typed(ruby, types, value)?)?;
+    }
+    Ok(hash)
+}
+
+fn body(ruby: &Ruby, types: &Types, body: &Body) -> Result<Value, Error> {
+    Ok(match body {
+        Body::None => ruby.qnil().as_value(),
+        Body::Json(json) => self::json(ruby, json)?,
+        Body::Form(fields) => params(ruby, types, fields)?.as_value(),
+        Body::Bytes(bytes) => ruby.str_from_slice(bytes).as_value(),
+        Body::Text(text) => ruby.str_new(text).as_value(),
+    })
+}
+
+fn typed(ruby: &Ruby, types: &Types, value: &Typed) -> Result<Value, Error> {
+    Ok(match value {
+        Typed::Null => ruby.qnil().as_value(),
+        Typed::Bool(true) => ruby.qtrue().as_value(),
+        Typed::Bool(false) => ruby.qfalse().as_value(),
+        Typed::Int(i) => ruby.integer_from_i64(*i).as_value(),
+        Typed::Float(f) => ruby.float_from_f64(*f).as_value(),
+        Typed::Str(s) => ruby.str_new(s).as_value(),
+        Typed::Uuid(u) => ruby.str_new(&u.hyphenated().to_string()).as_value(),
+        Typed::Date(d) => types.date(ruby).funcall("new", (d.year(), d.month(), d.day()))?,
+        Typed::DateTime(naive @ DateTimeValue::Naive(_)) => ruby.str_new(&naive.to_iso8601()).as_value(),
+        Typed::DateTime(DateTimeValue::Offset(dt)) => {
+            let (naive, offset) = (dt.naive_local(), dt.offset().local_minus_utc());
+            let seconds = naive.second() as f64 + naive.nanosecond() as f64 / 1e9;
+            types.time(ruby).funcall(
+                "new",
+                (naive.year(), naive.month(), naive.day(), naive.hour(), naive.minute(), seconds, offset),
+            )?
+        }
+        Typed::File(file) => {
+            let text = |t: &Option<String>| match t {
+                Some(t) => ruby.str_new(t).as_value(),
+                None => ruby.qnil().as_value(),
+            };
+            types.uploaded_file(ruby).funcall(
+                "new",
+                (
+                    ruby.str_new(&file.field),
+                    text(&file.filename),
+                    text(&file.content_type),
+                    ruby.str_from_slice(&file.data),
+                    file.data.len(),
+                ),
+            )?
+        }
+        Typed::Array(items) => {
+            let array = ruby.ary_new_capa(items.len());
+            for item in items {
+                array.push(typed(ruby, types, item)?)?;
+            }
+            array.as_value()
+        }
+        Typed::Json(json) => self::json(ruby, json)?,
+    })
+}
+
+pub fn json(ruby: &Ruby, json: &serde_json::Value) -> Result<Value, Error> {
+    use serde_json::Value as J;
+    Ok(match json {
+        J::Null => ruby.qnil().as_value(),
+        J::Bool(true) => ruby.qtrue().as_value(),
+        J::Bool(false) => ruby.qfalse().as_value(),
+        J::Number(n) => match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => ruby.integer_from_i64(i).as_value(),
+            (None, Some(u)) => ruby.integer_from_u64(u).as_value(),
+            _ => ruby.float_from_f64(n.as_f64().unwrap_or(f64::NAN)).as_value(),
+        },
+        J::String(s) => ruby.str_new(s).as_value(),
+        J::Array(items) => {
+            let array = ruby.ary_new_capa(items.len());
+            for item in items {
+                array.push(self::json(ruby, item)?)?;
+            }
+            array.as_value()
+        }
+        J::Object(map) => {
+            let hash = ruby.hash_new();
+            for (key, item) in map {
+                hash.aset(ruby.str_new(key), self::json(ruby, item)?)?;
+            }
+            hash.as_value()
+        }
+    })
+}

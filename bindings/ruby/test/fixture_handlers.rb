@@ -1,0 +1,52 @@
+# frozen_string_literal: true
+
+# The fixture corpus's handler kinds (fixtures/README.md), written with the Ruby API. Each
+# returns only what it received: the typed, validated values the core handed over.
+require "digest"
+require "ferrule"
+
+module FixtureHandlers
+  module_function
+
+  def plain(value)
+    case value
+    when Ferrule::UploadedFile
+      { filename: value.filename, content_type: value.content_type, size: value.size, sha256: Digest::SHA256.hexdigest(value.data) }
+    when Array then value.map { |v| plain(v) }
+    when Hash then value.transform_values { |v| plain(v) }
+    when Date then value.iso8601
+    when Time
+      value.utc_offset.zero? && value.utc? ? value.strftime("%Y-%m-%dT%H:%M:%S+00:00") : value.strftime("%Y-%m-%dT%H:%M:%S%:z")
+    else value
+    end
+  end
+
+  def echo(req)
+    out = {}
+    { path: req.params, query: req.query, headers: req.headers, cookies: req.cookies }.each do |key, values|
+      out[key] = plain(values) unless values.empty?
+    end
+    body = req.body
+    if body.is_a?(String) && body.encoding == Encoding::BINARY
+      out[:body] = body.dup.force_encoding(Encoding::UTF_8).scrub("\uFFFD")
+    elsif !body.nil?
+      out[:body] = plain(body)
+    end
+    out
+  end
+
+  HANDLERS = {
+    "echo" => ->(req) { echo(req) },
+    "status" => lambda do |req|
+      code = req.params[:code]
+      Ferrule::Response.new([204, 304].include?(code) ? nil : { status: code }, status: code)
+    end,
+    "fail" => ->(_req) { raise "SECRET-TOKEN-42 database password" },
+    "sleep" => lambda do |req|
+      sleep(req.query[:ms] / 1000.0)
+      echo(req)
+    end,
+    "repeat" => ->(req) { { data: req.query[:char] * req.query[:n] } },
+    "text" => ->(req) { req.query[:text] },
+  }.freeze
+end

@@ -1,0 +1,44 @@
+# frozen_string_literal: true
+
+# Test helpers: serve an app on 127.0.0.1 (a free port) in a background thread, and a real
+# HTTP client (Net::HTTP).
+require "json"
+require "net/http"
+require "ferrule"
+
+module Support
+  Reply = Struct.new(:status, :headers, :body) do
+    def json = JSON.parse(body)
+  end
+
+  def serving(app, threads: 2)
+    port = Queue.new
+    server = Thread.new do
+      app.serve(host: "127.0.0.1", port: 0, threads: threads, signals: false) { |bound| port << bound }
+    rescue Exception => e # rubocop:disable Lint/RescueException
+      port << e
+    end
+    bound = port.pop
+    raise bound if bound.is_a?(Exception)
+
+    begin
+      yield bound
+    ensure
+      app.stop
+      server.join(30) or raise "the server did not stop within 30 s"
+    end
+  end
+
+  def request(port, method, path, json: nil, body: nil, headers: {})
+    http = Net::HTTP.new("127.0.0.1", port)
+    http.read_timeout = 30
+    request = Net::HTTPGenericRequest.new(method, true, true, path, headers)
+    if json
+      body = JSON.generate(json)
+      request["content-type"] = "application/json"
+    end
+    request.body = body if body
+    response = http.request(request)
+    Reply.new(response.code.to_i, response.each_header.to_h, response.body || "")
+  end
+end

@@ -1,0 +1,12 @@
+# frozen_string_literal: true
+
+# Served by test/workers_test.rb with 1 or 2 worker processes (ARGV: port workers).
+require "ferrule"
+
+app = Ferrule::App.new
+app.get("/pid") { { pid: Process.pid } }
+app.get("/slow", query: { ms: { type: "integer", default: 500 } }) do |req|
+  sleep(req.query[:ms] / 1000.0)
+  { pid: Process.pid, slept: req.query[:ms] }
+end
+app.run(host: "127.0.0.1", port: Integer(ARGV[0]), workers: Integer(ARGV[1] || 1), threads: 2, runtime_threads: 1)

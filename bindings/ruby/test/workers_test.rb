@@ -1,0 +1,66 @@
+# frozen_string_literal: true
+
+# Forked worker processes share one listening socket, and SIGTERM/SIGINT drain in-flight
+# requests before a clean exit.
+require "minitest/autorun"
+require "set"
+require "socket"
+require_relative "support"
+
+class WorkersTest < Minitest::Test
+  include Support
+
+  def free_port
+    server = TCPServer.new("127.0.0.1", 0)
+    server.addr[1]
+  ensure
+    server&.close
+  end
+
+  def start(workers)
+    port = free_port
+    # Its own process group, so a failing test can clean up the workers too.
+    pid = Process.spawn(RbConfig.ruby, File.join(__dir__, "workers_app.rb"), port.to_s, workers.to_s, pgroup: true)
+    deadline = Time.now + 30
+    while Time.now < deadline
+      begin
+        return [pid, port] if request(port, "GET", "/pid").status == 200
+      rescue SystemCallError
+        sleep 0.05
+      end
+    end
+    Process.kill("-KILL", pid)
+    raise "the server did not answer within 30 s"
+  end
+
+  def check_drain(pid, port, signal)
+    in_flight = Thread.new { request(port, "GET", "/slow?ms=800") }
+    sleep 0.3
+    Process.kill(signal, pid)
+    assert_equal 200, in_flight.value.status, "the in-flight request was cut off instead of drained"
+    _, status = Process.wait2(pid)
+    assert status.success?, "exited with #{status.inspect}"
+    assert_raises(SystemCallError) { request(port, "GET", "/pid") }
+  end
+
+  %w[TERM INT].each do |signal|
+    define_method("test_two_workers_share_the_port_and_drain_on_#{signal.downcase}") do
+      pid, port = start(2)
+      pids = Set.new
+      deadline = Time.now + 20
+      pids << request(port, "GET", "/pid").json["pid"] while pids.size < 2 && Time.now < deadline
+      assert_equal 2, pids.size, "only #{pids.to_a} answered"
+      refute_includes pids, pid, "the supervisor itself must not serve"
+      check_drain(pid, port, signal)
+    ensure
+      Process.kill("-KILL", pid) rescue nil # rubocop:disable Style/RescueModifier
+    end
+  end
+
+  def test_a_single_process_drains_on_sigterm
+    pid, port = start(1)
+    check_drain(pid, port, "TERM")
+  ensure
+    Process.kill("-KILL", pid) rescue nil # rubocop:disable Style/RescueModifier
+  end
+end
