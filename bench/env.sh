@@ -1,7 +1,7 @@
 # Sourced by bench/run.sh and bench/load_test.sh (from their runfiles directory): points the
 # harness at the pinned tools, the packages under test and the generated servers.
-#   bench_env OHA TOOLCHAIN_ENV PYTHON WHEEL NPM_PACKAGE_JSON NPM_TARBALL
-# (consumes those six arguments from the caller's "$@" via `shift 6` in the caller).
+#   bench_env OHA TOOLCHAIN_ENV PYTHON WHEEL NPM_PACKAGE_JSON NPM_TARBALL GEM
+# (the caller then drops those seven arguments with `shift 7`).
 bench_env() {
   local toolchain="$PWD/$2"
   export FERRULE_OHA="$PWD/$1"
@@ -22,4 +22,10 @@ bench_env() {
   mkdir -p "$site/node_modules/ferrule"
   tar -xzf "$PWD/$6" -C "$site/node_modules/ferrule" --strip-components=1
   export FERRULE_BENCH_NODE_PATH="$site/node_modules:$(dirname "$PWD/$5")/node_modules"
+  # The gem's files (a .gem is a tar holding data.tar.gz): its lib/ on RUBYLIB.
+  FERRULE_BENCH_RUBY="$(sed -n 's/^RUBY=//p' "$toolchain")"
+  export FERRULE_BENCH_RUBY
+  mkdir -p "$site/gem"
+  tar -xOf "$PWD/$7" data.tar.gz | tar -xz -C "$site/gem"
+  export FERRULE_BENCH_RUBYLIB="$site/gem/lib"
 }

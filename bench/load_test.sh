@@ -6,5 +6,5 @@ set -euo pipefail
 bench="$PWD/$1"; shift
 source "$PWD/bench/env.sh"
 bench_env "$@"
-shift 6
+shift 7
 "$bench" matrix --out "${TEST_UNDECLARED_OUTPUTS_DIR:-$TEST_TMPDIR}" --strict "$@"

@@ -6,7 +6,7 @@ set -euo pipefail
 bench="$PWD/$1"; shift
 source "$PWD/bench/env.sh"
 bench_env "$@"
-shift 6
+shift 7
 workspace="${BUILD_WORKSPACE_DIRECTORY:-$PWD}"
 out="$workspace/bench/results/$(date -u +%Y%m%d-%H%M%S)"
 if commit="$(git -C "$workspace" rev-parse HEAD 2>/dev/null)"; then

@@ -9,6 +9,8 @@
 //!   FERRULE_BENCH_PYTHONPATH  where the `ferrule` wheel is installed
 //!   FERRULE_BENCH_NODE        node
 //!   FERRULE_BENCH_NODE_PATH   node_modules directories with `ferrule` and the pinned peers
+//!   FERRULE_BENCH_RUBY        ruby (Debian's, with puma, sinatra, rack, json_schemer)
+//!   FERRULE_BENCH_RUBYLIB     where the `ferrule` gem's lib/ is unpacked
 
 use crate::generate;
 use std::path::PathBuf;
@@ -34,6 +36,9 @@ pub const ALL: &[Framework] = &[
     Framework { name: "ferrule-node", language: "node", ferrule: true, packages: &["ferrule"] },
     Framework { name: "fastify", language: "node", ferrule: false, packages: &["fastify", "@fastify/formbody", "@fastify/multipart"] },
     Framework { name: "express", language: "node", ferrule: false, packages: &["express", "multer", "ajv"] },
+    Framework { name: "ferrule-ruby", language: "ruby", ferrule: true, packages: &[] },
+    Framework { name: "sinatra", language: "ruby", ferrule: false, packages: &["puma", "sinatra", "rack", "json_schemer"] },
+    Framework { name: "rack", language: "ruby", ferrule: false, packages: &["puma", "rack", "json_schemer"] },
 ];
 
 pub fn find(name: &str) -> Result<&'static Framework, String> {
@@ -79,6 +84,21 @@ impl Framework {
             }
             return Ok(ServerCommand { program: node, args: vec![apps.join(file).display().to_string(), "{port}".into()], env, dir: Some(apps) });
         }
+        if self.language == "ruby" {
+            let ruby = env_path("FERRULE_BENCH_RUBY", self.name)?;
+            let mut env = Vec::new();
+            if let Some(lib) = std::env::var_os("FERRULE_BENCH_RUBYLIB") {
+                env.push(("RUBYLIB".to_owned(), lib.to_string_lossy().into_owned()));
+            }
+            let script = apps.join(file).display().to_string();
+            let args = if self.name == "ferrule-ruby" {
+                vec![script, "{port}".into()]
+            } else {
+                // Puma as Rails and Sinatra users run it: one process, its default 5 threads.
+                ["-S", "puma", "-e", "production", "-s", "-t", "5:5", "-b", "tcp://127.0.0.1:{port}"].iter().map(|s| s.to_string()).chain([script]).collect()
+            };
+            return Ok(ServerCommand { program: ruby, args, env, dir: Some(apps) });
+        }
         let python = env_path("FERRULE_BENCH_PYTHON", self.name)?;
         let mut env = vec![("PYTHONDONTWRITEBYTECODE".to_owned(), "1".to_owned())];
         if let Some(path) = std::env::var_os("FERRULE_BENCH_PYTHONPATH") {
@@ -112,6 +132,22 @@ impl Framework {
             command.args(["-e", &script]);
             if let Some(path) = std::env::var_os("FERRULE_BENCH_NODE_PATH") {
                 command.env("NODE_PATH", path);
+            }
+            return match command.output() {
+                Ok(out) if out.status.success() => String::from_utf8_lossy(&out.stdout).lines().map(str::to_owned).collect(),
+                _ => vec!["(versions unavailable)".to_owned()],
+            };
+        }
+        if self.language == "ruby" {
+            let Ok(ruby) = env_path("FERRULE_BENCH_RUBY", self.name) else { return Vec::new() };
+            let script = format!(
+                "puts \"ruby #{{RUBY_VERSION}}\"; if {:?}.empty? then require \"ferrule\"; puts \"ferrule #{{Ferrule::VERSION}}\" else {:?}.each {{ |g| puts \"#{{g}} #{{Gem::Specification.find_by_name(g).version}}\" }} end",
+                self.packages, self.packages
+            );
+            let mut command = std::process::Command::new(ruby);
+            command.args(["-e", &script]);
+            if let Some(lib) = std::env::var_os("FERRULE_BENCH_RUBYLIB") {
+                command.env("RUBYLIB", lib);
             }
             return match command.output() {
                 Ok(out) if out.status.success() => String::from_utf8_lossy(&out.stdout).lines().map(str::to_owned).collect(),

@@ -208,7 +208,7 @@ fn doctor(args: &Args) -> Result<(), String> {
     } else {
         println!("ok   cores: {cores}");
     }
-    for name in ["FERRULE_BENCH_APPS", "FERRULE_BENCH_PYTHON"] {
+    for name in ["FERRULE_BENCH_APPS", "FERRULE_BENCH_PYTHON", "FERRULE_BENCH_NODE", "FERRULE_BENCH_RUBY"] {
         match std::env::var_os(name) {
             Some(v) => println!("ok   {name}: {}", v.to_string_lossy()),
             None => missing.push(format!("{name} is not set — run through `bazel run //bench:all`")),

@@ -13,6 +13,7 @@ mod msgspec_python;
 mod node_apps;
 mod python_types;
 mod robyn;
+mod ruby_apps;
 mod spikard;
 mod typed_python;
 
@@ -31,6 +32,9 @@ pub const GENERATED: &[(&str, &str)] = &[
     ("ferrule-node", "ferrule_node.js"),
     ("fastify", "fastify_app.js"),
     ("express", "express_app.js"),
+    ("ferrule-ruby", "ferrule_ruby.rb"),
+    ("sinatra", "sinatra_app.ru"),
+    ("rack", "rack_app.ru"),
 ];
 
 pub fn file_name(framework: &str) -> Option<&'static str> {
@@ -49,6 +53,9 @@ pub fn generate(framework: &str, workloads: &[Workload]) -> Result<String, Strin
         "ferrule-node" => Ok(node_apps::ferrule_node(&routes)),
         "fastify" => Ok(node_apps::fastify(&routes)),
         "express" => Ok(node_apps::express(&routes)),
+        "ferrule-ruby" => Ok(ruby_apps::ferrule_ruby(&routes)),
+        "sinatra" => Ok(ruby_apps::sinatra(&routes)),
+        "rack" => Ok(ruby_apps::rack(&routes)),
         other => Err(format!(
             "no generator for `{other}` (generated: {})",
             GENERATED.iter().map(|(f, _)| *f).collect::<Vec<_>>().join(", ")
@@ -171,6 +178,18 @@ mod tests {
             std::fs::write(&path, source).unwrap();
             let status = std::process::Command::new("node").arg("--check").arg(&path).status().unwrap();
             assert!(status.success(), "{framework}: {} is not valid JavaScript", path.display());
+        }
+    }
+
+    #[test]
+    fn generated_ruby_parses() {
+        let workloads = workloads();
+        for (framework, file) in GENERATED.iter().filter(|(_, file)| file.ends_with(".rb") || file.ends_with(".ru")) {
+            let source = generate(framework, &workloads).unwrap();
+            let path = std::env::temp_dir().join(format!("ferrule-gen-{}-{file}", std::process::id()));
+            std::fs::write(&path, source).unwrap();
+            let status = std::process::Command::new("ruby").arg("-c").arg(&path).stdout(std::process::Stdio::null()).status().unwrap();
+            assert!(status.success(), "{framework}: {} is not valid Ruby", path.display());
         }
     }
 
