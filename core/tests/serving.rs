@@ -1,0 +1,124 @@
+//! The server itself: HTTP/1.1 keep-alive, HTTP/2 cleartext (prior knowledge), graceful
+//! shutdown that drains in-flight requests, and a panicking handler that leaves the server up.
+
+use ferrule_core::{App, AppConfig, RequestData, RouteSpec};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+fn app() -> App {
+    App::with_config(AppConfig { shutdown_timeout_ms: 5_000, ..Default::default() })
+        .route(RouteSpec::get("/hello"), |_: RequestData| async { "hello" })
+        .route(RouteSpec::get("/slow"), |_: RequestData| async {
+            tokio::time::sleep(Duration::from_millis(400)).await;
+            "slept"
+        })
+        .route(RouteSpec::get("/panic"), |_: RequestData| async {
+            if true {
+                panic!("handler bug");
+            }
+            "unreachable"
+        })
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
+}
+
+/// Reads one HTTP/1.1 response (status line, headers, Content-Length body) from a stream.
+fn read_response(reader: &mut BufReader<TcpStream>) -> (String, String) {
+    let mut status = String::new();
+    reader.read_line(&mut status).unwrap();
+    let mut length = 0;
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line).unwrap();
+        if line == "\r\n" {
+            break;
+        }
+        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+            length = v.trim().parse().unwrap();
+        }
+    }
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).unwrap();
+    (status.trim().to_owned(), String::from_utf8(body).unwrap())
+}
+
+#[test]
+fn keep_alive_serves_several_requests_on_one_connection() {
+    let rt = runtime();
+    let server = rt.block_on(async { app().serve(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap()).await.unwrap() });
+    let stream = TcpStream::connect(server.local_addr()).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut writer = stream.try_clone().unwrap();
+    let mut reader = BufReader::new(stream);
+    for _ in 0..3 {
+        writer.write_all(b"GET /hello HTTP/1.1\r\nHost: test\r\n\r\n").unwrap();
+        assert_eq!(read_response(&mut reader), ("HTTP/1.1 200 OK".to_owned(), "hello".to_owned()));
+    }
+    rt.block_on(server.shutdown()).unwrap();
+}
+
+#[test]
+fn http2_cleartext_with_prior_knowledge() {
+    let rt = runtime();
+    rt.block_on(async {
+        let server = app().serve(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap()).await.unwrap();
+        let tcp = tokio::net::TcpStream::connect(server.local_addr()).await.unwrap();
+        let (mut client, connection) = h2::client::handshake(tcp).await.unwrap();
+        tokio::spawn(async move {
+            let _ = connection.await;
+        });
+        let request = http::Request::get(format!("http://{}/hello", server.local_addr())).body(()).unwrap();
+        let (response, _) = client.send_request(request, true).unwrap();
+        let response = response.await.unwrap();
+        assert_eq!(response.status(), 200);
+        assert_eq!(response.version(), http::Version::HTTP_2);
+        let mut body = response.into_body();
+        let mut bytes = Vec::new();
+        while let Some(chunk) = body.data().await {
+            bytes.extend_from_slice(&chunk.unwrap());
+        }
+        assert_eq!(bytes, b"hello");
+        server.shutdown().await.unwrap();
+    });
+}
+
+#[test]
+fn shutdown_drains_in_flight_requests_and_refuses_new_ones() {
+    let rt = runtime();
+    let server = rt.block_on(async { app().serve(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap()).await.unwrap() });
+    let addr = server.local_addr();
+    let in_flight = std::thread::spawn(move || {
+        let stream = TcpStream::connect(addr).unwrap();
+        stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let mut writer = stream.try_clone().unwrap();
+        writer.write_all(b"GET /slow HTTP/1.1\r\nHost: test\r\n\r\n").unwrap();
+        read_response(&mut BufReader::new(stream))
+    });
+    std::thread::sleep(Duration::from_millis(100));
+    rt.block_on(server.shutdown()).expect("drained within the deadline");
+    assert_eq!(in_flight.join().unwrap(), ("HTTP/1.1 200 OK".to_owned(), "slept".to_owned()));
+    assert!(TcpStream::connect(addr).is_err(), "no new connections after shutdown");
+}
+
+#[test]
+fn a_panicking_handler_is_a_500_and_the_server_stays_up() {
+    let rt = runtime();
+    let server = rt.block_on(async { app().serve(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap()).await.unwrap() });
+    for path in ["/panic", "/hello", "/panic", "/hello"] {
+        let stream = TcpStream::connect(server.local_addr()).unwrap();
+        stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let mut writer = stream.try_clone().unwrap();
+        writer.write_all(format!("GET {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n").as_bytes()).unwrap();
+        let (status, body) = read_response(&mut BufReader::new(stream));
+        if path == "/panic" {
+            assert_eq!(status, "HTTP/1.1 500 Internal Server Error");
+            assert!(!body.contains("handler bug"), "{body}");
+        } else {
+            assert_eq!((status.as_str(), body.as_str()), ("HTTP/1.1 200 OK", "hello"));
+        }
+    }
+    rt.block_on(server.shutdown()).unwrap();
+}
