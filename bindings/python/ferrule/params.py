@@ -1,7 +1,8 @@
 """Parameter markers: where a handler argument comes from, and its constraints.
 
 Used as a default value (``q: int = Query(10, ge=1)``) or inside ``Annotated``
-(``q: Annotated[int, Query(ge=1)] = 10``), as in FastAPI. Without a marker, an argument named in
+(``q: Annotated[int, Query(ge=1)] = 10``), as in FastAPI. Like FastAPI's, the markers are
+functions typed as returning ``Any``, so ``page: int = Query(1)`` type-checks. Without a marker, an argument named in
 the path template is a path parameter, one annotated with a structured type (dataclass,
 TypedDict, msgspec Struct, pydantic model, dict, list) is the JSON body, ``Request`` gets the
 request itself, and anything else is a query parameter.
@@ -12,6 +13,8 @@ from __future__ import annotations
 from typing import Any, Optional, Sequence
 
 __all__ = ["Param", "Path", "Query", "Header", "Cookie", "Body", "Form", "File", "Field", "MISSING"]
+
+
 
 
 class _Missing:
@@ -80,17 +83,17 @@ class Param:
         return f"{type(self).__name__}({default})"
 
 
-class Path(Param):
+class PathParam(Param):
     """A path parameter: ``{name}`` or ``{name:type}`` in the route's template."""
 
     source = "path"
 
 
-class Query(Param):
+class QueryParam(Param):
     source = "query"
 
 
-class Header(Param):
+class HeaderParam(Param):
     """A request header. ``user_agent`` reads ``User-Agent``: underscores become hyphens unless
     ``convert_underscores=False`` (FastAPI's rule)."""
 
@@ -101,23 +104,23 @@ class Header(Param):
         self.convert_underscores = convert_underscores
 
 
-class Cookie(Param):
+class CookieParam(Param):
     source = "cookie"
 
 
-class Body(Param):
+class BodyParam(Param):
     """The JSON request body (``media_type`` may name another ``+json`` type)."""
 
     source = "body"
 
 
-class Form(Param):
+class FormParam(Param):
     """One field of a url-encoded (or, next to a ``File``, multipart) form body."""
 
     source = "form"
 
 
-class File(Form):
+class FileParam(FormParam):
     """One uploaded file of a multipart body; the argument receives an ``UploadFile``."""
 
     source = "file"
@@ -127,8 +130,83 @@ class File(Form):
         self.max_size = max_size
 
 
-class Field(Param):
+class FieldParam(Param):
     """Constraints on a field of a body type: ``id: Annotated[int, Field(ge=1)]`` in a
     TypedDict or dataclass. (``annotated_types`` constraints such as ``Ge(1)`` work too.)"""
 
     source = "body"
+
+
+def Path(
+    default: Any = MISSING, *, gt: Optional[float] = None, ge: Optional[float] = None, lt: Optional[float] = None,
+    le: Optional[float] = None, multiple_of: Optional[float] = None, min_length: Optional[int] = None,
+    max_length: Optional[int] = None, pattern: Optional[str] = None, enum: Optional[Sequence[Any]] = None,
+    description: Optional[str] = None,
+) -> Any:
+    """A path parameter's constraints (its type comes from the template or the annotation)."""
+    return PathParam(default, gt=gt, ge=ge, lt=lt, le=le, multiple_of=multiple_of, min_length=min_length,
+                     max_length=max_length, pattern=pattern, enum=enum, description=description)
+
+
+def Query(
+    default: Any = MISSING, *, alias: Optional[str] = None, gt: Optional[float] = None, ge: Optional[float] = None,
+    lt: Optional[float] = None, le: Optional[float] = None, multiple_of: Optional[float] = None,
+    min_length: Optional[int] = None, max_length: Optional[int] = None, pattern: Optional[str] = None,
+    enum: Optional[Sequence[Any]] = None, description: Optional[str] = None,
+) -> Any:
+    """A query parameter (the default source of a scalar argument)."""
+    return QueryParam(default, alias=alias, gt=gt, ge=ge, lt=lt, le=le, multiple_of=multiple_of, min_length=min_length,
+                      max_length=max_length, pattern=pattern, enum=enum, description=description)
+
+
+def Header(
+    default: Any = MISSING, *, alias: Optional[str] = None, convert_underscores: bool = True, gt: Optional[float] = None,
+    ge: Optional[float] = None, lt: Optional[float] = None, le: Optional[float] = None, min_length: Optional[int] = None,
+    max_length: Optional[int] = None, pattern: Optional[str] = None, enum: Optional[Sequence[Any]] = None,
+    description: Optional[str] = None,
+) -> Any:
+    """A request header; ``user_agent`` reads ``User-Agent`` unless ``convert_underscores=False``."""
+    return HeaderParam(default, alias=alias, convert_underscores=convert_underscores, gt=gt, ge=ge, lt=lt, le=le,
+                       min_length=min_length, max_length=max_length, pattern=pattern, enum=enum, description=description)
+
+
+def Cookie(
+    default: Any = MISSING, *, alias: Optional[str] = None, gt: Optional[float] = None, ge: Optional[float] = None,
+    lt: Optional[float] = None, le: Optional[float] = None, min_length: Optional[int] = None,
+    max_length: Optional[int] = None, pattern: Optional[str] = None, enum: Optional[Sequence[Any]] = None,
+    description: Optional[str] = None,
+) -> Any:
+    """A cookie."""
+    return CookieParam(default, alias=alias, gt=gt, ge=ge, lt=lt, le=le, min_length=min_length,
+                       max_length=max_length, pattern=pattern, enum=enum, description=description)
+
+
+def Body(default: Any = MISSING, *, description: Optional[str] = None) -> Any:
+    """The JSON request body."""
+    return BodyParam(default, description=description)
+
+
+def Form(
+    default: Any = MISSING, *, alias: Optional[str] = None, gt: Optional[float] = None, ge: Optional[float] = None,
+    lt: Optional[float] = None, le: Optional[float] = None, min_length: Optional[int] = None,
+    max_length: Optional[int] = None, pattern: Optional[str] = None, enum: Optional[Sequence[Any]] = None,
+    description: Optional[str] = None,
+) -> Any:
+    """One field of a url-encoded (or, next to a File, multipart) form body."""
+    return FormParam(default, alias=alias, gt=gt, ge=ge, lt=lt, le=le, min_length=min_length,
+                     max_length=max_length, pattern=pattern, enum=enum, description=description)
+
+
+def File(default: Any = MISSING, *, alias: Optional[str] = None, max_size: Optional[int] = None, description: Optional[str] = None) -> Any:
+    """One uploaded file of a multipart body; the argument receives an ``UploadFile``."""
+    return FileParam(default, alias=alias, max_size=max_size, description=description)
+
+
+def Field(
+    *, gt: Optional[float] = None, ge: Optional[float] = None, lt: Optional[float] = None, le: Optional[float] = None,
+    multiple_of: Optional[float] = None, min_length: Optional[int] = None, max_length: Optional[int] = None,
+    pattern: Optional[str] = None, enum: Optional[Sequence[Any]] = None, description: Optional[str] = None,
+) -> Any:
+    """Constraints on a field of a body type: ``id: Annotated[int, Field(ge=1)]``."""
+    return FieldParam(gt=gt, ge=ge, lt=lt, le=le, multiple_of=multiple_of, min_length=min_length,
+                      max_length=max_length, pattern=pattern, enum=enum, description=description)

@@ -156,12 +156,12 @@ class _Describer:
         if origin in (dict, typing.Dict, typing.Mapping):
             args = typing.get_args(tp)
             value = self.describe(args[1]) if len(args) == 2 else TypeInfo({}, None, False)
-            schema: dict = {"type": "object", "additionalProperties": value.schema} if args else {"type": "object"}
+            mapping: dict = {"type": "object", "additionalProperties": value.schema} if args else {"type": "object"}
             convert = None
             if value.convert is not None:
                 item = value.convert
                 convert = lambda v: {k: item(x) for k, x in v.items()}  # noqa: E731
-            return TypeInfo(schema, convert, False)
+            return TypeInfo(mapping, convert, False)
         if dataclasses.is_dataclass(tp) and isinstance(tp, type):
             return self._guarded(tp, self._dataclass)
         if _typeddict(tp):

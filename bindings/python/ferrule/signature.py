@@ -14,7 +14,7 @@ import typing
 from typing import Any, Callable, NamedTuple, Optional
 
 from . import schema as schemas
-from .params import MISSING, File, Param
+from .params import MISSING, FileParam, Param
 
 __all__ = ["Argument", "Analysis", "analyse", "template_params"]
 
@@ -146,7 +146,7 @@ def analyse(func: Callable[..., Any], path: str, *, request_type: type) -> Analy
             elif _json_default(default):
                 form_fields[key] = {**field_schema, "default": default}
             arguments.append(Argument(parameter.name, positional, "form", key, convert, None if default is MISSING else default))
-            if isinstance(marker, File) and marker.max_size is not None:
+            if isinstance(marker, FileParam) and marker.max_size is not None:
                 spec["_max_file_size"] = max(spec.get("_max_file_size", 0), marker.max_size)
             continue
 
