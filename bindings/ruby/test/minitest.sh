@@ -6,7 +6,10 @@ gem_file="$PWD/$1"
 export FERRULE_CONFORMANCE="$PWD/$2"
 export FERRULE_FIXTURES_DIR="$PWD/fixtures"
 tests="$PWD/bindings/ruby/test"
-export GEM_HOME="$TEST_TMPDIR/gems" GEM_PATH="$TEST_TMPDIR/gems" HOME="$TEST_TMPDIR"
+# The fresh GEM_HOME first, then Ruby's own gem paths (minitest is one of Ruby's bundled gems).
+export GEM_HOME="$TEST_TMPDIR/gems" HOME="$TEST_TMPDIR"
+GEM_PATH="$GEM_HOME:$(ruby -e 'print Gem.default_path.join(":")')"
+export GEM_PATH
 gem install --local --no-document --install-dir "$GEM_HOME" "$gem_file" >/dev/null
 cd "$TEST_TMPDIR"
 status=0
