@@ -356,6 +356,7 @@ mod tests {
             deadline_aborted: 3,
             server_cpu_us_per_request: cpu,
             server_cpu_percent: 99.0,
+            server_cpu_peak_percent: 100.0,
             startup_ms: 100.0,
             rss_at_first_response_kb: 1000,
             peak_rss_kb: 2000,

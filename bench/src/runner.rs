@@ -40,6 +40,9 @@ pub struct RunResult {
     pub server_cpu_us_per_request: f64,
     /// Mean server CPU use while measured (100 = one full core).
     pub server_cpu_percent: f64,
+    /// Highest CPU use over any 100 ms sample while measured.
+    #[serde(default)]
+    pub server_cpu_peak_percent: f64,
     pub startup_ms: f64,
     pub rss_at_first_response_kb: u64,
     pub peak_rss_kb: u64,
@@ -99,14 +102,23 @@ impl Server {
         if !options.warmup.is_zero() {
             oha(options.warmup)?;
         }
+        // Every 100 ms: the tree's RSS (peak kept) and its CPU time (peak 100 ms rate kept).
         let peak = Arc::new(AtomicU64::new(procfs::tree_rss_kb(pid)));
+        let peak_cpu_per_mille = Arc::new(AtomicU64::new(0));
         let sampling = Arc::new(AtomicBool::new(true));
         let sampler = {
-            let (peak, sampling) = (peak.clone(), sampling.clone());
+            let (peak, peak_cpu, sampling) = (peak.clone(), peak_cpu_per_mille.clone(), sampling.clone());
+            let ticks_per_sec = procfs::clock_ticks_per_sec();
             std::thread::spawn(move || {
+                let mut last = (Instant::now(), procfs::tree_cpu_ticks(pid));
                 while sampling.load(Ordering::Relaxed) {
-                    peak.fetch_max(procfs::tree_rss_kb(pid), Ordering::Relaxed);
                     std::thread::sleep(Duration::from_millis(100));
+                    peak.fetch_max(procfs::tree_rss_kb(pid), Ordering::Relaxed);
+                    let now = (Instant::now(), procfs::tree_cpu_ticks(pid));
+                    let busy = now.1.saturating_sub(last.1) as f64 / ticks_per_sec;
+                    let per_mille = (busy / now.0.duration_since(last.0).as_secs_f64() * 1000.0) as u64;
+                    peak_cpu.fetch_max(per_mille, Ordering::Relaxed);
+                    last = now;
                 }
             })
         };
@@ -133,6 +145,7 @@ impl Server {
             deadline_aborted: summary.deadline_aborted,
             server_cpu_us_per_request: if summary.completed > 0 { cpu_us / summary.completed as f64 } else { 0.0 },
             server_cpu_percent: cpu_us / (wall * 1_000_000.0) * 100.0,
+            server_cpu_peak_percent: peak_cpu_per_mille.load(Ordering::Relaxed) as f64 / 10.0,
             startup_ms: self.startup_ms,
             rss_at_first_response_kb: self.rss_at_first_response_kb,
             peak_rss_kb: peak.load(Ordering::Relaxed),
