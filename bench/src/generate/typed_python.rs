@@ -35,11 +35,13 @@ struct Param {
 fn marked(types: &mut Types, name: &str, schema: &serde_json::Value, required: bool, marker: &str, hint: &str) -> Param {
     let base = types.base(schema, hint);
     let args = constraint_args(schema);
-    let ann = format!("Annotated[{base}, {marker}({})]", args.join(", "));
+    let args = args.join(", ");
+    // The marker stays outermost: FastAPI does not look for it inside `Optional[...]`, and
+    // would take an unmarked `list[str]` for a second body parameter.
     match (schema.get("default"), required) {
-        (Some(default), _) => Param { text: format!("{name}: {ann} = {}", literal(default)), has_default: true },
-        (None, false) => Param { text: format!("{name}: Optional[{ann}] = None"), has_default: true },
-        (None, true) => Param { text: format!("{name}: {ann}"), has_default: false },
+        (Some(default), _) => Param { text: format!("{name}: Annotated[{base}, {marker}({args})] = {}", literal(default)), has_default: true },
+        (None, false) => Param { text: format!("{name}: Annotated[Optional[{base}], {marker}({args})] = None"), has_default: true },
+        (None, true) => Param { text: format!("{name}: Annotated[{base}, {marker}({args})]"), has_default: false },
     }
 }
 
@@ -98,5 +100,21 @@ pub fn handlers(code: &mut Code, types: &mut Types, routes: &[Route<'_>], option
         let def = if options.asynchronous { "async def" } else { "def" };
         code.line(format!("{def} {}({signature}):", route.ident));
         code.indent().line(format!("return {{{}}}", echo.join(", "))).dedent();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use super::super::python_types::Style;
+    use serde_json::json;
+
+    #[test]
+    fn optional_parameters_keep_their_marker_outermost() {
+        let mut types = Types::new(Style::Pydantic);
+        let schema = json!({"type": "array", "items": {"type": "string"}, "maxItems": 5});
+        let param = marked(&mut types, "tags", &schema, false, "Query", "tags");
+        assert_eq!(param.text, "tags: Annotated[Optional[list[str]], Query(max_length=5)] = None");
+        assert!(param.has_default);
     }
 }
