@@ -13,6 +13,7 @@ mod app;
 mod body;
 pub mod bridge;
 mod handler;
+mod key_cache;
 mod middleware;
 pub mod params;
 mod path;
@@ -27,6 +28,7 @@ mod value;
 
 pub use app::{App, AppError};
 pub use handler::{Handler, HandlerError, HandlerFuture};
+pub use key_cache::KeyCache;
 pub use path::{PathParam, PathTemplate};
 pub use problem::{Issue, LocSegment, Problem, PROBLEM_JSON, VALIDATION_PROBLEM_TYPE};
 pub use request::{Body, ExtractError, RequestData};

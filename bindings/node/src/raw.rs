@@ -93,29 +93,20 @@ impl Env {
 
     /// A new object with the given own properties, defined in one call (far cheaper than one
     /// `set` per property).
-    pub fn object_with<'k>(self, properties: &[(&'k str, Value)]) -> Result<Value> {
+    pub fn object_with(self, properties: &[(&str, Value)]) -> Result<Value> {
+        let keyed = properties.iter().map(|(key, value)| Ok((self.string(key)?, *value))).collect::<Result<Vec<_>>>()?;
+        self.object_from(&keyed)
+    }
+
+    /// A new object with the given own properties, keyed by JavaScript strings already made
+    /// (see `ferrule_core::KeyCache`), defined in one call.
+    pub fn object_from(self, properties: &[(Value, Value)]) -> Result<Value> {
         let object = self.object()?;
-        if properties.iter().any(|(k, _)| k.as_bytes().contains(&0)) {
-            for (key, value) in properties {
-                self.set(object, key, *value)?;
-            }
-            return Ok(object);
-        }
-        // The keys as one buffer of NUL-terminated strings the descriptors point into.
-        let mut names = Vec::with_capacity(properties.iter().map(|(k, _)| k.len() + 1).sum());
-        let mut offsets = Vec::with_capacity(properties.len());
-        for (key, _) in properties {
-            offsets.push(names.len());
-            names.extend_from_slice(key.as_bytes());
-            names.push(0);
-        }
         let descriptors: Vec<sys::napi_property_descriptor> = properties
             .iter()
-            .zip(&offsets)
-            .map(|((_, value), offset)| sys::napi_property_descriptor {
-                // SAFETY: in bounds of `names`, which outlives the call below.
-                utf8name: unsafe { names.as_ptr().add(*offset) }.cast(),
-                name: ptr::null_mut(),
+            .map(|(name, value)| sys::napi_property_descriptor {
+                utf8name: ptr::null(),
+                name: *name,
                 method: None,
                 getter: None,
                 setter: None,
@@ -124,16 +115,9 @@ impl Env {
                 data: ptr::null_mut(),
             })
             .collect();
-        // SAFETY: JS thread; descriptors and the names they point to are alive for the call.
+        // SAFETY: JS thread; the descriptors' handles are alive for the call.
         check(unsafe { sys::napi_define_properties(self.0, object, descriptors.len(), descriptors.as_ptr()) }, "define properties")?;
         Ok(object)
-    }
-
-    /// `object[key] = value` for a key without NUL bytes.
-    pub fn set(self, object: Value, key: &str, value: Value) -> Result<()> {
-        let key = self.string(key)?;
-        // SAFETY: JS thread, live handles.
-        check(unsafe { sys::napi_set_property(self.0, object, key, value) }, "set property")
     }
 
     pub fn set_index(self, array: Value, index: u32, value: Value) -> Result<()> {
@@ -143,10 +127,6 @@ impl Env {
 
     pub fn get(self, object: Value, key: Value) -> Result<Value> {
         out!("get property", |v| sys::napi_get_property(self.0, object, key, v.as_mut_ptr()))
-    }
-
-    pub fn get_named(self, object: Value, key: &std::ffi::CStr) -> Result<Value> {
-        out!("get property", |v| sys::napi_get_named_property(self.0, object, key.as_ptr(), v.as_mut_ptr()))
     }
 
     pub fn index(self, array: Value, index: u32) -> Result<Value> {

@@ -6,7 +6,7 @@
 //! ISO form), uploaded files `{ field, filename, contentType, size, data: Buffer }`.
 
 use crate::raw::{Env, Result, Value};
-use ferrule_core::{Body, Params, RequestData, Value as Typed};
+use ferrule_core::{Body, KeyCache, Params, RequestData, Value as Typed};
 
 pub fn context(env: Env, request: &RequestData) -> Result<Value> {
     let id = match &request.request_id {
@@ -79,6 +79,10 @@ fn uuid_buffer() -> [u8; 36] {
 }
 
 pub fn json(env: Env, json: &serde_json::Value) -> Result<Value> {
+    json_with_keys(env, json, &mut KeyCache::new())
+}
+
+fn json_with_keys<'j>(env: Env, json: &'j serde_json::Value, keys: &mut KeyCache<'j, Value>) -> Result<Value> {
     use serde_json::Value as J;
     match json {
         J::Null => env.null(),
@@ -91,13 +95,16 @@ pub fn json(env: Env, json: &serde_json::Value) -> Result<Value> {
         J::Array(items) => {
             let array = env.array(items.len())?;
             for (i, item) in items.iter().enumerate() {
-                env.set_index(array, i as u32, self::json(env, item)?)?;
+                env.set_index(array, i as u32, json_with_keys(env, item, keys)?)?;
             }
             Ok(array)
         }
         J::Object(map) => {
-            let properties = map.iter().map(|(key, item)| Ok((key.as_str(), self::json(env, item)?))).collect::<Result<Vec<_>>>()?;
-            env.object_with(&properties)
+            let properties = map
+                .iter()
+                .map(|(key, item)| Ok((keys.get_or_insert_with(key, |k| env.string(k))?, json_with_keys(env, item, keys)?)))
+                .collect::<Result<Vec<_>>>()?;
+            env.object_from(&properties)
         }
     }
 }

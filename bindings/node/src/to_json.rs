@@ -10,7 +10,8 @@ const MAX_DEPTH: usize = 256;
 
 pub fn to_vec(env: Env, value: Value) -> Result<Vec<u8>, String> {
     let mut out = Vec::with_capacity(128);
-    let mut writer = Writer { env, out: &mut out };
+    let to_json_key = env.string("toJSON").map_err(failed)?;
+    let mut writer = Writer { env, out: &mut out, to_json_key };
     match writer.value(value, 0)? {
         true => Ok(out),
         // A top-level undefined or function: JSON.stringify gives undefined; send null.
@@ -21,6 +22,8 @@ pub fn to_vec(env: Env, value: Value) -> Result<Vec<u8>, String> {
 struct Writer<'a> {
     env: Env,
     out: &'a mut Vec<u8>,
+    /// Made once per response: a named lookup would make the key string for every object.
+    to_json_key: Value,
 }
 
 fn failed(e: Failed) -> String {
@@ -97,7 +100,7 @@ impl Writer<'_> {
             self.out.push(b']');
             return Ok(true);
         }
-        let to_json = env.get_named(value, c"toJSON").map_err(failed)?;
+        let to_json = env.get(value, self.to_json_key).map_err(failed)?;
         if env.kind(to_json).map_err(failed)? == Kind::Function {
             let replaced = env.call0(value, to_json).map_err(|e| {
                 env.clear_exception();

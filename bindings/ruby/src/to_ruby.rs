@@ -8,8 +8,8 @@
 
 use crate::types::Types;
 use chrono::{Datelike, Timelike};
-use ferrule_core::{Body, DateTimeValue, Params, RequestData, Value as Typed};
-use magnus::{prelude::*, Error, RHash, Ruby, Value};
+use ferrule_core::{Body, DateTimeValue, KeyCache, Params, RequestData, Value as Typed};
+use magnus::{prelude::*, Error, RHash, RString, Ruby, Value};
 
 pub fn request(ruby: &Ruby, types: &Types, data: &RequestData) -> Result<Value, Error> {
     let request_id = match &data.request_id {
@@ -94,6 +94,14 @@ fn typed(ruby: &Ruby, types: &Types, value: &Typed) -> Result<Value, Error> {
 }
 
 pub fn json(ruby: &Ruby, json: &serde_json::Value) -> Result<Value, Error> {
+    json_with_keys(ruby, json, &mut KeyCache::new())
+}
+
+/// Hash keys are frozen, deduplicated strings made once per distinct key: `Hash#[]=` would
+/// otherwise copy and freeze every string key it is given. The cache lives on the Rust heap,
+/// where Ruby's GC does not look; a cached key stays alive because it is already a key of a
+/// Hash in the tree being built, whose root is held on this thread's stack.
+fn json_with_keys<'j>(ruby: &Ruby, json: &'j serde_json::Value, keys: &mut KeyCache<'j, RString>) -> Result<Value, Error> {
     use serde_json::Value as J;
     Ok(match json {
         J::Null => ruby.qnil().as_value(),
@@ -108,14 +116,15 @@ pub fn json(ruby: &Ruby, json: &serde_json::Value) -> Result<Value, Error> {
         J::Array(items) => {
             let array = ruby.ary_new_capa(items.len());
             for item in items {
-                array.push(self::json(ruby, item)?)?;
+                array.push(json_with_keys(ruby, item, keys)?)?;
             }
             array.as_value()
         }
         J::Object(map) => {
             let hash = ruby.hash_new();
             for (key, item) in map {
-                hash.aset(ruby.str_new(key), self::json(ruby, item)?)?;
+                let key = keys.get_or_insert_with(key, |k| Ok::<_, Error>(ruby.str_new(k).to_interned_str()))?;
+                hash.aset(key, json_with_keys(ruby, item, keys)?)?;
             }
             hash.as_value()
         }

@@ -1,7 +1,7 @@
 //! Request data → Python objects, built directly from the core's typed values.
 
 use crate::request::UploadFile;
-use ferrule_core::{Body, DateTimeValue, Params, Value};
+use ferrule_core::{Body, DateTimeValue, KeyCache, Params, Value};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyBytes, PyDate, PyDict, PyFloat, PyList, PyString, PyType};
@@ -42,31 +42,10 @@ fn datetime<'py>(py: Python<'py>, dt: &DateTimeValue) -> PyResult<Bound<'py, PyA
 }
 
 pub fn json<'py>(py: Python<'py>, json: &serde_json::Value) -> PyResult<Bound<'py, PyAny>> {
-    json_with_keys(py, json, &mut Keys::default())
+    json_with_keys(py, json, &mut KeyCache::new())
 }
 
-/// Object keys already made into Python strings during one conversion: JSON arrays of
-/// objects repeat the same few keys many times.
-#[derive(Default)]
-struct Keys<'py> {
-    seen: Vec<(String, Bound<'py, PyString>)>,
-}
-
-impl<'py> Keys<'py> {
-    fn get(&mut self, py: Python<'py>, key: &str) -> Bound<'py, PyString> {
-        // A body has few distinct keys: a linear scan beats hashing them.
-        if let Some((_, s)) = self.seen.iter().find(|(k, _)| k == key) {
-            return s.clone();
-        }
-        let s = PyString::new(py, key);
-        if self.seen.len() < 64 {
-            self.seen.push((key.to_owned(), s.clone()));
-        }
-        s
-    }
-}
-
-fn json_with_keys<'py>(py: Python<'py>, json: &serde_json::Value, keys: &mut Keys<'py>) -> PyResult<Bound<'py, PyAny>> {
+fn json_with_keys<'j, 'py>(py: Python<'py>, json: &'j serde_json::Value, keys: &mut KeyCache<'j, Bound<'py, PyString>>) -> PyResult<Bound<'py, PyAny>> {
     use serde_json::Value as J;
     Ok(match json {
         J::Null => py.None().into_bound(py),
@@ -87,7 +66,8 @@ fn json_with_keys<'py>(py: Python<'py>, json: &serde_json::Value, keys: &mut Key
         J::Object(map) => {
             let dict = PyDict::new(py);
             for (key, item) in map {
-                dict.set_item(keys.get(py, key), json_with_keys(py, item, keys)?)?;
+                let key = keys.get_or_insert_with(key, |k| Ok::<_, PyErr>(PyString::new(py, k)))?;
+                dict.set_item(key, json_with_keys(py, item, keys)?)?;
             }
             dict.into_any()
         }
