@@ -16,11 +16,26 @@ import time
 from typing import TYPE_CHECKING, Any, Optional
 
 if TYPE_CHECKING:
+    from . import _ferrule
     from .app import App
 
 __all__ = ["run", "new_event_loop", "run_until_complete"]
 
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+async def run_handler(call: "_ferrule.PendingCall") -> None:
+    """One request to an ``async def`` handler, as a task on the loop (``call`` is a
+    ``_ferrule.PendingCall``): build the arguments, await the handler, send its result (or
+    its exception as a response) from inside the task, while the request's objects are fresh."""
+    try:
+        result = await call.start()
+    except BaseException as exc:
+        call.fail(exc)
+        if not isinstance(exc, Exception):
+            raise  # cancellation and interpreter exits keep propagating
+    else:
+        call.finish(result)
 
 
 def new_event_loop() -> asyncio.AbstractEventLoop:

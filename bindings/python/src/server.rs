@@ -6,13 +6,19 @@
 //! `dispatch()`, which runs every waiting job while it holds the GIL anyway: sync handlers run
 //! right there, async ones become tasks on that same loop. Results are serialised on the loop
 //! thread and sent back over a oneshot channel.
+//!
+//! An async request's task (`ferrule.server.run_handler`) builds the handler's arguments, awaits
+//! it and serialises its result itself. Building every waiting request's objects in
+//! `dispatch()` and serialising later, as a done-callback would, keeps dozens of request bodies
+//! alive at once under load; measured on json-large at 50 connections that cost 35 % more CPU
+//! per request than the same handler as `def`, against none at 1 connection.
 
 use crate::response::{self, ResultTypes};
 use crate::route::PyRoute;
 use ferrule_core::bridge::{Mailbox, ReplyBatch};
 use ferrule_core::{App, Handler, HandlerError, HandlerFuture, RequestData, Response};
 use pyo3::prelude::*;
-use pyo3::types::{PyCFunction, PyDict, PyTuple};
+use pyo3::sync::PyOnceLock;
 use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
 
@@ -144,53 +150,33 @@ impl ServerHandle {
 
 impl ServerHandle {
     fn run(&self, py: Python<'_>, route: Arc<PyRoute>, request: RequestData, reply: Reply) {
+        if route.is_async {
+            return self.schedule(py, route, request, reply);
+        }
         let outcome = match route.call(py, request) {
-            Ok(result) if route.is_async => match self.schedule(py, &route, result, reply) {
-                Ok(()) => return,
-                Err((error, reply)) => {
-                    self.replies.push(reply, response::from_exception(py, &self.types, &route, error));
-                    return;
-                }
-            },
             Ok(result) => response::from_result(py, &self.types, &route, &result),
             Err(error) => response::from_exception(py, &self.types, &route, error),
         };
         self.replies.push(reply, outcome);
     }
 
-    /// Runs a coroutine as a task on the loop; its done-callback sends the reply.
-    fn schedule(&self, py: Python<'_>, route: &Arc<PyRoute>, coroutine: Bound<'_, PyAny>, reply: Reply) -> Result<(), (PyErr, Reply)> {
-        let task = match self.event_loop.bind(py).call_method1(pyo3::intern!(py, "create_task"), (coroutine,)) {
-            Ok(task) => task,
-            Err(error) => return Err((error, reply)),
+    /// Starts a task on the loop that runs the request from start to reply.
+    fn schedule(&self, py: Python<'_>, route: Arc<PyRoute>, request: RequestData, reply: Reply) {
+        let call = PendingCall {
+            route,
+            types: self.types.clone(),
+            replies: self.replies.clone(),
+            state: Mutex::new(CallState { request: Some(request), reply: Some(reply) }),
         };
-        let reply = Mutex::new(Some(reply));
-        let label = route.label.clone();
-        let route = route.clone();
-        let types = self.types.clone();
-        let replies = self.replies.clone();
-        let on_done = PyCFunction::new_closure(py, None, None, move |args: &Bound<'_, PyTuple>, _: Option<&Bound<'_, PyDict>>| -> PyResult<()> {
-            let py = args.py();
-            let Some(reply) = reply.lock().ok().and_then(|mut r| r.take()) else { return Ok(()) };
-            let task = args.get_item(0)?;
-            let outcome = match task.call_method0(pyo3::intern!(py, "result")) {
-                Ok(result) => response::from_result(py, &types, &route, &result),
-                Err(error) => response::from_exception(py, &types, &route, error),
-            };
-            replies.push(reply, outcome);
-            replies.flush();
-            Ok(())
-        });
-        match on_done.and_then(|callback| task.call_method1(pyo3::intern!(py, "add_done_callback"), (callback,))) {
-            Ok(_) => Ok(()),
-            Err(error) => {
-                // The reply went into the closure; dropping the task drops it, which the
-                // waiting request sees as a failed handler.
-                let _ = task.call_method0(pyo3::intern!(py, "cancel"));
-                eprintln!("ferrule: {label}: cannot follow the handler's task:");
-                error.display(py);
-                Ok(())
-            }
+        // If this fails before the call is a Python object, dropping it drops the reply,
+        // which the waiting request sees as a failed handler.
+        let Ok(call) = Bound::new(py, call) else { return };
+        let started = RUN_HANDLER
+            .import(py, "ferrule.server", "run_handler")
+            .and_then(|run_handler| run_handler.call1((&call,)))
+            .and_then(|task| self.event_loop.bind(py).call_method1(pyo3::intern!(py, "create_task"), (task,)));
+        if let Err(error) = started {
+            call.get().answer(py, Err(error));
         }
     }
 
@@ -208,5 +194,53 @@ impl ServerHandle {
             }
         };
         Ok(())
+    }
+}
+
+static RUN_HANDLER: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+/// One async request, driven by `ferrule.server.run_handler`: `start()` calls the handler with
+/// its arguments, then `finish(result)` or `fail(exception)` sends the reply.
+#[pyclass(module = "ferrule._ferrule", frozen)]
+pub struct PendingCall {
+    route: Arc<PyRoute>,
+    types: Arc<ResultTypes>,
+    replies: Arc<ReplyBatch<Outcome>>,
+    state: Mutex<CallState>,
+}
+
+struct CallState {
+    request: Option<RequestData>,
+    reply: Option<Reply>,
+}
+
+#[pymethods]
+impl PendingCall {
+    /// The handler's coroutine, called with the request's arguments (once).
+    fn start<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let request = self.state.lock().ok().and_then(|mut state| state.request.take());
+        let request = request.ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("the call has already started"))?;
+        self.route.call(py, request)
+    }
+
+    fn finish(&self, py: Python<'_>, result: &Bound<'_, PyAny>) {
+        self.answer(py, Ok(result.clone()));
+    }
+
+    fn fail(&self, py: Python<'_>, exception: &Bound<'_, PyAny>) {
+        self.answer(py, Err(PyErr::from_value(exception.clone())));
+    }
+}
+
+impl PendingCall {
+    /// Sends the reply (the first answer wins; later ones are ignored).
+    fn answer(&self, py: Python<'_>, outcome: PyResult<Bound<'_, PyAny>>) {
+        let Some(reply) = self.state.lock().ok().and_then(|mut state| state.reply.take()) else { return };
+        let outcome = match outcome {
+            Ok(result) => response::from_result(py, &self.types, &self.route, &result),
+            Err(error) => response::from_exception(py, &self.types, &self.route, error),
+        };
+        self.replies.push(reply, outcome);
+        self.replies.flush();
     }
 }

@@ -4,6 +4,8 @@ keeps serving."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from ferrule import App, HTTPException
@@ -46,6 +48,21 @@ def make_app() -> App:
     def not_found(id: int):
         raise HTTPException(404, f"No item {id}", headers={"X-Reason": "gone"})
 
+    @app.get("/unserialisable-async")
+    async def unserialisable_async():
+        await asyncio.sleep(0)
+        return {"thing": Opaque()}
+
+    @app.get("/not-found-async/{id:int}")
+    async def not_found_async(id: int):
+        await asyncio.sleep(0)
+        raise HTTPException(404, f"No item {id}", headers={"X-Reason": "gone"})
+
+    @app.get("/in-task")
+    async def in_task():
+        # asyncio.timeout() and friends need the handler to run inside a task.
+        return {"in_task": asyncio.current_task() is not None}
+
     @app.get("/ok/{n:int}")
     def ok(n: int):
         return {"n": n}
@@ -59,7 +76,7 @@ def port():
         yield p
 
 
-@pytest.mark.parametrize("path", ["/raise", "/raise-async", "/unserialisable", "/nan", "/cycle"])
+@pytest.mark.parametrize("path", ["/raise", "/raise-async", "/unserialisable", "/unserialisable-async", "/nan", "/cycle"])
 def test_failures_are_bare_500_problems(port, path):
     reply = request(port, "GET", path)
     assert reply.status == 500, reply
@@ -71,8 +88,9 @@ def test_failures_are_bare_500_problems(port, path):
     assert request(port, "GET", "/ok/1").json() == {"n": 1}
 
 
-def test_http_exception_is_a_problem_with_its_status(port):
-    reply = request(port, "GET", "/not-found/9")
+@pytest.mark.parametrize("path", ["/not-found/9", "/not-found-async/9"])
+def test_http_exception_is_a_problem_with_its_status(port, path):
+    reply = request(port, "GET", path)
     assert reply.status == 404
     assert reply.headers["x-reason"] == "gone"
     assert reply.json()["detail"] == "No item 9"
@@ -90,3 +108,7 @@ def test_many_failures_in_a_row_do_not_wear_the_server_down(port):
     for _ in range(200):
         assert request(port, "GET", "/raise").status == 500
     assert request(port, "GET", "/ok/2").json() == {"n": 2}
+
+
+def test_async_handlers_run_inside_a_task(port):
+    assert request(port, "GET", "/in-task").json() == {"in_task": True}
