@@ -23,7 +23,8 @@
 use std::collections::VecDeque;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Condvar, Mutex, MutexGuard};
+use crate::{App, HandlerError, HandlerFuture, Response, ShutdownError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 /// How [`Mailbox::wait_for`] ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -258,6 +259,67 @@ impl<T> ReplyBatch<T> {
             }
         }
     }
+}
+
+/// A handler's answer, as it travels back from the interpreter thread.
+pub type Outcome = Result<Response, HandlerError>;
+/// Where a job's answer goes.
+pub type Reply = tokio::sync::oneshot::Sender<Outcome>;
+
+/// The runtime's half of a handler that an interpreter thread implements: posts the job `make`
+/// builds around the reply channel, lets the runtime run its other ready tasks first (so a
+/// burst of requests reaches the interpreter with one wake-up), then rings and waits for the
+/// reply. `side` names the interpreter in the log line of a request it never answered.
+pub fn hand_over<J: Send + 'static>(mailbox: &Arc<Mailbox<J>>, side: &'static str, make: impl FnOnce(Reply) -> J) -> HandlerFuture {
+    let (reply, answer) = tokio::sync::oneshot::channel();
+    let posted = mailbox.post_deferred(make(reply));
+    let mailbox = mailbox.clone();
+    Box::pin(async move {
+        if posted.is_err() {
+            return Err(HandlerError::new(format!("{side} stopped before the request reached it")));
+        }
+        tokio::task::yield_now().await;
+        mailbox.wake();
+        answer.await.unwrap_or_else(|_| Err(HandlerError::new(format!("{side} dropped the request"))))
+    })
+}
+
+/// Serves `app` on `listener` from a runtime of its own (`threads` workers, one per core by
+/// default), leaving the calling (interpreter) thread free. The server is listening when this
+/// returns, and `replies` are delivered inside that runtime. Sending on the returned channel
+/// (or dropping it) starts the drain; once it has ended and the runtime's threads are gone,
+/// `on_stopped` runs with its outcome on a thread of its own.
+pub fn serve_in_background<T: Send + 'static>(
+    app: App,
+    listener: std::net::TcpListener,
+    threads: Option<usize>,
+    replies: &Arc<ReplyBatch<T>>,
+    on_stopped: impl FnOnce(Result<(), ShutdownError>) + Send + 'static,
+) -> Result<tokio::sync::oneshot::Sender<()>, String> {
+    let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(threads.max(1))
+        .thread_name("ferrule-runtime")
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    let server = runtime.block_on(app.serve_std(listener)).map_err(|e| e.to_string())?;
+    runtime.spawn(replies.clone().deliver());
+    let (stop, stop_requested) = tokio::sync::oneshot::channel::<()>();
+    std::thread::Builder::new()
+        .name("ferrule-server".into())
+        .spawn(move || {
+            let outcome = runtime.block_on(async move {
+                let _ = stop_requested.await;
+                server.shutdown().await
+            });
+            // No runtime thread may still be finishing a request when the interpreter hears
+            // that the server stopped.
+            drop(runtime);
+            on_stopped(outcome);
+        })
+        .map_err(|e| format!("cannot start the server thread: {e}"))?;
+    Ok(stop)
 }
 
 fn ring_doorbell(fd: &OwnedFd) {

@@ -9,7 +9,7 @@
 
 use crate::raw::{self, Env};
 use crate::{to_js, to_json};
-use ferrule_core::bridge::{Mailbox, ReplyBatch};
+use ferrule_core::bridge::{hand_over, serve_in_background, Mailbox, Outcome, Reply, ReplyBatch};
 use ferrule_core::http::StatusCode;
 use ferrule_core::{App, AppConfig, Handler, HandlerError, HandlerFuture, Problem, RequestData, Response, RouteSpec};
 use napi::bindgen_prelude::*;
@@ -18,8 +18,6 @@ use napi_derive::napi;
 use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
 
-type Outcome = std::result::Result<Response, HandlerError>;
-type Reply = oneshot::Sender<Outcome>;
 
 enum Job {
     Call { route: u32, request: RequestData, reply: Reply },
@@ -28,7 +26,7 @@ enum Job {
 }
 
 struct Shared {
-    mailbox: Mailbox<Job>,
+    mailbox: Arc<Mailbox<Job>>,
     replies: Arc<ReplyBatch<Outcome>>,
 }
 
@@ -40,18 +38,7 @@ struct JsHandler {
 
 impl Handler for JsHandler {
     fn call(&self, request: RequestData) -> HandlerFuture {
-        let (reply, answer) = oneshot::channel();
-        let posted = self.shared.mailbox.post_deferred(Job::Call { route: self.route, request, reply });
-        let shared = self.shared.clone();
-        Box::pin(async move {
-            if posted.is_err() {
-                return Err(HandlerError::new("the JavaScript side has stopped"));
-            }
-            // Other ready requests first, so a burst reaches JavaScript with one wake-up.
-            tokio::task::yield_now().await;
-            shared.mailbox.wake();
-            answer.await.unwrap_or_else(|_| Err(HandlerError::new("the JavaScript side dropped the request")))
-        })
+        hand_over(&self.shared.mailbox, "the JavaScript side", |reply| Job::Call { route: self.route, request, reply })
     }
 }
 
@@ -152,9 +139,9 @@ impl NativeApp {
         }
         let on_jobs = Arc::new(on_jobs);
         let shared = Arc::new(Shared {
-            mailbox: Mailbox::with_waker(move || {
+            mailbox: Arc::new(Mailbox::with_waker(move || {
                 let _ = on_jobs.call((), ThreadsafeFunctionCallMode::NonBlocking);
-            }),
+            })),
             replies: Arc::new(ReplyBatch::default()),
         });
         let mut app = App::with_config(self.config.clone());
@@ -164,28 +151,11 @@ impl NativeApp {
         let addr = format!("{host}:{port}");
         let listener = ferrule_core::bind(&addr, reuse_port).map_err(|e| Error::from_reason(format!("ferrule: cannot listen on {addr}: {e}")))?;
         let bound = listener.local_addr().map_err(|e| Error::from_reason(e.to_string()))?.port();
-        let threads = threads.map(|t| t as usize).unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(threads.max(1))
-            .thread_name("ferrule-runtime")
-            .enable_all()
-            .build()
-            .map_err(|e| Error::from_reason(format!("ferrule: cannot start the runtime: {e}")))?;
-        let server = runtime.block_on(app.serve_std(listener)).map_err(|e| Error::from_reason(format!("ferrule: {e}")))?;
-        runtime.spawn(shared.replies.clone().deliver());
-        let (stop, stop_requested) = oneshot::channel::<()>();
-        let on_stopped = shared.clone();
-        std::thread::Builder::new()
-            .name("ferrule-server".into())
-            .spawn(move || {
-                let outcome = runtime.block_on(async move {
-                    let _ = stop_requested.await;
-                    server.shutdown().await
-                });
-                drop(runtime);
-                let _ = on_stopped.mailbox.post(Job::Stopped(outcome.err().map(|e| e.to_string())));
-            })
-            .map_err(|e| Error::from_reason(format!("ferrule: cannot start the server thread: {e}")))?;
+        let on_stopped = shared.mailbox.clone();
+        let stop = serve_in_background(app, listener, threads.map(|t| t as usize), &shared.replies, move |outcome| {
+            let _ = on_stopped.post(Job::Stopped(outcome.err().map(|e| e.to_string())));
+        })
+        .map_err(|e| Error::from_reason(format!("ferrule: {e}")))?;
         *running = Some(Running { shared, stop: Some(stop), pending: Vec::new(), free: Vec::new(), stopped: false });
         Ok(bound as u32)
     }

@@ -76,7 +76,6 @@ impl NativeApp {
                 ferrule_core::bind(&addr, false).map_err(|e| PyOSError::new_err(format!("cannot listen on {addr}: {e}")))?
             }
         };
-        let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
         py.detach(|| ServerHandle::start(app, listener, threads, mailbox, self.types.clone(), event_loop, stopped))
             .map_err(PyRuntimeError::new_err)
     }

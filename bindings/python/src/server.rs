@@ -15,15 +15,12 @@
 
 use crate::response::{self, ResultTypes};
 use crate::route::PyRoute;
-use ferrule_core::bridge::{Mailbox, ReplyBatch};
-use ferrule_core::{App, Handler, HandlerError, HandlerFuture, RequestData, Response};
+use ferrule_core::bridge::{hand_over, serve_in_background, Mailbox, Outcome, Reply, ReplyBatch};
+use ferrule_core::{App, Handler, HandlerFuture, RequestData};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
-
-type Outcome = Result<Response, HandlerError>;
-type Reply = oneshot::Sender<Outcome>;
 
 pub enum Job {
     Call { route: Arc<PyRoute>, request: RequestData, reply: Reply },
@@ -45,19 +42,8 @@ impl PyHandler {
 
 impl Handler for PyHandler {
     fn call(&self, request: RequestData) -> HandlerFuture {
-        let (reply, answer) = oneshot::channel();
-        let posted = self.mailbox.post_deferred(Job::Call { route: self.route.clone(), request, reply });
-        let mailbox = self.mailbox.clone();
-        Box::pin(async move {
-            if posted.is_err() {
-                return Err(HandlerError::new("the Python event loop has stopped"));
-            }
-            // Let the runtime run its other ready tasks first, so requests arriving together
-            // reach the loop with one wake-up (see ferrule_core::bridge).
-            tokio::task::yield_now().await;
-            mailbox.wake();
-            answer.await.unwrap_or_else(|_| Err(HandlerError::new("the Python event loop dropped the request")))
-        })
+        let route = self.route.clone();
+        hand_over(&self.mailbox, "the Python event loop", |reply| Job::Call { route, request, reply })
     }
 }
 
@@ -76,36 +62,18 @@ impl ServerHandle {
     pub fn start(
         app: App,
         listener: std::net::TcpListener,
-        threads: usize,
+        threads: Option<usize>,
         mailbox: Arc<Mailbox<Job>>,
         types: Arc<ResultTypes>,
         event_loop: Py<PyAny>,
         stopped: Py<PyAny>,
     ) -> Result<ServerHandle, String> {
         let port = listener.local_addr().map_err(|e| e.to_string())?.port();
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(threads.max(1))
-            .thread_name("ferrule-runtime")
-            .enable_all()
-            .build()
-            .map_err(|e| format!("cannot start the runtime: {e}"))?;
-        let server = runtime.block_on(app.serve_std(listener)).map_err(|e| e.to_string())?;
         let replies = Arc::new(ReplyBatch::default());
-        runtime.spawn(replies.clone().deliver());
-        let (stop, stop_requested) = oneshot::channel::<()>();
         let on_stopped = mailbox.clone();
-        std::thread::Builder::new()
-            .name("ferrule-server".into())
-            .spawn(move || {
-                let outcome = runtime.block_on(async move {
-                    let _ = stop_requested.await;
-                    server.shutdown().await
-                });
-                // Let the runtime's threads finish before the loop hears that we stopped.
-                drop(runtime);
-                let _ = on_stopped.post(Job::Stopped(outcome.err().map(|e| e.to_string())));
-            })
-            .map_err(|e| format!("cannot start the server thread: {e}"))?;
+        let stop = serve_in_background(app, listener, threads, &replies, move |outcome| {
+            let _ = on_stopped.post(Job::Stopped(outcome.err().map(|e| e.to_string())));
+        })?;
         Ok(ServerHandle { mailbox, replies, types, event_loop, stopped, stop: Mutex::new(Some(stop)), port })
     }
 }

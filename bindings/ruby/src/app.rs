@@ -10,17 +10,15 @@
 use crate::gvl::without_gvl;
 use crate::types::Types;
 use crate::{response, to_ruby};
-use ferrule_core::bridge::{Mailbox, ReplyBatch, Waited};
+use ferrule_core::bridge::{hand_over, serve_in_background, Mailbox, Outcome, Reply, ReplyBatch, Waited};
 use ferrule_core::http::StatusCode;
-use ferrule_core::{App, AppConfig, Handler, HandlerError, HandlerFuture, RequestData, Response, RouteSpec};
+use ferrule_core::{App, AppConfig, Handler, HandlerError, HandlerFuture, RequestData, RouteSpec};
 use magnus::{block::Proc, gc::Marker, value::Opaque, DataTypeFunctions, Error, RClass, Ruby, TypedData};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::os::fd::AsRawFd;
 use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
 
-type Outcome = Result<Response, HandlerError>;
-type Reply = oneshot::Sender<Outcome>;
 
 struct Job {
     route: u32,
@@ -29,7 +27,7 @@ struct Job {
 }
 
 struct Shared {
-    mailbox: Mailbox<Job>,
+    mailbox: Arc<Mailbox<Job>>,
     replies: Arc<ReplyBatch<Outcome>>,
 }
 
@@ -40,18 +38,7 @@ struct RbHandler {
 
 impl Handler for RbHandler {
     fn call(&self, request: RequestData) -> HandlerFuture {
-        let (reply, answer) = oneshot::channel();
-        let posted = self.shared.mailbox.post_deferred(Job { route: self.route, request, reply });
-        let shared = self.shared.clone();
-        Box::pin(async move {
-            if posted.is_err() {
-                return Err(HandlerError::new("the Ruby workers have stopped"));
-            }
-            // Other ready requests first, so a burst reaches Ruby with one wake-up.
-            tokio::task::yield_now().await;
-            shared.mailbox.wake();
-            answer.await.unwrap_or_else(|_| Err(HandlerError::new("the Ruby workers dropped the request")))
-        })
+        hand_over(&self.shared.mailbox, "the Ruby workers", |reply| Job { route: self.route, request, reply })
     }
 }
 
@@ -149,7 +136,7 @@ impl NativeApp {
         if running.is_some() {
             return Err(Error::new(ruby.exception_runtime_error(), "ferrule: this app is already serving"));
         }
-        let shared = Arc::new(Shared { mailbox: Mailbox::new(), replies: Arc::new(ReplyBatch::default()) });
+        let shared = Arc::new(Shared { mailbox: Arc::new(Mailbox::new()), replies: Arc::new(ReplyBatch::default()) });
         let mut app = App::with_config(rb_self.config.clone());
         for (index, route) in lock(&rb_self.routes).iter().enumerate() {
             app.add_route(route.spec.clone(), Arc::new(RbHandler { route: index as u32, shared: shared.clone() }));
@@ -161,32 +148,15 @@ impl NativeApp {
                 .map_err(|e| Error::new(ruby.exception_runtime_error(), format!("ferrule: cannot listen on {host}:{port}: {e}")))?,
         };
         let bound = listener.local_addr().map_err(io_error)?.port();
-        let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(threads.max(1))
-            .thread_name("ferrule-runtime")
-            .enable_all()
-            .build()
-            .map_err(io_error)?;
-        let server = runtime.block_on(app.serve_std(listener)).map_err(|e| Error::new(ruby.exception_runtime_error(), format!("ferrule: {e}")))?;
-        runtime.spawn(shared.replies.clone().deliver());
-        let (stop, stop_requested) = oneshot::channel::<()>();
         let stopped = Arc::new(Stopped { outcome: Mutex::new(None), ready: eventfd().map_err(io_error)? });
         let (on_stopped, drained) = (stopped.clone(), shared.clone());
-        std::thread::Builder::new()
-            .name("ferrule-server".into())
-            .spawn(move || {
-                let outcome = runtime.block_on(async move {
-                    let _ = stop_requested.await;
-                    server.shutdown().await
-                });
-                drop(runtime);
-                // Workers finish what is queued, then see the mailbox closed and return.
-                drained.mailbox.close();
-                *lock(&on_stopped.outcome) = Some(outcome.err().map(|e| e.to_string()));
-                ring(on_stopped.ready.as_raw_fd());
-            })
-            .map_err(io_error)?;
+        let stop = serve_in_background(app, listener, threads, &shared.replies, move |outcome| {
+            // Workers finish what is queued, then see the mailbox closed and return.
+            drained.mailbox.close();
+            *lock(&on_stopped.outcome) = Some(outcome.err().map(|e| e.to_string()));
+            ring(on_stopped.ready.as_raw_fd());
+        })
+        .map_err(|e| Error::new(ruby.exception_runtime_error(), format!("ferrule: {e}")))?;
         *running = Some(Running { shared, stop: Some(stop), stopped });
         Ok(bound)
     }

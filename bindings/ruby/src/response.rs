@@ -7,12 +7,11 @@
 
 use crate::to_json;
 use crate::types::Types;
+use ferrule_core::bridge::Outcome;
 use ferrule_core::http::{header, HeaderValue, StatusCode};
 use ferrule_core::{HandlerError, Problem, Response};
 use magnus::error::ErrorType;
 use magnus::{prelude::*, Error, RArray, RHash, RString, Ruby, Value};
-
-type Outcome = Result<Response, HandlerError>;
 
 fn status_code(code: i64) -> Result<StatusCode, String> {
     u16::try_from(code).ok().and_then(|c| StatusCode::from_u16(c).ok()).ok_or_else(|| format!("{code} is not an HTTP status"))
