@@ -140,7 +140,16 @@ def main():
         manifest = os.path.realpath(manifest)
     workspace_dir = os.path.dirname(manifest)
 
-    scratch = tempfile.mkdtemp(prefix="ferrule-cargo-")
+    if args.mode == "dev":
+        # A fixed path: it is remapped in RUSTFLAGS, and a new path each time would change
+        # them and make cargo rebuild every crate.
+        scratch = os.path.join(spec["cache_dir"], "dev-scratch", spec["name"])
+        if os.path.isdir(scratch):
+            subprocess.run(["chmod", "-R", "u+w", scratch], stderr=subprocess.DEVNULL)
+            shutil.rmtree(scratch)
+        os.makedirs(scratch)
+    else:
+        scratch = tempfile.mkdtemp(prefix="ferrule-cargo-")
     try:
         home = os.path.join(scratch, "home")
         os.makedirs(home)
@@ -210,7 +219,8 @@ def main():
                 "PYO3_ENVIRONMENT_SIGNATURE": "cpython-%s-64bit" % ".".join(spec["python_version"].split(".")[:2]),
             })
             wheel_dir = os.path.join(scratch, "wheel")
-            cmd = [wheel["maturin"], "build", "--release", "--frozen", "--manifest-path",
+            # Relative to the execroot, which is not the working directory in dev mode.
+            cmd = [os.path.join(execroot, wheel["maturin"]), "build", "--release", "--frozen", "--manifest-path",
                    os.path.join(workspace_dir, wheel["manifest"]), "--interpreter", py,
                    "--compatibility", wheel["compatibility"], "--out", wheel_dir]
             maturin_env = dict(env)
