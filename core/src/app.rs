@@ -1,7 +1,7 @@
 //! The app: routes plus settings, compiled into one axum router.
 
 use crate::handler::Handler;
-use crate::middleware::{compression_layer, cors_layer, reject_oversized_headers};
+use crate::middleware::{compression_layer, cors_layer, reject_oversized_headers, MakeRandomUuid};
 use crate::path::PathTemplate;
 use crate::problem::Problem;
 use crate::route::CompiledRoute;
@@ -12,7 +12,7 @@ use axum::Router;
 use http::{header, HeaderValue, Method, StatusCode};
 use std::sync::Arc;
 use tower_http::catch_panic::CatchPanicLayer;
-use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::request_id::{PropagateRequestIdLayer, SetRequestIdLayer};
 
 /// A Ferrule application.
 ///
@@ -156,7 +156,7 @@ impl App {
         if config.request_id {
             router = router
                 .layer(PropagateRequestIdLayer::x_request_id())
-                .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid));
+                .layer(SetRequestIdLayer::x_request_id(MakeRandomUuid));
         }
         Ok(router)
     }

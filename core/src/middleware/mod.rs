@@ -3,7 +3,9 @@
 mod compression;
 mod cors;
 mod header_limit;
+mod request_id;
 
 pub(crate) use compression::compression_layer;
 pub(crate) use cors::cors_layer;
 pub(crate) use header_limit::reject_oversized_headers;
+pub(crate) use request_id::MakeRandomUuid;
