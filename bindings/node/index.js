@@ -197,11 +197,11 @@ class App {
       }
       if (result !== null && typeof result === 'object' && typeof result.then === 'function') {
         result.then(
-          (value) => { answer(native, id, value); flushSoon(); },
+          (value) => { answer(native, id, value, ctx); flushSoon(); },
           (error) => { failWith(native, id, error, route, ctx); flushSoon(); },
         );
       } else {
-        answer(native, id, result);
+        answer(native, id, result, ctx);
       }
     };
     const onJobs = () => {
@@ -214,7 +214,20 @@ class App {
           resolveClosed();
           return;
         }
-        for (let i = 0; i < batch.length; i += 3) run(batch[i], batch[i + 1], batch[i + 2]);
+        // [id, route, method, path, params, query, headers, cookies, body, requestId] per request.
+        for (let i = 0; i < batch.length; i += 10) {
+          const ctx = {
+            method: batch[i + 2],
+            path: batch[i + 3],
+            params: batch[i + 4],
+            query: batch[i + 5],
+            headers: batch[i + 6],
+            cookies: batch[i + 7],
+            body: batch[i + 8],
+            requestId: batch[i + 9],
+          };
+          run(batch[i], batch[i + 1], ctx);
+        }
         native.flush();
       } catch (error) {
         console.error('ferrule: dispatching requests failed:', error);
@@ -238,19 +251,40 @@ class App {
   }
 }
 
-function answer(native, id, value) {
-  if (value instanceof Response) {
-    const headers = flatHeaders(value.headers);
-    if (value.type) headers.push('content-type', String(value.type));
-    native.replyResponse(id, value.status, headers, value.body === undefined ? null : value.body);
-  } else {
-    native.reply(id, value === undefined ? null : value);
+function answer(native, id, value, ctx) {
+  try {
+    if (value instanceof Response) {
+      const headers = flatHeaders(value.headers);
+      if (value.type) headers.push('content-type', String(value.type));
+      native.replyResponse(id, statusOf(value.status), headers, value.body === undefined ? null : value.body);
+    } else {
+      native.reply(id, value === undefined ? null : value);
+    }
+  } catch (error) {
+    // Unanswered, the request would wait for its timeout; thrown from a Promise callback,
+    // this would be an unhandled rejection, which ends the process.
+    console.error(`ferrule: ${ctx.method} ${ctx.path}: the handler's result cannot be sent:`, error);
+    native.fail(id, 500, null, [], 'returned a value that cannot be sent');
   }
+}
+
+/**
+ * The native side takes a status as a number only; anything else becomes 0, which it refuses
+ * as it refuses any number that is not an HTTP status (a bare 500).
+ */
+function statusOf(status) {
+  return typeof status === 'number' && status >= 0 ? status : 0;
 }
 
 function failWith(native, id, error, route, ctx) {
   if (error instanceof HttpError) {
-    native.fail(id, error.status, error.detail === undefined ? null : String(error.detail), flatHeaders(error.headers), null);
+    let headers = [];
+    try {
+      headers = flatHeaders(error.headers);
+    } catch (_) {
+      // Headers that cannot be read are left out; the status and detail still go out.
+    }
+    native.fail(id, statusOf(error.status), error.detail === undefined ? null : String(error.detail), headers, null);
     return;
   }
   // The server's log gets the stack; the client gets a bare 500.

@@ -130,7 +130,7 @@ impl Params {
         self.0.iter().find(|(n, _)| &**n == name).map(|(_, v)| v)
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = (&str, &Value)> {
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Value)> + Clone {
         self.0.iter().map(|(n, v)| (&**n, v))
     }
 

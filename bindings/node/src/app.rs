@@ -48,7 +48,6 @@ struct Running {
     /// Requests handed to JavaScript and not answered yet: (reply, the route's status).
     pending: Vec<Option<(Reply, u16)>>,
     free: Vec<u32>,
-    stopped: bool,
 }
 
 struct Route {
@@ -156,12 +155,12 @@ impl NativeApp {
             let _ = on_stopped.post(Job::Stopped(outcome.err().map(|e| e.to_string())));
         })
         .map_err(|e| Error::from_reason(format!("ferrule: {e}")))?;
-        *running = Some(Running { shared, stop: Some(stop), pending: Vec::new(), free: Vec::new(), stopped: false });
+        *running = Some(Running { shared, stop: Some(stop), pending: Vec::new(), free: Vec::new() });
         Ok(bound as u32)
     }
 
-    /// Every waiting request as `[id, route, ctx, id, route, ctx, …]`; `null` once the server
-    /// has stopped and nothing is left.
+    /// Every waiting request as `[id, route, …context parts]` repeated (see
+    /// `to_js::context_parts`); `null` once the server has stopped.
     #[napi]
     pub fn dispatch(&self, env: napi::Env) -> Result<Js> {
         let env = Env(env.raw());
@@ -169,46 +168,47 @@ impl NativeApp {
         let Some(running) = guard.as_mut() else { return env.null().map(Js).map_err(js_error) };
         let mut jobs = Vec::new();
         running.shared.mailbox.take_all(&mut jobs);
-        let routes = lock(&self.routes);
-        let batch = env.array(jobs.len() * 3).map_err(js_error)?;
-        let mut n = 0u32;
-        for job in jobs {
-            match job {
-                Job::Call { route, request, reply } => {
-                    let ctx = match to_js::context(env, &request) {
-                        Ok(ctx) => ctx,
-                        Err(e) => {
-                            let _ = reply.send(Err(HandlerError::new(format!("building the request object failed: {}", e.0))));
-                            continue;
-                        }
-                    };
-                    let status = routes.get(route as usize).map(|r| r.status).unwrap_or(200);
-                    let id = match running.free.pop() {
-                        Some(id) => {
-                            running.pending[id as usize] = Some((reply, status));
-                            id
-                        }
-                        None => {
-                            running.pending.push(Some((reply, status)));
-                            running.pending.len() as u32 - 1
-                        }
-                    };
-                    for value in [env.int(id as i64), env.int(route as i64), Ok(ctx)] {
-                        env.set_index(batch, n, value.map_err(js_error)?).map_err(js_error)?;
-                        n += 1;
-                    }
-                }
-                Job::Stopped(error) => {
-                    if let Some(error) = error {
-                        eprintln!("ferrule: {error}");
-                    }
-                    running.stopped = true;
-                }
+        if let Some(error) = jobs.iter().find_map(|job| match job {
+            Job::Stopped(error) => Some(error),
+            Job::Call { .. } => None,
+        }) {
+            // The runtime is gone before `Stopped` is posted, and with it every request still
+            // waiting: calls queued next to it have nobody to answer.
+            if let Some(error) = error {
+                eprintln!("ferrule: {error}");
             }
-        }
-        if n == 0 && running.stopped {
             running.shared.mailbox.close();
             return env.null().map(Js).map_err(js_error);
+        }
+        let routes = lock(&self.routes);
+        let mut entries = Vec::with_capacity(jobs.len() * (2 + to_js::CONTEXT_PARTS));
+        for job in jobs {
+            let Job::Call { route, request, reply } = job else { continue };
+            let parts = match to_js::context_parts(env, &request) {
+                Ok(parts) => parts,
+                Err(e) => {
+                    let _ = reply.send(Err(HandlerError::new(format!("building the request object failed: {}", e.0))));
+                    continue;
+                }
+            };
+            let status = routes.get(route as usize).map(|r| r.status).unwrap_or(200);
+            let id = match running.free.pop() {
+                Some(id) => {
+                    running.pending[id as usize] = Some((reply, status));
+                    id
+                }
+                None => {
+                    running.pending.push(Some((reply, status)));
+                    running.pending.len() as u32 - 1
+                }
+            };
+            entries.extend([env.int(id as i64).map_err(js_error)?, env.int(route as i64).map_err(js_error)?]);
+            entries.extend(parts);
+        }
+        // Exactly as long as its entries: a request left out must not leave a hole.
+        let batch = env.array(entries.len()).map_err(js_error)?;
+        for (index, entry) in entries.into_iter().enumerate() {
+            env.set_index(batch, index as u32, entry).map_err(js_error)?;
         }
         Ok(Js(batch))
     }

@@ -7,6 +7,7 @@
 
 mod app;
 mod raw;
+mod shapes;
 mod to_js;
 mod to_json;
 

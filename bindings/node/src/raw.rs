@@ -91,13 +91,6 @@ impl Env {
         out!("create buffer", |v| sys::napi_create_buffer_copy(self.0, bytes.len(), bytes.as_ptr().cast(), &mut data, v.as_mut_ptr()))
     }
 
-    /// A new object with the given own properties, defined in one call (far cheaper than one
-    /// `set` per property).
-    pub fn object_with(self, properties: &[(&str, Value)]) -> Result<Value> {
-        let keyed = properties.iter().map(|(key, value)| Ok((self.string(key)?, *value))).collect::<Result<Vec<_>>>()?;
-        self.object_from(&keyed)
-    }
-
     /// A new object with the given own properties, keyed by JavaScript strings already made
     /// (see `ferrule_core::KeyCache`), defined in one call.
     pub fn object_from(self, properties: &[(Value, Value)]) -> Result<Value> {
@@ -228,9 +221,25 @@ impl Env {
         ))
     }
 
-    /// Calls `function` with `this` = `receiver` and no arguments.
-    pub fn call0(self, receiver: Value, function: Value) -> Result<Value> {
-        out!("call", |v| sys::napi_call_function(self.0, receiver, function, 0, ptr::null(), v.as_mut_ptr()))
+    /// Calls `function` with `this` = `receiver` and `args`.
+    pub fn call(self, receiver: Value, function: Value, args: &[Value]) -> Result<Value> {
+        out!("call", |v| sys::napi_call_function(self.0, receiver, function, args.len(), args.as_ptr(), v.as_mut_ptr()))
+    }
+
+    /// Runs `source` as a script and gives its value.
+    pub fn run_script(self, source: &str) -> Result<Value> {
+        let script = self.string(source)?;
+        out!("run script", |v| sys::napi_run_script(self.0, script, v.as_mut_ptr()))
+    }
+
+    /// A strong reference that keeps `value` alive beyond the current call (never released:
+    /// for values kept for the life of the environment).
+    pub fn reference(self, value: Value) -> Result<sys::napi_ref> {
+        out!("create reference", |r| sys::napi_create_reference(self.0, value, 1, r.as_mut_ptr()))
+    }
+
+    pub fn referenced(self, reference: sys::napi_ref) -> Result<Value> {
+        out!("reference value", |v| sys::napi_get_reference_value(self.0, reference, v.as_mut_ptr()))
     }
 
     /// Clears a pending exception left by a failed call, so the caller's own error can be

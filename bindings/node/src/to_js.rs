@@ -1,33 +1,44 @@
-//! Request data → the handler's context object, built from the core's typed values with no
-//! JSON text in between: `{ method, path, params, query, headers, cookies, body, requestId }`.
+//! Request data → the parts of the handler's context object, built from the core's typed
+//! values with no JSON text in between. index.js puts the parts into one object literal
+//! `{ method, path, params, query, headers, cookies, body, requestId }`: a literal gets its
+//! shape at once, where defining eight properties from here is eight shape changes.
 //!
 //! Integers and floats become numbers, booleans booleans, UUIDs, dates and date-times their
 //! canonical strings (JavaScript has no date-only type; `new Date(ctx.query.at)` parses the
 //! ISO form), uploaded files `{ field, filename, contentType, size, data: Buffer }`.
 
 use crate::raw::{Env, Result, Value};
+use crate::shapes;
 use ferrule_core::{Body, KeyCache, Params, RequestData, Value as Typed};
 
-pub fn context(env: Env, request: &RequestData) -> Result<Value> {
+/// How many values [`context_parts`] gives for each request.
+pub const CONTEXT_PARTS: usize = 8;
+
+/// `[method, path, params, query, headers, cookies, body, requestId]`, in the order index.js
+/// reads them.
+pub fn context_parts(env: Env, request: &RequestData) -> Result<[Value; CONTEXT_PARTS]> {
     let id = match &request.request_id {
         Some(id) => env.string(id)?,
         None => env.null()?,
     };
-    env.object_with(&[
-        ("method", env.string(request.method.as_str())?),
-        ("path", env.string(&request.path)?),
-        ("params", params(env, &request.path_params)?),
-        ("query", params(env, &request.query)?),
-        ("headers", params(env, &request.headers)?),
-        ("cookies", params(env, &request.cookies)?),
-        ("body", body(env, &request.body)?),
-        ("requestId", id),
+    Ok([
+        env.string(request.method.as_str())?,
+        env.string(&request.path)?,
+        params(env, &request.path_params)?,
+        params(env, &request.query)?,
+        params(env, &request.headers)?,
+        params(env, &request.cookies)?,
+        body(env, &request.body)?,
+        id,
     ])
 }
 
 fn params(env: Env, params: &Params) -> Result<Value> {
-    let properties = params.iter().map(|(name, value)| Ok((name, typed(env, value)?))).collect::<Result<Vec<_>>>()?;
-    env.object_with(&properties)
+    if params.is_empty() {
+        return env.object();
+    }
+    let values = params.iter().map(|(_, value)| typed(env, value)).collect::<Result<Vec<_>>>()?;
+    shapes::object_or_defined(env, params.iter().map(|(name, _)| name), values)
 }
 
 fn body(env: Env, body: &Body) -> Result<Value> {
@@ -55,13 +66,14 @@ fn typed(env: Env, value: &Typed) -> Result<Value> {
                 Some(t) => env.string(t),
                 None => env.null(),
             };
-            env.object_with(&[
-                ("field", env.string(&file.field)?),
-                ("filename", text(&file.filename)?),
-                ("contentType", text(&file.content_type)?),
-                ("size", env.int(file.data.len() as i64)?),
-                ("data", env.buffer(&file.data)?),
-            ])
+            let values = vec![
+                env.string(&file.field)?,
+                text(&file.filename)?,
+                text(&file.content_type)?,
+                env.int(file.data.len() as i64)?,
+                env.buffer(&file.data)?,
+            ];
+            shapes::object_or_defined(env, ["field", "filename", "contentType", "size", "data"].into_iter(), values)
         }
         Typed::Array(items) => {
             let array = env.array(items.len())?;
@@ -100,9 +112,14 @@ fn json_with_keys<'j>(env: Env, json: &'j serde_json::Value, keys: &mut KeyCache
             Ok(array)
         }
         J::Object(map) => {
+            let values = map.values().map(|item| json_with_keys(env, item, keys)).collect::<Result<Vec<_>>>()?;
+            if let Some(object) = shapes::object(env, map.keys().map(String::as_str), &values)? {
+                return Ok(object);
+            }
             let properties = map
-                .iter()
-                .map(|(key, item)| Ok((keys.get_or_insert_with(key, |k| env.string(k))?, json_with_keys(env, item, keys)?)))
+                .keys()
+                .zip(values)
+                .map(|(key, value)| Ok((keys.get_or_insert_with(key, |k| env.string(k))?, value)))
                 .collect::<Result<Vec<_>>>()?;
             env.object_from(&properties)
         }

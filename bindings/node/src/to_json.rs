@@ -102,7 +102,7 @@ impl Writer<'_> {
         }
         let to_json = env.get(value, self.to_json_key).map_err(failed)?;
         if env.kind(to_json).map_err(failed)? == Kind::Function {
-            let replaced = env.call0(value, to_json).map_err(|e| {
+            let replaced = env.call(value, to_json, &[]).map_err(|e| {
                 env.clear_exception();
                 format!("toJSON() threw ({})", e.0)
             })?;

@@ -40,6 +40,11 @@ function makeApp() {
     { multipart: { type: 'object', required: ['file'], properties: { file: { type: 'string', format: 'binary' }, note: { type: 'string' } } } },
     ({ body }) => ({ note: body.note, filename: body.file.filename, type: body.file.contentType, size: body.file.size, head: body.file.data.subarray(0, 2).toString('hex') }),
   );
+  app.post('/echo', { body: { type: 'object' } }, ({ body }) => ({
+    keys: Object.keys(body),
+    plainPrototype: Object.getPrototypeOf(body) === Object.prototype,
+    body,
+  }));
   app.get('/text', () => 'plain words');
   app.get('/bytes', async () => Buffer.from([0, 1, 2]));
   app.get('/values', () => ({ date: new Date(Date.UTC(2024, 0, 15, 10, 30)), nested: [1, 2.5, null, true, 'x', undefined], skip: undefined, fn() {} }));
@@ -53,6 +58,8 @@ function makeApp() {
     throw new TypeError(SECRET);
   });
   app.get('/bigint', () => ({ n: 10n }));
+  app.get('/bad-status', () => new Response(SECRET, { status: 'created' }));
+  app.get('/bad-status-async', async () => new Response(SECRET, { status: 'created' }));
   app.get('/cycle', () => {
     const a = {};
     a.self = a;
@@ -98,6 +105,21 @@ test('the API, served', async (t) => {
       assert.strictEqual((await request(port, 'POST', '/items', { json: { price: -1 } })).status, 422);
     });
 
+    await t.test('JSON objects keep every key as an own property, whatever it says', async () => {
+      // Objects are made by compiled literals (one per list of keys): keys must stay data.
+      const text = '{"__proto__":{"polluted":true},"a\\"b":1,"});globalThis.pwned=1;({":2,"x\u2028y":3,'
+        + '"items":[{"id":1,"name":"a"},{"id":2,"name":"b"},{"id":3,"name":"c","extra":null}]}';
+      const reply = await request(port, 'POST', '/echo', { body: Buffer.from(text), headers: { 'content-type': 'application/json' } });
+      assert.strictEqual(reply.status, 200);
+      const { keys, plainPrototype, body } = reply.json();
+      assert.deepStrictEqual(keys.sort(), ['});globalThis.pwned=1;({', '__proto__', 'a"b', 'items', 'x\u2028y'].sort());
+      assert.strictEqual(plainPrototype, true);
+      assert.ok(Object.hasOwn(body, '__proto__'));
+      assert.deepStrictEqual(body.items, [{ id: 1, name: 'a' }, { id: 2, name: 'b' }, { extra: null, id: 3, name: 'c' }]);
+      assert.strictEqual(globalThis.pwned, undefined);
+      assert.strictEqual({}.polluted, undefined);
+    });
+
     await t.test('forms and uploads', async () => {
       const form = await request(port, 'POST', '/login', { body: Buffer.from('user=ada&remember=on'), headers: { 'content-type': 'application/x-www-form-urlencoded' } });
       assert.deepStrictEqual(form.json(), { user: 'ada', remember: true });
@@ -134,7 +156,7 @@ test('the API, served', async (t) => {
       assert.strictEqual(empty.body.length, 0);
     });
 
-    for (const path of ['/throws', '/rejects', '/bigint', '/cycle']) {
+    for (const path of ['/throws', '/rejects', '/bigint', '/cycle', '/bad-status', '/bad-status-async']) {
       await t.test(`${path} is a bare 500 and the server keeps serving`, async () => {
         const reply = await request(port, 'GET', path);
         assert.strictEqual(reply.status, 500);

@@ -1,11 +1,13 @@
 'use strict';
-// Worker processes share one port (SO_REUSEPORT), and SIGTERM/SIGINT drain in-flight requests
-// before a clean exit.
+// Worker processes share one port (SO_REUSEPORT), SIGTERM/SIGINT drain in-flight requests
+// before a clean exit, and close() ends even when the drain deadline cuts requests off.
 const { test } = require('node:test');
 const assert = require('node:assert');
 const net = require('node:net');
 const path = require('node:path');
 const { spawn } = require('node:child_process');
+const { Worker } = require('node:worker_threads');
+const { App } = require('ferrule');
 const { request } = require('./support');
 
 function freePort() {
@@ -66,5 +68,44 @@ test('a single process drains on SIGTERM', async () => {
     assert.deepStrictEqual(await exited, { code: 0, signal: null });
   } finally {
     child.kill('SIGKILL');
+  }
+});
+
+// A client on a thread of its own (the test's thread is kept busy below): opens a request
+// whose body arrives late, then asks for /busy, then sends the late body after `lateMs`.
+const LATE_CLIENT = `
+const net = require('node:net');
+const { workerData: { port, lateMs } } = require('node:worker_threads');
+const late = net.connect(port, '127.0.0.1', () => {
+  late.write('POST /late HTTP/1.1\\r\\nhost: x\\r\\ncontent-type: application/json\\r\\ncontent-length: 2\\r\\n\\r\\n');
+  const busy = net.connect(port, '127.0.0.1', () => busy.write('GET /busy HTTP/1.1\\r\\nhost: x\\r\\n\\r\\n'));
+  busy.on('error', () => {});
+  setTimeout(() => late.end('{}'), lateMs);
+});
+late.on('error', () => {});
+`;
+
+test('close() ends when the drain deadline passes with a request still queued for JavaScript', async () => {
+  // /busy starts the drain (deadline 300 ms) and holds the JavaScript thread for 900 ms. The
+  // late request reaches the queue at ~150 ms, the deadline stops the server at ~300 ms, and
+  // the JavaScript side finds both the queued request and the end of the server in one batch.
+  const app = new App({ shutdownTimeout: 300 });
+  let closed = null;
+  app.get('/busy', () => {
+    closed = app.close();
+    const until = Date.now() + 900;
+    while (Date.now() < until);
+    return 'done';
+  });
+  app.post('/late', { body: { type: 'object' } }, ({ body }) => body);
+  const { port } = await app.listen({ host: '127.0.0.1', port: 0, handleSignals: false, threads: 1 });
+  const client = new Worker(LATE_CLIENT, { eval: true, workerData: { port, lateMs: 150 } });
+  try {
+    while (closed === null) await new Promise((r) => setTimeout(r, 10));
+    const deadline = new Promise((_, reject) => setTimeout(() => reject(new Error('close() did not end')), 5000).unref());
+    await Promise.race([closed, deadline]);
+    assert.strictEqual(app.port, null);
+  } finally {
+    await client.terminate();
   }
 });
