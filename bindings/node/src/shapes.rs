@@ -21,6 +21,8 @@ use std::fmt::Write;
 const MAX_SHAPES: usize = 512;
 /// Larger objects are rare and gain little: their properties are defined one by one.
 const MAX_KEYS: usize = 64;
+/// V8 keeps a function's source: long keys would let requests pin megabytes of it.
+const MAX_KEY_BYTES: usize = 1024;
 
 struct Shapes {
     env: sys::napi_env,
@@ -33,10 +35,14 @@ thread_local! {
     static SHAPES: RefCell<Option<Shapes>> = const { RefCell::new(None) };
 }
 
-/// A new object with `keys[i]: values[i]` (keys distinct, as in a JSON object or a
-/// parameter list), or `None` when these keys get no function.
+/// A new object with `keys[i]: values[i]` (a repeated key keeps its last value, as when
+/// defining them in order), or `None` when these keys get no function.
 pub fn object<'k>(env: Env, keys: impl Iterator<Item = &'k str> + Clone, values: &[Value]) -> Result<Option<Value>> {
-    if values.is_empty() || values.len() > MAX_KEYS || keys.clone().any(|k| k == "__proto__") {
+    if values.is_empty()
+        || values.len() > MAX_KEYS
+        || keys.clone().map(str::len).sum::<usize>() > MAX_KEY_BYTES
+        || keys.clone().any(|k| k == "__proto__")
+    {
         return Ok(None);
     }
     SHAPES.with_borrow_mut(|slot| {

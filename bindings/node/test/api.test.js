@@ -107,15 +107,16 @@ test('the API, served', async (t) => {
 
     await t.test('JSON objects keep every key as an own property, whatever it says', async () => {
       // Objects are made by compiled literals (one per list of keys): keys must stay data.
+      const long = 'k'.repeat(2000);
       const text = '{"__proto__":{"polluted":true},"a\\"b":1,"});globalThis.pwned=1;({":2,"x\u2028y":3,'
-        + '"items":[{"id":1,"name":"a"},{"id":2,"name":"b"},{"id":3,"name":"c","extra":null}]}';
+        + `"items":[{"id":1,"name":"a"},{"id":2,"name":"b"},{"id":3,"name":"c","extra":null},{"${long}":4,"id":5}]}`;
       const reply = await request(port, 'POST', '/echo', { body: Buffer.from(text), headers: { 'content-type': 'application/json' } });
       assert.strictEqual(reply.status, 200);
       const { keys, plainPrototype, body } = reply.json();
       assert.deepStrictEqual(keys.sort(), ['});globalThis.pwned=1;({', '__proto__', 'a"b', 'items', 'x\u2028y'].sort());
       assert.strictEqual(plainPrototype, true);
       assert.ok(Object.hasOwn(body, '__proto__'));
-      assert.deepStrictEqual(body.items, [{ id: 1, name: 'a' }, { id: 2, name: 'b' }, { extra: null, id: 3, name: 'c' }]);
+      assert.deepStrictEqual(body.items, [{ id: 1, name: 'a' }, { id: 2, name: 'b' }, { extra: null, id: 3, name: 'c' }, { [long]: 4, id: 5 }]);
       assert.strictEqual(globalThis.pwned, undefined);
       assert.strictEqual({}.polluted, undefined);
     });
