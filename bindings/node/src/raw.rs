@@ -143,24 +143,12 @@ impl Env {
         })
     }
 
-    pub fn is_array(self, value: Value) -> Result<bool> {
-        out!("is array", |v| sys::napi_is_array(self.0, value, v.as_mut_ptr()))
-    }
-
-    pub fn array_len(self, value: Value) -> Result<u32> {
-        out!("array length", |v| sys::napi_get_array_length(self.0, value, v.as_mut_ptr()))
-    }
-
-    pub fn as_bool(self, value: Value) -> Result<bool> {
-        out!("boolean value", |v| sys::napi_get_value_bool(self.0, value, v.as_mut_ptr()))
-    }
-
     pub fn as_f64(self, value: Value) -> Result<f64> {
         out!("number value", |v| sys::napi_get_value_double(self.0, value, v.as_mut_ptr()))
     }
 
     /// A string's UTF-8 bytes, appended to `into` (lone surrogates become U+FFFD, as in V8).
-    pub fn string_into(self, value: Value, into: &mut Vec<u8>) -> Result<()> {
+    fn string_into(self, value: Value, into: &mut Vec<u8>) -> Result<()> {
         // Most strings are short: one call into a stack buffer; a full buffer may mean more.
         let mut small = [0u8; 128];
         let written: usize = out!("string value", |v| sys::napi_get_value_string_utf8(
@@ -188,6 +176,33 @@ impl Env {
         Ok(())
     }
 
+    /// A string's UTF-16 code units, as JavaScript holds them (two calls whatever the length).
+    pub fn utf16(self, value: Value) -> Result<Vec<u16>> {
+        let len: usize = out!("string length", |v| sys::napi_get_value_string_utf16(self.0, value, ptr::null_mut(), 0, v.as_mut_ptr()))?;
+        let mut units = vec![0u16; len + 1];
+        let written: usize = out!("string value", |v| sys::napi_get_value_string_utf16(self.0, value, units.as_mut_ptr(), units.len(), v.as_mut_ptr()))?;
+        units.truncate(written);
+        Ok(units)
+    }
+
+    /// A copy of a Float64Array's elements.
+    pub fn f64s(self, array: Value) -> Result<Vec<f64>> {
+        let mut kind = 0;
+        let mut data = ptr::null_mut();
+        let mut buffer = ptr::null_mut();
+        let mut offset = 0;
+        let len: usize = out!("typed array", |v| sys::napi_get_typedarray_info(self.0, array, &mut kind, v.as_mut_ptr(), &mut data, &mut buffer, &mut offset))?;
+        if kind != sys::TypedarrayType::float64_array {
+            return Err(Failed("not a Float64Array"));
+        }
+        if len == 0 {
+            return Ok(Vec::new());
+        }
+        // SAFETY: N-API gives the elements' address (aligned, as a Float64Array's are) and
+        // count; they are copied before any JavaScript can run and move or detach them.
+        Ok(unsafe { std::slice::from_raw_parts(data.cast::<f64>(), len) }.to_vec())
+    }
+
     pub fn as_string(self, value: Value) -> Result<String> {
         let mut bytes = Vec::new();
         self.string_into(value, &mut bytes)?;
@@ -207,18 +222,6 @@ impl Env {
         }
         // SAFETY: the buffer's memory is valid while `value` is alive (this call); copied now.
         Ok(Some(unsafe { std::slice::from_raw_parts(data.cast::<u8>(), len) }.to_vec()))
-    }
-
-    /// Own enumerable string keys (`Object.keys`).
-    pub fn keys(self, object: Value) -> Result<Value> {
-        out!("object keys", |v| sys::napi_get_all_property_names(
-            self.0,
-            object,
-            sys::KeyCollectionMode::own_only,
-            sys::KeyFilter::enumerable | sys::KeyFilter::skip_symbols,
-            sys::KeyConversion::numbers_to_strings,
-            v.as_mut_ptr()
-        ))
     }
 
     /// Calls `function` with `this` = `receiver` and `args`.
@@ -242,9 +245,26 @@ impl Env {
         out!("reference value", |v| sys::napi_get_reference_value(self.0, reference, v.as_mut_ptr()))
     }
 
-    /// Clears a pending exception left by a failed call, so the caller's own error can be
-    /// reported instead.
-    pub fn clear_exception(self) {
+    /// Takes the pending exception left by a failed call and says what it was (its
+    /// `message`, for an Error), so the caller can report it and go on.
+    pub fn take_exception(self) -> String {
+        let mut exception = ptr::null_mut();
+        // SAFETY: JS thread; taking when nothing is pending gives undefined.
+        unsafe { sys::napi_get_and_clear_last_exception(self.0, &mut exception) };
+        let message = (|| {
+            if exception.is_null() || self.kind(exception).ok()? != Kind::Object {
+                return None;
+            }
+            let key = self.string("message").ok()?;
+            let message = self.get(exception, key).ok()?;
+            (self.kind(message).ok()? == Kind::String).then(|| self.as_string(message).ok()).flatten()
+        })();
+        self.clear_pending();
+        message.unwrap_or_else(|| "an exception".to_owned())
+    }
+
+    /// Reading the message could itself throw (a getter): nothing may stay pending.
+    fn clear_pending(self) {
         let mut ignored = ptr::null_mut();
         // SAFETY: JS thread; clearing when nothing is pending is allowed.
         unsafe { sys::napi_get_and_clear_last_exception(self.0, &mut ignored) };

@@ -1,134 +1,217 @@
-//! JavaScript values → JSON bytes, written by Rust while walking the values (no
-//! `JSON.stringify`, no intermediate string), with `JSON.stringify`'s rules: `toJSON()` is
-//! honoured (so Dates become ISO strings), `undefined`, functions and symbols are left out of
-//! objects and become `null` in arrays, non-finite numbers become `null`; a BigInt or a
-//! reference cycle is an error.
+//! JavaScript values → JSON bytes, with `JSON.stringify`'s rules: `toJSON()` is honoured (so
+//! Dates become ISO strings), `undefined`, functions and symbols are left out of objects and
+//! become `null` in arrays, non-finite numbers become `null`; a BigInt or a reference cycle
+//! is an error.
+//!
+//! `flatten.js` walks the value in JavaScript and leaves a tape (ops and numbers) and the
+//! text of every string; this module writes the JSON from those. Walking through N-API
+//! instead costs several calls per property, which made this the largest cost of a JSON
+//! response.
 
-use crate::raw::{Env, Failed, Kind, Value};
+use crate::raw::{Env, Value};
+use napi::sys;
+use std::cell::Cell;
 
-const MAX_DEPTH: usize = 256;
+/// The tape's ops; `flatten.js` writes the same numbers.
+mod op {
+    pub const NULL: f64 = 0.0;
+    pub const FALSE: f64 = 1.0;
+    pub const TRUE: f64 = 2.0;
+    /// Followed by the number.
+    pub const NUMBER: f64 = 3.0;
+    /// Followed by the string's length in UTF-16 units; its text is next in the strings.
+    pub const STRING: f64 = 4.0;
+    pub const ARRAY: f64 = 5.0;
+    pub const OBJECT: f64 = 6.0;
+    pub const END: f64 = 7.0;
+    /// A key, like STRING; its value follows.
+    pub const KEY: f64 = 8.0;
+}
+
+const FLATTEN_SOURCE: &str = include_str!("flatten.js");
+
+thread_local! {
+    /// The compiled `flatten` of this thread's environment.
+    static FLATTEN: Cell<Option<(sys::napi_env, sys::napi_ref)>> = const { Cell::new(None) };
+}
 
 pub fn to_vec(env: Env, value: Value) -> Result<Vec<u8>, String> {
-    let mut out = Vec::with_capacity(128);
-    let to_json_key = env.string("toJSON").map_err(failed)?;
-    let mut writer = Writer { env, out: &mut out, to_json_key };
-    match writer.value(value, 0)? {
-        true => Ok(out),
+    let flatten = flatten_function(env).map_err(|e| format!("cannot compile the serialiser ({})", e.0))?;
+    let receiver = env.undefined().map_err(|e| e.0.to_owned())?;
+    let flat = env.call(receiver, flatten, &[value]).map_err(|_| env.take_exception())?;
+    let read = |index| env.index(flat, index).map_err(|e| format!("cannot read the serialised value ({})", e.0));
+    if env.kind(flat).map_err(|e| e.0.to_owned())? == crate::raw::Kind::Null {
         // A top-level undefined or function: JSON.stringify gives undefined; send null.
-        false => Ok(b"null".to_vec()),
+        return Ok(b"null".to_vec());
     }
+    let (tape, used, text) = (read(0)?, read(1)?, read(2)?);
+    let text = env.utf16(text).map_err(|e| e.0.to_owned())?;
+    let used = env.as_f64(used).map_err(|e| e.0.to_owned())? as usize;
+    let tape = env.f64s(tape).map_err(|e| e.0.to_owned())?;
+    let tape = tape.get(..used).ok_or("the serialised value is cut short")?;
+    let mut out = Vec::with_capacity(text.len() + tape.len() * 4 + 16);
+    write(tape, &text, &mut out)?;
+    Ok(out)
 }
 
-struct Writer<'a> {
-    env: Env,
-    out: &'a mut Vec<u8>,
-    /// Made once per response: a named lookup would make the key string for every object.
-    to_json_key: Value,
+fn flatten_function(env: Env) -> crate::raw::Result<Value> {
+    if let Some((owner, reference)) = FLATTEN.get() {
+        if owner == env.0 {
+            return env.referenced(reference);
+        }
+    }
+    let function = env.run_script(FLATTEN_SOURCE)?;
+    FLATTEN.set(Some((env.0, env.reference(function)?)));
+    Ok(function)
 }
 
-fn failed(e: Failed) -> String {
-    format!("cannot read the value ({})", e.0)
-}
-
-impl Writer<'_> {
-    /// Writes `value`; `false` (nothing written) for values JSON leaves out.
-    fn value(&mut self, value: Value, depth: usize) -> Result<bool, String> {
-        if depth > MAX_DEPTH {
-            return Err("nested too deeply (a reference cycle?)".into());
+/// Writes the JSON that `tape` and `text` describe.
+fn write(tape: &[f64], text: &[u16], out: &mut Vec<u8>) -> Result<(), String> {
+    const BROKEN: &str = "the serialised value is malformed";
+    // Open containers: whether each is an object, and whether it has a member yet.
+    let mut open: Vec<(bool, bool)> = Vec::new();
+    let mut ops = tape.iter().copied();
+    let mut text_at = 0usize;
+    let mut after_key = false;
+    let mut take_text = |len: f64| -> Result<&[u16], String> {
+        let end = text_at.checked_add(len as usize).ok_or(BROKEN)?;
+        let slice = text.get(text_at..end).ok_or(BROKEN)?;
+        text_at = end;
+        Ok(slice)
+    };
+    while let Some(code) = ops.next() {
+        if code == op::END {
+            let (is_object, _) = open.pop().ok_or(BROKEN)?;
+            out.push(if is_object { b'}' } else { b']' });
+            continue;
         }
-        let env = self.env;
-        match env.kind(value).map_err(failed)? {
-            Kind::Undefined | Kind::Function | Kind::Symbol | Kind::External => Ok(false),
-            Kind::Null => {
-                self.out.extend_from_slice(b"null");
-                Ok(true)
+        if code == op::KEY {
+            let Some((true, has_member)) = open.last_mut() else { return Err(BROKEN.into()) };
+            if std::mem::replace(has_member, true) {
+                out.push(b',');
             }
-            Kind::Boolean => {
-                let b = env.as_bool(value).map_err(failed)?;
-                self.out.extend_from_slice(if b { b"true" } else { b"false" });
-                Ok(true)
-            }
-            Kind::Number => {
-                self.number(env.as_f64(value).map_err(failed)?);
-                Ok(true)
-            }
-            Kind::String => {
-                let mut text = Vec::new();
-                env.string_into(value, &mut text).map_err(failed)?;
-                // N-API hands out valid UTF-8; escaping needs a str.
-                let text = String::from_utf8(text).map_err(|_| "a string is not valid UTF-8".to_owned())?;
-                serde_json::to_writer(&mut *self.out, &text).map_err(|e| e.to_string())?;
-                Ok(true)
-            }
-            Kind::BigInt => Err("a BigInt cannot be sent as JSON (convert it to a string or number)".into()),
-            Kind::Object => self.object(value, depth),
+            string(take_text(ops.next().ok_or(BROKEN)?)?, out);
+            out.push(b':');
+            after_key = true;
+            continue;
         }
-    }
-
-    fn key(&mut self, key: Value) -> Result<(), String> {
-        let mut text = Vec::new();
-        self.env.string_into(key, &mut text).map_err(failed)?;
-        let text = String::from_utf8(text).map_err(|_| "a key is not valid UTF-8".to_owned())?;
-        serde_json::to_writer(&mut *self.out, &text).map_err(|e| e.to_string())
-    }
-
-    fn number(&mut self, n: f64) {
-        if !n.is_finite() {
-            self.out.extend_from_slice(b"null");
-        } else if n.fract() == 0.0 && n.abs() < 9_007_199_254_740_992.0 {
-            // Integral values print as integers, as JSON.stringify does (1, not 1.0).
-            self.out.extend_from_slice((n as i64).to_string().as_bytes());
-        } else {
-            let _ = serde_json::to_writer(&mut *self.out, &n);
-        }
-    }
-
-    fn object(&mut self, value: Value, depth: usize) -> Result<bool, String> {
-        let env = self.env;
-        if env.is_array(value).map_err(failed)? {
-            let len = env.array_len(value).map_err(failed)?;
-            self.out.push(b'[');
-            for i in 0..len {
-                if i > 0 {
-                    self.out.push(b',');
-                }
-                let item = env.index(value, i).map_err(failed)?;
-                if !self.value(item, depth + 1)? {
-                    self.out.extend_from_slice(b"null");
+        // A value: in an array, it is a member of its own.
+        if !std::mem::take(&mut after_key) {
+            if let Some((false, has_member)) = open.last_mut() {
+                if std::mem::replace(has_member, true) {
+                    out.push(b',');
                 }
             }
-            self.out.push(b']');
-            return Ok(true);
         }
-        let to_json = env.get(value, self.to_json_key).map_err(failed)?;
-        if env.kind(to_json).map_err(failed)? == Kind::Function {
-            let replaced = env.call(value, to_json, &[]).map_err(|e| {
-                env.clear_exception();
-                format!("toJSON() threw ({})", e.0)
-            })?;
-            return self.value(replaced, depth + 1);
-        }
-        let keys = env.keys(value).map_err(failed)?;
-        let len = env.array_len(keys).map_err(failed)?;
-        self.out.push(b'{');
-        let mut first = true;
-        for i in 0..len {
-            let key = env.index(keys, i).map_err(failed)?;
-            let item = env.get(value, key).map_err(failed)?;
-            let mark = self.out.len();
-            if !first {
-                self.out.push(b',');
+        match code {
+            op::NULL => out.extend_from_slice(b"null"),
+            op::FALSE => out.extend_from_slice(b"false"),
+            op::TRUE => out.extend_from_slice(b"true"),
+            op::NUMBER => number(ops.next().ok_or(BROKEN)?, out),
+            op::STRING => string(take_text(ops.next().ok_or(BROKEN)?)?, out),
+            op::ARRAY | op::OBJECT => {
+                let is_object = code == op::OBJECT;
+                out.push(if is_object { b'{' } else { b'[' });
+                open.push((is_object, false));
             }
-            // Keys are strings (numbers converted by `keys`): no type check needed.
-            self.key(key)?;
-            self.out.push(b':');
-            if self.value(item, depth + 1)? {
-                first = false;
-            } else {
-                self.out.truncate(mark); // undefined/function values leave the key out
-            }
+            _ => return Err(BROKEN.into()),
         }
-        self.out.push(b'}');
-        Ok(true)
+    }
+    if open.is_empty() {
+        Ok(())
+    } else {
+        Err(BROKEN.into())
+    }
+}
+
+fn number(n: f64, out: &mut Vec<u8>) {
+    if !n.is_finite() {
+        out.extend_from_slice(b"null");
+    } else if n.fract() == 0.0 && n.abs() < 9_007_199_254_740_992.0 {
+        // Integral values print as integers, as JSON.stringify does (1, not 1.0).
+        let _ = serde_json::to_writer(&mut *out, &(n as i64));
+    } else {
+        let _ = serde_json::to_writer(&mut *out, &n);
+    }
+}
+
+/// A JSON string from UTF-16 (a lone surrogate becomes U+FFFD, as V8's UTF-8 output does).
+fn string(units: &[u16], out: &mut Vec<u8>) {
+    out.reserve(units.len() + 2);
+    out.push(b'"');
+    let mut i = 0;
+    while let Some(&unit) = units.get(i) {
+        if unit < 0x80 {
+            // ASCII, most of what is sent: one unit, one byte.
+            match unit as u8 {
+                b'"' => out.extend_from_slice(b"\\\""),
+                b'\\' => out.extend_from_slice(b"\\\\"),
+                b'\n' => out.extend_from_slice(b"\\n"),
+                b'\r' => out.extend_from_slice(b"\\r"),
+                b'\t' => out.extend_from_slice(b"\\t"),
+                0x08 => out.extend_from_slice(b"\\b"),
+                0x0c => out.extend_from_slice(b"\\f"),
+                byte if byte < 0x20 => {
+                    const HEX: &[u8; 16] = b"0123456789abcdef";
+                    out.extend_from_slice(b"\\u00");
+                    out.push(HEX[usize::from(byte >> 4)]);
+                    out.push(HEX[usize::from(byte & 0xf)]);
+                }
+                byte => out.push(byte),
+            }
+            i += 1;
+            continue;
+        }
+        let (c, used) = match char::decode_utf16(units[i..].iter().copied()).next() {
+            Some(Ok(c)) => (c, c.len_utf16()),
+            _ => (char::REPLACEMENT_CHARACTER, 1),
+        };
+        out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
+        i += used;
+    }
+    out.push(b'"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn json(tape: &[f64], text: &str) -> String {
+        let units: Vec<u16> = text.encode_utf16().collect();
+        let mut out = Vec::new();
+        write(tape, &units, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn objects_and_arrays_get_their_commas() {
+        use op::*;
+        let tape = [OBJECT, KEY, 1.0, ARRAY, NUMBER, 1.0, NUMBER, 2.5, NULL, ARRAY, END, END, KEY, 1.0, OBJECT, END, KEY, 1.0, TRUE, END];
+        assert_eq!(json(&tape, "abc"), r#"{"a":[1,2.5,null,[]],"b":{},"c":true}"#);
+    }
+
+    #[test]
+    fn strings_are_escaped_and_made_utf8() {
+        use op::*;
+        assert_eq!(json(&[ARRAY, STRING, 6.0, STRING, 3.0, END], "q\"\\\n\u{1}\u{e9}d\u{1F600}"), "[\"q\\\"\\\\\\n\\u0001\u{e9}\",\"d\u{1F600}\"]");
+        let lone = [0xD800u16];
+        let mut out = Vec::new();
+        write(&[STRING, 1.0], &lone, &mut out).unwrap();
+        assert_eq!(out, "\"\u{FFFD}\"".as_bytes());
+    }
+
+    #[test]
+    fn numbers_print_as_javascript_prints_them() {
+        use op::*;
+        assert_eq!(json(&[ARRAY, NUMBER, -0.0, NUMBER, 1e3, NUMBER, 0.1, NUMBER, f64::NAN, END], ""), "[0,1000,0.1,null]");
+    }
+
+    #[test]
+    fn a_malformed_tape_is_an_error_not_a_panic() {
+        use op::*;
+        let units: Vec<u16> = "ab".encode_utf16().collect();
+        for tape in [&[OBJECT][..], &[END], &[STRING, 5.0], &[KEY, 1.0], &[ARRAY, KEY, 1.0, NULL, END], &[NUMBER], &[42.0]] {
+            assert!(write(tape, &units, &mut Vec::new()).is_err(), "{tape:?}");
+        }
     }
 }

@@ -48,6 +48,7 @@ function makeApp() {
   app.get('/text', () => 'plain words');
   app.get('/bytes', async () => Buffer.from([0, 1, 2]));
   app.get('/values', () => ({ date: new Date(Date.UTC(2024, 0, 15, 10, 30)), nested: [1, 2.5, null, true, 'x', undefined], skip: undefined, fn() {} }));
+  app.get('/stringify/{name}', ({ params }) => STRINGIFY_CASES[params.name]);
   app.get('/explicit', () => new Response({ created: true }, { status: 201, headers: { 'x-custom': 'yes' } }));
   app.get('/html', () => new Response('<b>hi</b>', { type: 'text/html' }));
   app.get('/empty', () => new Response(null, { status: 204 }));
@@ -71,6 +72,22 @@ function makeApp() {
   app.get('/slow', async () => new Promise(() => {}));
   return app;
 }
+
+// Handler results whose JSON must be exactly JSON.stringify's.
+const STRINGIFY_CASES = {
+  strings: ['', 'plain', 'q"uote\\back\nline\ttab\r\b\f\u0001\u001f\u007f', 'é ü 日本 😀', '\u2028\u2029'],
+  numbers: [0, -0, 1, -1, 2.5, 0.1, -1.75, 1e-7, 123456789012, Number.MAX_SAFE_INTEGER, NaN, Infinity, -Infinity],
+  boxed: { n: new Number(3), s: new String('s'), b: new Boolean(false) },
+  holes: [1, , 3],
+  omitted: { u: undefined, f() {}, s: Symbol('x'), kept: 1, [Symbol('k')]: 2 },
+  inArrays: [undefined, () => 1, Symbol('y')],
+  toJSON: { a: { toJSON(key) { return `key:${key}`; } }, list: [{ toJSON(key) { return { at: key }; } }] },
+  nested: { a: { b: { c: [[], {}, [{}], [[[]]]] } }, empty: '' },
+  keyOrder: { 2: 'two', 1: 'one', b: 'b', a: 'a' },
+  many: Array.from({ length: 20000 }, (_, i) => ({ i, name: `item ${i}`, even: i % 2 === 0, price: i / 4 })),
+  date: new Date(0),
+  scalar: 42,
+};
 
 test('the API, served', async (t) => {
   await serving(makeApp(), async (port) => {
@@ -143,6 +160,16 @@ test('the API, served', async (t) => {
       assert.deepStrictEqual([...bytes.body], [0, 1, 2]);
       const values = await request(port, 'GET', '/values');
       assert.strictEqual(values.text(), '{"date":"2024-01-15T10:30:00.000Z","nested":[1,2.5,null,true,"x",null]}');
+    });
+
+    await t.test('objects are serialised as JSON.stringify does', async () => {
+      for (const [name, value] of Object.entries(STRINGIFY_CASES)) {
+        const reply = await request(port, 'GET', `/stringify/${name}`);
+        assert.strictEqual(reply.status, 200, name);
+        assert.strictEqual(reply.text(), JSON.stringify(value), name);
+      }
+      // A large response leaves no state behind: a small one after it is whole.
+      assert.strictEqual((await request(port, 'GET', '/stringify/nested')).text(), JSON.stringify(STRINGIFY_CASES.nested));
     });
 
     await t.test('explicit responses', async () => {
