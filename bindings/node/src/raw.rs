@@ -63,6 +63,10 @@ impl Env {
     }
 
     pub fn string(self, text: &str) -> Result<Value> {
+        if text.is_ascii() {
+            // ASCII is Latin-1 too, which V8 copies as it is instead of decoding UTF-8.
+            return out!("create string", |v| sys::napi_create_string_latin1(self.0, text.as_ptr().cast(), text.len() as isize, v.as_mut_ptr()));
+        }
         out!("create string", |v| sys::napi_create_string_utf8(self.0, text.as_ptr().cast(), text.len() as isize, v.as_mut_ptr()))
     }
 

@@ -1,5 +1,6 @@
 //! Objects made by object literals: one small compiled function per list of keys,
-//! `(function(v0, v1){return {"id": v0, "name": v1};})`, called with the values.
+//! `(function(v0, v1){return {"id": v0, "name": v1};})`, called with the values; arrays
+//! likewise, from rest parameters.
 //!
 //! V8 gives a literal its final shape at once, while defining properties one by one from here
 //! changes the object's shape once per property; that was the largest single cost of
@@ -24,8 +25,14 @@ const MAX_KEYS: usize = 64;
 /// V8 keeps a function's source: long keys would let requests pin megabytes of it.
 const MAX_KEY_BYTES: usize = 1024;
 
+/// Arrays up to this long are made in one call; V8 takes far more arguments, but the values
+/// sit on its stack.
+const MAX_ARRAY_CALL: usize = 4096;
+
 struct Shapes {
     env: sys::napi_env,
+    /// `(function(...items){return items;})`, once made.
+    array_factory: Option<sys::napi_ref>,
     /// Keys, each as its length (4 bytes) then its UTF-8 bytes → the function.
     factories: HashMap<Box<[u8]>, sys::napi_ref>,
     scratch: Vec<u8>,
@@ -45,13 +52,7 @@ pub fn object<'k>(env: Env, keys: impl Iterator<Item = &'k str> + Clone, values:
     {
         return Ok(None);
     }
-    SHAPES.with_borrow_mut(|slot| {
-        if slot.as_ref().is_none_or(|shapes| shapes.env != env.0) {
-            // A new environment (the first call, or a worker's): functions of another one
-            // cannot be used in it.
-            *slot = Some(Shapes { env: env.0, factories: HashMap::new(), scratch: Vec::new() });
-        }
-        let shapes = slot.as_mut().expect("just set");
+    with_shapes(env, |shapes| {
         shapes.scratch.clear();
         for key in keys.clone() {
             shapes.scratch.extend_from_slice(&(key.len() as u32).to_le_bytes());
@@ -67,6 +68,39 @@ pub fn object<'k>(env: Env, keys: impl Iterator<Item = &'k str> + Clone, values:
             None => return Ok(None),
         };
         env.call(env.undefined()?, factory, values).map(Some)
+    })
+}
+
+/// A new array of `values`: one call where setting elements from here is one call each.
+pub fn array(env: Env, values: &[Value]) -> Result<Value> {
+    if values.len() > MAX_ARRAY_CALL {
+        let array = env.array(values.len())?;
+        for (i, value) in values.iter().enumerate() {
+            env.set_index(array, i as u32, *value)?;
+        }
+        return Ok(array);
+    }
+    with_shapes(env, |shapes| {
+        let factory = match shapes.array_factory {
+            Some(reference) => env.referenced(reference)?,
+            None => {
+                let factory = env.run_script("(function(...items){return items;})")?;
+                shapes.array_factory = Some(env.reference(factory)?);
+                factory
+            }
+        };
+        env.call(env.undefined()?, factory, values)
+    })
+}
+
+fn with_shapes<T>(env: Env, f: impl FnOnce(&mut Shapes) -> Result<T>) -> Result<T> {
+    SHAPES.with_borrow_mut(|slot| {
+        if slot.as_ref().is_none_or(|shapes| shapes.env != env.0) {
+            // A new environment (the first call, or a worker's): functions of another one
+            // cannot be used in it.
+            *slot = Some(Shapes { env: env.0, array_factory: None, factories: HashMap::new(), scratch: Vec::new() });
+        }
+        f(slot.as_mut().expect("just set"))
     })
 }
 

@@ -75,13 +75,7 @@ fn typed(env: Env, value: &Typed) -> Result<Value> {
             ];
             shapes::object_or_defined(env, ["field", "filename", "contentType", "size", "data"].into_iter(), values)
         }
-        Typed::Array(items) => {
-            let array = env.array(items.len())?;
-            for (i, item) in items.iter().enumerate() {
-                env.set_index(array, i as u32, typed(env, item)?)?;
-            }
-            Ok(array)
-        }
+        Typed::Array(items) => shapes::array(env, &items.iter().map(|item| typed(env, item)).collect::<Result<Vec<_>>>()?),
         Typed::Json(json) => self::json(env, json),
     }
 }
@@ -104,13 +98,7 @@ fn json_with_keys<'j>(env: Env, json: &'j serde_json::Value, keys: &mut KeyCache
             None => env.number(n.as_f64().unwrap_or(f64::NAN)),
         },
         J::String(s) => env.string(s),
-        J::Array(items) => {
-            let array = env.array(items.len())?;
-            for (i, item) in items.iter().enumerate() {
-                env.set_index(array, i as u32, json_with_keys(env, item, keys)?)?;
-            }
-            Ok(array)
-        }
+        J::Array(items) => shapes::array(env, &items.iter().map(|item| json_with_keys(env, item, keys)).collect::<Result<Vec<_>>>()?),
         J::Object(map) => {
             let values = map.values().map(|item| json_with_keys(env, item, keys)).collect::<Result<Vec<_>>>()?;
             if let Some(object) = shapes::object(env, map.keys().map(String::as_str), &values)? {

@@ -122,6 +122,15 @@ test('the API, served', async (t) => {
       assert.strictEqual((await request(port, 'POST', '/items', { json: { price: -1 } })).status, 422);
     });
 
+    await t.test('arrays arrive whole and in order, short or long', async () => {
+      // Short arrays are made in one call, long ones element by element.
+      const sent = { empty: [], few: [1, 'two', null, [3], { four: 4 }], many: Array.from({ length: 5000 }, (_, i) => (i % 3 ? i : `s${i}`)) };
+      const reply = await request(port, 'POST', '/echo', { json: sent });
+      assert.strictEqual(reply.status, 200);
+      const { body } = reply.json();
+      assert.deepStrictEqual(body, sent);
+    });
+
     await t.test('JSON objects keep every key as an own property, whatever it says', async () => {
       // Objects are made by compiled literals (one per list of keys): keys must stay data.
       const long = 'k'.repeat(2000);
