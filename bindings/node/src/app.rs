@@ -8,7 +8,7 @@
 //! here, on the JS thread, and sent back to the runtime in one batch per `flush()`.
 
 use crate::raw::{self, Env};
-use crate::{to_js, to_json};
+use crate::{shapes, to_js, to_json};
 use ferrule_core::bridge::{hand_over, serve_in_background, Mailbox, Outcome, Reply, ReplyBatch};
 use ferrule_core::http::StatusCode;
 use ferrule_core::{App, AppConfig, Handler, HandlerError, HandlerFuture, Problem, RequestData, Response, RouteSpec};
@@ -206,11 +206,7 @@ impl NativeApp {
             entries.extend(parts);
         }
         // Exactly as long as its entries: a request left out must not leave a hole.
-        let batch = env.array(entries.len()).map_err(js_error)?;
-        for (index, entry) in entries.into_iter().enumerate() {
-            env.set_index(batch, index as u32, entry).map_err(js_error)?;
-        }
-        Ok(Js(batch))
+        shapes::array(env, &entries).map(Js).map_err(js_error)
     }
 
     /// Answers request `id` with a handler's plain return value: a string (text/plain), a

@@ -189,8 +189,8 @@ impl Env {
         Ok(units)
     }
 
-    /// A copy of a Float64Array's elements.
-    pub fn f64s(self, array: Value) -> Result<Vec<f64>> {
+    /// A copy of the first `count` elements of a Float64Array.
+    pub fn f64s(self, array: Value, count: usize) -> Result<Vec<f64>> {
         let mut kind = 0;
         let mut data = ptr::null_mut();
         let mut buffer = ptr::null_mut();
@@ -199,12 +199,15 @@ impl Env {
         if kind != sys::TypedarrayType::float64_array {
             return Err(Failed("not a Float64Array"));
         }
-        if len == 0 {
+        if count > len {
+            return Err(Failed("typed array shorter than said"));
+        }
+        if count == 0 {
             return Ok(Vec::new());
         }
         // SAFETY: N-API gives the elements' address (aligned, as a Float64Array's are) and
         // count; they are copied before any JavaScript can run and move or detach them.
-        Ok(unsafe { std::slice::from_raw_parts(data.cast::<f64>(), len) }.to_vec())
+        Ok(unsafe { std::slice::from_raw_parts(data.cast::<f64>(), count) }.to_vec())
     }
 
     pub fn as_string(self, value: Value) -> Result<String> {

@@ -47,10 +47,10 @@ pub fn to_vec(env: Env, value: Value) -> Result<Vec<u8>, String> {
     let (tape, used, text) = (read(0)?, read(1)?, read(2)?);
     let text = env.utf16(text).map_err(|e| e.0.to_owned())?;
     let used = env.as_f64(used).map_err(|e| e.0.to_owned())? as usize;
-    let tape = env.f64s(tape).map_err(|e| e.0.to_owned())?;
-    let tape = tape.get(..used).ok_or("the serialised value is cut short")?;
+    // Only the used part: the tape is kept large between calls.
+    let tape = env.f64s(tape, used).map_err(|e| e.0.to_owned())?;
     let mut out = Vec::with_capacity(text.len() + tape.len() * 4 + 16);
-    write(tape, &text, &mut out)?;
+    write(&tape, &text, &mut out)?;
     Ok(out)
 }
 
