@@ -141,6 +141,13 @@ fn string(units: &[u16], out: &mut Vec<u8>) {
     out.push(b'"');
     let mut i = 0;
     while let Some(&unit) = units.get(i) {
+        // A run of ASCII that needs no escape goes out in one go.
+        let plain = units[i..].iter().take_while(|&&u| (0x20..0x80).contains(&u) && u != u16::from(b'"') && u != u16::from(b'\\')).count();
+        if plain > 0 {
+            out.extend(units[i..i + plain].iter().map(|&u| u as u8));
+            i += plain;
+            continue;
+        }
         if unit < 0x80 {
             // ASCII, most of what is sent: one unit, one byte.
             match unit as u8 {
