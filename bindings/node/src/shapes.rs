@@ -1,6 +1,7 @@
 //! Objects made by object literals: one small compiled function per list of keys,
 //! `(function(v0, v1){return {"id": v0, "name": v1};})`, called with the values; arrays
-//! likewise, from rest parameters.
+//! likewise, from rest parameters. Fixed scripts (that one, the serialiser's walk) are
+//! compiled once per environment by [`compiled`].
 //!
 //! V8 gives a literal its final shape at once, while defining properties one by one from here
 //! changes the object's shape once per property; that was the largest single cost of
@@ -31,8 +32,8 @@ const MAX_ARRAY_CALL: usize = 4096;
 
 struct Shapes {
     env: sys::napi_env,
-    /// `(function(...items){return items;})`, once made.
-    array_factory: Option<sys::napi_ref>,
+    /// Fixed sources compiled once ([`compiled`]), by the address of their text.
+    scripts: Vec<(usize, sys::napi_ref)>,
     /// Keys, each as its length (4 bytes) then its UTF-8 bytes → the function.
     factories: HashMap<Box<[u8]>, sys::napi_ref>,
     scratch: Vec<u8>,
@@ -80,16 +81,20 @@ pub fn array(env: Env, values: &[Value]) -> Result<Value> {
         }
         return Ok(array);
     }
+    let factory = compiled(env, "(function(...items){return items;})")?;
+    env.call(env.undefined()?, factory, values)
+}
+
+/// The value of `source`, a fixed script, run once per environment and kept.
+pub fn compiled(env: Env, source: &'static str) -> Result<Value> {
     with_shapes(env, |shapes| {
-        let factory = match shapes.array_factory {
-            Some(reference) => env.referenced(reference)?,
-            None => {
-                let factory = env.run_script("(function(...items){return items;})")?;
-                shapes.array_factory = Some(env.reference(factory)?);
-                factory
-            }
-        };
-        env.call(env.undefined()?, factory, values)
+        let id = source.as_ptr() as usize;
+        if let Some((_, reference)) = shapes.scripts.iter().find(|(known, _)| *known == id) {
+            return env.referenced(*reference);
+        }
+        let value = env.run_script(source)?;
+        shapes.scripts.push((id, env.reference(value)?));
+        Ok(value)
     })
 }
 
@@ -98,7 +103,7 @@ fn with_shapes<T>(env: Env, f: impl FnOnce(&mut Shapes) -> Result<T>) -> Result<
         if slot.as_ref().is_none_or(|shapes| shapes.env != env.0) {
             // A new environment (the first call, or a worker's): functions of another one
             // cannot be used in it.
-            *slot = Some(Shapes { env: env.0, array_factory: None, factories: HashMap::new(), scratch: Vec::new() });
+            *slot = Some(Shapes { env: env.0, scripts: Vec::new(), factories: HashMap::new(), scratch: Vec::new() });
         }
         f(slot.as_mut().expect("just set"))
     })

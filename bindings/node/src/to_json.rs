@@ -9,8 +9,7 @@
 //! response.
 
 use crate::raw::{Env, Value};
-use napi::sys;
-use std::cell::Cell;
+use crate::shapes;
 
 /// The tape's ops; `flatten.js` writes the same numbers.
 mod op {
@@ -30,13 +29,8 @@ mod op {
 
 const FLATTEN_SOURCE: &str = include_str!("flatten.js");
 
-thread_local! {
-    /// The compiled `flatten` of this thread's environment.
-    static FLATTEN: Cell<Option<(sys::napi_env, sys::napi_ref)>> = const { Cell::new(None) };
-}
-
 pub fn to_vec(env: Env, value: Value) -> Result<Vec<u8>, String> {
-    let flatten = flatten_function(env).map_err(|e| format!("cannot compile the serialiser ({})", e.0))?;
+    let flatten = shapes::compiled(env, FLATTEN_SOURCE).map_err(|e| format!("cannot compile the serialiser ({})", e.0))?;
     let receiver = env.undefined().map_err(|e| e.0.to_owned())?;
     let flat = env.call(receiver, flatten, &[value]).map_err(|_| env.take_exception())?;
     let read = |index| env.index(flat, index).map_err(|e| format!("cannot read the serialised value ({})", e.0));
@@ -52,17 +46,6 @@ pub fn to_vec(env: Env, value: Value) -> Result<Vec<u8>, String> {
     let mut out = Vec::with_capacity(text.len() + tape.len() * 4 + 16);
     write(&tape, &text, &mut out)?;
     Ok(out)
-}
-
-fn flatten_function(env: Env) -> crate::raw::Result<Value> {
-    if let Some((owner, reference)) = FLATTEN.get() {
-        if owner == env.0 {
-            return env.referenced(reference);
-        }
-    }
-    let function = env.run_script(FLATTEN_SOURCE)?;
-    FLATTEN.set(Some((env.0, env.reference(function)?)));
-    Ok(function)
 }
 
 /// Writes the JSON that `tape` and `text` describe.
