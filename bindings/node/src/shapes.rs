@@ -7,7 +7,8 @@
 //! changes the object's shape once per property; that was the largest single cost of
 //! building request objects (a quarter of the JavaScript thread's time on small requests).
 //! Records of one kind (an array of items, the same headers on every request) reuse one
-//! function, kept for the life of the thread.
+//! function, kept for the life of the thread; an array whose objects all have the same keys
+//! is made whole by one call of a looping variant, [`records`].
 //!
 //! Keys come from requests, so the number of functions and their size are bounded (past the
 //! bounds, or for a key a literal treats specially, the caller defines the properties), and
@@ -46,29 +47,58 @@ thread_local! {
 /// A new object with `keys[i]: values[i]` (a repeated key keeps its last value, as when
 /// defining them in order), or `None` when these keys get no function.
 pub fn object<'k>(env: Env, keys: impl Iterator<Item = &'k str> + Clone, values: &[Value]) -> Result<Option<Value>> {
-    if values.is_empty()
-        || values.len() > MAX_KEYS
-        || keys.clone().map(str::len).sum::<usize>() > MAX_KEY_BYTES
-        || keys.clone().any(|k| k == "__proto__")
-    {
+    if values.is_empty() {
+        return Ok(None);
+    }
+    match factory(env, Kind::Object, keys, values.len())? {
+        Some(factory) => env.call(env.undefined()?, factory, values).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// An array of `count` new objects that all have `keys`: `values` holds the first object's
+/// values, then the second's, and so on. One call makes them all, where making them one by
+/// one is a call each (arrays of records are most of a large body). `None` when these keys
+/// get no function or the values are too many for one call.
+pub fn records<'k>(env: Env, keys: impl Iterator<Item = &'k str> + Clone, count: usize, values: &[Value]) -> Result<Option<Value>> {
+    let per_record = values.len() / count.max(1);
+    if per_record == 0 || per_record * count != values.len() || values.len() >= MAX_ARRAY_CALL {
+        return Ok(None);
+    }
+    let Some(factory) = factory(env, Kind::Records, keys, per_record)? else { return Ok(None) };
+    let mut arguments = Vec::with_capacity(values.len() + 1);
+    arguments.push(env.int(count as i64)?);
+    arguments.extend_from_slice(values);
+    env.call(env.undefined()?, factory, &arguments).map(Some)
+}
+
+#[derive(Clone, Copy)]
+enum Kind {
+    Object,
+    Records,
+}
+
+/// The function that makes objects with `keys` in the way `kind` says, compiled on first use.
+fn factory<'k>(env: Env, kind: Kind, keys: impl Iterator<Item = &'k str> + Clone, arity: usize) -> Result<Option<Value>> {
+    if arity > MAX_KEYS || keys.clone().map(str::len).sum::<usize>() > MAX_KEY_BYTES || keys.clone().any(|k| k == "__proto__") {
         return Ok(None);
     }
     with_shapes(env, |shapes| {
         shapes.scratch.clear();
+        shapes.scratch.push(kind as u8);
         for key in keys.clone() {
             shapes.scratch.extend_from_slice(&(key.len() as u32).to_le_bytes());
             shapes.scratch.extend_from_slice(key.as_bytes());
         }
-        let factory = match shapes.factories.get(shapes.scratch.as_slice()) {
-            Some(reference) => env.referenced(*reference)?,
+        match shapes.factories.get(shapes.scratch.as_slice()) {
+            Some(reference) => env.referenced(*reference).map(Some),
             None if shapes.factories.len() < MAX_SHAPES => {
-                let factory = env.run_script(&factory_source(keys, values.len()))?;
+                let factory = env.run_script(&factory_source(kind, keys, arity))?;
                 shapes.factories.insert(shapes.scratch.as_slice().into(), env.reference(factory)?);
-                factory
+                Ok(Some(factory))
             }
-            None => return Ok(None),
-        };
-        env.call(env.undefined()?, factory, values).map(Some)
+            None => Ok(None),
+        }
     })
 }
 
@@ -109,18 +139,23 @@ fn with_shapes<T>(env: Env, f: impl FnOnce(&mut Shapes) -> Result<T>) -> Result<
     })
 }
 
-fn factory_source<'k>(keys: impl Iterator<Item = &'k str>, n: usize) -> String {
-    let mut source = String::from("(function(");
-    for i in 0..n {
-        let _ = write!(source, "{}v{i}", if i > 0 { "," } else { "" });
-    }
-    source.push_str("){return {");
+fn factory_source<'k>(kind: Kind, keys: impl Iterator<Item = &'k str>, arity: usize) -> String {
+    // The i-th value: a named parameter for one object (V8 optimises those best), an offset
+    // into the rest parameters for records.
+    let value = |i: usize| match kind {
+        Kind::Object => format!("v{i}"),
+        Kind::Records => format!("v[j+{i}]"),
+    };
+    let mut literal = String::from("{");
     for (i, key) in keys.enumerate() {
-        let literal = serde_json::to_string(key).unwrap_or_default();
-        let _ = write!(source, "{}{literal}:v{i}", if i > 0 { "," } else { "" });
+        let key = serde_json::to_string(key).unwrap_or_default();
+        let _ = write!(literal, "{}{key}:{}", if i > 0 { "," } else { "" }, value(i));
     }
-    source.push_str("};})");
-    source
+    literal.push('}');
+    match kind {
+        Kind::Object => format!("(function({}){{return {literal};}})", (0..arity).map(value).collect::<Vec<_>>().join(",")),
+        Kind::Records => format!("(function(n,...v){{const out=[];for(let i=0,j=0;i<n;i++,j+={arity})out.push({literal});return out;}})"),
+    }
 }
 
 /// The same object from defined properties, for keys without a function.
@@ -130,4 +165,18 @@ pub fn object_or_defined<'k>(env: Env, keys: impl Iterator<Item = &'k str> + Clo
     }
     let properties = keys.zip(values).map(|(key, value)| Ok((env.string(key)?, value))).collect::<Result<Vec<_>>>()?;
     env.object_from(&properties)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_enter_the_source_as_string_literals() {
+        assert_eq!(factory_source(Kind::Object, ["id", "a\"b"].into_iter(), 2), r#"(function(v0,v1){return {"id":v0,"a\"b":v1};})"#);
+        assert_eq!(
+            factory_source(Kind::Records, ["v", "});x=1;({"].into_iter(), 2),
+            r#"(function(n,...v){const out=[];for(let i=0,j=0;i<n;i++,j+=2)out.push({"v":v[j+0],"});x=1;({":v[j+1]});return out;})"#
+        );
+    }
 }

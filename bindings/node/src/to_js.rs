@@ -98,18 +98,50 @@ fn json_with_keys<'j>(env: Env, json: &'j serde_json::Value, keys: &mut KeyCache
             None => env.number(n.as_f64().unwrap_or(f64::NAN)),
         },
         J::String(s) => env.string(s),
-        J::Array(items) => shapes::array(env, &items.iter().map(|item| json_with_keys(env, item, keys)).collect::<Result<Vec<_>>>()?),
+        J::Array(items) => match same_keys(items) {
+            Some(first) => records(env, first, items, keys),
+            None => shapes::array(env, &items.iter().map(|item| json_with_keys(env, item, keys)).collect::<Result<Vec<_>>>()?),
+        },
         J::Object(map) => {
             let values = map.values().map(|item| json_with_keys(env, item, keys)).collect::<Result<Vec<_>>>()?;
-            if let Some(object) = shapes::object(env, map.keys().map(String::as_str), &values)? {
-                return Ok(object);
-            }
-            let properties = map
-                .keys()
-                .zip(values)
-                .map(|(key, value)| Ok((keys.get_or_insert_with(key, |k| env.string(k))?, value)))
-                .collect::<Result<Vec<_>>>()?;
-            env.object_from(&properties)
+            object(env, map, values, keys)
         }
     }
+}
+
+type JsonMap = serde_json::Map<String, serde_json::Value>;
+
+fn object<'j>(env: Env, map: &'j JsonMap, values: Vec<Value>, keys: &mut KeyCache<'j, Value>) -> Result<Value> {
+    if let Some(object) = shapes::object(env, map.keys().map(String::as_str), &values)? {
+        return Ok(object);
+    }
+    let properties = map
+        .keys()
+        .zip(values)
+        .map(|(key, value)| Ok((keys.get_or_insert_with(key, |k| env.string(k))?, value)))
+        .collect::<Result<Vec<_>>>()?;
+    env.object_from(&properties)
+}
+
+/// The first item's keys when `items` are two or more non-empty objects that all have the
+/// same keys: an array of records, made in one call.
+fn same_keys(items: &[serde_json::Value]) -> Option<&JsonMap> {
+    let (first, rest) = items.split_first()?;
+    let first = first.as_object().filter(|map| !map.is_empty() && !rest.is_empty())?;
+    rest.iter().all(|item| item.as_object().is_some_and(|map| map.len() == first.len() && map.keys().eq(first.keys()))).then_some(first)
+}
+
+fn records<'j>(env: Env, first: &'j JsonMap, items: &'j [serde_json::Value], keys: &mut KeyCache<'j, Value>) -> Result<Value> {
+    let maps = || items.iter().filter_map(serde_json::Value::as_object);
+    let mut values = Vec::with_capacity(items.len() * first.len());
+    for map in maps() {
+        for value in map.values() {
+            values.push(json_with_keys(env, value, keys)?);
+        }
+    }
+    if let Some(array) = shapes::records(env, first.keys().map(String::as_str), items.len(), &values)? {
+        return Ok(array);
+    }
+    let objects = maps().zip(values.chunks(first.len())).map(|(map, values)| object(env, map, values.to_vec(), keys)).collect::<Result<Vec<_>>>()?;
+    shapes::array(env, &objects)
 }

@@ -45,6 +45,11 @@ function makeApp() {
     plainPrototype: Object.getPrototypeOf(body) === Object.prototype,
     body,
   }));
+  app.post('/records', { body: { type: 'object' } }, ({ body }) => ({
+    distinct: new Set(body.items).size === body.items.length,
+    ownProto: body.proto.every((r) => Object.hasOwn(r, '__proto__') && Object.getPrototypeOf(r) === Object.prototype),
+    body,
+  }));
   app.get('/text', () => 'plain words');
   app.get('/bytes', async () => Buffer.from([0, 1, 2]));
   app.get('/values', () => ({ date: new Date(Date.UTC(2024, 0, 15, 10, 30)), nested: [1, 2.5, null, true, 'x', undefined], skip: undefined, fn() {} }));
@@ -145,6 +150,26 @@ test('the API, served', async (t) => {
       assert.deepStrictEqual(body.items, [{ id: 1, name: 'a' }, { id: 2, name: 'b' }, { extra: null, id: 3, name: 'c' }, { [long]: 4, id: 5 }]);
       assert.strictEqual(globalThis.pwned, undefined);
       assert.strictEqual({}.polluted, undefined);
+    });
+
+    await t.test('arrays of records arrive as separate objects, however many', async () => {
+      // Records with one list of keys are made in one call (keys named like the maker's own
+      // variables, nested values); past one call's values, and for `__proto__`, one by one.
+      const items = Array.from({ length: 3 }, (_, i) => ({ v: i, j: `j${i}`, n: { deep: [i, { i }] }, out: null, 'a"b': [] }));
+      const many = Array.from({ length: 1000 }, (_, i) => ({ i, s: `s${i}`, even: i % 2 === 0, f: i / 8, z: null }));
+      const hostile = [{ '});globalThis.pwned=1;({': 1 }, { '});globalThis.pwned=1;({': 2 }];
+      const proto = '[{"__proto__":{"x":1},"k":1},{"__proto__":{"x":2},"k":2}]';
+      const text = `{"items":${JSON.stringify(items)},"many":${JSON.stringify(many)},"hostile":${JSON.stringify(hostile)},"proto":${proto}}`;
+      const reply = await request(port, 'POST', '/records', { body: Buffer.from(text), headers: { 'content-type': 'application/json' } });
+      assert.strictEqual(reply.status, 200);
+      const { distinct, ownProto, body } = reply.json();
+      assert.strictEqual(distinct, true);
+      assert.strictEqual(ownProto, true);
+      assert.deepStrictEqual(body.items, items);
+      assert.deepStrictEqual(body.many, many);
+      assert.deepStrictEqual(body.hostile, hostile);
+      assert.strictEqual(JSON.stringify(body.proto), proto);
+      assert.strictEqual(globalThis.pwned, undefined);
     });
 
     await t.test('forms and uploads', async () => {
