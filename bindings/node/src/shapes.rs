@@ -158,12 +158,18 @@ fn factory_source<'k>(kind: Kind, keys: impl Iterator<Item = &'k str>, arity: us
     }
 }
 
-/// The same object from defined properties, for keys without a function.
-pub fn object_or_defined<'k>(env: Env, keys: impl Iterator<Item = &'k str> + Clone, values: Vec<Value>) -> Result<Value> {
-    if let Some(object) = object(env, keys.clone(), &values)? {
+/// The same object from defined properties, for keys without a function; `key` makes each
+/// key's string (JSON bodies pass their cache of repeated keys).
+pub fn object_or_defined<'k>(
+    env: Env,
+    keys: impl Iterator<Item = &'k str> + Clone,
+    values: &[Value],
+    mut key: impl FnMut(&'k str) -> Result<Value>,
+) -> Result<Value> {
+    if let Some(object) = object(env, keys.clone(), values)? {
         return Ok(object);
     }
-    let properties = keys.zip(values).map(|(key, value)| Ok((env.string(key)?, value))).collect::<Result<Vec<_>>>()?;
+    let properties = keys.zip(values).map(|(name, value)| Ok((key(name)?, *value))).collect::<Result<Vec<_>>>()?;
     env.object_from(&properties)
 }
 

@@ -38,7 +38,7 @@ fn params(env: Env, params: &Params) -> Result<Value> {
         return env.object();
     }
     let values = params.iter().map(|(_, value)| typed(env, value)).collect::<Result<Vec<_>>>()?;
-    shapes::object_or_defined(env, params.iter().map(|(name, _)| name), values)
+    shapes::object_or_defined(env, params.iter().map(|(name, _)| name), &values, |name| env.string(name))
 }
 
 fn body(env: Env, body: &Body) -> Result<Value> {
@@ -73,7 +73,7 @@ fn typed(env: Env, value: &Typed) -> Result<Value> {
                 env.int(file.data.len() as i64)?,
                 env.buffer(&file.data)?,
             ];
-            shapes::object_or_defined(env, ["field", "filename", "contentType", "size", "data"].into_iter(), values)
+            shapes::object_or_defined(env, ["field", "filename", "contentType", "size", "data"].into_iter(), &values, |name| env.string(name))
         }
         Typed::Array(items) => shapes::array(env, &items.iter().map(|item| typed(env, item)).collect::<Result<Vec<_>>>()?),
         Typed::Json(json) => self::json(env, json),
@@ -104,23 +104,15 @@ fn json_with_keys<'j>(env: Env, json: &'j serde_json::Value, keys: &mut KeyCache
         },
         J::Object(map) => {
             let values = map.values().map(|item| json_with_keys(env, item, keys)).collect::<Result<Vec<_>>>()?;
-            object(env, map, values, keys)
+            object(env, map, &values, keys)
         }
     }
 }
 
 type JsonMap = serde_json::Map<String, serde_json::Value>;
 
-fn object<'j>(env: Env, map: &'j JsonMap, values: Vec<Value>, keys: &mut KeyCache<'j, Value>) -> Result<Value> {
-    if let Some(object) = shapes::object(env, map.keys().map(String::as_str), &values)? {
-        return Ok(object);
-    }
-    let properties = map
-        .keys()
-        .zip(values)
-        .map(|(key, value)| Ok((keys.get_or_insert_with(key, |k| env.string(k))?, value)))
-        .collect::<Result<Vec<_>>>()?;
-    env.object_from(&properties)
+fn object<'j>(env: Env, map: &'j JsonMap, values: &[Value], keys: &mut KeyCache<'j, Value>) -> Result<Value> {
+    shapes::object_or_defined(env, map.keys().map(String::as_str), values, |key| keys.get_or_insert_with(key, |k| env.string(k)))
 }
 
 /// The first item's keys when `items` are two or more non-empty objects that all have the
@@ -142,6 +134,6 @@ fn records<'j>(env: Env, first: &'j JsonMap, items: &'j [serde_json::Value], key
     if let Some(array) = shapes::records(env, first.keys().map(String::as_str), items.len(), &values)? {
         return Ok(array);
     }
-    let objects = maps().zip(values.chunks(first.len())).map(|(map, values)| object(env, map, values.to_vec(), keys)).collect::<Result<Vec<_>>>()?;
+    let objects = maps().zip(values.chunks(first.len())).map(|(map, values)| object(env, map, values, keys)).collect::<Result<Vec<_>>>()?;
     shapes::array(env, &objects)
 }
