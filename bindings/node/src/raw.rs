@@ -181,6 +181,23 @@ impl Env {
     }
 
     /// A string's UTF-16 code units, as JavaScript holds them (two calls whatever the length).
+    /// A string's bytes when it is all ASCII (one byte per UTF-16 unit), else `None`.
+    pub fn ascii(self, value: Value) -> Result<Option<Vec<u8>>> {
+        let len: usize = out!("string length", |v| sys::napi_get_value_string_utf16(self.0, value, ptr::null_mut(), 0, v.as_mut_ptr()))?;
+        // Room for one byte more than ASCII needs: a string with any other character
+        // has more UTF-8 bytes than UTF-16 units, so it fills the buffer or shows a high byte.
+        let mut bytes = vec![0u8; len + 2];
+        let written: usize = out!("string value", |v| sys::napi_get_value_string_utf8(
+            self.0,
+            value,
+            bytes.as_mut_ptr().cast(),
+            bytes.len(),
+            v.as_mut_ptr()
+        ))?;
+        bytes.truncate(written);
+        Ok((written == len && bytes.is_ascii()).then_some(bytes))
+    }
+
     pub fn utf16(self, value: Value) -> Result<Vec<u16>> {
         let len: usize = out!("string length", |v| sys::napi_get_value_string_utf16(self.0, value, ptr::null_mut(), 0, v.as_mut_ptr()))?;
         let mut units = vec![0u16; len + 1];

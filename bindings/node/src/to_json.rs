@@ -39,24 +39,111 @@ pub fn to_vec(env: Env, value: Value) -> Result<Vec<u8>, String> {
         return Ok(b"null".to_vec());
     }
     let (tape, used, text) = (read(0)?, read(1)?, read(2)?);
-    let text = env.utf16(text).map_err(|e| e.0.to_owned())?;
     let used = env.as_f64(used).map_err(|e| e.0.to_owned())? as usize;
     // Only the used part: the tape is kept large between calls.
     let tape = env.f64s(tape, used).map_err(|e| e.0.to_owned())?;
+    // Most responses are all ASCII: read as bytes, their text needs no decoding.
+    if let Some(bytes) = env.ascii(text).map_err(|e| e.0.to_owned())? {
+        let mut out = Vec::with_capacity(bytes.len() + tape.len() * 4 + 16);
+        write(&tape, &bytes, &mut out)?;
+        return Ok(out);
+    }
+    let text = env.utf16(text).map_err(|e| e.0.to_owned())?;
     let mut out = Vec::with_capacity(text.len() + tape.len() * 4 + 16);
     write(&tape, &text, &mut out)?;
     Ok(out)
 }
 
+/// The text of a tape's strings: bytes when all of it is ASCII, else UTF-16 units. The
+/// tape's lengths count UTF-16 units, which are bytes in the first case.
+trait Text: Copy {
+    /// Writes these units as a JSON string, quoted and escaped.
+    fn write_string(units: &[Self], out: &mut Vec<u8>);
+}
+
+impl Text for u8 {
+    fn write_string(bytes: &[u8], out: &mut Vec<u8>) {
+        out.reserve(bytes.len() + 2);
+        out.push(b'"');
+        let mut rest = bytes;
+        loop {
+            let plain = rest.iter().position(|&b| needs_escape(b.into())).unwrap_or(rest.len());
+            if plain <= 16 {
+                // Most strings and keys are short: a call to memcpy would cost more than the copy.
+                out.extend(rest[..plain].iter().copied());
+            } else {
+                out.extend_from_slice(&rest[..plain]);
+            }
+            let Some((&byte, after)) = rest[plain..].split_first() else { break };
+            escape(byte, out);
+            rest = after;
+        }
+        out.push(b'"');
+    }
+}
+
+impl Text for u16 {
+    /// A lone surrogate becomes U+FFFD, as V8's UTF-8 output does.
+    fn write_string(units: &[u16], out: &mut Vec<u8>) {
+        out.reserve(units.len() + 2);
+        out.push(b'"');
+        let mut i = 0;
+        while let Some(&unit) = units.get(i) {
+            let plain = units[i..].iter().take_while(|&&u| u < 0x80 && !needs_escape(u)).count();
+            if plain > 0 {
+                out.extend(units[i..i + plain].iter().map(|&u| u as u8));
+                i += plain;
+                continue;
+            }
+            if unit < 0x80 {
+                escape(unit as u8, out);
+                i += 1;
+                continue;
+            }
+            let (c, used) = match char::decode_utf16(units[i..].iter().copied()).next() {
+                Some(Ok(c)) => (c, c.len_utf16()),
+                _ => (char::REPLACEMENT_CHARACTER, 1),
+            };
+            out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
+            i += used;
+        }
+        out.push(b'"');
+    }
+}
+
+/// Whether an ASCII unit must be escaped inside a JSON string.
+fn needs_escape(unit: u16) -> bool {
+    unit < 0x20 || unit == u16::from(b'"') || unit == u16::from(b'\\')
+}
+
+/// The escape of one ASCII byte that `needs_escape`.
+fn escape(byte: u8, out: &mut Vec<u8>) {
+    match byte {
+        b'"' => out.extend_from_slice(b"\\\""),
+        b'\\' => out.extend_from_slice(b"\\\\"),
+        b'\n' => out.extend_from_slice(b"\\n"),
+        b'\r' => out.extend_from_slice(b"\\r"),
+        b'\t' => out.extend_from_slice(b"\\t"),
+        0x08 => out.extend_from_slice(b"\\b"),
+        0x0c => out.extend_from_slice(b"\\f"),
+        _ => {
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            out.extend_from_slice(b"\\u00");
+            out.push(HEX[usize::from(byte >> 4)]);
+            out.push(HEX[usize::from(byte & 0xf)]);
+        }
+    }
+}
+
 /// Writes the JSON that `tape` and `text` describe.
-fn write(tape: &[f64], text: &[u16], out: &mut Vec<u8>) -> Result<(), String> {
+fn write<T: Text>(tape: &[f64], text: &[T], out: &mut Vec<u8>) -> Result<(), String> {
     const BROKEN: &str = "the serialised value is malformed";
     // Open containers: whether each is an object, and whether it has a member yet.
     let mut open: Vec<(bool, bool)> = Vec::new();
     let mut ops = tape.iter().copied();
     let mut text_at = 0usize;
     let mut after_key = false;
-    let mut take_text = |len: f64| -> Result<&[u16], String> {
+    let mut take_text = |len: f64| -> Result<&[T], String> {
         let end = text_at.checked_add(len as usize).ok_or(BROKEN)?;
         let slice = text.get(text_at..end).ok_or(BROKEN)?;
         text_at = end;
@@ -73,7 +160,7 @@ fn write(tape: &[f64], text: &[u16], out: &mut Vec<u8>) -> Result<(), String> {
             if std::mem::replace(has_member, true) {
                 out.push(b',');
             }
-            string(take_text(ops.next().ok_or(BROKEN)?)?, out);
+            T::write_string(take_text(ops.next().ok_or(BROKEN)?)?, out);
             out.push(b':');
             after_key = true;
             continue;
@@ -91,7 +178,7 @@ fn write(tape: &[f64], text: &[u16], out: &mut Vec<u8>) -> Result<(), String> {
             op::FALSE => out.extend_from_slice(b"false"),
             op::TRUE => out.extend_from_slice(b"true"),
             op::NUMBER => number(ops.next().ok_or(BROKEN)?, out),
-            op::STRING => string(take_text(ops.next().ok_or(BROKEN)?)?, out),
+            op::STRING => T::write_string(take_text(ops.next().ok_or(BROKEN)?)?, out),
             op::ARRAY | op::OBJECT => {
                 let is_object = code == op::OBJECT;
                 out.push(if is_object { b'{' } else { b'[' });
@@ -118,58 +205,20 @@ fn number(n: f64, out: &mut Vec<u8>) {
     }
 }
 
-/// A JSON string from UTF-16 (a lone surrogate becomes U+FFFD, as V8's UTF-8 output does).
-fn string(units: &[u16], out: &mut Vec<u8>) {
-    out.reserve(units.len() + 2);
-    out.push(b'"');
-    let mut i = 0;
-    while let Some(&unit) = units.get(i) {
-        // A run of ASCII that needs no escape goes out in one go.
-        let plain = units[i..].iter().take_while(|&&u| (0x20..0x80).contains(&u) && u != u16::from(b'"') && u != u16::from(b'\\')).count();
-        if plain > 0 {
-            out.extend(units[i..i + plain].iter().map(|&u| u as u8));
-            i += plain;
-            continue;
-        }
-        if unit < 0x80 {
-            // ASCII, most of what is sent: one unit, one byte.
-            match unit as u8 {
-                b'"' => out.extend_from_slice(b"\\\""),
-                b'\\' => out.extend_from_slice(b"\\\\"),
-                b'\n' => out.extend_from_slice(b"\\n"),
-                b'\r' => out.extend_from_slice(b"\\r"),
-                b'\t' => out.extend_from_slice(b"\\t"),
-                0x08 => out.extend_from_slice(b"\\b"),
-                0x0c => out.extend_from_slice(b"\\f"),
-                byte if byte < 0x20 => {
-                    const HEX: &[u8; 16] = b"0123456789abcdef";
-                    out.extend_from_slice(b"\\u00");
-                    out.push(HEX[usize::from(byte >> 4)]);
-                    out.push(HEX[usize::from(byte & 0xf)]);
-                }
-                byte => out.push(byte),
-            }
-            i += 1;
-            continue;
-        }
-        let (c, used) = match char::decode_utf16(units[i..].iter().copied()).next() {
-            Some(Ok(c)) => (c, c.len_utf16()),
-            _ => (char::REPLACEMENT_CHARACTER, 1),
-        };
-        out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
-        i += used;
-    }
-    out.push(b'"');
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// The JSON written from UTF-16 text, checked to be the same from bytes when it is ASCII.
     fn json(tape: &[f64], text: &str) -> String {
         let units: Vec<u16> = text.encode_utf16().collect();
         let mut out = Vec::new();
         write(tape, &units, &mut out).unwrap();
+        if text.is_ascii() {
+            let mut from_bytes = Vec::new();
+            write(tape, text.as_bytes(), &mut from_bytes).unwrap();
+            assert_eq!(String::from_utf8_lossy(&from_bytes), String::from_utf8_lossy(&out));
+        }
         String::from_utf8(out).unwrap()
     }
 
@@ -184,6 +233,7 @@ mod tests {
     fn strings_are_escaped_and_made_utf8() {
         use op::*;
         assert_eq!(json(&[ARRAY, STRING, 6.0, STRING, 3.0, END], "q\"\\\n\u{1}\u{e9}d\u{1F600}"), "[\"q\\\"\\\\\\n\\u0001\u{e9}\",\"d\u{1F600}\"]");
+        assert_eq!(json(&[ARRAY, STRING, 5.0, STRING, 5.0, END], "a\tb\u{1f}\"\\\r\x08\x0cz"), r#"["a\tb\u001f\"","\\\r\b\fz"]"#);
         let lone = [0xD800u16];
         let mut out = Vec::new();
         write(&[STRING, 1.0], &lone, &mut out).unwrap();
@@ -202,6 +252,7 @@ mod tests {
         let units: Vec<u16> = "ab".encode_utf16().collect();
         for tape in [&[OBJECT][..], &[END], &[STRING, 5.0], &[KEY, 1.0], &[ARRAY, KEY, 1.0, NULL, END], &[NUMBER], &[42.0]] {
             assert!(write(tape, &units, &mut Vec::new()).is_err(), "{tape:?}");
+            assert!(write(tape, b"ab", &mut Vec::new()).is_err(), "{tape:?}");
         }
     }
 }

@@ -81,6 +81,7 @@ function makeApp() {
 // Handler results whose JSON must be exactly JSON.stringify's.
 const STRINGIFY_CASES = {
   strings: ['', 'plain', 'q"uote\\back\nline\ttab\r\b\f\u0001\u001f\u007f', 'é ü 日本 😀', '\u2028\u2029'],
+  asciiOnly: ['q"uote\\back\nline\ttab\r\b\f\u0001\u001f\u007f', { 'k"\\\n': '' }],
   numbers: [0, -0, 1, -1, 2.5, 0.1, -1.75, 1e-7, 123456789012, Number.MAX_SAFE_INTEGER, NaN, Infinity, -Infinity],
   boxed: { n: new Number(3), s: new String('s'), b: new Boolean(false) },
   holes: [1, , 3],
