@@ -41,7 +41,7 @@ options:
   --duration SECS       measured seconds per run (overrides the profile)
   --warmup SECS         warm-up seconds per run (overrides the profile)
   --connections N       concurrent connections (default 50)
-  --repeat N            runs per framework × workload (overrides the profile)
+  --repeat N            rounds over the matrix: runs per framework × workload (overrides the profile)
   --strict              exit 1 if Ferrule fails a request or any framework cannot be measured";
 
 pub struct Args {

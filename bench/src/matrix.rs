@@ -1,5 +1,5 @@
-//! The whole matrix: every chosen framework × workload, one server start per framework,
-//! progress on the terminal, results and report written at the end.
+//! The whole matrix: every chosen framework × workload, repeated in rounds with one server
+//! start per framework per round, progress on the terminal, results and report written at the end.
 
 use crate::frameworks::{self, Framework};
 use crate::report::{self, ResultSet, RunError};
@@ -55,6 +55,16 @@ fn metadata(args: &Args, options: &RunOptions, frameworks: &[&Framework]) -> ser
     })
 }
 
+/// The frameworks in the order round `round` (from 1) measures them: every other round in
+/// reverse, so a steady drift of the machine's speed favours none of them.
+fn round_order<T: Copy>(frameworks: &[T], round: u64) -> Vec<T> {
+    if round % 2 == 1 {
+        frameworks.to_vec()
+    } else {
+        frameworks.iter().rev().copied().collect()
+    }
+}
+
 pub fn run(args: &Args, fixtures: &Path, options: RunOptions) -> Result<(), String> {
     let out = PathBuf::from(args.get("out").ok_or("matrix needs --out DIR")?);
     let repeat = crate::repeats(args)?;
@@ -68,20 +78,28 @@ pub fn run(args: &Args, fixtures: &Path, options: RunOptions) -> Result<(), Stri
     let mut results: Vec<RunResult> = Vec::new();
     let mut errors: Vec<RunError> = Vec::new();
     let mut done = 0usize;
-    for framework in &frameworks {
-        let served: Vec<(&Workload, &Vec<u8>)> = workloads.iter().zip(&bodies).filter(|(w, _)| framework.serves(&w.name)).collect();
-        let mut server = match framework.command(fixtures).and_then(|c| Server::start(framework.name, &c, &options)) {
-            Ok(server) => server,
-            Err(error) => {
-                eprintln!("  {}: {error}", framework.name);
-                errors.push(RunError { framework: framework.name.into(), workload: None, error });
-                done += served.len() * repeat as usize;
+    // Repeats are rounds over the whole matrix, not runs back to back: this machine's speed
+    // drifts over minutes, and back-to-back repeats would catch a framework in one phase of it.
+    let mut unstartable: Vec<&str> = Vec::new();
+    for round in 1..=repeat {
+        for framework in round_order(&frameworks, round) {
+            let served: Vec<(&Workload, &Vec<u8>)> = workloads.iter().zip(&bodies).filter(|(w, _)| framework.serves(&w.name)).collect();
+            if unstartable.contains(&framework.name) {
+                done += served.len();
                 continue;
             }
-        };
-        eprintln!("{} started in {:.0} ms", framework.name, server.startup_ms());
-        for (w, body) in served {
-            for _ in 0..repeat {
+            let mut server = match framework.command(fixtures).and_then(|c| Server::start(framework.name, &c, &options)) {
+                Ok(server) => server,
+                Err(error) => {
+                    eprintln!("  {}: {error}", framework.name);
+                    errors.push(RunError { framework: framework.name.into(), workload: None, error });
+                    unstartable.push(framework.name);
+                    done += served.len();
+                    continue;
+                }
+            };
+            eprintln!("{} started in {:.0} ms (round {round} of {repeat})", framework.name, server.startup_ms());
+            for (w, body) in served {
                 done += 1;
                 let left = per_run * (runs - done + 1) as u32;
                 eprint!(
@@ -125,4 +143,15 @@ pub fn run(args: &Args, fixtures: &Path, options: RunOptions) -> Result<(), Stri
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::round_order;
+
+    #[test]
+    fn rounds_alternate_the_framework_order() {
+        let orders: Vec<Vec<char>> = (1..=3).map(|round| round_order(&['a', 'b', 'c'], round)).collect();
+        assert_eq!(orders, [vec!['a', 'b', 'c'], vec!['c', 'b', 'a'], vec!['a', 'b', 'c']]);
+    }
 }
