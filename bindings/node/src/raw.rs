@@ -180,7 +180,6 @@ impl Env {
         Ok(())
     }
 
-    /// A string's UTF-16 code units, as JavaScript holds them (two calls whatever the length).
     /// A string's bytes when it is all ASCII (one byte per UTF-16 unit), else `None`.
     pub fn ascii(self, value: Value) -> Result<Option<Vec<u8>>> {
         let len: usize = out!("string length", |v| sys::napi_get_value_string_utf16(self.0, value, ptr::null_mut(), 0, v.as_mut_ptr()))?;
@@ -198,6 +197,7 @@ impl Env {
         Ok((written == len && bytes.is_ascii()).then_some(bytes))
     }
 
+    /// A string's UTF-16 code units, as JavaScript holds them (two calls whatever the length).
     pub fn utf16(self, value: Value) -> Result<Vec<u16>> {
         let len: usize = out!("string length", |v| sys::napi_get_value_string_utf16(self.0, value, ptr::null_mut(), 0, v.as_mut_ptr()))?;
         let mut units = vec![0u16; len + 1];

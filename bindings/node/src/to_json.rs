@@ -68,12 +68,7 @@ impl Text for u8 {
         let mut rest = bytes;
         loop {
             let plain = rest.iter().position(|&b| needs_escape(b.into())).unwrap_or(rest.len());
-            if plain <= 16 {
-                // Most strings and keys are short: a call to memcpy would cost more than the copy.
-                out.extend(rest[..plain].iter().copied());
-            } else {
-                out.extend_from_slice(&rest[..plain]);
-            }
+            out.extend_from_slice(&rest[..plain]);
             let Some((&byte, after)) = rest[plain..].split_first() else { break };
             escape(byte, out);
             rest = after;
