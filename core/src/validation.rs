@@ -48,16 +48,50 @@ impl CompiledSchema {
         if self.validator.is_valid(instance) {
             return Vec::new();
         }
-        self.validator
+        let issues = self
+            .validator
             .iter_errors(instance)
             .flat_map(|error| {
                 let mut loc = loc_prefix.to_vec();
-                loc.extend(pointer_segments(instance, error.instance_path.as_str()));
+                loc.extend(pointer_segments(instance, error.instance_path().as_str()));
                 let message = error.to_string();
-                to_issues(&error.kind, loc, error.instance.into_owned(), &message)
+                let parts = error.into_parts();
+                to_issues(&parts.kind, loc, parts.instance.into_owned(), &message)
             })
-            .collect()
+            .collect();
+        missing_after_properties(issues)
     }
+}
+
+/// Puts each object's missing properties after the issues found inside its properties: the
+/// keyword order (`properties` before `required`) that the fixtures promise. jsonschema walks
+/// an object's `required` first, and reports everything inside the object in one run, so a
+/// missing one moves to the end of the run that follows it; a deeper object's missing ones
+/// go before an outer object's.
+fn missing_after_properties(issues: Vec<Issue>) -> Vec<Issue> {
+    fn object(issue: &Issue) -> Option<&[LocSegment]> {
+        (issue.kind == "missing").then(|| &issue.loc[..issue.loc.len().saturating_sub(1)])
+    }
+    // (end of the run, after its other issues, deeper first, reported order)
+    let mut keys = Vec::with_capacity(issues.len());
+    let mut run: Option<(&[LocSegment], usize)> = None;
+    for (i, issue) in issues.iter().enumerate() {
+        keys.push(match object(issue) {
+            Some(within) => {
+                let end = match run {
+                    // Missing ones of one object come together: one scan serves them all.
+                    Some((known, end)) if known == within && end >= i => end,
+                    _ => i + issues[i..].iter().take_while(|other| other.loc.starts_with(within)).count() - 1,
+                };
+                run = Some((within, end));
+                (end, 1, std::cmp::Reverse(within.len()), i)
+            }
+            None => (i, 0, std::cmp::Reverse(0), i),
+        });
+    }
+    let mut keyed: Vec<_> = keys.into_iter().zip(issues).collect();
+    keyed.sort_by(|a, b| a.0.cmp(&b.0));
+    keyed.into_iter().map(|(_, issue)| issue).collect()
 }
 
 /// A JSON pointer into `instance` as location segments; array positions become indices.
@@ -169,7 +203,7 @@ fn to_issues(kind: &ValidationErrorKind, loc: Vec<LocSegment>, input: Json, fall
             one("enum", format!("Input should be {expected}"), Some(json!({"expected": expected})))
         }
         ValidationErrorKind::Constant { expected_value } => {
-            let expected = expected_list(&json!([expected_value]));
+            let expected = expected_list(&json!([**expected_value]));
             one("literal_error", format!("Input should be {expected}"), Some(json!({"expected": expected})))
         }
         ValidationErrorKind::Type { kind } => {
@@ -261,6 +295,25 @@ mod tests {
         let compiled = CompiledSchema::compile(&json!({"enum": ["a", "b", "c"]})).unwrap();
         let issue = &compiled.issues(&json!("d"), &[])[0];
         assert_eq!(issue.msg, "Input should be 'a', 'b' or 'c'");
+    }
+
+    #[test]
+    fn missing_properties_follow_the_issues_inside_their_object() {
+        let schema = json!({
+            "type": "object",
+            "required": ["a", "z"],
+            "properties": {"m": {"type": "object", "required": ["k"], "properties": {"n": {"minimum": 1}}}, "p": {"type": "string"}}
+        });
+        assert_eq!(
+            kinds(schema, json!({"m": {"n": 0}, "p": 1})),
+            vec![
+                ("greater_than_equal", json!(["body", "m", "n"])),
+                ("missing", json!(["body", "m", "k"])),
+                ("string_type", json!(["body", "p"])),
+                ("missing", json!(["body", "a"])),
+                ("missing", json!(["body", "z"])),
+            ]
+        );
     }
 
     #[test]
