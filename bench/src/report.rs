@@ -56,7 +56,8 @@ fn workloads(set: &ResultSet) -> Vec<String> {
     ordered(set.results.iter().map(|r| r.workload.clone()))
 }
 
-/// The mean of a framework × workload's repeated runs.
+/// A framework × workload's repeated runs: the median of each measure, so that one round
+/// caught in a slow phase of the machine does not move the ratios.
 #[derive(Clone)]
 struct Cell {
     rps: f64,
@@ -76,13 +77,12 @@ fn cell(set: &ResultSet, framework: &str, workload: &str) -> Option<Cell> {
     if runs.is_empty() {
         return None;
     }
-    let n = runs.len() as f64;
-    let mean = |f: fn(&RunResult) -> f64| runs.iter().map(|r| f(r)).sum::<f64>() / n;
+    let median = |f: fn(&RunResult) -> f64| crate::stats::median(runs.iter().map(|r| f(r)).collect());
     Some(Cell {
-        rps: mean(|r| r.requests_per_sec),
-        p50: mean(|r| r.latency_p50_ms),
-        p99: mean(|r| r.latency_p99_ms),
-        cpu_us: mean(|r| r.server_cpu_us_per_request),
+        rps: median(|r| r.requests_per_sec),
+        p50: median(|r| r.latency_p50_ms),
+        p99: median(|r| r.latency_p99_ms),
+        cpu_us: median(|r| r.server_cpu_us_per_request),
         failed: runs.iter().map(|r| r.failed_requests).sum(),
         request_bytes: runs[0].request_body_bytes,
         response_bytes: runs[0].response_body_bytes,
@@ -384,5 +384,17 @@ mod tests {
         assert!(md.contains("robyn (all workloads): did not start"));
         let page = html(&set, &reference);
         assert!(page.contains("<svg") && page.contains("reference 24.67x") && page.contains("<table>"));
+    }
+
+    #[test]
+    fn repeated_runs_count_by_their_median() {
+        let runs = [(30000.0, 30.0), (15000.0, 60.0), (31000.0, 29.0)];
+        let set = ResultSet {
+            metadata: serde_json::json!({}),
+            results: runs.iter().map(|(rps, cpu)| result("ferrule-node", "path-int", *rps, *cpu)).collect(),
+            errors: Vec::new(),
+        };
+        let cell = cell(&set, "ferrule-node", "path-int").expect("measured");
+        assert_eq!((cell.rps, cell.cpu_us, cell.runs), (30000.0, 30.0, 3));
     }
 }

@@ -1,4 +1,4 @@
-//! Comparing repeated runs: Welch's t-test and Cohen's d.
+//! Summing up and comparing repeated runs: the median, Welch's t-test and Cohen's d.
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Comparison {
@@ -14,6 +14,17 @@ pub struct Comparison {
 
 fn mean(xs: &[f64]) -> f64 {
     xs.iter().sum::<f64>() / xs.len() as f64
+}
+
+/// The middle value (the mean of the middle two for an even count); one slow run of three
+/// does not move it.
+pub fn median(mut xs: Vec<f64>) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    match xs.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => xs[n / 2],
+        n => (xs[n / 2 - 1] + xs[n / 2]) / 2.0,
+    }
 }
 
 fn variance(xs: &[f64]) -> f64 {
