@@ -98,15 +98,18 @@ impl FieldType {
 
 /// Keywords that only describe the type (already enforced by coercion) or annotate.
 const TYPE_ONLY_KEYWORDS: &[&str] = &[
-    "type", "format", "default", "title", "description", "examples", "deprecated", "$schema",
+    "type", "default", "title", "description", "examples", "deprecated", "$schema",
     "contentMediaType",
 ];
 
-/// Whether validating after coercion can still fail, i.e. a validator is worth compiling.
+/// Whether validating after coercion can still fail, i.e. the value must go through a validator.
 pub fn has_constraints(schema: &Json) -> bool {
     match schema {
         Json::Object(map) => map.iter().any(|(key, value)| match key.as_str() {
             "items" => has_constraints(value),
+            // Coercion into a UUID, date or date-time already proves the format; an email
+            // or any other format is only a string until the validator checks it.
+            "format" => ScalarKind::from_schema(schema) == ScalarKind::Str,
             k => !TYPE_ONLY_KEYWORDS.contains(&k),
         }),
         Json::Bool(allowed) => !allowed,
@@ -122,6 +125,15 @@ mod tests {
     #[test]
     fn optional_int_is_an_int() {
         assert_eq!(ScalarKind::from_schema(&json!({"type": ["integer", "null"]})), ScalarKind::Int);
+    }
+
+    #[test]
+    fn only_formats_that_coercion_proves_need_no_validator() {
+        assert!(!has_constraints(&json!({"type": "string", "format": "uuid"})));
+        assert!(!has_constraints(&json!({"type": "array", "items": {"type": "string", "format": "date"}})));
+        assert!(has_constraints(&json!({"type": "string", "format": "email"})));
+        assert!(has_constraints(&json!({"type": "integer", "minimum": 1})));
+        assert!(!has_constraints(&json!({"type": "integer", "title": "Page"})));
     }
 
     #[test]

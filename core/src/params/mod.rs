@@ -22,6 +22,8 @@ struct CompiledParam {
     ty: FieldType,
     required: bool,
     default: Option<Value>,
+    /// Its schema says more than its type, so its value goes through the validator.
+    constrained: bool,
 }
 
 /// The parameters one source (`"query"`, `"header"`, …) declares, compiled once per route.
@@ -29,7 +31,7 @@ struct CompiledParam {
 pub struct ParamSet {
     source: &'static str,
     params: Vec<CompiledParam>,
-    /// Present only when some schema has constraints beyond its type.
+    /// The constrained parameters' schemas; none when no parameter is constrained.
     validator: Option<CompiledSchema>,
     /// An empty scalar value counts as not sent (form fields; see [`ParamSet::empty_as_missing`]).
     empty_is_missing: bool,
@@ -38,14 +40,18 @@ pub struct ParamSet {
 impl ParamSet {
     pub fn compile(source: &'static str, specs: &[ParamSpec]) -> Result<Self, SchemaError> {
         let mut properties = Map::new();
-        let mut constrained = false;
         let mut params = Vec::with_capacity(specs.len());
         for spec in specs {
             let ty = FieldType::from_schema(&spec.schema);
             let default = spec.schema.get("default").map(|d| match ty {
                 FieldType::Array(kind) | FieldType::Scalar(kind) => coerce::typed_default(kind, d),
             });
-            constrained |= has_constraints(&spec.schema);
+            let constrained = has_constraints(&spec.schema);
+            params.push(CompiledParam { name: Arc::from(spec.name.as_str()), ty, required: spec.is_required(), default, constrained });
+            if !constrained {
+                // Coercion has already enforced everything its schema says.
+                continue;
+            }
             let mut property = spec.schema.clone();
             if let Json::Object(map) = &mut property {
                 // Defaults are not user input and are not validated (as in pydantic).
@@ -55,9 +61,8 @@ impl ParamSet {
                 property = Json::Bool(true);
             }
             properties.insert(spec.name.clone(), property);
-            params.push(CompiledParam { name: Arc::from(spec.name.as_str()), ty, required: spec.is_required(), default });
         }
-        let validator = if constrained {
+        let validator = if !properties.is_empty() {
             let schema = serde_json::json!({"type": "object", "properties": properties});
             Some(CompiledSchema::compile(&schema).map_err(|e| SchemaError {
                 message: format!("{source} parameters: {e}"),
@@ -120,7 +125,7 @@ impl ParamSet {
             };
             let value = match provided {
                 Some(Ok(value)) => {
-                    if let Some(instance) = instance.as_mut() {
+                    if let Some(instance) = instance.as_mut().filter(|_| param.constrained) {
                         instance.insert(param.name.to_string(), coerce::to_instance(&value));
                     }
                     value
@@ -236,6 +241,18 @@ mod tests {
         // Query strings keep the empty value (FastAPI): `?n=` is not an integer.
         let (_, issues) = run(specs, "n=&s=");
         assert_eq!(issues, vec![("int_parsing", json!(["query", "n"]))]);
+    }
+
+    #[test]
+    fn a_format_coercion_does_not_prove_is_validated() {
+        let specs = vec![
+            ParamSpec::new("email", json!({"type": "string", "format": "email"})),
+            ParamSpec::new("n", json!({"type": "integer"})),
+        ];
+        let (values, issues) = run(specs.clone(), "email=not-an-email&n=3");
+        assert_eq!(values, json!({"email": "not-an-email", "n": 3}));
+        assert_eq!(issues, vec![("value_error", json!(["query", "email"]))]);
+        assert!(run(specs, "email=ann@example.org&n=3").1.is_empty());
     }
 
     #[test]
