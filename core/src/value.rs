@@ -86,7 +86,8 @@ impl Serialize for Value {
             Value::Float(f) => serializer.serialize_f64(*f),
             Value::Str(s) => serializer.serialize_str(s),
             Value::Uuid(u) => serializer.collect_str(&u.hyphenated()),
-            Value::Date(d) => serializer.collect_str(&d.format("%Y-%m-%d")),
+            // chrono's Display is YYYY-MM-DD, written directly (`format` parses a pattern each time).
+            Value::Date(d) => serializer.collect_str(d),
             Value::DateTime(dt) => serializer.serialize_str(&dt.to_iso8601()),
             Value::File(file) => {
                 let mut map = serializer.serialize_map(Some(3))?;

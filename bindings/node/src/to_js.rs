@@ -59,7 +59,7 @@ fn typed(env: Env, value: &Typed) -> Result<Value> {
         Typed::Float(f) => env.number(*f),
         Typed::Str(s) => env.string(s),
         Typed::Uuid(u) => env.string(u.hyphenated().encode_lower(&mut uuid_buffer())),
-        Typed::Date(d) => env.string(&d.format("%Y-%m-%d").to_string()),
+        Typed::Date(d) => env.string(&d.to_string()),
         Typed::DateTime(dt) => env.string(&dt.to_iso8601()),
         Typed::File(file) => {
             let text = |t: &Option<String>| match t {
