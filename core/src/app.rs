@@ -1,7 +1,7 @@
 //! The app: routes plus settings, compiled into one axum router.
 
 use crate::handler::Handler;
-use crate::middleware::{compression_layer, cors_layer, reject_oversized_headers, MakeRandomUuid};
+use crate::middleware::{compression_layer, cors_layer, HeaderLimitLayer, MakeRandomUuid};
 use crate::path::PathTemplate;
 use crate::problem::Problem;
 use crate::route::CompiledRoute;
@@ -11,6 +11,7 @@ use axum::routing::{MethodFilter, MethodRouter};
 use axum::Router;
 use http::{header, HeaderValue, Method, StatusCode};
 use std::sync::Arc;
+use tower::ServiceBuilder;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::request_id::{PropagateRequestIdLayer, SetRequestIdLayer};
 
@@ -149,16 +150,21 @@ impl App {
             not_found = not_found.layer(cors_layer(cors).map_err(AppError)?);
         }
         router = router.fallback_service(not_found);
-        let max_header_bytes = config.max_header_bytes;
-        router = router
+        // App-wide layers wrap the router once. `Router::layer` would wrap every route in each
+        // of them, each time behind a box that is cloned and allocated again per request.
+        let app = ServiceBuilder::new()
             .layer(CatchPanicLayer::custom(|_| Problem::internal().into_http()))
-            .layer(axum::middleware::from_fn(move |request, next| reject_oversized_headers(max_header_bytes, request, next)));
-        if config.request_id {
-            router = router
+            .layer(HeaderLimitLayer::new(config.max_header_bytes))
+            .service(router);
+        Ok(if config.request_id {
+            let app = ServiceBuilder::new()
+                .layer(SetRequestIdLayer::x_request_id(MakeRandomUuid))
                 .layer(PropagateRequestIdLayer::x_request_id())
-                .layer(SetRequestIdLayer::x_request_id(MakeRandomUuid));
-        }
-        Ok(router)
+                .service(app);
+            Router::new().fallback_service(app)
+        } else {
+            Router::new().fallback_service(app)
+        })
     }
 
     /// Starts serving on `listener` and returns a handle for graceful shutdown.

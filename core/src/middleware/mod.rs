@@ -7,5 +7,5 @@ mod request_id;
 
 pub(crate) use compression::compression_layer;
 pub(crate) use cors::cors_layer;
-pub(crate) use header_limit::reject_oversized_headers;
+pub(crate) use header_limit::HeaderLimitLayer;
 pub(crate) use request_id::MakeRandomUuid;
