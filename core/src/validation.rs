@@ -73,24 +73,19 @@ fn missing_after_properties(issues: Vec<Issue>) -> Vec<Issue> {
         (issue.kind == "missing").then(|| &issue.loc[..issue.loc.len().saturating_sub(1)])
     }
     // (end of the run, after its other issues, deeper first, reported order)
-    let mut keys = Vec::with_capacity(issues.len());
-    let mut run: Option<(&[LocSegment], usize)> = None;
-    for (i, issue) in issues.iter().enumerate() {
-        keys.push(match object(issue) {
+    let keys: Vec<_> = issues
+        .iter()
+        .enumerate()
+        .map(|(i, issue)| match object(issue) {
             Some(within) => {
-                let end = match run {
-                    // Missing ones of one object come together: one scan serves them all.
-                    Some((known, end)) if known == within && end >= i => end,
-                    _ => i + issues[i..].iter().take_while(|other| other.loc.starts_with(within)).count() - 1,
-                };
-                run = Some((within, end));
+                let end = i + issues[i..].iter().take_while(|other| other.loc.starts_with(within)).count() - 1;
                 (end, 1, std::cmp::Reverse(within.len()), i)
             }
             None => (i, 0, std::cmp::Reverse(0), i),
-        });
-    }
+        })
+        .collect();
     let mut keyed: Vec<_> = keys.into_iter().zip(issues).collect();
-    keyed.sort_by(|a, b| a.0.cmp(&b.0));
+    keyed.sort_by_key(|(key, _)| *key);
     keyed.into_iter().map(|(_, issue)| issue).collect()
 }
 
