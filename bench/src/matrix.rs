@@ -1,5 +1,7 @@
-//! The whole matrix: every chosen framework × workload, repeated in rounds with one server
-//! start per framework per round, progress on the terminal, results and report written at the end.
+//! The whole matrix: every chosen framework × workload, repeated in rounds. Each round starts
+//! every framework's server, then measures workload by workload, the frameworks one right after
+//! another, so the runs a ratio compares are seconds apart rather than a whole framework's pass.
+//! Progress on the terminal, results and report written at the end.
 
 use crate::frameworks::{self, Framework};
 use crate::report::{self, ResultSet, RunError};
@@ -55,10 +57,12 @@ fn metadata(args: &Args, options: &RunOptions, frameworks: &[&Framework]) -> ser
     })
 }
 
-/// The frameworks in the order round `round` (from 1) measures them: every other round in
-/// reverse, so a steady drift of the machine's speed favours none of them.
-fn round_order<T: Copy>(frameworks: &[T], round: u64) -> Vec<T> {
-    if round % 2 == 1 {
+/// The frameworks in the order turn `turn` measures them: every other turn in reverse, so a
+/// steady drift of the machine's speed, or being measured first after a switch, favours none.
+/// A workload's turn is its position in the round plus the round's number, so consecutive
+/// workloads alternate, and each workload alternates from round to round.
+fn turn_order<T: Copy>(frameworks: &[T], turn: u64) -> Vec<T> {
+    if turn % 2 == 1 {
         frameworks.to_vec()
     } else {
         frameworks.iter().rev().copied().collect()
@@ -82,24 +86,33 @@ pub fn run(args: &Args, fixtures: &Path, options: RunOptions) -> Result<(), Stri
     // drifts over minutes, and back-to-back repeats would catch a framework in one phase of it.
     let mut unstartable: Vec<&str> = Vec::new();
     for round in 1..=repeat {
-        for framework in round_order(&frameworks, round) {
-            let served: Vec<(&Workload, &Vec<u8>)> = workloads.iter().zip(&bodies).filter(|(w, _)| framework.serves(&w.name)).collect();
+        // All of the round's servers run at once: an idle one only waits on its socket, and
+        // each is charged the CPU of its own process tree.
+        let mut servers: Vec<(&Framework, Server)> = Vec::new();
+        for framework in &frameworks {
             if unstartable.contains(&framework.name) {
-                done += served.len();
                 continue;
             }
-            let mut server = match framework.command(fixtures).and_then(|c| Server::start(framework.name, &c, &options)) {
-                Ok(server) => server,
+            match framework.command(fixtures).and_then(|c| Server::start(framework.name, &c, &options)) {
+                Ok(server) => {
+                    eprintln!("{} started in {:.0} ms (round {round} of {repeat})", framework.name, server.startup_ms());
+                    servers.push((framework, server));
+                }
                 Err(error) => {
                     eprintln!("  {}: {error}", framework.name);
                     errors.push(RunError { framework: framework.name.into(), workload: None, error });
                     unstartable.push(framework.name);
-                    done += served.len();
+                    done += workloads.iter().filter(|w| framework.serves(&w.name)).count() * (repeat - round + 1) as usize;
+                }
+            }
+        }
+        let indices: Vec<usize> = (0..servers.len()).collect();
+        for (position, (w, body)) in workloads.iter().zip(&bodies).enumerate() {
+            for index in turn_order(&indices, round + position as u64) {
+                let (framework, server) = &mut servers[index];
+                if !framework.serves(&w.name) {
                     continue;
                 }
-            };
-            eprintln!("{} started in {:.0} ms (round {round} of {repeat})", framework.name, server.startup_ms());
-            for (w, body) in served {
                 done += 1;
                 let left = per_run * (runs - done + 1) as u32;
                 eprint!(
@@ -147,11 +160,11 @@ pub fn run(args: &Args, fixtures: &Path, options: RunOptions) -> Result<(), Stri
 
 #[cfg(test)]
 mod tests {
-    use super::round_order;
+    use super::turn_order;
 
     #[test]
-    fn rounds_alternate_the_framework_order() {
-        let orders: Vec<Vec<char>> = (1..=3).map(|round| round_order(&['a', 'b', 'c'], round)).collect();
+    fn turns_alternate_the_framework_order() {
+        let orders: Vec<Vec<char>> = (1..=3).map(|turn| turn_order(&['a', 'b', 'c'], turn)).collect();
         assert_eq!(orders, [vec!['a', 'b', 'c'], vec!['c', 'b', 'a'], vec!['a', 'b', 'c']]);
     }
 }
