@@ -98,10 +98,7 @@ fn json_with_keys<'j>(env: Env, json: &'j serde_json::Value, keys: &mut KeyCache
             None => env.number(n.as_f64().unwrap_or(f64::NAN)),
         },
         J::String(s) => env.string(s),
-        J::Array(items) => match same_keys(items) {
-            Some(first) => records(env, first, items, keys),
-            None => shapes::array(env, &items.iter().map(|item| json_with_keys(env, item, keys)).collect::<Result<Vec<_>>>()?),
-        },
+        J::Array(items) => array(env, items, keys),
         J::Object(map) => {
             let values = map.values().map(|item| json_with_keys(env, item, keys)).collect::<Result<Vec<_>>>()?;
             object(env, map, &values, keys)
@@ -115,25 +112,42 @@ fn object<'j>(env: Env, map: &'j JsonMap, values: &[Value], keys: &mut KeyCache<
     shapes::object_or_defined(env, map.keys().map(String::as_str), values, |key| keys.get_or_insert_with(key, |k| env.string(k)))
 }
 
-/// The first item's keys when `items` are two or more non-empty objects that all have the
-/// same keys: an array of records, made in one call.
-fn same_keys(items: &[serde_json::Value]) -> Option<&JsonMap> {
-    let (first, rest) = items.split_first()?;
-    let first = first.as_object().filter(|map| !map.is_empty() && !rest.is_empty())?;
-    rest.iter().all(|item| item.as_object().is_some_and(|map| map.len() == first.len() && map.keys().eq(first.keys()))).then_some(first)
-}
-
-fn records<'j>(env: Env, first: &'j JsonMap, items: &'j [serde_json::Value], keys: &mut KeyCache<'j, Value>) -> Result<Value> {
-    let maps = || items.iter().filter_map(serde_json::Value::as_object);
-    let mut values = Vec::with_capacity(items.len() * first.len());
-    for map in maps() {
-        for value in map.values() {
-            values.push(json_with_keys(env, value, keys)?);
+/// An array; a run of objects with the same keys at its start (an array of records, most of
+/// a large body) is made by one call. Keys are checked while the values are made, in one walk
+/// of each object: a separate check first cost a second walk of every record.
+fn array<'j>(env: Env, items: &'j [serde_json::Value], keys: &mut KeyCache<'j, Value>) -> Result<Value> {
+    let first = items.first().and_then(serde_json::Value::as_object).filter(|map| !map.is_empty() && items.len() > 1);
+    let mut values = Vec::new();
+    let mut records = 0;
+    if let Some(first) = first {
+        values.reserve(items.len() * first.len());
+        'items: for item in items {
+            let Some(map) = item.as_object().filter(|map| map.len() == first.len()) else { break };
+            let mark = values.len();
+            for ((key, value), expected) in map.iter().zip(first.keys()) {
+                if key != expected {
+                    // Its values made so far are left to the garbage collector: at most one object's.
+                    values.truncate(mark);
+                    break 'items;
+                }
+                values.push(json_with_keys(env, value, keys)?);
+            }
+            records += 1;
         }
     }
-    if let Some(array) = shapes::records(env, first.keys().map(String::as_str), items.len(), &values)? {
-        return Ok(array);
+    if let Some(first) = first.filter(|_| records == items.len()) {
+        if let Some(array) = shapes::records(env, first.keys().map(String::as_str), records, &values)? {
+            return Ok(array);
+        }
     }
-    let objects = maps().zip(values.chunks(first.len())).map(|(map, values)| object(env, map, values, keys)).collect::<Result<Vec<_>>>()?;
-    shapes::array(env, &objects)
+    let mut elements = Vec::with_capacity(items.len());
+    if let Some(first) = first {
+        for (item, values) in items.iter().zip(values.chunks(first.len())).take(records) {
+            elements.push(object(env, item.as_object().expect("counted as a record"), values, keys)?);
+        }
+    }
+    for item in &items[records..] {
+        elements.push(json_with_keys(env, item, keys)?);
+    }
+    shapes::array(env, &elements)
 }

@@ -160,7 +160,9 @@ test('the API, served', async (t) => {
       const many = Array.from({ length: 1000 }, (_, i) => ({ i, s: `s${i}`, even: i % 2 === 0, f: i / 8, z: null }));
       const hostile = [{ '});globalThis.pwned=1;({': 1 }, { '});globalThis.pwned=1;({': 2 }];
       const proto = '[{"__proto__":{"x":1},"k":1},{"__proto__":{"x":2},"k":2}]';
-      const text = `{"items":${JSON.stringify(items)},"many":${JSON.stringify(many)},"hostile":${JSON.stringify(hostile)},"proto":${proto}}`;
+      // A run of records, then one whose second key differs, more objects and non-objects.
+      const mixed = [{ a: 1, b: { c: [2] } }, { a: 3, b: null }, { a: 5, c: 6 }, { a: 7, b: 8 }, 9, [{ a: 10, b: 11 }], 'x'];
+      const text = `{"items":${JSON.stringify(items)},"many":${JSON.stringify(many)},"hostile":${JSON.stringify(hostile)},"proto":${proto},"mixed":${JSON.stringify(mixed)}}`;
       const reply = await request(port, 'POST', '/records', { body: Buffer.from(text), headers: { 'content-type': 'application/json' } });
       assert.strictEqual(reply.status, 200);
       const { distinct, ownProto, body } = reply.json();
@@ -169,6 +171,7 @@ test('the API, served', async (t) => {
       assert.deepStrictEqual(body.items, items);
       assert.deepStrictEqual(body.many, many);
       assert.deepStrictEqual(body.hostile, hostile);
+      assert.deepStrictEqual(body.mixed, mixed);
       assert.strictEqual(JSON.stringify(body.proto), proto);
       assert.strictEqual(globalThis.pwned, undefined);
     });
