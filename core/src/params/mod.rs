@@ -90,7 +90,6 @@ impl ParamSet {
     pub fn extract(&self, raw: &RawPairs<'_>, issues: &mut Vec<Issue>) -> Params {
         let mut out = Params::with_capacity(self.params.len());
         let mut instance: Option<Map<String, Json>> = self.validator.as_ref().map(|_| Map::new());
-        let issues_before = issues.len();
         for param in &self.params {
             let loc = || vec![LocSegment::Key(self.source.to_owned()), LocSegment::Key(param.name.to_string())];
             let provided = match param.ty {
@@ -148,10 +147,9 @@ impl ParamSet {
         if let (Some(validator), Some(instance)) = (&self.validator, instance) {
             let instance = Json::Object(instance);
             let prefix = [LocSegment::Key(self.source.to_owned())];
-            let mut found = validator.issues(&instance, &prefix);
-            // A value that failed coercion was left out of the instance; nothing to add for it.
-            found.retain(|issue| !issues[issues_before..].iter().any(|i| i.loc.get(1) == issue.loc.get(1)));
-            issues.extend(found);
+            // A value that failed coercion or is missing was left out of the instance, and the
+            // schema requires nothing: the validator only speaks of values that coerced.
+            issues.extend(validator.issues(&instance, &prefix));
         }
         out
     }
