@@ -97,6 +97,7 @@ impl App {
     /// Compiles every route (paths, schemas, middleware) into an axum [`Router`].
     pub fn into_router(self) -> Result<Router, AppError> {
         let config = self.config;
+        config.check().map_err(AppError)?;
         let mut groups: Vec<PathGroup> = Vec::new();
         for (spec, handler) in self.routes {
             let template = PathTemplate::parse(&spec.path).map_err(AppError)?;
@@ -170,8 +171,9 @@ impl App {
     /// Starts serving on `listener` and returns a handle for graceful shutdown.
     pub async fn serve(self, listener: tokio::net::TcpListener) -> Result<Server, AppError> {
         let drain = std::time::Duration::from_millis(self.config.shutdown_timeout_ms);
+        let limits = crate::server::ConnectionLimits::from_config(&self.config);
         let router = self.into_router()?;
-        Server::start(listener, router, drain).map_err(|e| AppError(format!("cannot serve: {e}")))
+        Server::start(listener, router, limits, drain).map_err(|e| AppError(format!("cannot serve: {e}")))
     }
 
     /// Serves on an already bound standard listener (see [`crate::bind`], [`crate::listener_from_fd`]);

@@ -18,11 +18,18 @@
 //! * an event loop that is woken by a callback ([`Mailbox::with_waker`]): Node's thread-safe
 //!   functions, which queue a call onto the JavaScript thread.
 //!
+//! A mailbox also bounds how many requests wait for its interpreter ([`Mailbox::set_queue_limit`],
+//! the app's `max_queued_requests`): a request beyond it is answered 503 at once instead of
+//! joining a backlog that would only grow. A request whose handler deadline passes while it
+//! waits is abandoned: its reply channel closes ([`is_abandoned`]) and the interpreter skips it
+//! instead of running a handler nobody waits for — so five overruns of a blocking handler cost
+//! one handler run, not five in a row.
+//!
 //! [`post`]: Mailbox::post
 
 use std::collections::VecDeque;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use crate::{App, HandlerError, HandlerFuture, Response, ShutdownError};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
@@ -43,6 +50,31 @@ pub struct Mailbox<J> {
     arrived: Condvar,
     doorbell: Option<OwnedFd>,
     waker: Option<Box<dyn Fn() + Send + Sync>>,
+    admission: Arc<Admission>,
+}
+
+/// Requests handed over and not yet answered (or given up), against the limit.
+struct Admission {
+    outstanding: AtomicUsize,
+    limit: AtomicUsize,
+}
+
+/// One admitted request; leaving (answered, timed out, client gone) makes room for another.
+struct Admitted(Arc<Admission>);
+
+impl Drop for Admitted {
+    fn drop(&mut self) {
+        self.0.outstanding.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+impl Admission {
+    fn admit(self: &Arc<Self>) -> Option<Admitted> {
+        let limit = self.limit.load(Ordering::Relaxed);
+        let before = self.outstanding.fetch_add(1, Ordering::AcqRel);
+        let admitted = Admitted(self.clone());
+        (before < limit).then_some(admitted)
+    }
 }
 
 struct State<J> {
@@ -67,7 +99,14 @@ impl<J> Mailbox<J> {
             arrived: Condvar::new(),
             doorbell: None,
             waker: None,
+            admission: Arc::new(Admission { outstanding: AtomicUsize::new(0), limit: AtomicUsize::new(usize::MAX) }),
         }
+    }
+
+    /// At most `limit` requests handed over through [`hand_over`] wait for or run in this
+    /// mailbox's interpreter at once; more are answered 503.
+    pub fn set_queue_limit(&self, limit: usize) {
+        self.admission.limit.store(limit.max(1), Ordering::Relaxed);
     }
 
     /// A mailbox whose consumer is woken by calling `wake` (once per batch); it then collects
@@ -271,10 +310,14 @@ pub type Reply = tokio::sync::oneshot::Sender<Outcome>;
 /// burst of requests reaches the interpreter with one wake-up), then rings and waits for the
 /// reply. `side` names the interpreter in the log line of a request it never answered.
 pub fn hand_over<J: Send + 'static>(mailbox: &Arc<Mailbox<J>>, side: &'static str, make: impl FnOnce(Reply) -> J) -> HandlerFuture {
+    let Some(admitted) = mailbox.admission.admit() else {
+        return Box::pin(std::future::ready(Err(HandlerError::overloaded(format!("{side} has too many requests waiting")))));
+    };
     let (reply, answer) = tokio::sync::oneshot::channel();
     let posted = mailbox.post_deferred(make(reply));
     let mailbox = mailbox.clone();
     Box::pin(async move {
+        let _admitted = admitted;
         if posted.is_err() {
             return Err(HandlerError::new(format!("{side} stopped before the request reached it")));
         }
@@ -282,6 +325,12 @@ pub fn hand_over<J: Send + 'static>(mailbox: &Arc<Mailbox<J>>, side: &'static st
         mailbox.wake();
         answer.await.unwrap_or_else(|_| Err(HandlerError::new(format!("{side} dropped the request"))))
     })
+}
+
+/// Whether the request behind `reply` was given up (its deadline passed, its client left)
+/// before the interpreter got to it: then its handler is not started.
+pub fn is_abandoned(reply: &Reply) -> bool {
+    reply.is_closed()
 }
 
 /// Serves `app` on `listener` from a runtime of its own (`threads` workers, one per core by
@@ -441,6 +490,30 @@ mod tests {
         assert_eq!((first, second, rest), (Waited::Jobs, Waited::Interrupted, vec![2, 3, 4]));
         mailbox.close();
         assert_eq!(mailbox.wait_for(&mut got, 1, &never), Waited::Closed);
+    }
+
+    #[tokio::test]
+    async fn past_the_queue_limit_a_request_is_refused_at_once_and_room_returns() {
+        let mailbox = Arc::new(Mailbox::<Reply>::new());
+        mailbox.set_queue_limit(2);
+        let first = hand_over(&mailbox, "test", |reply| reply);
+        let second = hand_over(&mailbox, "test", |reply| reply);
+        let third = hand_over(&mailbox, "test", |reply| reply).await;
+        assert_eq!(third.unwrap_err().kind(), crate::HandlerErrorKind::Overloaded);
+        drop(first); // its deadline passed: the future is dropped
+        let mut jobs = Vec::new();
+        mailbox.take_all(&mut jobs);
+        assert!(is_abandoned(&jobs[0]), "the dropped request's job is skipped");
+        assert!(!is_abandoned(&jobs[1]));
+        let fourth = hand_over(&mailbox, "test", |reply| reply);
+        mailbox.take_all(&mut jobs);
+        for reply in jobs.drain(..) {
+            if !is_abandoned(&reply) {
+                let _ = reply.send(Ok(Response::text("done")));
+            }
+        }
+        assert!(second.await.is_ok());
+        assert!(fourth.await.is_ok(), "the room the dropped request left is reused");
     }
 
     #[test]

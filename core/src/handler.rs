@@ -27,15 +27,33 @@ where
     }
 }
 
-/// A handler failure. The client gets a bare 500; the message is for the server's log only.
+/// A handler failure. The client gets a bare 500 (503 when the interpreter was too busy to
+/// take the request); the message is for the server's log only.
 #[derive(Debug)]
 pub struct HandlerError {
+    kind: HandlerErrorKind,
     message: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HandlerErrorKind {
+    /// The handler raised, returned something unusable, or its interpreter stopped: 500.
+    Failed,
+    /// The handler's interpreter already had `max_queued_requests` waiting: 503, try later.
+    Overloaded,
 }
 
 impl HandlerError {
     pub fn new(message: impl Into<String>) -> Self {
-        HandlerError { message: message.into() }
+        HandlerError { kind: HandlerErrorKind::Failed, message: message.into() }
+    }
+
+    pub fn overloaded(message: impl Into<String>) -> Self {
+        HandlerError { kind: HandlerErrorKind::Overloaded, message: message.into() }
+    }
+
+    pub fn kind(&self) -> HandlerErrorKind {
+        self.kind
     }
 
     pub fn message(&self) -> &str {

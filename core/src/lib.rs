@@ -27,13 +27,13 @@ pub mod validation;
 mod value;
 
 pub use app::{App, AppError};
-pub use handler::{Handler, HandlerError, HandlerFuture};
+pub use handler::{Handler, HandlerError, HandlerErrorKind, HandlerFuture};
 pub use key_cache::KeyCache;
 pub use path::{PathParam, PathTemplate};
 pub use problem::{Issue, LocSegment, Problem, PROBLEM_JSON, VALIDATION_PROBLEM_TYPE};
 pub use request::{Body, ExtractError, RequestData};
 pub use response::{IntoResponse, Json, Response};
-pub use server::{bind, listener_from_fd, shutdown_signal, Server, ShutdownError};
+pub use server::{bind, is_body_timeout, listener_from_fd, shutdown_signal, BodyTimeout, Server, ShutdownError};
 pub use spec::{AppConfig, BodyKind, BodySpec, CompressionConfig, CorsConfig, ParamSpec, RouteSpec};
 pub use value::{DateTimeValue, Params, UploadedFile, Value};
 

@@ -79,6 +79,10 @@ pub struct Problem {
     pub instance: Option<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<Issue>,
+    /// The response also closes the connection (`Connection: close`): the client cannot be
+    /// trusted to send a next request that the server will read in time.
+    #[serde(skip)]
+    pub close_connection: bool,
 }
 
 impl Problem {
@@ -91,11 +95,18 @@ impl Problem {
             detail: None,
             instance: None,
             errors: Vec::new(),
+            close_connection: false,
         }
     }
 
     pub fn with_detail(mut self, detail: impl Into<String>) -> Self {
         self.detail = Some(detail.into());
+        self
+    }
+
+    /// Answers with `Connection: close`.
+    pub fn closing(mut self) -> Self {
+        self.close_connection = true;
         self
     }
 
@@ -112,6 +123,7 @@ impl Problem {
             detail: Some(detail),
             instance: None,
             errors: issues,
+            close_connection: false,
         }
     }
 
@@ -133,6 +145,9 @@ impl Problem {
         response
             .headers_mut()
             .insert(header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
+        if self.close_connection {
+            response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+        }
         response
     }
 }

@@ -2,7 +2,7 @@
 //! call the handler, turn failures into problems.
 
 use crate::body::BodyReader;
-use crate::handler::Handler;
+use crate::handler::{Handler, HandlerErrorKind};
 use crate::params::{ParamSet, RawPairs, RawValue};
 use crate::path::PathTemplate;
 use crate::problem::{Issue, Problem};
@@ -127,10 +127,13 @@ impl CompiledRoute {
         // A panic while building or polling the handler's future must not reach the connection.
         let run = AssertUnwindSafe(async move { handler.call(data).await }).catch_unwind();
         let outcome = match self.timeout {
+            // Dropping the handler's future at the deadline is what cancels it: a Rust future
+            // stops there; an interpreter's job sees its reply channel closed and is skipped
+            // if it has not started (see `bridge`).
             Some(limit) => match tokio::time::timeout(limit, run).await {
                 Ok(outcome) => outcome,
                 Err(_) => {
-                    return Problem::status(StatusCode::REQUEST_TIMEOUT)
+                    return Problem::status(StatusCode::GATEWAY_TIMEOUT)
                         .with_detail(format!("The handler did not finish within {} ms.", limit.as_millis()))
                         .into_http()
                 }
@@ -139,6 +142,13 @@ impl CompiledRoute {
         };
         match outcome {
             Ok(Ok(response)) => response.into_http(),
+            Ok(Err(error)) if error.kind() == HandlerErrorKind::Overloaded => {
+                let mut response = Problem::status(StatusCode::SERVICE_UNAVAILABLE)
+                    .with_detail("The server is busy; try again shortly.")
+                    .into_http();
+                response.headers_mut().insert(header::RETRY_AFTER, http::HeaderValue::from_static("1"));
+                response
+            }
             Ok(Err(error)) => {
                 eprintln!("ferrule: handler for {} failed: {}", self.label, error.message());
                 Problem::internal().into_http()

@@ -184,6 +184,35 @@ pub struct AppConfig {
     pub max_header_bytes: usize,
     /// How long a graceful shutdown waits for in-flight requests.
     pub shutdown_timeout_ms: u64,
+    /// How long a client may take to send a request's head (request line and headers), from
+    /// its first byte (from the connection's start for the first request). Past it: 408 and
+    /// the connection closed. 0 switches it off.
+    pub header_read_timeout_ms: u64,
+    /// The longest pause between two reads of a request body, and the grace period before
+    /// `min_body_rate` applies. Past either: 408 and the connection closed. 0 switches both off.
+    pub body_read_timeout_ms: u64,
+    /// Bytes per second a body must average once `body_read_timeout_ms` has passed. 0: no minimum.
+    pub min_body_rate: u64,
+    /// How long a keep-alive connection may wait for its next request. 0 switches it off.
+    pub keep_alive_timeout_ms: u64,
+    /// Most connections held at once; also capped by the process's file-descriptor limit less
+    /// a reserve. At the cap, idle connections are closed first to make room.
+    pub max_connections: usize,
+    /// Requests waiting for or running in one interpreter (Python, Node, Ruby); beyond it the
+    /// core answers 503 with `Retry-After` at once.
+    pub max_queued_requests: usize,
+    /// HTTP/2: streams one connection may have open at once.
+    pub http2_max_concurrent_streams: u32,
+    /// HTTP/2: interval of keep-alive pings to an idle peer; 0 switches them off.
+    pub http2_keep_alive_interval_ms: u64,
+    /// Deepest nesting of arrays and objects accepted in a JSON body (1 to 127).
+    pub max_json_depth: usize,
+    /// Multipart bodies: most parts in one body.
+    pub max_multipart_parts: usize,
+    /// Multipart bodies: largest part header block, in bytes.
+    pub max_part_header_bytes: usize,
+    /// Multipart bodies: longest file name, in bytes.
+    pub max_filename_bytes: usize,
 }
 
 impl Default for AppConfig {
@@ -196,7 +225,43 @@ impl Default for AppConfig {
             timeout_ms: None,
             max_header_bytes: 16 * 1024,
             shutdown_timeout_ms: 10_000,
+            header_read_timeout_ms: 30_000,
+            body_read_timeout_ms: 30_000,
+            min_body_rate: 240,
+            keep_alive_timeout_ms: 75_000,
+            max_connections: 16_384,
+            max_queued_requests: 1024,
+            http2_max_concurrent_streams: 200,
+            http2_keep_alive_interval_ms: 30_000,
+            max_json_depth: 127,
+            max_multipart_parts: 1000,
+            max_part_header_bytes: 8 * 1024,
+            max_filename_bytes: 255,
         }
+    }
+}
+
+impl AppConfig {
+    /// Refuses settings that cannot work, naming the setting.
+    pub fn check(&self) -> Result<(), String> {
+        if !(1..=127).contains(&self.max_json_depth) {
+            return Err(format!("max_json_depth must be between 1 and 127 (serde_json's own limit is 128), not {}", self.max_json_depth));
+        }
+        for (name, value) in [
+            ("max_connections", self.max_connections),
+            ("max_queued_requests", self.max_queued_requests),
+            ("max_multipart_parts", self.max_multipart_parts),
+            ("max_part_header_bytes", self.max_part_header_bytes),
+            ("max_filename_bytes", self.max_filename_bytes),
+        ] {
+            if value == 0 {
+                return Err(format!("{name} must be at least 1"));
+            }
+        }
+        if self.http2_max_concurrent_streams == 0 {
+            return Err("http2_max_concurrent_streams must be at least 1".into());
+        }
+        Ok(())
     }
 }
 

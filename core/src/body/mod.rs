@@ -161,8 +161,14 @@ fn form_fields(schema: &Json) -> Vec<ParamSpec> {
 async fn read_limited(mut body: axum::body::Body, limit: usize) -> Result<bytes::Bytes, Problem> {
     let mut buffer = bytes::BytesMut::new();
     while let Some(frame) = body.frame().await {
-        let frame = frame
-            .map_err(|_| Problem::status(StatusCode::BAD_REQUEST).with_detail("The request body could not be read."))?;
+        let frame = frame.map_err(|error| {
+            if crate::server::is_body_timeout(&error) {
+                // The client is too slow to wait for: answer, and end the connection.
+                Problem::status(StatusCode::REQUEST_TIMEOUT).with_detail("The request body was not received in time.").closing()
+            } else {
+                Problem::status(StatusCode::BAD_REQUEST).with_detail("The request body could not be read.")
+            }
+        })?;
         let Ok(data) = frame.into_data() else { continue };
         if buffer.len() + data.len() > limit {
             discard(body);

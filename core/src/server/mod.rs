@@ -1,7 +1,27 @@
-//! Serving with HTTP/1.1 keep-alive and HTTP/2 cleartext, and graceful shutdown that drains
-//! in-flight requests within a deadline.
+//! Serving: HTTP/1.1 keep-alive and HTTP/2 cleartext on connections the server keeps in
+//! check, and graceful shutdown that loses nothing and waits for nothing it need not.
+//!
+//! axum's `serve` gives hyper no timer and no limits, so one client could hold a connection
+//! (or all of them) forever. Here the accept loop, the connections and their deadlines are
+//! the core's own:
+//! * [`io`]: a socket that knows the deadlines of a request head and of a keep-alive wait;
+//! * [`body`]: a request body that must keep a minimum pace;
+//! * [`registry`]: every connection, so that idle ones give way first when room runs short,
+//!   and every one is told at shutdown;
+//! * [`limits`]: the settings, resolved once (with the descriptor limit) when serving starts.
 
+mod body;
+mod connection;
+mod io;
+mod limits;
+mod registry;
+
+pub use body::{is_body_timeout, BodyTimeout};
+pub(crate) use limits::ConnectionLimits;
+
+use registry::Registry;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -10,22 +30,27 @@ use tokio::task::JoinHandle;
 pub struct Server {
     local_addr: SocketAddr,
     stop: oneshot::Sender<()>,
-    task: JoinHandle<std::io::Result<()>>,
+    accepting: JoinHandle<()>,
+    registry: Arc<Registry>,
     drain: Duration,
 }
 
 /// The server did not stop cleanly.
 #[derive(Debug)]
 pub enum ShutdownError {
-    /// In-flight requests were still running at the deadline and were cut off.
-    DrainTimeout(Duration),
+    /// Requests were still running at the drain deadline and were cut off.
+    DrainTimeout { deadline: Duration, connections: usize },
     Io(std::io::Error),
 }
 
 impl std::fmt::Display for ShutdownError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            ShutdownError::DrainTimeout(d) => write!(f, "requests still running after {} ms were cut off", d.as_millis()),
+            ShutdownError::DrainTimeout { deadline, connections } => write!(
+                f,
+                "{connections} connection(s) still had requests running after the {} ms drain deadline and were cut off",
+                deadline.as_millis()
+            ),
             ShutdownError::Io(e) => write!(f, "server error: {e}"),
         }
     }
@@ -34,34 +59,46 @@ impl std::fmt::Display for ShutdownError {
 impl std::error::Error for ShutdownError {}
 
 impl Server {
-    pub(crate) fn start(listener: tokio::net::TcpListener, router: axum::Router, drain: Duration) -> std::io::Result<Server> {
+    pub(crate) fn start(
+        listener: tokio::net::TcpListener,
+        router: axum::Router,
+        limits: ConnectionLimits,
+        drain: Duration,
+    ) -> std::io::Result<Server> {
         let local_addr = listener.local_addr()?;
         let (stop, stopped) = oneshot::channel::<()>();
-        let service = router.into_make_service();
-        let task = tokio::spawn(async move {
-            axum::serve(listener, service)
-                .with_graceful_shutdown(async move {
-                    let _ = stopped.await;
-                })
-                .await
-        });
-        Ok(Server { local_addr, stop, task, drain })
+        let registry = Arc::new(Registry::default());
+        let accepting = tokio::spawn(connection::accept_loop(listener, router, Arc::new(limits), registry.clone(), stopped));
+        Ok(Server { local_addr, stop, accepting, registry, drain })
     }
 
     pub fn local_addr(&self) -> SocketAddr {
         self.local_addr
     }
 
-    /// Stops accepting, lets in-flight requests finish, and cuts off what is left at the deadline.
+    /// How many connections the server holds now.
+    pub fn connections(&self) -> usize {
+        self.registry.len()
+    }
+
+    /// Stops accepting (the port is released at once), closes every connection that has no
+    /// request in progress (idle, or still sending its head), lets the requests in progress
+    /// finish — their responses say `Connection: close`, HTTP/2 peers get GOAWAY — and cuts off
+    /// what is left at the drain deadline.
     pub async fn shutdown(self) -> Result<(), ShutdownError> {
         let _ = self.stop.send(());
-        let mut task = self.task;
-        match tokio::time::timeout(self.drain, &mut task).await {
-            Ok(Ok(result)) => result.map_err(ShutdownError::Io),
-            Ok(Err(join_error)) => Err(ShutdownError::Io(std::io::Error::other(join_error.to_string()))),
-            Err(_) => {
-                task.abort();
-                Err(ShutdownError::DrainTimeout(self.drain))
+        let _ = self.accepting.await;
+        let deadline = tokio::time::Instant::now() + self.drain;
+        loop {
+            let closed = self.registry.closed_one.notified();
+            // Asked again each round: a connection accepted just before the stop registers late.
+            self.registry.close_all();
+            if self.registry.len() == 0 {
+                return Ok(());
+            }
+            if tokio::time::timeout_at(deadline, closed).await.is_err() {
+                let cut_off = self.registry.abort_all();
+                return if cut_off == 0 { Ok(()) } else { Err(ShutdownError::DrainTimeout { deadline: self.drain, connections: cut_off }) };
             }
         }
     }

@@ -1,0 +1,112 @@
+//! A request body with a pace: a pause between two reads may not exceed the body read timeout,
+//! and once that long has passed the body must average at least `min_body_rate` bytes per
+//! second (a client sending one byte every two seconds never pauses for long, but is 500 times
+//! too slow). Whoever reads the body — the core's body reader, the lingering drain after an
+//! early answer, a streaming handler — gets [`BodyTimeout`] as the frame's error.
+//!
+//! Cost: a body that arrives with its head (most small requests) is never timed; a timer is
+//! made only when a read has to wait.
+
+use super::limits::ConnectionLimits;
+use bytes::Bytes;
+use hyper::body::{Body, Frame, Incoming, SizeHint};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tokio::time::{Instant, Sleep};
+
+/// The client sent its request body too slowly.
+#[derive(Debug)]
+pub struct BodyTimeout;
+
+impl std::fmt::Display for BodyTimeout {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the request body did not arrive in time")
+    }
+}
+
+impl std::error::Error for BodyTimeout {}
+
+/// Whether a body read failed because the client was too slow (through any wrapping).
+pub fn is_body_timeout(error: &(dyn std::error::Error + 'static)) -> bool {
+    let mut current = Some(error);
+    while let Some(e) = current {
+        if e.is::<BodyTimeout>() {
+            return true;
+        }
+        current = e.source();
+    }
+    false
+}
+
+pub(crate) struct PacedBody {
+    inner: Incoming,
+    limits: Arc<ConnectionLimits>,
+    started: Instant,
+    last_read: Instant,
+    received: u64,
+    timer: Option<Pin<Box<Sleep>>>,
+}
+
+impl PacedBody {
+    pub fn new(inner: Incoming, limits: Arc<ConnectionLimits>) -> Self {
+        let now = Instant::now();
+        PacedBody { inner, limits, started: now, last_read: now, received: 0, timer: None }
+    }
+
+    fn deadline(&self) -> Option<Instant> {
+        let grace = self.limits.body_read?;
+        let pause = self.last_read + grace;
+        if self.limits.min_body_rate == 0 {
+            return Some(pause);
+        }
+        let earned = Duration::from_secs_f64(self.received as f64 / self.limits.min_body_rate as f64);
+        Some(pause.min(self.started + grace + earned))
+    }
+}
+
+impl Body for PacedBody {
+    type Data = Bytes;
+    type Error = Box<dyn std::error::Error + Send + Sync>;
+
+    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        let this = &mut *self;
+        match Pin::new(&mut this.inner).poll_frame(cx) {
+            Poll::Ready(Some(Ok(frame))) => {
+                if let Some(data) = frame.data_ref() {
+                    this.received += data.len() as u64;
+                    this.last_read = Instant::now();
+                }
+                Poll::Ready(Some(Ok(frame)))
+            }
+            Poll::Ready(Some(Err(e))) => Poll::Ready(Some(Err(e.into()))),
+            Poll::Ready(None) => Poll::Ready(None),
+            Poll::Pending => {
+                let Some(deadline) = this.deadline() else { return Poll::Pending };
+                let timer = match &mut this.timer {
+                    Some(timer) => {
+                        if timer.deadline() != deadline {
+                            timer.as_mut().reset(deadline);
+                        }
+                        timer
+                    }
+                    None => this.timer.insert(Box::pin(tokio::time::sleep_until(deadline))),
+                };
+                match timer.as_mut().poll(cx) {
+                    Poll::Ready(()) => Poll::Ready(Some(Err(Box::new(BodyTimeout)))),
+                    Poll::Pending => Poll::Pending,
+                }
+            }
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}

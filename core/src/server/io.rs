@@ -1,0 +1,314 @@
+//! A connection's socket with the deadlines hyper does not keep: how long a client may take to
+//! send a request head, and how long a keep-alive connection may wait for its next request.
+//!
+//! hyper's own header timeout cannot answer 408 (it closes silently) and, without a timer,
+//! never fires at all; it also cannot tell a connection waiting between requests from one
+//! half-way through a head. Here the socket itself knows: a read that would wait while no
+//! request of this connection is in flight is waiting for a head, and the deadline that
+//! applies depends on whether any byte of that head has arrived.
+//!
+//! hyper may register its interest in the next read while a request is still in flight and
+//! not read again until bytes arrive, so the keep-alive timer is also armed after each write
+//! (see [`GuardedIo::wrote`]).
+//!
+//! Cost: one clock read per socket read and write, and a timer armed once per connection and
+//! moved only when a deadline becomes *earlier* — a later deadline leaves the timer where it
+//! is, and when it fires early the read re-arms it (so a busy keep-alive connection moves its
+//! timer once per keep-alive period, not once per request).
+
+use super::limits::ConnectionLimits;
+use super::registry::ConnState;
+use crate::problem::Problem;
+use http::StatusCode;
+use std::io;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::TcpStream;
+use tokio::time::{Instant, Sleep};
+
+pub(crate) struct GuardedIo {
+    stream: TcpStream,
+    /// Bytes read while telling HTTP/1 from HTTP/2, handed to hyper before the socket's.
+    replay: bytes::Bytes,
+    state: Arc<ConnState>,
+    limits: Arc<ConnectionLimits>,
+    http1: bool,
+    accepted: Instant,
+    last_activity: Instant,
+    /// When the first byte of the head being read now arrived.
+    head_started: Option<Instant>,
+    seen_started: u64,
+    timer: Option<Pin<Box<Sleep>>>,
+    timer_deadline: Option<Instant>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Waiting {
+    /// No byte of a request yet: the connection is closed quietly.
+    Idle,
+    /// Part of a request head has arrived: 408, then closed.
+    Head,
+}
+
+/// How the first bytes of a connection read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Protocol {
+    Http1,
+    /// The HTTP/2 connection preface (prior knowledge, as h2c clients and h2spec send it).
+    Http2,
+    /// Neither: a broken preface, or a first line that is no HTTP/1 request line. Closed
+    /// without an answer (RFC 9113 §3.4; RFC 9112 §3 allows it for an invalid request line).
+    Neither,
+    /// The client closed (or timed out) before sending a byte.
+    Gone,
+}
+
+const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+impl GuardedIo {
+    pub fn new(stream: TcpStream, state: Arc<ConnState>, limits: Arc<ConnectionLimits>) -> Self {
+        let now = Instant::now();
+        GuardedIo {
+            stream,
+            replay: bytes::Bytes::new(),
+            state,
+            limits,
+            http1: true,
+            accepted: now,
+            last_activity: now,
+            head_started: None,
+            seen_started: 0,
+            timer: None,
+            timer_deadline: None,
+        }
+    }
+
+    /// Reads the first bytes (under the header deadline) and decides the protocol; the bytes
+    /// are kept for hyper.
+    pub async fn sniff(&mut self) -> io::Result<Protocol> {
+        use tokio::io::AsyncReadExt;
+        let mut first = Vec::with_capacity(4096);
+        loop {
+            let mut chunk = [0u8; 4096];
+            let n = match self.read(&mut chunk).await {
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::TimedOut => return Ok(Protocol::Gone),
+                Err(e) => return Err(e),
+            };
+            if n == 0 {
+                return Ok(if first.is_empty() { Protocol::Gone } else { Protocol::Neither });
+            }
+            first.extend_from_slice(&chunk[..n]);
+            if let Some(protocol) = classify(&first) {
+                self.http1 = protocol != Protocol::Http2;
+                self.replay = bytes::Bytes::from(first);
+                return Ok(protocol);
+            }
+        }
+    }
+
+    /// Forgets the head that was being read once hyper has started its request; returns how
+    /// many requests the connection has started.
+    fn sync_started(&mut self) -> u64 {
+        let started = self.state.started.load(Ordering::Acquire);
+        if started != self.seen_started {
+            self.seen_started = started;
+            self.head_started = None;
+        }
+        started
+    }
+
+    fn deadline(&mut self) -> Option<(Instant, Waiting)> {
+        if !self.state.is_idle() || self.state.closing.load(Ordering::Acquire) {
+            return None;
+        }
+        let started = self.sync_started();
+        if self.http1 {
+            if let Some(first_byte) = self.head_started {
+                return self.limits.header_read.map(|limit| (first_byte + limit, Waiting::Head));
+            }
+            if started == 0 {
+                return self.limits.header_read.map(|limit| (self.accepted + limit, Waiting::Idle));
+            }
+        }
+        self.limits.keep_alive.map(|limit| (self.last_activity + limit, Waiting::Idle))
+    }
+
+    /// `Some` once the deadline of the current wait has passed; otherwise arms the timer.
+    fn poll_deadline(&mut self, cx: &mut Context<'_>) -> Option<Waiting> {
+        loop {
+            let (deadline, waiting) = self.deadline()?;
+            if deadline <= Instant::now() {
+                return Some(waiting);
+            }
+            match (&mut self.timer, self.timer_deadline) {
+                (Some(timer), Some(armed)) if armed <= deadline => {
+                    if timer.as_mut().poll(cx).is_pending() {
+                        return None;
+                    }
+                    // Fired at an earlier deadline that has since moved: arm the new one.
+                    timer.as_mut().reset(deadline);
+                    self.timer_deadline = Some(deadline);
+                }
+                (Some(timer), _) => {
+                    timer.as_mut().reset(deadline);
+                    self.timer_deadline = Some(deadline);
+                }
+                (None, _) => {
+                    self.timer = Some(Box::pin(tokio::time::sleep_until(deadline)));
+                    self.timer_deadline = Some(deadline);
+                }
+            }
+        }
+    }
+
+    fn on_deadline(&mut self, waiting: Waiting) -> io::Error {
+        if waiting == Waiting::Head {
+            // hyper writes nothing while a head is being read, so the socket is ours.
+            let _ = self.stream.try_write(&request_timeout_response());
+        }
+        self.state.ask_to_close();
+        io::Error::new(io::ErrorKind::TimedOut, "the client was too slow sending its request")
+    }
+}
+
+/// Decides the protocol from the bytes read so far; `None` while undecided.
+fn classify(first: &[u8]) -> Option<Protocol> {
+    let compared = first.len().min(PREFACE.len());
+    if first[..compared] == PREFACE[..compared] {
+        return (first.len() >= PREFACE.len()).then_some(Protocol::Http2);
+    }
+    if first.starts_with(b"PRI * HTTP/2.0") {
+        return Some(Protocol::Neither);
+    }
+    // Servers skip empty lines before a request line (RFC 9112 §2.2).
+    let start = first.iter().position(|b| *b != b'\r' && *b != b'\n').unwrap_or(first.len());
+    let rest = &first[start..];
+    match rest.iter().position(|b| *b == b'\n') {
+        Some(end) => {
+            let line = rest[..end].strip_suffix(b"\r").unwrap_or(&rest[..end]);
+            let version = line.rsplit(|b| *b == b' ').next().unwrap_or(b"");
+            Some(if version.starts_with(b"HTTP/1.") { Protocol::Http1 } else { Protocol::Neither })
+        }
+        // No whole line yet: hyper reads the rest (and keeps the head deadline).
+        None if !rest.is_empty() => Some(Protocol::Http1),
+        None => None,
+    }
+}
+
+fn request_timeout_response() -> Vec<u8> {
+    let body = serde_json::to_vec(
+        &Problem::status(StatusCode::REQUEST_TIMEOUT).with_detail("The request was not received in time."),
+    )
+    .unwrap_or_default();
+    let mut response = format!(
+        "HTTP/1.1 408 Request Timeout\r\ncontent-type: {}\r\nconnection: close\r\ncontent-length: {}\r\n\r\n",
+        crate::problem::PROBLEM_JSON,
+        body.len()
+    )
+    .into_bytes();
+    response.extend_from_slice(&body);
+    response
+}
+
+impl AsyncRead for GuardedIo {
+    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        let this = &mut *self;
+        if !this.replay.is_empty() {
+            let n = this.replay.len().min(buf.remaining());
+            buf.put_slice(&this.replay.split_to(n));
+            return Poll::Ready(Ok(()));
+        }
+        let before = buf.filled().len();
+        match Pin::new(&mut this.stream).poll_read(cx, buf) {
+            Poll::Ready(Ok(())) => {
+                let now = Instant::now();
+                this.last_activity = now;
+                if buf.filled().len() > before && this.state.is_idle() {
+                    // Bytes while no request is in flight: the next head has begun.
+                    this.sync_started();
+                    this.head_started.get_or_insert(now);
+                }
+                Poll::Ready(Ok(()))
+            }
+            Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
+            // Shutting down, and no request of this connection has been received: whatever
+            // part of a head has arrived is dropped rather than waited for.
+            Poll::Pending if this.http1 && this.state.is_idle() && this.state.closing.load(Ordering::Acquire) => {
+                Poll::Ready(Ok(()))
+            }
+            Poll::Pending => match this.poll_deadline(cx) {
+                Some(waiting) => Poll::Ready(Err(this.on_deadline(waiting))),
+                None => Poll::Pending,
+            },
+        }
+    }
+}
+
+impl GuardedIo {
+    /// After a write: the time is noted and, once no request is in flight (hyper wrote the last
+    /// response and may not read again until the client sends), the keep-alive timer is armed
+    /// here — hyper registered its read interest while the request was still in flight, so no
+    /// read would arm it.
+    fn wrote(&mut self, cx: &mut Context<'_>) {
+        self.last_activity = Instant::now();
+        if self.state.is_idle() {
+            // Just written, so the deadline is ahead: this only arms (or keeps) the timer.
+            let _ = self.poll_deadline(cx);
+        }
+    }
+}
+
+impl AsyncWrite for GuardedIo {
+    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, data: &[u8]) -> Poll<io::Result<usize>> {
+        let this = &mut *self;
+        let result = Pin::new(&mut this.stream).poll_write(cx, data);
+        if matches!(result, Poll::Ready(Ok(n)) if n > 0) {
+            this.wrote(cx);
+        }
+        result
+    }
+
+    fn poll_write_vectored(mut self: Pin<&mut Self>, cx: &mut Context<'_>, data: &[io::IoSlice<'_>]) -> Poll<io::Result<usize>> {
+        let this = &mut *self;
+        let result = Pin::new(&mut this.stream).poll_write_vectored(cx, data);
+        if matches!(result, Poll::Ready(Ok(n)) if n > 0) {
+            this.wrote(cx);
+        }
+        result
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.stream.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.stream).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.stream).poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_bytes_tell_the_protocol() {
+        assert_eq!(classify(b"GET / HTTP/1.1\r\nHost: a\r\n\r\n"), Some(Protocol::Http1));
+        assert_eq!(classify(b"\r\nGET / HTTP/1.0\r\n"), Some(Protocol::Http1));
+        assert_eq!(classify(b"GET /very/long"), Some(Protocol::Http1), "an unfinished line is hyper's to read");
+        assert_eq!(classify(PREFACE), Some(Protocol::Http2));
+        assert_eq!(classify(&PREFACE[..10]), None, "a partial preface waits for more");
+        assert_eq!(classify(b"PRI * HTTP/2.0\r\n\r\nXX\r\n\r\n"), Some(Protocol::Neither));
+        assert_eq!(classify(b"INVALID CONNECTION PREFACE\r\n\r\n"), Some(Protocol::Neither));
+        assert_eq!(classify(b"GET /\r\n"), Some(Protocol::Neither), "HTTP/0.9 is not served");
+        assert_eq!(classify(b"\r\n"), None);
+    }
+}

@@ -1,0 +1,215 @@
+//! What a client cannot do to the server: hold a connection by sending slowly or nothing at
+//! all, crowd out other clients, or hold up a shutdown. Every deadline here is set to a few
+//! hundred milliseconds so the tests run in seconds; the defaults are in the README's table.
+
+use ferrule_core::{App, AppConfig, Body, RequestData, RouteSpec};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::{Duration, Instant};
+
+fn config() -> AppConfig {
+    AppConfig {
+        header_read_timeout_ms: 300,
+        body_read_timeout_ms: 300,
+        min_body_rate: 1000,
+        keep_alive_timeout_ms: 400,
+        shutdown_timeout_ms: 5_000,
+        ..Default::default()
+    }
+}
+
+fn app(config: AppConfig) -> App {
+    App::with_config(config)
+        .route(RouteSpec::get("/health"), |_: RequestData| async { "ok" })
+        .route(RouteSpec::post("/upload").body(ferrule_core::BodySpec::of_kind(ferrule_core::BodyKind::Bytes, None)), |req: RequestData| async move {
+            match req.body {
+                Body::Bytes(bytes) => format!("{} bytes", bytes.len()),
+                _ => "no body".to_owned(),
+            }
+        })
+        .route(RouteSpec::get("/slow"), |_: RequestData| async {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            "slept"
+        })
+}
+
+struct Running {
+    runtime: tokio::runtime::Runtime,
+    server: ferrule_core::Server,
+}
+
+fn serve(config: AppConfig) -> Running {
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let server = runtime.block_on(async { app(config).serve(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap()).await.unwrap() });
+    Running { runtime, server }
+}
+
+fn connect(addr: SocketAddr) -> TcpStream {
+    let stream = TcpStream::connect(addr).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    stream
+}
+
+/// Everything the server sends until it closes the connection.
+fn read_to_close(stream: &mut TcpStream) -> String {
+    let mut out = Vec::new();
+    let _ = stream.read_to_end(&mut out);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn get(addr: SocketAddr, request: &str) -> String {
+    let mut stream = connect(addr);
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut reader = BufReader::new(stream);
+    let mut status = String::new();
+    reader.read_line(&mut status).unwrap();
+    status.trim().to_owned()
+}
+
+#[test]
+fn a_slowly_sent_head_gets_408_and_the_connection_closed() {
+    let running = serve(config());
+    let mut stream = connect(running.server.local_addr());
+    let started = Instant::now();
+    stream.write_all(b"GET /health HTTP/1.1\r\nHo").unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    let _ = stream.write_all(b"st: a\r\n");
+    let answer = read_to_close(&mut stream);
+    let waited = started.elapsed();
+    assert!(answer.starts_with("HTTP/1.1 408 Request Timeout\r\n"), "{answer}");
+    assert!(answer.contains("connection: close"), "{answer}");
+    assert!(answer.contains("application/problem+json"), "{answer}");
+    assert!(waited >= Duration::from_millis(250) && waited < Duration::from_millis(1300), "{waited:?}");
+}
+
+#[test]
+fn a_connection_that_never_sends_a_byte_is_closed_quietly() {
+    let running = serve(config());
+    let mut stream = connect(running.server.local_addr());
+    let started = Instant::now();
+    assert_eq!(read_to_close(&mut stream), "");
+    assert!(started.elapsed() < Duration::from_millis(1300), "{:?}", started.elapsed());
+}
+
+#[test]
+fn an_idle_keep_alive_connection_is_closed_after_the_keep_alive_timeout() {
+    let running = serve(config());
+    let mut stream = connect(running.server.local_addr());
+    stream.write_all(b"GET /health HTTP/1.1\r\nHost: a\r\n\r\n").unwrap();
+    let mut first = [0u8; 12];
+    stream.read_exact(&mut first).unwrap();
+    assert_eq!(&first, b"HTTP/1.1 200");
+    // A request well inside the keep-alive period is still served on the same connection.
+    std::thread::sleep(Duration::from_millis(200));
+    stream.write_all(b"GET /health HTTP/1.1\r\nHost: a\r\n\r\n").unwrap();
+    let started = Instant::now();
+    let rest = read_to_close(&mut stream);
+    assert_eq!(rest.matches("HTTP/1.1 200 OK").count(), 1, "{rest}");
+    let waited = started.elapsed();
+    assert!(waited >= Duration::from_millis(350) && waited < Duration::from_millis(1400), "{waited:?}");
+}
+
+#[test]
+fn a_body_sent_too_slowly_gets_408_and_the_connection_closed() {
+    let running = serve(config());
+    let mut stream = connect(running.server.local_addr());
+    stream.write_all(b"POST /upload HTTP/1.1\r\nHost: a\r\nContent-Type: application/octet-stream\r\nContent-Length: 100\r\n\r\n").unwrap();
+    let started = Instant::now();
+    // One byte every 100 ms: never a long pause, but far below 1000 bytes/s.
+    let writer = {
+        let mut stream = stream.try_clone().unwrap();
+        std::thread::spawn(move || {
+            for _ in 0..30 {
+                if stream.write_all(b"x").is_err() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        })
+    };
+    let answer = read_to_close(&mut stream);
+    let waited = started.elapsed();
+    writer.join().unwrap();
+    assert!(answer.starts_with("HTTP/1.1 408 Request Timeout\r\n"), "{answer}");
+    assert!(answer.contains("connection: close"), "{answer}");
+    assert!(waited < Duration::from_millis(1500), "{waited:?}");
+}
+
+#[test]
+fn a_body_that_pauses_too_long_gets_408() {
+    let running = serve(AppConfig { min_body_rate: 0, ..config() });
+    let mut stream = connect(running.server.local_addr());
+    stream.write_all(b"POST /upload HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\n12345").unwrap();
+    let answer = read_to_close(&mut stream);
+    assert!(answer.starts_with("HTTP/1.1 408 Request Timeout\r\n"), "{answer}");
+}
+
+#[test]
+fn a_body_at_a_normal_pace_is_read_whole() {
+    let running = serve(config());
+    let mut stream = connect(running.server.local_addr());
+    stream.write_all(b"POST /upload HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\nConnection: close\r\n\r\n12345").unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    stream.write_all(b"67890").unwrap();
+    let answer = read_to_close(&mut stream);
+    assert!(answer.starts_with("HTTP/1.1 200 OK\r\n") && answer.ends_with("10 bytes"), "{answer}");
+}
+
+#[test]
+fn at_the_connection_limit_idle_connections_make_room() {
+    let running = serve(AppConfig { max_connections: 4, header_read_timeout_ms: 60_000, keep_alive_timeout_ms: 60_000, ..config() });
+    let addr = running.server.local_addr();
+    // Eight idle clients and four half-sent heads: the server holds at most four of them.
+    let mut idle: Vec<TcpStream> = (0..8).map(|_| connect(addr)).collect();
+    for stream in idle.iter_mut().take(4) {
+        stream.write_all(b"GET /health HTTP/1.1\r\n").unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    for _ in 0..3 {
+        let started = Instant::now();
+        assert_eq!(get(addr, "GET /health HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"), "HTTP/1.1 200 OK");
+        assert!(started.elapsed() < Duration::from_millis(500), "{:?}", started.elapsed());
+    }
+    assert!(running.server.connections() <= 5, "{} connections held", running.server.connections());
+}
+
+#[test]
+fn http11_without_exactly_one_host_is_refused() {
+    let running = serve(config());
+    let addr = running.server.local_addr();
+    assert_eq!(get(addr, "GET /health HTTP/1.1\r\n\r\n"), "HTTP/1.1 400 Bad Request");
+    assert_eq!(get(addr, "GET /health HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n"), "HTTP/1.1 400 Bad Request");
+    assert_eq!(get(addr, "GET /health HTTP/1.1\r\nHost: a\r\n\r\n"), "HTTP/1.1 200 OK");
+    assert_eq!(get(addr, "GET /health HTTP/1.0\r\n\r\n"), "HTTP/1.0 200 OK", "HTTP/1.0 may omit Host");
+}
+
+#[test]
+fn a_broken_http2_preface_or_request_line_is_closed_unanswered() {
+    let running = serve(config());
+    for garbage in [&b"INVALID CONNECTION PREFACE\r\n\r\n"[..], b"PRI * HTTP/2.0\r\n\r\nXX\r\n\r\n"] {
+        let mut stream = connect(running.server.local_addr());
+        stream.write_all(garbage).unwrap();
+        assert_eq!(read_to_close(&mut stream), "", "{}", String::from_utf8_lossy(garbage));
+    }
+}
+
+#[test]
+fn shutdown_closes_half_sent_requests_at_once_and_finishes_the_rest() {
+    let running = serve(AppConfig { header_read_timeout_ms: 60_000, ..config() });
+    let addr = running.server.local_addr();
+    let mut stalled = connect(addr);
+    stalled.write_all(b"GET /health HTTP/1.1\r\nHost: a\r\n").unwrap();
+    let in_flight = std::thread::spawn(move || {
+        let mut stream = connect(addr);
+        stream.write_all(b"GET /slow HTTP/1.1\r\nHost: a\r\n\r\n").unwrap();
+        read_to_close(&mut stream)
+    });
+    std::thread::sleep(Duration::from_millis(100));
+    let started = Instant::now();
+    running.runtime.block_on(running.server.shutdown()).expect("a clean drain");
+    assert!(started.elapsed() < Duration::from_millis(1000), "the stalled head held the drain: {:?}", started.elapsed());
+    let answer = in_flight.join().unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200 OK\r\n") && answer.ends_with("slept"), "{answer}");
+    assert!(answer.contains("connection: close"), "a response during the drain closes: {answer}");
+    assert_eq!(read_to_close(&mut stalled), "");
+}
