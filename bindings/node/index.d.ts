@@ -109,6 +109,30 @@ export interface AppOptions {
   timeout?: number;
   maxHeaderBytes?: number;
   shutdownTimeout?: number;
+  /** Milliseconds a client may take to send a request head (default 30000; 0: off) → 408. */
+  headerReadTimeout?: number;
+  /** Longest pause in a request body, and grace before minBodyRate applies, in ms (default 30000) → 408. */
+  bodyReadTimeout?: number;
+  /** Bytes per second a body must average after bodyReadTimeout (default 240; 0: off). */
+  minBodyRate?: number;
+  /** Milliseconds a keep-alive connection may wait for its next request (default 75000). */
+  keepAliveTimeout?: number;
+  /** Most connections at once, also capped by the descriptor limit (default 16384). */
+  maxConnections?: number;
+  /** Requests waiting for JavaScript beyond which the core answers 503 (default 1024). */
+  maxQueuedRequests?: number;
+  /** HTTP/2 streams per connection (default 200). */
+  http2MaxConcurrentStreams?: number;
+  /** HTTP/2 keep-alive ping interval in ms (default 30000; 0: off). */
+  http2KeepAliveInterval?: number;
+  /** Deepest nesting in a JSON body, 1 to 127 (default 127). */
+  maxJsonDepth?: number;
+  /** Most parts in a multipart body (default 1000). */
+  maxMultipartParts?: number;
+  /** Largest header block of a multipart part (default 8192). */
+  maxPartHeaderBytes?: number;
+  /** Longest multipart file name in bytes (default 255). */
+  maxFilenameBytes?: number;
 }
 
 export interface ListenOptions {

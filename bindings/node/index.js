@@ -100,6 +100,18 @@ function appConfig(options) {
     timeout: 'timeout_ms',
     maxHeaderBytes: 'max_header_bytes',
     shutdownTimeout: 'shutdown_timeout_ms',
+    headerReadTimeout: 'header_read_timeout_ms',
+    bodyReadTimeout: 'body_read_timeout_ms',
+    minBodyRate: 'min_body_rate',
+    keepAliveTimeout: 'keep_alive_timeout_ms',
+    maxConnections: 'max_connections',
+    maxQueuedRequests: 'max_queued_requests',
+    http2MaxConcurrentStreams: 'http2_max_concurrent_streams',
+    http2KeepAliveInterval: 'http2_keep_alive_interval_ms',
+    maxJsonDepth: 'max_json_depth',
+    maxMultipartParts: 'max_multipart_parts',
+    maxPartHeaderBytes: 'max_part_header_bytes',
+    maxFilenameBytes: 'max_filename_bytes',
   };
   const config = {};
   for (const [name, value] of Object.entries(options || {})) {
@@ -113,8 +125,12 @@ class App {
   /**
    * Options: bodyLimit (bytes, default 2 MiB), cors ({allow_origins, allow_methods,
    * allow_headers, expose_headers, allow_credentials, max_age_secs}), compression ({min_size,
-   * gzip, br, zstd}), requestId (default true), timeout (ms → 408), maxHeaderBytes (→ 431),
-   * shutdownTimeout (ms, default 10 s).
+   * gzip, br, zstd}), requestId (default true), timeout (ms → 504), maxHeaderBytes (→ 431),
+   * shutdownTimeout (ms, default 10 s). Connection limits (defaults in the README's table):
+   * headerReadTimeout, bodyReadTimeout, minBodyRate (bytes/s), keepAliveTimeout (ms),
+   * maxConnections, maxQueuedRequests (→ 503), http2MaxConcurrentStreams,
+   * http2KeepAliveInterval (ms); input limits: maxJsonDepth, maxMultipartParts,
+   * maxPartHeaderBytes, maxFilenameBytes.
    */
   constructor(options = {}) {
     this._native = new native.NativeApp(JSON.stringify(appConfig(options)));
@@ -215,7 +231,12 @@ class App {
           return;
         }
         // [id, route, method, path, params, query, headers, cookies, body, requestId] per request.
+        // Once synchronous handlers have kept this batch for a while, each further request is
+        // checked before it starts: one whose deadline passed meanwhile is skipped (the client
+        // already has its 504), so overruns do not pile up behind each other.
+        const started = batch.length > 10 ? performance.now() : 0;
         for (let i = 0; i < batch.length; i += 10) {
+          if (i > 0 && performance.now() - started > 5 && !native.wanted(batch[i])) continue;
           const ctx = {
             method: batch[i + 2],
             path: batch[i + 3],

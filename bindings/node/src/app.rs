@@ -9,7 +9,7 @@
 
 use crate::raw::{self, Env};
 use crate::{shapes, to_js, to_json};
-use ferrule_core::bridge::{hand_over, serve_in_background, Mailbox, Outcome, Reply, ReplyBatch};
+use ferrule_core::bridge::{hand_over, is_abandoned, serve_in_background, Mailbox, Outcome, Reply, ReplyBatch};
 use ferrule_core::http::StatusCode;
 use ferrule_core::{App, AppConfig, Handler, HandlerError, HandlerFuture, Problem, RequestData, Response, RouteSpec};
 use napi::bindgen_prelude::*;
@@ -143,6 +143,7 @@ impl NativeApp {
             })),
             replies: Arc::new(ReplyBatch::default()),
         });
+        shared.mailbox.set_queue_limit(self.config.max_queued_requests);
         let mut app = App::with_config(self.config.clone());
         for (index, route) in lock(&self.routes).iter().enumerate() {
             app.add_route(route.spec.clone(), Arc::new(JsHandler { route: index as u32, shared: shared.clone() }));
@@ -184,6 +185,9 @@ impl NativeApp {
         let mut entries = Vec::with_capacity(jobs.len() * (2 + to_js::CONTEXT_PARTS));
         for job in jobs {
             let Job::Call { route, request, reply } = job else { continue };
+            if is_abandoned(&reply) {
+                continue;
+            }
             let parts = match to_js::context_parts(env, &request) {
                 Ok(parts) => parts,
                 Err(e) => {
@@ -211,6 +215,24 @@ impl NativeApp {
 
     /// Answers request `id` with a handler's plain return value: a string (text/plain), a
     /// Buffer (application/octet-stream), or anything else as JSON, serialised here.
+    /// Whether request `id` is still waited for. A batch whose synchronous handlers run long
+    /// asks before each further handler; a request given up (its deadline passed, its client
+    /// left) is forgotten here and its handler never called.
+    #[napi]
+    pub fn wanted(&self, id: u32) -> bool {
+        let mut guard = lock(&self.running);
+        let Some(running) = guard.as_mut() else { return false };
+        match running.pending.get(id as usize) {
+            Some(Some((reply, _))) if is_abandoned(reply) => {
+                running.pending[id as usize] = None;
+                running.free.push(id);
+                false
+            }
+            Some(Some(_)) => true,
+            _ => false,
+        }
+    }
+
     #[napi]
     pub fn reply(&self, env: napi::Env, id: u32, value: Js) -> Result<()> {
         let env = Env(env.raw());

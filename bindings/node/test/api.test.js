@@ -239,9 +239,9 @@ test('the API, served', async (t) => {
       assert.strictEqual(reply.json().detail, 'No item 9');
     });
 
-    await t.test('a handler past the app timeout is a 408', async () => {
+    await t.test('a handler past the app timeout is a 504', async () => {
       const reply = await request(port, 'GET', '/slow');
-      assert.strictEqual(reply.status, 408);
+      assert.strictEqual(reply.status, 504);
     });
   });
 });

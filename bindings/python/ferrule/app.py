@@ -54,8 +54,13 @@ class App:
     (``{"allow_origins": [...], "allow_methods": [...], "allow_headers": [...],
     "expose_headers": [...], "allow_credentials": bool, "max_age_secs": int}``), ``compression``
     (``{"min_size": 500, "gzip": True, "br": True, "zstd": True}``), ``request_id`` (generate and
-    echo ``X-Request-ID``, default on), ``timeout_ms`` (handler time limit → 408),
+    echo ``X-Request-ID``, default on), ``timeout_ms`` (handler time limit → 504),
     ``max_header_bytes`` (→ 431), ``shutdown_timeout_ms`` (drain deadline, default 10 s).
+    Connection limits (defaults in the README's table): ``header_read_timeout_ms``,
+    ``body_read_timeout_ms``, ``min_body_rate`` (bytes/s), ``keep_alive_timeout_ms``,
+    ``max_connections``, ``max_queued_requests`` (→ 503), ``http2_max_concurrent_streams``,
+    ``http2_keep_alive_interval_ms``; input limits: ``max_json_depth``, ``max_multipart_parts``,
+    ``max_part_header_bytes``, ``max_filename_bytes``.
     """
 
     def __init__(
@@ -68,6 +73,18 @@ class App:
         timeout_ms: Optional[int] = None,
         max_header_bytes: Optional[int] = None,
         shutdown_timeout_ms: Optional[int] = None,
+        header_read_timeout_ms: Optional[int] = None,
+        body_read_timeout_ms: Optional[int] = None,
+        min_body_rate: Optional[int] = None,
+        keep_alive_timeout_ms: Optional[int] = None,
+        max_connections: Optional[int] = None,
+        max_queued_requests: Optional[int] = None,
+        http2_max_concurrent_streams: Optional[int] = None,
+        http2_keep_alive_interval_ms: Optional[int] = None,
+        max_json_depth: Optional[int] = None,
+        max_multipart_parts: Optional[int] = None,
+        max_part_header_bytes: Optional[int] = None,
+        max_filename_bytes: Optional[int] = None,
     ) -> None:
         settings = {
             "body_limit": body_limit,
@@ -77,6 +94,18 @@ class App:
             "timeout_ms": timeout_ms,
             "max_header_bytes": max_header_bytes,
             "shutdown_timeout_ms": shutdown_timeout_ms,
+            "header_read_timeout_ms": header_read_timeout_ms,
+            "body_read_timeout_ms": body_read_timeout_ms,
+            "min_body_rate": min_body_rate,
+            "keep_alive_timeout_ms": keep_alive_timeout_ms,
+            "max_connections": max_connections,
+            "max_queued_requests": max_queued_requests,
+            "http2_max_concurrent_streams": http2_max_concurrent_streams,
+            "http2_keep_alive_interval_ms": http2_keep_alive_interval_ms,
+            "max_json_depth": max_json_depth,
+            "max_multipart_parts": max_multipart_parts,
+            "max_part_header_bytes": max_part_header_bytes,
+            "max_filename_bytes": max_filename_bytes,
         }
         self.config = {k: v for k, v in settings.items() if v is not None}
         # Routes go to the core as they are declared, so a bad one fails at its decorator.

@@ -15,7 +15,7 @@
 
 use crate::response::{self, ResultTypes};
 use crate::route::PyRoute;
-use ferrule_core::bridge::{hand_over, serve_in_background, Mailbox, Outcome, Reply, ReplyBatch};
+use ferrule_core::bridge::{hand_over, is_abandoned, serve_in_background, Mailbox, Outcome, Reply, ReplyBatch};
 use ferrule_core::{App, Handler, HandlerFuture, RequestData};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -70,6 +70,7 @@ impl ServerHandle {
     ) -> Result<ServerHandle, String> {
         let port = listener.local_addr().map_err(|e| e.to_string())?.port();
         let replies = Arc::new(ReplyBatch::default());
+        mailbox.set_queue_limit(app.config().max_queued_requests);
         let on_stopped = mailbox.clone();
         let stop = serve_in_background(app, listener, threads, &replies, move |outcome| {
             let _ = on_stopped.post(Job::Stopped(outcome.err().map(|e| e.to_string())));
@@ -118,6 +119,10 @@ impl ServerHandle {
 
 impl ServerHandle {
     fn run(&self, py: Python<'_>, route: Arc<PyRoute>, request: RequestData, reply: Reply) {
+        if is_abandoned(&reply) {
+            // Its deadline passed while an earlier handler ran: nobody waits for this one.
+            return;
+        }
         if route.is_async {
             return self.schedule(py, route, request, reply);
         }

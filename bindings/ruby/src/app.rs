@@ -10,7 +10,7 @@
 use crate::gvl::without_gvl;
 use crate::types::Types;
 use crate::{response, to_ruby};
-use ferrule_core::bridge::{hand_over, serve_in_background, Mailbox, Outcome, Reply, ReplyBatch, Waited};
+use ferrule_core::bridge::{hand_over, is_abandoned, serve_in_background, Mailbox, Outcome, Reply, ReplyBatch, Waited};
 use ferrule_core::http::StatusCode;
 use ferrule_core::{App, AppConfig, Handler, HandlerError, HandlerFuture, RequestData, RouteSpec};
 use magnus::{block::Proc, gc::Marker, value::Opaque, DataTypeFunctions, Error, RClass, Ruby, TypedData};
@@ -137,6 +137,7 @@ impl NativeApp {
             return Err(Error::new(ruby.exception_runtime_error(), "ferrule: this app is already serving"));
         }
         let shared = Arc::new(Shared { mailbox: Arc::new(Mailbox::new()), replies: Arc::new(ReplyBatch::default()) });
+        shared.mailbox.set_queue_limit(rb_self.config.max_queued_requests);
         let mut app = App::with_config(rb_self.config.clone());
         for (index, route) in lock(&rb_self.routes).iter().enumerate() {
             app.add_route(route.spec.clone(), Arc::new(RbHandler { route: index as u32, shared: shared.clone() }));
@@ -228,6 +229,10 @@ impl NativeApp {
     }
 
     fn run(&self, ruby: &Ruby, shared: &Shared, job: Job) -> Result<(), Error> {
+        if is_abandoned(&job.reply) {
+            // Its deadline passed while earlier handlers ran: nobody waits for this one.
+            return Ok(());
+        }
         let (handler, status) = {
             let routes = lock(&self.routes);
             match routes.get(job.route as usize) {

@@ -119,7 +119,7 @@ class AppTest < Minitest::Test
       end
       missing = request(port, "GET", "/missing/9")
       assert_equal [404, "gone", "No item 9"], [missing.status, missing.headers["x-reason"], missing.json["detail"]]
-      assert_equal 408, request(port, "GET", "/slow").status
+      assert_equal 504, request(port, "GET", "/slow").status
     end
   end
 
