@@ -1,41 +1,300 @@
-//! JSON bodies, with malformed input located the way FastAPI locates it: `["body", offset]`.
+//! JSON bodies, parsed strictly and located the way FastAPI locates problems.
+//!
+//! serde_json's own `Value` would silently change what a client sent in three ways; this
+//! parser builds the same `Value` but refuses them, each as a 422 issue with a location:
+//! * a key repeated in one object (`{"id": -5, "id": 7}` would pass `minimum: 1` as 7):
+//!   `json_duplicate_key` at the key;
+//! * an integer that does not fit 64 bits (serde_json rounds it to a float, so a 30-digit id
+//!   arrived as `1.2345678901234568e+29`): `int_parsing_size` at the number;
+//! * nesting deeper than the app's `max_json_depth`: `json_invalid` at the byte offset, as any
+//!   other malformed JSON.
+//!
+//! Cost: the same visitor work as serde_json's `Value` (one map insertion per key, through
+//! the entry API so a duplicate costs no second lookup). A float that could be a rounded
+//! integer (integral and beyond ±2^63) is rare; only then is the text scanned again to tell
+//! `1e20` from `100000000000000000000`.
 
 use crate::problem::{Issue, LocSegment};
-use serde_json::{json, Value as Json};
+use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
+use serde_json::{json, Map, Value as Json};
+use std::cell::{Cell, RefCell};
+use std::fmt;
 
-pub fn parse(bytes: &[u8]) -> Result<Json, Issue> {
+/// serde_json refuses nesting at 128 levels on its own; the app's limit can only be lower.
+pub const MAX_DEPTH: usize = 127;
+
+/// A refusal found while building the value; its path is filled in as the error unwinds.
+#[derive(Debug)]
+enum Refusal {
+    DuplicateKey(String),
+    TooDeep,
+}
+
+struct Shared {
+    max_depth: usize,
+    refusal: RefCell<Option<(Refusal, Vec<LocSegment>)>>,
+    maybe_rounded: Cell<bool>,
+}
+
+pub fn parse(bytes: &[u8], max_depth: usize) -> Result<Json, Issue> {
+    let shared = Shared { max_depth: max_depth.min(MAX_DEPTH), refusal: RefCell::new(None), maybe_rounded: Cell::new(false) };
+    let seed = Strict { shared: &shared, depth: 0 };
     // One UTF-8 check of the whole body is cheaper than serde_json's check of every string
     // from bytes; a body that fails it is parsed from bytes to locate the problem.
     let parsed = match std::str::from_utf8(bytes) {
-        Ok(text) => serde_json::from_str(text),
-        Err(_) => serde_json::from_slice(bytes),
+        Ok(text) => {
+            let mut deserializer = serde_json::Deserializer::from_str(text);
+            seed.deserialize(&mut deserializer).and_then(|value| deserializer.end().map(|()| value))
+        }
+        Err(_) => {
+            let mut deserializer = serde_json::Deserializer::from_slice(bytes);
+            seed.deserialize(&mut deserializer).and_then(|value| deserializer.end().map(|()| value))
+        }
     };
-    parsed.map_err(|error| {
-        let message = error.to_string();
-        // serde_json appends " at line L column C"; the offset says the same more precisely.
-        let reason = message.split(" at line ").next().unwrap_or(&message).to_owned();
-        let offset = if error.is_eof() {
-            // Input ended early: the error is at the end, where the next value was expected.
-            bytes.len()
-        } else {
-            let mut offset = byte_offset(bytes, error.line(), error.column());
-            if reason == "expected ident" {
-                // A bad literal (`tea`, `nul!`): serde_json points at the first wrong letter,
-                // Python's json module (so FastAPI) at the start of the value.
-                while offset > 0 && bytes[offset - 1].is_ascii_alphabetic() {
-                    offset -= 1;
+    match parsed {
+        Ok(value) => {
+            if shared.maybe_rounded.get() {
+                if let Some(loc) = oversized_integer(bytes) {
+                    let input = Json::String(loc.1);
+                    return Err(Issue::new(
+                        "int_parsing_size",
+                        loc.0,
+                        "Unable to parse input string as an integer, exceeded maximum size",
+                        input,
+                    ));
                 }
             }
-            offset
-        };
-        Issue::new(
-            "json_invalid",
-            vec![LocSegment::Key("body".into()), LocSegment::Index(offset)],
-            "JSON decode error",
-            json!({}),
-        )
+            Ok(value)
+        }
+        Err(error) => Err(match shared.refusal.into_inner() {
+            Some((Refusal::DuplicateKey(key), mut path)) => {
+                path.push(LocSegment::Key("body".into()));
+                path.reverse();
+                Issue::new("json_duplicate_key", path, format!("Duplicate key '{key}' in a JSON object"), Json::String(key))
+            }
+            Some((Refusal::TooDeep, _)) => invalid(bytes, &error, format!("nesting deeper than {} levels", shared.max_depth)),
+            None => {
+                let message = error.to_string();
+                // serde_json appends " at line L column C"; the offset says the same more precisely.
+                let reason = message.split(" at line ").next().unwrap_or(&message).to_owned();
+                if reason == "recursion limit exceeded" {
+                    // serde_json's own limit, one level past the deepest the app may allow.
+                    return Err(invalid(bytes, &error, format!("nesting deeper than {} levels", shared.max_depth)));
+                }
+                invalid(bytes, &error, reason)
+            }
+        }),
+    }
+}
+
+fn invalid(bytes: &[u8], error: &serde_json::Error, reason: String) -> Issue {
+    let offset = if error.is_eof() {
+        // Input ended early: the error is at the end, where the next value was expected.
+        bytes.len()
+    } else {
+        let mut offset = byte_offset(bytes, error.line(), error.column());
+        if reason == "expected ident" {
+            // A bad literal (`tea`, `nul!`): serde_json points at the first wrong letter,
+            // Python's json module (so FastAPI) at the start of the value.
+            while offset > 0 && bytes[offset - 1].is_ascii_alphabetic() {
+                offset -= 1;
+            }
+        }
+        offset
+    };
+    Issue::new("json_invalid", vec![LocSegment::Key("body".into()), LocSegment::Index(offset)], "JSON decode error", json!({}))
         .with_ctx(json!({"error": reason}))
-    })
+}
+
+/// Builds a `serde_json::Value` one nesting level at a time.
+struct Strict<'a> {
+    shared: &'a Shared,
+    depth: usize,
+}
+
+impl Strict<'_> {
+    fn refuse<E: de::Error>(&self, refusal: Refusal) -> E {
+        *self.shared.refusal.borrow_mut() = Some((refusal, Vec::new()));
+        E::custom("refused")
+    }
+
+    /// Adds this level's segment to the location of a refusal unwinding through it.
+    fn locate(&self, segment: impl FnOnce() -> LocSegment) {
+        if let Some((_, path)) = self.shared.refusal.borrow_mut().as_mut() {
+            path.push(segment());
+        }
+    }
+
+    fn nested(&self) -> Strict<'_> {
+        Strict { shared: self.shared, depth: self.depth + 1 }
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for Strict<'_> {
+    type Value = Json;
+
+    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<Json, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Strict<'_> {
+    type Value = Json;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Json, E> {
+        Ok(Json::Bool(v))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Json, E> {
+        Ok(Json::from(v))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Json, E> {
+        Ok(Json::from(v))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Json, E> {
+        // serde_json hands an integer too large for 64 bits over as this float.
+        if v.fract() == 0.0 && v.abs() >= 9.223_372_036_854_775e18 {
+            self.shared.maybe_rounded.set(true);
+        }
+        Ok(serde_json::Number::from_f64(v).map_or(Json::Null, Json::Number))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Json, E> {
+        Ok(Json::String(v.to_owned()))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Json, E> {
+        Ok(Json::String(v))
+    }
+
+    fn visit_unit<E>(self) -> Result<Json, E> {
+        Ok(Json::Null)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Json, A::Error> {
+        if self.depth >= self.shared.max_depth {
+            return Err(self.refuse(Refusal::TooDeep));
+        }
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+        loop {
+            match seq.next_element_seed(self.nested()) {
+                Ok(Some(item)) => items.push(item),
+                Ok(None) => return Ok(Json::Array(items)),
+                Err(error) => {
+                    let index = items.len();
+                    self.locate(|| LocSegment::Index(index));
+                    return Err(error);
+                }
+            }
+        }
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Json, A::Error> {
+        if self.depth >= self.shared.max_depth {
+            return Err(self.refuse(Refusal::TooDeep));
+        }
+        let mut map = Map::new();
+        while let Some(key) = access.next_key::<String>()? {
+            let value = match access.next_value_seed(self.nested()) {
+                Ok(value) => value,
+                Err(error) => {
+                    self.locate(|| LocSegment::Key(key));
+                    return Err(error);
+                }
+            };
+            match map.entry(key) {
+                serde_json::map::Entry::Vacant(slot) => {
+                    slot.insert(value);
+                }
+                serde_json::map::Entry::Occupied(taken) => {
+                    let key = taken.key().clone();
+                    let error = self.refuse(Refusal::DuplicateKey(key.clone()));
+                    self.locate(|| LocSegment::Key(key));
+                    return Err(error);
+                }
+            }
+        }
+        Ok(Json::Object(map))
+    }
+}
+
+/// The location and text of the first integer literal in `bytes` (valid JSON) that does not
+/// fit in 64 bits, if any.
+fn oversized_integer(bytes: &[u8]) -> Option<(Vec<LocSegment>, String)> {
+    enum Frame {
+        Object(Option<String>),
+        Array(usize),
+    }
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut i = 0;
+    let mut pending_key: Option<String> = None;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'{' => {
+                stack.push(Frame::Object(None));
+                i += 1;
+            }
+            b'[' => {
+                stack.push(Frame::Array(0));
+                i += 1;
+            }
+            b'}' | b']' => {
+                stack.pop();
+                i += 1;
+            }
+            b',' => {
+                if let Some(Frame::Array(n)) = stack.last_mut() {
+                    *n += 1;
+                }
+                i += 1;
+            }
+            b':' => {
+                if let Some(Frame::Object(key)) = stack.last_mut() {
+                    *key = pending_key.take();
+                }
+                i += 1;
+            }
+            b'"' => {
+                let start = i;
+                i += 1;
+                while i < bytes.len() && bytes[i] != b'"' {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+                // A string right after `{` or `,` in an object is a key.
+                let text = &bytes[start..i.min(bytes.len())];
+                pending_key = serde_json::from_slice::<String>(text).ok();
+            }
+            b'-' | b'0'..=b'9' => {
+                let start = i;
+                while i < bytes.len() && matches!(bytes[i], b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9') {
+                    i += 1;
+                }
+                let literal = &bytes[start..i];
+                let integral = !literal.iter().any(|b| matches!(b, b'.' | b'e' | b'E'));
+                let text = String::from_utf8_lossy(literal).into_owned();
+                if integral && text.parse::<i64>().is_err() && text.parse::<u64>().is_err() {
+                    let mut loc = vec![LocSegment::Key("body".into())];
+                    for frame in &stack {
+                        match frame {
+                            Frame::Object(Some(key)) => loc.push(LocSegment::Key(key.clone())),
+                            Frame::Object(None) => {}
+                            Frame::Array(n) => loc.push(LocSegment::Index(*n)),
+                        }
+                    }
+                    return Some((loc, text));
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    None
 }
 
 /// serde_json reports 1-based line and column; turn them into a 0-based byte offset.
@@ -53,7 +312,7 @@ mod tests {
     use super::*;
 
     fn loc(input: &str) -> serde_json::Value {
-        serde_json::to_value(parse(input.as_bytes()).unwrap_err().loc).unwrap()
+        serde_json::to_value(parse(input.as_bytes(), MAX_DEPTH).unwrap_err().loc).unwrap()
     }
 
     #[test]
@@ -73,13 +332,51 @@ mod tests {
     fn invalid_utf8_is_located_in_the_string() {
         let mut bytes = b"{\"a\": \"ab".to_vec();
         bytes.extend_from_slice(&[0xff, b'"', b'}']);
-        let issue = parse(&bytes).unwrap_err();
+        let issue = parse(&bytes, MAX_DEPTH).unwrap_err();
         assert_eq!(serde_json::to_value(issue.loc).unwrap(), json!(["body", 9]));
-        assert!(parse("{\"a\": \"\u{e9}\"}".as_bytes()).is_ok());
+        assert!(parse("{\"a\": \"\u{e9}\"}".as_bytes(), MAX_DEPTH).is_ok());
     }
 
     #[test]
     fn truncated_json_points_at_the_end() {
         assert_eq!(loc("{\"a\": [1, 2"), json!(["body", 11]));
+    }
+
+    fn issue(input: &str, depth: usize) -> serde_json::Value {
+        serde_json::to_value(parse(input.as_bytes(), depth).unwrap_err()).unwrap()
+    }
+
+    #[test]
+    fn a_repeated_key_is_refused_where_it_repeats() {
+        let found = issue(r#"{"user": {"id": -5, "id": 7}}"#, MAX_DEPTH);
+        assert_eq!(found["type"], "json_duplicate_key");
+        assert_eq!(found["loc"], json!(["body", "user", "id"]));
+        assert_eq!(found["input"], "id");
+        let found = issue(r#"[{"a": 1}, {"b": 1, "b": 2}]"#, MAX_DEPTH);
+        assert_eq!(found["loc"], json!(["body", 1, "b"]));
+        assert!(parse(br#"{"a": {"id": 1}, "b": {"id": 2}}"#, MAX_DEPTH).is_ok(), "the same key in two objects is fine");
+    }
+
+    #[test]
+    fn an_integer_beyond_64_bits_is_refused_never_rounded() {
+        let found = issue(r#"{"ids": [1, 123456789012345678901234567890]}"#, MAX_DEPTH);
+        assert_eq!(found["type"], "int_parsing_size");
+        assert_eq!(found["loc"], json!(["body", "ids", 1]));
+        assert_eq!(found["input"], "123456789012345678901234567890");
+        assert_eq!(issue("-9223372036854775809", MAX_DEPTH)["type"], "int_parsing_size");
+        // The extremes of i64 and u64 are exact, and a float written as one stays a float.
+        assert_eq!(parse(b"[-9223372036854775808, 18446744073709551615]", MAX_DEPTH).unwrap(), json!([i64::MIN, u64::MAX]));
+        assert_eq!(parse(b"{\"big\": 1e30, \"s\": \"1234567890123456789012\"}", MAX_DEPTH).unwrap()["big"], json!(1e30));
+    }
+
+    #[test]
+    fn nesting_deeper_than_the_limit_is_malformed_json() {
+        let nested = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+        assert!(parse(nested(127).as_bytes(), MAX_DEPTH).is_ok());
+        let found = issue(&nested(128), MAX_DEPTH);
+        assert_eq!(found["type"], "json_invalid");
+        assert_eq!(found["ctx"]["error"], "nesting deeper than 127 levels");
+        assert!(parse(nested(3).as_bytes(), 3).is_ok());
+        assert_eq!(issue(r#"{"a": {"b": {"c": 1}}}"#, 2)["type"], "json_invalid");
     }
 }

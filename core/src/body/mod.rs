@@ -20,6 +20,8 @@ pub struct BodyReader {
     required: bool,
     limit: usize,
     max_file_size: Option<usize>,
+    max_json_depth: usize,
+    multipart_limits: multipart::Limits,
     /// JSON bodies: the compiled schema, when it constrains anything.
     schema: Option<CompiledSchema>,
     /// JSON bodies: the schema's property defaults, filled into valid bodies.
@@ -28,8 +30,34 @@ pub struct BodyReader {
     fields: Option<ParamSet>,
 }
 
+/// The app-wide limits on what one body may contain.
+#[derive(Debug, Clone, Copy)]
+pub struct InputLimits {
+    pub max_json_depth: usize,
+    pub multipart: multipart::Limits,
+}
+
+impl InputLimits {
+    pub fn from_config(config: &crate::spec::AppConfig) -> Self {
+        InputLimits {
+            max_json_depth: config.max_json_depth,
+            multipart: multipart::Limits {
+                max_parts: config.max_multipart_parts,
+                max_part_header_bytes: config.max_part_header_bytes,
+                max_filename_bytes: config.max_filename_bytes,
+            },
+        }
+    }
+}
+
+impl Default for InputLimits {
+    fn default() -> Self {
+        InputLimits::from_config(&crate::spec::AppConfig::default())
+    }
+}
+
 impl BodyReader {
-    pub fn compile(spec: &BodySpec, limit: usize) -> Result<Self, SchemaError> {
+    pub fn compile(spec: &BodySpec, limit: usize, inputs: InputLimits) -> Result<Self, SchemaError> {
         let (schema, fields) = match (spec.kind, &spec.schema) {
             (BodyKind::Json, Some(schema)) if crate::params::has_constraints(schema) || schema.get("type").is_some() => {
                 (Some(CompiledSchema::compile(schema)?), None)
@@ -43,7 +71,17 @@ impl BodyReader {
             (BodyKind::Json, Some(schema)) => Some(defaults::Defaults::compile(schema)).filter(|d| !d.is_empty()),
             _ => None,
         };
-        Ok(BodyReader { kind: spec.kind, required: spec.required, limit, max_file_size: spec.max_file_size, schema, defaults, fields })
+        Ok(BodyReader {
+            kind: spec.kind,
+            required: spec.required,
+            limit,
+            max_file_size: spec.max_file_size,
+            max_json_depth: inputs.max_json_depth,
+            multipart_limits: inputs.multipart,
+            schema,
+            defaults,
+            fields,
+        })
     }
 
     /// Reads and checks the body. `Err` is a request-ending problem (413, 415); issues that
@@ -68,7 +106,7 @@ impl BodyReader {
             return Err(unsupported(self.kind, content_type));
         }
         Ok(match self.kind {
-            BodyKind::Json => match json::parse(&bytes) {
+            BodyKind::Json => match json::parse(&bytes, self.max_json_depth) {
                 Ok(mut value) => {
                     let found = self.schema.as_ref().map(|s| s.issues(&value, &["body".into()])).unwrap_or_default();
                     // Defaults are not user input: filled in only once the input itself is valid.
@@ -85,7 +123,7 @@ impl BodyReader {
             },
             BodyKind::Form => Body::Form(self.fields(&RawPairs::from_urlencoded(&bytes), issues)),
             BodyKind::Multipart => {
-                let pairs = multipart::parse(content_type, bytes, self.max_file_size).await?;
+                let pairs = multipart::parse(content_type, bytes, self.max_file_size, self.multipart_limits).await?;
                 Body::Form(self.fields(&pairs, issues))
             }
             BodyKind::Text => match String::from_utf8(bytes.to_vec()) {
@@ -240,7 +278,7 @@ mod tests {
 
     #[tokio::test]
     async fn an_early_413_keeps_reading_what_the_client_still_sends() {
-        let reader = BodyReader::compile(&BodySpec::of_kind(BodyKind::Bytes, None), 8).unwrap();
+        let reader = BodyReader::compile(&BodySpec::of_kind(BodyKind::Bytes, None), 8, InputLimits::default()).unwrap();
         let (tx, body) = streamed();
         tx.send(Ok(Bytes::from_static(b"0123456789abcdef"))).await.unwrap();
         let problem = reader.read(&HeaderMap::new(), body, &mut Vec::new()).await.unwrap_err();
@@ -254,7 +292,7 @@ mod tests {
 
     #[tokio::test]
     async fn bodies_within_the_limit_are_read_whole() {
-        let reader = BodyReader::compile(&BodySpec::of_kind(BodyKind::Bytes, None), 8).unwrap();
+        let reader = BodyReader::compile(&BodySpec::of_kind(BodyKind::Bytes, None), 8, InputLimits::default()).unwrap();
         let (tx, body) = streamed();
         tokio::spawn(async move {
             for chunk in [&b"abcd"[..], b"efgh"] {

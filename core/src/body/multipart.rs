@@ -7,19 +7,45 @@ use bytes::Bytes;
 use http::StatusCode;
 use std::borrow::Cow;
 
-pub async fn parse(content_type: &str, body: Bytes, max_file_size: Option<usize>) -> Result<RawPairs<'static>, Problem> {
+/// What one multipart body may hold beyond its total size (the body limit): without these, a
+/// 2 MiB body could carry tens of thousands of parts, each a map entry and an allocation, or a
+/// file name of a megabyte. Past any of them: 400, as Starlette answers too many parts.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub max_parts: usize,
+    pub max_part_header_bytes: usize,
+    pub max_filename_bytes: usize,
+}
+
+pub async fn parse(content_type: &str, body: Bytes, max_file_size: Option<usize>, limits: Limits) -> Result<RawPairs<'static>, Problem> {
     let boundary = multer::parse_boundary(content_type).map_err(|_| malformed("the content type has no boundary"))?;
     let stream = futures_util::stream::once(async move { Ok::<Bytes, std::convert::Infallible>(body) });
     // The whole body is already in memory (within the body limit), so `max_file_size` is checked
     // on each file as read; a per-field multer limit would also cap plain text fields.
     let mut multipart = multer::Multipart::new(stream, boundary);
     let mut pairs = RawPairs::new();
+    let mut parts = 0;
     loop {
         let field = match multipart.next_field().await {
             Ok(Some(field)) => field,
             Ok(None) => break,
             Err(error) => return Err(malformed(&error.to_string())),
         };
+        parts += 1;
+        if parts > limits.max_parts {
+            return Err(refused(format!("The body has more than {} parts.", limits.max_parts)));
+        }
+        let header_bytes: usize = field.headers().iter().map(|(n, v)| n.as_str().len() + v.len() + 4).sum();
+        if header_bytes > limits.max_part_header_bytes {
+            return Err(refused(format!("Part {parts} has {header_bytes} bytes of headers; the limit is {}.", limits.max_part_header_bytes)));
+        }
+        if let Some(filename) = field.file_name().filter(|f| f.len() > limits.max_filename_bytes) {
+            return Err(refused(format!(
+                "Part {parts} has a file name of {} bytes; the limit is {}.",
+                filename.len(),
+                limits.max_filename_bytes
+            )));
+        }
         let name = field.name().unwrap_or_default().to_owned();
         let filename = field.file_name().map(str::to_owned);
         let content_type = field.content_type().map(|m| m.to_string());
@@ -40,6 +66,10 @@ pub async fn parse(content_type: &str, body: Bytes, max_file_size: Option<usize>
         pairs.push(Cow::Owned(name), value);
     }
     Ok(pairs)
+}
+
+fn refused(detail: String) -> Problem {
+    Problem::status(StatusCode::BAD_REQUEST).with_detail(detail)
 }
 
 fn malformed(reason: &str) -> Problem {
@@ -70,11 +100,27 @@ mod tests {
     #[tokio::test]
     async fn max_file_size_limits_files_not_text_fields() {
         let long_text = "t".repeat(100);
-        let ok = parse("multipart/form-data; boundary=b", body(&[("note", None, &long_text), ("f", Some("a.txt"), "12345678")]), Some(8)).await;
+        let ok = parse("multipart/form-data; boundary=b", body(&[("note", None, &long_text), ("f", Some("a.txt"), "12345678")]), Some(8), LIMITS).await;
         assert_eq!(ok.unwrap().iter().count(), 2);
-        let too_big = parse("multipart/form-data; boundary=b", body(&[("f", Some("a.txt"), "123456789")]), Some(8)).await;
+        let too_big = parse("multipart/form-data; boundary=b", body(&[("f", Some("a.txt"), "123456789")]), Some(8), LIMITS).await;
         let problem = too_big.unwrap_err();
         assert_eq!(problem.status, 413);
         assert_eq!(problem.detail.as_deref(), Some("File `f` exceeds the limit of 8 bytes."));
+    }
+
+    const LIMITS: Limits = Limits { max_parts: 3, max_part_header_bytes: 200, max_filename_bytes: 10 };
+
+    async fn detail(parts: &[(&str, Option<&str>, &str)]) -> Option<String> {
+        parse("multipart/form-data; boundary=b", body(parts), None, LIMITS).await.err().map(|p| p.detail.unwrap_or_default())
+    }
+
+    #[tokio::test]
+    async fn parts_part_headers_and_file_names_are_bounded() {
+        assert_eq!(detail(&[("a", None, "1"), ("b", None, "2"), ("c", None, "3")]).await, None);
+        assert_eq!(detail(&[("a", None, "1"), ("b", None, "2"), ("c", None, "3"), ("d", None, "4")]).await.unwrap(), "The body has more than 3 parts.");
+        assert_eq!(detail(&[("f", Some("0123456789"), "x")]).await, None);
+        assert_eq!(detail(&[("f", Some("0123456789a"), "x")]).await.unwrap(), "Part 1 has a file name of 11 bytes; the limit is 10.");
+        let long_name = "n".repeat(200);
+        assert!(detail(&[(&long_name, None, "x")]).await.unwrap().starts_with("Part 1 has 2"), "a long header block is refused");
     }
 }
