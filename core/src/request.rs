@@ -47,6 +47,9 @@ pub struct RequestData {
     pub request_id: Option<String>,
     /// All request headers, for handlers that need undeclared ones.
     pub raw_headers: HeaderMap,
+    /// When the handler's time limit (`timeout_ms`) runs out: the core answers 504 then, and a
+    /// binding cancels what it can (a Python task, a Node `AbortSignal`). `None`: no limit.
+    pub deadline: Option<std::time::Instant>,
 }
 
 /// A typed view that did not fit the handler's Rust type.

@@ -1,7 +1,7 @@
 //! A route compiled once at startup, and the per-request pipeline: extract, coerce, validate,
 //! call the handler, turn failures into problems.
 
-use crate::body::BodyReader;
+use crate::body::{BodyReader, InputLimits};
 use crate::handler::{Handler, HandlerErrorKind};
 use crate::params::{ParamSet, RawPairs, RawValue};
 use crate::path::PathTemplate;
@@ -58,7 +58,7 @@ impl CompiledRoute {
             query: ParamSet::compile("query", &spec.query).map_err(in_route)?,
             headers: ParamSet::compile("header", &lowercase_names(&spec.headers)).map_err(in_route)?,
             cookies: ParamSet::compile("cookie", &spec.cookies).map_err(in_route)?,
-            body: spec.body.as_ref().map(|b| BodyReader::compile(b, limit)).transpose().map_err(in_route)?,
+            body: spec.body.as_ref().map(|b| BodyReader::compile(b, limit, InputLimits::from_config(config))).transpose().map_err(in_route)?,
             timeout: spec.timeout_ms.or(config.timeout_ms).map(Duration::from_millis),
             handler,
             label,
@@ -119,10 +119,13 @@ impl CompiledRoute {
             body,
             request_id: parts.headers.get("x-request-id").and_then(|v| v.to_str().ok()).map(str::to_owned),
             raw_headers: std::mem::take(&mut parts.headers),
+            deadline: None,
         })
     }
 
-    async fn call(&self, data: RequestData) -> axum::response::Response {
+    async fn call(&self, mut data: RequestData) -> axum::response::Response {
+        let deadline = self.timeout.map(|limit| std::time::Instant::now() + limit);
+        data.deadline = deadline;
         let handler = self.handler.clone();
         // A panic while building or polling the handler's future must not reach the connection.
         let run = AssertUnwindSafe(async move { handler.call(data).await }).catch_unwind();
@@ -132,11 +135,7 @@ impl CompiledRoute {
             // if it has not started (see `bridge`).
             Some(limit) => match tokio::time::timeout(limit, run).await {
                 Ok(outcome) => outcome,
-                Err(_) => {
-                    return Problem::status(StatusCode::GATEWAY_TIMEOUT)
-                        .with_detail(format!("The handler did not finish within {} ms.", limit.as_millis()))
-                        .into_http()
-                }
+                Err(_) => return self.too_late(limit),
             },
             None => run.await,
         };
@@ -149,6 +148,9 @@ impl CompiledRoute {
                 response.headers_mut().insert(header::RETRY_AFTER, http::HeaderValue::from_static("1"));
                 response
             }
+            // A binding that cancels its handler at the deadline (a Python task) may drop the
+            // request a moment before the timer above fires: that is still the deadline.
+            Ok(Err(_)) if deadline.is_some_and(|d| std::time::Instant::now() >= d) => self.too_late(self.timeout.unwrap_or_default()),
             Ok(Err(error)) => {
                 eprintln!("ferrule: handler for {} failed: {}", self.label, error.message());
                 Problem::internal().into_http()
@@ -158,6 +160,12 @@ impl CompiledRoute {
                 Problem::internal().into_http()
             }
         }
+    }
+
+    fn too_late(&self, limit: Duration) -> axum::response::Response {
+        Problem::status(StatusCode::GATEWAY_TIMEOUT)
+            .with_detail(format!("The handler did not finish within {} ms.", limit.as_millis()))
+            .into_http()
     }
 }
 
