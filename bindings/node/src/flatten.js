@@ -9,10 +9,12 @@
 //
 // The rules are JSON.stringify's: toJSON(key) is honoured (Dates become ISO strings), boxed
 // primitives are unwrapped, undefined, functions and symbols are left out of objects and are
-// null in arrays, non-finite numbers are null; a BigInt or a reference cycle is an error.
+// null in arrays, non-finite numbers are null; a reference cycle is an error. Unlike
+// JSON.stringify, a BigInt is written as the exact integer it is (requests bring integers
+// beyond 2^53 as BigInt, so echoing one must work).
 (function () {
   // Keep in step with `Op` in to_json.rs.
-  const NULL = 0, FALSE = 1, TRUE = 2, NUMBER = 3, STRING = 4, ARRAY = 5, OBJECT = 6, END = 7, KEY = 8;
+  const NULL = 0, FALSE = 1, TRUE = 2, NUMBER = 3, STRING = 4, ARRAY = 5, OBJECT = 6, END = 7, KEY = 8, INTEGER = 9;
   const MAX_DEPTH = 256;
   const MAX_KEPT = 1 << 16;
   // Reused between calls (most responses fit; a larger one grows it once).
@@ -55,8 +57,12 @@
       case 'boolean':
         op(value ? TRUE : FALSE);
         return true;
-      case 'bigint':
-        throw new TypeError('a BigInt cannot be sent as JSON (convert it to a string or number)');
+      case 'bigint': {
+        const digits = value.toString();
+        opWith(INTEGER, digits.length);
+        text += digits;
+        return true;
+      }
       case 'object':
         break;
       default: // undefined, function, symbol

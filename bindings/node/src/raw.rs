@@ -10,6 +10,9 @@ use std::ptr;
 
 pub type Value = sys::napi_value;
 
+/// `Number.MAX_SAFE_INTEGER`.
+const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
+
 #[derive(Clone, Copy)]
 pub struct Env(pub sys::napi_env);
 
@@ -74,8 +77,25 @@ impl Env {
         out!("create number", |v| sys::napi_create_double(self.0, n, v.as_mut_ptr()))
     }
 
+    /// A number; exact only within ±(2^53 − 1) (see [`Env::integer`]).
     pub fn int(self, n: i64) -> Result<Value> {
         out!("create number", |v| sys::napi_create_int64(self.0, n, v.as_mut_ptr()))
+    }
+
+    /// An integer as a number when a number holds it exactly (|n| ≤ 2^53 − 1), else a BigInt:
+    /// an id of 2^60 must not arrive rounded.
+    pub fn integer(self, n: i64) -> Result<Value> {
+        if n.unsigned_abs() <= MAX_SAFE_INTEGER {
+            return self.int(n);
+        }
+        out!("create bigint", |v| sys::napi_create_bigint_int64(self.0, n, v.as_mut_ptr()))
+    }
+
+    pub fn unsigned(self, n: u64) -> Result<Value> {
+        match i64::try_from(n) {
+            Ok(n) => self.integer(n),
+            Err(_) => out!("create bigint", |v| sys::napi_create_bigint_uint64(self.0, n, v.as_mut_ptr())),
+        }
     }
 
     pub fn boolean(self, b: bool) -> Result<Value> {

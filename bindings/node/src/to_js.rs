@@ -55,7 +55,7 @@ fn typed(env: Env, value: &Typed) -> Result<Value> {
     match value {
         Typed::Null => env.null(),
         Typed::Bool(b) => env.boolean(*b),
-        Typed::Int(i) => env.int(*i),
+        Typed::Int(i) => env.integer(*i),
         Typed::Float(f) => env.number(*f),
         Typed::Str(s) => env.string(s),
         Typed::Uuid(u) => env.string(u.hyphenated().encode_lower(&mut uuid_buffer())),
@@ -93,9 +93,10 @@ fn json_with_keys<'j>(env: Env, json: &'j serde_json::Value, keys: &mut KeyCache
     match json {
         J::Null => env.null(),
         J::Bool(b) => env.boolean(*b),
-        J::Number(n) => match n.as_i64() {
-            Some(i) => env.int(i),
-            None => env.number(n.as_f64().unwrap_or(f64::NAN)),
+        J::Number(n) => match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => env.integer(i),
+            (None, Some(u)) => env.unsigned(u),
+            _ => env.number(n.as_f64().unwrap_or(f64::NAN)),
         },
         J::String(s) => env.string(s),
         J::Array(items) => array(env, items, keys),

@@ -1,7 +1,7 @@
 //! JavaScript values → JSON bytes, with `JSON.stringify`'s rules: `toJSON()` is honoured (so
 //! Dates become ISO strings), `undefined`, functions and symbols are left out of objects and
-//! become `null` in arrays, non-finite numbers become `null`; a BigInt or a reference cycle
-//! is an error.
+//! become `null` in arrays, non-finite numbers become `null`; a reference cycle is an error.
+//! A BigInt is written as its exact integer (JSON.stringify would throw).
 //!
 //! `flatten.js` walks the value in JavaScript and leaves a tape (ops and numbers) and the
 //! text of every string; this module writes the JSON from those. Walking through N-API
@@ -25,6 +25,8 @@ mod op {
     pub const END: f64 = 7.0;
     /// A key, like STRING; its value follows.
     pub const KEY: f64 = 8.0;
+    /// A BigInt: followed by the length of its decimal digits (with any `-`) in the strings.
+    pub const INTEGER: f64 = 9.0;
 }
 
 const FLATTEN_SOURCE: &str = include_str!("flatten.js");
@@ -56,9 +58,21 @@ pub fn to_vec(env: Env, value: Value) -> Result<Vec<u8>, String> {
 
 /// The text of a tape's strings: bytes when all of it is ASCII, else UTF-16 units. The
 /// tape's lengths count UTF-16 units, which are bytes in the first case.
-trait Text: Copy {
+trait Text: Copy + Into<u32> {
     /// Writes these units as a JSON string, quoted and escaped.
     fn write_string(units: &[Self], out: &mut Vec<u8>);
+
+    /// Writes a BigInt's decimal text as a JSON number.
+    fn write_digits(units: &[Self], out: &mut Vec<u8>) -> Result<(), String> {
+        for (i, unit) in units.iter().enumerate() {
+            match char::from_u32((*unit).into()) {
+                Some(c @ '0'..='9') => out.push(c as u8),
+                Some('-') if i == 0 => out.push(b'-'),
+                _ => return Err("the serialised value is malformed".into()),
+            }
+        }
+        Ok(())
+    }
 }
 
 impl Text for u8 {
@@ -174,6 +188,7 @@ fn write<T: Text>(tape: &[f64], text: &[T], out: &mut Vec<u8>) -> Result<(), Str
             op::TRUE => out.extend_from_slice(b"true"),
             op::NUMBER => number(ops.next().ok_or(BROKEN)?, out),
             op::STRING => T::write_string(take_text(ops.next().ok_or(BROKEN)?)?, out),
+            op::INTEGER => T::write_digits(take_text(ops.next().ok_or(BROKEN)?)?, out)?,
             op::ARRAY | op::OBJECT => {
                 let is_object = code == op::OBJECT;
                 out.push(if is_object { b'{' } else { b'[' });

@@ -63,7 +63,8 @@ function makeApp() {
   app.get('/rejects', async () => {
     throw new TypeError(SECRET);
   });
-  app.get('/bigint', () => ({ n: 10n }));
+  app.get('/bigint', () => ({ n: 10n, big: -(2n ** 70n) }));
+  app.post('/integers', { body: { type: 'object' } }, ({ body }) => ({ types: Object.fromEntries(Object.entries(body).map(([k, v]) => [k, typeof v])), body }));
   app.get('/bad-status', () => new Response(SECRET, { status: 'created' }));
   app.get('/bad-status-async', async () => new Response(SECRET, { status: 'created' }));
   app.get('/cycle', () => {
@@ -222,7 +223,18 @@ test('the API, served', async (t) => {
       assert.strictEqual(empty.body.length, 0);
     });
 
-    for (const path of ['/throws', '/rejects', '/bigint', '/cycle', '/bad-status', '/bad-status-async']) {
+    await t.test('integers beyond 2^53 arrive as BigInt and go back exactly', async () => {
+      const text = '{"small": 9007199254740991, "big": 9007199254740993, "top": 18446744073709551615, "low": -9223372036854775808}';
+      const reply = await request(port, 'POST', '/integers', { body: Buffer.from(text), headers: { 'content-type': 'application/json' } });
+      assert.strictEqual(reply.status, 200);
+      assert.deepStrictEqual(reply.json().types, { small: 'number', big: 'bigint', top: 'bigint', low: 'bigint' });
+      for (const exact of ['"small":9007199254740991', '"big":9007199254740993', '"top":18446744073709551615', '"low":-9223372036854775808']) {
+        assert.ok(reply.text().includes(exact), `${exact} in ${reply.text()}`);
+      }
+      assert.strictEqual((await request(port, 'GET', '/bigint')).text(), '{"n":10,"big":-1180591620717411303424}');
+    });
+
+    for (const path of ['/throws', '/rejects', '/cycle', '/bad-status', '/bad-status-async']) {
       await t.test(`${path} is a bare 500 and the server keeps serving`, async () => {
         const reply = await request(port, 'GET', path);
         assert.strictEqual(reply.status, 500);
