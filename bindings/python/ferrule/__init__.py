@@ -16,7 +16,7 @@ request gets an RFC 9457 problem response without entering Python.
 """
 
 from ._ferrule import PROBLEM_JSON, __version__
-from .app import App
+from .app import App, DrainTimeout
 from .params import Body, Cookie, Field, File, Form, Header, Path, Query
 from .request import Request, UploadFile
 from .responses import HTTPException, Response
@@ -25,6 +25,7 @@ __all__ = [
     "App",
     "Body",
     "Cookie",
+    "DrainTimeout",
     "Field",
     "File",
     "Form",

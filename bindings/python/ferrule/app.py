@@ -47,6 +47,11 @@ def _in_thread_pool(handler: Callable[..., Any]) -> Callable[..., Any]:
     return run
 
 
+class DrainTimeout(RuntimeError):
+    """``serve()`` stopped, but requests were still running at ``shutdown_timeout_ms`` and were
+    cut off. ``run()`` reports it in one line and exits with status 1."""
+
+
 class App:
     """A Ferrule application.
 
@@ -200,6 +205,9 @@ class App:
             if on_ready is not None:
                 on_ready(server.port)
             await asyncio.shield(stopped)
+        except RuntimeError as e:
+            # The only exception `stopped` carries: the drain deadline cut requests off.
+            raise DrainTimeout(str(e)) from None
         except asyncio.CancelledError:
             server.stop()
             await stopped

@@ -2,7 +2,8 @@
 
 Each process runs one event loop (uvloop when installed) that executes every handler of
 that process; the Rust runtime serves HTTP on threads of its own. SIGINT and SIGTERM stop
-accepting, drain in-flight requests, and exit with status 0.
+accepting, close idle connections, drain in-flight requests, and exit with status 0; when the
+drain deadline (``shutdown_timeout_ms``) cuts requests off, one line says so and the status is 1.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import socket
 import sys
 import time
 from typing import TYPE_CHECKING, Any, Optional
+
+from .app import DrainTimeout
 
 if TYPE_CHECKING:
     from . import _ferrule
@@ -30,12 +33,23 @@ async def run_handler(call: "_ferrule.PendingCall") -> None:
     its exception as a response) from inside the task, while the request's objects are fresh."""
     try:
         result = await call.start()
+    except asyncio.CancelledError:
+        # Past its deadline (the client has its 504) or cut off by a drain: nobody waits for
+        # an answer, and a cancellation is no handler failure to log.
+        raise
     except BaseException as exc:
         call.fail(exc)
         if not isinstance(exc, Exception):
-            raise  # cancellation and interpreter exits keep propagating
+            raise  # interpreter exits keep propagating
     else:
         call.finish(result)
+
+
+def cancel_at_deadline(loop: asyncio.AbstractEventLoop, task: "asyncio.Task[None]", seconds: float) -> None:
+    """Cancels an ``async def`` handler's task once its request is past the route's
+    ``timeout_ms`` (the client already has its 504); the timer goes when the task ends first."""
+    timer = loop.call_later(seconds, task.cancel)
+    task.add_done_callback(lambda _: timer.cancel())
 
 
 def new_event_loop() -> asyncio.AbstractEventLoop:
@@ -73,7 +87,11 @@ def serve_until_signalled(app: "App", host: str, port: int, fd: Optional[int], t
         def ready(bound: int) -> None:
             print(f"ferrule: serving on http://{host}:{bound} (pid {os.getpid()})", file=sys.stderr, flush=True)
 
-        run_until_complete(loop, app.serve(host, port, fd=fd, threads=threads, on_ready=ready))
+        try:
+            run_until_complete(loop, app.serve(host, port, fd=fd, threads=threads, on_ready=ready))
+        except DrainTimeout as e:
+            print(f"ferrule: {e}", file=sys.stderr, flush=True)
+            raise SystemExit(1) from None
     finally:
         for sig in _STOP_SIGNALS:
             loop.remove_signal_handler(sig)
@@ -110,6 +128,8 @@ def _supervise(app: "App", listener: socket.socket, workers: int, host: str, thr
                 for sig in _STOP_SIGNALS:
                     signal.signal(sig, signal.SIG_DFL)
                 serve_until_signalled(app, host, port, listener.fileno(), threads)
+            except SystemExit as e:
+                status = e.code if isinstance(e.code, int) else 1
             except BaseException as e:  # noqa: BLE001 - a worker reports and exits, always
                 print(f"ferrule: worker {os.getpid()} failed: {e!r}", file=sys.stderr, flush=True)
                 status = 1

@@ -143,11 +143,22 @@ impl ServerHandle {
         };
         // If this fails before the call is a Python object, dropping it drops the reply,
         // which the waiting request sees as a failed handler.
+        let deadline = request_deadline(&call);
         let Ok(call) = Bound::new(py, call) else { return };
+        let event_loop = self.event_loop.bind(py);
         let started = RUN_HANDLER
             .import(py, "ferrule.server", "run_handler")
             .and_then(|run_handler| run_handler.call1((&call,)))
-            .and_then(|task| self.event_loop.bind(py).call_method1(pyo3::intern!(py, "create_task"), (task,)));
+            .and_then(|coroutine| event_loop.call_method1(pyo3::intern!(py, "create_task"), (coroutine,)))
+            .and_then(|task| match deadline {
+                // Past its deadline the request has its 504: the task is cancelled rather than
+                // left running for nobody (`ferrule.server.cancel_at_deadline`).
+                Some(seconds) => CANCEL_AT_DEADLINE
+                    .import(py, "ferrule.server", "cancel_at_deadline")
+                    .and_then(|cancel| cancel.call1((event_loop, task, seconds)))
+                    .map(drop),
+                None => Ok(()),
+            });
         if let Err(error) = started {
             call.get().answer(py, Err(error));
         }
@@ -171,6 +182,14 @@ impl ServerHandle {
 }
 
 static RUN_HANDLER: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+static CANCEL_AT_DEADLINE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+/// Seconds left before the request's deadline, if it has one.
+fn request_deadline(call: &PendingCall) -> Option<f64> {
+    let state = call.state.lock().ok()?;
+    let deadline = state.request.as_ref()?.deadline?;
+    Some(deadline.saturating_duration_since(std::time::Instant::now()).as_secs_f64())
+}
 
 /// One async request, driven by `ferrule.server.run_handler`: `start()` calls the handler with
 /// its arguments, then `finish(result)` or `fail(exception)` sends the reply.

@@ -25,14 +25,14 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start(workers: int) -> tuple[subprocess.Popen, int]:
+def start(workers: int, drain_ms: int = 10_000) -> tuple[subprocess.Popen, int]:
     port = free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "ferrule", "workers_app:app", "--port", str(port), "--workers", str(workers), "--threads", "1"],
         cwd=HERE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])},
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]), "FERRULE_TEST_DRAIN_MS": str(drain_ms)},
     )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
@@ -89,6 +89,56 @@ def test_single_process_drains_on_sigterm():
         if process.poll() is None:
             process.kill()
         process.communicate()
+
+
+def test_a_half_sent_request_does_not_hold_the_drain():
+    process, port = start(1)
+    try:
+        stalled = socket.create_connection(("127.0.0.1", port))
+        stalled.sendall(b"GET /pid HTTP/1.1\r\nHost: a\r\n")
+        slow: list = []
+        in_flight = threading.Thread(target=lambda: slow.append(request(port, "GET", "/slow?ms=300")))
+        in_flight.start()
+        time.sleep(0.1)
+        process.send_signal(signal.SIGTERM)
+        in_flight.join(10)
+        finished = time.monotonic()
+        assert process.wait(15) == 0
+        # Before: the half-sent request held the drain for its whole 10 s deadline.
+        assert time.monotonic() - finished < 1.0
+        assert slow and slow[0].status == 200
+        assert slow[0].headers["connection"] == "close"
+        assert stalled.recv(100) == b"", "the stalled connection is closed unanswered"
+        stalled.close()
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.communicate()
+
+
+def test_a_drain_cut_off_is_one_line_and_status_1():
+    process, port = start(1, drain_ms=300)
+    try:
+        in_flight = threading.Thread(target=lambda: _ignore_errors(lambda: request(port, "GET", "/slow?ms=5000")))
+        in_flight.start()
+        time.sleep(0.2)
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(15) == 1
+        _, stderr = process.communicate()
+        lines = [line for line in stderr.decode().splitlines() if not line.startswith("ferrule: serving on")]
+        assert lines == ["ferrule: 1 connection(s) still had requests running after the 300 ms drain deadline and were cut off"], lines
+        in_flight.join(10)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+
+
+def _ignore_errors(call) -> None:
+    try:
+        call()
+    except OSError:
+        pass
 
 
 def test_cli_reports_a_bad_target_in_one_line():

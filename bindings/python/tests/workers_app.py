@@ -5,7 +5,8 @@ import os
 
 from ferrule import App
 
-app = App()
+# The drain deadline is shortened by the test that watches a drain being cut off.
+app = App(shutdown_timeout_ms=int(os.environ.get("FERRULE_TEST_DRAIN_MS", "10000")))
 
 
 @app.get("/pid")

@@ -60,12 +60,18 @@ module Ferrule
     end
 
     # Serves until SIGINT or SIGTERM (or #stop), then drains in-flight requests and returns.
+    # When the drain deadline (shutdown_timeout_ms) cut requests off, one line says so and the
+    # process exits with status 1.
     # +workers+ > 1 forks that many processes sharing one listening socket. +threads+: Ruby
     # threads running handlers per process (more than 1 only helps handlers that block on
     # I/O). +runtime_threads+: the Rust runtime's threads (default: usable CPUs).
     def run(host: "127.0.0.1", port: 8000, workers: 1, threads: 1, runtime_threads: nil, &on_ready)
       raise ArgumentError, "ferrule: workers must be at least 1" if workers < 1
-      return serve(host: host, port: port, threads: threads, runtime_threads: runtime_threads, &on_ready) if workers == 1
+      if workers == 1
+        clean = serve(host: host, port: port, threads: threads, runtime_threads: runtime_threads, &on_ready)
+        exit(1) unless clean
+        return
+      end
 
       server = TCPServer.new(host, port)
       Ferrule::Workers.new(server, workers).run do
@@ -76,6 +82,7 @@ module Ferrule
     end
 
     # Serves in this process; the block (if any) is called with the bound port once listening.
+    # Returns true after a clean drain, false when the drain deadline cut requests off.
     def serve(host: "127.0.0.1", port: 8000, fd: nil, threads: 1, runtime_threads: nil, signals: true)
       bound = @native.start(host, port, fd, runtime_threads)
       @port = bound
@@ -92,7 +99,7 @@ module Ferrule
       workers.each(&:join)
       problem = @native.finish
       warn "ferrule: #{problem}" if problem
-      nil
+      problem.nil?
     ensure
       previous&.each { |s, handler| trap(s, handler || "DEFAULT") }
       @port = nil
@@ -181,8 +188,7 @@ module Ferrule
     def spawn(&serve)
       @children << fork do
         %w[INT TERM].each { |s| trap(s, "DEFAULT") }
-        serve.call
-        exit!(0)
+        exit!(serve.call == false ? 1 : 0)
       rescue Exception => e # rubocop:disable Lint/RescueException -- a worker reports and exits
         warn "ferrule: worker #{Process.pid} failed: #{e.class}: #{e.message}"
         exit!(1)

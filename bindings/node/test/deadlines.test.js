@@ -1,0 +1,49 @@
+'use strict';
+// Handler deadlines free the JavaScript thread: requests given up while they waited behind a
+// blocking handler are never started, a deadline is a 504, and a full queue is a 503 at once.
+const { test } = require('node:test');
+const assert = require('node:assert');
+const { App } = require('ferrule');
+const { serving, request } = require('./support');
+
+function block(ms) {
+  const until = Date.now() + ms;
+  while (Date.now() < until) { /* a synchronous handler that holds the thread */ }
+}
+
+test('overruns of a blocking handler cost one run, not one each', async () => {
+  const app = new App({ timeout: 200 });
+  let runs = 0;
+  app.get('/block', () => { runs += 1; block(600); return { done: true }; });
+  app.get('/health', () => 'ok');
+  await serving(app, async (port) => {
+    const statuses = await Promise.all(Array.from({ length: 4 }, () => request(port, 'GET', '/block').then((r) => r.status)));
+    const started = Date.now();
+    assert.strictEqual((await request(port, 'GET', '/health')).status, 200);
+    const waited = Date.now() - started;
+    assert.deepStrictEqual(statuses, [504, 504, 504, 504]);
+    // Before: every abandoned call still ran, one after another (4 × 0.6 s).
+    assert.strictEqual(runs, 1, `${runs} handler runs for requests nobody waited for`);
+    assert.ok(waited < 600, `/health waited ${waited} ms behind abandoned handlers`);
+  });
+});
+
+test('beyond the queue limit a request gets 503 at once', async () => {
+  const app = new App({ maxQueuedRequests: 1 });
+  let release;
+  app.get('/wait', () => new Promise((resolve) => { release = resolve; }));
+  await serving(app, async (port) => {
+    const holder = request(port, 'GET', '/wait');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const refused = await request(port, 'GET', '/wait');
+    release('released');
+    assert.strictEqual(refused.status, 503);
+    assert.strictEqual(refused.headers['retry-after'], '1');
+    assert.strictEqual((await holder).status, 200);
+  });
+});
+
+test('an unknown option is refused with the valid ones named', () => {
+  assert.throws(() => new App({ keepAliveTimeot: 5 }), /unknown App option keepAliveTimeot/);
+  assert.doesNotThrow(() => new App({ keepAliveTimeout: 5000, headerReadTimeout: 1000, maxConnections: 100 }));
+});

@@ -1,0 +1,92 @@
+"""Handler deadlines free the interpreter: requests given up while they waited behind a blocking
+handler are never started, a deadline is a 504, and a full queue is a 503 at once."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+from ferrule import App
+
+from support import request, serving
+
+
+def test_overruns_of_a_blocking_handler_cost_one_run_not_one_each() -> None:
+    app = App(timeout_ms=200)
+    runs: list[float] = []
+
+    @app.get("/block")
+    def block() -> dict:
+        runs.append(time.monotonic())
+        time.sleep(0.6)
+        return {"done": True}
+
+    @app.get("/health", timeout_ms=5000)
+    def health() -> str:
+        return "ok"
+
+    with serving(app) as port:
+        statuses: list[int] = []
+        clients = [threading.Thread(target=lambda: statuses.append(request(port, "GET", "/block").status)) for _ in range(4)]
+        for client in clients:
+            client.start()
+        for client in clients:
+            client.join()
+        started = time.monotonic()
+        assert request(port, "GET", "/health").status == 200
+        waited = time.monotonic() - started
+    assert statuses == [504] * 4
+    # Before: every abandoned call still ran, one after another (4 × 0.6 s).
+    assert len(runs) == 1, f"{len(runs)} handler runs for one that nobody waited for"
+    assert waited < 0.6, f"/health waited {waited:.2f} s behind abandoned handlers"
+
+
+def test_an_async_handler_past_its_deadline_is_a_504_and_is_cancelled() -> None:
+    app = App(timeout_ms=100)
+    cancelled = threading.Event()
+
+    @app.get("/slow")
+    async def slow() -> str:
+        try:
+            await asyncio.sleep(2)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+        return "late"
+
+    @app.get("/quick", timeout_ms=1000)
+    async def quick() -> str:
+        await asyncio.sleep(0.01)
+        return "in time"
+
+    with serving(app) as port:
+        reply = request(port, "GET", "/slow")
+        assert cancelled.wait(1), "the task ran on after its 504"
+        assert request(port, "GET", "/quick").body == b"in time"
+    assert reply.status == 504
+    assert reply.json()["detail"] == "The handler did not finish within 100 ms."
+
+
+def test_beyond_the_queue_limit_requests_get_503_at_once() -> None:
+    app = App(max_queued_requests=1)
+    release = threading.Event()
+
+    @app.get("/wait", blocking=True)
+    def wait() -> str:
+        release.wait(5)
+        return "released"
+
+    with serving(app) as port:
+        first: list[int] = []
+        holder = threading.Thread(target=lambda: first.append(request(port, "GET", "/wait").status))
+        holder.start()
+        time.sleep(0.2)
+        started = time.monotonic()
+        refused = request(port, "GET", "/wait")
+        assert time.monotonic() - started < 1
+        release.set()
+        holder.join()
+    assert refused.status == 503
+    assert refused.headers["retry-after"] == "1"
+    assert first == [200]
