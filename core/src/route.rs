@@ -24,6 +24,8 @@ pub(crate) struct CompiledRoute {
     headers: ParamSet,
     cookies: ParamSet,
     body: Option<BodyReader>,
+    /// How much of a body is read on a route that takes none (see `body::read_unwanted`).
+    body_limit: usize,
     timeout: Option<Duration>,
     handler: Arc<dyn Handler>,
 }
@@ -59,6 +61,7 @@ impl CompiledRoute {
             headers: ParamSet::compile("header", &lowercase_names(&spec.headers)).map_err(in_route)?,
             cookies: ParamSet::compile("cookie", &spec.cookies).map_err(in_route)?,
             body: spec.body.as_ref().map(|b| BodyReader::compile(b, limit, InputLimits::from_config(config))).transpose().map_err(in_route)?,
+            body_limit: limit,
             timeout: spec.timeout_ms.or(config.timeout_ms).map(Duration::from_millis),
             handler,
             label,
@@ -105,7 +108,7 @@ impl CompiledRoute {
         let body = match &self.body {
             Some(reader) => reader.read(&parts.headers, body, issues).await?,
             None => {
-                crate::body::discard(body);
+                crate::body::read_unwanted(body, self.body_limit).await?;
                 Body::None
             }
         };

@@ -199,14 +199,7 @@ fn form_fields(schema: &Json) -> Vec<ParamSpec> {
 async fn read_limited(mut body: axum::body::Body, limit: usize) -> Result<bytes::Bytes, Problem> {
     let mut buffer = bytes::BytesMut::new();
     while let Some(frame) = body.frame().await {
-        let frame = frame.map_err(|error| {
-            if crate::server::is_body_timeout(&error) {
-                // The client is too slow to wait for: answer, and end the connection.
-                Problem::status(StatusCode::REQUEST_TIMEOUT).with_detail("The request body was not received in time.").closing()
-            } else {
-                Problem::status(StatusCode::BAD_REQUEST).with_detail("The request body could not be read.")
-            }
-        })?;
+        let frame = frame.map_err(|error| unreadable(&error))?;
         let Ok(data) = frame.into_data() else { continue };
         if buffer.len() + data.len() > limit {
             discard(body);
@@ -215,6 +208,37 @@ async fn read_limited(mut body: axum::body::Body, limit: usize) -> Result<bytes:
         buffer.extend_from_slice(&data);
     }
     Ok(buffer.freeze())
+}
+
+fn unreadable(error: &axum::Error) -> Problem {
+    if crate::server::is_body_timeout(error) {
+        // The client is too slow to wait for: answer, and end the connection.
+        Problem::status(StatusCode::REQUEST_TIMEOUT).with_detail("The request body was not received in time.").closing()
+    } else {
+        Problem::status(StatusCode::BAD_REQUEST).with_detail("The request body could not be read.")
+    }
+}
+
+/// A body on a route that takes none: read to its end (up to `limit` bytes, then the rest is
+/// drained after the answer, as [`discard`] does) before the route answers. Answering first
+/// would let a broken body go unnoticed: over HTTP/2, a Content-Length that the DATA frames do
+/// not add up to, or a flow-control window pushed past 2^31 − 1, must reset the stream
+/// (RFC 9113 §8.1.1, §6.9.1), and only reading the stream finds them. Costs nothing for the
+/// usual request, whose head already says there is no body.
+pub(crate) async fn read_unwanted(mut body: axum::body::Body, limit: usize) -> Result<(), Problem> {
+    if axum::body::HttpBody::is_end_stream(&body) {
+        return Ok(());
+    }
+    let mut read = 0;
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|error| unreadable(&error))?;
+        read += frame.data_ref().map_or(0, |d| d.len());
+        if read > limit {
+            discard(body);
+            return Ok(());
+        }
+    }
+    Ok(())
 }
 
 /// Most HTTP/1.1 clients send the whole body before they read the response. If the server

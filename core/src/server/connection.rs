@@ -174,6 +174,8 @@ impl hyper::service::Service<http::Request<Incoming>> for ConnService {
 /// otherwise). Two hosts are how request-smuggling and cache-poisoning attempts make a proxy
 /// and a server disagree about where a request goes. HTTP/1.0 may omit it; HTTP/2 carries
 /// `:authority`. Checked here, on the wire, so in-process calls of the router need none.
+/// (`Transfer-Encoding` beside `Content-Length` is hyper's to handle, as RFC 9112 §6.3 allows:
+/// it frames by the former, drops the latter and closes the connection after the response.)
 fn host_problem<B>(request: &http::Request<B>) -> Option<Problem> {
     if request.version() != http::Version::HTTP_11 {
         return None;
