@@ -193,6 +193,7 @@ class App {
     if (workers > 1 && cluster.isPrimary) return supervise(workers, handleSignals);
     const inWorker = cluster.isWorker;
     let signals = null;
+    let stoppedBySignal = false;
     let resolveClosed;
     this._closed = new Promise((resolve) => { resolveClosed = resolve; });
     const native = this._native;
@@ -224,6 +225,9 @@ class App {
       try {
         const batch = native.dispatch();
         if (batch === null) {
+          // Stopped by a signal and the drain deadline cut requests off: one line was printed;
+          // the exit status says so too. (A close() the program asked for leaves it its own.)
+          if (stoppedBySignal && native.drainCutOff()) process.exitCode = 1;
           native.release();
           this._port = null;
           if (signals) for (const s of ['SIGINT', 'SIGTERM']) process.removeListener(s, signals);
@@ -257,7 +261,7 @@ class App {
     this._port = native.listen(onJobs, host, port, inWorker, threads);
     if (handleSignals) {
       // A cluster worker's IPC channel would keep it alive after closing: let go of it too.
-      signals = () => { this.close().then(() => { if (inWorker) cluster.worker.disconnect(); }); };
+      signals = () => { stoppedBySignal = true; this.close().then(() => { if (inWorker) cluster.worker.disconnect(); }); };
       process.once('SIGINT', signals);
       process.once('SIGTERM', signals);
     }

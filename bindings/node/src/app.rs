@@ -60,6 +60,8 @@ pub struct NativeApp {
     config: AppConfig,
     routes: Mutex<Vec<Route>>,
     running: Mutex<Option<Running>>,
+    /// The last drain ended at its deadline with requests cut off.
+    cut_off: std::sync::atomic::AtomicBool,
 }
 
 /// A JavaScript value passed through untouched (for the glue in index.js).
@@ -103,7 +105,8 @@ impl NativeApp {
     #[napi(constructor)]
     pub fn new(config_json: String) -> Result<Self> {
         let config: AppConfig = serde_json::from_str(&config_json).map_err(|e| Error::from_reason(format!("ferrule: app settings: {e}")))?;
-        Ok(NativeApp { config, routes: Mutex::new(Vec::new()), running: Mutex::new(None) })
+        config.check().map_err(|e| Error::from_reason(format!("ferrule: app settings: {e}")))?;
+        Ok(NativeApp { config, routes: Mutex::new(Vec::new()), running: Mutex::new(None), cut_off: Default::default() })
     }
 
     /// Declares a route (a core `RouteSpec` as JSON); returns its index, which `dispatch`
@@ -177,6 +180,7 @@ impl NativeApp {
             // waiting: calls queued next to it have nobody to answer.
             if let Some(error) = error {
                 eprintln!("ferrule: {error}");
+                self.cut_off.store(true, std::sync::atomic::Ordering::Relaxed);
             }
             running.shared.mailbox.close();
             return env.null().map(Js).map_err(js_error);
@@ -215,6 +219,12 @@ impl NativeApp {
 
     /// Answers request `id` with a handler's plain return value: a string (text/plain), a
     /// Buffer (application/octet-stream), or anything else as JSON, serialised here.
+    /// Whether the last drain cut requests off at its deadline (the process then exits 1).
+    #[napi]
+    pub fn drain_cut_off(&self) -> bool {
+        self.cut_off.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// Whether request `id` is still waited for. A batch whose synchronous handlers run long
     /// asks before each further handler; a request given up (its deadline passed, its client
     /// left) is forgotten here and its handler never called.

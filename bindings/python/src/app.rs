@@ -28,6 +28,7 @@ impl NativeApp {
     #[new]
     fn new(config_json: &str, response_type: Py<PyAny>, http_exception_type: Py<PyAny>) -> PyResult<Self> {
         let config: AppConfig = serde_json::from_str(config_json).map_err(|e| PyValueError::new_err(format!("app settings: {e}")))?;
+        config.check().map_err(|e| PyValueError::new_err(format!("app settings: {e}")))?;
         Ok(NativeApp {
             config,
             types: Arc::new(ResultTypes { response: response_type, http_exception: http_exception_type }),

@@ -90,3 +90,14 @@ def test_beyond_the_queue_limit_requests_get_503_at_once() -> None:
     assert refused.status == 503
     assert refused.headers["retry-after"] == "1"
     assert first == [200]
+
+
+def test_settings_are_checked_where_the_app_is_made() -> None:
+    import pytest
+
+    with pytest.raises(ValueError, match="max_json_depth must be between 1 and 127"):
+        App(max_json_depth=500)
+    with pytest.raises(ValueError, match="max_connections must be at least 1"):
+        App(max_connections=0)
+    with pytest.raises(TypeError):
+        App(keep_alive_timeout=5)  # type: ignore[call-arg]  # the name is keep_alive_timeout_ms

@@ -112,6 +112,7 @@ impl NativeApp {
     /// `NativeApp.new(config_json, Request, UploadedFile, Response, HTTPError)`.
     pub fn new(ruby: &Ruby, config_json: String, request: RClass, uploaded_file: RClass, response: RClass, http_error: RClass) -> Result<Self, Error> {
         let config: AppConfig = serde_json::from_str(&config_json).map_err(|e| arg_error(ruby, format!("ferrule: app settings: {e}")))?;
+        config.check().map_err(|e| arg_error(ruby, format!("ferrule: app settings: {e}")))?;
         let types = Types::new(ruby, request, uploaded_file, response, http_error)?;
         Ok(NativeApp { config, types, routes: Mutex::new(Vec::new()), running: Mutex::new(None) })
     }
