@@ -3,6 +3,7 @@
 mod frameworks;
 mod generate;
 mod matrix;
+mod probe;
 mod procfs;
 mod report;
 mod runner;
@@ -29,6 +30,7 @@ commands:
   matrix --out DIR                   measure every framework × workload, write results and report
   report <results.json> --out DIR    render report.md and report.html from a results file
   compare <a.json> <b.json>          compare repeated runs (Welch's t-test, Cohen's d)
+  probe [--out DIR]                  the reliability probes against each binding's server
 
 options:
   --fixtures DIR        fixture corpus (default: $FERRULE_FIXTURES_DIR or the source tree)
@@ -42,7 +44,10 @@ options:
   --warmup SECS         warm-up seconds per run (overrides the profile)
   --connections N       concurrent connections (default 50)
   --repeat N            rounds over the matrix: runs per framework × workload (overrides the profile)
-  --strict              exit 1 if Ferrule fails a request or any framework cannot be measured";
+  --probes a,b          probe: which probes (default: malformed,h2spec,idle-flood,slow-clients)
+  --h2spec PATH         probe: the h2spec binary (default: $FERRULE_H2SPEC, else `h2spec` on PATH)
+  --strict              exit 1 if Ferrule fails a request, any framework cannot be measured, or a
+                        probe fails";
 
 pub struct Args {
     positional: Vec<String>,
@@ -148,6 +153,7 @@ fn dispatch(args: &Args) -> Result<(), String> {
             Ok(())
         }
         "matrix" => matrix::run(args, &fixtures, run_options(args)?),
+        "probe" => probe::run(args, &fixtures, run_options(args)?),
         "report" => {
             let input = args.positional.get(1).ok_or("report needs a results file")?;
             let out = PathBuf::from(args.get("out").ok_or("report needs --out DIR")?);

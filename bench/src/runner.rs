@@ -67,10 +67,23 @@ pub struct Server {
 
 impl Server {
     pub fn start(framework: &str, command: &ServerCommand, options: &RunOptions) -> Result<Server, String> {
+        Server::start_limited(framework, command, options, None)
+    }
+
+    /// Like [`Server::start`], with the server's file-descriptor limit (soft and hard) set to
+    /// `nofile` (util-linux's `prlimit`), as a service manager would.
+    pub fn start_limited(framework: &str, command: &ServerCommand, options: &RunOptions, nofile: Option<u64>) -> Result<Server, String> {
         let port = free_port()?;
         let args: Vec<String> = command.args.iter().map(|a| a.replace("{port}", &port.to_string())).collect();
         let started = Instant::now();
-        let mut cmd = Command::new("taskset");
+        let mut cmd = match nofile {
+            Some(n) => {
+                let mut cmd = Command::new("prlimit");
+                cmd.arg(format!("--nofile={n}:{n}")).arg("taskset");
+                cmd
+            }
+            None => Command::new("taskset"),
+        };
         cmd.arg("-c").arg(options.server_core.to_string()).arg(&command.program).args(&args);
         cmd.envs(command.env.iter().map(|(k, v)| (k, v)));
         if let Some(dir) = &command.dir {
@@ -88,6 +101,15 @@ impl Server {
 
     pub fn startup_ms(&self) -> f64 {
         self.startup_ms
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Whether the server process is still running.
+    pub fn is_running(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
     }
 
     /// One workload: warm-up, then a timed oha run with /proc sampling every 100 ms.

@@ -1,12 +1,17 @@
 """Every external repository of Ferrule (called once from WORKSPACE.bazel)."""
 
 load(":crates.bzl", "cargo_vendor")
+load(":go.bzl", "go_tool")
 load(":host.bzl", "ferrule_host")
 load(":node.bzl", "npm_ci")
 load(":python.bzl", "pip_venv")
 
 # The pinned load generator for the benchmarks.
 OHA_VERSION = "1.16.0"
+
+# The HTTP/2 conformance checker the reliability tests run (its newest release on the module
+# proxy; upstream tags v2.x without a /v2 module path, hence +incompatible).
+H2SPEC_VERSION = "v2.2.1+incompatible"
 
 def ferrule_repositories():
     ferrule_host(name = "ferrule_host")
@@ -29,6 +34,13 @@ def ferrule_repositories():
         name = "oha",
         crate = "oha",
         version = OHA_VERSION,
+    )
+
+    go_tool(
+        name = "h2spec",
+        package = "github.com/summerwind/h2spec/cmd/h2spec",
+        version = H2SPEC_VERSION,
+        binary = "h2spec",
     )
 
     pip_venv(

@@ -1,0 +1,297 @@
+//! The probes' clients: raw sockets on 127.0.0.1, so each byte sent is the probe's choice.
+//! Every probe is bounded in connections and time and returns (passed, what it saw).
+
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+type Verdict = (bool, String);
+
+/// The probes hold up to ~1,900 sockets at once: more than the usual soft limit of 1,024.
+pub fn raise_own_descriptor_limit() {
+    let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit/setrlimit read and write one properly aligned rlimit we own.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 && limit.rlim_cur < limit.rlim_max {
+            limit.rlim_cur = limit.rlim_max.min(65_536);
+            libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+        }
+    }
+}
+
+async fn connect(port: u16) -> std::io::Result<TcpStream> {
+    tokio::time::timeout(Duration::from_secs(5), TcpStream::connect(("127.0.0.1", port)))
+        .await
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::TimedOut, "connect timed out"))?
+}
+
+/// Sends `request` on a new connection and returns everything the server sends until it
+/// closes (or 5 s pass, or 64 KiB arrive).
+async fn exchange(port: u16, request: &[u8]) -> std::io::Result<Vec<u8>> {
+    let mut stream = connect(port).await?;
+    stream.write_all(request).await?;
+    let mut answer = Vec::new();
+    let mut buf = [0u8; 8192];
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        match tokio::time::timeout_at(deadline, stream.read(&mut buf)).await {
+            Ok(Ok(0)) | Err(_) => break,
+            Ok(Ok(n)) => {
+                answer.extend_from_slice(&buf[..n]);
+                // One whole response is enough for a probe that keeps the connection.
+                if answer.len() > 65_536 || complete_response(&answer) {
+                    break;
+                }
+            }
+            Ok(Err(_)) => break,
+        }
+    }
+    Ok(answer)
+}
+
+/// Everything the server sends on one connection until it closes it (at most 5 s).
+async fn read_all(port: u16, request: &[u8]) -> std::io::Result<Vec<u8>> {
+    let mut stream = connect(port).await?;
+    stream.write_all(request).await?;
+    let mut answer = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(5), stream.read_to_end(&mut answer)).await;
+    Ok(answer)
+}
+
+fn count_responses(bytes: &[u8]) -> usize {
+    bytes.windows(9).filter(|w| w == b"HTTP/1.1 " || w == b"HTTP/1.0 ").count()
+}
+
+fn complete_response(bytes: &[u8]) -> bool {
+    let Some(end) = bytes.windows(4).position(|w| w == b"\r\n\r\n") else { return false };
+    let head = String::from_utf8_lossy(&bytes[..end]).to_ascii_lowercase();
+    let length = head.lines().find_map(|l| l.strip_prefix("content-length:")).and_then(|v| v.trim().parse::<usize>().ok());
+    length.is_some_and(|n| bytes.len() >= end + 4 + n)
+}
+
+fn status_of(answer: &[u8]) -> Option<u16> {
+    let line = answer.split(|b| *b == b'\n').next()?;
+    std::str::from_utf8(line).ok()?.split(' ').nth(1)?.parse().ok()
+}
+
+/// How long one `GET /health` takes on a new connection (None: no 200).
+async fn health(port: u16) -> Option<Duration> {
+    let started = Instant::now();
+    let answer = exchange(port, b"GET /health HTTP/1.1\r\nHost: probe\r\nConnection: close\r\n\r\n").await.ok()?;
+    (status_of(&answer) == Some(200)).then(|| started.elapsed())
+}
+
+async fn health_latencies(port: u16, count: usize) -> Vec<Option<Duration>> {
+    let mut out = Vec::with_capacity(count);
+    for _ in 0..count {
+        out.push(health(port).await);
+    }
+    out
+}
+
+fn worst(latencies: &[Option<Duration>]) -> Option<Duration> {
+    latencies.iter().try_fold(Duration::ZERO, |worst, l| l.map(|l| worst.max(l)))
+}
+
+/// The 99th percentile (nearest rank); None when any request failed.
+fn p99(latencies: &[Option<Duration>]) -> Option<Duration> {
+    let mut sorted: Vec<Duration> = latencies.iter().copied().collect::<Option<_>>()?;
+    sorted.sort();
+    let rank = ((sorted.len() as f64) * 0.99).ceil() as usize;
+    sorted.get(rank.saturating_sub(1)).copied()
+}
+
+pub async fn malformed(port: u16) -> Verdict {
+    let header_bomb = {
+        let mut r = b"GET /health HTTP/1.1\r\nHost: probe\r\n".to_vec();
+        for i in 0..200 {
+            r.extend_from_slice(format!("X-Pad-{i}: {}\r\n", "a".repeat(900)).as_bytes());
+        }
+        r.extend_from_slice(b"\r\n");
+        r
+    };
+    // (what, request, statuses that count as refused; None: closed unanswered)
+    let cases: Vec<(&str, Vec<u8>, &[Option<u16>])> = vec![
+        ("no Host", b"GET /health HTTP/1.1\r\n\r\n".to_vec(), &[Some(400)]),
+        ("two Hosts", b"GET /health HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n".to_vec(), &[Some(400)]),
+        ("broken HTTP/2 preface", b"PRI * HTTP/2.0\r\n\r\nXX\r\n\r\n".to_vec(), &[None]),
+        ("no request line", b"INVALID CONNECTION PREFACE\r\n\r\n".to_vec(), &[None, Some(400)]),
+        (
+            "two Content-Lengths",
+            b"POST /json/small HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 2\r\nContent-Length: 40\r\n\r\n{}".to_vec(),
+            &[Some(400), None],
+        ),
+        ("header bomb", header_bomb, &[Some(431), None]),
+        (
+            "body bomb",
+            b"POST /json/small HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 1000000000\r\n\r\n{".to_vec(),
+            &[Some(413)],
+        ),
+    ];
+    let mut wrong = Vec::new();
+    for (what, request, refused) in &cases {
+        match exchange(port, request).await {
+            Ok(answer) => {
+                let status = status_of(&answer);
+                if !refused.contains(&status) {
+                    wrong.push(format!("{what}: {}", status.map_or("closed unanswered".into(), |s| s.to_string())));
+                }
+            }
+            Err(e) => wrong.push(format!("{what}: {e}")),
+        }
+    }
+    // A request smuggled behind Content-Length and Transfer-Encoding: framed by the latter (RFC
+    // 9112 §6.3) and the connection closed, so the GET a Content-Length reader sees is never served.
+    let smuggled = b"POST /json/small HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /health HTTP/1.1\r\nHost: a\r\n\r\n";
+    match read_all(port, smuggled).await {
+        Ok(answer) if count_responses(&answer) <= 1 => {}
+        Ok(answer) => wrong.push(format!("smuggled request served ({} responses)", count_responses(&answer))),
+        Err(e) => wrong.push(format!("smuggling: {e}")),
+    }
+    if health(port).await.is_none() {
+        wrong.push("/health no longer answers".into());
+    }
+    if wrong.is_empty() {
+        (true, format!("{} malformed requests refused, a smuggled one never served", cases.len()))
+    } else {
+        (false, wrong.join("; "))
+    }
+}
+
+pub fn h2spec(program: &str, port: u16) -> Verdict {
+    let mut summaries = Vec::new();
+    let mut passed = true;
+    for path in ["/health", "/json/small"] {
+        let output = std::process::Command::new(program)
+            .args(["-h", "127.0.0.1", "-p", &port.to_string(), "-P", path, "--timeout", "2"])
+            .output();
+        let output = match output {
+            Ok(output) => output,
+            Err(e) => return (false, format!("cannot run {program}: {e}")),
+        };
+        let text = String::from_utf8_lossy(&output.stdout);
+        // Its last line: "145 tests, 142 passed, 1 skipped, 2 failed".
+        let Some(summary) = text.lines().rev().find(|l| l.contains(" tests, ")) else {
+            return (false, format!("h2spec printed no summary for {path}"));
+        };
+        let failed = summary.rsplit(", ").next().and_then(|f| f.trim().strip_suffix(" failed")).and_then(|n| n.parse::<u32>().ok());
+        if failed != Some(0) {
+            passed = false;
+            let failures: Vec<&str> = text.lines().filter(|l| l.trim_start().starts_with('×')).map(str::trim).collect();
+            summaries.push(format!("{path}: {summary} [{}]", failures.join(" ")));
+        } else {
+            summaries.push(format!("{path}: {summary}"));
+        }
+    }
+    (passed, summaries.join("; "))
+}
+
+pub async fn idle_flood(port: u16) -> Verdict {
+    const IDLE: usize = 1100;
+    let mut idle = Vec::with_capacity(IDLE);
+    for _ in 0..IDLE {
+        // The server holds what its descriptors allow; the rest wait in the kernel's backlog.
+        if let Ok(Ok(stream)) = tokio::time::timeout(Duration::from_millis(200), TcpStream::connect(("127.0.0.1", port))).await {
+            idle.push(stream);
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let latencies = health_latencies(port, 20).await;
+    let opened = idle.len();
+    drop(idle);
+    match worst(&latencies) {
+        Some(worst) if worst <= Duration::from_millis(100) => {
+            (true, format!("{opened} idle connections; /health worst of 20: {:.1} ms", worst.as_secs_f64() * 1000.0))
+        }
+        Some(worst) => (false, format!("{opened} idle connections; /health worst of 20: {:.1} ms (limit 100 ms)", worst.as_secs_f64() * 1000.0)),
+        None => (false, format!("{opened} idle connections; /health did not answer")),
+    }
+}
+
+/// A client that sends `head`, then one byte every `interval` until the server closes the
+/// connection; returns how long the server took to close it and whether it said 408 first.
+async fn trickle(port: u16, head: &'static [u8], interval: Duration, give_up: Duration) -> Option<(Duration, bool)> {
+    let mut stream = connect(port).await.ok()?;
+    let started = Instant::now();
+    stream.write_all(head).await.ok()?;
+    let mut answer = Vec::new();
+    let mut buf = [0u8; 1024];
+    loop {
+        if started.elapsed() > give_up {
+            return Some((started.elapsed(), false));
+        }
+        match tokio::time::timeout(interval, stream.read(&mut buf)).await {
+            Ok(Ok(0)) | Ok(Err(_)) => return Some((started.elapsed(), status_of(&answer) == Some(408))),
+            Ok(Ok(n)) => answer.extend_from_slice(&buf[..n]),
+            Err(_) => {
+                if stream.write_all(b"x").await.is_err() {
+                    return Some((started.elapsed(), status_of(&answer) == Some(408)));
+                }
+            }
+        }
+    }
+}
+
+pub async fn slow_clients(port: u16) -> Verdict {
+    const HEADS: usize = 500;
+    const BODIES: usize = 200;
+    // The defaults: 30 s for a head, 30 s grace then 240 B/s for a body; one second of slack.
+    let limit = Duration::from_secs(31);
+    let give_up = Duration::from_secs(45);
+    let baseline = p99(&health_latencies(port, 100).await);
+    let interval = Duration::from_secs(2);
+    let mut clients = tokio::task::JoinSet::new();
+    for _ in 0..HEADS {
+        clients.spawn(trickle(port, b"GET /health HTTP/1.1\r\nHost: probe\r\nX-Slow: ", interval, give_up));
+    }
+    for _ in 0..BODIES {
+        clients.spawn(trickle(
+            port,
+            b"POST /json/small HTTP/1.1\r\nHost: probe\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n",
+            interval,
+            give_up,
+        ));
+    }
+    // /health while they trickle: every 100 ms until they are all closed.
+    let mut during = Vec::new();
+    let mut results = Vec::new();
+    let started = Instant::now();
+    while !clients.is_empty() && started.elapsed() < give_up {
+        during.push(health(port).await);
+        let pause = tokio::time::sleep(Duration::from_millis(100));
+        tokio::pin!(pause);
+        loop {
+            tokio::select! {
+                _ = &mut pause => break,
+                done = clients.join_next() => match done {
+                    Some(Ok(result)) => results.push(result),
+                    Some(Err(_)) => results.push(None),
+                    None => break,
+                },
+            }
+        }
+    }
+    clients.abort_all();
+    let connected: Vec<(Duration, bool)> = results.iter().flatten().copied().collect();
+    let slowest = connected.iter().map(|(d, _)| *d).max().unwrap_or_default();
+    let told = connected.iter().filter(|(_, said_408)| *said_408).count();
+    let closed_in_time = connected.iter().filter(|(d, _)| *d <= limit).count();
+    let samples = during.len();
+    let (Some(baseline), Some(during)) = (baseline, p99(&during)) else {
+        return (false, "/health did not answer".into());
+    };
+    let allowed = (baseline * 2).max(baseline + Duration::from_millis(5));
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    let detail = format!(
+        "{} of {} slow clients closed within {} s (slowest {:.1} s, {} told 408); /health p99 {:.1} ms unloaded, {:.1} ms during ({} samples)",
+        closed_in_time,
+        HEADS + BODIES,
+        limit.as_secs(),
+        slowest.as_secs_f64(),
+        told,
+        ms(baseline),
+        ms(during),
+        samples
+    );
+    (closed_in_time == HEADS + BODIES && during <= allowed, detail)
+}
