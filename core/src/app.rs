@@ -138,7 +138,12 @@ impl App {
             })?;
         }
 
-        let mut not_found = MethodRouter::new().fallback(|| async {
+        let body_limit = config.body_limit;
+        let mut not_found = MethodRouter::new().fallback(move |request: axum::extract::Request| async move {
+            // A body sent anyway is read to its end first, as on any route (`read_unwanted`).
+            if let Err(problem) = crate::body::read_unwanted(request.into_body(), body_limit).await {
+                return problem.into_http();
+            }
             Problem::status(StatusCode::NOT_FOUND).with_detail("No route matches this path.").into_http()
         });
         // Compression is layered per path, never around the whole router: a router-wide layer
@@ -211,9 +216,13 @@ fn build_method_router(group: &PathGroup, config: &AppConfig) -> Result<MethodRo
         }
     }
     let allow = HeaderValue::from_str(&allow.join(", ")).unwrap_or(HeaderValue::from_static("GET"));
-    methods = methods.fallback(move || {
+    let body_limit = config.body_limit;
+    methods = methods.fallback(move |request: axum::extract::Request| {
         let allow = allow.clone();
         async move {
+            if let Err(problem) = crate::body::read_unwanted(request.into_body(), body_limit).await {
+                return problem.into_http();
+            }
             let mut response = Problem::status(StatusCode::METHOD_NOT_ALLOWED)
                 .with_detail("This path does not accept the request's method.")
                 .into_http();

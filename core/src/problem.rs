@@ -83,6 +83,10 @@ pub struct Problem {
     /// trusted to send a next request that the server will read in time.
     #[serde(skip)]
     pub close_connection: bool,
+    /// The request's own stream broke while its body was read: over HTTP/2 the stream is reset
+    /// with the protocol's reason instead of answered (see `server::StreamError`).
+    #[serde(skip)]
+    pub stream_error: Option<crate::server::StreamError>,
 }
 
 impl Problem {
@@ -96,6 +100,7 @@ impl Problem {
             instance: None,
             errors: Vec::new(),
             close_connection: false,
+            stream_error: None,
         }
     }
 
@@ -124,6 +129,7 @@ impl Problem {
             instance: None,
             errors: issues,
             close_connection: false,
+            stream_error: None,
         }
     }
 
@@ -147,6 +153,9 @@ impl Problem {
             .insert(header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
         if self.close_connection {
             response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+        }
+        if let Some(error) = self.stream_error {
+            response.extensions_mut().insert(error);
         }
         response
     }

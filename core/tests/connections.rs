@@ -227,3 +227,24 @@ fn shutdown_closes_half_sent_requests_at_once_and_finishes_the_rest() {
     assert!(answer.contains("connection: close"), "a response during the drain closes: {answer}");
     assert_eq!(read_to_close(&mut stalled), "");
 }
+
+#[test]
+fn an_http2_body_short_of_its_content_length_resets_the_stream_instead_of_an_answer() {
+    let running = serve(config());
+    let addr = running.server.local_addr();
+    running.runtime.block_on(async move {
+        for path in ["/health", "/upload", "/no-such-route"] {
+            let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+            let (client, connection) = h2::client::handshake(tcp).await.unwrap();
+            tokio::spawn(async move {
+                let _ = connection.await;
+            });
+            let mut client = client.ready().await.unwrap();
+            let request = http::Request::post(format!("http://{addr}{path}")).header("content-length", "10").body(()).unwrap();
+            let (response, mut body) = client.send_request(request, false).unwrap();
+            body.send_data(bytes::Bytes::from_static(b"12345"), true).unwrap();
+            let error = response.await.expect_err(path);
+            assert_eq!(error.reason(), Some(h2::Reason::PROTOCOL_ERROR), "{path}: {error}");
+        }
+    });
+}

@@ -199,7 +199,7 @@ fn form_fields(schema: &Json) -> Vec<ParamSpec> {
 async fn read_limited(mut body: axum::body::Body, limit: usize) -> Result<bytes::Bytes, Problem> {
     let mut buffer = bytes::BytesMut::new();
     while let Some(frame) = body.frame().await {
-        let frame = frame.map_err(|error| unreadable(&error))?;
+        let frame = frame.map_err(unreadable)?;
         let Ok(data) = frame.into_data() else { continue };
         if buffer.len() + data.len() > limit {
             discard(body);
@@ -210,12 +210,14 @@ async fn read_limited(mut body: axum::body::Body, limit: usize) -> Result<bytes:
     Ok(buffer.freeze())
 }
 
-fn unreadable(error: &axum::Error) -> Problem {
-    if crate::server::is_body_timeout(error) {
+fn unreadable(error: axum::Error) -> Problem {
+    if crate::server::is_body_timeout(&error) {
         // The client is too slow to wait for: answer, and end the connection.
         Problem::status(StatusCode::REQUEST_TIMEOUT).with_detail("The request body was not received in time.").closing()
     } else {
-        Problem::status(StatusCode::BAD_REQUEST).with_detail("The request body could not be read.")
+        let mut problem = Problem::status(StatusCode::BAD_REQUEST).with_detail("The request body could not be read.");
+        problem.stream_error = Some(crate::server::StreamError::new(error));
+        problem
     }
 }
 
@@ -231,7 +233,7 @@ pub(crate) async fn read_unwanted(mut body: axum::body::Body, limit: usize) -> R
     }
     let mut read = 0;
     while let Some(frame) = body.frame().await {
-        let frame = frame.map_err(|error| unreadable(&error))?;
+        let frame = frame.map_err(unreadable)?;
         read += frame.data_ref().map_or(0, |d| d.len());
         if read > limit {
             discard(body);

@@ -41,6 +41,38 @@ pub fn is_body_timeout(error: &(dyn std::error::Error + 'static)) -> bool {
     false
 }
 
+/// A request body that broke for a reason of its stream's own (over HTTP/2: a Content-Length
+/// the DATA frames do not add up to, trailers that are not trailers, a window pushed past
+/// 2^31 − 1). The route's problem carries it to the connection, which resets that stream with
+/// the protocol's reason (RFC 9113 §8.1.1) rather than answering: hyper finds the h2 reason in
+/// this error's sources.
+#[derive(Clone, Debug)]
+pub struct StreamError(std::sync::Arc<axum::Error>);
+
+impl StreamError {
+    pub(crate) fn new(error: axum::Error) -> Self {
+        StreamError(std::sync::Arc::new(error))
+    }
+}
+
+impl PartialEq for StreamError {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl std::fmt::Display for StreamError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the request's stream failed: {}", self.0)
+    }
+}
+
+impl std::error::Error for StreamError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&*self.0)
+    }
+}
+
 pub(crate) struct PacedBody {
     inner: Incoming,
     limits: Arc<ConnectionLimits>,

@@ -1,6 +1,6 @@
 //! The accept loop and one connection's life: protocol, service, closing on request.
 
-use super::body::PacedBody;
+use super::body::{PacedBody, StreamError};
 use super::io::{GuardedIo, Protocol};
 use super::limits::ConnectionLimits;
 use super::registry::{ConnState, Registered, Registry};
@@ -155,18 +155,19 @@ struct ConnService {
 
 impl hyper::service::Service<http::Request<Incoming>> for ConnService {
     type Response = axum::response::Response;
-    type Error = Infallible;
-    type Future = Either<Ready<Result<axum::response::Response, Infallible>>, InFlight<axum::routing::future::RouteFuture<Infallible>>>;
+    type Error = StreamError;
+    type Future = Either<Ready<Result<axum::response::Response, StreamError>>, InFlight<axum::routing::future::RouteFuture<Infallible>>>;
 
     fn call(&self, request: http::Request<Incoming>) -> Self::Future {
         if let Some(problem) = host_problem(&request) {
             return Either::Left(ready(Ok(problem.into_http())));
         }
+        let http2 = request.version() == http::Version::HTTP_2;
         self.state.started.fetch_add(1, Ordering::AcqRel);
         self.state.in_flight.fetch_add(1, Ordering::AcqRel);
         let request = request.map(|body| axum::body::Body::new(PacedBody::new(body, self.limits.clone())));
         let future = tower::Service::call(&mut self.router.clone(), request);
-        Either::Right(InFlight { future, state: Some(self.state.clone()) })
+        Either::Right(InFlight { future, state: Some(self.state.clone()), http2 })
     }
 }
 
@@ -191,11 +192,13 @@ fn host_problem<B>(request: &http::Request<B>) -> Option<Problem> {
 
 pin_project_lite::pin_project! {
     /// A request's future that counts as in flight until its response is produced (or it is
-    /// dropped: the client went away).
+    /// dropped: the client went away). Over HTTP/2, a response that says the request's stream
+    /// broke ([`StreamError`]) becomes a stream reset instead.
     struct InFlight<F> {
         #[pin]
         future: F,
         state: Option<Arc<ConnState>>,
+        http2: bool,
     }
 
     impl<F> PinnedDrop for InFlight<F> {
@@ -207,15 +210,20 @@ pin_project_lite::pin_project! {
     }
 }
 
-impl<F: Future> Future for InFlight<F> {
-    type Output = F::Output;
+impl<F: Future<Output = Result<axum::response::Response, Infallible>>> Future for InFlight<F> {
+    type Output = Result<axum::response::Response, StreamError>;
 
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
-        let output = std::task::ready!(this.future.poll(cx));
+        let Ok(response) = std::task::ready!(this.future.poll(cx));
         if let Some(state) = this.state.take() {
             state.in_flight.fetch_sub(1, Ordering::AcqRel);
         }
-        Poll::Ready(output)
+        if *this.http2 {
+            if let Some(broken) = response.extensions().get::<StreamError>() {
+                return Poll::Ready(Err(broken.clone()));
+            }
+        }
+        Poll::Ready(Ok(response))
     }
 }

@@ -16,7 +16,7 @@ mod io;
 mod limits;
 mod registry;
 
-pub use body::{is_body_timeout, BodyTimeout};
+pub use body::{is_body_timeout, BodyTimeout, StreamError};
 pub(crate) use limits::ConnectionLimits;
 
 use registry::Registry;
