@@ -161,7 +161,8 @@ pub async fn malformed(port: u16) -> Verdict {
 pub fn h2spec(program: &str, port: u16) -> Verdict {
     let mut summaries = Vec::new();
     let mut passed = true;
-    for path in ["/health", "/json/small"] {
+    // A route that reads no body, one that reads JSON, and no route at all.
+    for path in ["/health", "/json/small", "/no-such-route"] {
         let output = std::process::Command::new(program)
             .args(["-h", "127.0.0.1", "-p", &port.to_string(), "-P", path, "--timeout", "2"])
             .output();
@@ -210,7 +211,8 @@ pub async fn idle_flood(port: u16) -> Verdict {
 
 /// A client that sends `head`, then one byte every `interval` until the server closes the
 /// connection; returns how long the server took to close it and whether it said 408 first.
-async fn trickle(port: u16, head: &'static [u8], interval: Duration, give_up: Duration) -> Option<(Duration, bool)> {
+async fn trickle(port: u16, head: &'static [u8], delay: Duration, interval: Duration, give_up: Duration) -> Option<(Duration, bool)> {
+    tokio::time::sleep(delay).await;
     let mut stream = connect(port).await.ok()?;
     let started = Instant::now();
     stream.write_all(head).await.ok()?;
@@ -238,16 +240,20 @@ pub async fn slow_clients(port: u16) -> Verdict {
     // The defaults: 30 s for a head, 30 s grace then 240 B/s for a body; one second of slack.
     let limit = Duration::from_secs(31);
     let give_up = Duration::from_secs(45);
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
     let baseline = p99(&health_latencies(port, 100).await);
     let interval = Duration::from_secs(2);
     let mut clients = tokio::task::JoinSet::new();
-    for _ in 0..HEADS {
-        clients.spawn(trickle(port, b"GET /health HTTP/1.1\r\nHost: probe\r\nX-Slow: ", interval, give_up));
+    // They arrive over two seconds, as a flood does, not in one instant.
+    let arrival = |i: usize| Duration::from_millis((i * 2000 / (HEADS + BODIES)) as u64);
+    for i in 0..HEADS {
+        clients.spawn(trickle(port, b"GET /health HTTP/1.1\r\nHost: probe\r\nX-Slow: ", arrival(i), interval, give_up));
     }
-    for _ in 0..BODIES {
+    for i in 0..BODIES {
         clients.spawn(trickle(
             port,
             b"POST /json/small HTTP/1.1\r\nHost: probe\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n",
+            arrival(HEADS + i),
             interval,
             give_up,
         ));
@@ -281,7 +287,6 @@ pub async fn slow_clients(port: u16) -> Verdict {
         return (false, "/health did not answer".into());
     };
     let allowed = (baseline * 2).max(baseline + Duration::from_millis(5));
-    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
     let detail = format!(
         "{} of {} slow clients closed within {} s (slowest {:.1} s, {} told 408); /health p99 {:.1} ms unloaded, {:.1} ms during ({} samples)",
         closed_in_time,

@@ -5,16 +5,9 @@
 //! | probe | what it does | passes when |
 //! |---|---|---|
 //! | `malformed` | no / two `Host`, a broken HTTP/2 preface, CL+TE smuggling shapes, a header bomb, a body bomb | each is refused (400, 431, 413, or closed unanswered) and `/health` still answers |
-//! | `h2spec` | the pinned h2spec against a route that reads no body and one that reads JSON | no case fails |
+//! | `h2spec` | the pinned h2spec against a route that reads no body, one that reads JSON, and a path with no route | no case fails |
 //! | `idle-flood` | 1,100 connections that never send a byte, beyond the 1,024 descriptors | `/health` on a new connection answers within 100 ms, every time |
 //! | `slow-clients` | 500 slowloris heads and 200 slow bodies, one byte every 2 s | every one is closed within the default timeouts (30 s) + 1 s, and `/health`'s p99 (sampled every 100 ms) stays within 2x its unloaded p99 (or 5 ms over it: the 700 deadlines fire in one burst on a shared core) |
-//!
-//! h2spec still finds stream errors the core answers instead of resetting the stream: a second
-//! HEADERS without END_STREAM, a pseudo-header in trailers, a Content-Length the DATA frames do
-//! not add up to (the body read fails and the route answers 400 where RFC 9113 wants
-//! RST_STREAM), and frames after the client's own RST_STREAM (h2 ignores frames on streams it
-//! reset recently). So `//bench:reliability_test` runs the other probes; `//bench:reliability`
-//! runs all of them.
 //!
 //! After every probe the server must still be running. Results go to `probes.json` and
 //! `probes.md` in `--out`; `--strict` exits 1 when any probe failed.
