@@ -217,9 +217,8 @@ impl NativeApp {
         shapes::array(env, &entries).map(Js).map_err(js_error)
     }
 
-    /// Answers request `id` with a handler's plain return value: a string (text/plain), a
-    /// Buffer (application/octet-stream), or anything else as JSON, serialised here.
-    /// Whether the last drain cut requests off at its deadline (the process then exits 1).
+    /// Whether the last drain cut requests off at its deadline (after a signal, the process
+    /// then exits 1).
     #[napi]
     pub fn drain_cut_off(&self) -> bool {
         self.cut_off.load(std::sync::atomic::Ordering::Relaxed)
@@ -243,6 +242,8 @@ impl NativeApp {
         }
     }
 
+    /// Answers request `id` with a handler's plain return value: a string (text/plain), a
+    /// Buffer (application/octet-stream), or anything else as JSON, serialised here.
     #[napi]
     pub fn reply(&self, env: napi::Env, id: u32, value: Js) -> Result<()> {
         let env = Env(env.raw());
