@@ -1,6 +1,7 @@
 //! `ferrule-bench`: runs the benchmark workloads against Ferrule and its peers.
 
 mod frameworks;
+mod fuzz;
 mod generate;
 mod matrix;
 mod probe;
@@ -31,6 +32,7 @@ commands:
   report <results.json> --out DIR    render report.md and report.html from a results file
   compare <a.json> <b.json>          compare repeated runs (Welch's t-test, Cohen's d)
   probe [--out DIR]                  the reliability probes against each binding's server
+  fuzz --fuzzer PATH --out DIR       the libFuzzer targets of core/fuzz, from the fixture cases
 
 options:
   --fixtures DIR        fixture corpus (default: $FERRULE_FIXTURES_DIR or the source tree)
@@ -46,6 +48,13 @@ options:
   --repeat N            rounds over the matrix: runs per framework × workload (overrides the profile)
   --probes a,b          probe: which probes (default: malformed,h2spec,idle-flood,slow-clients)
   --h2spec PATH         probe: the h2spec binary (default: $FERRULE_H2SPEC, else `h2spec` on PATH)
+  --minutes N | --runs N
+                        fuzz: minutes per target (default 1), or N inputs per target with a
+                        fixed seed
+  --targets a,b         fuzz: which targets (default: all the fuzzer lists)
+  --corpus DIR          fuzz: where each target's grown corpus and the execution totals live
+                        (default: DIR/corpus of --out)
+  --jobs N              fuzz: targets run at a time (default 2)
   --strict              exit 1 if Ferrule fails a request, any framework cannot be measured, or a
                         probe fails";
 
@@ -154,6 +163,7 @@ fn dispatch(args: &Args) -> Result<(), String> {
         }
         "matrix" => matrix::run(args, &fixtures, run_options(args)?),
         "probe" => probe::run(args, &fixtures, run_options(args)?),
+        "fuzz" => fuzz::run(args, &fixtures),
         "report" => {
             let input = args.positional.get(1).ok_or("report needs a results file")?;
             let out = PathBuf::from(args.get("out").ok_or("report needs --out DIR")?);

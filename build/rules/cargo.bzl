@@ -121,6 +121,8 @@ def _cargo_workspace_impl(ctx):
         "tests": tests,
         "wheel": wheel,
         "env": ctx.attr.env,
+        "rustflags": ctx.attr.rustflags,
+        "host_target": ctx.attr.host_target,
     }
     spec_file = ctx.actions.declare_file(ctx.label.name + ".spec.json")
     ctx.actions.write(spec_file, struct(**spec).to_json())
@@ -172,6 +174,12 @@ cargo_workspace = rule(
         "maturin": attr.label(allow_single_file = True),
         "python_lock": attr.label(allow_files = True),
         "env": attr.string_dict(),
+        "rustflags": attr.string_list(doc = "Extra rustc flags for every crate compiled for the target (e.g. coverage instrumentation)."),
+        "host_target": attr.bool(
+            default = False,
+            doc = "Build for an explicit --target (the host's triple), so rustflags reach the target's crates " +
+                  "but not build scripts and proc macros, which run on the host.",
+        ),
         "_driver": attr.label(default = "//build/rules:cargo_driver.py", allow_single_file = True),
     },
 )

@@ -177,7 +177,7 @@ def main():
             (target_dir, "/cargo/target"),
             (scratch, "/cargo/scratch"),
         ]
-        rustflags = ["--remap-path-prefix=%s=%s" % (a, b) for a, b in remaps]
+        rustflags = ["--remap-path-prefix=%s=%s" % (a, b) for a, b in remaps] + spec.get("rustflags", [])
         cflags = " ".join("-ffile-prefix-map=%s=%s" % (a, b) for a, b in remaps)
 
         path_dirs = [os.path.join(spec["sysroot"], "bin")]
@@ -237,7 +237,16 @@ def main():
                     % (wheels, os.path.basename(wheel["out"])))
             copy_out(os.path.join(wheel_dir, wheels[0]), wheel["out"])
 
-        select = spec["select"]
+        select = list(spec["select"])
+        if spec.get("host_target"):
+            # With --target, RUSTFLAGS apply to the target's crates only, not to build scripts
+            # and proc macros (which would not load with instrumentation they cannot link).
+            host = [l.split(":", 1)[1].strip() for l in
+                    subprocess.run([rustc, "-vV"], stdout=subprocess.PIPE, text=True).stdout.splitlines()
+                    if l.startswith("host:")]
+            if not host:
+                die("rustc -vV names no host triple")
+            select += ["--target", host[0]]
         if spec["bins"] or spec["cdylibs"] or spec.get("build_all"):
             cmd = [cargo, "build", "--release", "--frozen", "--manifest-path", manifest,
                    "--message-format=json-render-diagnostics"] + select

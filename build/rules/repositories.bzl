@@ -23,6 +23,7 @@ def ferrule_repositories():
             "//:Cargo.toml",
             "//core:Cargo.toml",
             "//core:conformance/Cargo.toml",
+            "//core/fuzz:Cargo.toml",
             "//bench:Cargo.toml",
             "//bindings/python:Cargo.toml",
             "//bindings/node:Cargo.toml",

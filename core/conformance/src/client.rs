@@ -14,6 +14,16 @@ pub struct Reply {
 }
 
 pub fn send(agent: &ureq::Agent, base: &str, request: &Request) -> Result<Reply, String> {
+    let response = agent.run(build(base, request)?).map_err(|e| format!("request failed: {e}"))?;
+    let status = response.status().as_u16();
+    let headers = response.headers().clone();
+    let body = response.into_body().with_config().limit(64 * 1024 * 1024).read_to_vec().map_err(|e| format!("reading body: {e}"))?;
+    Ok(Reply { status, headers, body })
+}
+
+/// The request a fixture describes, addressed to `base` (empty: origin-form, as the fuzz
+/// targets feed it to the router in process).
+pub fn build(base: &str, request: &Request) -> Result<http::Request<Vec<u8>>, String> {
     let mut builder = http::Request::builder().method(request.method.as_str()).uri(format!("{base}{}", request.path));
     for (name, value) in &request.headers {
         for v in header_values(value)? {
@@ -28,12 +38,7 @@ pub fn send(agent: &ureq::Agent, base: &str, request: &Request) -> Result<Reply,
     if let Some(content_type) = request.content_type.clone().or(implied_type).filter(|c| !c.is_empty()) {
         builder = builder.header("content-type", content_type);
     }
-    let http_request = builder.body(body).map_err(|e| format!("bad request in fixture: {e}"))?;
-    let response = agent.run(http_request).map_err(|e| format!("request failed: {e}"))?;
-    let status = response.status().as_u16();
-    let headers = response.headers().clone();
-    let body = response.into_body().with_config().limit(64 * 1024 * 1024).read_to_vec().map_err(|e| format!("reading body: {e}"))?;
-    Ok(Reply { status, headers, body })
+    builder.body(body).map_err(|e| format!("bad request in fixture: {e}"))
 }
 
 fn header_values(value: &Json) -> Result<Vec<http::HeaderValue>, String> {

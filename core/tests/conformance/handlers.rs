@@ -1,9 +1,29 @@
 //! The fixture handler kinds, written with the Rust API. Each returns only what it received.
+//! (The fuzz targets in core/fuzz serve the fixture apps with this file too.)
 
-use ferrule_core::{Body, HandlerError, Params, RequestData, Response, Value};
+use ferrule_conformance::{FixtureFile, FixtureRoute};
+use ferrule_core::{App, AppConfig, Body, HandlerError, Params, RequestData, Response, RouteSpec, Value};
 use serde_json::{json, Map, Value as Json};
 use sha2::{Digest, Sha256};
+use std::sync::Arc;
 use std::time::Duration;
+
+/// The app a fixture file describes: its configuration and the routes `keep` accepts, each
+/// answered by its handler kind.
+pub fn build_app(file: &FixtureFile, keep: impl Fn(&FixtureRoute) -> bool) -> App {
+    let config: AppConfig = match &file.app {
+        Some(app) => serde_json::from_value(app.clone()).unwrap_or_else(|e| panic!("{}: app: {e}", file.category)),
+        None => AppConfig::default(),
+    };
+    let mut app = App::with_config(config);
+    for route in file.routes.iter().filter(|r| keep(r)) {
+        let kind: Arc<str> = Arc::from(route.handler.as_str());
+        let spec: RouteSpec = serde_json::from_value(serde_json::Value::Object(route.spec.clone()))
+            .unwrap_or_else(|e| panic!("{}: route {:?}: {e}", file.category, route.spec.get("path")));
+        app.add_route(spec, Arc::new(move |request| handle(&kind, request)));
+    }
+    app
+}
 
 pub fn handle(kind: &str, request: RequestData) -> ferrule_core::HandlerFuture {
     let kind = kind.to_owned();

@@ -4,31 +4,12 @@
 
 mod handlers;
 
-use ferrule_conformance::FixtureFile;
-use ferrule_core::{App, AppConfig, RouteSpec};
-use std::sync::Arc;
-
-fn build_app(file: &FixtureFile) -> App {
-    let config: AppConfig = match &file.app {
-        Some(app) => serde_json::from_value(app.clone()).unwrap_or_else(|e| panic!("{}: app: {e}", file.category)),
-        None => AppConfig::default(),
-    };
-    let mut app = App::with_config(config);
-    for route in &file.routes {
-        let kind: Arc<str> = Arc::from(route.handler.as_str());
-        let spec: RouteSpec = serde_json::from_value(serde_json::Value::Object(route.spec.clone()))
-            .unwrap_or_else(|e| panic!("{}: route {:?}: {e}", file.category, route.spec.get("path")));
-        app.add_route(spec, Arc::new(move |request| handlers::handle(&kind, request)));
-    }
-    app
-}
-
 fn run_category(category: &str) {
     let file = ferrule_conformance::load(&ferrule_conformance::fixtures_dir(), category).unwrap_or_else(|e| panic!("{e}"));
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     let server = runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        build_app(&file).serve(listener).await.unwrap_or_else(|e| panic!("{category}: app does not build: {e}"))
+        handlers::build_app(&file, |_| true).serve(listener).await.unwrap_or_else(|e| panic!("{category}: app does not build: {e}"))
     });
     let results = ferrule_conformance::check_category(&format!("http://{}", server.local_addr()), &file);
     let failures = ferrule_conformance::report(category, &results);
