@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The reliability probes (bench/src/probe): every Ferrule binding's generated server, started
-# with a 1,024-descriptor limit, against malformed requests, h2spec, an idle flood and slow
-# clients.
+# with a 1,024-descriptor limit, against malformed requests, h2spec, an idle flood, slow
+# clients, handler faults, a soak, 10,000 kept-alive connections and SIGTERM under load.
 #   as a test (//bench:reliability_test): results in $TEST_UNDECLARED_OUTPUTS_DIR, fails on a failed probe;
 #   as `bazel run //bench:reliability`: written to bench/results/reliability-<time>/ in the workspace.
 #   probe.sh BENCH H2SPEC OHA TOOLCHAIN_ENV PYTHON WHEEL NPM_PACKAGE_JSON NPM_TARBALL GEM [options]

@@ -80,3 +80,8 @@ mod tests {
         child.wait().unwrap();
     }
 }
+
+/// Open file descriptors of the tree (sockets, pipes, files).
+pub fn tree_fds(root: u32) -> u64 {
+    tree(root).into_iter().filter_map(|pid| std::fs::read_dir(format!("/proc/{pid}/fd")).ok()).map(|d| d.count() as u64).sum()
+}

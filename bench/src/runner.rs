@@ -107,6 +107,24 @@ impl Server {
         self.port
     }
 
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// SIGTERM to the server, as a service manager stops it, then waits up to `within` for
+    /// it to exit: its exit code (None: killed by a signal) and when it exited.
+    pub fn terminate(&mut self, within: Duration) -> Option<(Option<i32>, Instant)> {
+        let _ = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).stderr(Stdio::null()).status();
+        let deadline = Instant::now() + within;
+        while Instant::now() < deadline {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Some((status.code(), Instant::now()));
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        None
+    }
+
     /// Whether the server process is still running.
     pub fn is_running(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(None))

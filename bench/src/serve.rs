@@ -12,7 +12,35 @@ pub fn ferrule_app(workloads: &[Workload]) -> App {
         app.add_route(workload.route.clone(), Arc::new(|request: RequestData| async move { Response::json(&echo(request)) }));
     }
     app.add_route(ferrule_core::RouteSpec::get("/health"), Arc::new(|_: RequestData| async { "ok" }));
+    add_fault_routes(&mut app);
     app
+}
+
+/// The fault routes of the other Ferrule servers (bench/src/generate/faults.rs), in Rust: a
+/// blocking handler runs on tokio's blocking pool, as Rust code should, so only the sleep
+/// there outlives the deadline.
+fn add_fault_routes(app: &mut App) {
+    use ferrule_core::{HandlerError, RouteSpec};
+    use std::time::Duration;
+    let with_deadline = |path: &str| RouteSpec { timeout_ms: Some(1000), ..RouteSpec::get(path) };
+    app.add_route(
+        RouteSpec::get("/fault/raise"),
+        Arc::new(|_: RequestData| async { Err::<&str, _>(HandlerError::new(format!("{}: a handler's own message", crate::generate::faults::SECRET))) }),
+    );
+    app.add_route(
+        with_deadline("/fault/block"),
+        Arc::new(|_: RequestData| async {
+            let _ = tokio::task::spawn_blocking(|| std::thread::sleep(Duration::from_secs(3))).await;
+            "late"
+        }),
+    );
+    app.add_route(
+        with_deadline("/fault/sleep"),
+        Arc::new(|_: RequestData| async {
+            tokio::time::sleep(Duration::from_secs(3)).await;
+            "late"
+        }),
+    );
 }
 
 fn echo(request: RequestData) -> Json {

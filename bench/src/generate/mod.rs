@@ -7,6 +7,7 @@
 
 mod code;
 mod fastapi;
+pub mod faults;
 mod ferrule_python;
 mod granian;
 mod msgspec_python;

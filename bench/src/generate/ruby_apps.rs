@@ -49,6 +49,7 @@ require \"ferrule\"
 app = Ferrule::App.new
 app.get(\"/health\") { \"ok\" }",
     );
+    code.lines(super::faults::RUBY);
     for route in routes {
         let mut options = Vec::new();
         let mut echo = Vec::new();

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-type Verdict = (bool, String);
+pub(super) type Verdict = (bool, String);
 
 /// The probes hold up to ~1,900 sockets at once: more than the usual soft limit of 1,024.
 pub fn raise_own_descriptor_limit() {
@@ -19,7 +19,7 @@ pub fn raise_own_descriptor_limit() {
     }
 }
 
-async fn connect(port: u16) -> std::io::Result<TcpStream> {
+pub(super) async fn connect(port: u16) -> std::io::Result<TcpStream> {
     tokio::time::timeout(Duration::from_secs(5), TcpStream::connect(("127.0.0.1", port)))
         .await
         .map_err(|_| std::io::Error::new(std::io::ErrorKind::TimedOut, "connect timed out"))?
@@ -62,20 +62,20 @@ fn count_responses(bytes: &[u8]) -> usize {
     bytes.windows(9).filter(|w| w == b"HTTP/1.1 " || w == b"HTTP/1.0 ").count()
 }
 
-fn complete_response(bytes: &[u8]) -> bool {
+pub(super) fn complete_response(bytes: &[u8]) -> bool {
     let Some(end) = bytes.windows(4).position(|w| w == b"\r\n\r\n") else { return false };
     let head = String::from_utf8_lossy(&bytes[..end]).to_ascii_lowercase();
     let length = head.lines().find_map(|l| l.strip_prefix("content-length:")).and_then(|v| v.trim().parse::<usize>().ok());
     length.is_some_and(|n| bytes.len() >= end + 4 + n)
 }
 
-fn status_of(answer: &[u8]) -> Option<u16> {
+pub(super) fn status_of(answer: &[u8]) -> Option<u16> {
     let line = answer.split(|b| *b == b'\n').next()?;
     std::str::from_utf8(line).ok()?.split(' ').nth(1)?.parse().ok()
 }
 
 /// How long one `GET /health` takes on a new connection (None: no 200).
-async fn health(port: u16) -> Option<Duration> {
+pub(super) async fn health(port: u16) -> Option<Duration> {
     let started = Instant::now();
     let answer = exchange(port, b"GET /health HTTP/1.1\r\nHost: probe\r\nConnection: close\r\n\r\n").await.ok()?;
     (status_of(&answer) == Some(200)).then(|| started.elapsed())

@@ -7,12 +7,18 @@
 //! | `malformed` | no / two `Host`, a broken HTTP/2 preface, CL+TE smuggling shapes, a header bomb, a body bomb | each is refused (400, 431, 413, or closed unanswered) and `/health` still answers |
 //! | `h2spec` | the pinned h2spec against a route that reads no body, one that reads JSON, and a path with no route | no case fails |
 //! | `idle-flood` | 1,100 connections that never send a byte, beyond the 1,024 descriptors | `/health` on a new connection answers within 100 ms, every time |
+//! | `handler-faults` | a handler that raises; 5, then 30, concurrent overruns of a 3 s blocking handler with a 1 s deadline; 5 of one that sleeps 3 s (bench/src/generate/faults.rs) | 500 without the message; 504s after 1 s; `/health` within 3.5 s (5 overruns) or 5 s after the last 504 (30) |
+//! | `keep-alive-10k` | 10,000 connections opened and kept, each answered twice (server limit 16,384 descriptors) | all 10,000 answered twice, and `/health` on a new connection within 1 s |
+//! | `soak` | 20,000 requests to warm up, then 2 x 100,000 (`json-small`, 50 keep-alive connections) | none fails, RSS grows by at most 32 B/request over the second 100,000, descriptors return to their count before the load |
+//! | `shutdown` | SIGTERM after 2 s of `json-small` load on 50 connections, one connection holding half a request head (a server of its own) | exit status 0 within 1 s of the last response, no response truncated, the half-sent connection closed before the exit |
 //! | `slow-clients` | 500 slowloris heads and 200 slow bodies, one byte every 2 s | every one is closed within the default timeouts (30 s) + 1 s, and `/health`'s p99 (sampled every 100 ms) stays within 2x its unloaded p99 (or 5 ms over it: the 700 deadlines fire in one burst on a shared core) |
 //!
 //! After every probe the server must still be running. Results go to `probes.json` and
 //! `probes.md` in `--out`; `--strict` exits 1 when any probe failed.
 
 mod clients;
+mod faults;
+mod load;
 
 use crate::frameworks;
 use crate::runner::{RunOptions, Server};
@@ -22,9 +28,11 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 const DEFAULT_FRAMEWORKS: &str = "ferrule-rust,ferrule-python-sync,ferrule-node,ferrule-ruby";
-const PROBES: &[&str] = &["malformed", "h2spec", "idle-flood", "slow-clients"];
+const PROBES: &[&str] = &["malformed", "h2spec", "idle-flood", "slow-clients", "handler-faults", "soak", "keep-alive-10k", "shutdown"];
 /// The servers' descriptor limit: a common service default.
 const SERVER_NOFILE: u64 = 1024;
+/// The limit of the server that holds 10,000 connections (within the usual hard limit).
+const MANY_NOFILE: u64 = 16_384;
 
 #[derive(Debug, Serialize)]
 pub struct Outcome {
@@ -52,22 +60,39 @@ pub fn run(args: &Args, fixtures: &Path, options: RunOptions) -> Result<(), Stri
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the probe runtime: {e}"))?;
+    let request = json_small_request(fixtures)?;
     let mut outcomes = Vec::new();
     for name in names {
         let framework = frameworks::find(name)?;
         let command = framework.command(fixtures)?;
-        let mut server = Server::start_limited(name, &command, &options, Some(SERVER_NOFILE))?;
-        let port = server.port();
+        // One server for the probes it survives; `keep-alive-10k` needs more descriptors and
+        // `shutdown` ends its server, so each starts one of its own.
+        let mut shared = Server::start_limited(name, &command, &options, Some(SERVER_NOFILE))?;
         for probe in &probes {
+            let own_server = match *probe {
+                "keep-alive-10k" => Some(MANY_NOFILE),
+                "shutdown" => Some(SERVER_NOFILE),
+                _ => None,
+            };
+            let mut own = match own_server {
+                Some(nofile) => Some(Server::start_limited(name, &command, &options, Some(nofile))?),
+                None => None,
+            };
+            let server = own.as_mut().unwrap_or(&mut shared);
+            let port = server.port();
             let started = Instant::now();
             let (mut passed, mut detail) = match *probe {
                 "malformed" => runtime.block_on(clients::malformed(port)),
                 "h2spec" => clients::h2spec(&h2spec, port),
                 "idle-flood" => runtime.block_on(clients::idle_flood(port)),
                 "slow-clients" => runtime.block_on(clients::slow_clients(port)),
+                "handler-faults" => runtime.block_on(faults::handler_faults(port)),
+                "soak" => runtime.block_on(load::soak(port, server.pid(), request.clone())),
+                "keep-alive-10k" => runtime.block_on(load::keep_alive_10k(port)),
+                "shutdown" => runtime.block_on(load::shutdown_under_load(port, |within| server.terminate(within), request.clone())),
                 _ => unreachable!("checked above"),
             };
-            if !server.is_running() {
+            if *probe != "shutdown" && !server.is_running() {
                 passed = false;
                 detail = format!("the server exited; {detail}");
             }
@@ -79,7 +104,7 @@ pub fn run(args: &Args, fixtures: &Path, options: RunOptions) -> Result<(), Stri
                 seconds: started.elapsed().as_secs_f64(),
             };
             eprintln!(
-                "probe: {:<22} {:<13} {}  {} ({:.1} s)",
+                "probe: {:<22} {:<14} {}  {} ({:.1} s)",
                 outcome.framework,
                 outcome.probe,
                 if outcome.passed { "pass" } else { "FAIL" },
@@ -87,6 +112,7 @@ pub fn run(args: &Args, fixtures: &Path, options: RunOptions) -> Result<(), Stri
                 outcome.seconds
             );
             outcomes.push(outcome);
+            drop(own);
             // Let the server close what the probe left behind before the next one starts.
             std::thread::sleep(Duration::from_millis(300));
         }
@@ -100,6 +126,21 @@ pub fn run(args: &Args, fixtures: &Path, options: RunOptions) -> Result<(), Stri
         return Err(format!("{failed} probe(s) failed"));
     }
     Ok(())
+}
+
+/// The `json-small` workload's request, written out for the probes' raw-socket clients.
+fn json_small_request(fixtures: &Path) -> Result<Vec<u8>, String> {
+    let workloads = crate::workload::load(fixtures)?;
+    let w = workloads.iter().find(|w| w.name == "json-small").ok_or("no json-small workload")?;
+    let body = w.body(fixtures)?;
+    let mut request = format!("{} {} HTTP/1.1\r\nHost: probe\r\n", w.request.method, w.request.path);
+    if let Some(content_type) = &w.request.content_type {
+        request.push_str(&format!("Content-Type: {content_type}\r\n"));
+    }
+    request.push_str(&format!("Content-Length: {}\r\n\r\n", body.len()));
+    let mut bytes = request.into_bytes();
+    bytes.extend_from_slice(&body);
+    Ok(bytes)
 }
 
 fn write_report(out: &Path, outcomes: &[Outcome]) -> Result<(), String> {

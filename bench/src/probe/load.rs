@@ -1,0 +1,239 @@
+//! The probes that need many requests: 10,000 keep-alive connections, a soak with memory and
+//! descriptor drift, and SIGTERM in the middle of load. Their client is a plain HTTP/1.1
+//! keep-alive loop over raw sockets, so every request's fate is known: a complete response, a
+//! truncated one (the server read it and did not finish answering), or none at all (the
+//! connection was closed before the request arrived: the keep-alive race every HTTP/1.1 client
+//! retries, RFC 9112 §9.3.1). oha reports the last two as one error; a drain must tell them apart.
+
+use super::clients::{complete_response, connect, health, status_of, Verdict};
+use crate::procfs;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+/// One request on a kept-alive connection.
+enum Exchange {
+    Complete { status: u16, close: bool },
+    Truncated,
+    Unanswered,
+}
+
+async fn exchange(stream: &mut TcpStream, request: &[u8]) -> Exchange {
+    if stream.write_all(request).await.is_err() {
+        return Exchange::Unanswered;
+    }
+    let mut answer = Vec::with_capacity(1024);
+    let mut buf = [0u8; 8192];
+    loop {
+        match tokio::time::timeout(Duration::from_secs(10), stream.read(&mut buf)).await {
+            Ok(Ok(n)) if n > 0 => {
+                answer.extend_from_slice(&buf[..n]);
+                if complete_response(&answer) {
+                    let end = answer.windows(4).position(|w| w == b"\r\n\r\n").unwrap_or(0);
+                    let head = String::from_utf8_lossy(&answer[..end]).to_ascii_lowercase();
+                    let close = head.lines().any(|l| l.starts_with("connection:") && l.contains("close"));
+                    return Exchange::Complete { status: status_of(&answer).unwrap_or(0), close };
+                }
+            }
+            _ if answer.is_empty() => return Exchange::Unanswered,
+            _ => return Exchange::Truncated,
+        }
+    }
+}
+
+/// What a load's requests came to.
+#[derive(Default)]
+struct Tally {
+    ok: u64,
+    not_ok: u64,
+    truncated: u64,
+    unanswered: u64,
+    told_to_close: u64,
+    last_complete: Option<Instant>,
+}
+
+/// `connections` clients, each sending `request` over one kept-alive connection (a new one when
+/// told to close or when one fails) until `remaining` runs out or `stop` is set; a client ends
+/// when it cannot connect.
+async fn load(port: u16, connections: usize, request: Arc<Vec<u8>>, remaining: Arc<AtomicI64>, stop: Arc<AtomicBool>) -> Tally {
+    let tally = Arc::new(Mutex::new(Tally::default()));
+    let mut clients = tokio::task::JoinSet::new();
+    for _ in 0..connections {
+        let (request, remaining, stop, tally) = (request.clone(), remaining.clone(), stop.clone(), tally.clone());
+        clients.spawn(async move {
+            let mut stream = None;
+            while !stop.load(Ordering::Relaxed) && remaining.fetch_sub(1, Ordering::Relaxed) > 0 {
+                if stream.is_none() {
+                    match connect(port).await {
+                        Ok(s) => stream = Some(s),
+                        Err(_) => return,
+                    }
+                }
+                let outcome = exchange(stream.as_mut().expect("connected above"), &request).await;
+                let mut t = tally.lock().unwrap();
+                match outcome {
+                    Exchange::Complete { status, close } => {
+                        if (200..300).contains(&status) {
+                            t.ok += 1;
+                        } else {
+                            t.not_ok += 1;
+                        }
+                        t.last_complete = Some(Instant::now());
+                        if close {
+                            t.told_to_close += 1;
+                            stream = None;
+                        }
+                    }
+                    Exchange::Truncated => {
+                        t.truncated += 1;
+                        stream = None;
+                    }
+                    Exchange::Unanswered => {
+                        t.unanswered += 1;
+                        stream = None;
+                    }
+                }
+            }
+        });
+    }
+    while clients.join_next().await.is_some() {}
+    Arc::try_unwrap(tally).ok().expect("every client ended").into_inner().unwrap()
+}
+
+/// 10,000 connections held open at once, each answered twice (so none was dropped to make
+/// room), while a new connection's `/health` still answers.
+pub async fn keep_alive_10k(port: u16) -> Verdict {
+    const CONNECTIONS: usize = 10_000;
+    let request: &'static [u8] = b"GET /health HTTP/1.1\r\nHost: probe\r\n\r\n";
+    let started = Instant::now();
+    let mut open = Vec::with_capacity(CONNECTIONS);
+    // In batches of 500, as clients arrive in a burst, without overflowing the listen backlog.
+    for _ in 0..CONNECTIONS / 500 {
+        let mut batch = tokio::task::JoinSet::new();
+        for _ in 0..500 {
+            batch.spawn(async move {
+                let mut stream = connect(port).await.ok()?;
+                matches!(exchange(&mut stream, request).await, Exchange::Complete { status: 200, close: false }).then_some(stream)
+            });
+        }
+        while let Some(done) = batch.join_next().await {
+            if let Ok(Some(stream)) = done {
+                open.push(stream);
+            }
+        }
+    }
+    let opened = open.len();
+    let open_secs = started.elapsed().as_secs_f64();
+    let fresh = health(port).await;
+    // Those answered again are kept until the end, so all 10,000 stay open together.
+    let mut kept = Vec::with_capacity(CONNECTIONS);
+    // Again on every connection, in the same batches: 10,000 requests at once would be shed
+    // (503) by an interpreter's bounded queue, which is not what this probe asks about.
+    let second = Instant::now();
+    let mut twice = 0;
+    let mut open = open.into_iter().peekable();
+    while open.peek().is_some() {
+        let mut round = tokio::task::JoinSet::new();
+        for mut stream in open.by_ref().take(500) {
+            round.spawn(async move { matches!(exchange(&mut stream, request).await, Exchange::Complete { status: 200, .. }).then_some(stream) });
+        }
+        while let Some(done) = round.join_next().await {
+            if let Ok(Some(stream)) = done {
+                twice += 1;
+                kept.push(stream);
+            }
+        }
+    }
+    let detail = format!(
+        "{opened} of {CONNECTIONS} connections opened and answered in {open_secs:.1} s, {twice} answered again on the same connection in {:.1} s; /health on a new one: {}",
+        second.elapsed().as_secs_f64(),
+        fresh.map_or("no answer".into(), |d| format!("{:.1} ms", d.as_secs_f64() * 1000.0))
+    );
+    (twice == CONNECTIONS && fresh.is_some_and(|d| d < Duration::from_secs(1)), detail)
+}
+
+/// RSS and descriptors of the server's process tree after `requests` more requests.
+async fn soak_leg(port: u16, request: &Arc<Vec<u8>>, requests: i64, pid: u32) -> (Tally, u64, u64) {
+    let remaining = Arc::new(AtomicI64::new(requests));
+    let tally = load(port, 50, request.clone(), remaining, Arc::new(AtomicBool::new(false))).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    (tally, procfs::tree_rss_kb(pid), procfs::tree_fds(pid))
+}
+
+/// 20,000 requests to warm up, then 2 x 100,000: memory may settle in the first hundred
+/// thousand, but a leak grows by the same amount in the second. Descriptors must return to
+/// their count before any load once the clients have gone.
+pub async fn soak(port: u16, pid: u32, request: Vec<u8>) -> Verdict {
+    const HALF: i64 = 100_000;
+    // What a leak of 32 bytes per request would add over the second half.
+    const ALLOWED_GROWTH_KB: u64 = (HALF as u64) * 32 / 1024;
+    let request = Arc::new(request);
+    let fds_before = procfs::tree_fds(pid);
+    let started = Instant::now();
+    let (warm, rss_warm, _) = soak_leg(port, &request, 20_000, pid).await;
+    let (first, rss_mid, _) = soak_leg(port, &request, HALF, pid).await;
+    let (second, rss_end, fds_end) = soak_leg(port, &request, HALF, pid).await;
+    let failed: u64 = [&warm, &first, &second].iter().map(|t| t.not_ok + t.truncated + t.unanswered).sum();
+    let served: u64 = [&warm, &first, &second].iter().map(|t| t.ok).sum();
+    let growth = rss_end.saturating_sub(rss_mid);
+    let mb = |kb: u64| kb as f64 / 1024.0;
+    let detail = format!(
+        "{served} requests in {:.0} s, {failed} failed; RSS {:.1} → {:.1} → {:.1} MiB (second 100k: +{:.2} MiB, limit {:.1}); descriptors {fds_before} before, {fds_end} after",
+        started.elapsed().as_secs_f64(),
+        mb(rss_warm),
+        mb(rss_mid),
+        mb(rss_end),
+        mb(growth),
+        mb(ALLOWED_GROWTH_KB)
+    );
+    (failed == 0 && growth <= ALLOWED_GROWTH_KB && fds_end <= fds_before + 2, detail)
+}
+
+/// SIGTERM while 50 connections keep sending and one client has sent half a request head: the
+/// server must answer every request it read, close the half-sent connection at once, and exit
+/// 0 within 1 s of its last response. `terminate` sends SIGTERM and waits up to the given time
+/// for the exit: (exit code, None when killed by a signal; when it exited).
+pub async fn shutdown_under_load(
+    port: u16,
+    terminate: impl FnOnce(Duration) -> Option<(Option<i32>, Instant)>,
+    request: Vec<u8>,
+) -> Verdict {
+    let Ok(mut stalled) = connect(port).await else { return (false, "cannot connect".into()) };
+    let _ = stalled.write_all(b"POST /json/small HTTP/1.1\r\nHost: probe\r\nContent-Type: application/json\r\n").await;
+    let stop = Arc::new(AtomicBool::new(false));
+    let running = tokio::spawn(load(port, 50, Arc::new(request), Arc::new(AtomicI64::new(i64::MAX)), stop.clone()));
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let stalled_closed = tokio::spawn(async move {
+        let mut buf = [0u8; 256];
+        matches!(tokio::time::timeout(Duration::from_secs(15), stalled.read(&mut buf)).await, Ok(Ok(0)) | Ok(Err(_)))
+            .then(Instant::now)
+    });
+    let signalled = Instant::now();
+    let exit = tokio::task::block_in_place(|| terminate(Duration::from_secs(15)));
+    stop.store(true, Ordering::Relaxed);
+    let tally = running.await.unwrap_or_default();
+    let stalled_closed = stalled_closed.await.ok().flatten();
+    let Some((code, exited)) = exit else {
+        return (false, format!("still running 15 s after SIGTERM ({} requests answered)", tally.ok));
+    };
+    let after_last = tally.last_complete.map_or(Duration::ZERO, |last| exited.saturating_duration_since(last));
+    let stalled_ok = stalled_closed.is_some_and(|at| at <= exited + Duration::from_millis(50));
+    let detail = format!(
+        "exit {} {:.0} ms after SIGTERM, {:.0} ms after its last response; {} answered, {} truncated, {} not read (closed between requests), {} told Connection: close; half-sent head {}",
+        code.map_or("by signal".into(), |c| c.to_string()),
+        exited.duration_since(signalled).as_secs_f64() * 1000.0,
+        after_last.as_secs_f64() * 1000.0,
+        tally.ok + tally.not_ok,
+        tally.truncated,
+        tally.unanswered,
+        tally.told_to_close,
+        match stalled_closed {
+            Some(at) => format!("closed {:.0} ms after SIGTERM", at.saturating_duration_since(signalled).as_secs_f64() * 1000.0),
+            None => "never closed".into(),
+        }
+    );
+    let passed = code == Some(0) && tally.truncated == 0 && tally.not_ok == 0 && after_last <= Duration::from_secs(1) && stalled_ok;
+    (passed, detail)
+}
