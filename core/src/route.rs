@@ -62,7 +62,8 @@ impl CompiledRoute {
             cookies: ParamSet::compile("cookie", &spec.cookies).map_err(in_route)?,
             body: spec.body.as_ref().map(|b| BodyReader::compile(b, limit, InputLimits::from_config(config))).transpose().map_err(in_route)?,
             body_limit: limit,
-            timeout: spec.timeout_ms.or(config.timeout_ms).map(Duration::from_millis),
+            // A route's own 0 switches the app's deadline off for it, as 0 does for every timeout.
+            timeout: spec.timeout_ms.or(config.timeout_ms).filter(|ms| *ms > 0).map(Duration::from_millis),
             handler,
             label,
         })
