@@ -49,6 +49,12 @@ export interface Context<Path extends string = string, Body = any, Query = Recor
   /** JSON as parsed (schema defaults filled in), form fields (files as UploadedFile), Buffer, string, or undefined. */
   body: Body;
   requestId: string | null;
+  /**
+   * Aborts at the request's deadline (`timeout`), when the client gets 504: pass it to fetch,
+   * timers or streams so the work stops too. Never aborts on a route without a deadline.
+   * A synchronous handler holds the thread and cannot be interrupted.
+   */
+  readonly signal: AbortSignal;
 }
 
 /** Anything JSON-serialisable (Dates and objects with toJSON included). */

@@ -241,17 +241,7 @@ class App {
         const started = batch.length > 10 ? performance.now() : 0;
         for (let i = 0; i < batch.length; i += 10) {
           if (i > 0 && performance.now() - started > 5 && !native.wanted(batch[i])) continue;
-          const ctx = {
-            method: batch[i + 2],
-            path: batch[i + 3],
-            params: batch[i + 4],
-            query: batch[i + 5],
-            headers: batch[i + 6],
-            cookies: batch[i + 7],
-            body: batch[i + 8],
-            requestId: batch[i + 9],
-          };
-          run(batch[i], batch[i + 1], ctx);
+          run(batch[i], batch[i + 1], new Context(native, batch, i));
         }
         native.flush();
       } catch (error) {
@@ -273,6 +263,40 @@ class App {
     if (!this._closed) return;
     this._native.close();
     await this._closed;
+  }
+}
+
+const ID = Symbol('ferrule.id');
+const NATIVE = Symbol('ferrule.native');
+const SIGNAL = Symbol('ferrule.signal');
+
+/**
+ * What a handler receives (`Context` in index.d.ts). `signal` aborts at the request's deadline,
+ * when the core answers 504: an async handler hands it to fetch, timers or streams and stops
+ * its work. Made on first read only (one native call and a timer), so handlers that never
+ * read it pay nothing; without a deadline it never aborts.
+ */
+class Context {
+  constructor(native, batch, i) {
+    this.method = batch[i + 2];
+    this.path = batch[i + 3];
+    this.params = batch[i + 4];
+    this.query = batch[i + 5];
+    this.headers = batch[i + 6];
+    this.cookies = batch[i + 7];
+    this.body = batch[i + 8];
+    this.requestId = batch[i + 9];
+    this[ID] = batch[i];
+    this[NATIVE] = native;
+    this[SIGNAL] = undefined;
+  }
+
+  get signal() {
+    if (this[SIGNAL] === undefined) {
+      const ms = this[NATIVE].remainingMs(this[ID]);
+      this[SIGNAL] = ms === null ? new AbortController().signal : AbortSignal.timeout(Math.ceil(ms));
+    }
+    return this[SIGNAL];
   }
 }
 

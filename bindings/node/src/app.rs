@@ -45,9 +45,17 @@ impl Handler for JsHandler {
 struct Running {
     shared: Arc<Shared>,
     stop: Option<oneshot::Sender<()>>,
-    /// Requests handed to JavaScript and not answered yet: (reply, the route's status).
-    pending: Vec<Option<(Reply, u16)>>,
+    /// Requests handed to JavaScript and not answered yet.
+    pending: Vec<Option<Pending>>,
     free: Vec<u32>,
+}
+
+struct Pending {
+    reply: Reply,
+    /// The route's status for a plain return value.
+    status: u16,
+    /// When the core gives up on it (504): what `ctx.signal` aborts at.
+    deadline: Option<std::time::Instant>,
 }
 
 struct Route {
@@ -200,13 +208,14 @@ impl NativeApp {
                 }
             };
             let status = routes.get(route as usize).map(|r| r.status).unwrap_or(200);
+            let pending = Pending { reply, status, deadline: request.deadline };
             let id = match running.free.pop() {
                 Some(id) => {
-                    running.pending[id as usize] = Some((reply, status));
+                    running.pending[id as usize] = Some(pending);
                     id
                 }
                 None => {
-                    running.pending.push(Some((reply, status)));
+                    running.pending.push(Some(pending));
                     running.pending.len() as u32 - 1
                 }
             };
@@ -232,7 +241,7 @@ impl NativeApp {
         let mut guard = lock(&self.running);
         let Some(running) = guard.as_mut() else { return false };
         match running.pending.get(id as usize) {
-            Some(Some((reply, _))) if is_abandoned(reply) => {
+            Some(Some(pending)) if is_abandoned(&pending.reply) => {
                 running.pending[id as usize] = None;
                 running.free.push(id);
                 false
@@ -240,6 +249,16 @@ impl NativeApp {
             Some(Some(_)) => true,
             _ => false,
         }
+    }
+
+    /// Milliseconds until request `id`'s deadline (0 once it has passed); null when the route
+    /// has no deadline or the request is answered. Asked once per request, and only when a
+    /// handler reads `ctx.signal`.
+    #[napi]
+    pub fn remaining_ms(&self, id: u32) -> Option<f64> {
+        let guard = lock(&self.running);
+        let deadline = guard.as_ref()?.pending.get(id as usize)?.as_ref()?.deadline?;
+        Some(deadline.saturating_duration_since(std::time::Instant::now()).as_secs_f64() * 1000.0)
     }
 
     /// Answers request `id` with a handler's plain return value: a string (text/plain), a
@@ -340,7 +359,7 @@ impl NativeApp {
         let running = guard.as_mut()?;
         let slot = running.pending.get_mut(id as usize)?.take()?;
         running.free.push(id);
-        Some(slot)
+        Some((slot.reply, slot.status))
     }
 
     fn push(&self, reply: Reply, outcome: Outcome) {

@@ -47,3 +47,27 @@ test('an unknown option is refused with the valid ones named', () => {
   assert.throws(() => new App({ keepAliveTimeot: 5 }), /unknown App option keepAliveTimeot/);
   assert.doesNotThrow(() => new App({ keepAliveTimeout: 5000, headerReadTimeout: 1000, maxConnections: 100 }));
 });
+
+test('ctx.signal aborts an async handler at its deadline, and never without one', async () => {
+  const app = new App({ timeout: 300 });
+  let abortedAfter = null;
+  app.get('/slow', (ctx) => new Promise((resolve, reject) => {
+    const started = Date.now();
+    const work = setTimeout(() => resolve('late'), 5000);
+    ctx.signal.addEventListener('abort', () => {
+      abortedAfter = Date.now() - started;
+      clearTimeout(work);
+      reject(ctx.signal.reason);
+    });
+  }));
+  app.get('/open', { timeout: 0 }, (ctx) => ({ aborted: ctx.signal.aborted }));
+  await serving(app, async (port) => {
+    assert.strictEqual((await request(port, 'GET', '/slow')).status, 504);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.ok(abortedAfter !== null, 'the signal never aborted: the timer would have run 5 s');
+    assert.ok(abortedAfter >= 250 && abortedAfter < 1000, `aborted after ${abortedAfter} ms, the deadline is 300 ms`);
+    const open = await request(port, 'GET', '/open');
+    assert.strictEqual(open.status, 200);
+    assert.deepStrictEqual(JSON.parse(open.body), { aborted: false });
+  });
+});
