@@ -45,10 +45,18 @@ async def run_handler(call: "_ferrule.PendingCall") -> None:
         call.finish(result)
 
 
+_AFTER_THE_CORE = 0.005
+
+
 def cancel_at_deadline(loop: asyncio.AbstractEventLoop, task: "asyncio.Task[None]", seconds: float) -> None:
     """Cancels an ``async def`` handler's task once its request is past the route's
-    ``timeout_ms`` (the client already has its 504); the timer goes when the task ends first."""
-    timer = loop.call_later(seconds, task.cancel)
+    ``timeout_ms`` (the client already has its 504); the timer goes when the task ends first.
+
+    The event loop's timers may fire a little early (uvloop counts in whole milliseconds of a
+    cached clock): cancelled before the core's own deadline, the task would drop its request
+    and the client would get a 500 instead of the 504. A few milliseconds after it, the core
+    has answered."""
+    timer = loop.call_later(seconds + _AFTER_THE_CORE, task.cancel)
     task.add_done_callback(lambda _: timer.cancel())
 
 

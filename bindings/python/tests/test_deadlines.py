@@ -101,3 +101,26 @@ def test_settings_are_checked_where_the_app_is_made() -> None:
         App(max_connections=0)
     with pytest.raises(TypeError):
         App(keep_alive_timeout=5)  # type: ignore[call-arg]  # the name is keep_alive_timeout_ms
+
+
+def test_a_task_is_cancelled_only_after_the_cores_deadline() -> None:
+    # Cancelled first (uvloop's timers may fire a millisecond early), the task dropped its
+    # request and the client got a 500 instead of the core's 504.
+    from ferrule.server import cancel_at_deadline
+
+    asked: list = []
+
+    class Loop:
+        def call_later(self, delay: float, callback: object) -> object:
+            asked.append(delay)
+            return type("Timer", (), {"cancel": lambda self: None})()
+
+    class Task:
+        def cancel(self) -> None:
+            pass
+
+        def add_done_callback(self, callback: object) -> None:
+            pass
+
+    cancel_at_deadline(Loop(), Task(), 0.5)  # type: ignore[arg-type]
+    assert asked and asked[0] > 0.5
