@@ -123,6 +123,8 @@ export interface AppOptions {
   minBodyRate?: number;
   /** Milliseconds a keep-alive connection may wait for its next request (default 75000). */
   keepAliveTimeout?: number;
+  /** Milliseconds a response may wait for the client to read before the connection is closed (default 60000; 0: off). */
+  sendTimeout?: number;
   /** Most connections at once, also capped by the descriptor limit (default 16384). */
   maxConnections?: number;
   /** Requests waiting for JavaScript beyond which the core answers 503 (default 1024). */

@@ -104,6 +104,7 @@ function appConfig(options) {
     bodyReadTimeout: 'body_read_timeout_ms',
     minBodyRate: 'min_body_rate',
     keepAliveTimeout: 'keep_alive_timeout_ms',
+    sendTimeout: 'send_timeout_ms',
     maxConnections: 'max_connections',
     maxQueuedRequests: 'max_queued_requests',
     http2MaxConcurrentStreams: 'http2_max_concurrent_streams',
@@ -127,7 +128,7 @@ class App {
    * allow_headers, expose_headers, allow_credentials, max_age_secs}), compression ({min_size,
    * gzip, br, zstd}), requestId (default true), timeout (ms → 504), maxHeaderBytes (→ 431),
    * shutdownTimeout (ms, default 10 s). Connection limits (defaults in the README's table):
-   * headerReadTimeout, bodyReadTimeout, minBodyRate (bytes/s), keepAliveTimeout (ms),
+   * headerReadTimeout, bodyReadTimeout, minBodyRate (bytes/s), keepAliveTimeout (ms), sendTimeout (ms),
    * maxConnections, maxQueuedRequests (→ 503), http2MaxConcurrentStreams,
    * http2KeepAliveInterval (ms); input limits: maxJsonDepth, maxMultipartParts,
    * maxPartHeaderBytes, maxFilenameBytes.

@@ -195,6 +195,10 @@ pub struct AppConfig {
     pub min_body_rate: u64,
     /// How long a keep-alive connection may wait for its next request. 0 switches it off.
     pub keep_alive_timeout_ms: u64,
+    /// How long a response may wait for the client to read (no byte of it accepted by the
+    /// socket). Past it the connection is closed: a client that stops reading cannot hold
+    /// a connection and its response forever. 0 switches it off.
+    pub send_timeout_ms: u64,
     /// Most connections held at once; also capped by the process's file-descriptor limit less
     /// a reserve. At the cap, idle connections are closed first to make room.
     pub max_connections: usize,
@@ -229,6 +233,7 @@ impl Default for AppConfig {
             body_read_timeout_ms: 30_000,
             min_body_rate: 240,
             keep_alive_timeout_ms: 75_000,
+            send_timeout_ms: 60_000,
             max_connections: 16_384,
             max_queued_requests: 1024,
             http2_max_concurrent_streams: 200,

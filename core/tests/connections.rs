@@ -7,9 +7,13 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
+/// A response far larger than what loopback socket buffers hold.
+const BIG: usize = 32 * 1024 * 1024;
+
 fn config() -> AppConfig {
     AppConfig {
         header_read_timeout_ms: 300,
+        send_timeout_ms: 300,
         body_read_timeout_ms: 300,
         min_body_rate: 1000,
         keep_alive_timeout_ms: 400,
@@ -27,6 +31,7 @@ fn app(config: AppConfig) -> App {
                 _ => "no body".to_owned(),
             }
         })
+        .route(RouteSpec::get("/big"), |_: RequestData| async { "x".repeat(BIG) })
         .route(RouteSpec::get("/slow"), |_: RequestData| async {
             tokio::time::sleep(Duration::from_millis(300)).await;
             "slept"
@@ -205,6 +210,24 @@ fn a_broken_http2_preface_or_request_line_is_closed_unanswered() {
         stream.write_all(garbage).unwrap();
         assert_eq!(read_to_close(&mut stream), "", "{}", String::from_utf8_lossy(garbage));
     }
+}
+
+#[test]
+fn a_client_that_stops_reading_has_its_connection_closed_after_the_send_timeout() {
+    let running = serve(config());
+    // A small receive window, so the server's writes soon have to wait for this client.
+    let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    socket.set_recv_buffer_size(64 * 1024).unwrap();
+    socket.connect(&running.server.local_addr().into()).unwrap();
+    let mut stream = TcpStream::from(socket);
+    stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    stream.write_all(b"GET /big HTTP/1.1\r\nHost: a\r\n\r\n").unwrap();
+    std::thread::sleep(Duration::from_millis(1000));
+    let mut received = Vec::new();
+    let _ = stream.read_to_end(&mut received);
+    // Before: the server waited as long as the client did, then sent the whole response.
+    assert!(received.len() < BIG / 2, "{} bytes of a {BIG}-byte response arrived: the stalled write was waited for", received.len());
+    assert_eq!(get(running.server.local_addr(), "GET /health HTTP/1.1\r\nHost: a\r\n\r\n"), "HTTP/1.1 200 OK");
 }
 
 #[test]

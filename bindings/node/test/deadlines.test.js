@@ -45,7 +45,7 @@ test('beyond the queue limit a request gets 503 at once', async () => {
 
 test('an unknown option is refused with the valid ones named', () => {
   assert.throws(() => new App({ keepAliveTimeot: 5 }), /unknown App option keepAliveTimeot/);
-  assert.doesNotThrow(() => new App({ keepAliveTimeout: 5000, headerReadTimeout: 1000, maxConnections: 100 }));
+  assert.doesNotThrow(() => new App({ keepAliveTimeout: 5000, headerReadTimeout: 1000, sendTimeout: 1000, maxConnections: 100 }));
 });
 
 test('ctx.signal aborts an async handler at its deadline, and never without one', async () => {

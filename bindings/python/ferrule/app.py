@@ -63,7 +63,7 @@ class App:
     ``max_header_bytes`` (→ 431), ``shutdown_timeout_ms`` (drain deadline, default 10 s).
     Connection limits (defaults in the README's table): ``header_read_timeout_ms``,
     ``body_read_timeout_ms``, ``min_body_rate`` (bytes/s), ``keep_alive_timeout_ms``,
-    ``max_connections``, ``max_queued_requests`` (→ 503), ``http2_max_concurrent_streams``,
+    ``send_timeout_ms``, ``max_connections``, ``max_queued_requests`` (→ 503), ``http2_max_concurrent_streams``,
     ``http2_keep_alive_interval_ms``; input limits: ``max_json_depth``, ``max_multipart_parts``,
     ``max_part_header_bytes``, ``max_filename_bytes``.
     """
@@ -82,6 +82,7 @@ class App:
         body_read_timeout_ms: Optional[int] = None,
         min_body_rate: Optional[int] = None,
         keep_alive_timeout_ms: Optional[int] = None,
+        send_timeout_ms: Optional[int] = None,
         max_connections: Optional[int] = None,
         max_queued_requests: Optional[int] = None,
         http2_max_concurrent_streams: Optional[int] = None,
@@ -103,6 +104,7 @@ class App:
             "body_read_timeout_ms": body_read_timeout_ms,
             "min_body_rate": min_body_rate,
             "keep_alive_timeout_ms": keep_alive_timeout_ms,
+            "send_timeout_ms": send_timeout_ms,
             "max_connections": max_connections,
             "max_queued_requests": max_queued_requests,
             "http2_max_concurrent_streams": http2_max_concurrent_streams,

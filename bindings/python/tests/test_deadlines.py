@@ -101,6 +101,7 @@ def test_settings_are_checked_where_the_app_is_made() -> None:
         App(max_connections=0)
     with pytest.raises(TypeError):
         App(keep_alive_timeout=5)  # type: ignore[call-arg]  # the name is keep_alive_timeout_ms
+    App(keep_alive_timeout_ms=5000, send_timeout_ms=1000)
 
 
 def test_a_task_is_cancelled_only_after_the_cores_deadline() -> None:

@@ -128,6 +128,7 @@ class AppTest < Minitest::Test
     assert_raises(ArgumentError) { app.route("BREW", "/tea") { "x" } }
     assert_raises(ArgumentError) { app.get("/x", body: {}, form: {}) { "x" } }
     assert_raises(ArgumentError) { Ferrule::App.new(colour: "red") }
+    Ferrule::App.new(keep_alive_timeout_ms: 5000, send_timeout_ms: 1000)
     error = assert_raises(ArgumentError) { app.get("/y/{id:integer}") { "x" } }
     assert_match(/unknown type `integer`/, error.message)
   end

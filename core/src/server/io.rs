@@ -11,6 +11,9 @@
 //! not read again until bytes arrive, so the keep-alive timer is also armed after each write
 //! (see [`GuardedIo::wrote`]).
 //!
+//! The other direction has a deadline too: a write the socket cannot take (the client stopped
+//! reading and its window is full) may wait `send_timeout_ms`, then the connection is closed.
+//!
 //! Cost: one clock read per socket read and write, and a timer armed once per connection and
 //! moved only when a deadline becomes *earlier* — a later deadline leaves the timer where it
 //! is, and when it fires early the read re-arms it (so a busy keep-alive connection moves its
@@ -44,6 +47,10 @@ pub(crate) struct GuardedIo {
     seen_started: u64,
     timer: Option<Pin<Box<Sleep>>>,
     timer_deadline: Option<Instant>,
+    /// Armed while a write waits for the client to read; made at the first such wait only
+    /// (writes to a reading client complete at once and never touch it).
+    send_timer: Option<Pin<Box<Sleep>>>,
+    send_waiting: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,6 +91,8 @@ impl GuardedIo {
             seen_started: 0,
             timer: None,
             timer_deadline: None,
+            send_timer: None,
+            send_waiting: false,
         }
     }
 
@@ -263,23 +272,52 @@ impl GuardedIo {
     }
 }
 
+impl GuardedIo {
+    /// What a write's outcome means for the send deadline: progress ends a wait; a write that
+    /// must wait starts one (or keeps the one running) and fails once it has passed.
+    fn after_write(&mut self, cx: &mut Context<'_>, result: Poll<io::Result<usize>>) -> Poll<io::Result<usize>> {
+        match result {
+            Poll::Ready(Ok(n)) => {
+                if n > 0 {
+                    self.send_waiting = false;
+                    self.wrote(cx);
+                }
+                Poll::Ready(Ok(n))
+            }
+            Poll::Pending => {
+                let Some(limit) = self.limits.send else { return Poll::Pending };
+                if !self.send_waiting {
+                    self.send_waiting = true;
+                    let deadline = Instant::now() + limit;
+                    match &mut self.send_timer {
+                        Some(timer) => timer.as_mut().reset(deadline),
+                        None => self.send_timer = Some(Box::pin(tokio::time::sleep_until(deadline))),
+                    }
+                }
+                match self.send_timer.as_mut().map(|timer| timer.as_mut().poll(cx)) {
+                    Some(Poll::Ready(())) => {
+                        self.state.ask_to_close();
+                        Poll::Ready(Err(io::Error::new(io::ErrorKind::TimedOut, "the client stopped reading its response")))
+                    }
+                    _ => Poll::Pending,
+                }
+            }
+            other => other,
+        }
+    }
+}
+
 impl AsyncWrite for GuardedIo {
     fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, data: &[u8]) -> Poll<io::Result<usize>> {
         let this = &mut *self;
         let result = Pin::new(&mut this.stream).poll_write(cx, data);
-        if matches!(result, Poll::Ready(Ok(n)) if n > 0) {
-            this.wrote(cx);
-        }
-        result
+        this.after_write(cx, result)
     }
 
     fn poll_write_vectored(mut self: Pin<&mut Self>, cx: &mut Context<'_>, data: &[io::IoSlice<'_>]) -> Poll<io::Result<usize>> {
         let this = &mut *self;
         let result = Pin::new(&mut this.stream).poll_write_vectored(cx, data);
-        if matches!(result, Poll::Ready(Ok(n)) if n > 0) {
-            this.wrote(cx);
-        }
-        result
+        this.after_write(cx, result)
     }
 
     fn is_write_vectored(&self) -> bool {

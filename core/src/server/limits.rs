@@ -2,7 +2,7 @@
 //! once when the server starts.
 //!
 //! The defaults follow servers reverse-proxy operators already run (see the README's table):
-//! hyper's 30 s for a request head, nginx's 75 s keep-alive (longer than the 60 s idle timeout
+//! hyper's 30 s for a request head, nginx's 60 s `send_timeout`, nginx's 75 s keep-alive (longer than the 60 s idle timeout
 //! of common load balancers, so the balancer, not Ferrule, closes an idle upstream connection
 //! first), and Kestrel's minimum body rate of 240 bytes/s after a grace period.
 
@@ -15,6 +15,7 @@ pub(crate) struct ConnectionLimits {
     pub body_read: Option<Duration>,
     pub min_body_rate: u64,
     pub keep_alive: Option<Duration>,
+    pub send: Option<Duration>,
     /// `max_connections`, capped by the descriptor limit less [`fd_reserve`].
     pub max_connections: usize,
     pub http2_max_concurrent_streams: u32,
@@ -33,6 +34,7 @@ impl ConnectionLimits {
             body_read: millis(config.body_read_timeout_ms),
             min_body_rate: config.min_body_rate,
             keep_alive: millis(config.keep_alive_timeout_ms),
+            send: millis(config.send_timeout_ms),
             max_connections: config.max_connections.min(descriptor_budget()).max(1),
             http2_max_concurrent_streams: config.http2_max_concurrent_streams,
             http2_max_header_list_size: u32::try_from(config.max_header_bytes).unwrap_or(u32::MAX),

@@ -8,9 +8,9 @@ module Ferrule
   class App
     METHODS = %w[GET POST PUT PATCH DELETE HEAD OPTIONS].freeze
     SETTINGS = %i[body_limit cors compression request_id timeout_ms max_header_bytes shutdown_timeout_ms
-                  header_read_timeout_ms body_read_timeout_ms min_body_rate keep_alive_timeout_ms max_connections
-                  max_queued_requests http2_max_concurrent_streams http2_keep_alive_interval_ms max_json_depth
-                  max_multipart_parts max_part_header_bytes max_filename_bytes].freeze
+                  header_read_timeout_ms body_read_timeout_ms min_body_rate keep_alive_timeout_ms send_timeout_ms
+                  max_connections max_queued_requests http2_max_concurrent_streams http2_keep_alive_interval_ms
+                  max_json_depth max_multipart_parts max_part_header_bytes max_filename_bytes].freeze
     BODY_KINDS = { body: "json", form: "form", multipart: "multipart", text: "text", bytes: "bytes" }.freeze
 
     # Settings are the core's: body_limit (bytes, default 2 MiB), cors ({ allow_origins: [...],
@@ -18,7 +18,7 @@ module Ferrule
     # compression ({ min_size: 500, gzip:, br:, zstd: }), request_id (default true),
     # timeout_ms (→ 504), max_header_bytes (→ 431), shutdown_timeout_ms (default 10 s).
     # Connection limits (defaults in the README's table): header_read_timeout_ms,
-    # body_read_timeout_ms, min_body_rate (bytes/s), keep_alive_timeout_ms, max_connections,
+    # body_read_timeout_ms, min_body_rate (bytes/s), keep_alive_timeout_ms, send_timeout_ms, max_connections,
     # max_queued_requests (→ 503), http2_max_concurrent_streams, http2_keep_alive_interval_ms;
     # input limits: max_json_depth, max_multipart_parts, max_part_header_bytes, max_filename_bytes.
     def initialize(**settings)
