@@ -242,6 +242,19 @@ pub fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, Strin
     serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
+/// Each framework × workload of a results file once, in the order first measured (repeated
+/// rounds interleave them, so neighbours are not duplicates).
+fn measured_pairs(results: &[runner::RunResult]) -> Vec<(String, String)> {
+    let mut pairs: Vec<(String, String)> = Vec::new();
+    for r in results {
+        let pair = (r.framework.clone(), r.workload.clone());
+        if !pairs.contains(&pair) {
+            pairs.push(pair);
+        }
+    }
+    pairs
+}
+
 fn compare(args: &Args) -> Result<(), String> {
     let (Some(a), Some(b)) = (args.positional.get(1), args.positional.get(2)) else {
         return Err("compare needs two results files".into());
@@ -250,9 +263,7 @@ fn compare(args: &Args) -> Result<(), String> {
     let b: report::ResultSet = read_json(Path::new(b))?;
     println!("| framework | workload | CPU-µs/req A | CPU-µs/req B | B/A | t | d | significant |");
     println!("|---|---|---:|---:|---:|---:|---:|---|");
-    let mut keys: Vec<(String, String)> = a.results.iter().map(|r| (r.framework.clone(), r.workload.clone())).collect();
-    keys.dedup();
-    for (framework, workload) in keys {
+    for (framework, workload) in measured_pairs(&a.results) {
         let samples = |set: &report::ResultSet| -> Vec<f64> {
             set.results.iter().filter(|r| r.framework == framework && r.workload == workload).map(|r| r.server_cpu_us_per_request).collect()
         };
@@ -270,4 +281,17 @@ fn compare(args: &Args) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compare_lists_each_pair_once_though_rounds_interleave() {
+        let run = |framework: &str, workload: &str| runner::RunResult { framework: framework.into(), workload: workload.into(), ..Default::default() };
+        let rounds = [run("a", "x"), run("b", "x"), run("a", "x"), run("b", "x")];
+        // Before: dedup() dropped only neighbours, so every pair was printed once per round.
+        assert_eq!(measured_pairs(&rounds), vec![("a".to_owned(), "x".to_owned()), ("b".to_owned(), "x".to_owned())]);
+    }
 }

@@ -25,7 +25,7 @@ pub struct RunOptions {
     pub client_core: u32,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct RunResult {
     pub framework: String,
     pub workload: String,
