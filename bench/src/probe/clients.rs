@@ -50,7 +50,7 @@ async fn exchange(port: u16, request: &[u8]) -> std::io::Result<Vec<u8>> {
 }
 
 /// Everything the server sends on one connection until it closes it (at most 5 s).
-async fn read_all(port: u16, request: &[u8]) -> std::io::Result<Vec<u8>> {
+pub(super) async fn read_all(port: u16, request: &[u8]) -> std::io::Result<Vec<u8>> {
     let mut stream = connect(port).await?;
     stream.write_all(request).await?;
     let mut answer = Vec::new();

@@ -1,18 +1,15 @@
 //! The `handler-faults` probe: handlers that raise, block past their deadline and sleep past
 //! it (the fault routes of bench/src/generate/faults.rs), and what they leave behind.
 
-use super::clients::{health, status_of, Verdict};
+use super::clients::{health, read_all, status_of, Verdict};
 use crate::generate::faults::SECRET;
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-/// One GET on a new connection: (status, body, how long it took).
+/// One GET on a new connection: (status, the whole answer, how long it took).
 async fn get(port: u16, path: &str) -> Option<(u16, String, Duration)> {
     let started = Instant::now();
-    let mut stream = super::clients::connect(port).await.ok()?;
-    stream.write_all(format!("GET {path} HTTP/1.1\r\nHost: probe\r\nConnection: close\r\n\r\n").as_bytes()).await.ok()?;
-    let mut answer = Vec::new();
-    tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut answer)).await.ok()?.ok()?;
+    let request = format!("GET {path} HTTP/1.1\r\nHost: probe\r\nConnection: close\r\n\r\n");
+    let answer = read_all(port, request.as_bytes()).await.ok()?;
     Some((status_of(&answer)?, String::from_utf8_lossy(&answer).into_owned(), started.elapsed()))
 }
 
