@@ -117,14 +117,7 @@ impl<J> Mailbox<J> {
 
     /// A mailbox whose consumer is an event loop watching [`Mailbox::doorbell_fd`].
     pub fn with_doorbell() -> std::io::Result<Self> {
-        // SAFETY: eventfd has no memory-safety preconditions; a negative result is an error.
-        let fd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
-        if fd < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        // SAFETY: `fd` was just created and is owned by nobody else.
-        let doorbell = unsafe { OwnedFd::from_raw_fd(fd) };
-        Ok(Mailbox { doorbell: Some(doorbell), ..Mailbox::new() })
+        Ok(Mailbox { doorbell: Some(eventfd()?), ..Mailbox::new() })
     }
 
     /// Readable whenever jobs are waiting (only for [`Mailbox::with_doorbell`] mailboxes).
@@ -163,7 +156,7 @@ impl<J> Mailbox<J> {
 
     fn ring(&self) {
         match (&self.doorbell, &self.waker) {
-            (Some(fd), _) => ring_doorbell(fd),
+            (Some(fd), _) => ring(fd),
             (None, Some(wake)) => wake(),
             (None, None) => self.arrived.notify_one(),
         }
@@ -371,7 +364,20 @@ pub fn serve_in_background<T: Send + 'static>(
     Ok(stop)
 }
 
-fn ring_doorbell(fd: &OwnedFd) {
+/// A non-blocking eventfd: a descriptor that a ring makes readable, for waiters that watch
+/// descriptors (an event loop, Ruby's `IO#wait_readable`).
+pub(crate) fn eventfd() -> std::io::Result<OwnedFd> {
+    // SAFETY: eventfd has no memory-safety preconditions; a negative result is an error.
+    let fd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: `fd` was just created and is owned by nobody else.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Makes an eventfd readable. Async-signal-safe: one write.
+pub(crate) fn ring(fd: &OwnedFd) {
     let one: u64 = 1;
     // SAFETY: writes 8 bytes from a live u64 to an eventfd we own. A full counter (EAGAIN)
     // already means "readable", which is all a ring has to achieve.

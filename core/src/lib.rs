@@ -13,6 +13,7 @@ mod app;
 mod body;
 pub mod bridge;
 mod handler;
+pub mod host;
 mod key_cache;
 mod middleware;
 pub mod params;

@@ -23,6 +23,8 @@ impl PathTemplate {
         if !template.starts_with('/') {
             return Err(format!("path `{template}` must start with `/`"));
         }
+        let braced = colon_segments_braced(template)?;
+        let template = braced.as_str();
         let mut axum_path = String::with_capacity(template.len());
         let mut params: Vec<PathParam> = Vec::new();
         let mut rest = template;
@@ -70,6 +72,43 @@ impl PathTemplate {
     }
 }
 
+/// Express, Fastify, Sinatra and Rails write a parameter as a `:name` segment; it means
+/// `{name}` here (a string). A colon inside a segment (`/a:b`, `/files/:name.json`) is refused
+/// with the braced spelling to use, rather than left for the router to misread; so is a `*`
+/// segment (`{rest:path}` matches the rest of the path).
+fn colon_segments_braced(template: &str) -> Result<String, String> {
+    if let Some(star) = template.split('/').find(|s| s.starts_with('*')) {
+        let name = if star.len() > 1 { &star[1..] } else { "rest" };
+        return Err(format!("path `{template}`: `{star}` is not a segment; write `{{{name}:path}}` for the rest of the path"));
+    }
+    if !template.contains("/:") {
+        return Ok(template.to_owned());
+    }
+    let mut out = String::with_capacity(template.len() + 8);
+    for (i, segment) in template.split('/').enumerate() {
+        if i > 0 {
+            out.push('/');
+        }
+        match segment.strip_prefix(':') {
+            Some(name) if !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') => {
+                out.push('{');
+                out.push_str(name);
+                out.push('}');
+            }
+            Some(_) => {
+                let name: String = segment[1..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+                let rest = &segment[1 + name.len()..];
+                return Err(format!(
+                    "path `{template}`: `{segment}` is not a parameter segment; write `{{{}}}{rest}`",
+                    if name.is_empty() { "name" } else { &name }
+                ));
+            }
+            None => out.push_str(segment),
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -89,5 +128,15 @@ mod tests {
         assert!(PathTemplate::parse("/a/{id").unwrap_err().contains("unclosed"));
         assert!(PathTemplate::parse("/a/{id}/{id}").unwrap_err().contains("twice"));
         assert!(PathTemplate::parse("a").unwrap_err().contains("start with"));
+    }
+
+    #[test]
+    fn a_colon_segment_is_a_string_parameter() {
+        let colon = PathTemplate::parse("/users/:id/posts/:post_id").unwrap();
+        assert_eq!(colon, PathTemplate::parse("/users/{id}/posts/{post_id}").unwrap());
+        let inside = PathTemplate::parse("/files/:name.json").unwrap_err();
+        assert!(inside.contains("write `{name}.json`"), "{inside}");
+        assert!(PathTemplate::parse("/a/:").unwrap_err().contains("write `{name}`"));
+        assert!(PathTemplate::parse("/static/*").unwrap_err().contains("write `{rest:path}`"));
     }
 }

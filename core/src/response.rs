@@ -6,6 +6,17 @@ use bytes::Bytes;
 use http::{header, HeaderMap, HeaderName, HeaderValue, StatusCode};
 use serde::Serialize;
 
+/// A status a handler may send: a final status, 200–599. Anything else (a 1xx, which is
+/// never a final answer; 0; 65736, which a 16-bit cast would wrap to 200) is the handler's
+/// mistake, decided here once for every language.
+pub(crate) fn status_code(code: i64) -> Result<StatusCode, String> {
+    u16::try_from(code)
+        .ok()
+        .filter(|c| (200..=599).contains(c))
+        .and_then(|c| StatusCode::from_u16(c).ok())
+        .ok_or_else(|| format!("{code} is not an HTTP status a response can have (200-599)"))
+}
+
 /// A complete response: status, headers and body bytes.
 #[derive(Debug, Clone)]
 pub struct Response {

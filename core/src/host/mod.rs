@@ -1,0 +1,133 @@
+//! The host: what every binding needs and none should write again — the app's settings, the
+//! route table and its checks, the listening socket, the runtime, the stop protocol, and the
+//! lines a server prints when it starts and stops.
+//!
+//! A binding gives the host three things: its per-route data `R` (a Python callable and its
+//! argument plan, a JavaScript route index, a Ruby handler's slot), how its interpreter is woken
+//! ([`Wake`]), and conversions between its values and the core's. Everything else is decided
+//! here once, so a feature added to the host (streaming, hooks, OpenAPI) reaches every language
+//! without being written again in each.
+//!
+//! The stop protocol, the same for every binding: [`Serving::stop`] starts the drain (from any
+//! thread, a signal handler's included); when it has ended and the runtime's threads are gone,
+//! the outcome is recorded ([`Serving::outcome`]), the mailbox closes — which wakes its
+//! consumer the way it is always woken — and [`Serving::stopped_fd`] becomes readable for
+//! bindings that wait on a descriptor.
+
+mod error;
+mod routes;
+mod serving;
+
+pub use error::HostError;
+pub use serving::{notice, Listen, Serving, Wake};
+
+use crate::app::App;
+use crate::bridge::Reply;
+use crate::request::RequestData;
+use crate::response::status_code;
+use crate::spec::{AppConfig, RouteSpec};
+use http::{Method, StatusCode};
+use routes::RouteTable;
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+
+/// An app as a binding holds it: settings, then routes as they are declared, then serving.
+pub struct Host<R> {
+    config: AppConfig,
+    table: Mutex<Table<R>>,
+    /// The last server started; a second `serve` is refused while it runs.
+    serving: Mutex<Weak<serving::Stopped>>,
+}
+
+struct Table<R> {
+    routes: Vec<Arc<HostRoute<R>>>,
+    checks: RouteTable,
+}
+
+/// A declared route, as the binding gets it back with each request.
+pub struct HostRoute<R> {
+    pub spec: RouteSpec,
+    /// The status a plain (not explicitly built) return value is sent with.
+    pub status: StatusCode,
+    /// `GET /users/{id:int}`, for log lines.
+    pub label: String,
+    pub data: R,
+}
+
+/// One request for the binding's interpreter: answer it through [`Serving::answer`].
+pub struct Call<R> {
+    pub route: Arc<HostRoute<R>>,
+    pub request: RequestData,
+    pub reply: Reply,
+}
+
+/// Locks a host-side mutex. Every critical section behind these locks is a plain read, push or
+/// swap, so a panic elsewhere cannot leave the data half-changed: a poisoned lock is still
+/// sound, and refusing it would only turn one failure into many.
+pub fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl<R: Send + Sync + 'static> Host<R> {
+    pub fn new(config: AppConfig) -> Result<Self, HostError> {
+        config.check().map_err(HostError::Settings)?;
+        Ok(Host {
+            config,
+            table: Mutex::new(Table { routes: Vec::new(), checks: RouteTable::default() }),
+            serving: Mutex::new(Weak::new()),
+        })
+    }
+
+    /// Settings as the core's `AppConfig` JSON, as bindings build it from their own options.
+    pub fn from_json(config_json: &str) -> Result<Self, HostError> {
+        let config: AppConfig = serde_json::from_str(config_json).map_err(|e| HostError::Settings(e.to_string()))?;
+        Host::new(config)
+    }
+
+    pub fn config(&self) -> &AppConfig {
+        &self.config
+    }
+
+    /// Declares a route: its template, method, schemas and options are compiled and its place
+    /// among the routes so far is checked now, so a mistake is reported by the declaration
+    /// that made it. `status` is what a plain return value is sent with.
+    pub fn declare(&self, spec: RouteSpec, status: i64, data: R) -> Result<Arc<HostRoute<R>>, HostError> {
+        let label = format!("{} {}", spec.method.to_ascii_uppercase(), spec.path);
+        let status = status_code(status).map_err(|reason| HostError::Route(format!("{label}: status {reason}")))?;
+        App::with_config(self.config.clone()).check_route(&spec).map_err(|e| HostError::Route(e.0))?;
+        let method = Method::from_bytes(spec.method.to_ascii_uppercase().as_bytes()).map_err(|_| HostError::Route(format!("{label}: invalid method")))?;
+        let parsed = crate::path::PathTemplate::parse(&spec.path).map_err(HostError::Route)?;
+        let mut table = lock(&self.table);
+        table.checks.admit(&method, &spec.path, &parsed).map_err(HostError::Route)?;
+        let route = Arc::new(HostRoute { spec, status, label, data });
+        table.routes.push(route.clone());
+        Ok(route)
+    }
+
+    /// [`Host::declare`] with the route as the core's `RouteSpec` JSON.
+    pub fn declare_json(&self, spec_json: &str, status: i64, data: R) -> Result<Arc<HostRoute<R>>, HostError> {
+        let spec: RouteSpec = serde_json::from_str(spec_json).map_err(|e| HostError::Route(format!("route: {e}")))?;
+        self.declare(spec, status, data)
+    }
+
+    /// The routes declared so far, in order.
+    pub fn routes(&self) -> Vec<Arc<HostRoute<R>>> {
+        lock(&self.table).routes.clone()
+    }
+
+    /// Starts serving every declared route on a runtime of its own (`threads` workers, one per
+    /// usable CPU by default); requests reach the binding as [`Call`]s in the returned server's
+    /// mailbox, woken as `wake` says. `side` names the interpreter in log lines ("the Python
+    /// event loop"). Returns once listening.
+    pub fn serve(&self, listen: Listen<'_>, threads: Option<usize>, wake: Wake, side: &'static str) -> Result<Arc<Serving<R>>, HostError> {
+        let mut last = lock(&self.serving);
+        if last.upgrade().is_some_and(|stopped| !stopped.is_done()) {
+            return Err(HostError::AlreadyServing);
+        }
+        let serving = Serving::start(&self.config, &self.routes(), listen, threads, wake, side)?;
+        *last = serving.stopped_weak();
+        Ok(serving)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,171 @@
+//! A running server as a binding holds it: the mailbox its interpreter takes requests from,
+//! the batch its answers go back in, and the one stop protocol (see the module above).
+
+use super::{lock, Call, HostError, HostRoute};
+use crate::app::App;
+use crate::bridge::{self, hand_over, serve_in_background, Mailbox, Outcome, Reply, ReplyBatch};
+use crate::handler::{Handler, HandlerFuture};
+use crate::request::RequestData;
+use crate::spec::AppConfig;
+use std::net::SocketAddr;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::sync::{Arc, Mutex, Weak};
+use tokio::sync::oneshot;
+
+/// Where to listen.
+pub enum Listen<'a> {
+    /// Bind `host:port` (port 0: any free port). A port another process listens on is an
+    /// error: the socket is never shared with it (no `SO_REUSEPORT`).
+    Address { host: &'a str, port: u16 },
+    /// A listening socket inherited from a parent process (its worker processes share it).
+    Inherited(RawFd),
+}
+
+/// How the binding's interpreter learns that requests wait (see [`crate::bridge`]).
+pub enum Wake {
+    /// Threads block in [`Mailbox::wait_for`] without the interpreter lock (Ruby).
+    Blocking,
+    /// An event loop watches [`Mailbox::doorbell_fd`] (Python's asyncio).
+    Doorbell,
+    /// A callback queues a call onto the interpreter's thread, once per batch (Node).
+    Callback(Box<dyn Fn() + Send + Sync>),
+}
+
+/// The end of a server: its outcome, and a descriptor readable once it is known.
+pub(crate) struct Stopped {
+    outcome: Mutex<Option<Result<(), String>>>,
+    ready: OwnedFd,
+}
+
+impl Stopped {
+    pub(crate) fn is_done(&self) -> bool {
+        lock(&self.outcome).is_some()
+    }
+}
+
+pub struct Serving<R> {
+    mailbox: Arc<Mailbox<Call<R>>>,
+    replies: Arc<ReplyBatch<Outcome>>,
+    stop: Mutex<Option<oneshot::Sender<()>>>,
+    local_addr: SocketAddr,
+    stopped: Arc<Stopped>,
+}
+
+/// The core's handler for a binding's route: post the request, await the answer.
+struct HostHandler<R> {
+    route: Arc<HostRoute<R>>,
+    mailbox: Arc<Mailbox<Call<R>>>,
+    side: &'static str,
+}
+
+impl<R: Send + Sync + 'static> Handler for HostHandler<R> {
+    fn call(&self, request: RequestData) -> HandlerFuture {
+        let route = self.route.clone();
+        hand_over(&self.mailbox, self.side, |reply| Call { route, request, reply })
+    }
+}
+
+impl<R: Send + Sync + 'static> Serving<R> {
+    pub(super) fn start(
+        config: &AppConfig,
+        routes: &[Arc<HostRoute<R>>],
+        listen: Listen<'_>,
+        threads: Option<usize>,
+        wake: Wake,
+        side: &'static str,
+    ) -> Result<Arc<Self>, HostError> {
+        let mailbox = Arc::new(match wake {
+            Wake::Blocking => Mailbox::new(),
+            Wake::Doorbell => Mailbox::with_doorbell().map_err(|e| HostError::Runtime(format!("eventfd: {e}")))?,
+            Wake::Callback(wake) => Mailbox::with_waker(wake),
+        });
+        mailbox.set_queue_limit(config.max_queued_requests);
+        let mut app = App::with_config(config.clone());
+        for route in routes {
+            let handler = HostHandler { route: route.clone(), mailbox: mailbox.clone(), side };
+            app.add_route(route.spec.clone(), Arc::new(handler));
+        }
+        let listener = match listen {
+            Listen::Address { host, port } => {
+                let addr = if host.contains(':') && !host.starts_with('[') { format!("[{host}]:{port}") } else { format!("{host}:{port}") };
+                crate::server::bind(&addr, false).map_err(|source| HostError::Listen { addr, source })?
+            }
+            Listen::Inherited(fd) => crate::server::listener_from_fd(fd)
+                .map_err(|source| HostError::Listen { addr: format!("inherited socket {fd}"), source })?,
+        };
+        let local_addr = listener.local_addr().map_err(|source| HostError::Listen { addr: "the socket".into(), source })?;
+        let ready = bridge::eventfd().map_err(|e| HostError::Runtime(format!("eventfd: {e}")))?;
+        let stopped = Arc::new(Stopped { outcome: Mutex::new(None), ready });
+        let replies = Arc::new(ReplyBatch::default());
+        let (on_stopped, closing) = (stopped.clone(), mailbox.clone());
+        let stop = serve_in_background(app, listener, threads, &replies, move |outcome| {
+            let outcome = outcome.map_err(|e| e.to_string());
+            if let Err(problem) = &outcome {
+                notice(problem);
+            }
+            *lock(&on_stopped.outcome) = Some(outcome);
+            // Closing wakes the consumer as it is always woken; it then finds the outcome.
+            closing.close();
+            bridge::ring(&on_stopped.ready);
+        })
+        .map_err(HostError::Runtime)?;
+        Ok(Arc::new(Serving { mailbox, replies, stop: Mutex::new(Some(stop)), local_addr, stopped }))
+    }
+}
+
+impl<R> Serving<R> {
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    pub fn port(&self) -> u16 {
+        self.local_addr.port()
+    }
+
+    /// Where the requests wait: `take_all` (doorbell, callback), `wait_for` (blocking).
+    pub fn mailbox(&self) -> &Mailbox<Call<R>> {
+        &self.mailbox
+    }
+
+    /// Queues the answer to one request; [`Serving::flush`] sends every queued answer.
+    pub fn answer(&self, reply: Reply, outcome: Outcome) {
+        self.replies.push(reply, outcome);
+    }
+
+    pub fn flush(&self) {
+        self.replies.flush();
+    }
+
+    /// Stops accepting and drains in-flight requests; returns at once. Calling it again does
+    /// nothing.
+    pub fn stop(&self) {
+        if let Some(stop) = lock(&self.stop).take() {
+            let _ = stop.send(());
+        }
+    }
+
+    /// `None` while serving; once stopped, `Err` with the line already printed when the drain
+    /// deadline cut requests off.
+    pub fn outcome(&self) -> Option<Result<(), String>> {
+        lock(&self.stopped.outcome).clone()
+    }
+
+    /// Readable once [`Serving::outcome`] is known.
+    pub fn stopped_fd(&self) -> RawFd {
+        self.stopped.ready.as_raw_fd()
+    }
+
+    /// Prints the startup line, the same in every language.
+    pub fn announce(&self) {
+        notice(&format!("serving on http://{} (pid {})", self.local_addr, std::process::id()));
+    }
+
+    pub(crate) fn stopped_weak(&self) -> Weak<Stopped> {
+        Arc::downgrade(&self.stopped)
+    }
+}
+
+/// One line for whoever runs the server (its standard error).
+pub fn notice(line: &str) {
+    eprintln!("ferrule: {line}");
+}

@@ -1,0 +1,86 @@
+use super::*;
+use crate::bridge::Waited;
+use std::io::{Read, Write};
+use std::sync::atomic::AtomicBool;
+
+fn host() -> Host<&'static str> {
+    Host::new(AppConfig::default()).unwrap()
+}
+
+#[test]
+fn a_route_mistake_is_refused_by_its_declaration() {
+    let host = host();
+    host.declare(RouteSpec::get("/users/{id:int}"), 200, "a").unwrap();
+    let cases = [
+        (RouteSpec::get("/users/{id:int}"), 200, "GET /users/{id:int} is declared twice"),
+        (RouteSpec::get("/users/:id"), 200, "already declared as GET /users/{id:int}"),
+        (RouteSpec::post("/users/{name}"), 200, "matches the same paths as /users/{id:int}"),
+        (RouteSpec::get("/files/*"), 200, "write `{rest:path}`"),
+        (RouteSpec::get("/n/{n:integer}"), 200, "unknown type `integer`"),
+        (RouteSpec::get("/created"), 65736, "65736 is not an HTTP status"),
+        (RouteSpec::get("/continue"), 100, "100 is not an HTTP status"),
+    ];
+    for (spec, status, expected) in cases {
+        let error = host.declare(spec, status, "b").err().expect("refused");
+        assert!(error.is_usage() && error.to_string().contains(expected), "{error} (wanted {expected:?})");
+    }
+    let unknown = host.declare_json(r#"{"method": "GET", "path": "/x", "bodyy": {}}"#, 200, "c").err().unwrap();
+    assert!(unknown.to_string().contains("unknown field `bodyy`"), "{unknown}");
+    assert_eq!(host.routes().len(), 1, "a refused route is not kept");
+    assert!(Host::<()>::from_json(r#"{"body_limt": 5}"#).err().unwrap().to_string().starts_with("app settings: unknown field `body_limt`"));
+}
+
+fn get(port: u16, path: &str) -> String {
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(stream, "GET {path} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n").unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    answer
+}
+
+#[test]
+fn requests_reach_the_mailbox_and_the_stop_protocol_ends_every_consumer() {
+    let host = host();
+    host.declare(RouteSpec::get("/hello/{name}"), 201, "hello").unwrap();
+    let serving = host.serve(Listen::Address { host: "127.0.0.1", port: 0 }, Some(1), Wake::Blocking, "the test thread").unwrap();
+    assert!(matches!(host.serve(Listen::Address { host: "127.0.0.1", port: 0 }, Some(1), Wake::Blocking, "x"), Err(HostError::AlreadyServing)));
+
+    let taken = std::thread::spawn({
+        let serving = serving.clone();
+        move || {
+            let (mut jobs, never) = (Vec::new(), AtomicBool::new(false));
+            let mut answered = 0;
+            while serving.mailbox().wait_for(&mut jobs, 8, &never) == Waited::Jobs {
+                for call in jobs.drain(..) {
+                    let name = call.request.path_param("name").cloned();
+                    let body = format!("{} {:?} {}", call.route.data, name, call.route.status.as_u16());
+                    serving.answer(call.reply, Ok(crate::Response::text(body).with_status(call.route.status)));
+                    answered += 1;
+                }
+                serving.flush();
+            }
+            answered
+        }
+    });
+    let answer = get(serving.port(), "/hello/ada");
+    assert!(answer.starts_with("HTTP/1.1 201"), "{answer}");
+    assert!(answer.ends_with("hello Some(Str(\"ada\")) 201"), "{answer}");
+    assert!(serving.outcome().is_none());
+    serving.stop();
+    assert_eq!(taken.join().unwrap(), 1, "the consumer returns once the mailbox closes");
+    let mut poll = libc::pollfd { fd: serving.stopped_fd(), events: libc::POLLIN, revents: 0 };
+    // SAFETY: one valid pollfd.
+    assert_eq!(unsafe { libc::poll(&mut poll, 1, 1000) }, 1, "the stopped descriptor is readable");
+    assert_eq!(serving.outcome(), Some(Ok(())));
+    let again = host.serve(Listen::Address { host: "127.0.0.1", port: 0 }, Some(1), Wake::Blocking, "x").unwrap();
+    again.stop();
+}
+
+#[test]
+fn a_port_in_use_is_an_error_never_a_shared_socket() {
+    let holder = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = holder.local_addr().unwrap().port();
+    let error = host().serve(Listen::Address { host: "127.0.0.1", port }, Some(1), Wake::Blocking, "x").err().unwrap();
+    assert_eq!(error.os_error(), Some(libc::EADDRINUSE));
+    assert_eq!(error.to_string(), format!("cannot listen on 127.0.0.1:{port}: the port is in use by another process (stop it, or choose another port)"));
+}
