@@ -16,6 +16,27 @@ const cluster = require('node:cluster');
 const native = require('./ferrule.node');
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'];
+/** The descriptor a worker process finds the primary's listening socket on (see supervise). */
+const INHERITED_FD = 4;
+
+/**
+ * Calls into the native module, turning its `KIND|message` errors into the error a Node
+ * programmer expects: a TypeError for a mistake in the program, an Error with Node's `code`
+ * (`EADDRINUSE`, …) for a socket the machine refuses.
+ */
+function nativeCall(call) {
+  try {
+    return call();
+  } catch (error) {
+    const match = /^([A-Za-z]+)\|([\s\S]*)$/.exec(error && error.message);
+    if (!match) throw error;
+    const [, kind, message] = match;
+    if (kind === 'TypeError') throw new TypeError(message);
+    const rethrown = new Error(message);
+    if (kind !== 'Error') rethrown.code = kind;
+    throw rethrown;
+  }
+}
 
 /** An explicit response: `new Response(body, { status, headers, type })`. */
 class Response {
@@ -49,6 +70,21 @@ function flatHeaders(headers) {
   return flat;
 }
 
+const ROUTE_OPTIONS = ['query', 'headers', 'cookies', 'params', 'body', 'form', 'multipart', 'text', 'bytes',
+  'bodyRequired', 'maxFileSize', 'cors', 'compression', 'bodyLimit', 'timeout', 'status', 'schema'];
+const FASTIFY_SCHEMA_PARTS = { body: 'body', querystring: 'query', query: 'query', params: 'params', headers: 'headers' };
+const LISTEN_OPTIONS = ['host', 'port', 'workers', 'threads', 'handleSignals', 'log'];
+
+/** Refuses an option not in `known`, naming the nearest one (the core's rule). */
+function checkOptions(options, known, what) {
+  for (const name of Object.keys(options)) {
+    if (known.includes(name)) continue;
+    const nearest = native.nearestName(name, known);
+    const hint = nearest ? `did you mean ${nearest}?` : `known: ${known.join(', ')}`;
+    throw new TypeError(`ferrule: unknown ${what} ${name} (${hint})`);
+  }
+}
+
 /** `{type: 'object', properties, required}` → the core's parameter list. */
 function paramsOf(schema, where) {
   if (!schema) return undefined;
@@ -66,6 +102,18 @@ function paramsOf(schema, where) {
  * parameters (their types come from the template, `{id:int}`).
  */
 function specOf(method, path, options) {
+  checkOptions(options, ROUTE_OPTIONS, `route option for ${method} ${path}:`);
+  if (options.schema !== undefined) {
+    // Fastify's shape, `{ schema: { body, querystring, params, headers } }`, is the same schemas.
+    const { schema, ...rest } = options;
+    checkOptions(schema, Object.keys(FASTIFY_SCHEMA_PARTS), `schema part for ${method} ${path}:`);
+    options = { ...rest };
+    for (const [part, option] of Object.entries(FASTIFY_SCHEMA_PARTS)) {
+      if (schema[part] === undefined) continue;
+      if (options[option] !== undefined) throw new TypeError(`ferrule: ${method} ${path}: ${option} is given twice (as an option and in schema)`);
+      options[option] = schema[part];
+    }
+  }
   const spec = { method, path };
   const query = paramsOf(options.query, `${method} ${path}: query`);
   if (query) spec.query = query;
@@ -116,7 +164,7 @@ function appConfig(options) {
   };
   const config = {};
   for (const [name, value] of Object.entries(options || {})) {
-    if (!(name in keys)) throw new TypeError(`ferrule: unknown App option ${name} (${Object.keys(keys).join(', ')})`);
+    if (!(name in keys)) checkOptions({ [name]: value }, Object.keys(keys), 'App option');
     if (value !== undefined) config[keys[name]] = value;
   }
   return config;
@@ -134,7 +182,7 @@ class App {
    * maxPartHeaderBytes, maxFilenameBytes.
    */
   constructor(options = {}) {
-    this._native = new native.NativeApp(JSON.stringify(appConfig(options)));
+    this._native = nativeCall(() => new native.NativeApp(JSON.stringify(appConfig(options))));
     this._handlers = [];
     this._closed = null;
     this._port = null;
@@ -154,7 +202,8 @@ class App {
     const methods = (Array.isArray(method) ? method : [method]).map((m) => String(m).toUpperCase());
     for (const m of methods) {
       if (!METHODS.includes(m)) throw new TypeError(`ferrule: ${m} is not a supported method (${METHODS.join(', ')})`);
-      const index = this._native.addRoute(JSON.stringify(specOf(m, path, options || {})), options?.status ?? 200);
+      const spec = JSON.stringify(specOf(m, path, options || {}));
+      const index = nativeCall(() => this._native.addRoute(spec, options?.status ?? 200));
       this._handlers[index] = handler;
     }
     return this;
@@ -167,7 +216,7 @@ class App {
    */
   addRoute(spec, handler, { status = 200 } = {}) {
     if (typeof handler !== 'function') throw new TypeError('ferrule: addRoute needs a handler function');
-    const index = this._native.addRoute(JSON.stringify(spec), status);
+    const index = nativeCall(() => this._native.addRoute(JSON.stringify(spec), status));
     this._handlers[index] = handler;
     return this;
   }
@@ -187,11 +236,21 @@ class App {
 
   /**
    * Serves until `close()` (or SIGINT/SIGTERM when `handleSignals`, the default). Resolves
-   * with `{ host, port }` once listening. With `workers: N > 1` the primary process forks N
-   * workers (node:cluster) that share the port, and resolves when they have all exited.
+   * with `{ host, port }` once listening; `listen(8000)` and `listen(8000, '0.0.0.0')` work as
+   * in Express and Node's `server.listen`. With `workers: N > 1` the primary process binds the
+   * port once (a port in use fails there, with `code: 'EADDRINUSE'`), forks N workers
+   * (node:cluster) that inherit the socket, and resolves when they have all exited. `log:
+   * false` leaves out the startup line.
    */
-  async listen({ host = '127.0.0.1', port = 8000, workers = 1, threads, handleSignals = true } = {}) {
-    if (workers > 1 && cluster.isPrimary) return supervise(workers, handleSignals);
+  async listen(options = {}, hostArgument) {
+    if (typeof options === 'number' || typeof options === 'string') {
+      options = { port: Number(options), ...(hostArgument === undefined ? {} : { host: hostArgument }) };
+    }
+    if (options === null || typeof options !== 'object') throw new TypeError('ferrule: listen takes a port or an options object');
+    checkOptions(options, LISTEN_OPTIONS, 'listen option');
+    const { host = '127.0.0.1', port = 8000, workers = 1, threads, handleSignals = true, log = true } = options;
+    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new TypeError(`ferrule: port ${port} is not a TCP port (0-65535)`);
+    if (workers > 1 && cluster.isPrimary) return supervise(host, port, workers, handleSignals);
     const inWorker = cluster.isWorker;
     let signals = null;
     let stoppedBySignal = false;
@@ -249,7 +308,9 @@ class App {
         console.error('ferrule: dispatching requests failed:', error);
       }
     };
-    this._port = native.listen(onJobs, host, port, inWorker, threads);
+    const fd = inWorker && process.env.FERRULE_LISTEN_FD ? Number(process.env.FERRULE_LISTEN_FD) : undefined;
+    this._port = nativeCall(() => native.listen(onJobs, host, port, fd, threads));
+    if (log) native.announce();
     if (handleSignals) {
       // A cluster worker's IPC channel would keep it alive after closing: let go of it too.
       signals = () => { stoppedBySignal = true; this.close().then(() => { if (inWorker) cluster.worker.disconnect(); }); };
@@ -307,46 +368,68 @@ function answer(native, id, value, ctx) {
       const headers = flatHeaders(value.headers);
       if (value.type) headers.push('content-type', String(value.type));
       native.replyResponse(id, statusOf(value.status), headers, value.body === undefined ? null : value.body);
-    } else {
-      native.reply(id, value === undefined ? null : value);
+      return;
     }
+    const refused = unsendable(value);
+    if (refused) {
+      console.error(`ferrule: ${ctx.method} ${ctx.path}: the handler returned ${refused}, which cannot be sent (streamed responses are not supported yet)`);
+      native.fail(id, `returned ${refused}`);
+      return;
+    }
+    native.reply(id, value === undefined ? null : value);
   } catch (error) {
     // Unanswered, the request would wait for its timeout; thrown from a Promise callback,
     // this would be an unhandled rejection, which ends the process.
     console.error(`ferrule: ${ctx.method} ${ctx.path}: the handler's result cannot be sent:`, error);
-    native.fail(id, 500, null, [], 'returned a value that cannot be sent');
+    native.fail(id, 'returned a value that cannot be sent');
   }
 }
 
 /**
- * The native side takes a status as a number only; anything else becomes 0, which it refuses
- * as it refuses any number that is not an HTTP status (a bare 500).
+ * What a plain return value is, when it has no JSON form worth sending: a function, or a
+ * stream or iterator that would serialise as `{}` or its internals.
  */
+function unsendable(value) {
+  if (typeof value === 'function') return `a function (${value.name || 'anonymous'})`;
+  if (value === null || typeof value !== 'object') return null;
+  const name = (value.constructor && value.constructor.name) || 'Object';
+  if (typeof value.pipe === 'function' || typeof value.getReader === 'function') return `a stream (${name})`;
+  if (typeof value[Symbol.asyncIterator] === 'function') return `an async iterator (${name})`;
+  if (typeof value.next === 'function' && typeof value[Symbol.iterator] === 'function') return `an iterator (${name})`;
+  return null;
+}
+
+/** A status as given; the core refuses anything that is not a whole number in 200-599. */
 function statusOf(status) {
-  return typeof status === 'number' && status >= 0 ? status : 0;
+  return typeof status === 'number' ? status : NaN;
 }
 
 function failWith(native, id, error, route, ctx) {
   if (error instanceof HttpError) {
-    let headers = [];
     try {
-      headers = flatHeaders(error.headers);
-    } catch (_) {
-      // Headers that cannot be read are left out; the status and detail still go out.
+      native.failHttp(id, statusOf(error.status), error.detail === undefined ? null : String(error.detail), flatHeaders(error.headers));
+    } catch (unreadable) {
+      console.error(`ferrule: ${ctx.method} ${ctx.path}: the handler's HttpError cannot be sent:`, unreadable);
+      native.fail(id, 'threw an HttpError whose headers cannot be read');
     }
-    native.fail(id, statusOf(error.status), error.detail === undefined ? null : String(error.detail), headers, null);
     return;
   }
   // The server's log gets the stack; the client gets a bare 500.
   console.error(`ferrule: ${ctx.method} ${ctx.path}: the handler threw:`, error);
-  native.fail(id, 500, null, [], error && error.name ? `${error.name} thrown` : 'a non-Error value thrown');
+  native.fail(id, error && error.name ? `${error.name} thrown` : 'a non-Error value thrown');
 }
 
 /** The primary process of `listen({ workers })`: forks, forwards signals, waits. */
-function supervise(workers, handleSignals) {
+function supervise(host, port, workers, handleSignals) {
+  // Bound here, once: a port in use fails now, in the primary, and the workers inherit this
+  // one socket (as descriptor INHERITED_FD) instead of each binding the port with
+  // SO_REUSEPORT, which would let them share it with any other program that does the same.
+  const fd = nativeCall(() => native.bindListener(host, port));
+  cluster.setupPrimary({ stdio: ['inherit', 'inherit', 'inherit', 'ipc', fd] });
+  const fork = () => cluster.fork({ FERRULE_LISTEN_FD: String(INHERITED_FD) });
   return new Promise((resolve) => {
     let stopping = false;
-    for (let i = 0; i < workers; i++) cluster.fork();
+    for (let i = 0; i < workers; i++) fork();
     const stop = () => {
       stopping = true;
       for (const worker of Object.values(cluster.workers)) worker.process.kill('SIGTERM');
@@ -358,10 +441,11 @@ function supervise(workers, handleSignals) {
     cluster.on('exit', (worker, code, signal) => {
       if (!stopping) {
         console.error(`ferrule: worker ${worker.process.pid} exited (${signal || code}); starting another`);
-        setTimeout(() => cluster.fork(), 1000);
+        setTimeout(fork, 1000);
         return;
       }
       if (Object.keys(cluster.workers).length === 0) {
+        require('node:fs').closeSync(fd);
         process.removeListener('SIGINT', stop);
         process.removeListener('SIGTERM', stop);
         resolve({ workers });

@@ -19,6 +19,13 @@ pub struct PathParam {
 }
 
 impl PathTemplate {
+    /// The template in the core's own spelling: `:name` segments as `{name}`, or the message
+    /// that says how to write what cannot be read. For bindings that read a template's
+    /// parameter names themselves (Python's signature analysis).
+    pub fn normalize(template: &str) -> Result<String, String> {
+        colon_segments_braced(template)
+    }
+
     pub fn parse(template: &str) -> Result<PathTemplate, String> {
         if !template.starts_with('/') {
             return Err(format!("path `{template}` must start with `/`"));

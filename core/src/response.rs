@@ -84,6 +84,55 @@ impl Response {
         Ok(self)
     }
 
+    /// A response a handler built explicitly (`Response(...)`, a Rack triplet, `new Response`),
+    /// from plain parts: the status as the language gave it, the body already converted (or
+    /// none), and header pairs in order. What every language's parts mean is decided here:
+    /// a status outside 200–599 or a header HTTP cannot carry makes the whole response
+    /// unsendable (the client gets a bare 500, the log says why); a name may repeat (lists of
+    /// values arrive as repeated pairs); a `content-type` pair replaces the body's own.
+    pub fn from_parts<N: AsRef<str>, V: AsRef<str>>(
+        status: i64,
+        body: Option<Response>,
+        headers: impl IntoIterator<Item = (N, V)>,
+    ) -> Result<Response, HandlerError> {
+        let status = status_code(status).map_err(|reason| HandlerError::new(format!("returned a response with status {reason}")))?;
+        let mut response = body.unwrap_or_else(|| Response::new(status)).with_status(status);
+        response.extend_headers(headers)?;
+        Ok(response)
+    }
+
+    /// A handler's HTTP error (`HTTPException`, `HttpError`, `Ferrule::HTTPError`): its problem
+    /// response, with the same rules for status and headers as [`Response::from_parts`] — an
+    /// error that cannot be sent as given is a bare 500 in every language, never a partial one.
+    pub fn http_error<N: AsRef<str>, V: AsRef<str>>(
+        status: i64,
+        detail: Option<String>,
+        headers: impl IntoIterator<Item = (N, V)>,
+    ) -> Result<Response, HandlerError> {
+        let status = status_code(status).map_err(|reason| HandlerError::new(format!("raised an HTTP error with status {reason}")))?;
+        let mut problem = Problem::status(status);
+        if let Some(detail) = detail {
+            problem = problem.with_detail(detail);
+        }
+        let mut response = Response::problem(&problem);
+        response.extend_headers(headers).map_err(|e| HandlerError::new(format!("raised an HTTP error that cannot be sent: {e}")))?;
+        Ok(response)
+    }
+
+    fn extend_headers<N: AsRef<str>, V: AsRef<str>>(&mut self, headers: impl IntoIterator<Item = (N, V)>) -> Result<(), HandlerError> {
+        let mut content_type_given = false;
+        for (name, value) in headers {
+            let (name, value) = (name.as_ref(), value.as_ref());
+            let name = HeaderName::try_from(name).map_err(|_| HandlerError::new(format!("invalid header name {name:?}")))?;
+            let value = HeaderValue::try_from(value).map_err(|_| HandlerError::new(format!("invalid value for header {name}")))?;
+            if name == header::CONTENT_TYPE && !std::mem::replace(&mut content_type_given, true) {
+                self.headers.remove(header::CONTENT_TYPE);
+            }
+            self.headers.append(name, value);
+        }
+        Ok(())
+    }
+
     pub(crate) fn into_http(self) -> http::Response<axum::body::Body> {
         // 204 and 304 never carry a body (RFC 9110 §15.3.5, §15.4.5).
         let body = if self.status == StatusCode::NO_CONTENT || self.status == StatusCode::NOT_MODIFIED {
@@ -101,6 +150,41 @@ impl Response {
 /// Anything a Rust handler may return.
 pub trait IntoResponse {
     fn into_response(self) -> Result<Response, HandlerError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn header_values(response: &Response, name: &str) -> Vec<String> {
+        response.headers.get_all(name).iter().map(|v| v.to_str().unwrap().to_owned()).collect()
+    }
+
+    #[test]
+    fn parts_keep_repeated_headers_and_a_content_type_replaces_the_bodys() {
+        let pairs = [("set-cookie", "a=1"), ("Content-Type", "text/html"), ("set-cookie", "b=2")];
+        let response = Response::from_parts(201, Some(Response::text("<p>")), pairs).unwrap();
+        assert_eq!(response.status, StatusCode::CREATED);
+        assert_eq!(header_values(&response, "set-cookie"), ["a=1", "b=2"]);
+        assert_eq!(header_values(&response, "content-type"), ["text/html"]);
+        let empty = Response::from_parts(204, None, [("x", "y")]).unwrap();
+        assert!(empty.body.is_empty() && empty.headers.get("content-type").is_none());
+    }
+
+    #[test]
+    fn a_status_or_header_that_cannot_be_sent_refuses_the_whole_response() {
+        let none: [(&str, &str); 0] = [];
+        for status in [65736, 0, -200, 100, 600] {
+            assert!(Response::from_parts(status, None, none).is_err(), "{status}");
+            assert!(Response::http_error(status, None, none).is_err(), "{status}");
+        }
+        assert!(Response::from_parts(200, None, [("bad name", "v")]).is_err());
+        let error = Response::http_error(404, Some("gone".into()), [("x-ok", "1"), ("x-bad", "a\nb")]).unwrap_err();
+        assert!(error.message().contains("invalid value for header x-bad"), "{}", error.message());
+        let problem = Response::http_error(418, Some("short and stout".into()), [("retry-after", "5")]).unwrap();
+        assert_eq!((problem.status.as_u16(), header_values(&problem, "retry-after")), (418, vec!["5".to_owned()]));
+        assert_eq!(header_values(&problem, "content-type"), [crate::problem::PROBLEM_JSON]);
+    }
 }
 
 impl IntoResponse for Response {

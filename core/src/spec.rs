@@ -344,3 +344,43 @@ impl RouteSpec {
         self
     }
 }
+
+/// The known option name closest to a misspelled one, for "did you mean" messages in every
+/// language: compared without case or `_` (so `body_limit` finds `bodyLimit`), and only
+/// when at most a third of the letters differ (so `websocket` suggests nothing).
+pub fn nearest_name<'a>(name: &str, known: &[&'a str]) -> Option<&'a str> {
+    let folded = |s: &str| s.chars().filter(|c| *c != '_' && *c != '-').flat_map(char::to_lowercase).collect::<Vec<_>>();
+    let wanted = folded(name);
+    known
+        .iter()
+        .map(|candidate| (edit_distance(&wanted, &folded(candidate)), *candidate))
+        .filter(|(distance, _)| *distance <= wanted.len().div_ceil(3))
+        .min_by_key(|(distance, _)| *distance)
+        .map(|(_, candidate)| candidate)
+}
+
+fn edit_distance(a: &[char], b: &[char]) -> usize {
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut current = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            current[j + 1] = (previous[j] + usize::from(ca != cb)).min(previous[j + 1] + 1).min(current[j] + 1);
+        }
+        previous = current;
+    }
+    previous[b.len()]
+}
+
+#[cfg(test)]
+mod nearest_tests {
+    use super::nearest_name;
+
+    #[test]
+    fn a_misspelling_finds_its_option_and_a_stranger_finds_none() {
+        let known = ["body", "bodyLimit", "query", "timeout"];
+        assert_eq!(nearest_name("bodyy", &known), Some("body"));
+        assert_eq!(nearest_name("body_limit", &known), Some("bodyLimit"));
+        assert_eq!(nearest_name("qurey", &known), Some("query"));
+        assert_eq!(nearest_name("websocket", &known), None);
+    }
+}

@@ -9,42 +9,21 @@
 
 use crate::raw::{self, Env};
 use crate::{shapes, to_js, to_json};
-use ferrule_core::bridge::{hand_over, is_abandoned, serve_in_background, Mailbox, Outcome, Reply, ReplyBatch};
-use ferrule_core::http::StatusCode;
-use ferrule_core::{App, AppConfig, Handler, HandlerError, HandlerFuture, Problem, RequestData, Response, RouteSpec};
+use ferrule_core::bridge::{is_abandoned, Outcome, Reply};
+use ferrule_core::host::{lock, Call, Host, HostError, Listen, Serving, Wake};
+use ferrule_core::{HandlerError, Response};
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 use std::sync::{Arc, Mutex};
-use tokio::sync::oneshot;
 
-
-enum Job {
-    Call { route: u32, request: RequestData, reply: Reply },
-    /// The server has stopped (with the drain's error, if any).
-    Stopped(Option<String>),
-}
-
-struct Shared {
-    mailbox: Arc<Mailbox<Job>>,
-    replies: Arc<ReplyBatch<Outcome>>,
-}
-
-/// The core's handler trait for a JavaScript route: post, then await the reply.
-struct JsHandler {
-    route: u32,
-    shared: Arc<Shared>,
-}
-
-impl Handler for JsHandler {
-    fn call(&self, request: RequestData) -> HandlerFuture {
-        hand_over(&self.shared.mailbox, "the JavaScript side", |reply| Job::Call { route: self.route, request, reply })
-    }
+/// A JavaScript route: its handler's slot in the glue's handler list.
+struct JsRoute {
+    index: u32,
 }
 
 struct Running {
-    shared: Arc<Shared>,
-    stop: Option<oneshot::Sender<()>>,
+    serving: Arc<Serving<JsRoute>>,
     /// Requests handed to JavaScript and not answered yet.
     pending: Vec<Option<Pending>>,
     free: Vec<u32>,
@@ -53,20 +32,14 @@ struct Running {
 struct Pending {
     reply: Reply,
     /// The route's status for a plain return value.
-    status: u16,
+    status: ferrule_core::http::StatusCode,
     /// When the core gives up on it (504): what `ctx.signal` aborts at.
     deadline: Option<std::time::Instant>,
 }
 
-struct Route {
-    spec: RouteSpec,
-    status: u16,
-}
-
 #[napi]
 pub struct NativeApp {
-    config: AppConfig,
-    routes: Mutex<Vec<Route>>,
+    host: Host<JsRoute>,
     running: Mutex<Option<Running>>,
     /// The last drain ended at its deadline with requests cut off.
     cut_off: std::sync::atomic::AtomicBool,
@@ -103,72 +76,74 @@ fn js_error(e: raw::Failed) -> Error {
     Error::from_reason(format!("ferrule: {}", e.0))
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
+/// A host error as a JavaScript error: the glue (index.js) throws a mistake in the program
+/// as a `TypeError`, and gives a refused socket its `code` (`EADDRINUSE`), as Node's own
+/// `listen` does.
+fn host_error(error: HostError) -> Error {
+    let kind = match error.os_code() {
+        Some(code) => code,
+        None if error.is_usage() => "TypeError",
+        None => "Error",
+    };
+    Error::new(Status::GenericFailure, format!("{kind}|ferrule: {error}"))
+}
+
+/// A status as JavaScript gave it (any number): a whole number or -1, which the core refuses.
+fn whole(status: f64) -> i64 {
+    if status.is_finite() && status.fract() == 0.0 { status as i64 } else { -1 }
 }
 
 #[napi]
 impl NativeApp {
-    /// `configJson`: the core's `AppConfig` as JSON (read once, at startup).
+    /// `configJson`: the core's `AppConfig` as JSON.
     #[napi(constructor)]
     pub fn new(config_json: String) -> Result<Self> {
-        let config: AppConfig = serde_json::from_str(&config_json).map_err(|e| Error::from_reason(format!("ferrule: app settings: {e}")))?;
-        config.check().map_err(|e| Error::from_reason(format!("ferrule: app settings: {e}")))?;
-        Ok(NativeApp { config, routes: Mutex::new(Vec::new()), running: Mutex::new(None), cut_off: Default::default() })
+        let host = Host::from_json(&config_json).map_err(host_error)?;
+        Ok(NativeApp { host, running: Mutex::new(None), cut_off: Default::default() })
     }
 
     /// Declares a route (a core `RouteSpec` as JSON); returns its index, which `dispatch`
     /// reports with each request for it.
     #[napi]
-    pub fn add_route(&self, spec_json: String, status: u32) -> Result<u32> {
-        let spec: RouteSpec = serde_json::from_str(&spec_json).map_err(|e| Error::from_reason(format!("ferrule: route: {e}")))?;
-        let status = u16::try_from(status).ok().filter(|s| StatusCode::from_u16(*s).is_ok()).ok_or_else(|| {
-            Error::from_reason(format!("ferrule: {} {}: {status} is not an HTTP status", spec.method, spec.path))
-        })?;
-        App::with_config(self.config.clone()).check_route(&spec).map_err(|e| Error::from_reason(format!("ferrule: {e}")))?;
-        let mut routes = lock(&self.routes);
-        routes.push(Route { spec, status });
-        Ok(routes.len() as u32 - 1)
+    pub fn add_route(&self, spec_json: String, status: f64) -> Result<u32> {
+        let index = self.host.routes().len() as u32;
+        self.host.declare_json(&spec_json, whole(status), JsRoute { index }).map_err(host_error)?;
+        Ok(index)
     }
 
-    /// Starts serving on `fd` (an inherited listening socket) or `host:port` (with
-    /// SO_REUSEPORT when `reusePort`, for worker processes); returns the bound port.
-    /// `onJobs` is called on the JS thread whenever requests wait for `dispatch()`.
+    /// Starts serving on `fd` (a listening socket inherited from the primary process) or
+    /// `host:port`; returns the bound port. `onJobs` is called on the JS thread whenever
+    /// requests wait for `dispatch()`.
     #[napi]
     pub fn listen(
         &self,
         on_jobs: ThreadsafeFunction<(), (), (), Status, false>,
         host: String,
         port: u32,
-        reuse_port: bool,
+        fd: Option<i32>,
         threads: Option<u32>,
     ) -> Result<u32> {
         let mut running = lock(&self.running);
-        if running.is_some() {
-            return Err(Error::from_reason("ferrule: this app is already listening"));
-        }
-        let on_jobs = Arc::new(on_jobs);
-        let shared = Arc::new(Shared {
-            mailbox: Arc::new(Mailbox::with_waker(move || {
-                let _ = on_jobs.call((), ThreadsafeFunctionCallMode::NonBlocking);
-            })),
-            replies: Arc::new(ReplyBatch::default()),
-        });
-        shared.mailbox.set_queue_limit(self.config.max_queued_requests);
-        let mut app = App::with_config(self.config.clone());
-        for (index, route) in lock(&self.routes).iter().enumerate() {
-            app.add_route(route.spec.clone(), Arc::new(JsHandler { route: index as u32, shared: shared.clone() }));
-        }
-        let addr = format!("{host}:{port}");
-        let listener = ferrule_core::bind(&addr, reuse_port).map_err(|e| Error::from_reason(format!("ferrule: cannot listen on {addr}: {e}")))?;
-        let bound = listener.local_addr().map_err(|e| Error::from_reason(e.to_string()))?.port();
-        let on_stopped = shared.mailbox.clone();
-        let stop = serve_in_background(app, listener, threads.map(|t| t as usize), &shared.replies, move |outcome| {
-            let _ = on_stopped.post(Job::Stopped(outcome.err().map(|e| e.to_string())));
-        })
-        .map_err(|e| Error::from_reason(format!("ferrule: {e}")))?;
-        *running = Some(Running { shared, stop: Some(stop), pending: Vec::new(), free: Vec::new() });
+        let port = u16::try_from(port).map_err(|_| Error::new(Status::GenericFailure, format!("TypeError|ferrule: port {port} is not a TCP port (0-65535)")))?;
+        let listen = match fd {
+            Some(fd) => Listen::Inherited(fd),
+            None => Listen::Address { host: &host, port },
+        };
+        let wake = Wake::Callback(Box::new(move || {
+            let _ = on_jobs.call((), ThreadsafeFunctionCallMode::NonBlocking);
+        }));
+        let serving = self.host.serve(listen, threads.map(|t| t as usize), wake, "the JavaScript side").map_err(host_error)?;
+        let bound = serving.port();
+        *running = Some(Running { serving, pending: Vec::new(), free: Vec::new() });
         Ok(bound as u32)
+    }
+
+    /// Prints the startup line (the same in every language).
+    #[napi]
+    pub fn announce(&self) {
+        if let Some(running) = lock(&self.running).as_ref() {
+            running.serving.announce();
+        }
     }
 
     /// Every waiting request as `[id, route, …context parts]` repeated (see
@@ -178,25 +153,18 @@ impl NativeApp {
         let env = Env(env.raw());
         let mut guard = lock(&self.running);
         let Some(running) = guard.as_mut() else { return env.null().map(Js).map_err(js_error) };
-        let mut jobs = Vec::new();
-        running.shared.mailbox.take_all(&mut jobs);
-        if let Some(error) = jobs.iter().find_map(|job| match job {
-            Job::Stopped(error) => Some(error),
-            Job::Call { .. } => None,
-        }) {
-            // The runtime is gone before `Stopped` is posted, and with it every request still
-            // waiting: calls queued next to it have nobody to answer.
-            if let Some(error) = error {
-                eprintln!("ferrule: {error}");
+        let mut calls = Vec::new();
+        running.serving.mailbox().take_all(&mut calls);
+        if let Some(outcome) = running.serving.outcome() {
+            // The runtime is gone before the outcome is known, and with it every request
+            // still waiting: calls taken with it have nobody to answer.
+            if outcome.is_err() {
                 self.cut_off.store(true, std::sync::atomic::Ordering::Relaxed);
             }
-            running.shared.mailbox.close();
             return env.null().map(Js).map_err(js_error);
         }
-        let routes = lock(&self.routes);
-        let mut entries = Vec::with_capacity(jobs.len() * (2 + to_js::CONTEXT_PARTS));
-        for job in jobs {
-            let Job::Call { route, request, reply } = job else { continue };
+        let mut entries = Vec::with_capacity(calls.len() * (2 + to_js::CONTEXT_PARTS));
+        for Call { route, request, reply } in calls {
             if is_abandoned(&reply) {
                 continue;
             }
@@ -207,8 +175,7 @@ impl NativeApp {
                     continue;
                 }
             };
-            let status = routes.get(route as usize).map(|r| r.status).unwrap_or(200);
-            let pending = Pending { reply, status, deadline: request.deadline };
+            let pending = Pending { reply, status: route.status, deadline: request.deadline };
             let id = match running.free.pop() {
                 Some(id) => {
                     running.pending[id as usize] = Some(pending);
@@ -219,7 +186,7 @@ impl NativeApp {
                     running.pending.len() as u32 - 1
                 }
             };
-            entries.extend([env.int(id as i64).map_err(js_error)?, env.int(route as i64).map_err(js_error)?]);
+            entries.extend([env.int(id as i64).map_err(js_error)?, env.int(route.data.index as i64).map_err(js_error)?]);
             entries.extend(parts);
         }
         // Exactly as long as its entries: a request left out must not leave a hole.
@@ -267,64 +234,44 @@ impl NativeApp {
     pub fn reply(&self, env: napi::Env, id: u32, value: Js) -> Result<()> {
         let env = Env(env.raw());
         let Some((reply, status)) = self.take(id) else { return Ok(()) };
-        let outcome = plain(env, value.0, status);
+        let outcome = plain(env, value.0)
+            .map(|response| response.with_status(status))
+            .map_err(|message| HandlerError::new(format!("returned a value that cannot be sent: {message}")));
         self.push(reply, outcome);
         Ok(())
     }
 
     /// Answers request `id` with an explicit response (`new Response(body, {status, headers})`);
-    /// `headers` is a flat `[name, value, …]` list.
+    /// `headers` is a flat `[name, value, …]` list (arrays of values already repeated).
     #[napi]
-    pub fn reply_response(&self, env: napi::Env, id: u32, status: u32, headers: Vec<String>, body: Js) -> Result<()> {
+    pub fn reply_response(&self, env: napi::Env, id: u32, status: f64, headers: Vec<String>, body: Js) -> Result<()> {
         let env = Env(env.raw());
         let Some((reply, _)) = self.take(id) else { return Ok(()) };
-        let outcome = (|| -> std::result::Result<Response, String> {
-            let status = u16::try_from(status).ok().and_then(|s| StatusCode::from_u16(s).ok()).ok_or(format!("{status} is not an HTTP status"))?;
-            let kind = env.kind(body.0).map_err(|e| e.0.to_owned())?;
-            let mut response = if matches!(kind, raw::Kind::Undefined | raw::Kind::Null) {
-                Response::new(status)
-            } else {
-                plain(env, body.0, status.as_u16()).map_err(|e| e.message().to_owned())?
-            };
-            for pair in headers.chunks(2) {
-                if let [name, value] = pair {
-                    if name.eq_ignore_ascii_case("content-type") {
-                        response.headers.remove(ferrule_core::http::header::CONTENT_TYPE);
-                    }
-                    response = response.try_header(name, value).map_err(|e| e.to_string())?;
-                }
-            }
-            Ok(response)
-        })()
-        .map_err(|message| HandlerError::new(format!("returned a response that cannot be sent: {message}")));
+        let outcome = match env.kind(body.0) {
+            Ok(raw::Kind::Undefined | raw::Kind::Null) => Ok(None),
+            Ok(_) => plain(env, body.0).map(Some),
+            Err(e) => Err(e.0.to_owned()),
+        }
+        .map_err(|message| HandlerError::new(format!("returned a response that cannot be sent: {message}")))
+        .and_then(|body| Response::from_parts(whole(status), body, pairs(&headers)));
         self.push(reply, outcome);
         Ok(())
     }
 
-    /// Answers request `id` after its handler threw: with `HttpError`'s status and detail as
-    /// a problem response, or (status 500, no detail) a bare 500 that leaks nothing.
+    /// Answers request `id` after its handler threw an `HttpError`: its problem response.
     #[napi]
-    pub fn fail(&self, id: u32, status: u32, detail: Option<String>, headers: Vec<String>, log: Option<String>) -> Result<()> {
+    pub fn fail_http(&self, id: u32, status: f64, detail: Option<String>, headers: Vec<String>) -> Result<()> {
         let Some((reply, _)) = self.take(id) else { return Ok(()) };
-        let outcome = match (StatusCode::from_u16(status as u16), detail) {
-            (Ok(StatusCode::INTERNAL_SERVER_ERROR) | Err(_), None) => Err(HandlerError::new(log.unwrap_or_else(|| "the handler threw".into()))),
-            (status, detail) => {
-                let mut problem = Problem::status(status.unwrap_or(StatusCode::INTERNAL_SERVER_ERROR));
-                if let Some(detail) = detail {
-                    problem = problem.with_detail(detail);
-                }
-                let mut response = Response::problem(&problem);
-                for pair in headers.chunks(2) {
-                    if let [name, value] = pair {
-                        if let Ok(with) = response.clone().try_header(name, value) {
-                            response = with;
-                        }
-                    }
-                }
-                Ok(response)
-            }
-        };
-        self.push(reply, outcome);
+        self.push(reply, Response::http_error(whole(status), detail, pairs(&headers)));
+        Ok(())
+    }
+
+    /// Answers request `id` after its handler threw anything else (or its result could not be
+    /// sent): a bare 500 that leaks nothing; `log` is for the server's log.
+    #[napi]
+    pub fn fail(&self, id: u32, log: String) -> Result<()> {
+        let Some((reply, _)) = self.take(id) else { return Ok(()) };
+        self.push(reply, Err(HandlerError::new(log)));
         Ok(())
     }
 
@@ -332,7 +279,7 @@ impl NativeApp {
     #[napi]
     pub fn flush(&self) {
         if let Some(running) = lock(&self.running).as_ref() {
-            running.shared.replies.flush();
+            running.serving.flush();
         }
     }
 
@@ -340,8 +287,8 @@ impl NativeApp {
     /// once done. Calling it again does nothing.
     #[napi]
     pub fn close(&self) {
-        if let Some(stop) = lock(&self.running).as_mut().and_then(|r| r.stop.take()) {
-            let _ = stop.send(());
+        if let Some(running) = lock(&self.running).as_ref() {
+            running.serving.stop();
         }
     }
 
@@ -353,8 +300,18 @@ impl NativeApp {
     }
 }
 
+/// A listening socket for worker processes to inherit (`listen({ workers })`): bound once by
+/// the primary, so a port in use is refused there, and never shared with another program.
+#[napi]
+pub fn bind_listener(host: String, port: u32) -> Result<i32> {
+    use std::os::fd::IntoRawFd;
+    let port = u16::try_from(port).map_err(|_| Error::new(Status::GenericFailure, format!("TypeError|ferrule: port {port} is not a TCP port (0-65535)")))?;
+    let listener = ferrule_core::host::bind(&host, port).map_err(host_error)?;
+    Ok(listener.into_raw_fd())
+}
+
 impl NativeApp {
-    fn take(&self, id: u32) -> Option<(Reply, u16)> {
+    fn take(&self, id: u32) -> Option<(Reply, ferrule_core::http::StatusCode)> {
         let mut guard = lock(&self.running);
         let running = guard.as_mut()?;
         let slot = running.pending.get_mut(id as usize)?.take()?;
@@ -364,25 +321,33 @@ impl NativeApp {
 
     fn push(&self, reply: Reply, outcome: Outcome) {
         if let Some(running) = lock(&self.running).as_ref() {
-            running.shared.replies.push(reply, outcome);
+            running.serving.answer(reply, outcome);
         }
     }
 }
 
-/// A plain handler result: string → text/plain, Buffer → bytes, anything else → JSON.
-fn plain(env: Env, value: raw::Value, status: u16) -> Outcome {
-    let status = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
-    let built = (|| -> std::result::Result<Response, String> {
-        match env.kind(value).map_err(|e| e.0.to_owned())? {
-            raw::Kind::String => Ok(Response::text(env.as_string(value).map_err(|e| e.0.to_owned())?)),
-            raw::Kind::Object => match env.bytes(value).map_err(|e| e.0.to_owned())? {
-                Some(bytes) => Ok(Response::bytes(bytes)),
-                None => Ok(Response::json_bytes(to_json::to_vec(env, value)?)),
-            },
-            _ => Ok(Response::json_bytes(to_json::to_vec(env, value)?)),
-        }
-    })();
-    built
-        .map(|r| r.with_status(status))
-        .map_err(|message| HandlerError::new(format!("returned a value that cannot be sent: {message}")))
+fn pairs(flat: &[String]) -> impl Iterator<Item = (&str, &str)> {
+    flat.chunks_exact(2).map(|pair| (pair[0].as_str(), pair[1].as_str()))
+}
+
+/// A plain handler result: string → text/plain, Buffer → bytes, anything else → JSON. A
+/// function or a symbol has no JSON form: it is refused by name, never sent as `null`.
+fn plain(env: Env, value: raw::Value) -> std::result::Result<Response, String> {
+    match env.kind(value).map_err(|e| e.0.to_owned())? {
+        raw::Kind::String => Ok(Response::text(env.as_string(value).map_err(|e| e.0.to_owned())?)),
+        raw::Kind::Object => match env.bytes(value).map_err(|e| e.0.to_owned())? {
+            Some(bytes) => Ok(Response::bytes(bytes)),
+            None => Ok(Response::json_bytes(to_json::to_vec(env, value)?)),
+        },
+        raw::Kind::Function => Err("a function".into()),
+        raw::Kind::Symbol => Err("a symbol".into()),
+        _ => Ok(Response::json_bytes(to_json::to_vec(env, value)?)),
+    }
+}
+
+/// The known option name closest to `name` (the core's rule, the same in every language).
+#[napi]
+pub fn nearest_name(name: String, known: Vec<String>) -> Option<String> {
+    let known: Vec<&str> = known.iter().map(String::as_str).collect();
+    ferrule_core::spec::nearest_name(&name, &known).map(str::to_owned)
 }

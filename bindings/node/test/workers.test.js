@@ -1,5 +1,5 @@
 'use strict';
-// Worker processes share one port (SO_REUSEPORT), SIGTERM/SIGINT drain in-flight requests
+// Worker processes share one port (a socket the primary binds and they inherit), SIGTERM/SIGINT drain in-flight requests
 // before a clean exit, and close() ends even when the drain deadline cuts requests off.
 const { test } = require('node:test');
 const assert = require('node:assert');

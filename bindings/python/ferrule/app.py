@@ -218,6 +218,10 @@ class App:
             loop.remove_reader(server.doorbell)
             self._server = None
 
+    def _announce(self) -> None:
+        if self._server is not None:
+            self._server.announce()
+
     def shutdown(self) -> None:
         """Stops a running ``serve()``: no new connections, in-flight requests finish."""
         if self._server is not None:

@@ -92,14 +92,14 @@ def serve_until_signalled(app: "App", host: str, port: int, fd: Optional[int], t
         for sig in _STOP_SIGNALS:
             loop.add_signal_handler(sig, app.shutdown)
 
-        def ready(bound: int) -> None:
-            print(f"ferrule: serving on http://{host}:{bound} (pid {os.getpid()})", file=sys.stderr, flush=True)
-
         try:
-            run_until_complete(loop, app.serve(host, port, fd=fd, threads=threads, on_ready=ready))
-        except DrainTimeout as e:
-            print(f"ferrule: {e}", file=sys.stderr, flush=True)
+            run_until_complete(loop, app.serve(host, port, fd=fd, threads=threads, on_ready=lambda _: app._announce()))
+        except DrainTimeout:
+            # The core has said which requests were cut off; the exit status says so too.
             raise SystemExit(1) from None
+        except OSError as e:
+            # A port in use (or an address not this machine's): one line, not a traceback.
+            raise SystemExit(f"ferrule: {e.strerror or e}") from None
     finally:
         for sig in _STOP_SIGNALS:
             loop.remove_signal_handler(sig)
@@ -115,7 +115,10 @@ def run(app: "App", *, host: str, port: int, workers: int = 1, threads: Optional
         return
     # The parent binds once (so "address in use" is reported once, before any fork) and
     # never starts a runtime or a thread: forking a threaded process is unsafe.
-    listener = socket.create_server((host, port), backlog=1024)
+    try:
+        listener = socket.create_server((host, port), backlog=1024)
+    except OSError as e:
+        raise SystemExit(f"ferrule: cannot listen on {host}:{port}: {e.strerror or e}") from None
     listener.set_inheritable(True)
     try:
         _supervise(app, listener, workers, host, threads)

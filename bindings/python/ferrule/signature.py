@@ -13,6 +13,7 @@ import re
 import typing
 from typing import Any, Callable, NamedTuple, Optional
 
+from . import _ferrule
 from . import schema as schemas
 from .params import MISSING, FileParam, Param
 
@@ -63,6 +64,7 @@ def template_params(path: str) -> dict[str, Optional[str]]:
 
 
 def analyse(func: Callable[..., Any], path: str, *, request_type: type) -> Analysis:
+    path = _ferrule.normalize_path(path)
     in_template = template_params(path)
     try:
         hints = typing.get_type_hints(func, include_extras=True)

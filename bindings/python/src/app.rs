@@ -1,50 +1,44 @@
-//! `NativeApp`: the routes the Python `App` declared, compiled into a core app when served.
+//! `NativeApp`: the Python `App`'s routes, held by the core's host and served by it.
 
 use crate::response::ResultTypes;
 use crate::route::{ArgumentPlan, PyRoute};
-use crate::server::{PyHandler, ServerHandle};
-use ferrule_core::bridge::Mailbox;
-use ferrule_core::{App, AppConfig, RouteSpec};
+use crate::server::ServerHandle;
+use ferrule_core::host::{Host, HostError, Listen, Wake};
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyList;
-use std::sync::{Arc, Mutex};
-
-struct Declared {
-    spec: RouteSpec,
-    route: Arc<PyRoute>,
-}
+use std::sync::Arc;
 
 #[pyclass(module = "ferrule._ferrule", frozen)]
 pub struct NativeApp {
-    config: AppConfig,
+    host: Host<PyRoute>,
     types: Arc<ResultTypes>,
-    routes: Mutex<Vec<Declared>>,
+}
+
+/// A host error as the Python exception a Python programmer expects: a mistake in the
+/// program is a `ValueError`, a socket the machine refuses an `OSError` with its errno.
+pub fn host_error(error: HostError) -> PyErr {
+    match error.os_error() {
+        Some(errno) => PyOSError::new_err((errno, error.to_string())),
+        None if error.is_usage() => PyValueError::new_err(error.to_string()),
+        None => PyRuntimeError::new_err(error.to_string()),
+    }
 }
 
 #[pymethods]
 impl NativeApp {
-    /// `config_json`: the core's `AppConfig` as JSON (read once, at startup).
+    /// `config_json`: the core's `AppConfig` as JSON.
     #[new]
     fn new(config_json: &str, response_type: Py<PyAny>, http_exception_type: Py<PyAny>) -> PyResult<Self> {
-        let config: AppConfig = serde_json::from_str(config_json).map_err(|e| PyValueError::new_err(format!("app settings: {e}")))?;
-        config.check().map_err(|e| PyValueError::new_err(format!("app settings: {e}")))?;
-        Ok(NativeApp {
-            config,
-            types: Arc::new(ResultTypes { response: response_type, http_exception: http_exception_type }),
-            routes: Mutex::new(Vec::new()),
-        })
+        let host = Host::from_json(config_json).map_err(host_error)?;
+        Ok(NativeApp { host, types: Arc::new(ResultTypes { response: response_type, http_exception: http_exception_type }) })
     }
 
     /// Declares a route. `spec_json` is a core `RouteSpec`; `arguments` lists
-    /// `ferrule.signature.Argument`s in call order.
-    fn add_route(&self, spec_json: &str, handler: Py<PyAny>, arguments: &Bound<'_, PyList>, is_async: bool, status: u16) -> PyResult<()> {
-        let spec: RouteSpec = serde_json::from_str(spec_json).map_err(|e| PyValueError::new_err(format!("route: {e}")))?;
-        App::with_config(self.config.clone()).check_route(&spec).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    /// `ferrule.signature.Argument`s in call order; `status` is a plain return value's.
+    fn add_route(&self, spec_json: &str, handler: Py<PyAny>, arguments: &Bound<'_, PyList>, is_async: bool, status: i64) -> PyResult<()> {
         let plans = arguments.iter().map(|a| ArgumentPlan::from_python(&a)).collect::<PyResult<Vec<_>>>()?;
-        let label = format!("{} {}", spec.method, spec.path);
-        let route = Arc::new(PyRoute::new(label, handler, plans, is_async, status));
-        self.routes.lock().map_err(|_| PyRuntimeError::new_err("route table poisoned"))?.push(Declared { spec, route });
+        self.host.declare_json(spec_json, status, PyRoute::new(handler, plans, is_async)).map_err(host_error)?;
         Ok(())
     }
 
@@ -64,20 +58,13 @@ impl NativeApp {
         fd: Option<i32>,
         threads: Option<usize>,
     ) -> PyResult<ServerHandle> {
-        let mailbox = Arc::new(Mailbox::with_doorbell().map_err(|e| PyOSError::new_err(format!("eventfd: {e}")))?);
-        let mut app = App::with_config(self.config.clone());
-        for declared in self.routes.lock().map_err(|_| PyRuntimeError::new_err("route table poisoned"))?.iter() {
-            let handler = PyHandler::new(declared.route.clone(), mailbox.clone());
-            app.add_route(declared.spec.clone(), Arc::new(handler));
-        }
-        let listener = match fd {
-            Some(fd) => ferrule_core::listener_from_fd(fd).map_err(|e| PyOSError::new_err(format!("listening socket {fd}: {e}")))?,
-            None => {
-                let addr = format!("{}:{port}", host.as_deref().unwrap_or("127.0.0.1"));
-                ferrule_core::bind(&addr, false).map_err(|e| PyOSError::new_err(format!("cannot listen on {addr}: {e}")))?
-            }
+        let listen = match fd {
+            Some(fd) => Listen::Inherited(fd),
+            None => Listen::Address { host: host.as_deref().unwrap_or("127.0.0.1"), port },
         };
-        py.detach(|| ServerHandle::start(app, listener, threads, mailbox, self.types.clone(), event_loop, stopped))
-            .map_err(PyRuntimeError::new_err)
+        let serving = py
+            .detach(|| self.host.serve(listen, threads, Wake::Doorbell, "the Python event loop"))
+            .map_err(host_error)?;
+        Ok(ServerHandle::new(serving, self.types.clone(), event_loop, stopped))
     }
 }

@@ -27,6 +27,12 @@ mod _ferrule {
     #[pymodule_export]
     use super::server::ServerHandle;
 
+    /// A path template in the core's spelling (`/users/:id` → `/users/{id}`).
+    #[pyo3::pyfunction]
+    fn normalize_path(path: &str) -> pyo3::PyResult<String> {
+        ferrule_core::PathTemplate::normalize(path).map_err(pyo3::exceptions::PyValueError::new_err)
+    }
+
     #[allow(non_upper_case_globals)]
     #[pymodule_export]
     const __version__: &str = env!("CARGO_PKG_VERSION");

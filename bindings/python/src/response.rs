@@ -7,8 +7,8 @@
 
 use crate::convert::to_json;
 use crate::route::PyRoute;
-use ferrule_core::http::{header, HeaderValue, StatusCode};
-use ferrule_core::{HandlerError, Problem, Response};
+use ferrule_core::host::HostRoute;
+use ferrule_core::{HandlerError, Response};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyString};
 
@@ -18,22 +18,19 @@ pub struct ResultTypes {
     pub http_exception: Py<PyAny>,
 }
 
-pub fn from_result(py: Python<'_>, types: &ResultTypes, route: &PyRoute, result: &Bound<'_, PyAny>) -> Result<Response, HandlerError> {
-    let built = if result.is_instance(types.response.bind(py)).unwrap_or(false) {
-        explicit(result)
-    } else {
-        body(result, route.status)
-    };
+pub fn from_result(py: Python<'_>, types: &ResultTypes, route: &HostRoute<PyRoute>, result: &Bound<'_, PyAny>) -> Result<Response, HandlerError> {
+    if result.is_instance(types.response.bind(py)).unwrap_or(false) {
+        return explicit(result);
+    }
     // The core logs the message with the route; the client gets a bare 500.
-    built.map_err(|message| HandlerError::new(format!("returned a value that cannot be sent: {message}")))
+    let body = body(result).map_err(|message| HandlerError::new(format!("returned a value that cannot be sent: {message}")))?;
+    Ok(body.with_status(route.status))
 }
 
-pub fn from_exception(py: Python<'_>, types: &ResultTypes, route: &PyRoute, error: PyErr) -> Result<Response, HandlerError> {
+pub fn from_exception(py: Python<'_>, types: &ResultTypes, route: &HostRoute<PyRoute>, error: PyErr) -> Result<Response, HandlerError> {
     let value = error.value(py);
     if value.is_instance(types.http_exception.bind(py)).unwrap_or(false) {
-        if let Ok(response) = http_exception(value) {
-            return Ok(response);
-        }
+        return http_exception(value);
     }
     eprintln!("ferrule: {} raised an exception:", route.label);
     error.display(py);
@@ -41,13 +38,9 @@ pub fn from_exception(py: Python<'_>, types: &ResultTypes, route: &PyRoute, erro
     Err(HandlerError::new(format!("{kind} raised")))
 }
 
-fn status_code(code: u16) -> Result<StatusCode, String> {
-    StatusCode::from_u16(code).map_err(|_| format!("{code} is not an HTTP status code"))
-}
-
-/// A plain return value with the route's status.
-fn body(result: &Bound<'_, PyAny>, status: u16) -> Result<Response, String> {
-    let response = if let Ok(text) = result.cast::<PyString>() {
+/// A plain value: str → text, bytes → octet-stream, anything else → JSON.
+fn body(result: &Bound<'_, PyAny>) -> Result<Response, String> {
+    Ok(if let Ok(text) = result.cast::<PyString>() {
         Response::text(text.to_str().map_err(|e| e.to_string())?.to_owned())
     } else if let Ok(bytes) = result.cast::<PyBytes>() {
         Response::bytes(bytes.as_bytes().to_vec())
@@ -55,57 +48,60 @@ fn body(result: &Bound<'_, PyAny>, status: u16) -> Result<Response, String> {
         Response::bytes(bytes.to_vec())
     } else {
         Response::json_bytes(to_json::to_vec(result)?)
-    };
-    Ok(response.with_status(status_code(status)?))
+    })
 }
 
-/// `ferrule.Response(status, headers, body, media_type=...)`.
-fn explicit(result: &Bound<'_, PyAny>) -> Result<Response, String> {
-    let attr = |name: &str| result.getattr(name).map_err(|e| e.to_string());
-    let status: u16 = attr("status")?.extract().map_err(|_| "Response.status must be an int".to_owned())?;
+fn unsendable(message: String) -> HandlerError {
+    HandlerError::new(format!("returned a response that cannot be sent: {message}"))
+}
+
+/// `ferrule.Response(content, status_code, headers, media_type)`.
+fn explicit(result: &Bound<'_, PyAny>) -> Result<Response, HandlerError> {
+    let attr = |name: &str| result.getattr(name).map_err(|e| unsendable(e.to_string()));
+    let status: i64 = attr("status")?.extract().map_err(|_| unsendable("Response.status must be an int".into()))?;
     let content = attr("body")?;
-    let mut response = if content.is_none() { Response::new(StatusCode::OK) } else { body(&content, 200)? };
-    response = response.with_status(status_code(status)?);
+    let body = if content.is_none() { None } else { Some(body(&content).map_err(unsendable)?) };
+    let mut pairs = header_pairs(&attr("headers")?).map_err(unsendable)?;
     let media_type = attr("media_type")?;
     if !media_type.is_none() {
-        let text: String = media_type.extract().map_err(|_| "Response.media_type must be a str".to_owned())?;
-        let value = HeaderValue::try_from(text).map_err(|_| "Response.media_type is not a valid header value".to_owned())?;
-        response = response.with_header(header::CONTENT_TYPE, value);
+        let text: String = media_type.extract().map_err(|_| unsendable("Response.media_type must be a str".into()))?;
+        pairs.push(("content-type".into(), text));
     }
-    let headers = attr("headers")?;
-    if !headers.is_none() {
-        let pairs: Vec<(String, String)> = match headers.cast::<PyDict>() {
-            Ok(dict) => dict.iter().map(|(k, v)| Ok((k.extract()?, v.extract()?))).collect::<PyResult<_>>(),
-            Err(_) => headers.extract(),
-        }
-        .map_err(|_| "Response.headers must map str to str (a dict or a list of pairs)".to_owned())?;
-        for (name, value) in pairs {
-            if name.eq_ignore_ascii_case("content-type") {
-                response.headers.remove(header::CONTENT_TYPE);
-            }
-            response = response.try_header(&name, &value).map_err(|e| e.to_string())?;
+    Response::from_parts(status, body, pairs)
+}
+
+/// Headers as pairs in order: a dict of str to str or to a list of str (one header line per
+/// item, as `set-cookie` needs), or a list of (name, value) pairs.
+fn header_pairs(headers: &Bound<'_, PyAny>) -> Result<Vec<(String, String)>, String> {
+    const SHAPE: &str = "headers must map str to str or to a list of str (a dict, or a list of pairs)";
+    let mut pairs = Vec::new();
+    if headers.is_none() {
+        return Ok(pairs);
+    }
+    let items: Vec<(String, Bound<'_, PyAny>)> = match headers.cast::<PyDict>() {
+        Ok(dict) => dict.iter().map(|(k, v)| Ok((k.extract()?, v))).collect::<PyResult<_>>(),
+        Err(_) => headers.try_iter().and_then(|items| items.map(|item| item?.extract()).collect::<PyResult<_>>()),
+    }
+    .map_err(|_| SHAPE.to_owned())?;
+    for (name, value) in items {
+        if let Ok(text) = value.extract::<String>() {
+            pairs.push((name, text));
+        } else {
+            let values: Vec<String> = value.extract().map_err(|_| SHAPE.to_owned())?;
+            pairs.extend(values.into_iter().map(|v| (name.clone(), v)));
         }
     }
-    Ok(response)
+    Ok(pairs)
 }
 
 /// `ferrule.HTTPException(status, detail, headers)` → its problem+json response.
-fn http_exception(exception: &Bound<'_, PyAny>) -> PyResult<Response> {
-    let status: u16 = exception.getattr("status")?.extract()?;
-    let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    let mut problem = Problem::status(status);
-    let detail = exception.getattr("detail")?;
-    if !detail.is_none() {
-        problem = problem.with_detail(detail.str()?.to_string());
-    }
-    let mut response = Response::problem(&problem);
-    let headers = exception.getattr("headers")?;
-    if !headers.is_none() {
-        let headers = headers.cast::<PyDict>()?;
-        for (name, value) in headers.iter() {
-            let (name, value): (String, String) = (name.extract()?, value.extract()?);
-            response = response.try_header(&name, &value).map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
-        }
-    }
-    Ok(response)
+fn http_exception(exception: &Bound<'_, PyAny>) -> Result<Response, HandlerError> {
+    let fields = || -> PyResult<(i64, Option<String>, Bound<'_, PyAny>)> {
+        let detail = exception.getattr("detail")?;
+        let detail = if detail.is_none() { None } else { Some(detail.str()?.to_string()) };
+        Ok((exception.getattr("status")?.extract()?, detail, exception.getattr("headers")?))
+    };
+    let (status, detail, headers) = fields().map_err(|e| HandlerError::new(format!("raised an HTTPException that cannot be read: {e}")))?;
+    let pairs = header_pairs(&headers).map_err(|e| HandlerError::new(format!("raised an HTTPException whose {e}")))?;
+    Response::http_error(status, detail, pairs)
 }

@@ -55,20 +55,16 @@ impl ArgumentPlan {
 }
 
 pub struct PyRoute {
-    /// `GET /users/{id:int}`, for log lines.
-    pub label: String,
     pub func: Py<PyAny>,
     pub arguments: Vec<ArgumentPlan>,
     pub is_async: bool,
-    /// The status of a plain (non-`Response`) return value.
-    pub status: u16,
     takes_request: bool,
 }
 
 impl PyRoute {
-    pub fn new(label: String, func: Py<PyAny>, arguments: Vec<ArgumentPlan>, is_async: bool, status: u16) -> Self {
+    pub fn new(func: Py<PyAny>, arguments: Vec<ArgumentPlan>, is_async: bool) -> Self {
         let takes_request = arguments.iter().any(|a| a.source == Source::Request);
-        PyRoute { label, func, arguments, is_async, status, takes_request }
+        PyRoute { func, arguments, is_async, takes_request }
     }
 }
 

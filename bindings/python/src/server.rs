@@ -15,67 +15,26 @@
 
 use crate::response::{self, ResultTypes};
 use crate::route::PyRoute;
-use ferrule_core::bridge::{hand_over, is_abandoned, serve_in_background, Mailbox, Outcome, Reply, ReplyBatch};
-use ferrule_core::{App, Handler, HandlerFuture, RequestData};
+use ferrule_core::bridge::{is_abandoned, Reply};
+use ferrule_core::host::{lock, Call, HostRoute, Serving};
+use ferrule_core::RequestData;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use std::sync::{Arc, Mutex};
-use tokio::sync::oneshot;
 
-pub enum Job {
-    Call { route: Arc<PyRoute>, request: RequestData, reply: Reply },
-    /// The server has stopped (with the drain's error, if any).
-    Stopped(Option<String>),
-}
-
-/// The core's handler trait for a Python route: post, then await the reply.
-pub struct PyHandler {
-    route: Arc<PyRoute>,
-    mailbox: Arc<Mailbox<Job>>,
-}
-
-impl PyHandler {
-    pub fn new(route: Arc<PyRoute>, mailbox: Arc<Mailbox<Job>>) -> Self {
-        PyHandler { route, mailbox }
-    }
-}
-
-impl Handler for PyHandler {
-    fn call(&self, request: RequestData) -> HandlerFuture {
-        let route = self.route.clone();
-        hand_over(&self.mailbox, "the Python event loop", |reply| Job::Call { route, request, reply })
-    }
-}
+type Route = Arc<HostRoute<PyRoute>>;
 
 #[pyclass(module = "ferrule._ferrule", frozen)]
 pub struct ServerHandle {
-    mailbox: Arc<Mailbox<Job>>,
-    replies: Arc<ReplyBatch<Outcome>>,
+    serving: Arc<Serving<PyRoute>>,
     types: Arc<ResultTypes>,
     event_loop: Py<PyAny>,
     stopped: Py<PyAny>,
-    stop: Mutex<Option<oneshot::Sender<()>>>,
-    port: u16,
 }
 
 impl ServerHandle {
-    pub fn start(
-        app: App,
-        listener: std::net::TcpListener,
-        threads: Option<usize>,
-        mailbox: Arc<Mailbox<Job>>,
-        types: Arc<ResultTypes>,
-        event_loop: Py<PyAny>,
-        stopped: Py<PyAny>,
-    ) -> Result<ServerHandle, String> {
-        let port = listener.local_addr().map_err(|e| e.to_string())?.port();
-        let replies = Arc::new(ReplyBatch::default());
-        mailbox.set_queue_limit(app.config().max_queued_requests);
-        let on_stopped = mailbox.clone();
-        let stop = serve_in_background(app, listener, threads, &replies, move |outcome| {
-            let _ = on_stopped.post(Job::Stopped(outcome.err().map(|e| e.to_string())));
-        })?;
-        Ok(ServerHandle { mailbox, replies, types, event_loop, stopped, stop: Mutex::new(Some(stop)), port })
+    pub fn new(serving: Arc<Serving<PyRoute>>, types: Arc<ResultTypes>, event_loop: Py<PyAny>, stopped: Py<PyAny>) -> Self {
+        ServerHandle { serving, types, event_loop, stopped }
     }
 }
 
@@ -84,61 +43,63 @@ impl ServerHandle {
     /// The port actually bound (useful with port 0).
     #[getter]
     fn port(&self) -> u16 {
-        self.port
+        self.serving.port()
+    }
+
+    /// Prints the startup line (the same in every language).
+    fn announce(&self) {
+        self.serving.announce();
     }
 
     /// The eventfd the event loop watches (`loop.add_reader(handle.doorbell, handle.dispatch)`).
     #[getter]
     fn doorbell(&self) -> i32 {
-        self.mailbox.doorbell_fd().unwrap_or(-1)
+        self.serving.mailbox().doorbell_fd().unwrap_or(-1)
     }
 
     /// Stop accepting connections and drain in-flight requests (returns at once; `stopped`
     /// resolves when done). Calling it again does nothing.
     fn stop(&self) {
-        if let Some(stop) = self.stop.lock().ok().and_then(|mut s| s.take()) {
-            let _ = stop.send(());
-        }
+        self.serving.stop();
     }
 
     /// Runs every waiting job. Called by the event loop when the doorbell rings.
     fn dispatch(&self, py: Python<'_>) -> PyResult<()> {
-        let mut jobs = Vec::new();
-        self.mailbox.take_all(&mut jobs);
-        let mut result = Ok(());
-        for job in jobs {
-            match job {
-                Job::Call { route, request, reply } => self.run(py, route, request, reply),
-                Job::Stopped(error) => result = self.finish(py, error),
-            }
+        let mut calls = Vec::new();
+        self.serving.mailbox().take_all(&mut calls);
+        for Call { route, request, reply } in calls {
+            self.run(py, route, request, reply);
         }
-        self.replies.flush();
-        result
+        self.serving.flush();
+        match self.serving.outcome() {
+            Some(outcome) => self.finish(py, outcome.err()),
+            None => Ok(()),
+        }
     }
 }
 
 impl ServerHandle {
-    fn run(&self, py: Python<'_>, route: Arc<PyRoute>, request: RequestData, reply: Reply) {
+    fn run(&self, py: Python<'_>, route: Route, request: RequestData, reply: Reply) {
         if is_abandoned(&reply) {
             // Its deadline passed while an earlier handler ran: nobody waits for this one.
             return;
         }
-        if route.is_async {
+        if route.data.is_async {
             return self.schedule(py, route, request, reply);
         }
-        let outcome = match route.call(py, request) {
+        let outcome = match route.data.call(py, request) {
             Ok(result) => response::from_result(py, &self.types, &route, &result),
             Err(error) => response::from_exception(py, &self.types, &route, error),
         };
-        self.replies.push(reply, outcome);
+        self.serving.answer(reply, outcome);
     }
 
     /// Starts a task on the loop that runs the request from start to reply.
-    fn schedule(&self, py: Python<'_>, route: Arc<PyRoute>, request: RequestData, reply: Reply) {
+    fn schedule(&self, py: Python<'_>, route: Route, request: RequestData, reply: Reply) {
         let call = PendingCall {
             route,
             types: self.types.clone(),
-            replies: self.replies.clone(),
+            serving: self.serving.clone(),
             state: Mutex::new(CallState { request: Some(request), reply: Some(reply) }),
         };
         // If this fails before the call is a Python object, dropping it drops the reply,
@@ -165,7 +126,6 @@ impl ServerHandle {
     }
 
     fn finish(&self, py: Python<'_>, error: Option<String>) -> PyResult<()> {
-        self.mailbox.close();
         let stopped = self.stopped.bind(py);
         if stopped.call_method0(pyo3::intern!(py, "done"))?.is_truthy()? {
             return Ok(());
@@ -186,7 +146,7 @@ static CANCEL_AT_DEADLINE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
 /// Seconds left before the request's deadline, if it has one.
 fn request_deadline(call: &PendingCall) -> Option<f64> {
-    let state = call.state.lock().ok()?;
+    let state = lock(&call.state);
     let deadline = state.request.as_ref()?.deadline?;
     Some(deadline.saturating_duration_since(std::time::Instant::now()).as_secs_f64())
 }
@@ -195,9 +155,9 @@ fn request_deadline(call: &PendingCall) -> Option<f64> {
 /// its arguments, then `finish(result)` or `fail(exception)` sends the reply.
 #[pyclass(module = "ferrule._ferrule", frozen)]
 pub struct PendingCall {
-    route: Arc<PyRoute>,
+    route: Route,
     types: Arc<ResultTypes>,
-    replies: Arc<ReplyBatch<Outcome>>,
+    serving: Arc<Serving<PyRoute>>,
     state: Mutex<CallState>,
 }
 
@@ -210,9 +170,9 @@ struct CallState {
 impl PendingCall {
     /// The handler's coroutine, called with the request's arguments (once).
     fn start<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let request = self.state.lock().ok().and_then(|mut state| state.request.take());
+        let request = lock(&self.state).request.take();
         let request = request.ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("the call has already started"))?;
-        self.route.call(py, request)
+        self.route.data.call(py, request)
     }
 
     fn finish(&self, py: Python<'_>, result: &Bound<'_, PyAny>) {
@@ -227,12 +187,12 @@ impl PendingCall {
 impl PendingCall {
     /// Sends the reply (the first answer wins; later ones are ignored).
     fn answer(&self, py: Python<'_>, outcome: PyResult<Bound<'_, PyAny>>) {
-        let Some(reply) = self.state.lock().ok().and_then(|mut state| state.reply.take()) else { return };
+        let Some(reply) = lock(&self.state).reply.take() else { return };
         let outcome = match outcome {
             Ok(result) => response::from_result(py, &self.types, &self.route, &result),
             Err(error) => response::from_exception(py, &self.types, &self.route, error),
         };
-        self.replies.push(reply, outcome);
-        self.replies.flush();
+        self.serving.answer(reply, outcome);
+        self.serving.flush();
     }
 }

@@ -53,10 +53,15 @@ def serving(app: App, *, threads: int = 2) -> Iterator[int]:
 
 
 class Reply:
-    def __init__(self, status: int, headers: dict[str, str], body: bytes) -> None:
+    def __init__(self, status: int, headers: list[tuple[str, str]], body: bytes) -> None:
         self.status = status
-        self.headers = headers
+        self.header_lines = headers
+        self.headers = {k.lower(): v for k, v in headers}
         self.body = body
+
+    def header_values(self, name: str) -> list[str]:
+        """Every value of a header that may repeat (``set-cookie``), in order."""
+        return [v for k, v in self.header_lines if k.lower() == name]
 
     def json(self) -> Any:
         return json.loads(self.body)
@@ -86,6 +91,6 @@ def request(
     try:
         connection.request(method, path, body=body, headers=headers)
         response = connection.getresponse()
-        return Reply(response.status, {k.lower(): v for k, v in response.getheaders()}, response.read())
+        return Reply(response.status, response.getheaders(), response.read())
     finally:
         connection.close()

@@ -26,10 +26,12 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     module.const_set("PROBLEM_JSON", ferrule_core::PROBLEM_JSON)?;
     let class = module.define_class("NativeApp", ruby.class_object())?;
     class.define_singleton_method("new", function!(NativeApp::new, 5))?;
+    class.define_singleton_method("bind", function!(app::bind, 2))?;
     class.define_method("add_route", method!(NativeApp::add_route, 2))?;
     class.define_method("start", method!(NativeApp::start, 4))?;
+    class.define_method("announce", method!(NativeApp::announce, 0))?;
     class.define_method("stop", method!(NativeApp::stop, 0))?;
-    class.define_method("work", method!(NativeApp::work, 1))?;
+    class.define_method("work", method!(NativeApp::work, 2))?;
     class.define_method("stopped_fd", method!(NativeApp::stopped_fd, 0))?;
     class.define_method("finish", method!(NativeApp::finish, 0))?;
     Ok(())

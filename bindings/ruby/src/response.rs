@@ -1,123 +1,142 @@
 //! A handler's result (or exception) → the core's `Response`.
 //!
 //! String → text/plain (a binary String → application/octet-stream), `Ferrule::Response` and
-//! Rack's `[status, headers, body]` → as given, anything else → JSON serialised by Rust.
-//! `Ferrule::HTTPError` → its problem response. Any other `StandardError`, or a result that
-//! cannot be serialised, is logged with its backtrace and becomes a bare 500.
+//! Rack's `[status, headers, body]` → as given (a body's default Content-Type as for a plain
+//! String), anything else → JSON serialised by Rust. `Ferrule::HTTPError` → its problem
+//! response. What a status or a header may be is the core's decision (`Response::from_parts`).
+//! Any other `StandardError`, or a result that cannot be serialised, is logged with its
+//! backtrace and becomes a bare 500.
 
 use crate::to_json;
 use crate::types::Types;
 use ferrule_core::bridge::Outcome;
-use ferrule_core::http::{header, HeaderValue, StatusCode};
-use ferrule_core::{HandlerError, Problem, Response};
+use ferrule_core::http::StatusCode;
+use ferrule_core::{HandlerError, Response};
 use magnus::error::ErrorType;
 use magnus::{prelude::*, Error, RArray, RHash, RString, Ruby, Value};
 
-fn status_code(code: i64) -> Result<StatusCode, String> {
-    u16::try_from(code).ok().and_then(|c| StatusCode::from_u16(c).ok()).ok_or_else(|| format!("{code} is not an HTTP status"))
+pub fn from_result(ruby: &Ruby, types: &Types, value: Value, status: StatusCode) -> Outcome {
+    if value.is_kind_of(types.response(ruby)) {
+        return explicit(ruby, value);
+    }
+    if let Some(triplet) = RArray::from_value(value).filter(|a| a.len() == 3 && a.entry::<Value>(0).map(|v| v.is_kind_of(ruby.class_integer())).unwrap_or(false)) {
+        return rack(ruby, triplet);
+    }
+    body(ruby, value)
+        .map(|r| r.with_status(status))
+        .map_err(|message| HandlerError::new(format!("returned a value that cannot be sent: {message}")))
 }
 
-pub fn from_result(ruby: &Ruby, types: &Types, value: Value, status: u16) -> Outcome {
-    let status = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
-    let built = if value.is_kind_of(types.response(ruby)) {
-        explicit(ruby, value)
-    } else if let Some(triplet) = RArray::from_value(value).filter(|a| a.len() == 3 && a.entry::<Value>(0).map(|v| v.is_kind_of(ruby.class_integer())).unwrap_or(false)) {
-        rack(ruby, triplet)
-    } else {
-        body(ruby, value).map(|r| r.with_status(status))
-    };
-    built.map_err(|message| HandlerError::new(format!("returned a value that cannot be sent: {message}")))
+fn unsendable(message: impl std::fmt::Display) -> HandlerError {
+    HandlerError::new(format!("returned a response that cannot be sent: {message}"))
+}
+
+/// The bytes of a String, and whether they are text (UTF-8, not a binary String).
+fn string_bytes(ruby: &Ruby, s: RString) -> (Vec<u8>, bool) {
+    // SAFETY: the bytes are copied out at once, before any Ruby code can run.
+    let bytes = unsafe { s.as_slice() }.to_vec();
+    let text = s.enc_get() != ruby.ascii8bit_encindex() && std::str::from_utf8(&bytes).is_ok();
+    (bytes, text)
 }
 
 fn body(ruby: &Ruby, value: Value) -> Result<Response, String> {
     if let Some(s) = RString::from_value(value) {
-        // SAFETY: the bytes are copied out at once.
-        let bytes = unsafe { s.as_slice() }.to_vec();
         if s.enc_get() == ruby.ascii8bit_encindex() {
-            return Ok(Response::bytes(bytes));
+            return Ok(Response::bytes(string_bytes(ruby, s).0));
         }
+        let (bytes, _) = string_bytes(ruby, s);
         return String::from_utf8(bytes).map(Response::text).map_err(|_| "a String that is not valid UTF-8 (use a binary String for bytes)".into());
     }
     Ok(Response::json_bytes(to_json::to_vec(ruby, value)?))
 }
 
-fn add_headers(ruby: &Ruby, mut response: Response, headers: Value) -> Result<Response, String> {
+/// A headers Hash as pairs in order. A value that is an Array gives one header line per item
+/// (Rack 3, as `set-cookie` needs); a String with newlines one per line (Rack 2).
+fn header_pairs(headers: Value) -> Result<Vec<(String, String)>, String> {
+    let mut pairs: Vec<(String, String)> = Vec::new();
     if headers.is_nil() {
-        return Ok(response);
+        return Ok(pairs);
     }
     let hash = RHash::from_value(headers).ok_or("headers must be a Hash")?;
-    let mut pairs: Vec<(String, String)> = Vec::new();
     hash.foreach(|name: Value, value: Value| {
         let name: String = name.funcall("to_s", ())?;
-        let value: String = value.funcall("to_s", ())?;
-        pairs.push((name, value));
+        match RArray::from_value(value) {
+            Some(values) => {
+                for item in values.into_iter() {
+                    pairs.push((name.clone(), item.funcall("to_s", ())?));
+                }
+            }
+            None => {
+                let text: String = value.funcall("to_s", ())?;
+                pairs.extend(text.split('\n').map(|line| (name.clone(), line.to_owned())));
+            }
+        }
         Ok(magnus::r_hash::ForEach::Continue)
     })
     .map_err(|e| e.to_string())?;
-    let _ = ruby;
-    for (name, value) in pairs {
-        // Rack joins repeated headers with newlines.
-        for line in value.split('\n') {
-            if name.eq_ignore_ascii_case("content-type") {
-                response.headers.remove(header::CONTENT_TYPE);
-            }
-            response = response.try_header(&name, line).map_err(|e| e.to_string())?;
-        }
-    }
-    Ok(response)
+    Ok(pairs)
 }
 
 /// `Ferrule::Response.new(body, status:, headers:, type:)`.
-fn explicit(ruby: &Ruby, value: Value) -> Result<Response, String> {
-    let get = |name: &str| value.funcall::<_, _, Value>(name, ()).map_err(|e| e.to_string());
-    let status: i64 = get("status")?.funcall("to_i", ()).map_err(|e| e.to_string())?;
+fn explicit(ruby: &Ruby, value: Value) -> Outcome {
+    let get = |name: &str| value.funcall::<_, _, Value>(name, ()).map_err(unsendable);
+    let status: i64 = get("status")?.funcall("to_i", ()).map_err(unsendable)?;
     let content = get("body")?;
-    let mut response = if content.is_nil() { Response::new(StatusCode::OK) } else { body(ruby, content)? };
-    response = response.with_status(status_code(status)?);
+    let body = if content.is_nil() { None } else { Some(body(ruby, content).map_err(unsendable)?) };
+    let mut pairs = header_pairs(get("headers")?).map_err(unsendable)?;
     let media_type = get("type")?;
     if !media_type.is_nil() {
-        let text: String = media_type.funcall("to_s", ()).map_err(|e| e.to_string())?;
-        let value = HeaderValue::try_from(text).map_err(|_| "type is not a valid header value".to_owned())?;
-        response = response.with_header(header::CONTENT_TYPE, value);
+        pairs.push(("content-type".into(), media_type.funcall("to_s", ()).map_err(unsendable)?));
     }
-    add_headers(ruby, response, get("headers")?)
+    Response::from_parts(status, body, pairs)
 }
 
-/// Rack's `[status, headers, body]`, body a String or an Array of Strings.
-fn rack(ruby: &Ruby, triplet: RArray) -> Result<Response, String> {
-    let entry = |i: isize| triplet.entry::<Value>(i).map_err(|e| e.to_string());
-    let status: i64 = entry(0)?.funcall("to_i", ()).map_err(|e| e.to_string())?;
+/// Rack's `[status, headers, body]`: the body a String or anything that answers `each` with
+/// Strings (an Array, a Rack body object); sent as text when every part is UTF-8 text, else as
+/// bytes, unless the headers name a Content-Type.
+fn rack(ruby: &Ruby, triplet: RArray) -> Outcome {
+    let entry = |i: isize| triplet.entry::<Value>(i).map_err(unsendable);
+    let status: i64 = entry(0)?.funcall("to_i", ()).map_err(unsendable)?;
     let content = entry(2)?;
-    let bytes = if let Some(parts) = RArray::from_value(content) {
-        let mut all = Vec::new();
-        for i in 0..parts.len() {
-            let part = RString::from_value(parts.entry::<Value>(i as isize).map_err(|e| e.to_string())?).ok_or("a Rack body must hold Strings")?;
-            // SAFETY: copied out at once.
-            all.extend_from_slice(unsafe { part.as_slice() });
-        }
-        all
-    } else if let Some(s) = RString::from_value(content) {
-        // SAFETY: copied out at once.
-        unsafe { s.as_slice() }.to_vec()
+    let parts: Vec<Value> = if RString::from_value(content).is_some() {
+        vec![content]
+    } else if let Some(array) = RArray::from_value(content) {
+        array.into_iter().collect()
+    } else if content.respond_to("each", false).unwrap_or(false) {
+        let collected: RArray = content.funcall("to_a", ()).map_err(unsendable)?;
+        collected.into_iter().collect()
     } else {
-        return Err("a Rack body must be a String or an Array of Strings".into());
+        return Err(unsendable("a Rack body must be a String or answer `each` with Strings"));
     };
-    let response = Response::new(status_code(status)?).with_body(bytes);
-    add_headers(ruby, response, entry(1)?)
+    let (mut all, mut text) = (Vec::new(), true);
+    for part in parts {
+        let part = RString::from_value(part).ok_or_else(|| unsendable("a Rack body must hold Strings"))?;
+        let (bytes, is_text) = string_bytes(ruby, part);
+        all.extend_from_slice(&bytes);
+        text &= is_text;
+    }
+    if content.respond_to("close", false).unwrap_or(false) {
+        // Rack's contract: a body that can be closed is closed once read.
+        let _ = content.funcall::<_, _, Value>("close", ());
+    }
+    let body = match String::from_utf8(all) {
+        Ok(string) if text => Response::text(string),
+        Ok(string) => Response::bytes(string.into_bytes()),
+        Err(e) => Response::bytes(e.into_bytes()),
+    };
+    Response::from_parts(status, Some(body), header_pairs(entry(1)?).map_err(unsendable)?)
 }
 
 /// An exception from a handler: (the outcome, an error to propagate). `HTTPError` → its
 /// problem; other `StandardError`s → logged, bare 500; anything else (a kill, `Interrupt`,
 /// `SystemExit`) → bare 500 *and* propagated, so the worker thread stops as Ruby asked.
-pub fn from_error(ruby: &Ruby, types: &Types, error: Error) -> (Outcome, Option<Error>) {
+pub fn from_error(ruby: &Ruby, types: &Types, label: &str, error: Error) -> (Outcome, Option<Error>) {
     if let ErrorType::Exception(exception) = error.error_type() {
         if exception.is_kind_of(types.http_error(ruby)) {
-            if let Ok(response) = http_error(ruby, exception.as_value()) {
-                return (Ok(response), None);
-            }
+            return (http_error(exception.as_value()), None);
         }
         if exception.is_kind_of(ruby.exception_standard_error()) {
-            eprintln!("ferrule: the handler raised {exception:#?}");
+            eprintln!("ferrule: {label}: the handler raised {exception:#?}");
             // SAFETY: reading the class name of a live exception.
             let class = unsafe { exception.classname() }.into_owned();
             return (Err(HandlerError::new(format!("{class} raised"))), None);
@@ -126,13 +145,12 @@ pub fn from_error(ruby: &Ruby, types: &Types, error: Error) -> (Outcome, Option<
     (Err(HandlerError::new("the handler was interrupted")), Some(error))
 }
 
-fn http_error(ruby: &Ruby, exception: Value) -> Result<Response, String> {
-    let status: i64 = exception.funcall::<_, _, Value>("status", ()).and_then(|s| s.funcall("to_i", ())).map_err(|e| e.to_string())?;
-    let mut problem = Problem::status(status_code(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR));
-    let detail: Value = exception.funcall("detail", ()).map_err(|e| e.to_string())?;
-    if !detail.is_nil() {
-        problem = problem.with_detail(detail.funcall::<_, _, String>("to_s", ()).map_err(|e| e.to_string())?);
-    }
-    let headers: Value = exception.funcall("headers", ()).map_err(|e| e.to_string())?;
-    add_headers(ruby, Response::problem(&problem), headers)
+fn http_error(exception: Value) -> Outcome {
+    let unreadable = |e: Error| HandlerError::new(format!("raised an HTTPError that cannot be read: {e}"));
+    let status: i64 = exception.funcall::<_, _, Value>("status", ()).and_then(|s| s.funcall("to_i", ())).map_err(unreadable)?;
+    let detail: Value = exception.funcall("detail", ()).map_err(unreadable)?;
+    let detail = if detail.is_nil() { None } else { Some(detail.funcall::<_, _, String>("to_s", ()).map_err(unreadable)?) };
+    let headers: Value = exception.funcall("headers", ()).map_err(unreadable)?;
+    let pairs = header_pairs(headers).map_err(|e| HandlerError::new(format!("raised an HTTPError whose {e}")))?;
+    Response::http_error(status, detail, pairs)
 }

@@ -7,7 +7,8 @@ require "net/http"
 require "ferrule"
 
 module Support
-  Reply = Struct.new(:status, :headers, :body) do
+  # +fields+: every header's values as an Array (repeated headers such as set-cookie).
+  Reply = Struct.new(:status, :headers, :body, :fields) do
     def json = JSON.parse(body)
   end
 
@@ -39,6 +40,6 @@ module Support
     end
     request.body = body if body
     response = http.request(request)
-    Reply.new(response.code.to_i, response.each_header.to_h, response.body || "")
+    Reply.new(response.code.to_i, response.each_header.to_h, response.body || "", response.to_hash)
   end
 end

@@ -31,6 +31,18 @@ impl HostError {
         }
     }
 
+    /// The POSIX name of a `Listen` error's cause (`EADDRINUSE`), as Node's errors carry it.
+    pub fn os_code(&self) -> Option<&'static str> {
+        let HostError::Listen { source, .. } = self else { return None };
+        Some(match source.kind() {
+            std::io::ErrorKind::AddrInUse => "EADDRINUSE",
+            std::io::ErrorKind::AddrNotAvailable => "EADDRNOTAVAIL",
+            std::io::ErrorKind::PermissionDenied => "EACCES",
+            std::io::ErrorKind::InvalidInput => "EINVAL",
+            _ => "EIO",
+        })
+    }
+
     /// A mistake in the program (settings, routes) rather than in its surroundings.
     pub fn is_usage(&self) -> bool {
         matches!(self, HostError::Settings(_) | HostError::Route(_))

@@ -19,7 +19,7 @@ mod routes;
 mod serving;
 
 pub use error::HostError;
-pub use serving::{notice, Listen, Serving, Wake};
+pub use serving::{bind, notice, Listen, Serving, Wake};
 
 use crate::app::App;
 use crate::bridge::Reply;

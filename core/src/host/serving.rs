@@ -86,10 +86,7 @@ impl<R: Send + Sync + 'static> Serving<R> {
             app.add_route(route.spec.clone(), Arc::new(handler));
         }
         let listener = match listen {
-            Listen::Address { host, port } => {
-                let addr = if host.contains(':') && !host.starts_with('[') { format!("[{host}]:{port}") } else { format!("{host}:{port}") };
-                crate::server::bind(&addr, false).map_err(|source| HostError::Listen { addr, source })?
-            }
+            Listen::Address { host, port } => bind(host, port)?,
             Listen::Inherited(fd) => crate::server::listener_from_fd(fd)
                 .map_err(|source| HostError::Listen { addr: format!("inherited socket {fd}"), source })?,
         };
@@ -163,6 +160,13 @@ impl<R> Serving<R> {
     pub(crate) fn stopped_weak(&self) -> Weak<Stopped> {
         Arc::downgrade(&self.stopped)
     }
+}
+
+/// A listening socket on `host:port`, for a server in this process or for worker processes
+/// to inherit. A port another process listens on is refused (`EADDRINUSE`), never shared.
+pub fn bind(host: &str, port: u16) -> Result<std::net::TcpListener, HostError> {
+    let addr = if host.contains(':') && !host.starts_with('[') { format!("[{host}]:{port}") } else { format!("{host}:{port}") };
+    crate::server::bind(&addr).map_err(|source| HostError::Listen { addr, source })
 }
 
 /// One line for whoever runs the server (its standard error).

@@ -104,10 +104,11 @@ impl Server {
     }
 }
 
-/// Binds a listening socket on `addr` (`host:port`). With `reuse_port`, several processes can
-/// bind the same port and the kernel spreads new connections among them: that is how worker
-/// processes that did not inherit a socket share one port.
-pub fn bind(addr: &str, reuse_port: bool) -> std::io::Result<std::net::TcpListener> {
+/// Binds a listening socket on `addr` (`host:port`). `SO_REUSEADDR` only (a restart need not
+/// wait for old connections' TIME_WAIT); never `SO_REUSEPORT`, so a port another process
+/// listens on is an error rather than silently shared with it. Worker processes share one
+/// socket by inheriting it ([`listener_from_fd`]).
+pub fn bind(addr: &str) -> std::io::Result<std::net::TcpListener> {
     use socket2::{Domain, Socket, Type};
     use std::net::ToSocketAddrs;
     let mut last_error = None;
@@ -115,9 +116,6 @@ pub fn bind(addr: &str, reuse_port: bool) -> std::io::Result<std::net::TcpListen
         let attempt = (|| {
             let socket = Socket::new(Domain::for_address(candidate), Type::STREAM, None)?;
             socket.set_reuse_address(true)?;
-            if reuse_port {
-                socket.set_reuse_port(true)?;
-            }
             socket.bind(&candidate.into())?;
             socket.listen(1024)?;
             Ok::<_, std::io::Error>(std::net::TcpListener::from(socket))

@@ -27,6 +27,8 @@ module Ferrule
       raise ArgumentError, "ferrule: unknown App setting(s) #{unknown.join(', ')} (#{SETTINGS.join(', ')})" unless unknown.empty?
 
       @native = NativeApp.new(JSON.generate(settings.compact), Request, UploadedFile, Response, HTTPError)
+      # The handler blocks, by route index: held here, by this object, where the GC sees them.
+      @handlers = []
     end
 
     # <tt>route("GET", "/users/{id:int}", query: {...}) { |req| ... }</tt>
@@ -44,7 +46,7 @@ module Ferrule
         m = m.to_s.upcase
         raise ArgumentError, "ferrule: #{m} is not a supported method (#{METHODS.join(', ')})" unless METHODS.include?(m)
 
-        @native.add_route(JSON.generate(spec(m, path, options)), status, &handler)
+        declare(spec(m, path, options), status, handler)
       end
       self
     end
@@ -52,7 +54,9 @@ module Ferrule
     # Declares a route from an explicit core RouteSpec Hash (routes described as data, such as
     # the shared fixture corpus); the block receives the Request.
     def add_route(spec, status: 200, &handler)
-      @native.add_route(JSON.generate(spec), status, &handler)
+      raise ArgumentError, "ferrule: add_route needs a block" unless handler
+
+      declare(spec, status, handler)
       self
     end
 
@@ -78,12 +82,13 @@ module Ferrule
         return
       end
 
-      server = TCPServer.new(host, port)
-      Ferrule::Workers.new(server, workers).run do
-        serve(host: host, port: port, fd: server.fileno, threads: threads, runtime_threads: runtime_threads, &on_ready)
+      # Bound once, here: a port in use raises Errno::EADDRINUSE before any fork.
+      fd = NativeApp.bind(host, port)
+      Ferrule::Workers.new(workers).run do
+        serve(host: host, port: port, fd: fd, threads: threads, runtime_threads: runtime_threads, &on_ready)
       end
     ensure
-      server&.close
+      IO.for_fd(fd).close if fd
     end
 
     # Serves in this process; the block (if any) is called with the bound port once listening.
@@ -94,17 +99,16 @@ module Ferrule
       # One thread takes whole batches (fastest); several take one request each, so a
       # handler that blocks does not hold up the others.
       batch = threads > 1 ? 1 : 256
-      workers = Array.new(threads) { Thread.new { @native.work(batch) } }
+      workers = Array.new(threads) { Thread.new { @native.work(batch, @handlers) } }
       previous = signals ? %w[INT TERM].to_h { |s| [s, trap(s) { @native.stop }] } : {}
-      $stderr.puts "ferrule: serving on http://#{host}:#{bound} (pid #{Process.pid})" if signals
+      @native.announce if signals
       yield bound if block_given?
       # Ruby's own IO wait: signals and trap blocks keep working while every handler thread
       # waits for requests without the GVL.
       IO.for_fd(@native.stopped_fd, autoclose: false).wait_readable
       workers.each(&:join)
-      problem = @native.finish
-      warn "ferrule: #{problem}" if problem
-      problem.nil?
+      # false when the drain deadline cut requests off (the core has printed which).
+      @native.finish
     ensure
       previous&.each { |s, handler| trap(s, handler || "DEFAULT") }
       @port = nil
@@ -119,6 +123,11 @@ module Ferrule
     end
 
     private
+
+    def declare(spec, status, handler)
+      index = @native.add_route(JSON.generate(spec), status)
+      @handlers[index] = handler
+    end
 
     def params_of(schema, where)
       return nil if schema.nil?
@@ -164,8 +173,7 @@ module Ferrule
   # The parent of forked worker processes: starts them, forwards SIGINT/SIGTERM, restarts a
   # worker that dies, returns when all have exited after a stop.
   class Workers
-    def initialize(server, count)
-      @server = server
+    def initialize(count)
       @count = count
       @stopping = false
       @children = []

@@ -1,0 +1,107 @@
+'use strict';
+// What a Fastify or Express user tries on the first day, each of which once went wrong:
+// listen(port), unknown options, Fastify's schema shape, :id segments, duplicate routes,
+// busy ports, statuses and headers that cannot be sent, and values that are not responses.
+const { test } = require('node:test');
+const assert = require('node:assert');
+const net = require('node:net');
+const path = require('node:path');
+const { spawn } = require('node:child_process');
+const { Readable } = require('node:stream');
+const { App, Response, HttpError } = require('ferrule');
+const { serving, request } = require('./support');
+
+function busyPort() {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.listen(0, '127.0.0.1', () => resolve({ port: server.address().port, release: () => new Promise((r) => server.close(r)) }));
+  });
+}
+
+test('listen(port) listens on that port and prints the startup line', async () => {
+  const { port, release } = await busyPort();
+  await release();
+  const script = `const { App } = require('ferrule'); const app = new App(); app.get('/', () => 'hi');
+    app.listen(${port}).then(({ port }) => console.log('bound ' + port));`;
+  const child = spawn(process.execPath, ['-e', script], { cwd: path.join(__dirname, '..'), stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => { stdout += d; });
+  child.stderr.on('data', (d) => { stderr += d; });
+  try {
+    const deadline = Date.now() + 20000;
+    while (!stdout.includes('bound') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    assert.strictEqual(stdout.trim(), `bound ${port}`, stderr);
+    assert.match(stderr, new RegExp(`^ferrule: serving on http://127\\.0\\.0\\.1:${port} \\(pid ${child.pid}\\)$`, 'm'));
+    assert.strictEqual((await request(port, 'GET', '/')).text(), 'hi');
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((r) => child.on('exit', r));
+  }
+});
+
+test('a port in use is refused with EADDRINUSE, with or without workers', async () => {
+  const { port, release } = await busyPort();
+  try {
+    const app = new App();
+    app.get('/', () => 'x');
+    await assert.rejects(app.listen({ port, handleSignals: false, log: false }), { code: 'EADDRINUSE', message: /port is in use/ });
+    await assert.rejects(app.listen({ port, workers: 2, handleSignals: false }), { code: 'EADDRINUSE' });
+  } finally {
+    await release();
+  }
+});
+
+test('unknown options are refused, naming the nearest one', () => {
+  const app = new App();
+  const schema = { type: 'object', properties: { name: { type: 'string' } } };
+  assert.throws(() => app.post('/a', { bodyy: schema }, () => 'x'), { name: 'TypeError', message: /unknown route option for POST \/a: bodyy \(did you mean body\?\)/ });
+  assert.throws(() => app.get('/ws', { websocket: true }, () => 'x'), { name: 'TypeError', message: /unknown route option .*websocket/ });
+  assert.throws(() => app.post('/b', { schema: { bdy: schema } }, () => 'x'), /unknown schema part .*bdy \(did you mean body\?\)/);
+  assert.throws(() => new App({ bodyLimt: 5 }), /unknown App option bodyLimt \(did you mean bodyLimit\?\)/);
+});
+
+test('listen refuses a misspelled option', async () => {
+  await assert.rejects(new App().listen({ prot: 8000 }), /unknown listen option prot \(did you mean port\?\)/);
+});
+
+test('routes: Fastify schemas validate, :id is {id}, a duplicate fails where it is declared', async () => {
+  const app = new App();
+  const item = { type: 'object', required: ['name'], properties: { name: { type: 'string' } } };
+  app.post('/items', { schema: { body: item, querystring: { type: 'object', properties: { n: { type: 'integer' } } } } }, ({ body, query }) => ({ body, query }));
+  app.get('/users/:id/posts/:post', ({ params }) => params);
+  assert.throws(() => app.get('/users/{id}/posts/{post}', () => 'x'), { name: 'TypeError', message: /already declared as GET \/users\/:id\/posts\/:post/ });
+  assert.throws(() => app.delete('/users/{name}/posts/{post}', () => 'x'), /matches the same paths as \/users\/:id\/posts\/:post/);
+  assert.throws(() => app.get('/files/*', () => 'x'), /write `\{rest:path\}`/);
+  await serving(app, async (port) => {
+    assert.strictEqual((await request(port, 'POST', '/items', { json: {} })).status, 422);
+    const ok = await request(port, 'POST', '/items?n=3', { json: { name: 'tea' } });
+    assert.deepStrictEqual(ok.json(), { body: { name: 'tea' }, query: { n: 3 } });
+    assert.deepStrictEqual((await request(port, 'GET', '/users/7/posts/hello')).json(), { id: '7', post: 'hello' });
+  });
+});
+
+test('what cannot be sent is a 500 with a log line, never a 200', async () => {
+  const app = new App();
+  app.get('/status-wraps', () => { throw new HttpError(65736, 'wraps to 200 as a u16'); });
+  app.get('/response-status', () => new Response('x', { status: 65736 }));
+  app.get('/bad-header', () => { throw new HttpError(401, 'who?', { headers: { 'www-authenticate': 'a\nb' } }); });
+  app.get('/readable', () => Readable.from(['a', 'b']));
+  app.get('/generator', async function* generate() { yield 'a'; });
+  app.get('/function', () => () => 'x');
+  app.get('/cookies', () => new Response('ok', { headers: { 'set-cookie': ['a=1; Path=/', 'b=2; Path=/'] } }));
+  app.get('/teapot', () => { throw new HttpError(418, 'short and stout', { headers: { 'retry-after': '5' } }); });
+  await serving(app, async (port) => {
+    for (const url of ['/status-wraps', '/response-status', '/bad-header', '/readable', '/generator', '/function']) {
+      const reply = await request(port, 'GET', url);
+      assert.strictEqual(reply.status, 500, url);
+      assert.ok(!reply.text().includes('_events') && !reply.text().includes('wraps'), url);
+    }
+    const cookies = await request(port, 'GET', '/cookies');
+    assert.deepStrictEqual(cookies.headers['set-cookie'], ['a=1; Path=/', 'b=2; Path=/']);
+    const teapot = await request(port, 'GET', '/teapot');
+    assert.strictEqual(teapot.status, 418);
+    assert.strictEqual(teapot.headers['retry-after'], '5');
+    assert.strictEqual(teapot.json().detail, 'short and stout');
+  });
+});
