@@ -139,7 +139,9 @@ impl App {
         }
 
         let body_limit = config.body_limit;
-        let mut not_found = MethodRouter::new().fallback(move |request: axum::extract::Request| async move {
+        // `any`, not a fallback: a MethodRouter answers from its fallback with an `Allow` header
+        // listing its methods, which for no route at all is an empty one.
+        let mut not_found = axum::routing::any(move |request: axum::extract::Request| async move {
             // A body sent anyway is read to its end first, as on any route (`read_unwanted`).
             if let Err(problem) = crate::body::read_unwanted(request.into_body(), body_limit).await {
                 return problem.into_http();
@@ -260,6 +262,21 @@ mod tests {
         assert!(bad_type.0.contains("unknown type `integer`"), "{bad_type}");
         let bad_schema = app.check_route(&RouteSpec::get("/q").query("n", serde_json::json!({"type": "integer", "minimum": "one"})));
         assert!(bad_schema.is_err());
+    }
+
+    #[tokio::test]
+    async fn a_404_carries_no_allow_header_and_a_405_names_the_methods() {
+        let router = App::new().route(RouteSpec::get("/here"), |_: RequestData| async { "x" }).into_router().unwrap();
+        let send = |method: &str, path: &str| {
+            let request = http::Request::builder().method(method).uri(path).body(axum::body::Body::empty()).unwrap();
+            router.clone().oneshot(request)
+        };
+        let missing = send("GET", "/nowhere").await.unwrap();
+        assert_eq!(missing.status(), StatusCode::NOT_FOUND);
+        assert_eq!(missing.headers().get(header::ALLOW), None);
+        let wrong = send("DELETE", "/here").await.unwrap();
+        assert_eq!(wrong.status(), StatusCode::METHOD_NOT_ALLOWED);
+        assert_eq!(wrong.headers().get(header::ALLOW).unwrap(), "GET, HEAD");
     }
 
     #[tokio::test]
