@@ -55,6 +55,18 @@ export interface Context<Path extends string = string, Body = any, Query = Recor
    * A synchronous handler holds the thread and cannot be interrupted.
    */
   readonly signal: AbortSignal;
+  /** The body as sent (empty when none was kept), on any route within the body limit. */
+  readonly rawBody: Buffer;
+  /** The query string as sent (percent-encoded, without `?`). */
+  readonly rawQuery: string;
+  /** Every query parameter as `[name, value]` pairs, declared or not, decoded, in order. */
+  readonly queryPairs: Array<[string, string]>;
+  /** Every header as `[name, value, …]` (lower-case names), as Node's `req.rawHeaders`. */
+  readonly rawHeaders: string[];
+  /** Every cookie as `[name, value]` pairs, declared or not, in order. */
+  readonly cookiePairs: Array<[string, string]>;
+  /** Any header by name, declared or not; repeated ones joined with ", ". */
+  header(name: string): string | undefined;
 }
 
 /** Anything JSON-serialisable (Dates and objects with toJSON included). */
@@ -105,6 +117,8 @@ export interface RouteOptions {
   compression?: CompressionOptions;
   bodyLimit?: number;
   timeout?: number;
+  /** Fastify's shape: the same schemas as `body`, `query` (`querystring`), `params`, `headers`. */
+  schema?: { body?: Schema; querystring?: Schema; query?: Schema; params?: Schema; headers?: Schema };
 }
 
 export interface AppOptions {
@@ -152,6 +166,8 @@ export interface ListenOptions {
   threads?: number;
   /** Close gracefully on SIGINT/SIGTERM (default true). */
   handleSignals?: boolean;
+  /** Print the startup line (default true). */
+  log?: boolean;
 }
 
 export declare class App {
@@ -177,6 +193,7 @@ export declare class App {
   /** The port being served, while listening. */
   readonly port: number | null;
   listen(options?: ListenOptions): Promise<{ host: string; port: number } | { workers: number }>;
+  listen(port: number, host?: string): Promise<{ host: string; port: number } | { workers: number }>;
   close(): Promise<void>;
 }
 

@@ -331,6 +331,23 @@ class App {
 const ID = Symbol('ferrule.id');
 const NATIVE = Symbol('ferrule.native');
 const SIGNAL = Symbol('ferrule.signal');
+const RAW = Symbol('ferrule.raw');
+
+/**
+ * What a request carried as sent, declared or not — fetched from the core on first use (one
+ * native call), so handlers that never read it pay nothing. Read it before answering.
+ */
+function rawParts(ctx) {
+  if (ctx[RAW] === undefined) ctx[RAW] = ctx[NATIVE].rawParts(ctx[ID]) || [Buffer.alloc(0), '', [], [], []];
+  return ctx[RAW];
+}
+
+/** `[name, value, name, value, …]` → `[[name, value], …]`. */
+function pairsOf(flat) {
+  const pairs = [];
+  for (let i = 0; i < flat.length; i += 2) pairs.push([flat[i], flat[i + 1]]);
+  return pairs;
+}
 
 /**
  * What a handler receives (`Context` in index.d.ts). `signal` aborts at the request's deadline,
@@ -351,7 +368,32 @@ class Context {
     this[ID] = batch[i];
     this[NATIVE] = native;
     this[SIGNAL] = undefined;
+    this[RAW] = undefined;
   }
+
+  /** The body as sent (a Buffer, empty when none was kept), on any route within the body limit. */
+  get rawBody() { return rawParts(this)[0]; }
+
+  /** The query string as sent (percent-encoded, without `?`). */
+  get rawQuery() { return rawParts(this)[1]; }
+
+  /** Every query parameter as `[name, value]` pairs, declared or not, decoded, in order. */
+  get queryPairs() { return pairsOf(rawParts(this)[2]); }
+
+  /** Every header as `[name, value, …]` (lower-case names), as Node's `req.rawHeaders`. */
+  get rawHeaders() { return rawParts(this)[3]; }
+
+  /** Any header by name, declared or not; repeated ones joined with ", " (undefined: absent). */
+  header(name) {
+    const wanted = String(name).toLowerCase();
+    const flat = this.rawHeaders;
+    const values = [];
+    for (let i = 0; i < flat.length; i += 2) if (flat[i] === wanted) values.push(flat[i + 1]);
+    return values.length === 0 ? undefined : values.join(', ');
+  }
+
+  /** Every cookie as `[name, value]` pairs, declared or not, in order. */
+  get cookiePairs() { return pairsOf(rawParts(this)[4]); }
 
   get signal() {
     if (this[SIGNAL] === undefined) {

@@ -47,6 +47,11 @@ pub struct RequestData {
     pub request_id: Option<String>,
     /// All request headers, for handlers that need undeclared ones.
     pub raw_headers: HeaderMap,
+    /// The query string as sent (percent-encoded, without `?`), for undeclared parameters.
+    pub raw_query: String,
+    /// The body as sent (within the body limit), on any route: beside the parsed body where one
+    /// is declared (the same bytes, shared), alone where none is.
+    pub raw_body: Bytes,
     /// When the handler's time limit (`timeout_ms`) runs out: the core answers 504 then, and a
     /// binding cancels what it can (a Python task, a Node `AbortSignal`). `None`: no limit.
     pub deadline: Option<std::time::Instant>,
@@ -81,6 +86,23 @@ impl RequestData {
         self.cookies.get(name)
     }
 
+    /// Every query parameter as sent, declared or not, decoded, in order (a repeated name
+    /// appears once per value).
+    pub fn query_pairs(&self) -> Vec<(String, String)> {
+        query_pairs(&self.raw_query)
+    }
+
+    /// Every cookie as sent, declared or not, in order.
+    pub fn cookie_pairs(&self) -> Vec<(String, String)> {
+        cookie_pairs(&self.raw_headers)
+    }
+
+    /// Every header as sent, declared or not: lower-case names, values as text (a value that
+    /// is not text is left out), a repeated name once per value.
+    pub fn header_pairs(&self) -> Vec<(&str, &str)> {
+        self.raw_headers.iter().filter_map(|(name, value)| Some((name.as_str(), value.to_str().ok()?))).collect()
+    }
+
     /// The path parameters as a Rust type (`#[derive(Deserialize)] struct UserPath { id: i64 }`).
     pub fn path_as<T: DeserializeOwned>(&self) -> Result<T, ExtractError> {
         from_json(serde_json::to_value(&self.path_params))
@@ -97,6 +119,29 @@ impl RequestData {
             other => from_json(Ok(other.to_json())),
         }
     }
+}
+
+/// Every pair of a query string as sent, decoded, in order ([`RequestData::query_pairs`], for
+/// bindings that keep the raw parts apart from the request).
+pub fn query_pairs(raw_query: &str) -> Vec<(String, String)> {
+    form_urlencoded::parse(raw_query.as_bytes()).map(|(k, v)| (k.into_owned(), v.into_owned())).collect()
+}
+
+/// Every cookie of a request's headers, in order ([`RequestData::cookie_pairs`]).
+pub fn cookie_pairs(headers: &HeaderMap) -> Vec<(String, String)> {
+    cookie_items(headers).map(|(k, v)| (k.to_owned(), v.to_owned())).collect()
+}
+
+/// The `name=value` pairs of every `Cookie` header (RFC 6265 §5.4), quotes around a value
+/// removed.
+pub(crate) fn cookie_items(headers: &HeaderMap) -> impl Iterator<Item = (&str, &str)> {
+    headers.get_all(http::header::COOKIE).iter().filter_map(|header| std::str::from_utf8(header.as_bytes()).ok()).flat_map(|text| {
+        text.split(';').filter_map(|item| {
+            let (name, value) = item.split_once('=')?;
+            let value = value.trim();
+            Some((name.trim(), value.strip_prefix('"').and_then(|v| v.strip_suffix('"')).unwrap_or(value)))
+        })
+    })
 }
 
 fn from_json<T: DeserializeOwned>(json: serde_json::Result<serde_json::Value>) -> Result<T, ExtractError> {

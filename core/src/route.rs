@@ -106,12 +106,11 @@ impl CompiledRoute {
         };
         let headers = if self.headers.is_empty() { Default::default() } else { self.headers.extract(&header_pairs(parts), issues) };
         let cookies = if self.cookies.is_empty() { Default::default() } else { self.cookies.extract(&cookie_pairs(parts), issues) };
-        let body = match &self.body {
+        // A route that declares no body still keeps what was sent (within the body limit), so
+        // a handler can read it raw; a declared body is kept as sent beside its parsed form.
+        let (body, raw_body) = match &self.body {
             Some(reader) => reader.read(&parts.headers, body, issues).await?,
-            None => {
-                crate::body::read_unwanted(body, self.body_limit).await?;
-                Body::None
-            }
+            None => (Body::None, crate::body::read_unwanted(body, self.body_limit).await?.unwrap_or_default()),
         };
         Ok(RequestData {
             method: parts.method.clone(),
@@ -122,6 +121,8 @@ impl CompiledRoute {
             cookies,
             body,
             request_id: parts.headers.get("x-request-id").and_then(|v| v.to_str().ok()).map(str::to_owned),
+            raw_query: parts.uri.query().unwrap_or("").to_owned(),
+            raw_body,
             raw_headers: std::mem::take(&mut parts.headers),
             deadline: None,
         })
@@ -193,14 +194,8 @@ fn header_pairs(parts: &Parts) -> RawPairs<'_> {
 /// `Cookie: a=1; b="two"` → pairs; quotes around a value are removed as browsers send them.
 fn cookie_pairs(parts: &Parts) -> RawPairs<'_> {
     let mut pairs = RawPairs::new();
-    for header in parts.headers.get_all(header::COOKIE) {
-        let Ok(text) = std::str::from_utf8(header.as_bytes()) else { continue };
-        for item in text.split(';') {
-            let Some((name, value)) = item.split_once('=') else { continue };
-            let value = value.trim();
-            let value = value.strip_prefix('"').and_then(|v| v.strip_suffix('"')).unwrap_or(value);
-            pairs.push(Cow::Borrowed(name.trim()), RawValue::Text(Cow::Borrowed(value)));
-        }
+    for (name, value) in crate::request::cookie_items(&parts.headers) {
+        pairs.push(Cow::Borrowed(name), RawValue::Text(Cow::Borrowed(value)));
     }
     pairs
 }

@@ -35,6 +35,15 @@ struct Pending {
     status: ferrule_core::http::StatusCode,
     /// When the core gives up on it (504): what `ctx.signal` aborts at.
     deadline: Option<std::time::Instant>,
+    /// What the request carried as sent, for the raw accessors (`ctx.rawBody`, …): kept,
+    /// not converted, until a handler asks.
+    raw: Option<Box<RawParts>>,
+}
+
+struct RawParts {
+    body: ferrule_core::bytes::Bytes,
+    query: String,
+    headers: ferrule_core::http::HeaderMap,
 }
 
 #[napi]
@@ -164,7 +173,7 @@ impl NativeApp {
             return env.null().map(Js).map_err(js_error);
         }
         let mut entries = Vec::with_capacity(calls.len() * (2 + to_js::CONTEXT_PARTS));
-        for Call { route, request, reply } in calls {
+        for Call { route, mut request, reply } in calls {
             if is_abandoned(&reply) {
                 continue;
             }
@@ -175,7 +184,8 @@ impl NativeApp {
                     continue;
                 }
             };
-            let pending = Pending { reply, status: route.status, deadline: request.deadline };
+            let raw = RawParts { body: std::mem::take(&mut request.raw_body), query: std::mem::take(&mut request.raw_query), headers: std::mem::take(&mut request.raw_headers) };
+            let pending = Pending { reply, status: route.status, deadline: request.deadline, raw: Some(Box::new(raw)) };
             let id = match running.free.pop() {
                 Some(id) => {
                     running.pending[id as usize] = Some(pending);
@@ -226,6 +236,32 @@ impl NativeApp {
         let guard = lock(&self.running);
         let deadline = guard.as_ref()?.pending.get(id as usize)?.as_ref()?.deadline?;
         Some(deadline.saturating_duration_since(std::time::Instant::now()).as_secs_f64() * 1000.0)
+    }
+
+    /// What request `id` carried as sent: `[body (Buffer), query string, [name, value, …] query
+    /// pairs, [name, value, …] headers, [name, value, …] cookies]`; null once answered. Asked
+    /// once per request, and only when a handler reads a raw accessor.
+    #[napi]
+    pub fn raw_parts(&self, env: napi::Env, id: u32) -> Result<Js> {
+        let env = Env(env.raw());
+        let mut guard = lock(&self.running);
+        let raw = guard.as_mut().and_then(|r| r.pending.get_mut(id as usize)?.as_mut()?.raw.take());
+        let Some(raw) = raw else { return env.null().map(Js).map_err(js_error) };
+        let flat = |pairs: Vec<(String, String)>| -> std::result::Result<raw::Value, raw::Failed> {
+            let mut values = Vec::with_capacity(pairs.len() * 2);
+            for (name, value) in &pairs {
+                values.push(env.string(name)?);
+                values.push(env.string(value)?);
+            }
+            shapes::array(env, &values)
+        };
+        let query: Vec<(String, String)> = ferrule_core::query_pairs(&raw.query);
+        let headers: Vec<(String, String)> =
+            raw.headers.iter().filter_map(|(n, v)| Some((n.as_str().to_owned(), v.to_str().ok()?.to_owned()))).collect();
+        let cookies = ferrule_core::cookie_pairs(&raw.headers);
+        let parts = [env.buffer(&raw.body), env.string(&raw.query), flat(query), flat(headers), flat(cookies)];
+        let parts = parts.into_iter().collect::<std::result::Result<Vec<_>, _>>().map_err(js_error)?;
+        shapes::array(env, &parts).map(Js).map_err(js_error)
     }
 
     /// Answers request `id` with a handler's plain return value: a string (text/plain), a

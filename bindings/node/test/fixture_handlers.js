@@ -47,6 +47,13 @@ const SYNC = {
   },
   repeat: (ctx) => ({ data: ctx.query.char.repeat(ctx.query.n) }),
   text: (ctx) => ctx.query.text,
+  raw: (ctx) => ({
+    n: ctx.query.n === undefined ? null : ctx.query.n,
+    query: ctx.queryPairs,
+    extra: ctx.header('x-extra') ?? null,
+    cookies: ctx.cookiePairs,
+    body: ctx.rawBody.toString('utf8'),
+  }),
 };
 
 // The same handlers, answering from a later turn of the event loop (a resolved Promise).

@@ -34,6 +34,16 @@ class Request:
     def header(self, name: str, default: Optional[str] = None) -> Optional[str]:
         """Any request header (case-insensitive); repeated headers joined with ", "."""
     def header_items(self) -> list[tuple[str, str]]: ...
+    @property
+    def raw_body(self) -> bytes:
+        """The body as sent, on any route (within the body limit)."""
+    @property
+    def query_string(self) -> str:
+        """The query string as sent (percent-encoded, without ``?``)."""
+    def query_items(self) -> list[tuple[str, str]]:
+        """Every query parameter, declared or not, decoded, in order."""
+    def cookie_items(self) -> list[tuple[str, str]]:
+        """Every cookie, declared or not, in order."""
 
 class UploadFile:
     """An uploaded file from a multipart body, bytes kept exactly as sent."""

@@ -110,6 +110,29 @@ impl Request {
         PyList::new(py, pairs)
     }
 
+    /// The body as sent, on any route (within the body limit; `b""` when there was none or it
+    /// was past the limit of a route that declares no body). Beside the parsed `body`.
+    #[getter]
+    fn raw_body<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, &self.data.raw_body)
+    }
+
+    /// The query string as sent (percent-encoded, without `?`).
+    #[getter]
+    fn query_string(&self) -> &str {
+        &self.data.raw_query
+    }
+
+    /// Every query parameter as (name, value) pairs, declared or not, decoded, in order.
+    fn query_items(&self) -> Vec<(String, String)> {
+        self.data.query_pairs()
+    }
+
+    /// Every cookie as (name, value) pairs, declared or not, in order.
+    fn cookie_items(&self) -> Vec<(String, String)> {
+        self.data.cookie_pairs()
+    }
+
     fn __repr__(&self) -> String {
         format!("<Request {} {}>", self.data.method, self.data.path)
     }

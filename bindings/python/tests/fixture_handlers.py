@@ -69,6 +69,16 @@ def text(request: Request) -> str:
     return request.query["text"]
 
 
+def raw(request: Request) -> dict:
+    return {
+        "n": request.query.get("n"),
+        "query": request.query_items(),
+        "extra": request.header("x-extra"),
+        "cookies": request.cookie_items(),
+        "body": request.raw_body.decode("utf-8", errors="replace"),
+    }
+
+
 SYNC: dict[str, Callable[[Request], Any]] = {
     "echo": echo,
     "status": status,
@@ -76,6 +86,7 @@ SYNC: dict[str, Callable[[Request], Any]] = {
     "sleep": sleep,
     "repeat": repeat,
     "text": text,
+    "raw": raw,
 }
 
 

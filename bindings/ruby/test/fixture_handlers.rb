@@ -48,5 +48,9 @@ module FixtureHandlers
     end,
     "repeat" => ->(req) { { data: req.query[:char] * req.query[:n] } },
     "text" => ->(req) { req.query[:text] },
+    "raw" => lambda do |req|
+      { n: req.query[:n], query: req.query_pairs, extra: req.header("x-extra"), cookies: req.cookie_pairs,
+        body: req.raw_body.dup.force_encoding(Encoding::UTF_8).scrub("\uFFFD") }
+    end,
   }.freeze
 end

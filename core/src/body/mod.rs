@@ -86,14 +86,15 @@ impl BodyReader {
 
     /// Reads and checks the body. `Err` is a request-ending problem (413, 415); issues that
     /// belong in a 422 next to parameter issues are pushed to `issues`.
-    pub async fn read(&self, headers: &HeaderMap, body: axum::body::Body, issues: &mut Vec<Issue>) -> Result<Body, Problem> {
-        if let Some(length) = content_length(headers) {
-            if length > self.limit as u64 {
-                discard(body);
-                return Err(too_large(self.limit));
-            }
-        }
-        let bytes = read_limited(body, self.limit).await?;
+    /// Reads the body (within the limit) and parses it; returns it parsed and as sent (the
+    /// same bytes, shared, for handlers that want the raw body).
+    pub async fn read(&self, headers: &HeaderMap, body: axum::body::Body, issues: &mut Vec<Issue>) -> Result<(Body, bytes::Bytes), Problem> {
+        let bytes = read_within(headers, body, self.limit).await?;
+        let parsed = self.parse(headers, bytes.clone(), issues).await?;
+        Ok((parsed, bytes))
+    }
+
+    async fn parse(&self, headers: &HeaderMap, bytes: bytes::Bytes, issues: &mut Vec<Issue>) -> Result<Body, Problem> {
         if bytes.is_empty() {
             if self.required {
                 issues.push(Issue::missing(vec!["body".into()]));
@@ -196,6 +197,18 @@ fn form_fields(schema: &Json) -> Vec<ParamSpec> {
 }
 
 /// The whole body, or a 413 as soon as it grows past `limit` (when no Content-Length said so).
+/// A whole body of at most `limit` bytes (413 past it, refused on its Content-Length alone
+/// when that says so).
+async fn read_within(headers: &HeaderMap, body: axum::body::Body, limit: usize) -> Result<bytes::Bytes, Problem> {
+    if let Some(length) = content_length(headers) {
+        if length > limit as u64 {
+            discard(body);
+            return Err(too_large(limit));
+        }
+    }
+    read_limited(body, limit).await
+}
+
 async fn read_limited(mut body: axum::body::Body, limit: usize) -> Result<bytes::Bytes, Problem> {
     let mut buffer = bytes::BytesMut::new();
     while let Some(frame) = body.frame().await {
@@ -226,21 +239,23 @@ fn unreadable(error: axum::Error) -> Problem {
 /// would let a broken body go unnoticed: over HTTP/2, a Content-Length that the DATA frames do
 /// not add up to, or a flow-control window pushed past 2^31 − 1, must reset the stream
 /// (RFC 9113 §8.1.1, §6.9.1), and only reading the stream finds them. Costs nothing for the
-/// usual request, whose head already says there is no body.
-pub(crate) async fn read_unwanted(mut body: axum::body::Body, limit: usize) -> Result<(), Problem> {
+/// usual request, whose head already says there is no body. What was read is returned (the
+/// handler's raw body) when it fits the limit; past it the route still answers, without it.
+pub(crate) async fn read_unwanted(mut body: axum::body::Body, limit: usize) -> Result<Option<bytes::Bytes>, Problem> {
     if axum::body::HttpBody::is_end_stream(&body) {
-        return Ok(());
+        return Ok(Some(bytes::Bytes::new()));
     }
-    let mut read = 0;
+    let mut kept = bytes::BytesMut::new();
     while let Some(frame) = body.frame().await {
         let frame = frame.map_err(unreadable)?;
-        read += frame.data_ref().map_or(0, |d| d.len());
-        if read > limit {
+        let Ok(data) = frame.into_data() else { continue };
+        if kept.len() + data.len() > limit {
             discard(body);
-            return Ok(());
+            return Ok(None);
         }
+        kept.extend_from_slice(&data);
     }
-    Ok(())
+    Ok(Some(kept.freeze()))
 }
 
 /// Most HTTP/1.1 clients send the whole body before they read the response. If the server
@@ -325,7 +340,8 @@ mod tests {
                 tx.send(Ok(Bytes::from_static(chunk))).await.unwrap();
             }
         });
-        let body = reader.read(&HeaderMap::new(), body, &mut Vec::new()).await.unwrap();
+        let (body, raw) = reader.read(&HeaderMap::new(), body, &mut Vec::new()).await.unwrap();
         assert_eq!(body, Body::Bytes(Bytes::from_static(b"abcdefgh")));
+        assert_eq!(raw, Bytes::from_static(b"abcdefgh"));
     }
 }

@@ -47,8 +47,19 @@ pub fn handle(kind: &str, request: RequestData) -> ferrule_core::HandlerFuture {
                 Response::json(&json!({"data": unit.repeat(n.max(0) as usize)}))
             }
             "text" => Ok(Response::text(request.query_param("text").and_then(Value::as_str).unwrap_or("").to_owned())),
+            "raw" => Response::json(&raw(&request)),
             other => Err(HandlerError::new(format!("unknown fixture handler {other}"))),
         }
+    })
+}
+
+fn raw(request: &RequestData) -> Json {
+    json!({
+        "n": request.query_param("n").map(value_json).unwrap_or(Json::Null),
+        "query": request.query_pairs(),
+        "extra": request.raw_headers.get("x-extra").and_then(|v| v.to_str().ok()),
+        "cookies": request.cookie_pairs(),
+        "body": String::from_utf8_lossy(&request.raw_body),
     })
 }
 

@@ -41,6 +41,7 @@ categories!(
     request_id,
     http_methods,
     edge_cases,
+    raw_inputs,
 );
 
 #[test]

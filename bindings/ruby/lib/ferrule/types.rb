@@ -7,7 +7,30 @@ module Ferrule
   # with Symbol keys; +body+ is the JSON body as parsed (String keys, as JSON.parse gives
   # them, schema defaults filled in), a Hash of form fields (Symbol keys, files as
   # UploadedFile), a binary String for bytes, a String for text, or nil.
-  Request = Struct.new(:method, :path, :params, :query, :headers, :cookies, :body, :request_id)
+  #
+  # What the request carried as sent, declared or not: +raw_body+ (a binary String, on any
+  # route within the body limit; empty when none was kept), +raw_query+, +query_pairs+ and
+  # +cookie_pairs+ (Arrays of [name, value], in order), +raw_headers+, and +header(name)+.
+  NO_RAW = ["".b.freeze, "", [].freeze, [].freeze, [].freeze].freeze
+  private_constant :NO_RAW
+
+  Request = Struct.new(:method, :path, :params, :query, :headers, :cookies, :body, :request_id) do
+    # Set by the native side: [body, query string, query, headers, cookies] (pairs flattened).
+    attr_writer :raw
+
+    def raw_body = (@raw || NO_RAW)[0]
+    def raw_query = (@raw || NO_RAW)[1]
+    def query_pairs = (@raw || NO_RAW)[2].each_slice(2).to_a
+    def raw_headers = (@raw || NO_RAW)[3].each_slice(2).to_a
+    def cookie_pairs = (@raw || NO_RAW)[4].each_slice(2).to_a
+
+    # Any header by name (case-insensitive), declared or not; repeated ones joined with ", ".
+    def header(name)
+      wanted = name.to_s.downcase
+      values = raw_headers.filter_map { |n, v| v if n == wanted }
+      values.empty? ? nil : values.join(", ")
+    end
+  end
 
   # An uploaded file of a multipart body: +data+ is a binary String, bytes kept as sent.
   UploadedFile = Struct.new(:field, :filename, :content_type, :data, :size)
