@@ -19,7 +19,7 @@ from ._ferrule import PROBLEM_JSON, __version__
 from .app import App, DrainTimeout
 from .params import Body, Cookie, Field, File, Form, Header, Path, Query
 from .request import Request, UploadFile
-from .responses import HTTPException, Response
+from .responses import HTMLResponse, HTTPException, JSONResponse, PlainTextResponse, RedirectResponse, Response
 
 __all__ = [
     "App",
@@ -29,11 +29,15 @@ __all__ = [
     "Field",
     "File",
     "Form",
+    "HTMLResponse",
     "HTTPException",
     "Header",
+    "JSONResponse",
     "PROBLEM_JSON",
     "Path",
+    "PlainTextResponse",
     "Query",
+    "RedirectResponse",
     "Request",
     "Response",
     "UploadFile",

@@ -3,6 +3,8 @@
 import asyncio
 from typing import Any, Awaitable, Callable, Optional, Sequence
 
+from .request import AwaitableBytes
+
 __version__: str
 PROBLEM_JSON: str
 
@@ -56,7 +58,8 @@ class UploadFile:
     def content_type(self) -> Optional[str]: ...
     @property
     def size(self) -> int: ...
-    def read(self) -> bytes: ...
+    def read(self) -> AwaitableBytes:
+        """The bytes; ``await file.read()`` works too (Starlette's habit)."""
 
 class ServerHandle:
     @property

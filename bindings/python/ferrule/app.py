@@ -47,6 +47,32 @@ def _in_thread_pool(handler: Callable[..., Any]) -> Callable[..., Any]:
     return run
 
 
+def _with_response(handler: Callable[..., Any], name: str, status_code: int) -> Callable[..., Any]:
+    """Gives ``handler`` a fresh ``Response`` as its ``name`` parameter, and applies its status,
+    headers and cookies to a plain return value (a returned ``Response`` is sent as it is)."""
+
+    def merged(response: Response, result: Any) -> Any:
+        if isinstance(result, Response):
+            return result
+        return Response(response.status, response.headers, result, media_type=response.media_type)
+
+    if inspect.iscoroutinefunction(handler):
+
+        @functools.wraps(handler)
+        async def run_async(**kwargs: Any) -> Any:
+            response = Response(status_code)
+            return merged(response, await handler(**kwargs, **{name: response}))
+
+        return run_async
+
+    @functools.wraps(handler)
+    def run(**kwargs: Any) -> Any:
+        response = Response(status_code)
+        return merged(response, handler(**kwargs, **{name: response}))
+
+    return run
+
+
 class DrainTimeout(RuntimeError):
     """``serve()`` stopped, but requests were still running at ``shutdown_timeout_ms`` and were
     cut off. ``run()`` reports it in one line and exits with status 1."""
@@ -140,13 +166,16 @@ class App:
             raise TypeError(f"unknown route option(s): {', '.join(sorted(unknown))}")
 
         def register(handler: Handler) -> Handler:
-            analysis = analyse(handler, path, request_type=Request)
+            analysis = analyse(handler, path, request_type=Request, response_type=Response)
+            called: Callable[..., Any] = handler
+            if analysis.response_param is not None:
+                called = _with_response(handler, analysis.response_param, status_code)
             for method in methods:
                 method = method.upper()
                 if method not in _METHODS:
                     raise ValueError(f"{method} is not a supported method ({', '.join(_METHODS)})")
                 spec = {"method": method, "path": analysis.path, **analysis.spec, **options}
-                self._declare(_Route(spec, handler, analysis.arguments, status_code, blocking))
+                self._declare(_Route(spec, called, analysis.arguments, status_code, blocking))
             return handler
 
         return register

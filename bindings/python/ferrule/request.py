@@ -4,6 +4,20 @@ Both are built by Rust from data it already parsed and validated; see ``_ferrule
 their attributes.
 """
 
+from __future__ import annotations
+
+from typing import Any, Generator
+
 from ._ferrule import Request, UploadFile
 
-__all__ = ["Request", "UploadFile"]
+__all__ = ["Request", "UploadFile", "AwaitableBytes"]
+
+
+class AwaitableBytes(bytes):
+    """What ``UploadFile.read()`` returns: the file's bytes, which may also be awaited, as
+    Starlette's ``await file.read()`` is (the bytes are already in memory: nothing waits)."""
+
+    def __await__(self) -> Generator[Any, None, bytes]:
+        if False:  # pragma: no cover - makes this a generator that returns at once
+            yield None
+        return bytes(self)

@@ -1,48 +1,189 @@
-"""What a handler may return or raise besides plain data."""
+"""What a handler may return or raise besides plain data.
+
+The shapes are FastAPI's (Starlette's): ``JSONResponse(content, status_code=...)``,
+``RedirectResponse(url)``, ``set_cookie(...)`` on any response, and a ``response: Response``
+parameter whose headers, cookies and status join a plain return value. The bytes are written
+by Rust: a status outside 200-599 or a header HTTP cannot carry is a bare 500 in every
+language (the log says why), and a list of header values is sent as repeated headers.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional, Sequence, Tuple, Union
+import datetime
+import email.utils
+from typing import Any, Literal, Mapping, Optional, Sequence, Tuple, Union
 
-__all__ = ["Response", "HTTPException"]
+__all__ = [
+    "Response",
+    "JSONResponse",
+    "PlainTextResponse",
+    "HTMLResponse",
+    "RedirectResponse",
+    "HTTPException",
+]
 
-Headers = Union[Mapping[str, str], Sequence[Tuple[str, str]]]
+HeaderValue = Union[str, Sequence[str]]
+Headers = Union[Mapping[str, HeaderValue], Sequence[Tuple[str, str]]]
 
 
 class Response:
     """A response with an explicit status and headers.
 
-    ``body`` may be ``bytes`` (sent as is), ``str`` (``text/plain``), or any JSON-serialisable
-    value (serialised by Rust, ``application/json``). ``media_type`` sets ``Content-Type``.
+    ``body`` (or ``content``) may be ``bytes`` (sent as is), ``str`` (``text/plain``), or any
+    JSON-serialisable value (serialised by Rust, ``application/json``). ``media_type`` sets
+    ``Content-Type``. A header given a list of values is sent once per value.
+
+    As a handler parameter (``def handler(response: Response)``), it is an empty response
+    whose status (when set), headers and cookies are applied to the handler's plain return
+    value.
     """
 
-    __slots__ = ("status", "headers", "body", "media_type")
+    __slots__ = ("status", "headers", "body", "media_type", "as_json")
 
     def __init__(
         self,
-        status: int = 200,
+        status: Optional[int] = None,
         headers: Optional[Headers] = None,
         body: Any = None,
         *,
         media_type: Optional[str] = None,
+        content: Any = None,
+        status_code: Optional[int] = None,
     ) -> None:
-        self.status = status
-        self.headers = headers
-        self.body = body
+        if status is not None and status_code is not None:
+            raise TypeError("give the status once: status or status_code")
+        if body is not None and content is not None:
+            raise TypeError("give the body once: body or content")
+        chosen = status if status is not None else status_code
+        self.status: int = 200 if chosen is None else chosen
+        self.headers: Optional[Headers] = headers
+        self.body: Any = body if body is not None else content
         self.media_type = media_type
+        self.as_json = False
+
+    # -- FastAPI's names for the same fields ------------------------------------------------
+
+    @property
+    def status_code(self) -> int:
+        return self.status
+
+    @status_code.setter
+    def status_code(self, value: int) -> None:
+        self.status = value
+
+    # -- headers and cookies ----------------------------------------------------------------
+
+    def _header_pairs(self) -> list[tuple[str, str]]:
+        """The headers as a list of pairs (from here on, the one form they are kept in)."""
+        headers = self.headers
+        pairs: list[tuple[str, str]] = []
+        if headers is None:
+            pass
+        elif isinstance(headers, Mapping):
+            for name, value in headers.items():
+                if isinstance(value, str):
+                    pairs.append((name, value))
+                else:
+                    pairs.extend((name, v) for v in value)
+        else:
+            pairs.extend((name, value) for name, value in headers)
+        self.headers = pairs
+        return pairs
+
+    def append_header(self, name: str, value: str) -> None:
+        """Adds one header line (a name may repeat)."""
+        self._header_pairs().append((name, value))
+
+    def set_header(self, name: str, value: str) -> None:
+        """Sets a header, replacing every earlier line of that name."""
+        pairs = [(n, v) for n, v in self._header_pairs() if n.lower() != name.lower()]
+        pairs.append((name, value))
+        self.headers = pairs
+
+    def set_cookie(
+        self,
+        key: str,
+        value: str = "",
+        max_age: Optional[int] = None,
+        expires: Union[datetime.datetime, str, int, None] = None,
+        path: Optional[str] = "/",
+        domain: Optional[str] = None,
+        secure: bool = False,
+        httponly: bool = False,
+        samesite: Optional[Literal["lax", "strict", "none"]] = "lax",
+    ) -> None:
+        """Adds a ``Set-Cookie`` header (RFC 6265), with Starlette's parameters and defaults."""
+        parts = [f"{key}={value}"]
+        if max_age is not None:
+            parts.append(f"Max-Age={int(max_age)}")
+        if expires is not None:
+            if isinstance(expires, datetime.datetime):
+                parts.append(f"Expires={email.utils.format_datetime(expires.astimezone(datetime.timezone.utc), usegmt=True)}")
+            elif isinstance(expires, int):
+                when = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=expires)
+                parts.append(f"Expires={email.utils.format_datetime(when, usegmt=True)}")
+            else:
+                parts.append(f"Expires={expires}")
+        if path is not None:
+            parts.append(f"Path={path}")
+        if domain is not None:
+            parts.append(f"Domain={domain}")
+        if secure:
+            parts.append("Secure")
+        if httponly:
+            parts.append("HttpOnly")
+        if samesite is not None:
+            if samesite.lower() not in ("lax", "strict", "none"):
+                raise ValueError("samesite must be 'lax', 'strict' or 'none'")
+            parts.append(f"SameSite={samesite.capitalize()}")
+        self.append_header("set-cookie", "; ".join(parts))
+
+    def delete_cookie(self, key: str, path: str = "/", domain: Optional[str] = None, secure: bool = False, httponly: bool = False) -> None:
+        """Tells the client to forget a cookie (an expired, empty one)."""
+        self.set_cookie(key, "", max_age=0, expires="Thu, 01 Jan 1970 00:00:00 GMT", path=path, domain=domain, secure=secure, httponly=httponly)
 
     def __repr__(self) -> str:
-        return f"Response(status={self.status!r}, headers={self.headers!r}, body={self.body!r})"
+        return f"{type(self).__name__}(status={self.status!r}, headers={self.headers!r}, body={self.body!r})"
+
+
+class JSONResponse(Response):
+    """``content`` serialised as JSON by Rust, whatever its type (a ``str`` too)."""
+
+    def __init__(self, content: Any = None, status_code: int = 200, headers: Optional[Headers] = None, media_type: Optional[str] = None) -> None:
+        super().__init__(status_code, headers, content, media_type=media_type)
+        self.as_json = True
+
+
+class PlainTextResponse(Response):
+    def __init__(self, content: str = "", status_code: int = 200, headers: Optional[Headers] = None) -> None:
+        super().__init__(status_code, headers, content, media_type="text/plain; charset=utf-8")
+
+
+class HTMLResponse(Response):
+    def __init__(self, content: str = "", status_code: int = 200, headers: Optional[Headers] = None) -> None:
+        super().__init__(status_code, headers, content, media_type="text/html; charset=utf-8")
+
+
+class RedirectResponse(Response):
+    """A redirect to ``url`` (307 by default, as Starlette's: the method and body are kept)."""
+
+    def __init__(self, url: str, status_code: int = 307, headers: Optional[Headers] = None) -> None:
+        super().__init__(status_code, headers)
+        self.set_header("location", url)
 
 
 class HTTPException(Exception):
     """Raise to answer with an RFC 9457 problem response: ``raise HTTPException(404, "No such user")``."""
 
-    def __init__(self, status: int, detail: Optional[str] = None, headers: Optional[Mapping[str, str]] = None) -> None:
+    def __init__(self, status: int, detail: Optional[str] = None, headers: Optional[Mapping[str, HeaderValue]] = None) -> None:
         super().__init__(status, detail)
         self.status = status
         self.detail = detail
         self.headers = dict(headers) if headers is not None else None
+
+    @property
+    def status_code(self) -> int:
+        return self.status
 
     def __str__(self) -> str:
         return f"{self.status}: {self.detail}" if self.detail else str(self.status)

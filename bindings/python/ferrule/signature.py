@@ -8,6 +8,7 @@ arguments from its own typed values with no Python-side parsing.
 
 from __future__ import annotations
 
+import enum
 import inspect
 import re
 import typing
@@ -57,13 +58,14 @@ class Analysis(NamedTuple):
     path: str  # the template, with types filled in from annotations
     spec: dict  # RouteSpec fields except method/path
     arguments: list[Argument]
+    response_param: Optional[str] = None  # a `response: Response` parameter, filled in Python
 
 
 def template_params(path: str) -> dict[str, Optional[str]]:
     return {m.group(1): m.group(2) for m in _TEMPLATE_PARAM.finditer(path)}
 
 
-def analyse(func: Callable[..., Any], path: str, *, request_type: type) -> Analysis:
+def analyse(func: Callable[..., Any], path: str, *, request_type: type, response_type: Optional[type] = None) -> Analysis:
     path = _ferrule.normalize_path(path)
     in_template = template_params(path)
     try:
@@ -77,6 +79,7 @@ def analyse(func: Callable[..., Any], path: str, *, request_type: type) -> Analy
     form_required: list[str] = []
     has_file = False
     positional = True
+    response_param: Optional[str] = None
     for parameter in signature.parameters.values():
         where = f"{_name(func)}: parameter {parameter.name!r}"
         if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
@@ -100,6 +103,9 @@ def analyse(func: Callable[..., Any], path: str, *, request_type: type) -> Analy
         if isinstance(base, type) and issubclass(base, request_type):
             arguments.append(Argument(parameter.name, positional, "request", "", None, MISSING))
             continue
+        if response_type is not None and isinstance(base, type) and issubclass(base, response_type):
+            response_param = parameter.name
+            continue
 
         if marker is not None:
             source = marker.source
@@ -115,6 +121,8 @@ def analyse(func: Callable[..., Any], path: str, *, request_type: type) -> Analy
                 raise TypeError(f"{where}: declared as a path parameter but {path!r} has no {{{parameter.name}}}")
             path = _typed_template(path, parameter.name, in_template[parameter.name], base, where)
             constraints = _constraints(marker, schemas.describe(base).schema)
+            if _enum_path_type(base) is not None:
+                constraints["enum"] = [member.value for member in base]
             if constraints:
                 spec.setdefault("path_params", []).append({"name": parameter.name, "schema": constraints})
             info = schemas.describe(base)
@@ -180,7 +188,10 @@ def analyse(func: Callable[..., Any], path: str, *, request_type: type) -> Analy
         if "_max_file_size" in spec:
             spec["body"]["max_file_size"] = spec.pop("_max_file_size")
     # A template parameter the handler does not take is still parsed and validated by the core.
-    return Analysis(path, spec, arguments)
+    if response_param is not None:
+        # The wrapper that supplies the response passes every other argument by keyword.
+        arguments = [a._replace(positional=False) for a in arguments]
+    return Analysis(path, spec, arguments, response_param)
 
 
 def _name(func: Callable[..., Any]) -> str:
@@ -200,12 +211,25 @@ def _is_list(tp: Any) -> bool:
     return typing.get_origin(tp) in (list, typing.List)
 
 
+def _enum_path_type(base: Any) -> Optional[str]:
+    """An Enum whose values are all strings (or all integers) is a path parameter of that type,
+    limited to its values; the handler gets the member."""
+    if not (isinstance(base, type) and issubclass(base, enum.Enum)):
+        return None
+    values = [member.value for member in base]
+    if values and all(isinstance(v, str) for v in values):
+        return "str"
+    if values and all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        return "int"
+    return None
+
+
 def _typed_template(path: str, name: str, declared: Optional[str], base: Any, where: str) -> str:
-    wanted = _path_types().get(base)
+    wanted = _path_types().get(base) or _enum_path_type(base)
     if base is Any:
         return path
     if wanted is None:
-        raise TypeError(f"{where}: {base!r} cannot be a path parameter (use int, float, bool, str, UUID, date or datetime)")
+        raise TypeError(f"{where}: {base!r} cannot be a path parameter (use int, float, bool, str, UUID, date, datetime or an Enum of str or int values)")
     if declared is None:
         return path.replace("{%s}" % name, "{%s:%s}" % (name, wanted)) if wanted != "str" else path
     if declared == "path" and base is str:

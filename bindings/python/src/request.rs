@@ -168,9 +168,10 @@ impl UploadFile {
         self.data.len()
     }
 
-    /// The file's bytes.
-    fn read<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
-        PyBytes::new(py, &self.data)
+    /// The file's bytes (`ferrule.request.AwaitableBytes`: `await file.read()` works too).
+    fn read<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        static AWAITABLE_BYTES: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+        AWAITABLE_BYTES.import(py, "ferrule.request", "AwaitableBytes")?.call1((PyBytes::new(py, &self.data),))
     }
 
     fn __repr__(&self) -> String {

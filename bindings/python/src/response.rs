@@ -60,7 +60,14 @@ fn explicit(result: &Bound<'_, PyAny>) -> Result<Response, HandlerError> {
     let attr = |name: &str| result.getattr(name).map_err(|e| unsendable(e.to_string()));
     let status: i64 = attr("status")?.extract().map_err(|_| unsendable("Response.status must be an int".into()))?;
     let content = attr("body")?;
-    let body = if content.is_none() { None } else { Some(body(&content).map_err(unsendable)?) };
+    let as_json = attr("as_json")?.is_truthy().unwrap_or(false);
+    let body = if as_json {
+        Some(Response::json_bytes(to_json::to_vec(&content).map_err(unsendable)?))
+    } else if content.is_none() {
+        None
+    } else {
+        Some(body(&content).map_err(unsendable)?)
+    };
     let mut pairs = header_pairs(&attr("headers")?).map_err(unsendable)?;
     let media_type = attr("media_type")?;
     if !media_type.is_none() {

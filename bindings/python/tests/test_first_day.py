@@ -4,6 +4,7 @@ that cannot be sent."""
 
 from __future__ import annotations
 
+import enum
 import os
 import pathlib
 import socket
@@ -12,7 +13,7 @@ import sys
 
 import pytest
 
-from ferrule import App, HTTPException, Response
+from ferrule import App, File, HTTPException, JSONResponse, RedirectResponse, Request, Response, UploadFile
 
 from support import request, serving
 
@@ -90,3 +91,64 @@ def test_header_lists_repeat_and_what_cannot_be_sent_is_a_bare_500() -> None:
             assert b"16-bit" not in failed.body and b"who?" not in failed.body
         teapot = request(port, "GET", "/teapot")
         assert (teapot.status, teapot.headers["retry-after"], teapot.json()["detail"]) == (418, "5", "short and stout")
+
+
+class Colour(str, enum.Enum):
+    RED = "red"
+    BLUE = "blue"
+
+
+def test_fastapi_response_helpers() -> None:
+    app = App()
+
+    @app.get("/colours/{colour}")
+    def colour(colour: Colour) -> dict:
+        return {"colour": colour.value, "member": type(colour).__name__}
+
+    @app.post("/login", status_code=201)
+    def login(response: Response) -> dict:
+        response.set_cookie("session", "abc", httponly=True, max_age=60)
+        response.set_cookie("theme", "dark")
+        response.headers = [*response._header_pairs(), ("x-login", "yes")]
+        return {"ok": True}
+
+    @app.get("/teapot")
+    async def teapot(response: Response) -> str:
+        response.status_code = 418
+        return "short and stout"
+
+    @app.get("/old")
+    def old() -> RedirectResponse:
+        return RedirectResponse("/new")
+
+    @app.get("/json-string")
+    def json_string() -> JSONResponse:
+        return JSONResponse("hi", status_code=202)
+
+    @app.post("/upload")
+    async def upload(file: UploadFile = File()) -> dict:
+        data = await file.read()
+        return {"size": len(data), "same": data == file.read()}
+
+    @app.post("/raw")
+    async def raw(request: Request) -> dict:
+        return {"raw": request.raw_body.decode()}
+
+    with serving(app) as port:
+        assert request(port, "GET", "/colours/red").json() == {"colour": "red", "member": "Colour"}
+        assert request(port, "GET", "/colours/green").status == 422
+        login_reply = request(port, "POST", "/login")
+        assert login_reply.status == 201 and login_reply.json() == {"ok": True}
+        assert login_reply.header_values("set-cookie") == ["session=abc; Max-Age=60; Path=/; HttpOnly; SameSite=Lax", "theme=dark; Path=/; SameSite=Lax"]
+        assert login_reply.headers["x-login"] == "yes"
+        teapot_reply = request(port, "GET", "/teapot")
+        assert (teapot_reply.status, teapot_reply.text) == (418, "short and stout")
+        redirect = request(port, "GET", "/old")
+        assert (redirect.status, redirect.headers["location"]) == (307, "/new")
+        json_reply = request(port, "GET", "/json-string")
+        assert (json_reply.status, json_reply.headers["content-type"], json_reply.body) == (202, "application/json", b'"hi"')
+        boundary = "XyZ"
+        form = f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.txt\"\r\nContent-Type: text/plain\r\n\r\nhello\r\n--{boundary}--\r\n"
+        uploaded = request(port, "POST", "/upload", body=form.encode(), headers={"content-type": f"multipart/form-data; boundary={boundary}"})
+        assert uploaded.json() == {"size": 5, "same": True}
+        assert request(port, "POST", "/raw", body=b"as sent", headers={"content-type": "text/plain"}).json() == {"raw": "as sent"}

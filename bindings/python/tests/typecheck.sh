@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# //bindings/python:typecheck — mypy accepts the README's Python example against the installed
+# //bindings/python:typecheck — `mypy --strict` accepts the README's Python example against the installed
 # wheel, and the example imports (its routes declare) without error.
 set -euo pipefail
 wheel="$PWD/$1"
@@ -14,5 +14,5 @@ awk '/^```python$/ { inside = 1; next } /^```$/ { if (inside) exit } inside' "$r
 [ -s "$example" ] || { echo "no \`\`\`python block in README.md" >&2; exit 1; }
 cd "$TEST_TMPDIR"
 "$lock_python" -m mypy --python-executable "$venv/bin/python" --no-incremental --cache-dir=/dev/null \
-  --warn-unused-ignores --disallow-untyped-defs "$example"
+  --strict "$example"
 "$venv/bin/python" -c "import importlib.util, sys; spec = importlib.util.spec_from_file_location('readme_example', sys.argv[1]); spec.loader.exec_module(importlib.util.module_from_spec(spec)); print('README example imports')" "$example"
