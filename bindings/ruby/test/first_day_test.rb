@@ -57,4 +57,47 @@ class FirstDayTest < Minitest::Test
       assert_equal [418, "5", "short and stout"], [teapot.status, teapot.headers["retry-after"], teapot.json["detail"]]
     end
   end
+
+  def helper_defined_outside = "outside"
+
+  def test_blocks_set_status_and_headers_redirect_and_halt_as_in_sinatra
+    app = Ferrule::App.new
+    app.post("/items", status: 201) do |req|
+      headers "x-id" => "7", "set-cookie" => ["a=1", "b=2"]
+      { name: req.query[:name] || "none" }
+    end
+    app.get("/teapot") do
+      status 418
+      content_type :text
+      "short and stout"
+    end
+    app.get("/old") { redirect "/new" }
+    app.post("/old") { redirect "/new" }
+    app.get("/secret") do |req|
+      halt 401, { "www-authenticate" => "Bearer" }, "who?" unless req.header("authorization")
+      "welcome"
+    end
+    app.get("/halt-triplet") { halt [409, { "x-why" => "conflict" }, ["taken"]] }
+    app.get("/request") { request.path }
+    app.get("/returns-response") do
+      headers "x-extra" => "1"
+      Ferrule::Response.new("built", status: 202, headers: { "x-own" => "2" })
+    end
+    serving(app) do |port|
+      created = request(port, "POST", "/items")
+      assert_equal [201, "7", ["a=1", "b=2"], { "name" => "none" }], [created.status, created.headers["x-id"], created.fields["set-cookie"], created.json]
+      teapot = request(port, "GET", "/teapot")
+      assert_equal [418, "text/plain; charset=utf-8", "short and stout"], [teapot.status, teapot.headers["content-type"], teapot.body]
+      assert_equal [302, "/new"], [request(port, "GET", "/old").status, request(port, "GET", "/old").headers["location"]]
+      assert_equal 303, request(port, "POST", "/old").status
+      denied = request(port, "GET", "/secret")
+      assert_equal [401, "Bearer", "who?"], [denied.status, denied.headers["www-authenticate"], denied.body]
+      assert_equal "welcome", request(port, "GET", "/secret", headers: { "authorization" => "Bearer x" }).body
+      conflict = request(port, "GET", "/halt-triplet")
+      assert_equal [409, "conflict", "taken"], [conflict.status, conflict.headers["x-why"], conflict.body]
+      assert_equal "/request", request(port, "GET", "/request").body
+      built = request(port, "GET", "/returns-response")
+      assert_equal [202, "1", "2", "built"], [built.status, built.headers["x-extra"], built.headers["x-own"], built.body]
+    end
+  end
 end
