@@ -13,10 +13,10 @@
 use crate::gvl::without_gvl;
 use crate::types::Types;
 use crate::{response, to_ruby};
-use ferrule_core::bridge::{is_abandoned, Waited};
-use ferrule_core::host::{lock, Call, Host, HostError, Listen, Serving, Wake};
+use ferrule_core::bridge::{is_abandoned, Outcome, Reply, Waited};
+use ferrule_core::host::{lock, Call, Host, HostError, InProcess, Listen, Serving, Wake};
 use ferrule_core::HandlerError;
-use magnus::{block::Proc, gc::Marker, DataTypeFunctions, Error, Module, RArray, RClass, Ruby, TypedData};
+use magnus::{block::Proc, gc::Marker, DataTypeFunctions, Error, Module, RArray, RClass, RString, Ruby, TypedData};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -31,6 +31,8 @@ pub struct NativeApp {
     host: Host<RbRoute>,
     types: Types,
     serving: Mutex<Option<Arc<Serving<RbRoute>>>>,
+    /// The routes served without a socket (`call_rack`), with the route count it was built for.
+    in_process: Mutex<Option<(usize, Arc<InProcess<RbRoute>>)>>,
 }
 
 impl DataTypeFunctions for NativeApp {
@@ -65,7 +67,7 @@ impl NativeApp {
     pub fn new(ruby: &Ruby, config_json: String, request: RClass, uploaded_file: RClass, response: RClass, http_error: RClass) -> Result<Self, Error> {
         let host = Host::from_json(&config_json).map_err(|e| host_error(ruby, e))?;
         let types = Types::new(ruby, request, uploaded_file, response, http_error)?;
-        Ok(NativeApp { host, types, serving: Mutex::new(None) })
+        Ok(NativeApp { host, types, serving: Mutex::new(None), in_process: Mutex::new(None) })
     }
 
     /// `add_route(spec_json, status)`: declares a route; returns its index, where the Ruby app
@@ -129,7 +131,7 @@ impl NativeApp {
                     let mut result = Ok(());
                     for call in calls.drain(..) {
                         if result.is_ok() {
-                            result = rb_self.run(ruby, &serving, handlers, call);
+                            result = rb_self.run(ruby, handlers, call, &|reply, outcome| serving.answer(reply, outcome));
                         } else {
                             serving.answer(call.reply, Err(HandlerError::new("the worker thread was stopped")));
                         }
@@ -164,7 +166,72 @@ impl NativeApp {
         }
     }
 
-    fn run(&self, ruby: &Ruby, serving: &Serving<RbRoute>, handlers: RArray, call: Call<RbRoute>) -> Result<(), Error> {
+    /// `call_rack(method, uri, [name, value, …], body, handlers)`: one request through the whole
+    /// stack without a socket (`App#call(env)`, so Rack servers and Rack::Test can host the
+    /// app); this thread runs the handlers it needs. Returns `[status, [name, value, …], body]`.
+    pub fn call_rack(ruby: &Ruby, rb_self: &Self, method: String, uri: String, headers: Vec<String>, body: RString, handlers: RArray) -> Result<RArray, Error> {
+        let client = rb_self.in_process(ruby)?;
+        let mut request = ferrule_core::http::Request::builder().method(method.as_str()).uri(uri.as_str());
+        for pair in headers.chunks_exact(2) {
+            request = request.header(pair[0].as_str(), pair[1].as_str());
+        }
+        // SAFETY: the bytes are copied out at once, before any Ruby code can run.
+        let body = ferrule_core::bytes::Bytes::copy_from_slice(unsafe { body.as_slice() });
+        let request = request.body(body).map_err(|e| Error::new(ruby.exception_arg_error(), format!("ferrule: a request that cannot be sent: {e}")))?;
+        let exchange = client.send(request);
+        let mut calls = Vec::new();
+        while !exchange.is_done() {
+            let waited = without_gvl(ruby, || client.wait(&exchange, &mut calls), || client.interrupt(&exchange))?;
+            match waited {
+                Waited::Jobs => {
+                    let mut result = Ok(());
+                    for call in calls.drain(..) {
+                        if result.is_ok() {
+                            result = rb_self.run(ruby, handlers, call, &|reply, outcome| client.answer(reply, outcome));
+                        } else {
+                            client.answer(call.reply, Err(HandlerError::new("the calling thread was stopped")));
+                        }
+                    }
+                    client.flush();
+                    result?;
+                }
+                Waited::Interrupted | Waited::Closed => {
+                    // Cleared before looking, so an answer arriving now sets it again.
+                    exchange.wake_flag().store(false, Ordering::Release);
+                    if !exchange.is_done() {
+                        ruby.thread_check_ints()?;
+                    }
+                }
+            }
+        }
+        let answer = exchange.take().ok_or_else(|| Error::new(ruby.exception_runtime_error(), "ferrule: the answer went missing"))?;
+        let flat = ruby.ary_new();
+        for (name, value) in answer.headers.iter() {
+            flat.push(ruby.str_new(name.as_str()))?;
+            flat.push(ruby.str_from_slice(value.as_bytes()))?;
+        }
+        let out = ruby.ary_new_capa(3);
+        out.push(answer.status.as_u16())?;
+        out.push(flat)?;
+        out.push(ruby.str_from_slice(&answer.body))?;
+        Ok(out)
+    }
+
+    /// The in-process router, built again when routes were declared since.
+    fn in_process(&self, ruby: &Ruby) -> Result<Arc<InProcess<RbRoute>>, Error> {
+        let mut cached = lock(&self.in_process);
+        let routes = self.host.routes().len();
+        match cached.as_ref() {
+            Some((count, client)) if *count == routes => Ok(client.clone()),
+            _ => {
+                let client = Arc::new(self.host.in_process().map_err(|e| host_error(ruby, e))?);
+                *cached = Some((routes, client.clone()));
+                Ok(client)
+            }
+        }
+    }
+
+    fn run(&self, ruby: &Ruby, handlers: RArray, call: Call<RbRoute>, answer: &dyn Fn(Reply, Outcome)) -> Result<(), Error> {
         if is_abandoned(&call.reply) {
             // Its deadline passed while earlier handlers ran: nobody waits for this one.
             return Ok(());
@@ -176,7 +243,7 @@ impl NativeApp {
             Ok(value) => (response::from_result(ruby, &self.types, value, call.route.status), None),
             Err(error) => response::from_error(ruby, &self.types, &call.route.label, error),
         };
-        serving.answer(call.reply, outcome);
+        answer(call.reply, outcome);
         match propagate {
             Some(error) => Err(error),
             None => Ok(()),

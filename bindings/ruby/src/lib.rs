@@ -33,6 +33,7 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     class.define_method("stop", method!(NativeApp::stop, 0))?;
     class.define_method("work", method!(NativeApp::work, 2))?;
     class.define_method("stopped_fd", method!(NativeApp::stopped_fd, 0))?;
+    class.define_method("call_rack", method!(NativeApp::call_rack, 5))?;
     class.define_method("finish", method!(NativeApp::finish, 0))?;
     Ok(())
 }

@@ -15,10 +15,12 @@
 //! bindings that wait on a descriptor.
 
 mod error;
+mod in_process;
 mod routes;
 mod serving;
 
 pub use error::HostError;
+pub use in_process::{Answer, Exchange, InProcess};
 pub use serving::{bind, notice, Listen, Serving, Wake};
 
 use crate::app::App;
@@ -126,6 +128,12 @@ impl<R: Send + Sync + 'static> Host<R> {
         let serving = Serving::start(&self.config, &self.routes(), listen, threads, wake, side)?;
         *last = serving.stopped_weak();
         Ok(serving)
+    }
+
+    /// The declared routes served without a socket (see [`InProcess`]); built once per call,
+    /// so routes declared later need a new one.
+    pub fn in_process(&self) -> Result<InProcess<R>, HostError> {
+        InProcess::new(&self.config, &self.routes())
     }
 }
 

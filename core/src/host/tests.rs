@@ -84,3 +84,29 @@ fn a_port_in_use_is_an_error_never_a_shared_socket() {
     assert_eq!(error.os_error(), Some(libc::EADDRINUSE));
     assert_eq!(error.to_string(), format!("cannot listen on 127.0.0.1:{port}: the port is in use by another process (stop it, or choose another port)"));
 }
+
+#[test]
+fn in_process_requests_run_the_whole_stack_on_the_calling_thread() {
+    let host = host();
+    host.declare(RouteSpec::get("/items/{id:int}"), 200, "item").unwrap();
+    let client = host.in_process().unwrap();
+    let run = |uri: &str| {
+        let exchange = client.send(http::Request::get(uri).body(bytes::Bytes::new()).unwrap());
+        let mut calls = Vec::new();
+        while !exchange.is_done() {
+            if client.wait(&exchange, &mut calls) == Waited::Jobs {
+                for call in calls.drain(..) {
+                    let id = call.request.path_param("id").and_then(crate::Value::as_i64).unwrap();
+                    client.answer(call.reply, crate::Response::json(&serde_json::json!({"id": id, "route": call.route.data})));
+                }
+                client.flush();
+            }
+        }
+        exchange.take().unwrap()
+    };
+    let found = run("/items/7");
+    assert_eq!((found.status, &found.body[..]), (http::StatusCode::OK, &br#"{"id":7,"route":"item"}"#[..]));
+    let invalid = run("/items/seven");
+    assert_eq!(invalid.status, http::StatusCode::UNPROCESSABLE_ENTITY, "validated in Rust, the handler never called");
+    assert_eq!(run("/nowhere").status, http::StatusCode::NOT_FOUND);
+}
