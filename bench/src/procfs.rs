@@ -71,13 +71,23 @@ mod tests {
 
     #[test]
     fn a_tree_includes_children_and_their_cpu() {
-        let mut child = std::process::Command::new("sleep").arg("5").spawn().unwrap();
+        // A child that burns CPU: the tree's ticks must include its ticks, which must grow.
+        let mut child = std::process::Command::new("sh").args(["-c", "while :; do :; done"]).spawn().unwrap();
         let me = std::process::id();
         assert!(tree(me).contains(&child.id()));
         assert!(tree_rss_kb(me) >= rss_kb(me).unwrap());
-        let _ = tree_cpu_ticks(me);
+        let started = std::time::Instant::now();
+        let mut child_ticks = 0;
+        while child_ticks < 20 && started.elapsed() < std::time::Duration::from_secs(20) {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            child_ticks = stat(child.id()).unwrap().cpu_ticks;
+        }
+        let own = stat(me).unwrap().cpu_ticks;
+        let whole = tree_cpu_ticks(me);
         child.kill().unwrap();
         child.wait().unwrap();
+        assert!(child_ticks >= 20, "the busy child ran {child_ticks} ticks in 20 s");
+        assert!(whole >= own + child_ticks, "tree {whole} < own {own} + child {child_ticks}");
     }
 }
 

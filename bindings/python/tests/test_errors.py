@@ -12,6 +12,9 @@ from ferrule import App, HTTPException
 
 from support import request, serving
 
+# How often each handler ran: proves which requests reached Python.
+CALLS = {"ok": 0}
+
 SECRET = "SECRET-TOKEN-42"
 
 
@@ -65,6 +68,7 @@ def make_app() -> App:
 
     @app.get("/ok/{n:int}")
     def ok(n: int):
+        CALLS["ok"] += 1
         return {"n": n}
 
     return app
@@ -97,8 +101,12 @@ def test_http_exception_is_a_problem_with_its_status(port, path):
 
 
 def test_validation_failure_never_calls_the_handler(port):
+    before = CALLS["ok"]
     reply = request(port, "GET", "/ok/abc")
     assert reply.status == 422
+    assert CALLS["ok"] == before, "the handler ran for a request the core refused"
+    assert request(port, "GET", "/ok/3").json() == {"n": 3}
+    assert CALLS["ok"] == before + 1, "the counter sees the handler's calls"
     assert reply.json()["errors"] == [
         {"type": "int_parsing", "loc": ["path", "n"], "msg": reply.json()["errors"][0]["msg"], "input": "abc"}
     ]
