@@ -58,3 +58,45 @@ fn corpus_is_large_enough() {
     let total: usize = CATEGORIES.iter().map(|c| ferrule_conformance::load(&fixtures, c).unwrap().cases.len()).sum();
     assert!(total >= 200, "the corpus has {total} cases; at least 200 are required");
 }
+
+/// The corpus follows `fixtures/fixture.schema.json`, and that schema follows the core: its
+/// app and route properties are exactly the fields of `AppConfig` and `RouteSpec` (plus the
+/// route's `handler`), so neither a fixture nor the schema can name an option the core lacks,
+/// and a new core option must be added to the schema to be used in a fixture.
+#[test]
+fn fixtures_follow_their_schema_and_the_schema_follows_the_core() {
+    let dir = ferrule_conformance::fixtures_dir();
+    let read = |path: std::path::PathBuf| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))).unwrap()
+    };
+    let schema = read(dir.join("fixture.schema.json"));
+    let validator = jsonschema::validator_for(&schema).expect("the fixture schema compiles");
+    let mut files = 0;
+    for entry in std::fs::read_dir(dir.join("conformance")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "json") {
+            let errors: Vec<String> = validator.iter_errors(&read(path.clone())).map(|e| format!("{} at {}", e, e.instance_path())).collect();
+            assert!(errors.is_empty(), "{}: {}", path.display(), errors.join("; "));
+            files += 1;
+        }
+    }
+    assert_eq!(files, CATEGORIES.len(), "every category file is run by this suite");
+
+    let keys = |value: &serde_json::Value| -> std::collections::BTreeSet<String> { value.as_object().unwrap().keys().cloned().collect() };
+    let app_in_schema = keys(&schema["properties"]["app"]["properties"]);
+    let app_in_core = keys(&serde_json::to_value(ferrule_core::AppConfig::default()).unwrap());
+    assert_eq!(app_in_schema, app_in_core, "fixture.schema.json's app properties against AppConfig");
+    let mut route_in_schema = keys(&schema["$defs"]["route"]["properties"]);
+    assert!(route_in_schema.remove("handler"));
+    let mut full = ferrule_core::RouteSpec::get("/x");
+    full.path_params.push(ferrule_core::ParamSpec::new("p", serde_json::json!({})));
+    full.query = full.path_params.clone();
+    full.headers = full.path_params.clone();
+    full.cookies = full.path_params.clone();
+    full.body = Some(ferrule_core::BodySpec::json(serde_json::json!({})));
+    full.cors = Some(Default::default());
+    full.compression = Some(Default::default());
+    full.body_limit = Some(1);
+    full.timeout_ms = Some(1);
+    assert_eq!(route_in_schema, keys(&serde_json::to_value(&full).unwrap()), "fixture.schema.json's route properties against RouteSpec");
+}
