@@ -78,10 +78,7 @@ const LISTEN_OPTIONS = ['host', 'port', 'workers', 'threads', 'handleSignals', '
 /** Refuses an option not in `known`, naming the nearest one (the core's rule). */
 function checkOptions(options, known, what) {
   for (const name of Object.keys(options)) {
-    if (known.includes(name)) continue;
-    const nearest = native.nearestName(name, known);
-    const hint = nearest ? `did you mean ${nearest}?` : `known: ${known.join(', ')}`;
-    throw new TypeError(`ferrule: unknown ${what} ${name} (${hint})`);
+    if (!known.includes(name)) throw new TypeError(`ferrule: ${native.unknownOption(what, name, known)}`);
   }
 }
 
@@ -139,32 +136,20 @@ function specOf(method, path, options) {
   return spec;
 }
 
+/**
+ * App options are the core's settings in Node's spelling, derived from the core's own list so
+ * a new setting reaches Node without an edit here: camelCase, and a duration's `_ms` left off
+ * (`shutdown_timeout_ms` → `shutdownTimeout`, in milliseconds as everywhere in Node).
+ */
+const APP_OPTIONS = Object.fromEntries(
+  native.appSettingNames().map((core) => [core.replace(/_ms$/, '').replace(/_([a-z0-9])/g, (_, c) => c.toUpperCase()), core]),
+);
+
 function appConfig(options) {
-  const keys = {
-    bodyLimit: 'body_limit',
-    cors: 'cors',
-    compression: 'compression',
-    requestId: 'request_id',
-    timeout: 'timeout_ms',
-    maxHeaderBytes: 'max_header_bytes',
-    shutdownTimeout: 'shutdown_timeout_ms',
-    headerReadTimeout: 'header_read_timeout_ms',
-    bodyReadTimeout: 'body_read_timeout_ms',
-    minBodyRate: 'min_body_rate',
-    keepAliveTimeout: 'keep_alive_timeout_ms',
-    sendTimeout: 'send_timeout_ms',
-    maxConnections: 'max_connections',
-    maxQueuedRequests: 'max_queued_requests',
-    http2MaxConcurrentStreams: 'http2_max_concurrent_streams',
-    http2KeepAliveInterval: 'http2_keep_alive_interval_ms',
-    maxJsonDepth: 'max_json_depth',
-    maxMultipartParts: 'max_multipart_parts',
-    maxPartHeaderBytes: 'max_part_header_bytes',
-    maxFilenameBytes: 'max_filename_bytes',
-  };
+  const keys = APP_OPTIONS;
   const config = {};
   for (const [name, value] of Object.entries(options || {})) {
-    if (!(name in keys)) checkOptions({ [name]: value }, Object.keys(keys), 'App option');
+    if (!Object.hasOwn(keys, name)) checkOptions({ [name]: value }, Object.keys(keys), 'App option');
     if (value !== undefined) config[keys[name]] = value;
   }
   return config;

@@ -345,6 +345,24 @@ impl RouteSpec {
     }
 }
 
+/// The app settings the core knows, by their core (snake_case) names: what every binding's
+/// App options map onto, and what `fixtures/fixture.schema.json` must describe.
+pub fn app_setting_names() -> Vec<String> {
+    match serde_json::to_value(AppConfig::default()) {
+        Ok(Json::Object(fields)) => fields.keys().cloned().collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The one message for an option nobody knows, in every language: `unknown route option bodyy
+/// (did you mean body?)`, or the known names when none is near.
+pub fn unknown_option(what: &str, name: &str, known: &[&str]) -> String {
+    match nearest_name(name, known) {
+        Some(nearest) => format!("unknown {what} {name} (did you mean {nearest}?)"),
+        None => format!("unknown {what} {name} (known: {})", known.join(", ")),
+    }
+}
+
 /// The known option name closest to a misspelled one, for "did you mean" messages in every
 /// language: compared without case or `_` (so `body_limit` finds `bodyLimit`), and only
 /// when at most a third of the letters differ (so `websocket` suggests nothing).
@@ -382,5 +400,8 @@ mod nearest_tests {
         assert_eq!(nearest_name("body_limit", &known), Some("bodyLimit"));
         assert_eq!(nearest_name("qurey", &known), Some("query"));
         assert_eq!(nearest_name("websocket", &known), None);
+        assert_eq!(super::unknown_option("route option", "bodyy", &known), "unknown route option bodyy (did you mean body?)");
+        assert_eq!(super::unknown_option("route option", "websocket", &known[..2]), "unknown route option websocket (known: body, bodyLimit)");
+        assert!(super::app_setting_names().contains(&"max_queued_requests".to_owned()));
     }
 }

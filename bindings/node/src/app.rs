@@ -381,9 +381,16 @@ fn plain(env: Env, value: raw::Value) -> std::result::Result<Response, String> {
     }
 }
 
-/// The known option name closest to `name` (the core's rule, the same in every language).
+/// The core's message for an unknown option (`unknown route option bodyy (did you mean
+/// body?)`), the same in every language.
 #[napi]
-pub fn nearest_name(name: String, known: Vec<String>) -> Option<String> {
+pub fn unknown_option(what: String, name: String, known: Vec<String>) -> String {
     let known: Vec<&str> = known.iter().map(String::as_str).collect();
-    ferrule_core::spec::nearest_name(&name, &known).map(str::to_owned)
+    ferrule_core::spec::unknown_option(&what, &name, &known)
+}
+
+/// The app settings the core knows (snake_case), which the App options map onto.
+#[napi]
+pub fn app_setting_names() -> Vec<String> {
+    ferrule_core::spec::app_setting_names()
 }

@@ -161,9 +161,9 @@ class App:
         values; ``blocking=True`` for a ``def`` handler that waits on I/O (it then runs in a
         thread pool instead of on the event loop's thread, see the README); per-route ``cors``,
         ``compression``, ``body_limit``, ``timeout_ms``."""
-        unknown = set(options) - set(_ROUTE_OPTIONS)
-        if unknown:
-            raise TypeError(f"unknown route option(s): {', '.join(sorted(unknown))}")
+        for name in options:
+            if name not in _ROUTE_OPTIONS:
+                raise TypeError(_ferrule.unknown_option("route option", name, [*_ROUTE_OPTIONS, "status_code", "blocking"]))
 
         def register(handler: Handler) -> Handler:
             analysis = analyse(handler, path, request_type=Request, response_type=Response)

@@ -33,6 +33,19 @@ mod _ferrule {
         ferrule_core::PathTemplate::normalize(path).map_err(pyo3::exceptions::PyValueError::new_err)
     }
 
+    /// The core's message for an unknown option, the same in every language.
+    #[pyo3::pyfunction]
+    fn unknown_option(what: &str, name: &str, known: Vec<String>) -> String {
+        let known: Vec<&str> = known.iter().map(String::as_str).collect();
+        ferrule_core::spec::unknown_option(what, name, &known)
+    }
+
+    /// The app settings the core knows (the `App` keyword arguments).
+    #[pyo3::pyfunction]
+    fn app_setting_names() -> Vec<String> {
+        ferrule_core::spec::app_setting_names()
+    }
+
     #[allow(non_upper_case_globals)]
     #[pymodule_export]
     const __version__: &str = env!("CARGO_PKG_VERSION");

@@ -152,3 +152,17 @@ def test_fastapi_response_helpers() -> None:
         uploaded = request(port, "POST", "/upload", body=form.encode(), headers={"content-type": f"multipart/form-data; boundary={boundary}"})
         assert uploaded.json() == {"size": 5, "same": True}
         assert request(port, "POST", "/raw", body=b"as sent", headers={"content-type": "text/plain"}).json() == {"raw": "as sent"}
+
+
+def test_options_are_the_cores_and_a_misspelling_names_the_nearest() -> None:
+    import inspect
+
+    from ferrule import _ferrule
+
+    settings = set(inspect.signature(App.__init__).parameters) - {"self"}
+    assert settings == set(_ferrule.app_setting_names()), "App's keyword arguments are the core's settings"
+    app = App()
+    with pytest.raises(TypeError, match=r"^unknown route option body_limt \(did you mean body_limit\?\)$"):
+        app.get("/x", body_limt=5)
+    with pytest.raises(TypeError, match=r"^unknown route option websocket \(known: "):
+        app.get("/ws", websocket=True)

@@ -257,3 +257,10 @@ pub fn bind(ruby: &Ruby, host: String, port: u16) -> Result<i32, Error> {
     use std::os::fd::IntoRawFd;
     Ok(ferrule_core::host::bind(&host, port).map_err(|e| host_error(ruby, e))?.into_raw_fd())
 }
+
+/// `NativeApp.unknown_option(what, name, known)`: the core's message for an unknown option,
+/// the same in every language.
+pub fn unknown_option(what: String, name: String, known: Vec<String>) -> String {
+    let known: Vec<&str> = known.iter().map(String::as_str).collect();
+    ferrule_core::spec::unknown_option(&what, &name, &known)
+}

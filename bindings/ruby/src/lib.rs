@@ -27,6 +27,8 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     let class = module.define_class("NativeApp", ruby.class_object())?;
     class.define_singleton_method("new", function!(NativeApp::new, 5))?;
     class.define_singleton_method("bind", function!(app::bind, 2))?;
+    class.define_singleton_method("setting_names", function!(ferrule_core::spec::app_setting_names, 0))?;
+    class.define_singleton_method("unknown_option", function!(app::unknown_option, 3))?;
     class.define_method("add_route", method!(NativeApp::add_route, 2))?;
     class.define_method("start", method!(NativeApp::start, 4))?;
     class.define_method("announce", method!(NativeApp::announce, 0))?;

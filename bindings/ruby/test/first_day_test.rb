@@ -100,4 +100,12 @@ class FirstDayTest < Minitest::Test
       assert_equal [202, "1", "2", "built"], [built.status, built.headers["x-extra"], built.headers["x-own"], built.body]
     end
   end
+
+  def test_a_misspelled_option_names_the_nearest
+    error = assert_raises(ArgumentError) { Ferrule::App.new(body_limt: 5) }
+    assert_equal "ferrule: unknown App setting body_limt (did you mean body_limit?)", error.message
+    app = Ferrule::App.new
+    error = assert_raises(ArgumentError) { app.post("/a", bodyy: { type: "object" }) { "x" } }
+    assert_equal "ferrule: unknown route option for POST /a: bodyy (did you mean body?)", error.message
+  end
 end

@@ -7,10 +7,10 @@ module Ferrule
   # A Ferrule application: routes declared with Sinatra-style blocks, served by the Rust core.
   class App
     METHODS = %w[GET POST PUT PATCH DELETE HEAD OPTIONS].freeze
-    SETTINGS = %i[body_limit cors compression request_id timeout_ms max_header_bytes shutdown_timeout_ms
-                  header_read_timeout_ms body_read_timeout_ms min_body_rate keep_alive_timeout_ms send_timeout_ms
-                  max_connections max_queued_requests http2_max_concurrent_streams http2_keep_alive_interval_ms
-                  max_json_depth max_multipart_parts max_part_header_bytes max_filename_bytes].freeze
+    # The core's own list of settings: a new one reaches Ruby without an edit here.
+    SETTINGS = NativeApp.setting_names.map(&:to_sym).freeze
+    ROUTE_OPTIONS = %i[query headers cookies params body form multipart text bytes body_required max_file_size
+                       cors compression body_limit timeout_ms status].freeze
     DEFAULT_THREADS = 5
     BODY_KINDS = { body: "json", form: "form", multipart: "multipart", text: "text", bytes: "bytes" }.freeze
 
@@ -23,8 +23,9 @@ module Ferrule
     # max_queued_requests (→ 503), http2_max_concurrent_streams, http2_keep_alive_interval_ms;
     # input limits: max_json_depth, max_multipart_parts, max_part_header_bytes, max_filename_bytes.
     def initialize(**settings)
-      unknown = settings.keys - SETTINGS
-      raise ArgumentError, "ferrule: unknown App setting(s) #{unknown.join(', ')} (#{SETTINGS.join(', ')})" unless unknown.empty?
+      (settings.keys - SETTINGS).each do |name|
+        raise ArgumentError, "ferrule: #{NativeApp.unknown_option('App setting', name.to_s, SETTINGS.map(&:to_s))}"
+      end
 
       @native = NativeApp.new(JSON.generate(settings.compact), Request, UploadedFile, Response, HTTPError)
       # The handler blocks, by route index: held here, by this object, where the GC sees them.
@@ -207,7 +208,9 @@ module Ferrule
         spec["body"]["max_file_size"] = options.delete(:max_file_size) if options.key?(:max_file_size)
       end
       %i[cors compression body_limit timeout_ms].each { |k| spec[k.to_s] = options.delete(k) if options.key?(k) }
-      raise ArgumentError, "ferrule: #{where}: unknown option(s) #{options.keys.join(', ')}" unless options.empty?
+      options.each_key do |name|
+        raise ArgumentError, "ferrule: #{NativeApp.unknown_option("route option for #{where}:", name.to_s, ROUTE_OPTIONS.map(&:to_s))}"
+      end
 
       spec
     end
