@@ -12,7 +12,8 @@
 //! [`ReplyBatch`], delivered by a single task inside the runtime.
 //!
 //! Three ways to be told, one per kind of consumer:
-//! * a thread that blocks ([`Mailbox::wait`]) with the interpreter lock released (Ruby);
+//! * threads that block ([`Mailbox::wait_for`]) with the interpreter lock released (Ruby's
+//!   workers, and an in-process caller waiting for its own answer);
 //! * an event loop that watches a file descriptor ([`Mailbox::with_doorbell`]): an `eventfd`
 //!   that becomes readable when jobs arrive (Python's asyncio `add_reader`);
 //! * an event loop that is woken by a callback ([`Mailbox::with_waker`]): Node's thread-safe
@@ -92,7 +93,7 @@ impl<J> Default for Mailbox<J> {
 }
 
 impl<J> Mailbox<J> {
-    /// A mailbox whose consumer blocks in [`Mailbox::wait`].
+    /// A mailbox whose consumers block in [`Mailbox::wait_for`].
     pub fn new() -> Self {
         Mailbox {
             state: Mutex::new(State { jobs: VecDeque::new(), closed: false, notified: false }),
@@ -186,20 +187,6 @@ impl<J> Mailbox<J> {
         let mut state = self.lock();
         state.notified = false;
         into.extend(state.jobs.drain(..));
-    }
-
-    /// Blocks until jobs arrive and moves them all into `into`; `false` once the mailbox is
-    /// closed and empty.
-    pub fn wait(&self, into: &mut Vec<J>) -> bool {
-        let mut state = self.lock();
-        while state.jobs.is_empty() && !state.closed {
-            state.notified = false;
-            state = self.arrived.wait(state).unwrap_or_else(|poisoned| poisoned.into_inner());
-        }
-        state.notified = false;
-        let open = !(state.closed && state.jobs.is_empty());
-        into.extend(state.jobs.drain(..));
-        open
     }
 
     /// Blocks until jobs arrive (taking at most `max` of them, so that several consumer
@@ -408,8 +395,8 @@ mod tests {
         let consumer = {
             let mailbox = mailbox.clone();
             std::thread::spawn(move || {
-                let mut got = Vec::new();
-                while mailbox.wait(&mut got) {}
+                let (mut got, never) = (Vec::new(), AtomicBool::new(false));
+                while mailbox.wait_for(&mut got, 16, &never) == Waited::Jobs {}
                 got
             })
         };

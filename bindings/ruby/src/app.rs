@@ -10,7 +10,7 @@
 //! The handler blocks are never held here: they live in the Ruby app's own Array (passed to
 //! `work`), where the GC always sees them. A route here is only the block's index.
 
-use crate::gvl::without_gvl;
+use crate::raw::{self, without_gvl};
 use crate::types::Types;
 use crate::{response, to_ruby};
 use ferrule_core::bridge::{is_abandoned, Outcome, Reply, Waited};
@@ -175,8 +175,7 @@ impl NativeApp {
         for pair in headers.chunks_exact(2) {
             request = request.header(pair[0].as_str(), pair[1].as_str());
         }
-        // SAFETY: the bytes are copied out at once, before any Ruby code can run.
-        let body = ferrule_core::bytes::Bytes::copy_from_slice(unsafe { body.as_slice() });
+        let body = ferrule_core::bytes::Bytes::from(raw::string_bytes(body));
         let request = request.body(body).map_err(|e| Error::new(ruby.exception_arg_error(), format!("ferrule: a request that cannot be sent: {e}")))?;
         let exchange = client.send(request);
         let mut calls = Vec::new();

@@ -6,7 +6,7 @@
 //! results are serialised to bytes here, directly from the Ruby objects.
 
 mod app;
-mod gvl;
+mod raw;
 mod response;
 mod to_json;
 mod to_ruby;

@@ -33,8 +33,7 @@ fn unsendable(message: impl std::fmt::Display) -> HandlerError {
 
 /// The bytes of a String, and whether they are text (UTF-8, not a binary String).
 fn string_bytes(ruby: &Ruby, s: RString) -> (Vec<u8>, bool) {
-    // SAFETY: the bytes are copied out at once, before any Ruby code can run.
-    let bytes = unsafe { s.as_slice() }.to_vec();
+    let bytes = crate::raw::string_bytes(s);
     let text = s.enc_get() != ruby.ascii8bit_encindex() && std::str::from_utf8(&bytes).is_ok();
     (bytes, text)
 }
@@ -137,8 +136,7 @@ pub fn from_error(ruby: &Ruby, types: &Types, label: &str, error: Error) -> (Out
         }
         if exception.is_kind_of(ruby.exception_standard_error()) {
             eprintln!("ferrule: {label}: the handler raised {exception:#?}");
-            // SAFETY: reading the class name of a live exception.
-            let class = unsafe { exception.classname() }.into_owned();
+            let class = crate::raw::class_name(*exception);
             return (Err(HandlerError::new(format!("{class} raised"))), None);
         }
     }

@@ -20,8 +20,7 @@ fn text(e: Error) -> String {
 }
 
 fn class_name(value: Value) -> String {
-    // SAFETY: classname reads the class name of a live value (we hold the GVL).
-    unsafe { value.classname() }.into_owned()
+    crate::raw::class_name(value)
 }
 
 fn write_str(out: &mut Vec<u8>, s: &str) -> Result<(), String> {
@@ -30,10 +29,9 @@ fn write_str(out: &mut Vec<u8>, s: &str) -> Result<(), String> {
 
 /// A Ruby String's text: UTF-8 (or 7-bit binary) only; other bytes are not JSON text.
 fn string_text(s: RString) -> Result<String, String> {
-    // SAFETY: the bytes are copied out before any further Ruby call.
-    match unsafe { s.as_str() } {
-        Ok(text) => Ok(text.to_owned()),
-        Err(_) => s.to_string().map_err(|_| "a String that is not valid UTF-8 cannot be sent as JSON".to_owned()),
+    match crate::raw::string_text(s) {
+        Some(text) => Ok(text),
+        None => s.to_string().map_err(|_| "a String that is not valid UTF-8 cannot be sent as JSON".to_owned()),
     }
 }
 

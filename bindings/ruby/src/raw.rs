@@ -1,4 +1,9 @@
-//! Waiting without Ruby's global VM lock.
+//! Every `unsafe` of the Ruby binding, in one place (as Node's `raw.rs`): waiting without the
+//! GVL, and reading a String's bytes or a value's class name, which magnus marks unsafe
+//! because Ruby could change or free them while Rust holds a reference — so each is copied
+//! out here at once, before any Ruby code can run.
+//!
+//! ## Waiting without Ruby's global VM lock
 //!
 //! magnus has no wrapper for `rb_thread_call_without_gvl`; this is one. The closure runs on
 //! the calling Ruby thread with the GVL released, so other Ruby threads run meanwhile; `ubf`
@@ -6,7 +11,8 @@
 //! (a signal for the main thread, `Thread#kill`, VM shutdown). If Ruby raises on the way back
 //! (an `Interrupt`, a kill), that comes back as `Err` and must be propagated.
 
-use magnus::{Error, Ruby};
+use magnus::value::ReprValue;
+use magnus::{Error, RString, Ruby};
 use std::ffi::c_void;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -60,4 +66,22 @@ where
         Some(Err(_)) => Err(Error::new(ruby.exception_runtime_error(), "ferrule: a panic while waiting without the GVL")),
         None => Err(Error::new(ruby.exception_runtime_error(), "ferrule: interrupted before waiting")),
     }
+}
+
+/// A String's bytes, copied.
+pub fn string_bytes(s: RString) -> Vec<u8> {
+    // SAFETY: the slice is copied before any Ruby code can run (we hold the GVL).
+    unsafe { s.as_slice() }.to_vec()
+}
+
+/// A String's text when it is UTF-8 (or 7-bit), copied.
+pub fn string_text(s: RString) -> Option<String> {
+    // SAFETY: the text is copied before any Ruby code can run (we hold the GVL).
+    unsafe { s.as_str() }.ok().map(str::to_owned)
+}
+
+/// The class name of a live value (for log lines and messages).
+pub fn class_name<T: ReprValue>(value: T) -> String {
+    // SAFETY: the name is copied before any Ruby code can run (we hold the GVL).
+    unsafe { value.classname() }.into_owned()
 }
