@@ -1,7 +1,7 @@
 //! The app: routes plus settings, compiled into one axum router.
 
 use crate::handler::Handler;
-use crate::middleware::{compression_layer, cors_layer, HeaderLimitLayer, MakeRandomUuid};
+use crate::middleware::{compression_layer, cors_layer, AccessLogLayer, HeaderLimitLayer, MakeRandomUuid};
 use crate::path::PathTemplate;
 use crate::problem::Problem;
 use crate::route::CompiledRoute;
@@ -11,7 +11,7 @@ use axum::routing::{MethodFilter, MethodRouter};
 use axum::Router;
 use http::{header, HeaderValue, Method, StatusCode};
 use std::sync::Arc;
-use tower::ServiceBuilder;
+use tower::{Layer, ServiceBuilder};
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::request_id::{PropagateRequestIdLayer, SetRequestIdLayer};
 
@@ -164,7 +164,7 @@ impl App {
             .layer(CatchPanicLayer::custom(|_| Problem::internal().into_http()))
             .layer(HeaderLimitLayer::new(config.max_header_bytes))
             .service(router);
-        Ok(if config.request_id {
+        let router = if config.request_id {
             let app = ServiceBuilder::new()
                 .layer(SetRequestIdLayer::x_request_id(MakeRandomUuid))
                 .layer(PropagateRequestIdLayer::x_request_id())
@@ -172,7 +172,9 @@ impl App {
             Router::new().fallback_service(app)
         } else {
             Router::new().fallback_service(app)
-        })
+        };
+        // Outermost, so a line has the final status and the request id; absent when off.
+        Ok(if config.access_log { Router::new().fallback_service(AccessLogLayer.layer(router)) } else { router })
     }
 
     /// Starts serving on `listener` and returns a handle for graceful shutdown.

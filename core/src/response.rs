@@ -95,7 +95,7 @@ impl Response {
         body: Option<Response>,
         headers: impl IntoIterator<Item = (N, V)>,
     ) -> Result<Response, HandlerError> {
-        let status = status_code(status).map_err(|reason| HandlerError::new(format!("returned a response with status {reason}")))?;
+        let status = status_code(status).map_err(|reason| HandlerError::new(format!("returned a response that cannot be sent: {reason}")))?;
         let mut response = body.unwrap_or_else(|| Response::new(status)).with_status(status);
         response.extend_headers(headers)?;
         Ok(response)
@@ -109,7 +109,7 @@ impl Response {
         detail: Option<String>,
         headers: impl IntoIterator<Item = (N, V)>,
     ) -> Result<Response, HandlerError> {
-        let status = status_code(status).map_err(|reason| HandlerError::new(format!("raised an HTTP error with status {reason}")))?;
+        let status = status_code(status).map_err(|reason| HandlerError::new(format!("raised an HTTP error that cannot be sent: {reason}")))?;
         let mut problem = Problem::status(status);
         if let Some(detail) = detail {
             problem = problem.with_detail(detail);

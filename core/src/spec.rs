@@ -178,6 +178,8 @@ pub struct AppConfig {
     pub compression: Option<CompressionConfig>,
     /// Generate `x-request-id` when the client sends none, and echo it on the response.
     pub request_id: bool,
+    /// One line per request on standard error: method, path, status, bytes, time, request id.
+    pub access_log: bool,
     /// Handler time limit; `None` waits forever.
     pub timeout_ms: Option<u64>,
     /// Total size of all request header lines above which the request gets 431.
@@ -226,6 +228,7 @@ impl Default for AppConfig {
             cors: None,
             compression: None,
             request_id: true,
+            access_log: false,
             timeout_ms: None,
             max_header_bytes: 16 * 1024,
             shutdown_timeout_ms: 10_000,

@@ -88,7 +88,7 @@ fn js_error(e: raw::Failed) -> Error {
 /// A host error as a JavaScript error: the glue (index.js) throws a mistake in the program
 /// as a `TypeError`, and gives a refused socket its `code` (`EADDRINUSE`), as Node's own
 /// `listen` does.
-fn host_error(error: HostError) -> Error {
+pub(crate) fn host_error(error: HostError) -> Error {
     let kind = match error.os_code() {
         Some(code) => code,
         None if error.is_usage() => "TypeError",
@@ -336,16 +336,6 @@ impl NativeApp {
     }
 }
 
-/// A listening socket for worker processes to inherit (`listen({ workers })`): bound once by
-/// the primary, so a port in use is refused there, and never shared with another program.
-#[napi]
-pub fn bind_listener(host: String, port: u32) -> Result<i32> {
-    use std::os::fd::IntoRawFd;
-    let port = u16::try_from(port).map_err(|_| Error::new(Status::GenericFailure, format!("TypeError|ferrule: port {port} is not a TCP port (0-65535)")))?;
-    let listener = ferrule_core::host::bind(&host, port).map_err(host_error)?;
-    Ok(listener.into_raw_fd())
-}
-
 impl NativeApp {
     fn take(&self, id: u32) -> Option<(Reply, ferrule_core::http::StatusCode)> {
         let mut guard = lock(&self.running);
@@ -379,18 +369,4 @@ fn plain(env: Env, value: raw::Value) -> std::result::Result<Response, String> {
         raw::Kind::Symbol => Err("a symbol".into()),
         _ => Ok(Response::json_bytes(to_json::to_vec(env, value)?)),
     }
-}
-
-/// The core's message for an unknown option (`unknown route option bodyy (did you mean
-/// body?)`), the same in every language.
-#[napi]
-pub fn unknown_option(what: String, name: String, known: Vec<String>) -> String {
-    let known: Vec<&str> = known.iter().map(String::as_str).collect();
-    ferrule_core::spec::unknown_option(&what, &name, &known)
-}
-
-/// The app settings the core knows (snake_case), which the App options map onto.
-#[napi]
-pub fn app_setting_names() -> Vec<String> {
-    ferrule_core::spec::app_setting_names()
 }

@@ -11,6 +11,7 @@ mod shapes;
 mod to_js;
 mod to_json;
 
+use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
 /// Rust's allocations in this addon (request parsing, JSON trees, response bytes).
@@ -27,4 +28,28 @@ pub fn version() -> String {
 #[napi]
 pub fn problem_json() -> String {
     ferrule_core::PROBLEM_JSON.to_string()
+}
+
+/// A listening socket for worker processes to inherit (`listen({ workers })`): bound once by
+/// the primary, so a port in use is refused there, and never shared with another program.
+#[napi]
+pub fn bind_listener(host: String, port: u32) -> Result<i32> {
+    use std::os::fd::IntoRawFd;
+    let port = u16::try_from(port).map_err(|_| Error::new(Status::GenericFailure, format!("TypeError|ferrule: port {port} is not a TCP port (0-65535)")))?;
+    let listener = ferrule_core::host::bind(&host, port).map_err(app::host_error)?;
+    Ok(listener.into_raw_fd())
+}
+
+/// The core's message for an unknown option (`unknown route option bodyy (did you mean
+/// body?)`), the same in every language.
+#[napi]
+pub fn unknown_option(what: String, name: String, known: Vec<String>) -> String {
+    let known: Vec<&str> = known.iter().map(String::as_str).collect();
+    ferrule_core::spec::unknown_option(&what, &name, &known)
+}
+
+/// The app settings the core knows (snake_case), which the App options map onto.
+#[napi]
+pub fn app_setting_names() -> Vec<String> {
+    ferrule_core::spec::app_setting_names()
 }

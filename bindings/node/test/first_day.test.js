@@ -40,6 +40,29 @@ test('listen(port) listens on that port and prints the startup line', async () =
   }
 });
 
+test('accessLog writes a line per request', async () => {
+  const script = `const { App } = require('ferrule'); const app = new App({ accessLog: true }); app.get('/n/{n:int}', ({ params }) => params);
+    app.listen({ port: 0, log: false }).then(({ port }) => console.log('bound ' + port));`;
+  const child = spawn(process.execPath, ['-e', script], { cwd: path.join(__dirname, '..'), stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => { stdout += d; });
+  child.stderr.on('data', (d) => { stderr += d; });
+  try {
+    const deadline = Date.now() + 20000;
+    while (!stdout.includes('bound') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const port = Number(stdout.trim().split(' ')[1]);
+    assert.strictEqual((await request(port, 'GET', '/n/3', { headers: { 'x-request-id': 'rid-9' } })).status, 200);
+    const until = Date.now() + 5000;
+    while (!stderr.includes('rid-9') && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    assert.match(stderr, /^ferrule: GET \/n\/3 200 7B \d+\.\d\dms id=rid-9$/m);
+    assert.doesNotMatch(stderr, /serving on/, 'log: false leaves the startup line out');
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((r) => child.on('exit', r));
+  }
+});
+
 test('a port in use is refused with EADDRINUSE, with or without workers', async () => {
   const { port, release } = await busyPort();
   try {

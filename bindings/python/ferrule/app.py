@@ -85,7 +85,7 @@ class App:
     (``{"allow_origins": [...], "allow_methods": [...], "allow_headers": [...],
     "expose_headers": [...], "allow_credentials": bool, "max_age_secs": int}``), ``compression``
     (``{"min_size": 500, "gzip": True, "br": True, "zstd": True}``), ``request_id`` (generate and
-    echo ``X-Request-ID``, default on), ``timeout_ms`` (handler time limit → 504),
+    echo ``X-Request-ID``, default on), ``access_log`` (a line per request on stderr, default off), ``timeout_ms`` (handler time limit → 504),
     ``max_header_bytes`` (→ 431), ``shutdown_timeout_ms`` (drain deadline, default 10 s).
     Connection limits (defaults in the README's table): ``header_read_timeout_ms``,
     ``body_read_timeout_ms``, ``min_body_rate`` (bytes/s), ``keep_alive_timeout_ms``,
@@ -101,6 +101,7 @@ class App:
         cors: Optional[dict] = None,
         compression: Optional[dict] = None,
         request_id: Optional[bool] = None,
+        access_log: Optional[bool] = None,
         timeout_ms: Optional[int] = None,
         max_header_bytes: Optional[int] = None,
         shutdown_timeout_ms: Optional[int] = None,
@@ -123,6 +124,7 @@ class App:
             "cors": cors,
             "compression": compression,
             "request_id": request_id,
+            "access_log": access_log,
             "timeout_ms": timeout_ms,
             "max_header_bytes": max_header_bytes,
             "shutdown_timeout_ms": shutdown_timeout_ms,

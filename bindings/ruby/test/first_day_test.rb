@@ -4,6 +4,7 @@
 # segments, a route declared twice, a busy port, Rack triplets without a Content-Type, Rack 3
 # header arrays, and statuses or headers that cannot be sent.
 require "minitest/autorun"
+require "open3"
 require "socket"
 require_relative "support"
 
@@ -107,5 +108,23 @@ class FirstDayTest < Minitest::Test
     app = Ferrule::App.new
     error = assert_raises(ArgumentError) { app.post("/a", bodyy: { type: "object" }) { "x" } }
     assert_equal "ferrule: unknown route option for POST /a: bodyy (did you mean body?)", error.message
+  end
+
+  def test_the_access_log_writes_a_line_per_request_when_switched_on
+    script = <<~RUBY
+      require "ferrule"
+      require "net/http"
+      app = Ferrule::App.new(access_log: true)
+      app.get("/n/{n:int}") { |req| { n: req.params[:n] } }
+      ready = Queue.new
+      server = Thread.new { app.serve(host: "127.0.0.1", port: 0, signals: false) { |port| ready << port } }
+      port = ready.pop
+      Net::HTTP.start("127.0.0.1", port) { |http| http.get("/n/3", "x-request-id" => "rid-7") }
+      app.stop
+      server.join
+    RUBY
+    _out, err, status = Open3.capture3(RbConfig.ruby, "-e", script)
+    assert status.success?, err
+    assert_match %r{^ferrule: GET /n/3 200 7B \d+\.\d\dms id=rid-7$}, err
   end
 end

@@ -1,10 +1,12 @@
 //! Tower layers built from [`crate::spec`] settings, applied per app and per route.
 
+mod access_log;
 mod compression;
 mod cors;
 mod header_limit;
 mod request_id;
 
+pub(crate) use access_log::AccessLogLayer;
 pub(crate) use compression::compression_layer;
 pub(crate) use cors::cors_layer;
 pub(crate) use header_limit::HeaderLimitLayer;
