@@ -230,14 +230,14 @@ impl NativeApp {
         }
     }
 
-    fn run(&self, ruby: &Ruby, handlers: RArray, call: Call<RbRoute>, answer: &dyn Fn(Reply, Outcome)) -> Result<(), Error> {
+    fn run(&self, ruby: &Ruby, handlers: RArray, mut call: Call<RbRoute>, answer: &dyn Fn(Reply, Outcome)) -> Result<(), Error> {
         if is_abandoned(&call.reply) {
             // Its deadline passed while earlier handlers ran: nobody waits for this one.
             return Ok(());
         }
         let called = handlers
             .entry::<Proc>(call.route.data.index as isize)
-            .and_then(|handler| to_ruby::request(ruby, &self.types, &call.request).and_then(|request| handler.call::<_, magnus::Value>((request,))));
+            .and_then(|handler| to_ruby::request(ruby, &self.types, &mut call.request).and_then(|request| handler.call::<_, magnus::Value>((request,))));
         let (outcome, propagate) = match called {
             Ok(value) => (response::from_result(ruby, &self.types, value, call.route.status), None),
             Err(error) => response::from_error(ruby, &self.types, &call.route.label, error),

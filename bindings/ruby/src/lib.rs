@@ -7,6 +7,7 @@
 
 mod app;
 mod raw;
+mod raw_parts;
 mod response;
 mod to_json;
 mod to_ruby;
@@ -24,6 +25,12 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     let module = ruby.define_module("Ferrule")?;
     module.const_set("VERSION", env!("CARGO_PKG_VERSION"))?;
     module.const_set("PROBLEM_JSON", ferrule_core::PROBLEM_JSON)?;
+    let raw = module.define_class("RawParts", ruby.class_object())?;
+    raw.define_method("body", method!(raw_parts::RawParts::body, 0))?;
+    raw.define_method("query_string", method!(raw_parts::RawParts::query_string, 0))?;
+    raw.define_method("query_pairs", method!(raw_parts::RawParts::query_pairs, 0))?;
+    raw.define_method("header_pairs", method!(raw_parts::RawParts::header_pairs, 0))?;
+    raw.define_method("cookie_pairs", method!(raw_parts::RawParts::cookie_pairs, 0))?;
     let class = module.define_class("NativeApp", ruby.class_object())?;
     class.define_singleton_method("new", function!(NativeApp::new, 5))?;
     class.define_singleton_method("bind", function!(app::bind, 2))?;

@@ -6,12 +6,13 @@
 //! ISO 8601 String (a Ruby `Time` always has an offset; inventing one would lose what the
 //! client said), uploaded files `Ferrule::UploadedFile`s (bytes as a binary String).
 
+use crate::raw_parts::RawParts;
 use crate::types::Types;
 use chrono::{Datelike, Timelike};
 use ferrule_core::{Body, DateTimeValue, KeyCache, Params, RequestData, Value as Typed};
-use magnus::{prelude::*, Error, RArray, RHash, RString, Ruby, Value};
+use magnus::{prelude::*, Error, RHash, RString, Ruby, Value};
 
-pub fn request(ruby: &Ruby, types: &Types, data: &RequestData) -> Result<Value, Error> {
+pub fn request(ruby: &Ruby, types: &Types, data: &mut RequestData) -> Result<Value, Error> {
     let request_id = match &data.request_id {
         Some(id) => ruby.str_new(id).as_value(),
         None => ruby.qnil().as_value(),
@@ -27,26 +28,9 @@ pub fn request(ruby: &Ruby, types: &Types, data: &RequestData) -> Result<Value, 
         request_id,
     ];
     let request: Value = types.request(ruby).funcall("new", (args[0], args[1], args[2], args[3], args[4], args[5], args[6], args[7]))?;
-    // What the request carried as sent, declared or not (`raw_body`, `query_pairs`, `header`,
-    // `cookie_pairs` in lib/ferrule/types.rb): the parts as Strings; the pairs are the core's.
-    let raw = ruby.ary_new_capa(5);
-    raw.push(ruby.str_from_slice(&data.raw_body))?;
-    raw.push(ruby.str_new(&data.raw_query))?;
-    raw.push(flat(ruby, data.query_pairs().iter().map(|(k, v)| (k.as_str(), v.as_str())))?)?;
-    raw.push(flat(ruby, data.header_pairs().into_iter())?)?;
-    raw.push(flat(ruby, data.cookie_pairs().iter().map(|(k, v)| (k.as_str(), v.as_str())))?)?;
-    request.funcall::<_, _, Value>("raw=", (raw,))?;
+    // What the request carried as sent, converted only if the block asks (lib/ferrule/types.rb).
+    request.funcall::<_, _, Value>("raw=", (RawParts::take(data),))?;
     Ok(request)
-}
-
-/// `[name, value, name, value, …]` as a Ruby Array of Strings.
-fn flat<'a>(ruby: &Ruby, pairs: impl Iterator<Item = (&'a str, &'a str)>) -> Result<RArray, Error> {
-    let array = ruby.ary_new();
-    for (name, value) in pairs {
-        array.push(ruby.str_new(name))?;
-        array.push(ruby.str_new(value))?;
-    }
-    Ok(array)
 }
 
 fn params(ruby: &Ruby, types: &Types, params: &Params) -> Result<RHash, Error> {

@@ -11,18 +11,15 @@ module Ferrule
   # What the request carried as sent, declared or not: +raw_body+ (a binary String, on any
   # route within the body limit; empty when none was kept), +raw_query+, +query_pairs+ and
   # +cookie_pairs+ (Arrays of [name, value], in order), +raw_headers+, and +header(name)+.
-  NO_RAW = ["".b.freeze, "", [].freeze, [].freeze, [].freeze].freeze
-  private_constant :NO_RAW
-
   Request = Struct.new(:method, :path, :params, :query, :headers, :cookies, :body, :request_id) do
-    # Set by the native side: [body, query string, query, headers, cookies] (pairs flattened).
+    # Set by the native side: a Ferrule::RawParts, converted only when asked.
     attr_writer :raw
 
-    def raw_body = (@raw || NO_RAW)[0]
-    def raw_query = (@raw || NO_RAW)[1]
-    def query_pairs = (@raw || NO_RAW)[2].each_slice(2).to_a
-    def raw_headers = (@raw || NO_RAW)[3].each_slice(2).to_a
-    def cookie_pairs = (@raw || NO_RAW)[4].each_slice(2).to_a
+    def raw_body = @raw ? @raw.body : "".b
+    def raw_query = @raw ? @raw.query_string : ""
+    def query_pairs = @raw ? @raw.query_pairs.each_slice(2).to_a : []
+    def raw_headers = @raw ? @raw.header_pairs.each_slice(2).to_a : []
+    def cookie_pairs = @raw ? @raw.cookie_pairs.each_slice(2).to_a : []
 
     # Any header by name (case-insensitive), declared or not; repeated ones joined with ", ".
     def header(name)

@@ -1,0 +1,60 @@
+//! `Ferrule::RawParts`: what a request carried as sent (body, query string, headers), kept in
+//! Rust and converted only when a block asks (`req.raw_body`, `query_pairs`, `raw_headers`,
+//! `cookie_pairs`, `header`), so a request whose block reads none of them pays for one small
+//! object instead of Strings and Arrays for every header.
+
+use ferrule_core::bytes::Bytes;
+use ferrule_core::http::HeaderMap;
+use ferrule_core::RequestData;
+use magnus::{Error, RArray, RString, Ruby};
+
+#[magnus::wrap(class = "Ferrule::RawParts", free_immediately, size)]
+pub struct RawParts {
+    body: Bytes,
+    query: String,
+    headers: HeaderMap,
+}
+
+impl RawParts {
+    /// Moves the raw parts out of `request` (no copy).
+    pub fn take(request: &mut RequestData) -> Self {
+        RawParts {
+            body: std::mem::take(&mut request.raw_body),
+            query: std::mem::take(&mut request.raw_query),
+            headers: std::mem::take(&mut request.raw_headers),
+        }
+    }
+
+    /// The body as sent, a binary String.
+    pub fn body(ruby: &Ruby, rb_self: &Self) -> RString {
+        ruby.str_from_slice(&rb_self.body)
+    }
+
+    pub fn query_string(&self) -> String {
+        self.query.clone()
+    }
+
+    /// Every query pair, decoded, as `[name, value, …]`.
+    pub fn query_pairs(ruby: &Ruby, rb_self: &Self) -> Result<RArray, Error> {
+        flat(ruby, ferrule_core::query_pairs(&rb_self.query).iter().map(|(k, v)| (k.as_str(), v.as_str())))
+    }
+
+    /// Every header with a text value, as `[name, value, …]`.
+    pub fn header_pairs(ruby: &Ruby, rb_self: &Self) -> Result<RArray, Error> {
+        flat(ruby, rb_self.headers.iter().filter_map(|(n, v)| Some((n.as_str(), v.to_str().ok()?))))
+    }
+
+    /// Every cookie as `[name, value, …]`.
+    pub fn cookie_pairs(ruby: &Ruby, rb_self: &Self) -> Result<RArray, Error> {
+        flat(ruby, ferrule_core::cookie_pairs(&rb_self.headers).iter().map(|(k, v)| (k.as_str(), v.as_str())))
+    }
+}
+
+fn flat<'a>(ruby: &Ruby, pairs: impl Iterator<Item = (&'a str, &'a str)>) -> Result<RArray, Error> {
+    let array = ruby.ary_new();
+    for (name, value) in pairs {
+        array.push(ruby.str_new(name))?;
+        array.push(ruby.str_new(value))?;
+    }
+    Ok(array)
+}
