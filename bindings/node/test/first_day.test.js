@@ -18,48 +18,48 @@ function busyPort() {
   });
 }
 
+/** Runs `script` in a Node process of its own; resolves once it printed `bound <port>`. */
+async function spawnApp(script) {
+  const child = spawn(process.execPath, ['-e', script], { cwd: path.join(__dirname, '..'), stdio: ['ignore', 'pipe', 'pipe'] });
+  const out = { stdout: '', stderr: '' };
+  child.stdout.on('data', (d) => { out.stdout += d; });
+  child.stderr.on('data', (d) => { out.stderr += d; });
+  const deadline = Date.now() + 20000;
+  while (!out.stdout.includes('bound') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  const stop = async () => {
+    child.kill('SIGTERM');
+    await new Promise((r) => (child.exitCode !== null || child.signalCode !== null ? r() : child.on('exit', r)));
+  };
+  return { child, out, port: Number(out.stdout.trim().split(' ')[1]), stop };
+}
+
 test('listen(port) listens on that port and prints the startup line', async () => {
   const { port, release } = await busyPort();
   await release();
   const script = `const { App } = require('ferrule'); const app = new App(); app.get('/', () => 'hi');
     app.listen(${port}).then(({ port }) => console.log('bound ' + port));`;
-  const child = spawn(process.execPath, ['-e', script], { cwd: path.join(__dirname, '..'), stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d) => { stdout += d; });
-  child.stderr.on('data', (d) => { stderr += d; });
+  const app = await spawnApp(script);
   try {
-    const deadline = Date.now() + 20000;
-    while (!stdout.includes('bound') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    assert.strictEqual(stdout.trim(), `bound ${port}`, stderr);
-    assert.match(stderr, new RegExp(`^ferrule: serving on http://127\\.0\\.0\\.1:${port} \\(pid ${child.pid}\\)$`, 'm'));
+    assert.strictEqual(app.out.stdout.trim(), `bound ${port}`, app.out.stderr);
+    assert.match(app.out.stderr, new RegExp(`^ferrule: serving on http://127\\.0\\.0\\.1:${port} \\(pid ${app.child.pid}\\)$`, 'm'));
     assert.strictEqual((await request(port, 'GET', '/')).text(), 'hi');
   } finally {
-    child.kill('SIGTERM');
-    await new Promise((r) => child.on('exit', r));
+    await app.stop();
   }
 });
 
 test('accessLog writes a line per request', async () => {
   const script = `const { App } = require('ferrule'); const app = new App({ accessLog: true }); app.get('/n/{n:int}', ({ params }) => params);
     app.listen({ port: 0, log: false }).then(({ port }) => console.log('bound ' + port));`;
-  const child = spawn(process.execPath, ['-e', script], { cwd: path.join(__dirname, '..'), stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d) => { stdout += d; });
-  child.stderr.on('data', (d) => { stderr += d; });
+  const app = await spawnApp(script);
   try {
-    const deadline = Date.now() + 20000;
-    while (!stdout.includes('bound') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    const port = Number(stdout.trim().split(' ')[1]);
-    assert.strictEqual((await request(port, 'GET', '/n/3', { headers: { 'x-request-id': 'rid-9' } })).status, 200);
+    assert.strictEqual((await request(app.port, 'GET', '/n/3', { headers: { 'x-request-id': 'rid-9' } })).status, 200);
     const until = Date.now() + 5000;
-    while (!stderr.includes('rid-9') && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
-    assert.match(stderr, /^ferrule: GET \/n\/3 200 7B \d+\.\d\dms id=rid-9$/m);
-    assert.doesNotMatch(stderr, /serving on/, 'log: false leaves the startup line out');
+    while (!app.out.stderr.includes('rid-9') && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    assert.match(app.out.stderr, /^ferrule: GET \/n\/3 200 7B \d+\.\d\dms id=rid-9$/m);
+    assert.doesNotMatch(app.out.stderr, /serving on/, 'log: false leaves the startup line out');
   } finally {
-    child.kill('SIGTERM');
-    await new Promise((r) => child.on('exit', r));
+    await app.stop();
   }
 });
 

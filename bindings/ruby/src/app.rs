@@ -13,8 +13,8 @@
 use crate::raw::{self, without_gvl};
 use crate::types::Types;
 use crate::{response, to_ruby};
-use ferrule_core::bridge::{is_abandoned, Outcome, Reply, Waited};
-use ferrule_core::host::{lock, Call, Host, HostError, InProcess, Listen, Serving, Wake};
+use ferrule_core::bridge::{is_abandoned, Waited};
+use ferrule_core::host::{lock, Call, Host, HostError, InProcess, Inbox, Listen, Serving, Wake};
 use ferrule_core::HandlerError;
 use magnus::{block::Proc, gc::Marker, DataTypeFunctions, Error, Module, RArray, RClass, RString, Ruby, TypedData};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -127,18 +127,7 @@ impl NativeApp {
                 },
             )?;
             match waited {
-                Waited::Jobs => {
-                    let mut result = Ok(());
-                    for call in calls.drain(..) {
-                        if result.is_ok() {
-                            result = rb_self.run(ruby, handlers, call, &|reply, outcome| serving.answer(reply, outcome));
-                        } else {
-                            serving.answer(call.reply, Err(HandlerError::new("the worker thread was stopped")));
-                        }
-                    }
-                    serving.flush();
-                    result?;
-                }
+                Waited::Jobs => rb_self.run_all(ruby, handlers, &mut calls, &serving)?,
                 Waited::Interrupted => continue,
                 Waited::Closed => return Ok(()),
             }
@@ -182,18 +171,7 @@ impl NativeApp {
         while !exchange.is_done() {
             let waited = without_gvl(ruby, || client.wait(&exchange, &mut calls), || client.interrupt(&exchange))?;
             match waited {
-                Waited::Jobs => {
-                    let mut result = Ok(());
-                    for call in calls.drain(..) {
-                        if result.is_ok() {
-                            result = rb_self.run(ruby, handlers, call, &|reply, outcome| client.answer(reply, outcome));
-                        } else {
-                            client.answer(call.reply, Err(HandlerError::new("the calling thread was stopped")));
-                        }
-                    }
-                    client.flush();
-                    result?;
-                }
+                Waited::Jobs => rb_self.run_all(ruby, handlers, &mut calls, &client)?,
                 Waited::Interrupted | Waited::Closed => {
                     // Cleared before looking, so an answer arriving now sets it again.
                     exchange.wake_flag().store(false, Ordering::Release);
@@ -230,7 +208,22 @@ impl NativeApp {
         }
     }
 
-    fn run(&self, ruby: &Ruby, handlers: RArray, mut call: Call<RbRoute>, answer: &dyn Fn(Reply, Outcome)) -> Result<(), Error> {
+    /// Runs a batch of calls and sends their answers. When one propagates an exception (a
+    /// kill, an `Interrupt`), the rest are answered as failed and the exception goes on.
+    fn run_all(&self, ruby: &Ruby, handlers: RArray, calls: &mut Vec<Call<RbRoute>>, inbox: &Inbox<RbRoute>) -> Result<(), Error> {
+        let mut result = Ok(());
+        for call in calls.drain(..) {
+            if result.is_ok() {
+                result = self.run(ruby, handlers, call, inbox);
+            } else {
+                inbox.answer(call.reply, Err(HandlerError::new("the thread running handlers was stopped")));
+            }
+        }
+        inbox.flush();
+        result
+    }
+
+    fn run(&self, ruby: &Ruby, handlers: RArray, mut call: Call<RbRoute>, inbox: &Inbox<RbRoute>) -> Result<(), Error> {
         if is_abandoned(&call.reply) {
             // Its deadline passed while earlier handlers ran: nobody waits for this one.
             return Ok(());
@@ -242,7 +235,7 @@ impl NativeApp {
             Ok(value) => (response::from_result(ruby, &self.types, value, call.route.status), None),
             Err(error) => response::from_error(ruby, &self.types, &call.route.label, error),
         };
-        answer(call.reply, outcome);
+        inbox.answer(call.reply, outcome);
         match propagate {
             Some(error) => Err(error),
             None => Ok(()),

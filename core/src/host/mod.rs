@@ -16,11 +16,13 @@
 
 mod error;
 mod in_process;
+mod inbox;
 mod routes;
 mod serving;
 
 pub use error::HostError;
 pub use in_process::{Answer, Exchange, InProcess};
+pub use inbox::Inbox;
 pub use serving::{bind, notice, Listen, Serving, Wake};
 
 use crate::app::App;

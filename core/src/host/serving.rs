@@ -1,11 +1,10 @@
 //! A running server as a binding holds it: the mailbox its interpreter takes requests from,
 //! the batch its answers go back in, and the one stop protocol (see the module above).
 
-use super::{lock, Call, HostError, HostRoute};
+use super::inbox::Inbox;
+use super::{lock, HostError, HostRoute};
 use crate::app::App;
-use crate::bridge::{self, hand_over, serve_in_background, Mailbox, Outcome, Reply, ReplyBatch};
-use crate::handler::{Handler, HandlerFuture};
-use crate::request::RequestData;
+use crate::bridge::{self, serve_in_background, Mailbox};
 use crate::spec::AppConfig;
 use std::net::SocketAddr;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
@@ -44,24 +43,18 @@ impl Stopped {
 }
 
 pub struct Serving<R> {
-    mailbox: Arc<Mailbox<Call<R>>>,
-    replies: Arc<ReplyBatch<Outcome>>,
+    inbox: Inbox<R>,
     stop: Mutex<Option<oneshot::Sender<()>>>,
     local_addr: SocketAddr,
     stopped: Arc<Stopped>,
 }
 
-/// The core's handler for a binding's route: post the request, await the answer.
-struct HostHandler<R> {
-    route: Arc<HostRoute<R>>,
-    mailbox: Arc<Mailbox<Call<R>>>,
-    side: &'static str,
-}
+/// A server's calls are taken and answered through its [`Inbox`].
+impl<R> std::ops::Deref for Serving<R> {
+    type Target = Inbox<R>;
 
-impl<R: Send + Sync + 'static> Handler for HostHandler<R> {
-    fn call(&self, request: RequestData) -> HandlerFuture {
-        let route = self.route.clone();
-        hand_over(&self.mailbox, self.side, |reply| Call { route, request, reply })
+    fn deref(&self) -> &Inbox<R> {
+        &self.inbox
     }
 }
 
@@ -74,16 +67,15 @@ impl<R: Send + Sync + 'static> Serving<R> {
         wake: Wake,
         side: &'static str,
     ) -> Result<Arc<Self>, HostError> {
-        let mailbox = Arc::new(match wake {
+        let mailbox = match wake {
             Wake::Blocking => Mailbox::new(),
             Wake::Doorbell => Mailbox::with_doorbell().map_err(|e| HostError::Runtime(format!("eventfd: {e}")))?,
             Wake::Callback(wake) => Mailbox::with_waker(wake),
-        });
-        mailbox.set_queue_limit(config.max_queued_requests);
+        };
+        let inbox = Inbox::new(mailbox, config.max_queued_requests);
         let mut app = App::with_config(config.clone());
         for route in routes {
-            let handler = HostHandler { route: route.clone(), mailbox: mailbox.clone(), side };
-            app.add_route(route.spec.clone(), Arc::new(handler));
+            app.add_route(route.spec.clone(), inbox.handler(route, side));
         }
         let listener = match listen {
             Listen::Address { host, port } => bind(host, port)?,
@@ -93,9 +85,8 @@ impl<R: Send + Sync + 'static> Serving<R> {
         let local_addr = listener.local_addr().map_err(|source| HostError::Listen { addr: "the socket".into(), source })?;
         let ready = bridge::eventfd().map_err(|e| HostError::Runtime(format!("eventfd: {e}")))?;
         let stopped = Arc::new(Stopped { outcome: Mutex::new(None), ready });
-        let replies = Arc::new(ReplyBatch::default());
-        let (on_stopped, closing) = (stopped.clone(), mailbox.clone());
-        let stop = serve_in_background(app, listener, threads, &replies, move |outcome| {
+        let (on_stopped, closing) = (stopped.clone(), inbox.mailbox_arc());
+        let stop = serve_in_background(app, listener, threads, inbox.replies(), move |outcome| {
             let outcome = outcome.map_err(|e| e.to_string());
             if let Err(problem) = &outcome {
                 notice(problem);
@@ -106,7 +97,7 @@ impl<R: Send + Sync + 'static> Serving<R> {
             bridge::ring(&on_stopped.ready);
         })
         .map_err(HostError::Runtime)?;
-        Ok(Arc::new(Serving { mailbox, replies, stop: Mutex::new(Some(stop)), local_addr, stopped }))
+        Ok(Arc::new(Serving { inbox, stop: Mutex::new(Some(stop)), local_addr, stopped }))
     }
 }
 
@@ -117,20 +108,6 @@ impl<R> Serving<R> {
 
     pub fn port(&self) -> u16 {
         self.local_addr.port()
-    }
-
-    /// Where the requests wait: `take_all` (doorbell, callback), `wait_for` (blocking).
-    pub fn mailbox(&self) -> &Mailbox<Call<R>> {
-        &self.mailbox
-    }
-
-    /// Queues the answer to one request; [`Serving::flush`] sends every queued answer.
-    pub fn answer(&self, reply: Reply, outcome: Outcome) {
-        self.replies.push(reply, outcome);
-    }
-
-    pub fn flush(&self) {
-        self.replies.flush();
     }
 
     /// Stops accepting and drains in-flight requests; returns at once. Calling it again does
