@@ -140,6 +140,14 @@ pub fn from_error(ruby: &Ruby, types: &Types, label: &str, error: Error) -> (Out
             return (Err(HandlerError::new(format!("{class} raised"))), None);
         }
     }
+    if let ErrorType::Error(class, message) = error.error_type() {
+        // Raised by the binding itself (a conversion that failed): an ordinary failure, never
+        // a reason to stop the worker thread.
+        if class.is_inherited(ruby.exception_standard_error()) {
+            eprintln!("ferrule: {label}: {message}");
+            return (Err(HandlerError::new(format!("{} raised", crate::raw::class_name(*class)))), None);
+        }
+    }
     (Err(HandlerError::new("the handler was interrupted")), Some(error))
 }
 

@@ -29,7 +29,10 @@ pub fn request(ruby: &Ruby, types: &Types, data: &mut RequestData) -> Result<Val
     ];
     let request: Value = types.request(ruby).funcall("new", (args[0], args[1], args[2], args[3], args[4], args[5], args[6], args[7]))?;
     // What the request carried as sent, converted only if the block asks (lib/ferrule/types.rb).
-    request.funcall::<_, _, Value>("raw=", (RawParts::take(data),))?;
+    // Set as the instance variable directly: a method call per request would cost more.
+    let request = magnus::RStruct::from_value(request).ok_or_else(|| Error::new(ruby.exception_type_error(), "Ferrule::Request is not a Struct"))?;
+    request.ivar_set("@raw", RawParts::take(data))?;
+    let request = request.as_value();
     Ok(request)
 }
 
