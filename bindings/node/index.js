@@ -294,7 +294,15 @@ class App {
       }
     };
     const fd = inWorker && process.env.FERRULE_LISTEN_FD ? Number(process.env.FERRULE_LISTEN_FD) : undefined;
-    this._port = nativeCall(() => native.listen(onJobs, host, port, fd, threads));
+    try {
+      this._port = nativeCall(() => native.listen(onJobs, host, port, fd, threads));
+    } catch (error) {
+      // A cluster started by hand: each worker binds the port, and the second finds it taken.
+      if (error.code === 'EADDRINUSE' && inWorker && fd === undefined) {
+        error.message += ' — in a cluster worker, let listen({ workers }) fork the workers: the primary binds the port once and they share it';
+      }
+      throw error;
+    }
     if (log) native.announce();
     if (handleSignals) {
       // A cluster worker's IPC channel would keep it alive after closing: let go of it too.
