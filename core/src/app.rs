@@ -143,7 +143,7 @@ impl App {
         // listing its methods, which for no route at all is an empty one.
         let mut not_found = axum::routing::any(move |request: axum::extract::Request| async move {
             // A body sent anyway is read to its end first, as on any route (`read_unwanted`).
-            if let Err(problem) = crate::body::read_unwanted(request.into_body(), body_limit).await {
+            if let Err(problem) = crate::body::read_unwanted(request.into_body(), body_limit, false).await {
                 return problem.into_http();
             }
             Problem::status(StatusCode::NOT_FOUND).with_detail("No route matches this path.").into_http()
@@ -224,7 +224,7 @@ fn build_method_router(group: &PathGroup, config: &AppConfig) -> Result<MethodRo
     methods = methods.fallback(move |request: axum::extract::Request| {
         let allow = allow.clone();
         async move {
-            if let Err(problem) = crate::body::read_unwanted(request.into_body(), body_limit).await {
+            if let Err(problem) = crate::body::read_unwanted(request.into_body(), body_limit, false).await {
                 return problem.into_http();
             }
             let mut response = Problem::status(StatusCode::METHOD_NOT_ALLOWED)

@@ -37,7 +37,7 @@ struct Pending {
     deadline: Option<std::time::Instant>,
     /// What the request carried as sent, for the raw accessors (`ctx.rawBody`, …): kept,
     /// not converted, until a handler asks.
-    raw: Option<Box<RawParts>>,
+    raw: Option<RawParts>,
 }
 
 struct RawParts {
@@ -185,7 +185,7 @@ impl NativeApp {
                 }
             };
             let raw = RawParts { body: std::mem::take(&mut request.raw_body), query: std::mem::take(&mut request.raw_query), headers: std::mem::take(&mut request.raw_headers) };
-            let pending = Pending { reply, status: route.status, deadline: request.deadline, raw: Some(Box::new(raw)) };
+            let pending = Pending { reply, status: route.status, deadline: request.deadline, raw: Some(raw) };
             let id = match running.free.pop() {
                 Some(id) => {
                     running.pending[id as usize] = Some(pending);

@@ -75,7 +75,7 @@ def _with_response(handler: Callable[..., Any], name: str, status_code: int) -> 
 
 class DrainTimeout(RuntimeError):
     """``serve()`` stopped, but requests were still running at ``shutdown_timeout_ms`` and were
-    cut off. ``run()`` reports it in one line and exits with status 1."""
+    cut off. The core has printed one line saying so; ``run()`` exits with status 1."""
 
 
 class App:

@@ -239,21 +239,25 @@ fn unreadable(error: axum::Error) -> Problem {
 /// would let a broken body go unnoticed: over HTTP/2, a Content-Length that the DATA frames do
 /// not add up to, or a flow-control window pushed past 2^31 − 1, must reset the stream
 /// (RFC 9113 §8.1.1, §6.9.1), and only reading the stream finds them. Costs nothing for the
-/// usual request, whose head already says there is no body. What was read is returned (the
-/// handler's raw body) when it fits the limit; past it the route still answers, without it.
-pub(crate) async fn read_unwanted(mut body: axum::body::Body, limit: usize) -> Result<Option<bytes::Bytes>, Problem> {
+/// usual request, whose head already says there is no body. With `keep` (a route, whose
+/// handler may read its raw body) what was read is returned when it fits the limit; past it
+/// the route still answers, without it. Without (404, 405) the bytes are only counted.
+pub(crate) async fn read_unwanted(mut body: axum::body::Body, limit: usize, keep: bool) -> Result<Option<bytes::Bytes>, Problem> {
     if axum::body::HttpBody::is_end_stream(&body) {
         return Ok(Some(bytes::Bytes::new()));
     }
-    let mut kept = bytes::BytesMut::new();
+    let (mut kept, mut read) = (bytes::BytesMut::new(), 0);
     while let Some(frame) = body.frame().await {
         let frame = frame.map_err(unreadable)?;
         let Ok(data) = frame.into_data() else { continue };
-        if kept.len() + data.len() > limit {
+        read += data.len();
+        if read > limit {
             discard(body);
             return Ok(None);
         }
-        kept.extend_from_slice(&data);
+        if keep {
+            kept.extend_from_slice(&data);
+        }
     }
     Ok(Some(kept.freeze()))
 }

@@ -1,7 +1,6 @@
 # frozen_string_literal: true
 
 require "io/wait"
-require "socket"
 
 module Ferrule
   # A Ferrule application: routes declared with Sinatra-style blocks, served by the Rust core.
