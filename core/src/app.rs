@@ -197,6 +197,11 @@ impl App {
 
     /// Binds `addr`, serves until SIGINT or SIGTERM, then drains in-flight requests.
     pub async fn run(self, addr: &str) -> Result<(), AppError> {
+        // A Rust program that installed a `tracing` subscriber gets the core's records
+        // (`ferrule::*` targets) there; one that did not gets them as lines on stderr.
+        if !tracing::dispatcher::has_been_set() {
+            let _ = tracing::dispatcher::set_global_default(crate::log::Logs::stderr(self.config.log_level).dispatch().clone());
+        }
         let listener = tokio::net::TcpListener::bind(addr)
             .await
             .map_err(|e| AppError(format!("cannot listen on {addr}: {e}")))?;

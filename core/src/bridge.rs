@@ -323,21 +323,25 @@ pub fn serve_in_background<T: Send + 'static>(
     listener: std::net::TcpListener,
     threads: Option<usize>,
     replies: &Arc<ReplyBatch<T>>,
+    logs: &crate::log::Logs,
     on_stopped: impl FnOnce(Result<(), ShutdownError>) + Send + 'static,
 ) -> Result<tokio::sync::oneshot::Sender<()>, String> {
     let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(threads.max(1))
         .thread_name("ferrule-runtime")
+        .on_thread_start(logs.on_thread_start())
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
     let server = runtime.block_on(app.serve_std(listener)).map_err(|e| e.to_string())?;
     runtime.spawn(replies.clone().deliver());
     let (stop, stop_requested) = tokio::sync::oneshot::channel::<()>();
+    let on_server_thread = logs.on_thread_start();
     std::thread::Builder::new()
         .name("ferrule-server".into())
         .spawn(move || {
+            on_server_thread();
             let outcome = runtime.block_on(async move {
                 let _ = stop_requested.await;
                 server.shutdown().await

@@ -15,6 +15,7 @@ pub mod bridge;
 mod handler;
 pub mod host;
 mod key_cache;
+pub mod log;
 mod middleware;
 pub mod params;
 mod path;

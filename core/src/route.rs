@@ -157,11 +157,11 @@ impl CompiledRoute {
             // request a moment before the timer above fires: that is still the deadline.
             Ok(Err(_)) if deadline.is_some_and(|d| std::time::Instant::now() >= d) => self.too_late(self.timeout.unwrap_or_default()),
             Ok(Err(error)) => {
-                eprintln!("ferrule: handler for {} failed: {}", self.label, error.message());
+                tracing::error!(target: "ferrule::handler", route = %self.label, "handler for {} failed: {}", self.label, error.message());
                 Problem::internal().into_http()
             }
             Err(_) => {
-                eprintln!("ferrule: handler for {} panicked", self.label);
+                tracing::error!(target: "ferrule::handler", route = %self.label, "handler for {} panicked", self.label);
                 Problem::internal().into_http()
             }
         }

@@ -178,8 +178,10 @@ pub struct AppConfig {
     pub compression: Option<CompressionConfig>,
     /// Generate `x-request-id` when the client sends none, and echo it on the response.
     pub request_id: bool,
-    /// One line per request on standard error: method, path, status, bytes, time, request id.
+    /// One record per request (`ferrule::access`): method, path, status, bytes, time, request id.
     pub access_log: bool,
+    /// Records below this level are not written: `debug`, `info` (default), `warn`, `error`, `off`.
+    pub log_level: crate::log::LogLevel,
     /// Handler time limit; `None` waits forever.
     pub timeout_ms: Option<u64>,
     /// Total size of all request header lines above which the request gets 431.
@@ -229,6 +231,7 @@ impl Default for AppConfig {
             compression: None,
             request_id: true,
             access_log: false,
+            log_level: crate::log::LogLevel::Info,
             timeout_ms: None,
             max_header_bytes: 16 * 1024,
             shutdown_timeout_ms: 10_000,
@@ -250,6 +253,25 @@ impl Default for AppConfig {
 }
 
 impl AppConfig {
+    /// Settings from JSON (as bindings send them); a value of the wrong kind is refused with
+    /// the setting's name (`log_level: unknown variant `loud`, expected one of …`), which serde
+    /// alone leaves out.
+    pub fn from_json(json: &str) -> Result<AppConfig, String> {
+        let error = match serde_json::from_str(json) {
+            Ok(config) => return Ok(config),
+            Err(error) => error,
+        };
+        if let Ok(Json::Object(fields)) = serde_json::from_str::<Json>(json) {
+            for (name, value) in fields {
+                let alone = Json::Object([(name.clone(), value)].into_iter().collect());
+                if let Err(e) = serde_json::from_value::<AppConfig>(alone) {
+                    return Err(if e.to_string().starts_with("unknown field") { e.to_string() } else { format!("{name}: {e}") });
+                }
+            }
+        }
+        Err(error.to_string())
+    }
+
     /// Refuses settings that cannot work, naming the setting.
     pub fn check(&self) -> Result<(), String> {
         if !(1..=127).contains(&self.max_json_depth) {
@@ -406,5 +428,22 @@ mod nearest_tests {
         assert_eq!(super::unknown_option("route option", "bodyy", &known), "unknown route option bodyy (did you mean body?)");
         assert_eq!(super::unknown_option("route option", "websocket", &known[..2]), "unknown route option websocket (known: body, bodyLimit)");
         assert!(super::app_setting_names().contains(&"max_queued_requests".to_owned()));
+    }
+}
+
+#[cfg(test)]
+mod from_json_tests {
+    use super::AppConfig;
+    use crate::log::LogLevel;
+
+    #[test]
+    fn a_setting_of_the_wrong_kind_is_refused_by_name() {
+        let error = AppConfig::from_json(r#"{"access_log": true, "log_level": "loud"}"#).unwrap_err();
+        assert!(error.starts_with("log_level: unknown variant `loud`, expected one of `debug`, `info`"), "{error}");
+        let error = AppConfig::from_json(r#"{"body_limit": "big"}"#).unwrap_err();
+        assert!(error.starts_with("body_limit: invalid type: string"), "{error}");
+        let config = AppConfig::from_json(r#"{"log_level": "warn"}"#).unwrap();
+        assert_eq!(config.log_level, LogLevel::Warn);
+        assert_eq!(AppConfig::from_json("{}").unwrap().log_level, LogLevel::Info);
     }
 }

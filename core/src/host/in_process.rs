@@ -10,6 +10,7 @@ use super::inbox::Inbox;
 use super::{lock, Call, HostError, HostRoute};
 use crate::app::App;
 use crate::bridge::{Mailbox, Waited};
+use crate::log::Logs;
 use crate::spec::AppConfig;
 use bytes::Bytes;
 use http::{HeaderMap, StatusCode};
@@ -64,7 +65,7 @@ impl Exchange {
 }
 
 impl<R: Send + Sync + 'static> InProcess<R> {
-    pub(super) fn new(config: &AppConfig, routes: &[Arc<HostRoute<R>>]) -> Result<Self, HostError> {
+    pub(super) fn new(config: &AppConfig, routes: &[Arc<HostRoute<R>>], logs: &Logs) -> Result<Self, HostError> {
         let inbox = Inbox::new(Mailbox::new(), config.max_queued_requests);
         let mut app = App::with_config(config.clone());
         for route in routes {
@@ -74,6 +75,7 @@ impl<R: Send + Sync + 'static> InProcess<R> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("ferrule-in-process")
+            .on_thread_start(logs.on_thread_start())
             .enable_all()
             .build()
             .map_err(|e| HostError::Runtime(format!("cannot start the runtime: {e}")))?;

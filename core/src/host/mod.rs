@@ -23,10 +23,11 @@ mod serving;
 pub use error::HostError;
 pub use in_process::{Answer, Exchange, InProcess};
 pub use inbox::Inbox;
-pub use serving::{bind, notice, Listen, Serving, Wake};
+pub use serving::{bind, Listen, Serving, Wake};
 
 use crate::app::App;
 use crate::bridge::Reply;
+use crate::log::{LogWake, Logs};
 use crate::request::RequestData;
 use crate::response::status_code;
 use crate::spec::{AppConfig, RouteSpec};
@@ -37,6 +38,9 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 /// An app as a binding holds it: settings, then routes as they are declared, then serving.
 pub struct Host<R> {
     config: AppConfig,
+    /// Where the app's log records go: standard error until the binding routes them to its
+    /// language's logger ([`Host::route_logs`]).
+    logs: Mutex<Logs>,
     table: Mutex<Table<R>>,
     /// The last server started; a second `serve` is refused while it runs.
     serving: Mutex<Weak<serving::Stopped>>,
@@ -75,6 +79,7 @@ impl<R: Send + Sync + 'static> Host<R> {
     pub fn new(config: AppConfig) -> Result<Self, HostError> {
         config.check().map_err(HostError::Settings)?;
         Ok(Host {
+            logs: Mutex::new(Logs::stderr(config.log_level)),
             config,
             table: Mutex::new(Table { routes: Vec::new(), checks: RouteTable::default() }),
             serving: Mutex::new(Weak::new()),
@@ -83,8 +88,7 @@ impl<R: Send + Sync + 'static> Host<R> {
 
     /// Settings as the core's `AppConfig` JSON, as bindings build it from their own options.
     pub fn from_json(config_json: &str) -> Result<Self, HostError> {
-        let config: AppConfig = serde_json::from_str(config_json).map_err(|e| HostError::Settings(e.to_string()))?;
-        Host::new(config)
+        Host::new(AppConfig::from_json(config_json).map_err(HostError::Settings)?)
     }
 
     pub fn config(&self) -> &AppConfig {
@@ -113,6 +117,26 @@ impl<R: Send + Sync + 'static> Host<R> {
         self.declare(spec, status, data)
     }
 
+    /// Sends the app's log records (at its `log_level`) to the binding's logger from now on:
+    /// queued, and the binding woken as `wake` says to drain them ([`Logs::take`]). Servers
+    /// already started keep writing where they did.
+    pub fn route_logs(&self, wake: LogWake) -> Result<Logs, HostError> {
+        let logs = Logs::queued(self.config.log_level, wake).map_err(|e| HostError::Runtime(format!("eventfd: {e}")))?;
+        *lock(&self.logs) = logs.clone();
+        Ok(logs)
+    }
+
+    /// Sends the app's log records to standard error again, letting go of the binding's queue
+    /// (and whatever its waker holds: Node's thread-safe function keeps the event loop alive).
+    pub fn unroute_logs(&self) {
+        *lock(&self.logs) = Logs::stderr(self.config.log_level);
+    }
+
+    /// Where the app's log records go now.
+    pub fn logs(&self) -> Logs {
+        lock(&self.logs).clone()
+    }
+
     /// The routes declared so far, in order.
     pub fn routes(&self) -> Vec<Arc<HostRoute<R>>> {
         lock(&self.table).routes.clone()
@@ -127,7 +151,7 @@ impl<R: Send + Sync + 'static> Host<R> {
         if last.upgrade().is_some_and(|stopped| !stopped.is_done()) {
             return Err(HostError::AlreadyServing);
         }
-        let serving = Serving::start(&self.config, &self.routes(), listen, threads, wake, side)?;
+        let serving = Serving::start(&self.config, &self.routes(), &self.logs(), listen, threads, wake, side)?;
         *last = serving.stopped_weak();
         Ok(serving)
     }
@@ -135,7 +159,7 @@ impl<R: Send + Sync + 'static> Host<R> {
     /// The declared routes served without a socket (see [`InProcess`]); built once per call,
     /// so routes declared later need a new one.
     pub fn in_process(&self) -> Result<InProcess<R>, HostError> {
-        InProcess::new(&self.config, &self.routes())
+        InProcess::new(&self.config, &self.routes(), &self.logs())
     }
 }
 

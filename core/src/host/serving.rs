@@ -5,6 +5,7 @@ use super::inbox::Inbox;
 use super::{lock, HostError, HostRoute};
 use crate::app::App;
 use crate::bridge::{self, serve_in_background, Mailbox};
+use crate::log::Logs;
 use crate::spec::AppConfig;
 use std::net::SocketAddr;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
@@ -44,6 +45,7 @@ impl Stopped {
 
 pub struct Serving<R> {
     inbox: Inbox<R>,
+    logs: Logs,
     stop: Mutex<Option<oneshot::Sender<()>>>,
     local_addr: SocketAddr,
     stopped: Arc<Stopped>,
@@ -62,6 +64,7 @@ impl<R: Send + Sync + 'static> Serving<R> {
     pub(super) fn start(
         config: &AppConfig,
         routes: &[Arc<HostRoute<R>>],
+        logs: &Logs,
         listen: Listen<'_>,
         threads: Option<usize>,
         wake: Wake,
@@ -86,10 +89,10 @@ impl<R: Send + Sync + 'static> Serving<R> {
         let ready = bridge::eventfd().map_err(|e| HostError::Runtime(format!("eventfd: {e}")))?;
         let stopped = Arc::new(Stopped { outcome: Mutex::new(None), ready });
         let (on_stopped, closing) = (stopped.clone(), inbox.mailbox_arc());
-        let stop = serve_in_background(app, listener, threads, inbox.replies(), move |outcome| {
+        let stop = serve_in_background(app, listener, threads, inbox.replies(), logs, move |outcome| {
             let outcome = outcome.map_err(|e| e.to_string());
             if let Err(problem) = &outcome {
-                notice(problem);
+                tracing::error!(target: "ferrule::server", "{problem}");
             }
             *lock(&on_stopped.outcome) = Some(outcome);
             // Closing wakes the consumer as it is always woken; it then finds the outcome.
@@ -97,7 +100,7 @@ impl<R: Send + Sync + 'static> Serving<R> {
             bridge::ring(&on_stopped.ready);
         })
         .map_err(HostError::Runtime)?;
-        Ok(Arc::new(Serving { inbox, stop: Mutex::new(Some(stop)), local_addr, stopped }))
+        Ok(Arc::new(Serving { inbox, logs: logs.clone(), stop: Mutex::new(Some(stop)), local_addr, stopped }))
     }
 }
 
@@ -129,9 +132,15 @@ impl<R> Serving<R> {
         self.stopped.ready.as_raw_fd()
     }
 
-    /// Prints the startup line, the same in every language.
+    /// The startup line, the same in every language, where the app's log records go.
     pub fn announce(&self) {
-        notice(&format!("serving on http://{} (pid {})", self.local_addr, std::process::id()));
+        let (addr, pid) = (self.local_addr, std::process::id());
+        self.logs.in_scope(|| tracing::info!(target: "ferrule::server", %addr, pid, "serving on http://{addr} (pid {pid})"));
+    }
+
+    /// The app's log records, for a binding that drains them into its language's logger.
+    pub fn logs(&self) -> &Logs {
+        &self.logs
     }
 
     pub(crate) fn stopped_weak(&self) -> Weak<Stopped> {
@@ -144,9 +153,4 @@ impl<R> Serving<R> {
 pub fn bind(host: &str, port: u16) -> Result<std::net::TcpListener, HostError> {
     let addr = if host.contains(':') && !host.starts_with('[') { format!("[{host}]:{port}") } else { format!("{host}:{port}") };
     crate::server::bind(&addr).map_err(|source| HostError::Listen { addr, source })
-}
-
-/// One line for whoever runs the server (its standard error).
-pub fn notice(line: &str) {
-    eprintln!("ferrule: {line}");
 }

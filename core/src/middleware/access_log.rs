@@ -1,8 +1,9 @@
 //! The access log: one line per request, written when the response head is ready —
 //! `GET /users/7 200 15B 0.42ms id=3f2…` (method, path, status, body bytes when known, time to
 //! the response head, request id). Off by default (`access_log`), and then it is not in the
-//! stack at all; on, it costs a clock read and one formatted line per request. Lines go to the
-//! server's standard error, where the startup line goes.
+//! stack at all; on, it costs a clock read and one record per request (`ferrule::access`, with
+//! each value as a field), which goes where the app's log records go (`crate::log`): standard
+//! error, or the language's logger.
 
 use http::{header, Request, Response};
 use hyper::body::Body;
@@ -49,22 +50,49 @@ where
         let answer = self.inner.call(request);
         Box::pin(async move {
             let response = answer.await?;
-            eprintln!("{}", line(&method, &path, &response, started.elapsed()));
+            let entry = Entry::of(&response, started.elapsed());
+            tracing::info!(
+                target: "ferrule::access",
+                method = method.as_str(),
+                path = path.as_str(),
+                status = entry.status,
+                bytes = entry.bytes,
+                duration_ms = entry.duration_ms,
+                request_id = entry.request_id.as_deref().unwrap_or(""),
+                "{}",
+                entry.line(&method, &path)
+            );
             Ok(response)
         })
     }
 }
 
-fn line<R: Body>(method: &http::Method, path: &str, response: &Response<R>, took: std::time::Duration) -> String {
-    let bytes = response
-        .headers()
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned)
-        .or_else(|| response.body().size_hint().exact().map(|n| n.to_string()))
-        .map_or_else(|| "-".to_owned(), |n| format!("{n}B"));
-    let id = response.headers().get("x-request-id").and_then(|v| v.to_str().ok()).unwrap_or("-");
-    format!("ferrule: {method} {path} {} {bytes} {:.2}ms id={id}", response.status().as_u16(), took.as_secs_f64() * 1000.0)
+/// What the access log says of one response.
+struct Entry {
+    status: u16,
+    /// Body bytes when known (Content-Length or an exact size hint).
+    bytes: Option<u64>,
+    duration_ms: f64,
+    request_id: Option<String>,
+}
+
+impl Entry {
+    fn of<R: Body>(response: &Response<R>, took: std::time::Duration) -> Entry {
+        let bytes = response
+            .headers()
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse().ok())
+            .or_else(|| response.body().size_hint().exact());
+        let request_id = response.headers().get("x-request-id").and_then(|v| v.to_str().ok()).map(str::to_owned);
+        Entry { status: response.status().as_u16(), bytes, duration_ms: took.as_secs_f64() * 1000.0, request_id }
+    }
+
+    fn line(&self, method: &http::Method, path: &str) -> String {
+        let bytes = self.bytes.map_or_else(|| "-".to_owned(), |n| format!("{n}B"));
+        let id = self.request_id.as_deref().unwrap_or("-");
+        format!("{method} {path} {} {bytes} {:.2}ms id={id}", self.status, self.duration_ms)
+    }
 }
 
 #[cfg(test)]
@@ -74,9 +102,10 @@ mod tests {
     #[test]
     fn a_line_names_method_path_status_bytes_time_and_id() {
         let response = Response::builder().status(201).header("x-request-id", "abc").body(http_body_util::Full::new(bytes::Bytes::from_static(b"hello"))).unwrap();
-        let written = line(&http::Method::POST, "/items", &response, std::time::Duration::from_micros(1500));
-        assert_eq!(written, "ferrule: POST /items 201 5B 1.50ms id=abc");
+        let entry = Entry::of(&response, std::time::Duration::from_micros(1500));
+        assert_eq!(entry.line(&http::Method::POST, "/items"), "POST /items 201 5B 1.50ms id=abc");
+        assert_eq!((entry.status, entry.bytes, entry.request_id.as_deref()), (201, Some(5), Some("abc")));
         let unknown = Response::builder().status(200).body(http_body_util::StreamBody::new(futures_util::stream::empty::<Result<hyper::body::Frame<bytes::Bytes>, std::io::Error>>())).unwrap();
-        assert_eq!(line(&http::Method::GET, "/", &unknown, std::time::Duration::ZERO), "ferrule: GET / 200 - 0.00ms id=-");
+        assert_eq!(Entry::of(&unknown, std::time::Duration::ZERO).line(&http::Method::GET, "/"), "GET / 200 - 0.00ms id=-");
     }
 }
