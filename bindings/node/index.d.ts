@@ -155,6 +155,25 @@ export interface AppOptions {
   maxPartHeaderBytes?: number;
   /** Longest multipart file name in bytes (default 255). */
   maxFilenameBytes?: number;
+  /** A log record per request (method, path, status, bytes, duration_ms, request_id); default false. */
+  accessLog?: boolean;
+  /** Records below this level are not logged (default 'info'). */
+  logLevel?: LogLevel;
+  /**
+   * Where records go: true (default), `ferrule: …` lines on stderr; false, nowhere; a
+   * pino-compatible logger (pino, Fastify's `app.log`), called as `logger[level]({ target, ...fields }, message)`.
+   */
+  logger?: boolean | Logger;
+}
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'off';
+
+/** What `logger` needs: pino's level methods (`debug` is optional). */
+export interface Logger {
+  error(fields: Record<string, unknown>, message: string): unknown;
+  warn(fields: Record<string, unknown>, message: string): unknown;
+  info(fields: Record<string, unknown>, message: string): unknown;
+  debug?(fields: Record<string, unknown>, message: string): unknown;
 }
 
 export interface ListenOptions {

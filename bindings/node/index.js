@@ -149,10 +149,34 @@ function appConfig(options) {
   const keys = APP_OPTIONS;
   const config = {};
   for (const [name, value] of Object.entries(options || {})) {
-    if (!Object.hasOwn(keys, name)) checkOptions({ [name]: value }, Object.keys(keys), 'App option');
+    if (!Object.hasOwn(keys, name)) checkOptions({ [name]: value }, [...Object.keys(keys), 'logger'], 'App option');
     if (value !== undefined) config[keys[name]] = value;
   }
   return config;
+}
+
+const LOG_METHODS = ['error', 'warn', 'info'];
+
+/**
+ * The `logger` option: `true` or left out, the core writes `ferrule: …` lines to stderr itself;
+ * `false`, nothing is logged (`logLevel: 'off'`); a pino-compatible logger (pino, a Fastify
+ * `app.log`, anything with `error`, `warn`, `info` and optionally `debug` methods taking
+ * `(fields, message)`), the core's records are handed to it.
+ */
+function loggerOf(logger) {
+  if (logger === undefined || typeof logger === 'boolean') return null;
+  if (logger !== null && typeof logger === 'object' && LOG_METHODS.every((m) => typeof logger[m] === 'function')) return logger;
+  throw new TypeError('ferrule: logger must be true, false or a pino-compatible logger (an object with error, warn and info methods)');
+}
+
+/** One core record to the logger: `logger[level]({ target, ...fields }, message)`. */
+function emitLog(logger, level, target, message, fields) {
+  const method = typeof logger[level] === 'function' ? level : 'info';
+  try {
+    logger[method]({ target, ...fields }, message);
+  } catch (error) {
+    console.error('ferrule: the logger threw:', error);
+  }
 }
 
 class App {
@@ -164,10 +188,14 @@ class App {
    * headerReadTimeout, bodyReadTimeout, minBodyRate (bytes/s), keepAliveTimeout (ms), sendTimeout (ms),
    * maxConnections, maxQueuedRequests (→ 503), http2MaxConcurrentStreams,
    * http2KeepAliveInterval (ms); input limits: maxJsonDepth, maxMultipartParts,
-   * maxPartHeaderBytes, maxFilenameBytes.
+   * maxPartHeaderBytes, maxFilenameBytes. Logging: accessLog (a record per request), logLevel
+   * ('debug', 'info' (default), 'warn', 'error', 'off'), logger (see loggerOf).
    */
   constructor(options = {}) {
-    this._native = nativeCall(() => new native.NativeApp(JSON.stringify(appConfig(options))));
+    const { logger, ...settings } = options || {};
+    this._logger = loggerOf(logger);
+    if (logger === false && settings.logLevel === undefined) settings.logLevel = 'off';
+    this._native = nativeCall(() => new native.NativeApp(JSON.stringify(appConfig(settings))));
     this._handlers = [];
     this._closed = null;
     this._port = null;
@@ -243,6 +271,11 @@ class App {
     this._closed = new Promise((resolve) => { resolveClosed = resolve; });
     const native = this._native;
     const handlers = this._handlers;
+    const logger = this._logger;
+    const onLogs = logger && (() => {
+      const records = native.takeLogs();
+      for (let i = 0; i < records.length; i += 4) emitLog(logger, records[i], records[i + 1], records[i + 2], records[i + 3]);
+    });
     let flushQueued = false;
     const flushSoon = () => {
       if (flushQueued) return;
@@ -254,16 +287,16 @@ class App {
       try {
         result = handlers[route](ctx);
       } catch (error) {
-        failWith(native, id, error, route, ctx);
+        failWith(native, id, error, ctx, logger);
         return;
       }
       if (result !== null && typeof result === 'object' && typeof result.then === 'function') {
         result.then(
-          (value) => { answer(native, id, value, ctx); flushSoon(); },
-          (error) => { failWith(native, id, error, route, ctx); flushSoon(); },
+          (value) => { answer(native, id, value, ctx, logger); flushSoon(); },
+          (error) => { failWith(native, id, error, ctx, logger); flushSoon(); },
         );
       } else {
-        answer(native, id, result, ctx);
+        answer(native, id, result, ctx, logger);
       }
     };
     const onJobs = () => {
@@ -273,6 +306,7 @@ class App {
           // Stopped by a signal and the drain deadline cut requests off: one line was printed;
           // the exit status says so too. (A close() the program asked for leaves it its own.)
           if (stoppedBySignal && native.drainCutOff()) process.exitCode = 1;
+          if (onLogs) onLogs(); // what the server said on its way out
           native.release();
           this._port = null;
           if (signals) for (const s of ['SIGINT', 'SIGTERM']) process.removeListener(s, signals);
@@ -295,7 +329,7 @@ class App {
     };
     const fd = inWorker && process.env.FERRULE_LISTEN_FD ? Number(process.env.FERRULE_LISTEN_FD) : undefined;
     try {
-      this._port = nativeCall(() => native.listen(onJobs, host, port, fd, threads));
+      this._port = nativeCall(() => native.listen(onJobs, onLogs || undefined, host, port, fd, threads));
     } catch (error) {
       // A cluster started by hand: each worker binds the port, and the second finds it taken.
       if (error.code === 'EADDRINUSE' && inWorker && fd === undefined) {
@@ -397,7 +431,7 @@ class Context {
   }
 }
 
-function answer(native, id, value, ctx) {
+function answer(native, id, value, ctx, logger) {
   try {
     if (value instanceof Response) {
       const headers = flatHeaders(value.headers);
@@ -407,7 +441,7 @@ function answer(native, id, value, ctx) {
     }
     const refused = unsendable(value);
     if (refused) {
-      console.error(`ferrule: ${ctx.method} ${ctx.path}: the handler returned ${refused}, which cannot be sent (streamed responses are not supported yet)`);
+      handlerError(logger, ctx, `returned ${refused}, which cannot be sent (streamed responses are not supported yet)`);
       native.fail(id, `returned ${refused}`);
       return;
     }
@@ -415,7 +449,7 @@ function answer(native, id, value, ctx) {
   } catch (error) {
     // Unanswered, the request would wait for its timeout; thrown from a Promise callback,
     // this would be an unhandled rejection, which ends the process.
-    console.error(`ferrule: ${ctx.method} ${ctx.path}: the handler's result cannot be sent:`, error);
+    handlerError(logger, ctx, "the handler's result cannot be sent", error);
     native.fail(id, 'returned a value that cannot be sent');
   }
 }
@@ -439,18 +473,26 @@ function statusOf(status) {
   return typeof status === 'number' ? status : NaN;
 }
 
-function failWith(native, id, error, route, ctx) {
+/** A handler's failure for the server's log: the `logger` (with the error as pino's `err`), or stderr. */
+function handlerError(logger, ctx, what, error) {
+  const message = `${ctx.method} ${ctx.path}: ${what.startsWith('returned') ? `the handler ${what}` : what}`;
+  if (logger) emitLog(logger, 'error', 'ferrule::handler', message, error === undefined ? {} : { err: error });
+  else if (error === undefined) console.error(`ferrule: ${message}`);
+  else console.error(`ferrule: ${message}:`, error);
+}
+
+function failWith(native, id, error, ctx, logger) {
   if (error instanceof HttpError) {
     try {
       native.failHttp(id, statusOf(error.status), error.detail === undefined ? null : String(error.detail), flatHeaders(error.headers));
     } catch (unreadable) {
-      console.error(`ferrule: ${ctx.method} ${ctx.path}: the handler's HttpError cannot be sent:`, unreadable);
+      handlerError(logger, ctx, "the handler's HttpError cannot be sent", unreadable);
       native.fail(id, 'threw an HttpError whose headers cannot be read');
     }
     return;
   }
   // The server's log gets the stack; the client gets a bare 500.
-  console.error(`ferrule: ${ctx.method} ${ctx.path}: the handler threw:`, error);
+  handlerError(logger, ctx, 'the handler threw', error);
   native.fail(id, error && error.name ? `${error.name} thrown` : 'a non-Error value thrown');
 }
 

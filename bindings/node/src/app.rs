@@ -11,6 +11,7 @@ use crate::raw::{self, Env};
 use crate::{shapes, to_js, to_json};
 use ferrule_core::bridge::{is_abandoned, Outcome, Reply};
 use ferrule_core::host::{lock, Call, Host, HostError, Listen, Serving, Wake};
+use ferrule_core::log::{FieldValue, LogRecord, LogWake, Logs};
 use ferrule_core::{HandlerError, Response};
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
@@ -24,6 +25,8 @@ struct JsRoute {
 
 struct Running {
     serving: Arc<Serving<JsRoute>>,
+    /// The app's log records, queued for the JavaScript logger (`logger` option), if any.
+    logs: Option<Logs>,
     /// Requests handed to JavaScript and not answered yet.
     pending: Vec<Option<Pending>>,
     free: Vec<u32>,
@@ -127,6 +130,7 @@ impl NativeApp {
     pub fn listen(
         &self,
         on_jobs: ThreadsafeFunction<(), (), (), Status, false>,
+        on_logs: Option<ThreadsafeFunction<(), (), (), Status, false>>,
         host: String,
         port: u32,
         fd: Option<i32>,
@@ -141,9 +145,21 @@ impl NativeApp {
         let wake = Wake::Callback(Box::new(move || {
             let _ = on_jobs.call((), ThreadsafeFunctionCallMode::NonBlocking);
         }));
+        // With a logger, records wait in a queue and `onLogs` (one call per batch) drains them
+        // on the JavaScript thread; without one, the core writes its lines to stderr itself.
+        let logs = match on_logs {
+            Some(on_logs) => Some(
+                self.host
+                    .route_logs(LogWake::Callback(Box::new(move || {
+                        let _ = on_logs.call((), ThreadsafeFunctionCallMode::NonBlocking);
+                    })))
+                    .map_err(host_error)?,
+            ),
+            None => None,
+        };
         let serving = self.host.serve(listen, threads.map(|t| t as usize), wake, "the JavaScript side").map_err(host_error)?;
         let bound = serving.port();
-        *running = Some(Running { serving, pending: Vec::new(), free: Vec::new() });
+        *running = Some(Running { serving, logs, pending: Vec::new(), free: Vec::new() });
         Ok(bound as u32)
     }
 
@@ -328,11 +344,30 @@ impl NativeApp {
         }
     }
 
+    /// Every waiting log record as `[level, target, message, fields]` repeated (`level` is
+    /// pino's name: debug, info, warn, error; `fields` an object of the record's values).
+    #[napi]
+    pub fn take_logs(&self, env: napi::Env) -> Result<Js> {
+        let env = Env(env.raw());
+        let mut records = Vec::new();
+        if let Some(logs) = lock(&self.running).as_ref().and_then(|r| r.logs.as_ref()) {
+            logs.take(&mut records);
+        }
+        let mut entries = Vec::with_capacity(records.len() * 4);
+        for record in &records {
+            entries.extend(log_entry(env, record).map_err(js_error)?);
+        }
+        shapes::array(env, &entries).map(Js).map_err(js_error)
+    }
+
     /// Forgets the stopped server (and with it the thread-safe function that kept Node's
     /// event loop alive). The app can listen again afterwards.
     #[napi]
     pub fn release(&self) {
         lock(&self.running).take();
+        // The logs' thread-safe function would keep Node's event loop alive; the next listen()
+        // routes them again.
+        self.host.unroute_logs();
     }
 }
 
@@ -369,4 +404,19 @@ fn plain(env: Env, value: raw::Value) -> std::result::Result<Response, String> {
         raw::Kind::Symbol => Err("a symbol".into()),
         _ => Ok(Response::json_bytes(to_json::to_vec(env, value)?)),
     }
+}
+
+fn log_entry(env: Env, record: &LogRecord) -> raw::Result<[raw::Value; 4]> {
+    let mut fields = Vec::with_capacity(record.fields.len());
+    for (name, value) in &record.fields {
+        let value = match value {
+            FieldValue::Int(v) => env.integer(*v)?,
+            FieldValue::Uint(v) => env.unsigned(*v)?,
+            FieldValue::Float(v) => env.number(*v)?,
+            FieldValue::Bool(v) => env.boolean(*v)?,
+            FieldValue::Text(v) => env.string(v)?,
+        };
+        fields.push((env.string(name)?, value));
+    }
+    Ok([env.string(record.level.name())?, env.string(record.target)?, env.string(&record.message)?, env.object_from(&fields)?])
 }

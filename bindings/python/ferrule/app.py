@@ -85,7 +85,9 @@ class App:
     (``{"allow_origins": [...], "allow_methods": [...], "allow_headers": [...],
     "expose_headers": [...], "allow_credentials": bool, "max_age_secs": int}``), ``compression``
     (``{"min_size": 500, "gzip": True, "br": True, "zstd": True}``), ``request_id`` (generate and
-    echo ``X-Request-ID``, default on), ``access_log`` (a line per request on stderr, default off), ``timeout_ms`` (handler time limit → 504),
+    echo ``X-Request-ID``, default on), ``access_log`` (a record per request to the ``ferrule.access`` logger, default off),
+    ``log_level`` (``"debug"``, ``"info"`` (default), ``"warn"``, ``"error"``, ``"off"``: the core's records
+    below it are never sent to ``logging``), ``timeout_ms`` (handler time limit → 504),
     ``max_header_bytes`` (→ 431), ``shutdown_timeout_ms`` (drain deadline, default 10 s).
     Connection limits (defaults in the README's table): ``header_read_timeout_ms``,
     ``body_read_timeout_ms``, ``min_body_rate`` (bytes/s), ``keep_alive_timeout_ms``,
@@ -102,6 +104,7 @@ class App:
         compression: Optional[dict] = None,
         request_id: Optional[bool] = None,
         access_log: Optional[bool] = None,
+        log_level: Optional[str] = None,
         timeout_ms: Optional[int] = None,
         max_header_bytes: Optional[int] = None,
         shutdown_timeout_ms: Optional[int] = None,
@@ -125,6 +128,7 @@ class App:
             "compression": compression,
             "request_id": request_id,
             "access_log": access_log,
+            "log_level": log_level,
             "timeout_ms": timeout_ms,
             "max_header_bytes": max_header_bytes,
             "shutdown_timeout_ms": shutdown_timeout_ms,
@@ -231,7 +235,13 @@ class App:
         ``on_ready(port)`` is called once listening."""
         loop = asyncio.get_running_loop()
         stopped: asyncio.Future[None] = loop.create_future()
-        server = self._native_app.start(loop, stopped, host=host, port=port, fd=fd, threads=threads)
+        logs = self._native_app.route_logs()
+        loop.add_reader(logs.doorbell, logs.drain)
+        try:
+            server = self._native_app.start(loop, stopped, host=host, port=port, fd=fd, threads=threads)
+        except BaseException:
+            loop.remove_reader(logs.doorbell)
+            raise
         self._server = server
         loop.add_reader(server.doorbell, server.dispatch)
         try:
@@ -247,6 +257,8 @@ class App:
             raise
         finally:
             loop.remove_reader(server.doorbell)
+            loop.remove_reader(logs.doorbell)
+            logs.drain()  # what the server said on its way out (a drain that cut requests off)
             self._server = None
 
     def _announce(self) -> None:

@@ -16,6 +16,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any, Optional
 
+from ._logging import use_default_handler
 from .app import DrainTimeout
 
 if TYPE_CHECKING:
@@ -86,6 +87,7 @@ def run_until_complete(loop: asyncio.AbstractEventLoop, main: "asyncio.Future[No
 
 
 def serve_until_signalled(app: "App", host: str, port: int, fd: Optional[int], threads: Optional[int]) -> None:
+    use_default_handler()
     loop = new_event_loop()
     asyncio.set_event_loop(loop)
     try:

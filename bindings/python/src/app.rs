@@ -3,7 +3,9 @@
 use crate::response::ResultTypes;
 use crate::route::{ArgumentPlan, PyRoute};
 use crate::server::ServerHandle;
+use crate::logs::LogDrain;
 use ferrule_core::host::{Host, HostError, Listen, Wake};
+use ferrule_core::log::LogWake;
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyList;
@@ -40,6 +42,12 @@ impl NativeApp {
         let plans = arguments.iter().map(|a| ArgumentPlan::from_python(&a)).collect::<PyResult<Vec<_>>>()?;
         self.host.declare_json(spec_json, status, PyRoute::new(handler, plans, is_async)).map_err(host_error)?;
         Ok(())
+    }
+
+    /// From now on the app's log records go to Python's `logging`, through the returned drain
+    /// (which the event loop watches). Each `serve()` asks for its own.
+    fn route_logs(&self) -> PyResult<LogDrain> {
+        self.host.route_logs(LogWake::Doorbell).map(LogDrain::new).map_err(host_error)
     }
 
     /// Starts serving on `fd` (an inherited listening socket) or on `host:port`, with the

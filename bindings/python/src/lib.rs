@@ -6,6 +6,7 @@
 
 mod app;
 mod convert;
+mod logs;
 mod request;
 mod response;
 mod route;
@@ -24,6 +25,8 @@ mod _ferrule {
     use super::app::NativeApp;
     #[pymodule_export]
     use super::request::{Request, UploadFile};
+    #[pymodule_export]
+    use super::logs::LogDrain;
     #[pymodule_export]
     use super::server::ServerHandle;
 

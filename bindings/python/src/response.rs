@@ -32,8 +32,14 @@ pub fn from_exception(py: Python<'_>, types: &ResultTypes, route: &HostRoute<PyR
     if value.is_instance(types.http_exception.bind(py)).unwrap_or(false) {
         return http_exception(value);
     }
-    eprintln!("ferrule: {} raised an exception:", route.label);
-    error.display(py);
+    // The traceback goes to the `ferrule.handler` logger; the core logs the summary below.
+    static HANDLER_RAISED: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
+    let logged = HANDLER_RAISED
+        .import(py, "ferrule._logging", "handler_raised")
+        .and_then(|log| log.call1((route.label.as_str(), value)));
+    if logged.is_err() {
+        error.display(py);
+    }
     let kind = value.get_type().name().map(|n| n.to_string()).unwrap_or_default();
     Err(HandlerError::new(format!("{kind} raised")))
 }

@@ -167,19 +167,3 @@ def test_options_are_the_cores_and_a_misspelling_names_the_nearest() -> None:
         app.get("/x", body_limt=5)
     with pytest.raises(TypeError, match=r"^unknown route option websocket \(known: "):
         app.get("/ws", websocket=True)
-
-
-def test_the_access_log_writes_a_line_per_request_when_switched_on(capfd: pytest.CaptureFixture[str]) -> None:
-    app = App(access_log=True)
-
-    @app.get("/items/{n:int}")
-    def item(n: int) -> dict:
-        return {"n": n}
-
-    with serving(app) as port:
-        assert request(port, "GET", "/items/7", headers={"x-request-id": "rid-1"}).status == 200
-        assert request(port, "GET", "/items/x").status == 422
-    lines = [line for line in capfd.readouterr().err.splitlines() if line.startswith("ferrule: GET /items/")]
-    assert len(lines) == 2, lines
-    assert re.fullmatch(r"ferrule: GET /items/7 200 7B \d+\.\d\dms id=rid-1", lines[0]), lines[0]
-    assert re.fullmatch(r"ferrule: GET /items/x 422 \d+B \d+\.\d\dms id=[0-9a-f-]{36}", lines[1]), lines[1]

@@ -6,6 +6,7 @@
 //! results are serialised to bytes here, directly from the Ruby objects.
 
 mod app;
+mod logs;
 mod raw;
 mod raw_parts;
 mod response;
@@ -39,6 +40,8 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     class.define_method("add_route", method!(NativeApp::add_route, 2))?;
     class.define_method("start", method!(NativeApp::start, 4))?;
     class.define_method("announce", method!(NativeApp::announce, 0))?;
+    class.define_method("route_logs", method!(NativeApp::route_logs, 0))?;
+    class.define_method("take_logs", method!(NativeApp::take_logs, 0))?;
     class.define_method("stop", method!(NativeApp::stop, 0))?;
     class.define_method("work", method!(NativeApp::work, 2))?;
     class.define_method("stopped_fd", method!(NativeApp::stopped_fd, 0))?;

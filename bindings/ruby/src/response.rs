@@ -10,6 +10,7 @@
 use crate::to_json;
 use crate::types::Types;
 use ferrule_core::bridge::Outcome;
+use ferrule_core::log::Logs;
 use ferrule_core::http::StatusCode;
 use ferrule_core::{HandlerError, Response};
 use magnus::error::ErrorType;
@@ -129,13 +130,14 @@ fn rack(ruby: &Ruby, triplet: RArray) -> Outcome {
 /// An exception from a handler: (the outcome, an error to propagate). `HTTPError` → its
 /// problem; other `StandardError`s → logged, bare 500; anything else (a kill, `Interrupt`,
 /// `SystemExit`) → bare 500 *and* propagated, so the worker thread stops as Ruby asked.
-pub fn from_error(ruby: &Ruby, types: &Types, label: &str, error: Error) -> (Outcome, Option<Error>) {
+pub fn from_error(ruby: &Ruby, types: &Types, logs: &Logs, label: &str, error: Error) -> (Outcome, Option<Error>) {
     if let ErrorType::Exception(exception) = error.error_type() {
         if exception.is_kind_of(types.http_error(ruby)) {
             return (http_error(exception.as_value()), None);
         }
         if exception.is_kind_of(ruby.exception_standard_error()) {
-            eprintln!("ferrule: {label}: the handler raised {exception:#?}");
+            // With its backtrace, where the app's records go (stderr, or the app's Logger).
+            logs.handler_failed(label, &format!("{label}: the handler raised {exception:#?}"));
             let class = crate::raw::class_name(*exception);
             return (Err(HandlerError::new(format!("{class} raised"))), None);
         }
@@ -144,7 +146,7 @@ pub fn from_error(ruby: &Ruby, types: &Types, label: &str, error: Error) -> (Out
         // Raised by the binding itself (a conversion that failed): an ordinary failure, never
         // a reason to stop the worker thread.
         if class.is_inherited(ruby.exception_standard_error()) {
-            eprintln!("ferrule: {label}: {message}");
+            logs.handler_failed(label, &format!("{label}: {message}"));
             return (Err(HandlerError::new(format!("{} raised", crate::raw::class_name(*class)))), None);
         }
     }

@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require "io/wait"
+require "logger"
 
 module Ferrule
   # A Ferrule application: routes declared with Sinatra-style blocks, served by the Rust core.
@@ -12,6 +13,7 @@ module Ferrule
                        cors compression body_limit timeout_ms status].freeze
     DEFAULT_THREADS = 5
     BODY_KINDS = { body: "json", form: "form", multipart: "multipart", text: "text", bytes: "bytes" }.freeze
+    SEVERITIES = { "debug" => Logger::DEBUG, "info" => Logger::INFO, "warn" => Logger::WARN, "error" => Logger::ERROR }.freeze
 
     # Settings are the core's: body_limit (bytes, default 2 MiB), cors ({ allow_origins: [...],
     # allow_methods:, allow_headers:, expose_headers:, allow_credentials:, max_age_secs: }),
@@ -21,11 +23,19 @@ module Ferrule
     # body_read_timeout_ms, min_body_rate (bytes/s), keep_alive_timeout_ms, send_timeout_ms, max_connections,
     # max_queued_requests (→ 503), http2_max_concurrent_streams, http2_keep_alive_interval_ms;
     # input limits: max_json_depth, max_multipart_parts, max_part_header_bytes, max_filename_bytes.
-    def initialize(**settings)
+    # Logging: access_log (a record per request), log_level ("debug", "info" (default), "warn",
+    # "error", "off"), and +logger+: left out, the core writes "ferrule: ..." lines to stderr;
+    # a Logger (anything with Logger#add), records go to it (progname "ferrule"); false, none.
+    def initialize(logger: nil, **settings)
       (settings.keys - SETTINGS).each do |name|
-        raise ArgumentError, "ferrule: #{NativeApp.unknown_option('App setting', name.to_s, SETTINGS.map(&:to_s))}"
+        raise ArgumentError, "ferrule: #{NativeApp.unknown_option('App setting', name.to_s, (SETTINGS + [:logger]).map(&:to_s))}"
+      end
+      unless logger.nil? || logger == false || logger.respond_to?(:add)
+        raise ArgumentError, "ferrule: logger must be a Logger (anything with Logger#add), or false"
       end
 
+      settings[:log_level] = "off" if logger == false && !settings.key?(:log_level)
+      @logger = logger || nil
       @native = NativeApp.new(JSON.generate(settings.compact), Request, UploadedFile, Response, HTTPError)
       # The handler blocks, by route index: held here, by this object, where the GC sees them.
       @handlers = []
@@ -94,6 +104,7 @@ module Ferrule
     # Serves in this process; the block (if any) is called with the bound port once listening.
     # Returns true after a clean drain, false when the drain deadline cut requests off.
     def serve(host: "127.0.0.1", port: 8000, fd: nil, threads: DEFAULT_THREADS, runtime_threads: nil, signals: true)
+      start_logging
       bound = @native.start(host, port, fd, runtime_threads)
       @port = bound
       # One thread takes whole batches (fastest); several take one request each, so a
@@ -112,6 +123,7 @@ module Ferrule
     ensure
       previous&.each { |s, handler| trap(s, handler || "DEFAULT") }
       @port = nil
+      stop_logging
     end
 
     # The port being served, while serving.
@@ -121,6 +133,7 @@ module Ferrule
     # validation, middleware, problem responses) without a socket, so the app runs under
     # +rackup+ / Puma and in Rack::Test. The calling thread runs the handler blocks.
     def call(env)
+      start_logging
       path = "#{env["SCRIPT_NAME"]}#{env["PATH_INFO"]}"
       path = "/" if path.empty?
       query = env["QUERY_STRING"].to_s
@@ -147,6 +160,36 @@ module Ferrule
     end
 
     private
+
+    # With a Logger: the core queues its records and rings a descriptor; this thread waits on
+    # it with Ruby's IO wait (holding no GVL) and writes each batch to the Logger.
+    def start_logging
+      return if @logger.nil? || @log_thread&.alive?
+
+      io = IO.for_fd(@native.route_logs, autoclose: false)
+      @log_thread = Thread.new do
+        loop do
+          io.wait_readable
+          write_logs
+        end
+      end
+    end
+
+    def stop_logging
+      return unless @log_thread
+
+      @log_thread.kill.join
+      @log_thread = nil
+      write_logs # what the server said on its way out
+    end
+
+    def write_logs
+      @native.take_logs.each do |level, _target, message, _fields|
+        @logger.add(SEVERITIES.fetch(level, Logger::INFO), message, "ferrule")
+      end
+    rescue StandardError => e
+      warn "ferrule: the logger raised #{e.class}: #{e.message}"
+    end
 
     # Response headers as Rack wants them: a repeated header is an Array under Rack 3, one
     # String with a line per value under Rack 2.
