@@ -1,10 +1,10 @@
 """Every external repository of Ferrule (called once from WORKSPACE.bazel)."""
 
-load(":crates.bzl", "cargo_vendor")
-load(":go.bzl", "go_tool")
-load(":host.bzl", "ferrule_host")
-load(":node.bzl", "npm_ci")
-load(":python.bzl", "pip_venv")
+load("//build/rules/private:crates.bzl", "cargo_vendor")
+load("//build/rules/private:go.bzl", "go_tool")
+load("//build/rules/private:host.bzl", "ferrule_host")
+load("//build/rules/private:node.bzl", "npm_ci")
+load("//build/rules/private:python.bzl", "pip_venv")
 
 # The pinned load generator for the benchmarks.
 OHA_VERSION = "1.16.0"

@@ -2,38 +2,40 @@
 rust_shared_library and cargo_build_script).
 
 rules_rust compiles each crate as its own Bazel action; Ferrule instead runs cargo itself,
-offline, on the vendored crates, in ONE action per cargo workspace (`cargo_workspace`), so
-the crate graph is compiled once per build and cargo's own feature resolution, build
-scripts (pyo3, napi, rb-sys/bindgen) and maturin work unchanged. Every artifact is a
-declared output of that action; thin targets pick one:
+offline, on the vendored crates, in ONE action per cargo workspace (`cargo_workspace`): one
+`cargo build --release --all-targets` in one target dir, so every crate is compiled once, with
+one feature set, and cargo's own feature resolution and build scripts (pyo3, napi,
+rb-sys/bindgen) work unchanged. Every artifact is a declared output of that action, listed by
+crate and kind in its `CargoInfo`; thin targets pick one by crate:
 
-  cargo_workspace  the one action: wheel (maturin), binaries, cdylibs, test executables
-  cargo_artifact   one declared output of it, as a normal (optionally executable) target
-  cargo_test       runs one cargo test executable as a Bazel test
-  cargo_tests      macro: one cargo_test per integration test file of a member, plus its
-                   unit tests
+  cargo_workspace  the one action; `crates` says what Bazel takes from each crate
+  cargo_artifact   one artifact of a crate (a cdylib, a binary) as a plain target
+  cargo_binary     a crate's binary, runnable with `bazel run`
+  cargo_test       runs one test executable of a crate as a Bazel test
+  cargo_tests      macro: one cargo_test per test executable of a crate (this package's)
 
-The action command line carries the pinned rustc version (from @ferrule_host), so a
-toolchain upgrade changes the action key; --config=dev (--define=ferrule_dev=1) switches
-to a persistent target dir for fast edit loops (build/rules/cargo_driver.py).
+The action's command line carries the pinned rustc version (from @ferrule_host), so a
+toolchain upgrade changes the action key; --config=dev (--define=ferrule_dev=1) switches to a
+persistent target dir for fast edit loops (cargo_driver.py).
 """
 
 load("@ferrule_host//:toolchain.bzl", "HOST")
+load(":providers.bzl", "CargoInfo")
 
-CargoWorkspaceInfo = provider(
-    doc = "What a cargo_workspace action was asked to build (used by the rule-layer tests).",
-    fields = {
-        "argv": "the driver's command line",
-        "rustc_version": "the toolchain version it pins",
-        "outputs": "dict: output group name -> File",
-    },
-)
+def crate(member, *kinds):
+    """A `crates` entry: the crate's member directory (relative to the manifest; "" for the
+    root package), then what Bazel takes from it:
 
-def _member_of(path, members):
-    for m in members:
-        if path.startswith(m + "/"):
-            return m
-    return None
+      "cdylib"          its shared library
+      "bin:NAME"        its binary NAME
+      "tests"           its test executables: the library's unit tests (src/lib.rs) and one
+                        per tests/<n>.rs or tests/<n>/main.rs
+      "bin-tests:NAME"  the unit tests of its binary NAME
+    """
+    for kind in kinds:
+        if kind not in ("cdylib", "tests") and not kind.startswith("bin:") and not kind.startswith("bin-tests:"):
+            fail("crate %s: unknown artifact kind %r (cdylib, tests, bin:NAME, bin-tests:NAME)" % (member, kind))
+    return [member] + list(kinds)
 
 def test_targets(paths, member):
     """Integration tests of a member from its file paths: tests/<n>.rs and tests/<n>/main.rs."""
@@ -49,14 +51,11 @@ def test_targets(paths, member):
             names.append(rest.split("/")[0])
     return sorted(names)
 
-def group_name(kind, *parts):
-    return kind + "__" + "__".join([p.replace("/", "_") for p in parts])
-
-def _declare(ctx, groups, outputs, group, rel):
-    f = ctx.actions.declare_file(ctx.label.name + "/" + rel)
-    groups[group] = f
-    outputs.append(f)
-    return f
+def _declare(ctx, artifacts, by_crate, crate_name, kind, target_kind, target, rel):
+    out = ctx.actions.declare_file("%s/%s/%s" % (ctx.label.name, crate_name, rel))
+    artifacts.append({"crate": crate_name, "kind": kind, "target_kind": target_kind, "target": target, "out": out.path})
+    by_crate.setdefault(crate_name, {})[kind if kind == "cdylib" else "%s:%s" % (kind, target)] = out
+    return out
 
 def _cargo_workspace_impl(ctx):
     dev = ctx.var.get("ferrule_dev", "0") == "1"
@@ -65,42 +64,33 @@ def _cargo_workspace_impl(ctx):
     ws_rel = manifest.short_path.rsplit("/", 1)[0] if "/" in manifest.short_path else ""
     if ws_rel.startswith("../"):
         ws_rel = "external/" + ws_rel[3:]
-    groups = {}
-    outputs = []
-
-    # Test executables, derived from the sources each member ships.
-    tests = []
     prefix = "" if ws_dir in ("", ".") else ws_dir + "/"
     src_paths = [f.path[len(prefix):] for f in ctx.files.srcs if f.path.startswith(prefix)]
-    for member, package in ctx.attr.test_members.items():
-        lib = (member + "/" if member else "") + "src/lib.rs"
-        if lib in src_paths:
-            crate = package.replace("-", "_")
-            out = _declare(ctx, groups, outputs, group_name("test", member, "lib"), "tests/%s/lib" % member)
-            tests.append({"member": member or ".", "kind": "lib", "name": crate, "out": out.path})
-        for name in test_targets(src_paths, member):
-            out = _declare(ctx, groups, outputs, group_name("test", member, name), "tests/%s/%s" % (member, name))
-            tests.append({"member": member or ".", "kind": "test", "name": name, "out": out.path})
-    for member, bins in ctx.attr.bin_tests.items():
-        for b in bins:
-            out = _declare(ctx, groups, outputs, group_name("test", member, "bin", b), "tests/%s/bin-%s" % (member, b))
-            tests.append({"member": member or ".", "kind": "bin", "name": b, "out": out.path})
 
-    bins = [{"name": b, "out": _declare(ctx, groups, outputs, group_name("bin", b), "bin/" + b).path} for b in ctx.attr.bins]
-    cdylibs = [{"name": c, "out": _declare(ctx, groups, outputs, group_name("cdylib", c), "lib/lib%s.so" % c).path} for c in ctx.attr.cdylibs]
+    # Every artifact: declared here, found by the driver in cargo's messages, listed by crate.
+    artifacts = []
+    by_crate = {}
+
+    bins = []
+    for crate_name, entry in ctx.attr.crates.items():
+        member, kinds = entry[0], entry[1:]
+        for kind in kinds:
+            if kind == "cdylib":
+                _declare(ctx, artifacts, by_crate, crate_name, "cdylib", "cdylib", crate_name.replace("-", "_"), "cdylib.so")
+            elif kind.startswith("bin:"):
+                name = kind[4:]
+                bins.append(name)
+                _declare(ctx, artifacts, by_crate, crate_name, "bin", "bin", name, "bin/" + name)
+            elif kind.startswith("bin-tests:"):
+                name = kind[len("bin-tests:"):]
+                _declare(ctx, artifacts, by_crate, crate_name, "test", "bin", name, "test/bin-" + name)
+            elif kind == "tests":
+                if (member + "/" if member else "") + "src/lib.rs" in src_paths:
+                    _declare(ctx, artifacts, by_crate, crate_name, "test", "lib", "lib", "test/lib")
+                for name in test_targets(src_paths, member):
+                    _declare(ctx, artifacts, by_crate, crate_name, "test", "test", name, "test/" + name)
 
     inputs = [manifest] + ctx.files.srcs + [ctx.file.vendor_tar, ctx.file.vendor_sha, ctx.file._driver]
-    wheel = None
-    if ctx.attr.wheel_name:
-        out = _declare(ctx, groups, outputs, "wheel", "wheel/" + ctx.attr.wheel_name)
-        wheel = {
-            "maturin": ctx.file.maturin.path,
-            "manifest": ctx.attr.wheel_manifest,
-            "compatibility": ctx.attr.wheel_compatibility,
-            "out": out.path,
-        }
-        inputs += [ctx.file.maturin] + ctx.files.python_lock
-
     spec = {
         "name": ctx.label.name,
         "manifest": manifest.path,
@@ -115,11 +105,8 @@ def _cargo_workspace_impl(ctx):
         "tool_dirs": [p.rsplit("/", 1)[0] for p in [HOST["PYTHON"], HOST["NODE"], HOST["RUBY"]]],
         "cache_dir": HOST["CACHE_DIR"],
         "select": ctx.attr.select,
-        "bin_flags": ctx.attr.bin_flags,
-        "bins": bins,
-        "cdylibs": cdylibs,
-        "tests": tests,
-        "wheel": wheel,
+        "only_bins": bins if ctx.attr.bin_flags else [],
+        "artifacts": artifacts,
         "env": ctx.attr.env,
     }
 
@@ -142,6 +129,7 @@ def _cargo_workspace_impl(ctx):
     execution_requirements = {}
     if dev:
         execution_requirements = {"no-sandbox": "1", "no-remote": "1"}
+    outputs = [f for files in by_crate.values() for f in files.values()]
     ctx.actions.run(
         mnemonic = "Cargo",
         progress_message = "cargo %s (%s, rustc %s)" % (ctx.label, "dev target dir" if dev else "hermetic", HOST["RUSTC_VERSION"]),
@@ -155,8 +143,7 @@ def _cargo_workspace_impl(ctx):
     )
     return [
         DefaultInfo(files = depset(outputs)),
-        OutputGroupInfo(**{k: depset([v]) for k, v in groups.items()}),
-        CargoWorkspaceInfo(argv = argv, rustc_version = HOST["RUSTC_VERSION"], outputs = groups),
+        CargoInfo(crates = by_crate, argv = argv, rustc_version = HOST["RUSTC_VERSION"]),
     ]
 
 cargo_workspace = rule(
@@ -167,17 +154,12 @@ cargo_workspace = rule(
         "srcs": attr.label_list(allow_files = True, doc = "Every file cargo reads (manifests, lock, sources)."),
         "vendor_tar": attr.label(allow_single_file = [".tar"], mandatory = True),
         "vendor_sha": attr.label(allow_single_file = True, mandatory = True),
-        "select": attr.string_list(default = ["--workspace"], doc = "Package selection for cargo build/test."),
-        "bins": attr.string_list(),
-        "bin_flags": attr.bool(default = False, doc = "Pass --bin for each of bins (build only those)."),
-        "cdylibs": attr.string_list(doc = "lib names of cdylib crates (lib<name>.so)."),
-        "test_members": attr.string_dict(doc = "member dir -> package name, whose lib and tests/ run as Bazel tests."),
-        "bin_tests": attr.string_list_dict(doc = "member dir -> binaries whose unit tests run as Bazel tests."),
-        "wheel_name": attr.string(doc = "File name of the wheel maturin must produce (empty: no wheel)."),
-        "wheel_manifest": attr.string(),
-        "wheel_compatibility": attr.string(default = "manylinux_2_34"),
-        "maturin": attr.label(allow_single_file = True),
-        "python_lock": attr.label(allow_files = True),
+        "crates": attr.string_list_dict(
+            mandatory = True,
+            doc = "crate (package) name -> crate(member dir, kinds...): what Bazel takes from each crate.",
+        ),
+        "select": attr.string_list(default = ["--workspace"], doc = "Package selection for cargo build."),
+        "bin_flags": attr.bool(default = False, doc = "Build only the named binaries (--bin NAME), not every target."),
         "env": attr.string_dict(),
         "rustflags": attr.string_list(doc = "Extra rustc flags for every crate compiled for the target (e.g. coverage instrumentation)."),
         "host_target": attr.bool(
@@ -185,15 +167,21 @@ cargo_workspace = rule(
             doc = "Build for an explicit --target (the host's triple), so rustflags reach the target's crates " +
                   "but not build scripts and proc macros, which run on the host.",
         ),
-        "_driver": attr.label(default = "//build/rules:cargo_driver.py", allow_single_file = True),
+        "_driver": attr.label(default = "//build/rules/private:cargo_driver.py", allow_single_file = True),
     },
 )
 
+def _artifact(ctx, key):
+    crates = ctx.attr.workspace[CargoInfo].crates
+    if ctx.attr.crate not in crates:
+        fail("%s builds no artifact of crate %s (its crates: %s)" % (ctx.attr.workspace.label, ctx.attr.crate, ", ".join(sorted(crates))))
+    artifacts = crates[ctx.attr.crate]
+    if key not in artifacts:
+        fail("%s builds no %s of crate %s (it builds: %s)" % (ctx.attr.workspace.label, key, ctx.attr.crate, ", ".join(sorted(artifacts))))
+    return artifacts[key]
+
 def _cargo_artifact_impl(ctx):
-    files = ctx.attr.workspace[OutputGroupInfo][ctx.attr.group].to_list()
-    if len(files) != 1:
-        fail("output group %s of %s has %d files" % (ctx.attr.group, ctx.attr.workspace.label, len(files)))
-    src = files[0]
+    src = _artifact(ctx, ctx.attr.kind)
     if not ctx.attr.executable:
         return [DefaultInfo(files = depset([src]), runfiles = ctx.runfiles(files = [src]))]
     out = ctx.actions.declare_file(ctx.label.name)
@@ -201,28 +189,31 @@ def _cargo_artifact_impl(ctx):
     return [DefaultInfo(files = depset([out]), executable = out, runfiles = ctx.runfiles(files = [out, src]))]
 
 _artifact_attrs = {
-    "workspace": attr.label(mandatory = True, providers = [CargoWorkspaceInfo]),
-    "group": attr.string(mandatory = True),
+    "workspace": attr.label(mandatory = True, providers = [CargoInfo]),
+    "crate": attr.string(mandatory = True, doc = "The crate (package) name, as in the workspace's `crates`."),
 }
 
 cargo_artifact = rule(
     implementation = _cargo_artifact_impl,
-    doc = "One declared output of a cargo_workspace (a wheel, a cdylib, a binary).",
-    attrs = dict(_artifact_attrs, executable = attr.bool(default = False)),
+    doc = "One artifact of a crate built by a cargo_workspace: kind \"cdylib\" or \"bin:NAME\".",
+    attrs = dict(_artifact_attrs, kind = attr.string(mandatory = True), executable = attr.bool(default = False)),
 )
 
-cargo_binary = rule(
+_cargo_binary = rule(
     implementation = _cargo_artifact_impl,
-    doc = "A binary of a cargo_workspace, runnable with `bazel run`.",
-    attrs = dict(_artifact_attrs, executable = attr.bool(default = True)),
+    attrs = dict(_artifact_attrs, kind = attr.string(mandatory = True), executable = attr.bool(default = True)),
     executable = True,
 )
+
+def cargo_binary(name, crate, workspace = "//:cargo", bin = None, **kwargs):
+    """A crate's binary (`bin`, default: the target's name), runnable with `bazel run`."""
+    _cargo_binary(name = name, crate = crate, kind = "bin:" + (bin or name), workspace = workspace, **kwargs)
 
 def _sh_quote(s):
     return "'" + s.replace("'", "'\\''") + "'"
 
 def _cargo_test_impl(ctx):
-    exe = ctx.attr.workspace[OutputGroupInfo][ctx.attr.group].to_list()[0]
+    exe = _artifact(ctx, ctx.attr.test)
     launcher = ctx.actions.declare_file(ctx.label.name + ".sh")
     lines = ["#!/bin/sh", "# Runs one cargo test executable from the runfiles tree.", "set -e"]
     for k, v in sorted(ctx.attr.runfiles_env.items()):
@@ -238,9 +229,10 @@ def _cargo_test_impl(ctx):
 
 cargo_test = rule(
     implementation = _cargo_test_impl,
-    doc = "Runs one test executable built by a cargo_workspace as a Bazel test.",
+    doc = "Runs one test executable of a crate (\"test:lib\", \"test:NAME\", \"test:bin-NAME\") as a Bazel test.",
     attrs = dict(
         _artifact_attrs,
+        test = attr.string(mandatory = True),
         data = attr.label_list(allow_files = True),
         env = attr.string_dict(),
         runfiles_env = attr.string_dict(doc = "env var -> path relative to the runfiles root (made absolute)."),
@@ -248,16 +240,14 @@ cargo_test = rule(
     test = True,
 )
 
-def cargo_tests(member, workspace = "//:cargo", bins = [], **kwargs):
-    """One cargo_test per integration test of `member` (this package), plus its unit tests.
-
-    Must agree with cargo_workspace's derivation (test_targets): both read tests/<n>.rs and
-    tests/<n>/main.rs.
-    """
+def cargo_tests(crate, workspace = "//:cargo", bins = [], **kwargs):
+    """One cargo_test per test executable of `crate`, whose member is this package: :unit_tests
+    (src/lib.rs), :bin_<name>_tests per binary in `bins`, and one per tests/<n>.rs or
+    tests/<n>/main.rs. Must agree with cargo_workspace's derivation (test_targets)."""
     paths = native.glob(["tests/*.rs", "tests/*/main.rs", "src/lib.rs"])
     if "src/lib.rs" in paths:
-        cargo_test(name = "unit_tests", workspace = workspace, group = group_name("test", member, "lib"), **kwargs)
+        cargo_test(name = "unit_tests", crate = crate, workspace = workspace, test = "test:lib", **kwargs)
     for b in bins:
-        cargo_test(name = "bin_%s_tests" % b.replace("-", "_"), workspace = workspace, group = group_name("test", member, "bin", b), **kwargs)
+        cargo_test(name = "bin_%s_tests" % b.replace("-", "_"), crate = crate, workspace = workspace, test = "test:" + b, **kwargs)
     for name in test_targets(paths, ""):
-        cargo_test(name = name, workspace = workspace, group = group_name("test", member, name), **kwargs)
+        cargo_test(name = name, crate = crate, workspace = workspace, test = "test:" + name, **kwargs)

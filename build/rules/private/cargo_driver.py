@@ -1,13 +1,12 @@
 #!/usr/bin/env python3
-"""Runs one cargo workspace build inside a Bazel action (see build/rules/cargo.bzl).
+"""Runs one cargo workspace build inside a Bazel action (see build/rules/private/cargo.bzl).
 
-One invocation builds every artifact of a workspace in ONE target dir, so no crate graph is
-compiled twice per `bazel build`:
-  1. `maturin build` (optional): the Python wheel; its cargo run fills the target dir;
-  2. `cargo build --release --frozen`: binaries and cdylibs (reusing step 1's units);
-  3. `cargo test --release --frozen --no-run`: the test executables (located through
-     --message-format=json);
-then copies each artifact to the output Bazel declared for it.
+One invocation builds every artifact of a workspace: `cargo build --release --frozen
+--all-targets` (or `--bin NAME` for a tool such as oha) in ONE target dir, so every crate is
+compiled once, with one feature set, for binaries, cdylibs and test executables alike. Each
+artifact is found in cargo's --message-format=json messages by crate and kind and copied to
+the output Bazel declared for it. (The Python wheel is packed from the cdylib by wheel.py, in
+an action of its own.)
 
 The spec (a JSON file written at analysis time) names inputs and outputs; the toolchain's
 rustc version is also on the command line, so a toolchain upgrade changes the action key.
@@ -101,8 +100,11 @@ def compiled_units(messages):
 def package_name(package_id):
     # "path+file:///x/core#ferrule-core@0.1.0" or "registry+...#serde@1.0.0" or old "serde 1.0.0 (...)"
     if "#" in package_id:
-        tail = package_id.rsplit("#", 1)[1]
-        return tail.split("@")[0] if "@" in tail else tail
+        url, tail = package_id.rsplit("#", 1)
+        if "@" in tail:
+            return tail.split("@")[0]
+        # "path+file:///x/tiny#0.1.0": the name is the directory's when they agree.
+        return url.rstrip("/").rsplit("/", 1)[-1] if tail[:1].isdigit() else tail
     return package_id.split(" ")[0]
 
 
@@ -206,38 +208,15 @@ def main():
         if os.environ.get("FERRULE_CARGO_JOBS"):
             env["CARGO_BUILD_JOBS"] = os.environ["FERRULE_CARGO_JOBS"]
 
-        steps = []
-        wheel = spec.get("wheel")
-        if wheel:
-            # Exactly what maturin sets for pyo3's build script, so the cargo steps below
-            # reuse the pyo3 units maturin compiled instead of rebuilding them.
-            py = spec["python"]
-            env.update({
-                "PYO3_PYTHON": py,
-                "PYTHON_SYS_EXECUTABLE": py,
-                "PYO3_BUILD_EXTENSION_MODULE": "1",
-                "PYO3_ENVIRONMENT_SIGNATURE": "cpython-%s-64bit" % ".".join(spec["python_version"].split(".")[:2]),
-            })
-            wheel_dir = os.path.join(scratch, "wheel")
-            # Relative to the execroot, which is not the working directory in dev mode.
-            cmd = [os.path.join(execroot, wheel["maturin"]), "build", "--release", "--frozen", "--manifest-path",
-                   os.path.join(workspace_dir, wheel["manifest"]), "--interpreter", py,
-                   "--compatibility", wheel["compatibility"], "--out", wheel_dir]
-            maturin_env = dict(env)
-            _, out, secs = run(cmd, maturin_env, workspace_dir)
-            compiled = re.findall(r"^\s*Compiling (\S+) v", out, re.M)
-            steps.append(("maturin build", [(c, "", "", False) for c in compiled], secs))
-            config = [p for p in os.listdir(os.path.join(target_dir, "maturin")) if p.startswith("pyo3-config-")] \
-                if os.path.isdir(os.path.join(target_dir, "maturin")) else []
-            if config:
-                env["PYO3_CONFIG_FILE"] = os.path.join(target_dir, "maturin", sorted(config)[0])
-            wheels = [w for w in os.listdir(wheel_dir) if w.endswith(".whl")]
-            if wheels != [os.path.basename(wheel["out"])]:
-                die("maturin built %s, the build graph declares %s (update //bindings/python:BUILD.bazel)"
-                    % (wheels, os.path.basename(wheel["out"])))
-            copy_out(os.path.join(wheel_dir, wheels[0]), wheel["out"])
+        # pyo3's build script (the Python binding): which interpreter, and that the module is
+        # an extension (no libpython link). Crates that do not read them are not affected.
+        env["PYO3_PYTHON"] = spec["python"]
+        env["PYO3_BUILD_EXTENSION_MODULE"] = "1"
 
-        select = list(spec["select"])
+        # ONE cargo invocation for every artifact: one feature resolution (with the
+        # dev-dependencies that test targets need), one profile, each crate compiled once.
+        cmd = [cargo, "build", "--release", "--frozen", "--manifest-path", manifest,
+               "--message-format=json-render-diagnostics"] + list(spec["select"])
         if spec.get("host_target"):
             # With --target, RUSTFLAGS apply to the target's crates only, not to build scripts
             # and proc macros (which would not load with instrumentation they cannot link).
@@ -246,69 +225,43 @@ def main():
                     if l.startswith("host:")]
             if not host:
                 die("rustc -vV names no host triple")
-            select += ["--target", host[0]]
-        if spec["bins"] or spec["cdylibs"] or spec.get("build_all"):
-            cmd = [cargo, "build", "--release", "--frozen", "--manifest-path", manifest,
-                   "--message-format=json-render-diagnostics"] + select
-            for b in spec["bins"]:
-                if spec.get("bin_flags"):
-                    cmd += ["--bin", b["name"]]
-            msgs, _, secs = run(cmd, env, workspace_dir, capture_json=True)
-            steps.append(("cargo build", compiled_units(msgs), secs))
-            by_name = {}
-            for m in msgs:
-                if m.get("reason") == "compiler-artifact":
-                    for fn in m.get("filenames", []):
-                        by_name[os.path.basename(fn)] = fn
-                    if m.get("executable"):
-                        by_name[os.path.basename(m["executable"])] = m["executable"]
-            for b in spec["bins"]:
-                src = by_name.get(b["name"])
-                if not src:
-                    die("cargo built no binary named %s" % b["name"])
-                copy_out(src, b["out"])
-            for c in spec["cdylibs"]:
-                src = by_name.get("lib%s.so" % c["name"])
-                if not src:
-                    die("cargo built no cdylib named lib%s.so" % c["name"])
-                copy_out(src, c["out"])
+            cmd += ["--target", host[0]]
+        if spec["only_bins"]:
+            for name in spec["only_bins"]:
+                cmd += ["--bin", name]
+        else:
+            cmd += ["--all-targets"]
+        msgs, _, secs = run(cmd, env, workspace_dir, capture_json=True)
+        steps = [("cargo build", compiled_units(msgs), secs)]
+        found = {}
+        for m in msgs:
+            if m.get("reason") != "compiler-artifact":
+                continue
+            crate = package_name(m["package_id"])
+            kinds = m["target"]["kind"]
+            if m["profile"].get("test"):
+                if m.get("executable"):
+                    kind = "lib" if ("lib" in kinds or "cdylib" in kinds or "rlib" in kinds) else kinds[0]
+                    found[(crate, "test", kind, "lib" if kind == "lib" else m["target"]["name"])] = m["executable"]
+            elif "cdylib" in kinds:
+                so = [f for f in m.get("filenames", []) if f.endswith(".so")]
+                if so:
+                    found[(crate, "cdylib", "cdylib", None)] = so[0]
+            elif "bin" in kinds and m.get("executable"):
+                found[(crate, "bin", "bin", m["target"]["name"])] = m["executable"]
+        for a in spec["artifacts"]:
+            key = (a["crate"], a["kind"], a["target_kind"], None if a["kind"] == "cdylib" else a["target"])
+            if key not in found:
+                die("cargo built no %s %s of crate %s (built: %s)" % (a["target_kind"], a["target"], a["crate"], sorted(k for k in found if k[0] == a["crate"])))
+            copy_out(found[key], a["out"])
 
-        if spec["tests"]:
-            cmd = [cargo, "test", "--release", "--frozen", "--no-run", "--manifest-path", manifest,
-                   "--message-format=json-render-diagnostics"] + select
-            msgs, _, secs = run(cmd, env, workspace_dir, capture_json=True)
-            steps.append(("cargo test --no-run", compiled_units(msgs), secs))
-            found = {}
-            for m in msgs:
-                if m.get("reason") != "compiler-artifact" or not m.get("executable") or not m["profile"].get("test"):
-                    continue
-                member = os.path.relpath(os.path.dirname(m["manifest_path"]), workspace_dir)
-                kinds = m["target"]["kind"]
-                kind = "lib" if ("lib" in kinds or "cdylib" in kinds or "rlib" in kinds) else kinds[0]
-                found[(member, kind, m["target"]["name"])] = m["executable"]
-            for t in spec["tests"]:
-                key = (t["member"], t["kind"], t["name"])
-                if key not in found:
-                    die("cargo built no test executable for %s (found: %s)" % (key, sorted(found)))
-                copy_out(found[key], t["out"])
-
-        # What was compiled where: the maturin and cargo steps share one target dir, so a
-        # crate compiled by two steps means its features (or env) differ between them.
-        seen = {}
-        report = []
+        # What was compiled: a crate whose library appears twice (outside test harnesses) was
+        # built with two feature sets or for the host as well (a build dependency).
         for name, units, secs in steps:
-            again = []
-            for u in units:
-                crate = package_name(u[0]) if u[1] else u[0]
-                if u[3]:
-                    continue  # test harness units exist only in the test step
-                if crate in seen and seen[crate] != name:
-                    again.append(crate)
-                seen.setdefault(crate, name)
-            report.append("%s: %d units compiled in %.0fs; crates an earlier step also compiled (other features, or host build-deps): %s"
-                          % (name, len(units), secs, ", ".join(sorted(set(again))) or "none"))
-        for line in report:
-            log(line)
+            libs = [package_name(u[0]) for u in units if not u[3] and "custom-build" not in u[2]]
+            twice = sorted({c for c in libs if libs.count(c) > 1})
+            log("%s: %d units compiled in %.0fs; crates compiled twice (other features, or host build-deps): %s"
+                % (name, len(units), secs, ", ".join(twice) or "none"))
     finally:
         if args.mode == "hermetic" or os.environ.get("FERRULE_KEEP_SCRATCH") != "1":
             subprocess.run(["chmod", "-R", "u+w", scratch], stderr=subprocess.DEVNULL)

@@ -29,7 +29,7 @@ def _go_tool_impl(rctx):
     rctx.delete("gopath")
     rctx.delete("gocache")
     rctx.delete("home")
-    rctx.file("BUILD.bazel", """# %s@%s, built by %s (build/rules/go.bzl).
+    rctx.file("BUILD.bazel", """# %s@%s, built by %s (build/rules/private/go.bzl).
 exports_files(["bin/%s"])
 """ % (rctx.attr.package, rctx.attr.version, version, rctx.attr.binary))
 

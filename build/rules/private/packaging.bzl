@@ -40,7 +40,7 @@ npm_package = rule(
         "addon": attr.label(allow_single_file = True, mandatory = True),
         "addon_name": attr.string(default = "ferrule.node"),
         "srcs": attr.label_list(allow_files = True, doc = "package.json and the JS/TS files, packed at the package root."),
-        "_script": attr.label(default = "//build/rules:npm_pack.sh", allow_single_file = True, executable = True, cfg = "host"),
+        "_script": attr.label(default = "//build/rules/private:npm_pack.sh", allow_single_file = True, executable = True, cfg = "host"),
     },
 )
 
@@ -68,6 +68,6 @@ ruby_gem = rule(
         "extension_path": attr.string(mandatory = True, doc = "Where the extension goes in the gem, e.g. lib/ferrule/ferrule.so."),
         "strip_prefix": attr.string(doc = "Package path stripped from srcs (they keep the rest)."),
         "srcs": attr.label_list(allow_files = True),
-        "_script": attr.label(default = "//build/rules:gem_build.sh", allow_single_file = True, executable = True, cfg = "host"),
+        "_script": attr.label(default = "//build/rules/private:gem_build.sh", allow_single_file = True, executable = True, cfg = "host"),
     },
 )

@@ -37,8 +37,8 @@ def build(source_text, rustc_version=None, expect_fail=False):
         "vendor_tar": "vendor.tar", "vendor_sha": "vendor.sha256",
         "cargo": host["CARGO"], "rustc": host["RUSTC"], "sysroot": host["RUST_SYSROOT"],
         "python": host["PYTHON"], "python_version": host["PYTHON_VERSION"], "tool_dirs": [],
-        "cache_dir": os.path.join(root, "cache"), "select": ["--locked"], "bin_flags": True,
-        "bins": [{"name": "tiny", "out": out}], "cdylibs": [], "tests": [], "wheel": None, "env": {},
+        "cache_dir": os.path.join(root, "cache"), "select": ["--locked"], "only_bins": ["tiny"],
+        "artifacts": [{"crate": "tiny", "kind": "bin", "target_kind": "bin", "target": "tiny", "out": out}], "env": {},
     }
     with open(os.path.join(root, "spec.json"), "w") as f:
         json.dump(spec, f)

@@ -1,6 +1,8 @@
-"""Analysis test of the cargo rule layer: the cargo action's key carries the toolchain."""
+"""Analysis tests of the cargo rule layer: the cargo action's key carries the toolchain, and its
+provider lists artifacts by crate."""
 
 load("@ferrule_host//:toolchain.bzl", "HOST")
+load("//build/rules:defs.bzl", "CargoInfo")
 
 def _cargo_action_key_test_impl(ctx):
     target = ctx.attr.target_under_test
@@ -28,5 +30,26 @@ cargo_action_key_test = rule(
         "target_under_test": attr.label(mandatory = True),
         "rustc_version": attr.string(mandatory = True),
         "required_inputs": attr.string_list(),
+    },
+)
+
+def _cargo_info_test_impl(ctx):
+    crates = ctx.attr.target_under_test[CargoInfo].crates
+    errors = []
+    for crate, kinds in ctx.attr.expected.items():
+        if crate not in crates:
+            errors.append("CargoInfo lists no crate %s (it lists %s)" % (crate, sorted(crates)))
+            continue
+        for kind in kinds:
+            if kind not in crates[crate]:
+                errors.append("CargoInfo lists no %s for %s (it lists %s)" % (kind, crate, sorted(crates[crate])))
+    return [AnalysisTestResultInfo(success = not errors, message = "\n".join(errors) or "artifacts listed by crate")]
+
+cargo_info_test = rule(
+    implementation = _cargo_info_test_impl,
+    analysis_test = True,
+    attrs = {
+        "target_under_test": attr.label(mandatory = True),
+        "expected": attr.string_list_dict(),
     },
 )
