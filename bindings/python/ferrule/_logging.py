@@ -17,6 +17,8 @@ from typing import Any
 __all__ = ["emit", "handler_raised", "use_default_handler"]
 
 _LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warn": logging.WARNING, "error": logging.ERROR}
+# A field named like a LogRecord attribute would make `logging` raise KeyError: it is renamed.
+_RESERVED = frozenset(logging.makeLogRecord({}).__dict__) | {"message", "asctime"}
 
 
 def emit(name: str, level: str, message: str, fields: dict[str, Any]) -> None:
@@ -24,7 +26,8 @@ def emit(name: str, level: str, message: str, fields: dict[str, Any]) -> None:
     logger = logging.getLogger(name)
     levelno = _LEVELS.get(level, logging.INFO)
     if logger.isEnabledFor(levelno):
-        logger.log(levelno, message, extra=fields)
+        extra = {("ferrule_" + key if key in _RESERVED else key): value for key, value in fields.items()}
+        logger.log(levelno, message, extra=extra)
 
 
 def handler_raised(route: str, exception: BaseException) -> None:

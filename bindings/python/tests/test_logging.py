@@ -118,3 +118,12 @@ def test_app_run_leaves_a_programs_own_logging_configuration_alone() -> None:
     lines = done.stdout.splitlines()
     assert lines[0].startswith("ferrule.server|INFO|serving on http://127.0.0.1:"), lines
     assert lines[1].startswith("ferrule.access|INFO|GET /hi 200 2B "), lines
+
+
+def test_a_field_named_like_a_record_attribute_is_renamed_not_lost(caplog: pytest.LogCaptureFixture) -> None:
+    from ferrule import _logging
+
+    caplog.set_level(logging.INFO, logger="ferrule")
+    _logging.emit("ferrule.server", "info", "hello", {"name": "x", "status": 1})
+    (record,) = [r for r in caplog.records if r.name == "ferrule.server"]
+    assert (record.getMessage(), record.ferrule_name, record.status) == ("hello", "x", 1)  # type: ignore[attr-defined]
