@@ -11,7 +11,7 @@ use crate::raw::{self, Env};
 use crate::{shapes, to_js, to_json};
 use ferrule_core::bridge::{is_abandoned, Outcome, Reply};
 use ferrule_core::host::{lock, Call, Host, HostError, Listen, Serving, Wake};
-use ferrule_core::log::{FieldValue, LogRecord, LogWake, Logs};
+use ferrule_core::log::{FieldValue, LogRecord, LogWake};
 use ferrule_core::{HandlerError, Response};
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
@@ -25,8 +25,6 @@ struct JsRoute {
 
 struct Running {
     serving: Arc<Serving<JsRoute>>,
-    /// The app's log records, queued for the JavaScript logger (`logger` option), if any.
-    logs: Option<Logs>,
     /// Requests handed to JavaScript and not answered yet.
     pending: Vec<Option<Pending>>,
     free: Vec<u32>,
@@ -147,19 +145,16 @@ impl NativeApp {
         }));
         // With a logger, records wait in a queue and `onLogs` (one call per batch) drains them
         // on the JavaScript thread; without one, the core writes its lines to stderr itself.
-        let logs = match on_logs {
-            Some(on_logs) => Some(
-                self.host
-                    .route_logs(LogWake::Callback(Box::new(move || {
-                        let _ = on_logs.call((), ThreadsafeFunctionCallMode::NonBlocking);
-                    })))
-                    .map_err(host_error)?,
-            ),
-            None => None,
-        };
+        if let Some(on_logs) = on_logs {
+            self.host
+                .route_logs(LogWake::Callback(Box::new(move || {
+                    let _ = on_logs.call((), ThreadsafeFunctionCallMode::NonBlocking);
+                })))
+                .map_err(host_error)?;
+        }
         let serving = self.host.serve(listen, threads.map(|t| t as usize), wake, "the JavaScript side").map_err(host_error)?;
         let bound = serving.port();
-        *running = Some(Running { serving, logs, pending: Vec::new(), free: Vec::new() });
+        *running = Some(Running { serving, pending: Vec::new(), free: Vec::new() });
         Ok(bound as u32)
     }
 
@@ -350,9 +345,7 @@ impl NativeApp {
     pub fn take_logs(&self, env: napi::Env) -> Result<Js> {
         let env = Env(env.raw());
         let mut records = Vec::new();
-        if let Some(logs) = lock(&self.running).as_ref().and_then(|r| r.logs.as_ref()) {
-            logs.take(&mut records);
-        }
+        self.host.logs().take(&mut records);
         let mut entries = Vec::with_capacity(records.len() * 4);
         for record in &records {
             entries.extend(log_entry(env, record).map_err(js_error)?);

@@ -13,7 +13,7 @@
 use crate::raw::{self, without_gvl};
 use crate::types::Types;
 use crate::{logs, response, to_ruby};
-use ferrule_core::log::{LogWake, Logs};
+use ferrule_core::log::LogWake;
 use ferrule_core::bridge::{is_abandoned, Waited};
 use ferrule_core::host::{lock, Call, Host, HostError, InProcess, Inbox, Listen, Serving, Wake};
 use ferrule_core::HandlerError;
@@ -34,8 +34,6 @@ pub struct NativeApp {
     serving: Mutex<Option<Arc<Serving<RbRoute>>>>,
     /// The routes served without a socket (`call_rack`), with the route count it was built for.
     in_process: Mutex<Option<(usize, Arc<InProcess<RbRoute>>)>>,
-    /// The app's log records, queued for its Ruby `Logger` once `route_logs` was called.
-    logs: Mutex<Option<Logs>>,
 }
 
 impl DataTypeFunctions for NativeApp {
@@ -70,7 +68,7 @@ impl NativeApp {
     pub fn new(ruby: &Ruby, config_json: String, request: RClass, uploaded_file: RClass, response: RClass, http_error: RClass) -> Result<Self, Error> {
         let host = Host::from_json(&config_json).map_err(|e| host_error(ruby, e))?;
         let types = Types::new(ruby, request, uploaded_file, response, http_error)?;
-        Ok(NativeApp { host, types, serving: Mutex::new(None), in_process: Mutex::new(None), logs: Mutex::new(None) })
+        Ok(NativeApp { host, types, serving: Mutex::new(None), in_process: Mutex::new(None) })
     }
 
     /// `add_route(spec_json, status)`: declares a route; returns its index, where the Ruby app
@@ -104,7 +102,6 @@ impl NativeApp {
     pub fn route_logs(ruby: &Ruby, rb_self: &Self) -> Result<i32, Error> {
         let logs = rb_self.host.route_logs(LogWake::Doorbell).map_err(|e| host_error(ruby, e))?;
         let fd = logs.doorbell_fd().unwrap_or(-1);
-        *lock(&rb_self.logs) = Some(logs);
         // An in-process app built before keeps writing where it did: build it anew.
         lock(&rb_self.in_process).take();
         Ok(fd)
@@ -113,9 +110,7 @@ impl NativeApp {
     /// `take_logs`: every waiting record (see `logs::to_ruby`).
     pub fn take_logs(ruby: &Ruby, rb_self: &Self) -> Result<RArray, Error> {
         let mut records = Vec::new();
-        if let Some(logs) = lock(&rb_self.logs).as_ref() {
-            logs.take(&mut records);
-        }
+        rb_self.host.logs().take(&mut records);
         logs::to_ruby(ruby, records)
     }
 

@@ -58,6 +58,12 @@ pub(crate) struct Sink {
     queue: Option<Queue>,
 }
 
+impl Sink {
+    pub(crate) fn is_queued(&self) -> bool {
+        self.queue.is_some()
+    }
+}
+
 struct Queue {
     records: Mailbox<LogRecord>,
     queued: AtomicUsize,

@@ -38,7 +38,8 @@ impl Subscriber for AppSubscriber {
 
     fn event(&self, event: &Event<'_>) {
         let metadata = event.metadata();
-        let mut fields = Fields { message: String::new(), fields: Vec::new() };
+        // A line on stderr is only the message: the fields are kept for a logger's queue alone.
+        let mut fields = Fields { message: String::new(), fields: Vec::new(), keep: self.0.is_queued() };
         event.record(&mut fields);
         let record = LogRecord {
             level: LogLevel::of(metadata.level()),
@@ -57,30 +58,39 @@ impl Subscriber for AppSubscriber {
 struct Fields {
     message: String,
     fields: Vec<(&'static str, FieldValue)>,
+    keep: bool,
+}
+
+impl Fields {
+    fn push(&mut self, field: &Field, value: impl FnOnce() -> FieldValue) {
+        if self.keep {
+            self.fields.push((field.name(), value()));
+        }
+    }
 }
 
 impl Visit for Fields {
     fn record_i64(&mut self, field: &Field, value: i64) {
-        self.fields.push((field.name(), FieldValue::Int(value)));
+        self.push(field, || FieldValue::Int(value));
     }
 
     fn record_u64(&mut self, field: &Field, value: u64) {
-        self.fields.push((field.name(), FieldValue::Uint(value)));
+        self.push(field, || FieldValue::Uint(value));
     }
 
     fn record_f64(&mut self, field: &Field, value: f64) {
-        self.fields.push((field.name(), FieldValue::Float(value)));
+        self.push(field, || FieldValue::Float(value));
     }
 
     fn record_bool(&mut self, field: &Field, value: bool) {
-        self.fields.push((field.name(), FieldValue::Bool(value)));
+        self.push(field, || FieldValue::Bool(value));
     }
 
     fn record_str(&mut self, field: &Field, value: &str) {
         if field.name() == "message" {
             self.message.push_str(value);
         } else {
-            self.fields.push((field.name(), FieldValue::Text(value.to_owned())));
+            self.push(field, || FieldValue::Text(value.to_owned()));
         }
     }
 
@@ -88,7 +98,7 @@ impl Visit for Fields {
         if field.name() == "message" {
             let _ = write!(self.message, "{value:?}");
         } else {
-            self.fields.push((field.name(), FieldValue::Text(format!("{value:?}"))));
+            self.push(field, || FieldValue::Text(format!("{value:?}")));
         }
     }
 }
