@@ -72,7 +72,11 @@ export interface Context<Path extends string = string, Body = any, Query = Recor
 /** Anything JSON-serialisable (Dates and objects with toJSON included). */
 export type Json = unknown;
 
-export type HandlerResult = Json | string | Buffer | Response | null | undefined;
+/** A chunk of a streamed response. */
+export type Chunk = string | Buffer | Uint8Array;
+/** What streams chunk by chunk: a Readable, a Web ReadableStream, an async iterator or generator, a generator. */
+export type ChunkSource = AsyncIterable<Chunk> | Iterator<Chunk> | ReadableStream<Uint8Array> | NodeJS.ReadableStream;
+export type HandlerResult = Json | string | Buffer | Response | EventStream | ChunkSource | null | undefined;
 
 export type Handler<Path extends string = string> = (ctx: Context<Path>) => HandlerResult | Promise<HandlerResult>;
 
@@ -147,6 +151,8 @@ export interface AppOptions {
   http2MaxConcurrentStreams?: number;
   /** HTTP/2 keep-alive ping interval in ms (default 30000; 0: off). */
   http2KeepAliveInterval?: number;
+  /** Milliseconds an event stream may be quiet before a keep-alive comment is sent (default 15000; 0: off). */
+  sseKeepAlive?: number;
   /** Deepest nesting in a JSON body, 1 to 127 (default 127). */
   maxJsonDepth?: number;
   /** Most parts in a multipart body (default 1000). */
@@ -216,7 +222,30 @@ export declare class App {
   close(): Promise<void>;
 }
 
-/** An explicit response: status, headers, and a body (string, Buffer, or JSON). */
+/** One Server-Sent Event; `data` is sent as it is when a string, else as JSON. */
+export interface ServerSentEvent {
+  data?: unknown;
+  /** The event's type (`addEventListener(event, ...)` on the client). */
+  event?: string;
+  /** What a reconnecting client sends back as `Last-Event-ID`. */
+  id?: string | number;
+  /** The client's reconnection delay in milliseconds. */
+  retry?: number;
+  comment?: string;
+}
+
+/** A stream of Server-Sent Events (made by `sse()`). */
+export declare class EventStream {
+  constructor(source: AsyncIterable<ServerSentEvent | string> | Iterable<ServerSentEvent | string>, init?: { status?: number; headers?: Record<string, string | string[]> });
+}
+
+/**
+ * Sends `source`'s events as `text/event-stream`: the core frames them, keeps a quiet stream
+ * alive (`sseKeepAlive`) and ends it at shutdown.
+ */
+export declare function sse(source: AsyncIterable<ServerSentEvent | string> | Iterable<ServerSentEvent | string>, init?: { status?: number; headers?: Record<string, string | string[]> }): EventStream;
+
+/** An explicit response: status, headers, and a body (string, Buffer, JSON, or a stream sent chunk by chunk). */
 export declare class Response {
   constructor(body?: unknown, init?: { status?: number; headers?: Record<string, string | string[]>; type?: string });
   body: unknown;

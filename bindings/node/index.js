@@ -48,6 +48,45 @@ class Response {
   }
 }
 
+/**
+ * A stream of Server-Sent Events: `return sse(events())`, where `events` is an async (or sync)
+ * generator of `{ data, event, id, retry, comment }` objects or plain data (a string as it is,
+ * anything else as JSON). The core frames them, keeps a quiet stream alive and ends it at
+ * shutdown; read `ctx.header('last-event-id')` to resume after a reconnect.
+ */
+class EventStream {
+  constructor(source, { status = 200, headers = {} } = {}) {
+    if (iteratorOf(source) === null) throw new TypeError('ferrule: sse() takes an iterable, an async iterable or a stream');
+    this.source = source;
+    this.status = status;
+    this.headers = headers;
+  }
+}
+
+function sse(source, options) {
+  return new EventStream(source, options);
+}
+
+/**
+ * What a streamed result is iterated with: a Readable or a Web ReadableStream (both async
+ * iterable), an async iterator or generator, or a sync generator; null for anything else.
+ */
+function iteratorOf(value) {
+  if (value === null || typeof value !== 'object') return null;
+  if (typeof value[Symbol.asyncIterator] === 'function') return value[Symbol.asyncIterator]();
+  if (typeof value.getReader === 'function') return readerIterator(value.getReader());
+  if (typeof value.next === 'function' && typeof value[Symbol.iterator] === 'function') return value;
+  return null;
+}
+
+/** A Web ReadableStream without async iteration, read through its reader. */
+function readerIterator(reader) {
+  return {
+    next: () => reader.read(),
+    return: () => reader.cancel().then(() => ({ done: true, value: undefined })),
+  };
+}
+
 /** Throw to answer with an RFC 9457 problem response: `throw new HttpError(404, 'No such user')`. */
 class HttpError extends Error {
   constructor(status, detail, { headers } = {}) {
@@ -187,7 +226,7 @@ class App {
    * shutdownTimeout (ms, default 10 s). Connection limits (defaults in the README's table):
    * headerReadTimeout, bodyReadTimeout, minBodyRate (bytes/s), keepAliveTimeout (ms), sendTimeout (ms),
    * maxConnections, maxQueuedRequests (→ 503), http2MaxConcurrentStreams,
-   * http2KeepAliveInterval (ms); input limits: maxJsonDepth, maxMultipartParts,
+   * http2KeepAliveInterval (ms), sseKeepAlive (ms); input limits: maxJsonDepth, maxMultipartParts,
    * maxPartHeaderBytes, maxFilenameBytes. Logging: accessLog (a record per request), logLevel
    * ('debug', 'info' (default), 'warn', 'error', 'off'), logger (see loggerOf).
    */
@@ -282,6 +321,7 @@ class App {
       flushQueued = true;
       queueMicrotask(() => { flushQueued = false; native.flush(); });
     };
+    const streams = new Streams(native, logger, flushSoon);
     const run = (id, route, ctx) => {
       let result;
       try {
@@ -292,11 +332,11 @@ class App {
       }
       if (result !== null && typeof result === 'object' && typeof result.then === 'function') {
         result.then(
-          (value) => { answer(native, id, value, ctx, logger); flushSoon(); },
+          (value) => { answer(native, id, value, ctx, logger, streams); flushSoon(); },
           (error) => { failWith(native, id, error, ctx, logger); flushSoon(); },
         );
       } else {
-        answer(native, id, result, ctx, logger);
+        answer(native, id, result, ctx, logger, streams);
       }
     };
     const onJobs = () => {
@@ -313,14 +353,22 @@ class App {
           resolveClosed();
           return;
         }
-        // [id, route, method, path, params, query, headers, cookies, body, requestId] per request.
+        // [id, route, method, path, params, query, headers, cookies, body, requestId] per request,
+        // [-1, stream] per chunk wanted, [-2, stream] per stream whose client left.
         // Once synchronous handlers have kept this batch for a while, each further request is
         // checked before it starts: one whose deadline passed meanwhile is skipped (the client
         // already has its 504), so overruns do not pile up behind each other.
         const started = batch.length > 10 ? performance.now() : 0;
-        for (let i = 0; i < batch.length; i += 10) {
-          if (i > 0 && performance.now() - started > 5 && !native.wanted(batch[i])) continue;
-          run(batch[i], batch[i + 1], new Context(native, batch, i));
+        for (let i = 0; i < batch.length;) {
+          const id = batch[i];
+          if (id < 0) {
+            if (id === -1) streams.pull(batch[i + 1]);
+            else streams.release(batch[i + 1]);
+            i += 2;
+            continue;
+          }
+          if (!(i > 0 && performance.now() - started > 5 && !native.wanted(id))) run(id, batch[i + 1], new Context(native, batch, i));
+          i += 10;
         }
         native.flush();
       } catch (error) {
@@ -431,17 +479,27 @@ class Context {
   }
 }
 
-function answer(native, id, value, ctx, logger) {
+function answer(native, id, value, ctx, logger, streams) {
   try {
+    if (value instanceof EventStream) {
+      streams.start(id, iteratorOf(value.source), true, ctx, statusOf(value.status), flatHeaders(value.headers));
+      return;
+    }
     if (value instanceof Response) {
       const headers = flatHeaders(value.headers);
       if (value.type) headers.push('content-type', String(value.type));
-      native.replyResponse(id, statusOf(value.status), headers, value.body === undefined ? null : value.body);
+      const iterator = streamed(value.body) ? iteratorOf(value.body) : null;
+      if (iterator) streams.start(id, iterator, false, ctx, statusOf(value.status), headers);
+      else native.replyResponse(id, statusOf(value.status), headers, value.body === undefined ? null : value.body);
+      return;
+    }
+    if (streamed(value)) {
+      streams.start(id, iteratorOf(value), false, ctx, null, []);
       return;
     }
     const refused = unsendable(value);
     if (refused) {
-      handlerError(logger, ctx, `returned ${refused}, which cannot be sent (streamed responses are not supported yet)`);
+      handlerError(logger, ctx, `returned ${refused}, which cannot be sent`);
       native.fail(id, `returned ${refused}`);
       return;
     }
@@ -455,17 +513,107 @@ function answer(native, id, value, ctx, logger) {
 }
 
 /**
- * What a plain return value is, when it has no JSON form worth sending: a function, or a
- * stream or iterator that would serialise as `{}` or its internals.
+ * Whether a returned value is a stream to send chunk by chunk: a Readable, a Web
+ * ReadableStream, an async iterator or generator, or a generator. (Arrays, Maps and strings
+ * are iterable too, but are values: they are sent as JSON or text.)
  */
+function streamed(value) {
+  if (value === null || typeof value !== 'object' || Buffer.isBuffer(value) || ArrayBuffer.isView(value)) return false;
+  return typeof value[Symbol.asyncIterator] === 'function' || typeof value.getReader === 'function'
+    || (typeof value.next === 'function' && typeof value[Symbol.iterator] === 'function');
+}
+
+/** What a plain return value is, when it has no JSON form: a function. */
 function unsendable(value) {
   if (typeof value === 'function') return `a function (${value.name || 'anonymous'})`;
-  if (value === null || typeof value !== 'object') return null;
-  const name = (value.constructor && value.constructor.name) || 'Object';
-  if (typeof value.pipe === 'function' || typeof value.getReader === 'function') return `a stream (${name})`;
-  if (typeof value[Symbol.asyncIterator] === 'function') return `an async iterator (${name})`;
-  if (typeof value.next === 'function' && typeof value[Symbol.iterator] === 'function') return `an iterator (${name})`;
   return null;
+}
+
+/**
+ * The streams being sent, by the id the core pulls them with. The core asks for a stream's
+ * next chunk only when its client has taken the one before (`[-1, id]` in a dispatch batch),
+ * so a generator runs as fast as its client reads; a client that leaves (`[-2, id]`) closes the
+ * iterator (`return()`: a generator's `finally` runs, a Readable is destroyed).
+ */
+class Streams {
+  constructor(native, logger, flushSoon) {
+    this.native = native;
+    this.logger = logger;
+    this.flushSoon = flushSoon;
+    this.open = new Map();
+    this.nextId = 0;
+  }
+
+  start(requestId, iterator, events, ctx, status, headers) {
+    const id = this.nextId++;
+    this.open.set(id, { iterator, events, ctx });
+    this.native.replyStream(requestId, status, headers, id, events);
+  }
+
+  pull(id) {
+    const stream = this.open.get(id);
+    if (!stream) return;
+    let step;
+    try {
+      step = stream.iterator.next();
+    } catch (error) {
+      this.fail(id, stream, error);
+      return;
+    }
+    if (step !== null && typeof step === 'object' && typeof step.then === 'function') {
+      step.then((result) => { this.send(id, stream, result); this.flushSoon(); }, (error) => { this.fail(id, stream, error); this.flushSoon(); });
+    } else {
+      this.send(id, stream, step);
+    }
+  }
+
+  send(id, stream, result) {
+    if (!this.open.has(id)) return; // released while the chunk was on its way
+    try {
+      if (result.done) {
+        this.open.delete(id);
+        this.native.streamEnd(id);
+      } else if (stream.events) {
+        const event = result.value;
+        if (event !== null && typeof event === 'object' && !Array.isArray(event)) {
+          const { data, event: name, id: eventId, retry, comment } = event;
+          this.native.streamEvent(id, data === undefined ? null : data, name === undefined ? null : String(name),
+            eventId === undefined ? null : String(eventId), typeof retry === 'number' ? retry : null, comment === undefined ? null : String(comment));
+        } else {
+          this.native.streamEvent(id, event === undefined ? null : event, null, null, null, null);
+        }
+      } else {
+        const chunk = result.value;
+        this.native.streamChunk(id, ArrayBuffer.isView(chunk) && !Buffer.isBuffer(chunk) ? Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength) : chunk);
+      }
+    } catch (error) {
+      this.fail(id, stream, error);
+    }
+  }
+
+  fail(id, stream, error) {
+    this.open.delete(id);
+    handlerError(this.logger, stream.ctx, 'the stream threw', error);
+    this.native.streamFail(id, error && error.name ? `${error.name} thrown by the stream` : 'the stream failed');
+    this.close(stream);
+  }
+
+  release(id) {
+    const stream = this.open.get(id);
+    if (!stream) return;
+    this.open.delete(id);
+    this.close(stream);
+  }
+
+  close(stream) {
+    if (typeof stream.iterator.return !== 'function') return;
+    try {
+      const closed = stream.iterator.return();
+      if (closed && typeof closed.then === 'function') closed.then(undefined, (error) => handlerError(this.logger, stream.ctx, 'closing the stream threw', error));
+    } catch (error) {
+      handlerError(this.logger, stream.ctx, 'closing the stream threw', error);
+    }
+  }
 }
 
 /** A status as given; the core refuses anything that is not a whole number in 200-599. */
@@ -535,6 +683,8 @@ module.exports = {
   App,
   Response,
   HttpError,
+  EventStream,
+  sse,
   version: native.version,
   problemJson: native.problemJson,
 };

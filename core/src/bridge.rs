@@ -315,14 +315,15 @@ pub fn is_abandoned(reply: &Reply) -> bool {
 
 /// Serves `app` on `listener` from a runtime of its own (`threads` workers, one per core by
 /// default), leaving the calling (interpreter) thread free. The server is listening when this
-/// returns, and `replies` are delivered inside that runtime. Sending on the returned channel
-/// (or dropping it) starts the drain; once it has ended and the runtime's threads are gone,
-/// `on_stopped` runs with its outcome on a thread of its own.
-pub fn serve_in_background<T: Send + 'static>(
+/// returns, and `deliver` (the tasks that deliver replies, [`ReplyBatch::deliver`]) runs inside
+/// that runtime. Sending on the returned channel (or dropping it) starts the drain; once it has
+/// ended and the runtime's threads are gone, `on_stopped` runs with its outcome on a thread of
+/// its own.
+pub fn serve_in_background(
     app: App,
     listener: std::net::TcpListener,
     threads: Option<usize>,
-    replies: &Arc<ReplyBatch<T>>,
+    deliver: impl std::future::Future<Output = ()> + Send + 'static,
     logs: &crate::log::Logs,
     on_stopped: impl FnOnce(Result<(), ShutdownError>) + Send + 'static,
 ) -> Result<tokio::sync::oneshot::Sender<()>, String> {
@@ -335,7 +336,7 @@ pub fn serve_in_background<T: Send + 'static>(
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
     let server = runtime.block_on(app.serve_std(listener)).map_err(|e| e.to_string())?;
-    runtime.spawn(replies.clone().deliver());
+    runtime.spawn(deliver);
     let (stop, stop_requested) = tokio::sync::oneshot::channel::<()>();
     let on_server_thread = logs.on_thread_start();
     std::thread::Builder::new()

@@ -25,6 +25,7 @@ mod response;
 mod route;
 mod server;
 pub mod spec;
+pub mod stream;
 pub mod validation;
 mod value;
 
@@ -34,7 +35,7 @@ pub use key_cache::KeyCache;
 pub use path::{PathParam, PathTemplate};
 pub use problem::{Issue, LocSegment, Problem, PROBLEM_JSON, VALIDATION_PROBLEM_TYPE};
 pub use request::{cookie_pairs, query_pairs, Body, ExtractError, RequestData};
-pub use response::{IntoResponse, Json, Response};
+pub use response::{IntoResponse, Json, Response, ResponseBody};
 pub use server::{bind, is_body_timeout, listener_from_fd, shutdown_signal, BodyTimeout, Server, ShutdownError};
 pub use spec::{AppConfig, BodyKind, BodySpec, CompressionConfig, CorsConfig, ParamSpec, RouteSpec};
 pub use value::{DateTimeValue, Params, UploadedFile, Value};

@@ -2,6 +2,7 @@
 
 use crate::handler::HandlerError;
 use crate::problem::Problem;
+use crate::stream::BodyStream;
 use bytes::Bytes;
 use http::{header, HeaderMap, HeaderName, HeaderValue, StatusCode};
 use serde::Serialize;
@@ -17,17 +18,52 @@ pub(crate) fn status_code(code: i64) -> Result<StatusCode, String> {
         .ok_or_else(|| format!("{code} is not an HTTP status a response can have (200-599)"))
 }
 
-/// A complete response: status, headers and body bytes.
-#[derive(Debug, Clone)]
+/// A response: status, headers, and a body that is whole or streamed.
+#[derive(Debug)]
 pub struct Response {
     pub status: StatusCode,
     pub headers: HeaderMap,
-    pub body: Bytes,
+    pub body: ResponseBody,
+}
+
+/// All of a body at once, or chunks as a producer makes them (see [`crate::stream`]).
+#[derive(Debug)]
+pub enum ResponseBody {
+    Full(Bytes),
+    Stream(BodyStream),
+}
+
+impl ResponseBody {
+    /// The bytes of a whole body; `None` for a stream.
+    pub fn bytes(&self) -> Option<&Bytes> {
+        match self {
+            ResponseBody::Full(bytes) => Some(bytes),
+            ResponseBody::Stream(_) => None,
+        }
+    }
 }
 
 impl Response {
     pub fn new(status: StatusCode) -> Self {
-        Response { status, headers: HeaderMap::new(), body: Bytes::new() }
+        Response { status, headers: HeaderMap::new(), body: ResponseBody::Full(Bytes::new()) }
+    }
+
+    /// A streamed body (`application/octet-stream` unless a `content-type` is set after).
+    pub fn stream(body: BodyStream) -> Self {
+        let mut response = Response::new(StatusCode::OK).with_header(header::CONTENT_TYPE, HeaderValue::from_static("application/octet-stream"));
+        response.body = ResponseBody::Stream(body);
+        response
+    }
+
+    /// A stream of Server-Sent Events ([`BodyStream::events`], or encoded events from a
+    /// binding), with the headers an event stream needs: its content type, `no-cache` (a
+    /// cache must not replay a live feed), and `x-accel-buffering: no`, so a proxy in front
+    /// (nginx) passes each event on instead of buffering the response.
+    pub fn events(body: BodyStream) -> Self {
+        Response::stream(body)
+            .with_header(header::CONTENT_TYPE, HeaderValue::from_static(EVENT_STREAM))
+            .with_header(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"))
+            .with_header(HeaderName::from_static("x-accel-buffering"), HeaderValue::from_static("no"))
     }
 
     /// Already-serialised JSON (bindings serialise native objects straight into bytes).
@@ -67,7 +103,7 @@ impl Response {
     }
 
     pub fn with_body(mut self, body: impl Into<Bytes>) -> Self {
-        self.body = body.into();
+        self.body = ResponseBody::Full(body.into());
         self
     }
 
@@ -133,18 +169,37 @@ impl Response {
         Ok(())
     }
 
-    pub(crate) fn into_http(self) -> http::Response<axum::body::Body> {
+    /// Whether this is an event stream (by its content type, however it was set).
+    pub fn is_event_stream(&self) -> bool {
+        is_event_stream(&self.headers)
+    }
+
+    /// The response a route's handler gave, as axum sends it; a stream's failure is logged
+    /// with `route`.
+    pub(crate) fn into_http(self, route: &std::sync::Arc<str>) -> http::Response<axum::body::Body> {
+        let event_stream = self.is_event_stream();
         // 204 and 304 never carry a body (RFC 9110 §15.3.5, §15.4.5).
-        let body = if self.status == StatusCode::NO_CONTENT || self.status == StatusCode::NOT_MODIFIED {
-            Bytes::new()
-        } else {
-            self.body
+        let body = match self.body {
+            _ if self.status == StatusCode::NO_CONTENT || self.status == StatusCode::NOT_MODIFIED => axum::body::Body::empty(),
+            ResponseBody::Full(bytes) => axum::body::Body::from(bytes),
+            ResponseBody::Stream(stream) => stream.logged(route.clone(), event_stream).into_body(),
         };
-        let mut response = http::Response::new(axum::body::Body::from(body));
+        let mut response = http::Response::new(body);
         *response.status_mut() = self.status;
         *response.headers_mut() = self.headers;
         response
     }
+}
+
+pub(crate) const EVENT_STREAM: &str = "text/event-stream";
+
+/// Whether `headers` say the body is an event stream (`text/event-stream`, any parameters).
+pub(crate) fn is_event_stream(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case(EVENT_STREAM))
 }
 
 /// Anything a Rust handler may return.
@@ -168,7 +223,7 @@ mod tests {
         assert_eq!(header_values(&response, "set-cookie"), ["a=1", "b=2"]);
         assert_eq!(header_values(&response, "content-type"), ["text/html"]);
         let empty = Response::from_parts(204, None, [("x", "y")]).unwrap();
-        assert!(empty.body.is_empty() && empty.headers.get("content-type").is_none());
+        assert!(empty.body.bytes().is_some_and(|b| b.is_empty()) && empty.headers.get("content-type").is_none());
     }
 
     #[test]

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub(crate) struct CompiledRoute {
-    pub(crate) label: String,
+    pub(crate) label: std::sync::Arc<str>,
     path: ParamSet,
     query: ParamSet,
     headers: ParamSet,
@@ -65,7 +65,7 @@ impl CompiledRoute {
             // A route's own 0 switches the app's deadline off for it, as 0 does for every timeout.
             timeout: spec.timeout_ms.or(config.timeout_ms).filter(|ms| *ms > 0).map(Duration::from_millis),
             handler,
-            label,
+            label: label.into(),
         })
     }
 
@@ -145,7 +145,7 @@ impl CompiledRoute {
             None => run.await,
         };
         match outcome {
-            Ok(Ok(response)) => response.into_http(),
+            Ok(Ok(response)) => response.into_http(&self.label),
             Ok(Err(error)) if error.kind() == HandlerErrorKind::Overloaded => {
                 let mut response = Problem::status(StatusCode::SERVICE_UNAVAILABLE)
                     .with_detail("The server is busy; try again shortly.")

@@ -213,6 +213,9 @@ pub struct AppConfig {
     pub http2_max_concurrent_streams: u32,
     /// HTTP/2: interval of keep-alive pings to an idle peer; 0 switches them off.
     pub http2_keep_alive_interval_ms: u64,
+    /// Server-Sent Events: a comment line is sent when an event stream has been quiet this
+    /// long, so proxies and load balancers do not close it as idle; 0 switches it off.
+    pub sse_keep_alive_ms: u64,
     /// Deepest nesting of arrays and objects accepted in a JSON body (1 to 127).
     pub max_json_depth: usize,
     /// Multipart bodies: most parts in one body.
@@ -244,6 +247,7 @@ impl Default for AppConfig {
             max_queued_requests: 1024,
             http2_max_concurrent_streams: 200,
             http2_keep_alive_interval_ms: 30_000,
+            sse_keep_alive_ms: 15_000,
             max_json_depth: 127,
             max_multipart_parts: 1000,
             max_part_header_bytes: 8 * 1024,

@@ -10,7 +10,8 @@
 use crate::raw::{self, Env};
 use crate::{shapes, to_js, to_json};
 use ferrule_core::bridge::{is_abandoned, Outcome, Reply};
-use ferrule_core::host::{lock, Call, Host, HostError, Listen, Serving, Wake};
+use ferrule_core::host::{lock, Call, Host, HostError, Job, Listen, PullReply, Pulled, Serving, StreamId, Wake};
+use ferrule_core::stream::Event;
 use ferrule_core::log::{FieldValue, LogRecord, LogWake};
 use ferrule_core::{HandlerError, Response};
 use napi::bindgen_prelude::*;
@@ -28,6 +29,9 @@ struct Running {
     /// Requests handed to JavaScript and not answered yet.
     pending: Vec<Option<Pending>>,
     free: Vec<u32>,
+    /// Streams whose next chunk the core waits for (one pull at a time per stream), by the
+    /// id the glue gave the stream.
+    pulls: std::collections::HashMap<StreamId, PullReply>,
 }
 
 struct Pending {
@@ -154,7 +158,7 @@ impl NativeApp {
         }
         let serving = self.host.serve(listen, threads.map(|t| t as usize), wake, "the JavaScript side").map_err(host_error)?;
         let bound = serving.port();
-        *running = Some(Running { serving, pending: Vec::new(), free: Vec::new() });
+        *running = Some(Running { serving, pending: Vec::new(), free: Vec::new(), pulls: Default::default() });
         Ok(bound as u32)
     }
 
@@ -167,14 +171,15 @@ impl NativeApp {
     }
 
     /// Every waiting request as `[id, route, …context parts]` repeated (see
-    /// `to_js::context_parts`); `null` once the server has stopped.
+    /// `to_js::context_parts`), and stream jobs as `[-1, stream]` (a pull) or `[-2, stream]`
+    /// (a release); `null` once the server has stopped.
     #[napi]
     pub fn dispatch(&self, env: napi::Env) -> Result<Js> {
         let env = Env(env.raw());
         let mut guard = lock(&self.running);
         let Some(running) = guard.as_mut() else { return env.null().map(Js).map_err(js_error) };
-        let mut calls = Vec::new();
-        running.serving.mailbox().take_all(&mut calls);
+        let mut jobs = Vec::new();
+        running.serving.mailbox().take_all(&mut jobs);
         if let Some(outcome) = running.serving.outcome() {
             // The runtime is gone before the outcome is known, and with it every request
             // still waiting: calls taken with it have nobody to answer.
@@ -183,8 +188,25 @@ impl NativeApp {
             }
             return env.null().map(Js).map_err(js_error);
         }
-        let mut entries = Vec::with_capacity(calls.len() * (2 + to_js::CONTEXT_PARTS));
-        for Call { route, mut request, reply } in calls {
+        let mut entries = Vec::with_capacity(jobs.len() * (2 + to_js::CONTEXT_PARTS));
+        for job in jobs {
+            let (route, mut request, reply) = match job {
+                Job::Call(Call { route, request, reply }) => (route, request, reply),
+                // `[-1, stream]`: the core wants the stream's next chunk (`streamChunk`, …).
+                Job::Pull(pull) => {
+                    if !pull.is_abandoned() {
+                        running.pulls.insert(pull.stream, pull.reply);
+                        entries.extend([env.int(-1).map_err(js_error)?, env.number(pull.stream as f64).map_err(js_error)?]);
+                    }
+                    continue;
+                }
+                // `[-2, stream]`: its client left; the glue closes the producer.
+                Job::Release(stream) => {
+                    running.pulls.remove(&stream);
+                    entries.extend([env.int(-2).map_err(js_error)?, env.number(stream as f64).map_err(js_error)?]);
+                    continue;
+                }
+            };
             if is_abandoned(&reply) {
                 continue;
             }
@@ -305,6 +327,89 @@ impl NativeApp {
         Ok(())
     }
 
+    /// Answers request `id` with a stream the glue keeps as `stream` (a Readable, an async
+    /// iterator, a `ReadableStream`): chunks are pulled as the client takes them; `events`
+    /// makes it a Server-Sent Events stream. `status` null: the route's.
+    #[napi]
+    pub fn reply_stream(&self, id: u32, status: Option<f64>, headers: Vec<String>, stream: f64, events: bool) -> Result<()> {
+        let Some((reply, route_status)) = self.take(id) else { return Ok(()) };
+        let status = status.map_or(i64::from(route_status.as_u16()), whole);
+        let body = {
+            let guard = lock(&self.running);
+            let Some(running) = guard.as_ref() else { return Ok(()) };
+            running.serving.stream(stream as StreamId)
+        };
+        let body = if events { Response::events(body) } else { Response::stream(body) };
+        self.push(reply, Response::from_parts(status, Some(body), pairs(&headers)));
+        Ok(())
+    }
+
+    /// The stream's next chunk: a string (UTF-8) or a Buffer / Uint8Array.
+    #[napi]
+    pub fn stream_chunk(&self, env: napi::Env, stream: f64, chunk: Js) -> Result<()> {
+        let env = Env(env.raw());
+        let outcome = match env.kind(chunk.0) {
+            Ok(raw::Kind::String) => env.as_string(chunk.0).map(|text| ferrule_core::bytes::Bytes::from(text.into_bytes())).map_err(|e| e.0.to_owned()),
+            Ok(raw::Kind::Object) => env.bytes(chunk.0).map_err(|e| e.0.to_owned()).and_then(|b| b.map(Into::into).ok_or_else(|| "an object".to_owned())),
+            Ok(kind) => Err(format!("{kind:?}").to_lowercase()),
+            Err(e) => Err(e.0.to_owned()),
+        };
+        let outcome = outcome
+            .map(|chunk| Pulled { chunks: vec![chunk], end: false })
+            .map_err(|kind| HandlerError::new(format!("produced a chunk that cannot be sent: {kind} (chunks are strings or Buffers)")));
+        self.answer_pull(stream, outcome);
+        Ok(())
+    }
+
+    /// The event stream's next event: `data` (a string as it is, anything else as JSON) and
+    /// the optional fields of a Server-Sent Event.
+    #[napi]
+    pub fn stream_event(&self, env: napi::Env, stream: f64, data: Js, name: Option<String>, id: Option<String>, retry: Option<f64>, comment: Option<String>) -> Result<()> {
+        let env = Env(env.raw());
+        let data = match env.kind(data.0) {
+            Ok(raw::Kind::Undefined | raw::Kind::Null) => Ok(None),
+            Ok(raw::Kind::String) => env.as_string(data.0).map(Some).map_err(|e| e.0.to_owned()),
+            Ok(_) => to_json::to_vec(env, data.0).and_then(|json| String::from_utf8(json).map_err(|e| e.to_string())).map(Some),
+            Err(e) => Err(e.0.to_owned()),
+        };
+        let event = data.and_then(|data| {
+            let mut event = Event::default();
+            if let Some(data) = data {
+                event = event.with_data(data);
+            }
+            if let Some(name) = name {
+                event = event.with_name(name);
+            }
+            if let Some(id) = id {
+                event = event.with_id(id);
+            }
+            if let Some(retry) = retry.filter(|r| r.is_finite() && *r >= 0.0) {
+                event = event.with_retry(std::time::Duration::from_millis(retry as u64));
+            }
+            if let Some(comment) = comment {
+                event = event.with_comment(comment);
+            }
+            event.encode().map_err(|e| e.to_string())
+        });
+        let outcome = event
+            .map(|chunk| Pulled { chunks: vec![chunk], end: false })
+            .map_err(|message| HandlerError::new(format!("produced an event that cannot be sent: {message}")));
+        self.answer_pull(stream, outcome);
+        Ok(())
+    }
+
+    /// The stream ended (its producer is done).
+    #[napi]
+    pub fn stream_end(&self, stream: f64) {
+        self.answer_pull(stream, Ok(Pulled { chunks: Vec::new(), end: true }));
+    }
+
+    /// The stream's producer failed (the glue has logged why); `log` is for the server's log.
+    #[napi]
+    pub fn stream_fail(&self, stream: f64, log: String) {
+        self.answer_pull(stream, Err(HandlerError::new(log)));
+    }
+
     /// Answers request `id` after its handler threw an `HttpError`: its problem response.
     #[napi]
     pub fn fail_http(&self, id: u32, status: f64, detail: Option<String>, headers: Vec<String>) -> Result<()> {
@@ -371,6 +476,14 @@ impl NativeApp {
         let slot = running.pending.get_mut(id as usize)?.take()?;
         running.free.push(id);
         Some((slot.reply, slot.status))
+    }
+
+    fn answer_pull(&self, stream: f64, outcome: ferrule_core::host::PullOutcome) {
+        let mut guard = lock(&self.running);
+        let Some(running) = guard.as_mut() else { return };
+        if let Some(reply) = running.pulls.remove(&(stream as StreamId)) {
+            running.serving.answer_pull(reply, outcome);
+        }
     }
 
     fn push(&self, reply: Reply, outcome: Outcome) {

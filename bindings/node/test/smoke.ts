@@ -1,6 +1,6 @@
 // Type-checked (tsc --strict) against the installed package's index.d.ts: the README's usage,
 // with path parameter types inferred from the template.
-import { App, HttpError, Response, version } from "ferrule";
+import { App, HttpError, Response, sse, version } from "ferrule";
 
 const app = new App({ bodyLimit: 1 << 20 });
 
@@ -25,6 +25,18 @@ app.get("/teapot", () => {
 });
 
 app.get("/raw", () => new Response(Buffer.from("bytes"), { status: 200, type: "application/octet-stream" }));
+
+app.get("/report.csv", function* rows() {
+  yield "id\n";
+  yield Buffer.from("1\n");
+});
+
+app.get("/ticks", (ctx) => {
+  const start = Number(ctx.header("last-event-id") ?? 0);
+  return sse((async function* ticks() {
+    yield { data: { n: start + 1 }, event: "tick", id: start + 1 };
+  })());
+});
 
 export async function main(): Promise<void> {
   const info = await app.listen({ host: "127.0.0.1", port: 0, handleSignals: false });

@@ -19,13 +19,24 @@ from ._ferrule import PROBLEM_JSON, __version__
 from .app import App, DrainTimeout
 from .params import Body, Cookie, Field, File, Form, Header, Path, Query
 from .request import Request, UploadFile
-from .responses import HTMLResponse, HTTPException, JSONResponse, PlainTextResponse, RedirectResponse, Response
+from .responses import (
+    EventSourceResponse,
+    HTMLResponse,
+    HTTPException,
+    JSONResponse,
+    PlainTextResponse,
+    RedirectResponse,
+    Response,
+    ServerSentEvent,
+    StreamingResponse,
+)
 
 __all__ = [
     "App",
     "Body",
     "Cookie",
     "DrainTimeout",
+    "EventSourceResponse",
     "Field",
     "File",
     "Form",
@@ -40,6 +51,8 @@ __all__ = [
     "RedirectResponse",
     "Request",
     "Response",
+    "ServerSentEvent",
+    "StreamingResponse",
     "UploadFile",
     "__version__",
 ]

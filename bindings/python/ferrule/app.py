@@ -92,7 +92,8 @@ class App:
     Connection limits (defaults in the README's table): ``header_read_timeout_ms``,
     ``body_read_timeout_ms``, ``min_body_rate`` (bytes/s), ``keep_alive_timeout_ms``,
     ``send_timeout_ms``, ``max_connections``, ``max_queued_requests`` (→ 503), ``http2_max_concurrent_streams``,
-    ``http2_keep_alive_interval_ms``; input limits: ``max_json_depth``, ``max_multipart_parts``,
+    ``http2_keep_alive_interval_ms``, ``sse_keep_alive_ms`` (a comment on a quiet event stream,
+    default 15 s); input limits: ``max_json_depth``, ``max_multipart_parts``,
     ``max_part_header_bytes``, ``max_filename_bytes``.
     """
 
@@ -117,6 +118,7 @@ class App:
         max_queued_requests: Optional[int] = None,
         http2_max_concurrent_streams: Optional[int] = None,
         http2_keep_alive_interval_ms: Optional[int] = None,
+        sse_keep_alive_ms: Optional[int] = None,
         max_json_depth: Optional[int] = None,
         max_multipart_parts: Optional[int] = None,
         max_part_header_bytes: Optional[int] = None,
@@ -141,6 +143,7 @@ class App:
             "max_queued_requests": max_queued_requests,
             "http2_max_concurrent_streams": http2_max_concurrent_streams,
             "http2_keep_alive_interval_ms": http2_keep_alive_interval_ms,
+            "sse_keep_alive_ms": sse_keep_alive_ms,
             "max_json_depth": max_json_depth,
             "max_multipart_parts": max_multipart_parts,
             "max_part_header_bytes": max_part_header_bytes,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime
 import email.utils
-from typing import Any, Literal, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, AsyncIterable, Iterable, Literal, Mapping, Optional, Sequence, Tuple, Union
 
 __all__ = [
     "Response",
@@ -19,6 +19,9 @@ __all__ = [
     "PlainTextResponse",
     "HTMLResponse",
     "RedirectResponse",
+    "StreamingResponse",
+    "EventSourceResponse",
+    "ServerSentEvent",
     "HTTPException",
 ]
 
@@ -38,7 +41,7 @@ class Response:
     value.
     """
 
-    __slots__ = ("status", "headers", "body", "media_type", "as_json")
+    __slots__ = ("status", "headers", "body", "media_type", "as_json", "stream", "events")
 
     def __init__(
         self,
@@ -60,6 +63,8 @@ class Response:
         self.body: Any = body if body is not None else content
         self.media_type = media_type
         self.as_json = False
+        self.stream: Any = None
+        self.events = False
 
     # -- FastAPI's names for the same fields ------------------------------------------------
 
@@ -170,6 +175,78 @@ class RedirectResponse(Response):
     def __init__(self, url: str, status_code: int = 307, headers: Optional[Headers] = None) -> None:
         super().__init__(status_code, headers)
         self.set_header("location", url)
+
+
+Chunk = Union[bytes, bytearray, memoryview, str]
+
+
+class StreamingResponse(Response):
+    """Sends ``content`` as it is produced: a generator (or any iterable) of ``bytes`` or
+    ``str`` chunks, sync or async. A chunk is asked for only when the client has taken the
+    one before, so the generator runs as fast as its client reads; a client that leaves
+    closes it (its ``finally`` runs). A sync generator runs on the event loop's thread, like a
+    ``def`` handler: one that blocks should be an ``async`` generator. Streams are never
+    compressed (a compressor would hold chunks back)."""
+
+    def __init__(
+        self,
+        content: Union[Iterable[Chunk], AsyncIterable[Chunk]],
+        status_code: int = 200,
+        headers: Optional[Headers] = None,
+        media_type: Optional[str] = None,
+    ) -> None:
+        super().__init__(status_code, headers, media_type=media_type)
+        self.stream = content
+
+
+class ServerSentEvent:
+    """One Server-Sent Event. ``data`` is sent as it is when a ``str``, else as JSON; line
+    breaks in it become separate ``data:`` lines. ``event`` names the event's type, ``id`` is
+    what a reconnecting client sends back as ``Last-Event-ID``, ``retry`` (milliseconds) sets
+    the client's reconnection delay, and ``comment`` is a line clients ignore."""
+
+    __slots__ = ("data", "event", "id", "retry", "comment")
+    __ferrule_event__ = True
+
+    def __init__(
+        self,
+        data: Any = None,
+        *,
+        event: Optional[str] = None,
+        id: Union[str, int, None] = None,
+        retry: Optional[int] = None,
+        comment: Optional[str] = None,
+    ) -> None:
+        self.data = data
+        self.event = event
+        self.id = id
+        self.retry = retry
+        self.comment = comment
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__ if getattr(self, name) is not None)
+        return f"ServerSentEvent({fields})"
+
+
+Event = Union[ServerSentEvent, Mapping[str, Any], str]
+
+
+class EventSourceResponse(Response):
+    """A stream of Server-Sent Events (``text/event-stream``) from a generator, sync or async,
+    of ``ServerSentEvent``s, dicts of the same fields, or plain data (``str`` as it is,
+    anything else as JSON). Read the ``last-event-id`` header to resume after a reconnect. A
+    quiet stream gets a keep-alive comment every ``sse_keep_alive_ms`` (an ``App`` setting);
+    at shutdown the stream ends and the client's ``EventSource`` reconnects."""
+
+    def __init__(
+        self,
+        content: Union[Iterable[Event], AsyncIterable[Event]],
+        status_code: int = 200,
+        headers: Optional[Headers] = None,
+    ) -> None:
+        super().__init__(status_code, headers)
+        self.stream = content
+        self.events = True
 
 
 class HTTPException(Exception):

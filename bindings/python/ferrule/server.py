@@ -46,6 +46,29 @@ async def run_handler(call: "_ferrule.PendingCall") -> None:
         call.finish(result)
 
 
+async def pull_next(pull: "_ferrule.PendingPull") -> None:
+    """The next item of an async stream producer, as a task on the loop (``pull`` is a
+    ``_ferrule.PendingPull``). Cancelled when the client leaves: the cancellation is thrown into
+    the generator, whose ``finally`` runs."""
+    try:
+        item = await pull.next()
+    except StopAsyncIteration:
+        pull.end()
+    except asyncio.CancelledError:
+        raise
+    except BaseException as exc:
+        pull.fail(exc)
+        if not isinstance(exc, Exception):
+            raise
+    else:
+        pull.send(item)
+
+
+def start_task(coroutine: Any) -> "asyncio.Task[Any]":
+    """Runs ``coroutine`` as a task on the loop of this thread."""
+    return asyncio.get_running_loop().create_task(coroutine)
+
+
 _AFTER_THE_CORE = 0.005
 
 

@@ -33,7 +33,7 @@ impl NativeApp {
     #[new]
     fn new(config_json: &str, response_type: Py<PyAny>, http_exception_type: Py<PyAny>) -> PyResult<Self> {
         let host = Host::from_json(config_json).map_err(host_error)?;
-        Ok(NativeApp { host, types: Arc::new(ResultTypes { response: response_type, http_exception: http_exception_type }) })
+        Ok(NativeApp { host, types: Arc::new(ResultTypes { response: response_type, http_exception: http_exception_type, streams: Default::default() }) })
     }
 
     /// Declares a route. `spec_json` is a core `RouteSpec`; `arguments` lists

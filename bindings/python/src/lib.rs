@@ -11,6 +11,7 @@ mod request;
 mod response;
 mod route;
 mod server;
+mod stream;
 
 use pyo3::prelude::*;
 
@@ -29,6 +30,7 @@ mod _ferrule {
     use super::logs::LogDrain;
     #[pymodule_export]
     use super::server::ServerHandle;
+
 
     /// A path template in the core's spelling (`/users/:id` → `/users/{id}`).
     #[pyo3::pyfunction]

@@ -1,26 +1,38 @@
 //! A handler's result (or exception) → the core's `Response`.
 //!
-//! str → text/plain, bytes → application/octet-stream, `ferrule.Response` → as given, anything
+//! str → text/plain, bytes → application/octet-stream, `ferrule.Response` → as given (a
+//! `StreamingResponse` or `EventSourceResponse` streams its content, [`crate::stream`]), anything
 //! else → JSON serialised by Rust. `ferrule.HTTPException` → its problem response. Any other
 //! exception, or a result that cannot be serialised, is logged with its traceback and becomes a
 //! bare 500: nothing of it reaches the client.
 
 use crate::convert::to_json;
 use crate::route::PyRoute;
-use ferrule_core::host::HostRoute;
+use crate::stream::Streams;
+use ferrule_core::host::{HostRoute, Inbox};
+use ferrule_core::stream::BodyStream;
 use ferrule_core::{HandlerError, Response};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyString};
+use std::sync::Arc;
 
-/// The Python classes the results are checked against (`ferrule.Response`, `ferrule.HTTPException`).
+/// The Python classes the results are checked against (`ferrule.Response`, `ferrule.HTTPException`),
+/// and the stream producers results have started.
 pub struct ResultTypes {
     pub response: Py<PyAny>,
     pub http_exception: Py<PyAny>,
+    pub streams: Arc<Streams>,
 }
 
-pub fn from_result(py: Python<'_>, types: &ResultTypes, route: &HostRoute<PyRoute>, result: &Bound<'_, PyAny>) -> Result<Response, HandlerError> {
+pub fn from_result(
+    py: Python<'_>,
+    types: &ResultTypes,
+    inbox: &Inbox<PyRoute>,
+    route: &Arc<HostRoute<PyRoute>>,
+    result: &Bound<'_, PyAny>,
+) -> Result<Response, HandlerError> {
     if result.is_instance(types.response.bind(py)).unwrap_or(false) {
-        return explicit(result);
+        return explicit(result, |content, events| types.streams.start(inbox, route, content, events));
     }
     // The core logs the message with the route; the client gets a bare 500.
     let body = body(result).map_err(|message| HandlerError::new(format!("returned a value that cannot be sent: {message}")))?;
@@ -61,13 +73,22 @@ fn unsendable(message: String) -> HandlerError {
     HandlerError::new(format!("returned a response that cannot be sent: {message}"))
 }
 
-/// `ferrule.Response(content, status_code, headers, media_type)`.
-fn explicit(result: &Bound<'_, PyAny>) -> Result<Response, HandlerError> {
+/// `ferrule.Response(content, status_code, headers, media_type)`; `start_stream(content,
+/// events)` takes a streamed response's producer.
+fn explicit(
+    result: &Bound<'_, PyAny>,
+    start_stream: impl FnOnce(&Bound<'_, PyAny>, bool) -> Result<BodyStream, String>,
+) -> Result<Response, HandlerError> {
     let attr = |name: &str| result.getattr(name).map_err(|e| unsendable(e.to_string()));
     let status: i64 = attr("status")?.extract().map_err(|_| unsendable("Response.status must be an int".into()))?;
     let content = attr("body")?;
     let as_json = attr("as_json")?.is_truthy().unwrap_or(false);
-    let body = if as_json {
+    let stream = attr("stream")?;
+    let body = if !stream.is_none() {
+        let events = attr("events")?.is_truthy().unwrap_or(false);
+        let body = start_stream(&stream, events).map_err(unsendable)?;
+        Some(if events { Response::events(body) } else { Response::stream(body) })
+    } else if as_json {
         Some(Response::json_bytes(to_json::to_vec(&content).map_err(unsendable)?))
     } else if content.is_none() {
         None

@@ -16,7 +16,7 @@
 use crate::response::{self, ResultTypes};
 use crate::route::PyRoute;
 use ferrule_core::bridge::{is_abandoned, Reply};
-use ferrule_core::host::{lock, Call, HostRoute, Serving};
+use ferrule_core::host::{lock, Call, HostRoute, Job, Serving};
 use ferrule_core::RequestData;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -65,10 +65,14 @@ impl ServerHandle {
 
     /// Runs every waiting job. Called by the event loop when the doorbell rings.
     fn dispatch(&self, py: Python<'_>) -> PyResult<()> {
-        let mut calls = Vec::new();
-        self.serving.mailbox().take_all(&mut calls);
-        for Call { route, request, reply } in calls {
-            self.run(py, route, request, reply);
+        let mut jobs = Vec::new();
+        self.serving.mailbox().take_all(&mut jobs);
+        for job in jobs {
+            match job {
+                Job::Call(Call { route, request, reply }) => self.run(py, route, request, reply),
+                Job::Pull(pull) => self.types.streams.pull(py, &self.serving, pull),
+                Job::Release(stream) => self.types.streams.release(py, stream),
+            }
         }
         self.serving.flush();
         match self.serving.outcome() {
@@ -88,7 +92,7 @@ impl ServerHandle {
             return self.schedule(py, route, request, reply);
         }
         let outcome = match route.data.call(py, request) {
-            Ok(result) => response::from_result(py, &self.types, &route, &result),
+            Ok(result) => response::from_result(py, &self.types, &self.serving, &route, &result),
             Err(error) => response::from_exception(py, &self.types, &route, error),
         };
         self.serving.answer(reply, outcome);
@@ -189,7 +193,7 @@ impl PendingCall {
     fn answer(&self, py: Python<'_>, outcome: PyResult<Bound<'_, PyAny>>) {
         let Some(reply) = lock(&self.state).reply.take() else { return };
         let outcome = match outcome {
-            Ok(result) => response::from_result(py, &self.types, &self.route, &result),
+            Ok(result) => response::from_result(py, &self.types, &self.serving, &self.route, &result),
             Err(error) => response::from_exception(py, &self.types, &self.route, error),
         };
         self.serving.answer(reply, outcome);

@@ -15,7 +15,7 @@ use crate::types::Types;
 use crate::{logs, response, to_ruby};
 use ferrule_core::log::LogWake;
 use ferrule_core::bridge::{is_abandoned, Waited};
-use ferrule_core::host::{lock, Call, Host, HostError, InProcess, Inbox, Listen, Serving, Wake};
+use ferrule_core::host::{lock, Call, Host, HostError, InProcess, Inbox, Job, Listen, Serving, Wake};
 use ferrule_core::HandlerError;
 use magnus::{block::Proc, gc::Marker, DataTypeFunctions, Error, Module, RArray, RClass, RString, Ruby, TypedData};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -229,9 +229,11 @@ impl NativeApp {
 
     /// Runs a batch of calls and sends their answers. When one propagates an exception (a
     /// kill, an `Interrupt`), the rest are answered as failed and the exception goes on.
-    fn run_all(&self, ruby: &Ruby, handlers: RArray, calls: &mut Vec<Call<RbRoute>>, inbox: &Inbox<RbRoute>) -> Result<(), Error> {
+    fn run_all(&self, ruby: &Ruby, handlers: RArray, jobs: &mut Vec<Job<RbRoute>>, inbox: &Inbox<RbRoute>) -> Result<(), Error> {
         let mut result = Ok(());
-        for call in calls.drain(..) {
+        for job in jobs.drain(..) {
+            // Ruby handlers start no streams yet, so no pull or release is ever asked of them.
+            let Job::Call(call) = job else { continue };
             if result.is_ok() {
                 result = self.run(ruby, handlers, call, inbox);
             } else {

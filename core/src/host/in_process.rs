@@ -7,7 +7,7 @@
 //! a worker thread runs, ended by the exchange instead of by a stop.
 
 use super::inbox::Inbox;
-use super::{lock, Call, HostError, HostRoute};
+use super::{lock, HostError, HostRoute, Job};
 use crate::app::App;
 use crate::bridge::{Mailbox, Waited};
 use crate::log::Logs;
@@ -66,10 +66,10 @@ impl Exchange {
 
 impl<R: Send + Sync + 'static> InProcess<R> {
     pub(super) fn new(config: &AppConfig, routes: &[Arc<HostRoute<R>>], logs: &Logs) -> Result<Self, HostError> {
-        let inbox = Inbox::new(Mailbox::new(), config.max_queued_requests);
+        let inbox = Inbox::new(Mailbox::new(), config.max_queued_requests, "the in-process caller");
         let mut app = App::with_config(config.clone());
         for route in routes {
-            app.add_route(route.spec.clone(), inbox.handler(route, "the in-process caller"));
+            app.add_route(route.spec.clone(), inbox.handler(route));
         }
         let router = app.into_router().map_err(|e| HostError::Route(e.0))?;
         let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -79,7 +79,7 @@ impl<R: Send + Sync + 'static> InProcess<R> {
             .enable_all()
             .build()
             .map_err(|e| HostError::Runtime(format!("cannot start the runtime: {e}")))?;
-        runtime.spawn(inbox.replies().clone().deliver());
+        runtime.spawn(inbox.deliver());
         Ok(InProcess { runtime, router, inbox })
     }
 
@@ -99,9 +99,9 @@ impl<R: Send + Sync + 'static> InProcess<R> {
         exchange
     }
 
-    /// Waits (blocking) for calls or the end of `exchange`: `Jobs` with calls to run,
+    /// Waits (blocking) for jobs or the end of `exchange`: `Jobs` with jobs to run,
     /// `Interrupted` when the exchange is done or the flag was set by the interpreter.
-    pub fn wait(&self, exchange: &Exchange, into: &mut Vec<Call<R>>) -> Waited {
+    pub fn wait(&self, exchange: &Exchange, into: &mut Vec<Job<R>>) -> Waited {
         self.mailbox().wait_for(into, 64, &exchange.wake)
     }
 

@@ -1,43 +1,59 @@
 //! Where a binding's interpreter meets its requests: the mailbox their calls wait in, and the
-//! batch the answers go back in. A served app ([`super::Serving`]) and an in-process one
+//! batches the answers go back in. A served app ([`super::Serving`]) and an in-process one
 //! ([`super::InProcess`]) each have one, and both hand it out (through `Deref`) so a binding
 //! takes calls and answers them the same way whichever it runs.
 
-use super::{Call, HostRoute};
+use super::pulled::{PullOutcome, PullReply, Pulling, StreamId};
+use super::{Call, HostRoute, Job};
 use crate::bridge::{hand_over, Mailbox, Outcome, Reply, ReplyBatch};
 use crate::handler::{Handler, HandlerFuture};
 use crate::request::RequestData;
+use crate::stream::BodyStream;
 use std::sync::Arc;
 
 pub struct Inbox<R> {
-    mailbox: Arc<Mailbox<Call<R>>>,
+    mailbox: Arc<Mailbox<Job<R>>>,
     replies: Arc<ReplyBatch<Outcome>>,
+    pulls: Arc<ReplyBatch<PullOutcome>>,
+    side: &'static str,
 }
 
 impl<R: Send + Sync + 'static> Inbox<R> {
-    pub(super) fn new(mailbox: Mailbox<Call<R>>, queue_limit: usize) -> Self {
+    /// `side` names the interpreter in the log line of a request or stream it never answered.
+    pub(super) fn new(mailbox: Mailbox<Job<R>>, queue_limit: usize, side: &'static str) -> Self {
         mailbox.set_queue_limit(queue_limit);
-        Inbox { mailbox: Arc::new(mailbox), replies: Arc::new(ReplyBatch::default()) }
+        Inbox { mailbox: Arc::new(mailbox), replies: Arc::new(ReplyBatch::default()), pulls: Arc::new(ReplyBatch::default()), side }
     }
 
-    /// The core's handler for `route`: posts each request here and awaits its answer. `side`
-    /// names the interpreter in the log line of a request it never answered.
-    pub(super) fn handler(&self, route: &Arc<HostRoute<R>>, side: &'static str) -> Arc<dyn Handler> {
-        Arc::new(HostHandler { route: route.clone(), mailbox: self.mailbox.clone(), side })
+    /// The core's handler for `route`: posts each request here and awaits its answer.
+    pub(super) fn handler(&self, route: &Arc<HostRoute<R>>) -> Arc<dyn Handler> {
+        Arc::new(HostHandler { route: route.clone(), mailbox: self.mailbox.clone(), side: self.side })
     }
 
-    pub(super) fn mailbox_arc(&self) -> Arc<Mailbox<Call<R>>> {
+    pub(super) fn mailbox_arc(&self) -> Arc<Mailbox<Job<R>>> {
         self.mailbox.clone()
     }
 
-    pub(super) fn replies(&self) -> &Arc<ReplyBatch<Outcome>> {
-        &self.replies
+    /// The tasks that deliver answers inside the runtime; spawn once.
+    pub(super) fn deliver(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let (replies, pulls) = (self.replies.clone(), self.pulls.clone());
+        async move {
+            tokio::join!(replies.deliver(), pulls.deliver());
+        }
+    }
+
+    /// The body of a streamed response whose producer the binding keeps as `id` (its own
+    /// numbering): each time the client has taken what came before, a [`Job::Pull`] asks the
+    /// interpreter for more; if the response is dropped before the producer ends, a
+    /// [`Job::Release`] tells the binding to close it.
+    pub fn stream(&self, id: StreamId) -> BodyStream {
+        BodyStream::new(Pulling::new(id, self.mailbox.clone(), self.side))
     }
 }
 
 impl<R> Inbox<R> {
-    /// Where the calls wait: `take_all` (doorbell, callback), `wait_for` (blocking).
-    pub fn mailbox(&self) -> &Mailbox<Call<R>> {
+    /// Where the jobs wait: `take_all` (doorbell, callback), `wait_for` (blocking).
+    pub fn mailbox(&self) -> &Mailbox<Job<R>> {
         &self.mailbox
     }
 
@@ -46,20 +62,26 @@ impl<R> Inbox<R> {
         self.replies.push(reply, outcome);
     }
 
+    /// Queues the answer to one pull; [`Inbox::flush`] sends it with the rest.
+    pub fn answer_pull(&self, reply: PullReply, outcome: PullOutcome) {
+        self.pulls.push(reply, outcome);
+    }
+
     pub fn flush(&self) {
         self.replies.flush();
+        self.pulls.flush();
     }
 }
 
 struct HostHandler<R> {
     route: Arc<HostRoute<R>>,
-    mailbox: Arc<Mailbox<Call<R>>>,
+    mailbox: Arc<Mailbox<Job<R>>>,
     side: &'static str,
 }
 
 impl<R: Send + Sync + 'static> Handler for HostHandler<R> {
     fn call(&self, request: RequestData) -> HandlerFuture {
         let route = self.route.clone();
-        hand_over(&self.mailbox, self.side, |reply| Call { route, request, reply })
+        hand_over(&self.mailbox, self.side, |reply| Job::Call(Call { route, request, reply }))
     }
 }

@@ -17,12 +17,14 @@
 mod error;
 mod in_process;
 mod inbox;
+mod pulled;
 mod routes;
 mod serving;
 
 pub use error::HostError;
 pub use in_process::{Answer, Exchange, InProcess};
 pub use inbox::Inbox;
+pub use pulled::{Pull, PullOutcome, PullReply, Pulled, StreamId};
 pub use serving::{bind, Listen, Serving, Wake};
 
 use crate::app::App;
@@ -61,7 +63,20 @@ pub struct HostRoute<R> {
     pub data: R,
 }
 
-/// One request for the binding's interpreter: answer it through [`Serving::answer`].
+/// What the binding's interpreter is asked to do, in the order asked.
+pub enum Job<R> {
+    /// Run a route's handler: answer through [`Inbox::answer`].
+    Call(Call<R>),
+    /// Produce the next chunks of a stream a handler returned ([`Inbox::stream`]): answer
+    /// through [`Inbox::answer_pull`].
+    Pull(Pull),
+    /// A stream's client is gone before its end: close the producer (so its `finally`/`ensure`
+    /// runs) and forget it. Not sent for a stream that ended or failed: the binding has let
+    /// go of it then.
+    Release(StreamId),
+}
+
+/// One request for the binding's interpreter: answer it through [`Inbox::answer`].
 pub struct Call<R> {
     pub route: Arc<HostRoute<R>>,
     pub request: RequestData,

@@ -75,10 +75,10 @@ impl<R: Send + Sync + 'static> Serving<R> {
             Wake::Doorbell => Mailbox::with_doorbell().map_err(|e| HostError::Runtime(format!("eventfd: {e}")))?,
             Wake::Callback(wake) => Mailbox::with_waker(wake),
         };
-        let inbox = Inbox::new(mailbox, config.max_queued_requests);
+        let inbox = Inbox::new(mailbox, config.max_queued_requests, side);
         let mut app = App::with_config(config.clone());
         for route in routes {
-            app.add_route(route.spec.clone(), inbox.handler(route, side));
+            app.add_route(route.spec.clone(), inbox.handler(route));
         }
         let listener = match listen {
             Listen::Address { host, port } => bind(host, port)?,
@@ -89,7 +89,7 @@ impl<R: Send + Sync + 'static> Serving<R> {
         let ready = bridge::eventfd().map_err(|e| HostError::Runtime(format!("eventfd: {e}")))?;
         let stopped = Arc::new(Stopped { outcome: Mutex::new(None), ready });
         let (on_stopped, closing) = (stopped.clone(), inbox.mailbox_arc());
-        let stop = serve_in_background(app, listener, threads, inbox.replies(), logs, move |outcome| {
+        let stop = serve_in_background(app, listener, threads, inbox.deliver(), logs, move |outcome| {
             let outcome = outcome.map_err(|e| e.to_string());
             if let Err(problem) = &outcome {
                 tracing::error!(target: "ferrule::server", "{problem}");

@@ -1,5 +1,6 @@
 use super::*;
 use crate::bridge::Waited;
+use std::sync::Arc;
 use std::io::{Read, Write};
 use std::sync::atomic::AtomicBool;
 
@@ -51,7 +52,8 @@ fn requests_reach_the_mailbox_and_the_stop_protocol_ends_every_consumer() {
             let (mut jobs, never) = (Vec::new(), AtomicBool::new(false));
             let mut answered = 0;
             while serving.mailbox().wait_for(&mut jobs, 8, &never) == Waited::Jobs {
-                for call in jobs.drain(..) {
+                for job in jobs.drain(..) {
+                    let Job::Call(call) = job else { panic!("no stream was started") };
                     let name = call.request.path_param("name").cloned();
                     let body = format!("{} {:?} {}", call.route.data, name, call.route.status.as_u16());
                     serving.answer(call.reply, Ok(crate::Response::text(body).with_status(call.route.status)));
@@ -95,7 +97,8 @@ fn in_process_requests_run_the_whole_stack_on_the_calling_thread() {
         let mut calls = Vec::new();
         while !exchange.is_done() {
             if client.wait(&exchange, &mut calls) == Waited::Jobs {
-                for call in calls.drain(..) {
+                for job in calls.drain(..) {
+                    let Job::Call(call) = job else { panic!("no stream was started") };
                     let id = call.request.path_param("id").and_then(crate::Value::as_i64).unwrap();
                     client.answer(call.reply, crate::Response::json(&serde_json::json!({"id": id, "route": call.route.data})));
                 }
@@ -109,4 +112,85 @@ fn in_process_requests_run_the_whole_stack_on_the_calling_thread() {
     let invalid = run("/items/seven");
     assert_eq!(invalid.status, http::StatusCode::UNPROCESSABLE_ENTITY, "validated in Rust, the handler never called");
     assert_eq!(run("/nowhere").status, http::StatusCode::NOT_FOUND);
+}
+
+/// A consumer thread playing the interpreter: every call starts stream 7, whose producer gives
+/// `chunks` one per pull, then ends (or, if `chunks` is `None`, gives 64 KiB chunks forever).
+/// Returns what it saw: "pull" per pull, "release" for a release; `pulls` counts as it goes.
+fn stream_consumer(serving: Arc<Serving<&'static str>>, chunks: Option<usize>, pulls: Arc<std::sync::atomic::AtomicUsize>) -> std::thread::JoinHandle<Vec<&'static str>> {
+    std::thread::spawn(move || {
+        let (mut jobs, never, mut seen, mut given) = (Vec::new(), AtomicBool::new(false), Vec::new(), 0);
+        while serving.mailbox().wait_for(&mut jobs, 8, &never) == Waited::Jobs {
+            for job in jobs.drain(..) {
+                match job {
+                    Job::Call(call) => serving.answer(call.reply, Ok(crate::Response::stream(serving.stream(7)))),
+                    Job::Pull(pull) => {
+                        assert_eq!(pull.stream, 7);
+                        seen.push("pull");
+                        pulls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        let end = chunks.is_some_and(|n| given == n);
+                        let chunk = match chunks {
+                            _ if end => Vec::new(),
+                            Some(_) => vec![bytes::Bytes::from(format!("chunk {given};"))],
+                            None => vec![bytes::Bytes::from(vec![b'x'; 64 * 1024])],
+                        };
+                        given += 1;
+                        serving.answer_pull(pull.reply, Ok(Pulled { chunks: chunk, end }));
+                    }
+                    Job::Release(id) => {
+                        assert_eq!(id, 7);
+                        seen.push("release");
+                    }
+                }
+            }
+            serving.flush();
+        }
+        seen
+    })
+}
+
+#[test]
+fn a_stream_is_pulled_from_the_interpreter_until_its_producer_ends() {
+    let host = host();
+    host.declare(RouteSpec::get("/stream"), 200, "stream").unwrap();
+    let serving = host.serve(Listen::Address { host: "127.0.0.1", port: 0 }, Some(1), Wake::Blocking, "the test thread").unwrap();
+    let consumer = stream_consumer(serving.clone(), Some(3), Default::default());
+    let answer = get(serving.port(), "/stream");
+    assert!(answer.contains("transfer-encoding: chunked"), "{answer}");
+    assert!(answer.contains("chunk 0;") && answer.contains("chunk 2;") && answer.ends_with("0\r\n\r\n"), "{answer}");
+    serving.stop();
+    assert_eq!(consumer.join().unwrap(), ["pull"; 4], "three chunks and the end; no release for an ended producer");
+}
+
+#[test]
+fn a_slow_client_holds_the_producer_back_and_one_that_leaves_releases_it() {
+    let host = host();
+    host.declare(RouteSpec::get("/stream"), 200, "stream").unwrap();
+    let serving = host.serve(Listen::Address { host: "127.0.0.1", port: 0 }, Some(1), Wake::Blocking, "the test thread").unwrap();
+    let pulls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let consumer = stream_consumer(serving.clone(), None, pulls.clone());
+    let mut client = std::net::TcpStream::connect(("127.0.0.1", serving.port())).unwrap();
+    write!(client, "GET /stream HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
+    let mut first = [0u8; 256];
+    let _ = client.read(&mut first).unwrap();
+    // The client reads no more: the socket's buffers fill and the pulls stop.
+    let mut last = usize::MAX;
+    for _ in 0..50 {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let now = pulls.load(std::sync::atomic::Ordering::SeqCst);
+        if now == last {
+            break;
+        }
+        last = now;
+    }
+    assert_eq!(pulls.load(std::sync::atomic::Ordering::SeqCst), last, "no pull while the client reads nothing");
+    assert!(last * 64 * 1024 < 64 * 1024 * 1024, "{last} chunks pulled for a client that read 256 bytes");
+    // Gone: the runtime notices at its next write and drops the response, which releases
+    // the producer (before the stop closes the mailbox).
+    drop(client);
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    serving.stop();
+    let seen = consumer.join().unwrap();
+    assert_eq!(seen.last(), Some(&"release"), "{seen:?}");
+    assert_eq!(seen.iter().filter(|s| **s == "release").count(), 1);
 }

@@ -167,7 +167,7 @@ impl hyper::service::Service<http::Request<Incoming>> for ConnService {
         self.state.in_flight.fetch_add(1, Ordering::AcqRel);
         let request = request.map(|body| axum::body::Body::new(PacedBody::new(body, self.limits.clone())));
         let future = tower::Service::call(&mut self.router.clone(), request);
-        Either::Right(InFlight { future, state: Some(self.state.clone()), http2 })
+        Either::Right(InFlight { future, state: Some(self.state.clone()), http2, sse_keep_alive: self.limits.sse_keep_alive })
     }
 }
 
@@ -191,14 +191,15 @@ fn host_problem<B>(request: &http::Request<B>) -> Option<Problem> {
 }
 
 pin_project_lite::pin_project! {
-    /// A request's future that counts as in flight until its response is produced (or it is
-    /// dropped: the client went away). Over HTTP/2, a response that says the request's stream
-    /// broke ([`StreamError`]) becomes a stream reset instead.
+    /// A request's future that counts as in flight until its response is produced (a streamed
+    /// response: sent) or it is dropped (the client went away). Over HTTP/2, a response that
+    /// says the request's stream broke ([`StreamError`]) becomes a stream reset instead.
     struct InFlight<F> {
         #[pin]
         future: F,
         state: Option<Arc<ConnState>>,
         http2: bool,
+        sse_keep_alive: Option<Duration>,
     }
 
     impl<F> PinnedDrop for InFlight<F> {
@@ -215,9 +216,14 @@ impl<F: Future<Output = Result<axum::response::Response, Infallible>>> Future fo
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
-        let Ok(response) = std::task::ready!(this.future.poll(cx));
+        let Ok(mut response) = std::task::ready!(this.future.poll(cx));
         if let Some(state) = this.state.take() {
-            state.in_flight.fetch_sub(1, Ordering::AcqRel);
+            if super::streaming::is_streamed(&response) {
+                // Still in flight until its last chunk is sent: the body holds the count now.
+                response = super::streaming::track(response, state, *this.sse_keep_alive);
+            } else {
+                state.in_flight.fetch_sub(1, Ordering::AcqRel);
+            }
         }
         if *this.http2 {
             if let Some(broken) = response.extensions().get::<StreamError>() {

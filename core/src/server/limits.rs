@@ -21,6 +21,7 @@ pub(crate) struct ConnectionLimits {
     pub http2_max_concurrent_streams: u32,
     pub http2_max_header_list_size: u32,
     pub http2_keep_alive_interval: Option<Duration>,
+    pub sse_keep_alive: Option<Duration>,
 }
 
 fn millis(ms: u64) -> Option<Duration> {
@@ -39,6 +40,7 @@ impl ConnectionLimits {
             http2_max_concurrent_streams: config.http2_max_concurrent_streams,
             http2_max_header_list_size: u32::try_from(config.max_header_bytes).unwrap_or(u32::MAX),
             http2_keep_alive_interval: millis(config.http2_keep_alive_interval_ms),
+            sse_keep_alive: millis(config.sse_keep_alive_ms),
         }
     }
 }

@@ -8,13 +8,16 @@
 //! * [`body`]: a request body that must keep a minimum pace;
 //! * [`registry`]: every connection, so that idle ones give way first when room runs short,
 //!   and every one is told at shutdown;
-//! * [`limits`]: the settings, resolved once (with the descriptor limit) when serving starts.
+//! * [`limits`]: the settings, resolved once (with the descriptor limit) when serving starts;
+//! * [`streaming`]: a streamed response keeps its connection busy until it ends; an event
+//!   stream is kept alive while quiet and ends when the connection is asked to close.
 
 mod body;
 mod connection;
 mod io;
 mod limits;
 mod registry;
+mod streaming;
 
 pub use body::{is_body_timeout, BodyTimeout, StreamError};
 pub(crate) use limits::ConnectionLimits;

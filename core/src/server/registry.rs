@@ -20,6 +20,9 @@ pub(crate) struct ConnState {
     /// Set (and `close` notified) when the server wants this connection gone.
     pub closing: AtomicBool,
     pub close: Notify,
+    /// Notified (all waiters) with `close`: event streams of this connection end
+    /// ([`super::streaming`]), so a graceful close need not wait for streams that never end.
+    pub end_streams: Notify,
     /// The connection's task, for cutting it off at the drain deadline.
     pub task: OnceLock<tokio::task::AbortHandle>,
 }
@@ -33,6 +36,7 @@ impl ConnState {
         if !self.closing.swap(true, Ordering::AcqRel) {
             // notify_one stores a permit when the task is not waiting yet.
             self.close.notify_one();
+            self.end_streams.notify_waiters();
         }
     }
 }

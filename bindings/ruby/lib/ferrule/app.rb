@@ -21,7 +21,7 @@ module Ferrule
     # timeout_ms (→ 504), max_header_bytes (→ 431), shutdown_timeout_ms (default 10 s).
     # Connection limits (defaults in the README's table): header_read_timeout_ms,
     # body_read_timeout_ms, min_body_rate (bytes/s), keep_alive_timeout_ms, send_timeout_ms, max_connections,
-    # max_queued_requests (→ 503), http2_max_concurrent_streams, http2_keep_alive_interval_ms;
+    # max_queued_requests (→ 503), http2_max_concurrent_streams, http2_keep_alive_interval_ms, sse_keep_alive_ms;
     # input limits: max_json_depth, max_multipart_parts, max_part_header_bytes, max_filename_bytes.
     # Logging: access_log (a record per request), log_level ("debug", "info" (default), "warn",
     # "error", "off"), and +logger+: left out, the core writes "ferrule: ..." lines to stderr;

@@ -1,0 +1,150 @@
+'use strict';
+// Streamed responses and Server-Sent Events with real clients (node:http, fetch): a Readable,
+// an async generator and a Web ReadableStream stream chunk by chunk; a client that leaves
+// closes the generator; a generator that throws is logged and the response cut off; sse()
+// events are framed by the core.
+const { test } = require('node:test');
+const assert = require('node:assert');
+const http = require('node:http');
+const { Readable } = require('node:stream');
+const { App, Response, sse } = require('ferrule');
+const { serving, request } = require('./support');
+
+/** Opens `path` and resolves with the response once its head is in (the body not read). */
+function open(port, path, headers = {}) {
+  return new Promise((resolve, reject) => {
+    const req = http.get({ host: '127.0.0.1', port, path, headers, agent: false }, resolve);
+    req.on('error', reject);
+  });
+}
+
+/** The next `data` chunk of a response, as text. */
+function nextChunk(res) {
+  return new Promise((resolve) => res.once('data', (c) => resolve(c.toString())));
+}
+
+test('an async generator is sent chunk by chunk as it yields', async () => {
+  const app = new App();
+  let release;
+  const gate = new Promise((r) => { release = r; });
+  app.get('/count/{n:int}', async function* count({ params }) {
+    yield 'first\n';
+    await gate; // the client must have the first chunk before the rest is made
+    for (let i = 0; i < params.n; i++) yield `${i}\n`;
+  });
+  await serving(app, async (port) => {
+    const res = await open(port, '/count/3');
+    assert.strictEqual(res.statusCode, 200);
+    assert.strictEqual(res.headers['transfer-encoding'], 'chunked');
+    assert.strictEqual(await nextChunk(res), 'first\n');
+    release();
+    let rest = '';
+    for await (const chunk of res) rest += chunk;
+    assert.strictEqual(rest, '0\n1\n2\n');
+  });
+});
+
+test('a Readable, a Web ReadableStream and a Response around one stream', async () => {
+  const app = new App();
+  app.get('/readable', () => Readable.from(['a', Buffer.from('b'), new Uint8Array([99])]));
+  app.get('/web', () => new ReadableStream({
+    start(controller) { controller.enqueue(new TextEncoder().encode('web')); controller.close(); },
+  }));
+  app.get('/csv', () => new Response(Readable.from(['id\n', '1\n']), { status: 201, type: 'text/csv' }));
+  await serving(app, async (port) => {
+    assert.strictEqual((await request(port, 'GET', '/readable')).text(), 'abc');
+    assert.strictEqual((await request(port, 'GET', '/web')).text(), 'web');
+    const csv = await request(port, 'GET', '/csv');
+    assert.deepStrictEqual([csv.status, csv.headers['content-type'], csv.text()], [201, 'text/csv', 'id\n1\n']);
+  });
+});
+
+test('a client that leaves closes the generator, which was held back while unread', async () => {
+  const app = new App();
+  let made = 0;
+  let closed;
+  const finished = new Promise((r) => { closed = r; });
+  app.get('/endless', async function* endless() {
+    try {
+      for (;;) {
+        made += 1;
+        yield Buffer.alloc(65536, 120);
+      }
+    } finally {
+      closed();
+    }
+  });
+  await serving(app, async (port) => {
+    const res = await open(port, '/endless');
+    res.pause();
+    await new Promise((r) => setTimeout(r, 300));
+    assert.ok(made * 65536 < 64 * 1024 * 1024, `${made} chunks made for a client that read none`);
+    res.destroy();
+    await finished;
+  });
+});
+
+test('a generator that throws is logged and the response cut off', async () => {
+  const calls = [];
+  const logger = {};
+  for (const level of ['debug', 'info', 'warn', 'error']) logger[level] = (fields, message) => calls.push({ level, fields, message });
+  const app = new App({ logger });
+  app.get('/broken', async function* broken() {
+    yield 'partial';
+    throw new RangeError('secret-detail');
+  });
+  await serving(app, async (port) => {
+    const res = await open(port, '/broken');
+    let body = '';
+    const ended = await new Promise((resolve) => {
+      res.on('data', (c) => { body += c; });
+      res.on('end', () => resolve('complete'));
+      res.on('aborted', () => resolve('cut off'));
+      res.on('error', () => resolve('cut off'));
+    });
+    assert.deepStrictEqual([ended, body], ['cut off', 'partial']);
+  });
+  const thrown = calls.find((c) => c.fields.err instanceof RangeError);
+  assert.ok(thrown, JSON.stringify(calls.map((c) => c.message)));
+  assert.strictEqual(thrown.message, 'GET /broken: the stream threw');
+});
+
+test('sse() events are framed by the core and resume from Last-Event-ID', async () => {
+  const app = new App();
+  app.get('/feed', (ctx) => {
+    const start = Number(ctx.header('last-event-id') || 0) + 1;
+    return sse((async function* events() {
+      yield { data: { n: start }, event: 'tick', id: start, retry: 1500 };
+      yield { data: 'two\nlines', id: start + 1 };
+      yield 'plain';
+    })());
+  });
+  await serving(app, async (port) => {
+    const reply = await fetch(`http://127.0.0.1:${port}/feed`, { headers: { 'last-event-id': '41' } });
+    assert.strictEqual(reply.headers.get('content-type'), 'text/event-stream');
+    assert.strictEqual(reply.headers.get('cache-control'), 'no-cache');
+    assert.strictEqual(await reply.text(),
+      'event: tick\nid: 42\nretry: 1500\ndata: {"n":42}\n\n'
+      + 'id: 43\ndata: two\ndata: lines\n\n'
+      + 'data: plain\n\n');
+  });
+});
+
+test('a quiet event stream is kept alive and ends at close()', async () => {
+  const app = new App({ sseKeepAlive: 50, shutdownTimeout: 20000 });
+  app.get('/quiet', () => sse((async function* events() {
+    yield 'hello';
+    await new Promise(() => {}); // never another event
+  })()));
+  const { port } = await app.listen({ host: '127.0.0.1', port: 0, handleSignals: false, threads: 2 });
+  const res = await open(port, '/quiet');
+  let text = '';
+  res.on('data', (c) => { text += c; });
+  const ended = new Promise((resolve) => res.on('end', resolve));
+  while (!text.includes(':\n\n')) await new Promise((r) => setTimeout(r, 10));
+  assert.ok(text.startsWith('data: hello\n\n'), text);
+  const started = Date.now();
+  await app.close();
+  await ended; // the stream ended with its last chunk: 'end', not 'aborted'
+  assert.ok(Date.now() - started < 15000, 'the drain did not wait for its deadline');
+});

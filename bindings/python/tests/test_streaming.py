@@ -1,0 +1,198 @@
+"""Streamed responses and Server-Sent Events with a real client: chunks leave as a generator
+yields them (sync and async), a client that leaves closes the generator, a generator that
+raises part-way is logged and the response is cut off, and events are framed by the core."""
+
+from __future__ import annotations
+
+import asyncio
+import http.client
+import logging
+import threading
+import time
+from typing import AsyncIterator, Iterator
+
+import pytest
+
+from ferrule import App, EventSourceResponse, Request, ServerSentEvent, StreamingResponse
+
+from support import request, serving
+
+
+def open_stream(port: int, path: str, headers: dict[str, str] | None = None) -> http.client.HTTPResponse:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    connection.request("GET", path, headers=headers or {})
+    return connection.getresponse()
+
+
+def test_a_sync_generator_is_sent_chunk_by_chunk_as_it_yields() -> None:
+    app = App()
+    step = threading.Event()
+
+    @app.get("/count/{n:int}")
+    def count(n: int) -> StreamingResponse:
+        def numbers() -> Iterator[str]:
+            yield "first\n"
+            step.wait(10)  # the client must have the first chunk before the rest is made
+            for i in range(n):
+                yield f"{i}\n"
+
+        return StreamingResponse(numbers(), media_type="text/plain")
+
+    with serving(app) as port:
+        reply = open_stream(port, "/count/3")
+        assert reply.status == 200
+        assert reply.getheader("transfer-encoding") == "chunked"
+        assert reply.getheader("content-type") == "text/plain"
+        assert reply.readline() == b"first\n"
+        step.set()
+        assert reply.read() == b"0\n1\n2\n"
+
+
+def test_an_async_generator_streams_and_bytes_and_str_mix() -> None:
+    app = App()
+
+    @app.get("/ticks")
+    async def ticks() -> StreamingResponse:
+        async def produce() -> AsyncIterator[bytes | str]:
+            for i in range(3):
+                await asyncio.sleep(0.01)
+                yield f"tick {i};" if i % 2 else f"tick {i};".encode()
+
+        return StreamingResponse(produce())
+
+    with serving(app) as port:
+        reply = request(port, "GET", "/ticks")
+    assert (reply.status, reply.body) == (200, b"tick 0;tick 1;tick 2;")
+    assert reply.headers["content-type"] == "application/octet-stream"
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_a_client_that_leaves_closes_the_generator(kind: str) -> None:
+    app = App()
+    closed = threading.Event()
+    yielded = []
+
+    def endless() -> Iterator[bytes]:
+        try:
+            while True:
+                yielded.append(1)
+                yield b"x" * 65536
+        finally:
+            closed.set()
+
+    async def endless_async() -> AsyncIterator[bytes]:
+        try:
+            while True:
+                yielded.append(1)
+                await asyncio.sleep(0)
+                yield b"x" * 65536
+        finally:
+            closed.set()
+
+    @app.get("/endless")
+    def stream() -> StreamingResponse:
+        return StreamingResponse(endless() if kind == "sync" else endless_async())
+
+    with serving(app) as port:
+        reply = open_stream(port, "/endless")
+        reply.read(65536)
+        time.sleep(0.3)
+        made = len(yielded)
+        # Nothing read meanwhile: the generator was held back by the client, not run ahead.
+        assert made * 65536 < 64 * 1024 * 1024, made
+        reply.close()
+        assert closed.wait(10), "the generator's finally ran when its client left"
+
+
+def test_a_generator_that_raises_is_logged_and_the_response_cut_off(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="ferrule")
+    app = App()
+
+    @app.get("/broken")
+    def broken() -> StreamingResponse:
+        def chunks() -> Iterator[str]:
+            yield "partial"
+            raise ValueError("secret-detail")
+
+        return StreamingResponse(chunks())
+
+    with serving(app) as port:
+        reply = open_stream(port, "/broken")
+        assert reply.status == 200
+        with pytest.raises(http.client.IncompleteRead) as cut:
+            reply.read()
+        assert cut.value.partial == b"partial"
+    raised = [r for r in caplog.records if r.name == "ferrule.handler" and r.exc_info]
+    assert raised and raised[0].exc_info[0] is ValueError  # type: ignore[index]
+
+
+def test_an_item_that_is_not_bytes_or_str_ends_the_stream_and_is_logged(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="ferrule")
+    app = App()
+
+    @app.get("/odd")
+    def odd() -> StreamingResponse:
+        return StreamingResponse(iter(["fine", 42]))  # type: ignore[list-item]
+
+    @app.get("/not-iterable")
+    def not_iterable() -> StreamingResponse:
+        return StreamingResponse(42)  # type: ignore[arg-type]
+
+    with serving(app) as port:
+        reply = open_stream(port, "/odd")
+        with pytest.raises(http.client.IncompleteRead):
+            reply.read()
+        assert request(port, "GET", "/not-iterable").status == 500
+    messages = [r.getMessage() for r in caplog.records if r.name == "ferrule.handler"]
+    assert any("must be bytes or str, not int" in m for m in messages), messages
+    assert any("iterable or async iterable, not int" in m for m in messages), messages
+
+
+def test_server_sent_events_are_framed_by_the_core_and_resume_from_last_event_id() -> None:
+    app = App()
+
+    @app.get("/feed")
+    async def feed(request: Request) -> EventSourceResponse:
+        start = int(request.header("last-event-id") or 0) + 1
+
+        async def events() -> AsyncIterator[object]:
+            yield ServerSentEvent({"n": start}, event="tick", id=start, retry=1500)
+            yield {"data": "two\nlines", "id": start + 1}
+            yield "plain"
+
+        return EventSourceResponse(events())
+
+    with serving(app) as port:
+        reply = request(port, "GET", "/feed", headers={"last-event-id": "41"})
+    assert reply.status == 200
+    assert reply.headers["content-type"] == "text/event-stream"
+    assert reply.headers["cache-control"] == "no-cache"
+    assert reply.text == (
+        'event: tick\nid: 42\nretry: 1500\ndata: {"n":42}\n\n'
+        "id: 43\ndata: two\ndata: lines\n\n"
+        "data: plain\n\n"
+    )
+
+
+def test_a_quiet_event_stream_is_kept_alive_and_ends_at_shutdown() -> None:
+    app = App(sse_keep_alive_ms=50, shutdown_timeout_ms=20_000)
+    never = asyncio.Event()
+
+    @app.get("/quiet")
+    async def quiet() -> EventSourceResponse:
+        async def events() -> AsyncIterator[str]:
+            yield "hello"
+            await never.wait()
+            yield "never sent"
+
+        return EventSourceResponse(events())
+
+    with serving(app) as port:
+        reply = open_stream(port, "/quiet")
+        assert reply.readline() == b"data: hello\n"
+        assert reply.readline() == b"\n"
+        assert reply.readline() == b":\n", "a keep-alive comment while the stream is quiet"
+    # Leaving `serving` drained the server (a drain cut off at its deadline would raise
+    # DrainTimeout there): the stream ended with its last chunk (no IncompleteRead), after
+    # nothing but keep-alive comments.
+    assert set(reply.read().split(b"\n")) <= {b"", b":"}

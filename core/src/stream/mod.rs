@@ -1,0 +1,134 @@
+//! Streamed response bodies: bytes a handler produces over time, sent as they come.
+//!
+//! **Backpressure is the body's poll.** hyper asks a body for its next chunk only once the
+//! connection has taken the previous one, so a producer runs at most one chunk ahead of its
+//! client; a binding's stream asks its interpreter for the next batch while the current one is
+//! written, so it runs at most one batch ahead ([`crate::host::Inbox::stream`]). A client that
+//! reads slowly therefore holds the socket's buffers plus one batch — never a queue that grows —
+//! and one that stops reading is cut off after `send_timeout_ms`, like any response.
+//!
+//! **Failures.** A stream that fails part-way is logged with its route. A byte stream is then
+//! cut off (HTTP/1.1: the connection closes without the last chunk; HTTP/2: the stream is
+//! reset), so a client never takes half a download for a whole one. An event stream ends
+//! normally instead: its events are whole messages, and `EventSource` reconnects either way.
+//!
+//! **Not compressed.** A compressor holds chunks back until its buffer fills, which would
+//! delay every token of a live stream; streams are sent as produced (`middleware::compression`).
+
+mod event;
+
+pub use event::{Event, InvalidEvent};
+
+use bytes::Bytes;
+use futures_util::Stream;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+/// Any error a stream may end with.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// The body of a streamed response: chunks in order, or an error that ends it.
+pub struct BodyStream {
+    chunks: Pin<Box<dyn Stream<Item = Result<Bytes, BoxError>> + Send>>,
+}
+
+impl std::fmt::Debug for BodyStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("BodyStream")
+    }
+}
+
+impl BodyStream {
+    pub fn new<S, B, E>(chunks: S) -> Self
+    where
+        S: Stream<Item = Result<B, E>> + Send + 'static,
+        B: Into<Bytes> + 'static,
+        E: Into<BoxError> + 'static,
+    {
+        use futures_util::TryStreamExt;
+        BodyStream { chunks: Box::pin(chunks.map_ok(Into::into).map_err(Into::into)) }
+    }
+
+    /// Server-Sent Events: each event encoded as it comes (an event that cannot be encoded
+    /// ends the stream as a failure would).
+    pub fn events<S>(events: S) -> Self
+    where
+        S: Stream<Item = Event> + Send + 'static,
+    {
+        use futures_util::StreamExt;
+        BodyStream::new(events.map(|event| event.encode()))
+    }
+
+    /// Logs a failure with the route that produced it; an event stream then ends normally,
+    /// a byte stream ends with the error (see the module's doc).
+    pub(crate) fn logged(self, route: Arc<str>, event_stream: bool) -> Self {
+        BodyStream { chunks: Box::pin(Logged { chunks: self.chunks, route, event_stream, done: false, failed: None }) }
+    }
+
+    pub(crate) fn into_body(self) -> axum::body::Body {
+        axum::body::Body::from_stream(self.chunks)
+    }
+}
+
+impl Stream for BodyStream {
+    type Item = Result<Bytes, BoxError>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.chunks.as_mut().poll_next(cx)
+    }
+}
+
+/// A stream's producer failed; the message is for the log, never for the client.
+#[derive(Debug)]
+pub struct StreamFailed(pub String);
+
+impl std::fmt::Display for StreamFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for StreamFailed {}
+
+struct Logged {
+    chunks: Pin<Box<dyn Stream<Item = Result<Bytes, BoxError>> + Send>>,
+    route: Arc<str>,
+    event_stream: bool,
+    done: bool,
+    /// A byte stream's failure, passed on at the next poll (see below).
+    failed: Option<BoxError>,
+}
+
+impl Stream for Logged {
+    type Item = Result<Bytes, BoxError>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        if let Some(error) = self.failed.take() {
+            self.done = true;
+            return Poll::Ready(Some(Err(error)));
+        }
+        if self.done {
+            return Poll::Ready(None);
+        }
+        match std::task::ready!(self.chunks.as_mut().poll_next(cx)) {
+            Some(Err(error)) => {
+                tracing::error!(target: "ferrule::handler", route = %self.route, "stream of {} failed: {error}", self.route);
+                if self.event_stream {
+                    self.done = true;
+                    return Poll::Ready(None);
+                }
+                // hyper drops what it has not written yet when a body fails; one `Pending`
+                // first lets it write out the chunks before the failure, so the client has
+                // them, cut off rather than lost.
+                self.failed = Some(error);
+                cx.waker().wake_by_ref();
+                Poll::Pending
+            }
+            other => Poll::Ready(other),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,41 @@
+use super::*;
+use futures_util::StreamExt;
+use std::time::Duration;
+
+fn text(event: Event) -> String {
+    String::from_utf8(event.encode().unwrap().to_vec()).unwrap()
+}
+
+#[test]
+fn data_is_split_on_every_kind_of_line_break() {
+    assert_eq!(text(Event::data("one")), "data: one\n\n");
+    assert_eq!(text(Event::data("a\nb\r\nc\rd")), "data: a\ndata: b\ndata: c\ndata: d\n\n");
+    assert_eq!(text(Event::data("")), "data: \n\n", "empty data still dispatches an event");
+    assert_eq!(text(Event::data("trailing\n")), "data: trailing\ndata: \n\n", "a client joins it back to the same text");
+}
+
+#[test]
+fn fields_come_in_one_order_with_comments_first() {
+    let event = Event::data("{\"n\":1}").with_name("tick").with_id("41").with_retry(Duration::from_millis(2500)).with_comment("hi\nthere");
+    assert_eq!(text(event), ": hi\n: there\nevent: tick\nid: 41\nretry: 2500\ndata: {\"n\":1}\n\n");
+    assert_eq!(text(Event::comment("")), ":\n\n");
+}
+
+#[test]
+fn a_name_or_id_that_would_split_into_another_field_is_refused() {
+    assert!(Event::data("x").with_name("a\nretry: 1").encode().is_err());
+    assert!(Event::data("x").with_id("1\r").encode().is_err());
+    assert!(Event::data("x").with_id("a\0b").encode().is_err(), "clients ignore an id holding NUL");
+}
+
+#[tokio::test]
+async fn a_failure_ends_an_event_stream_but_cuts_a_byte_stream_off() {
+    let failing = || futures_util::stream::iter([Ok::<_, BoxError>(Bytes::from_static(b"a")), Err("broken".into())]);
+    let bytes: Vec<_> = BodyStream::new(failing()).logged("GET /".into(), false).collect().await;
+    assert!(bytes[0].is_ok(), "the chunk before the failure is still sent");
+    assert_eq!(bytes.len(), 2);
+    assert!(bytes[1].is_err(), "the error reaches the connection, which cuts the response off");
+    let events: Vec<_> = BodyStream::new(failing()).logged("GET /".into(), true).collect().await;
+    assert_eq!(events.len(), 1, "the event stream ends after its last whole event");
+    assert!(events[0].is_ok());
+}
