@@ -15,9 +15,10 @@ use crate::types::Types;
 use crate::{logs, response, to_ruby};
 use ferrule_core::log::LogWake;
 use ferrule_core::bridge::{is_abandoned, Waited};
-use ferrule_core::host::{lock, Call, Host, HostError, InProcess, Inbox, Job, Listen, Serving, Wake};
+use crate::stream::{Answers, Streams};
+use ferrule_core::host::{lock, Call, Host, HostError, InProcess, Job, Listen, Serving, Wake};
 use ferrule_core::HandlerError;
-use magnus::{block::Proc, gc::Marker, DataTypeFunctions, Error, Module, RArray, RClass, RString, Ruby, TypedData};
+use magnus::{block::Proc, gc::Marker, prelude::*, DataTypeFunctions, Error, RArray, RClass, RString, Ruby, TypedData};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -34,6 +35,8 @@ pub struct NativeApp {
     serving: Mutex<Option<Arc<Serving<RbRoute>>>>,
     /// The routes served without a socket (`call_rack`), with the route count it was built for.
     in_process: Mutex<Option<(usize, Arc<InProcess<RbRoute>>)>>,
+    /// Streamed bodies in progress (server and in-process alike).
+    streams: Arc<Streams>,
 }
 
 impl DataTypeFunctions for NativeApp {
@@ -68,7 +71,7 @@ impl NativeApp {
     pub fn new(ruby: &Ruby, config_json: String, request: RClass, uploaded_file: RClass, response: RClass, http_error: RClass) -> Result<Self, Error> {
         let host = Host::from_json(&config_json).map_err(|e| host_error(ruby, e))?;
         let types = Types::new(ruby, request, uploaded_file, response, http_error)?;
-        Ok(NativeApp { host, types, serving: Mutex::new(None), in_process: Mutex::new(None) })
+        Ok(NativeApp { host, types, serving: Mutex::new(None), in_process: Mutex::new(None), streams: Default::default() })
     }
 
     /// `add_route(spec_json, status)`: declares a route; returns its index, where the Ruby app
@@ -134,6 +137,7 @@ impl NativeApp {
     /// Returns normally then; a kill or an uncaught non-standard exception propagates.
     pub fn work(ruby: &Ruby, rb_self: &Self, batch: usize, handlers: RArray) -> Result<(), Error> {
         let serving = rb_self.serving(ruby)?;
+        let answers: Arc<dyn Answers> = serving.clone();
         let mut calls = Vec::new();
         loop {
             let interrupted = AtomicBool::new(false);
@@ -146,7 +150,7 @@ impl NativeApp {
                 },
             )?;
             match waited {
-                Waited::Jobs => rb_self.run_all(ruby, handlers, &mut calls, &serving)?,
+                Waited::Jobs => rb_self.run_all(ruby, handlers, &mut calls, &answers)?,
                 Waited::Interrupted => continue,
                 Waited::Closed => return Ok(()),
             }
@@ -186,11 +190,12 @@ impl NativeApp {
         let body = ferrule_core::bytes::Bytes::from(raw::string_bytes(body));
         let request = request.body(body).map_err(|e| Error::new(ruby.exception_arg_error(), format!("ferrule: a request that cannot be sent: {e}")))?;
         let exchange = client.send(request);
+        let answers: Arc<dyn Answers> = client.clone();
         let mut calls = Vec::new();
         while !exchange.is_done() {
             let waited = without_gvl(ruby, || client.wait(&exchange, &mut calls), || client.interrupt(&exchange))?;
             match waited {
-                Waited::Jobs => rb_self.run_all(ruby, handlers, &mut calls, &client)?,
+                Waited::Jobs => rb_self.run_all(ruby, handlers, &mut calls, &answers)?,
                 Waited::Interrupted | Waited::Closed => {
                     // Cleared before looking, so an answer arriving now sets it again.
                     exchange.wake_flag().store(false, Ordering::Release);
@@ -229,13 +234,23 @@ impl NativeApp {
 
     /// Runs a batch of calls and sends their answers. When one propagates an exception (a
     /// kill, an `Interrupt`), the rest are answered as failed and the exception goes on.
-    fn run_all(&self, ruby: &Ruby, handlers: RArray, jobs: &mut Vec<Job<RbRoute>>, inbox: &Inbox<RbRoute>) -> Result<(), Error> {
+    fn run_all(&self, ruby: &Ruby, handlers: RArray, jobs: &mut Vec<Job<RbRoute>>, answers: &Arc<dyn Answers>) -> Result<(), Error> {
+        let inbox = answers.inbox();
         let mut result = Ok(());
         for job in jobs.drain(..) {
-            // Ruby handlers start no streams yet, so no pull or release is ever asked of them.
-            let Job::Call(call) = job else { continue };
+            let call = match job {
+                Job::Call(call) => call,
+                Job::Pull(pull) => {
+                    self.streams.pulled(pull);
+                    continue;
+                }
+                Job::Release(stream) => {
+                    self.streams.released(stream);
+                    continue;
+                }
+            };
             if result.is_ok() {
-                result = self.run(ruby, handlers, call, inbox);
+                result = self.run(ruby, handlers, call, answers);
             } else {
                 inbox.answer(call.reply, Err(HandlerError::new("the thread running handlers was stopped")));
             }
@@ -244,7 +259,7 @@ impl NativeApp {
         result
     }
 
-    fn run(&self, ruby: &Ruby, handlers: RArray, mut call: Call<RbRoute>, inbox: &Inbox<RbRoute>) -> Result<(), Error> {
+    fn run(&self, ruby: &Ruby, handlers: RArray, mut call: Call<RbRoute>, answers: &Arc<dyn Answers>) -> Result<(), Error> {
         if is_abandoned(&call.reply) {
             // Its deadline passed while earlier handlers ran: nobody waits for this one.
             return Ok(());
@@ -252,11 +267,28 @@ impl NativeApp {
         let called = handlers
             .entry::<Proc>(call.route.data.index as isize)
             .and_then(|handler| to_ruby::request(ruby, &self.types, &mut call.request).and_then(|request| handler.call::<_, magnus::Value>((request,))));
+        // A streamed body is opened while the result is converted and started once answered.
+        let opened = std::cell::RefCell::new(None);
+        let open = |body: magnus::Value, events: bool| {
+            let (stream, out) = self.streams.open(answers.clone(), events, self.host.logs(), &call.route.label);
+            *opened.borrow_mut() = Some((body, out));
+            stream
+        };
         let (outcome, propagate) = match called {
-            Ok(value) => (response::from_result(ruby, &self.types, value, call.route.status), None),
+            Ok(value) => (response::from_result(ruby, &self.types, value, call.route.status, &open), None),
             Err(error) => response::from_error(ruby, &self.types, &self.host.logs(), &call.route.label, error),
         };
-        inbox.answer(call.reply, outcome);
+        let start = outcome.is_ok();
+        answers.inbox().answer(call.reply, outcome);
+        if let Some((body, out)) = opened.into_inner() {
+            if start {
+                let streaming: magnus::RModule = ruby.class_object().const_get::<_, magnus::RModule>("Ferrule")?.const_get("Streaming")?;
+                streaming.funcall::<_, _, magnus::Value>("start", (out, body))?;
+            } else if body.respond_to("close", false).unwrap_or(false) {
+                // Not sent after all (its headers were refused): Rack's contract still closes it.
+                let _ = body.funcall::<_, _, magnus::Value>("close", ());
+            }
+        }
         match propagate {
             Some(error) => Err(error),
             None => Ok(()),

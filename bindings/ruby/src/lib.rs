@@ -10,6 +10,7 @@ mod logs;
 mod raw;
 mod raw_parts;
 mod response;
+mod stream;
 mod to_json;
 mod to_ruby;
 mod types;
@@ -47,5 +48,9 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     class.define_method("stopped_fd", method!(NativeApp::stopped_fd, 0))?;
     class.define_method("call_rack", method!(NativeApp::call_rack, 5))?;
     class.define_method("finish", method!(NativeApp::finish, 0))?;
+    let out = module.define_class("StreamOut", ruby.class_object())?;
+    out.define_method("write", method!(stream::StreamOut::write, 1))?;
+    out.define_method("finish", method!(stream::StreamOut::finish, 0))?;
+    out.define_method("fail", method!(stream::StreamOut::fail, 1))?;
     Ok(())
 }

@@ -2,7 +2,8 @@
 //!
 //! String → text/plain (a binary String → application/octet-stream), `Ferrule::Response` and
 //! Rack's `[status, headers, body]` → as given (a body's default Content-Type as for a plain
-//! String), anything else → JSON serialised by Rust. `Ferrule::HTTPError` → its problem
+//! String), a `Ferrule::Stream`, an Enumerator or a Rack body that is not an Array → streamed
+//! ([`crate::stream`]), anything else → JSON serialised by Rust. `Ferrule::HTTPError` → its problem
 //! response. What a status or a header may be is the core's decision (`Response::from_parts`).
 //! Any other `StandardError`, or a result that cannot be serialised, is logged with its
 //! backtrace and becomes a bare 500.
@@ -12,16 +13,23 @@ use crate::types::Types;
 use ferrule_core::bridge::Outcome;
 use ferrule_core::log::Logs;
 use ferrule_core::http::StatusCode;
+use ferrule_core::stream::BodyStream;
 use ferrule_core::{HandlerError, Response};
 use magnus::error::ErrorType;
 use magnus::{prelude::*, Error, RArray, RHash, RString, Ruby, Value};
 
-pub fn from_result(ruby: &Ruby, types: &Types, value: Value, status: StatusCode) -> Outcome {
+/// Opens a streamed body: the producer (anything answering `each`) and whether it is an event stream.
+pub type Open<'a> = dyn Fn(Value, bool) -> BodyStream + 'a;
+
+pub fn from_result(ruby: &Ruby, types: &Types, value: Value, status: StatusCode, open: &Open<'_>) -> Outcome {
     if value.is_kind_of(types.response(ruby)) {
-        return explicit(ruby, value);
+        return explicit(ruby, types, value, open);
     }
     if let Some(triplet) = RArray::from_value(value).filter(|a| a.len() == 3 && a.entry::<Value>(0).map(|v| v.is_kind_of(ruby.class_integer())).unwrap_or(false)) {
-        return rack(ruby, triplet);
+        return rack(ruby, types, triplet, open);
+    }
+    if let Some(streamed) = streamed(ruby, types, value, open) {
+        return Ok(streamed.with_status(status));
     }
     body(ruby, value)
         .map(|r| r.with_status(status))
@@ -77,12 +85,28 @@ fn header_pairs(headers: Value) -> Result<Vec<(String, String)>, String> {
     Ok(pairs)
 }
 
+/// A body sent as it is produced: a `Ferrule::Stream` (an `EventStream`: Server-Sent Events)
+/// or an Enumerator. `None` for anything else.
+fn streamed(ruby: &Ruby, types: &Types, value: Value, open: &Open<'_>) -> Option<Response> {
+    if value.is_kind_of(types.event_stream(ruby)) {
+        return Some(Response::events(open(value, true)));
+    }
+    let enumerator = ruby.class_object().const_get::<_, magnus::RClass>("Enumerator").ok()?;
+    (value.is_kind_of(types.stream(ruby)) || value.is_kind_of(enumerator)).then(|| Response::stream(open(value, false)))
+}
+
 /// `Ferrule::Response.new(body, status:, headers:, type:)`.
-fn explicit(ruby: &Ruby, value: Value) -> Outcome {
+fn explicit(ruby: &Ruby, types: &Types, value: Value, open: &Open<'_>) -> Outcome {
     let get = |name: &str| value.funcall::<_, _, Value>(name, ()).map_err(unsendable);
     let status: i64 = get("status")?.funcall("to_i", ()).map_err(unsendable)?;
     let content = get("body")?;
-    let body = if content.is_nil() { None } else { Some(body(ruby, content).map_err(unsendable)?) };
+    let body = if content.is_nil() {
+        None
+    } else if let Some(streamed) = streamed(ruby, types, content, open) {
+        Some(streamed)
+    } else {
+        Some(body(ruby, content).map_err(unsendable)?)
+    };
     let mut pairs = header_pairs(get("headers")?).map_err(unsendable)?;
     let media_type = get("type")?;
     if !media_type.is_nil() {
@@ -91,10 +115,10 @@ fn explicit(ruby: &Ruby, value: Value) -> Outcome {
     Response::from_parts(status, body, pairs)
 }
 
-/// Rack's `[status, headers, body]`: the body a String or anything that answers `each` with
-/// Strings (an Array, a Rack body object); sent as text when every part is UTF-8 text, else as
-/// bytes, unless the headers name a Content-Type.
-fn rack(ruby: &Ruby, triplet: RArray) -> Outcome {
+/// Rack's `[status, headers, body]`: the body a String or an Array of Strings, sent whole (as
+/// text when every part is UTF-8 text, else as bytes, unless the headers name a Content-Type),
+/// or any other body that answers `each` with Strings, streamed as Puma streams it.
+fn rack(ruby: &Ruby, types: &Types, triplet: RArray, open: &Open<'_>) -> Outcome {
     let entry = |i: isize| triplet.entry::<Value>(i).map_err(unsendable);
     let status: i64 = entry(0)?.funcall("to_i", ()).map_err(unsendable)?;
     let content = entry(2)?;
@@ -103,8 +127,9 @@ fn rack(ruby: &Ruby, triplet: RArray) -> Outcome {
     } else if let Some(array) = RArray::from_value(content) {
         array.into_iter().collect()
     } else if content.respond_to("each", false).unwrap_or(false) {
-        let collected: RArray = content.funcall("to_a", ()).map_err(unsendable)?;
-        collected.into_iter().collect()
+        let events = content.is_kind_of(types.event_stream(ruby));
+        let body = if events { Response::events(open(content, true)) } else { Response::stream(open(content, false)) };
+        return Response::from_parts(status, Some(body), header_pairs(entry(1)?).map_err(unsendable)?);
     } else {
         return Err(unsendable("a Rack body must be a String or answer `each` with Strings"));
     };

@@ -62,6 +62,16 @@ module Ferrule
       throw :halt, Halted.new(body)
     end
 
+    # A body sent as the block produces it (Sinatra's +stream+): <tt>stream { |out| out << "a" }</tt>.
+    def stream(&producer)
+      Stream.new(&producer)
+    end
+
+    # Server-Sent Events: <tt>sse { |out| out << { data: "hi", id: 1 } }</tt> (see Ferrule::EventStream).
+    def sse(&producer)
+      EventStream.new(&producer)
+    end
+
     MEDIA_TYPES = { json: "application/json", html: "text/html; charset=utf-8", text: "text/plain; charset=utf-8",
                     xml: "application/xml" }.freeze
     private_constant :MEDIA_TYPES

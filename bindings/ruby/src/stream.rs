@@ -1,0 +1,237 @@
+//! Streamed bodies: a Rack body's `each`, an Enumerator, `stream { |out| }` and
+//! `sse { |out| }`.
+//!
+//! Ruby bodies push (`each` yields), while the core pulls (it asks for the next chunk when
+//! the client has taken the last). Here they meet. Each streamed body runs on a Ruby thread of
+//! its own (`Ferrule::Streaming.start`), so a long stream never occupies a worker that
+//! serves requests. It writes each chunk to a [`StreamOut`]. A write converts the chunk with
+//! the GVL held, then waits with the GVL released until a worker hands over the core's pull
+//! ([`Streams::pulled`]). The producer therefore runs as fast as its client reads. A client
+//! that leaves wakes the wait with "gone" and the write returns false.
+
+use crate::app::RbRoute;
+use crate::raw::{self, without_gvl};
+use crate::to_json;
+use ferrule_core::bytes::Bytes;
+use ferrule_core::host::{InProcess, Inbox, Pull, PullOutcome, PullReply, Pulled, Serving, StreamId};
+use ferrule_core::log::Logs;
+use ferrule_core::stream::{BodyStream, Event};
+use ferrule_core::HandlerError;
+use magnus::{prelude::*, Error, RHash, RString, Ruby, Value};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+
+/// Where a stream's chunks are answered: a server's inbox, or an in-process one.
+pub trait Answers: Send + Sync + 'static {
+    fn inbox(&self) -> &Inbox<RbRoute>;
+}
+
+impl Answers for Serving<RbRoute> {
+    fn inbox(&self) -> &Inbox<RbRoute> {
+        self
+    }
+}
+
+impl Answers for InProcess<RbRoute> {
+    fn inbox(&self) -> &Inbox<RbRoute> {
+        self
+    }
+}
+
+/// The streams in progress, by the id the core pulls them with.
+#[derive(Default)]
+pub struct Streams {
+    slots: Mutex<HashMap<StreamId, Arc<Slot>>>,
+    next_id: AtomicU64,
+}
+
+/// Where a stream's producer thread and the workers meet.
+#[derive(Default)]
+struct Slot {
+    state: Mutex<SlotState>,
+    changed: Condvar,
+}
+
+#[derive(Default)]
+struct SlotState {
+    /// The core's pull, waiting for the producer's next chunk.
+    wanted: Option<PullReply>,
+    /// The client left.
+    gone: bool,
+}
+
+enum Waited {
+    Wanted(PullReply),
+    Gone,
+    Interrupted,
+}
+
+impl Slot {
+    fn lock(&self) -> MutexGuard<'_, SlotState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn wait(&self, interrupted: &AtomicBool) -> Waited {
+        let mut state = self.lock();
+        loop {
+            if let Some(reply) = state.wanted.take() {
+                return Waited::Wanted(reply);
+            }
+            if state.gone {
+                return Waited::Gone;
+            }
+            if interrupted.load(Ordering::Acquire) {
+                return Waited::Interrupted;
+            }
+            state = self.changed.wait(state).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+}
+
+impl Streams {
+    fn lock(&self) -> MutexGuard<'_, HashMap<StreamId, Arc<Slot>>> {
+        self.slots.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A new stream answered through `answers`: the response's body, and the producer's end.
+    pub fn open(self: &Arc<Self>, answers: Arc<dyn Answers>, events: bool, logs: Logs, label: &str) -> (BodyStream, StreamOut) {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let slot = Arc::new(Slot::default());
+        self.lock().insert(id, slot.clone());
+        let body = answers.inbox().stream(id);
+        let out = StreamOut { id, slot, streams: self.clone(), answers, events, logs, label: label.to_owned() };
+        (body, out)
+    }
+
+    /// A worker took the core's pull for a stream: its producer may write.
+    pub fn pulled(&self, pull: Pull) {
+        let Some(slot) = self.lock().get(&pull.stream).cloned() else { return };
+        slot.lock().wanted = Some(pull.reply);
+        slot.changed.notify_all();
+    }
+
+    /// The stream's client left: its producer's next write returns false.
+    pub fn released(&self, id: StreamId) {
+        let Some(slot) = self.lock().remove(&id) else { return };
+        slot.lock().gone = true;
+        slot.changed.notify_all();
+    }
+}
+
+/// `Ferrule::StreamOut`: the core's end of one streamed body, written by its producer thread.
+#[magnus::wrap(class = "Ferrule::StreamOut", free_immediately, size)]
+pub struct StreamOut {
+    id: StreamId,
+    slot: Arc<Slot>,
+    streams: Arc<Streams>,
+    answers: Arc<dyn Answers>,
+    events: bool,
+    logs: Logs,
+    label: String,
+}
+
+impl StreamOut {
+    /// `write(chunk)`: sends a chunk (a String; for an event stream an event Hash or data) once
+    /// the client wants it; false when the client has gone.
+    pub fn write(ruby: &Ruby, rb_self: &Self, chunk: Value) -> Result<bool, Error> {
+        let bytes = if rb_self.events { event(ruby, chunk) } else { bytes(chunk) }
+            .map_err(|message| Error::new(ruby.exception_type_error(), format!("ferrule: {message}")))?;
+        match rb_self.wanted(ruby)? {
+            Some(reply) => {
+                rb_self.answer(reply, Ok(Pulled { chunks: vec![bytes], end: false }));
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    /// `finish`: the producer is done; the response ends.
+    pub fn finish(ruby: &Ruby, rb_self: &Self) -> Result<(), Error> {
+        if let Some(reply) = rb_self.wanted(ruby)? {
+            rb_self.answer(reply, Ok(Pulled { chunks: Vec::new(), end: true }));
+        }
+        rb_self.streams.released(rb_self.id);
+        Ok(())
+    }
+
+    /// `fail(exception)`: the producer raised. Logged with its backtrace; the response is cut
+    /// off (an event stream ends).
+    pub fn fail(ruby: &Ruby, rb_self: &Self, exception: magnus::Exception) -> Result<(), Error> {
+        let label = &rb_self.label;
+        rb_self.logs.handler_failed(label, &format!("{label}: the stream raised {exception:#?}"));
+        if let Some(reply) = rb_self.wanted(ruby)? {
+            let class = raw::class_name(exception);
+            rb_self.answer(reply, Err(HandlerError::new(format!("{class} raised by the stream"))));
+        }
+        rb_self.streams.released(rb_self.id);
+        Ok(())
+    }
+
+    /// Waits, with the GVL released, for the core's pull; `None` once the client has gone.
+    /// A `Thread#kill` or `Thread#raise` interrupts the wait and is raised here.
+    fn wanted(&self, ruby: &Ruby) -> Result<Option<PullReply>, Error> {
+        loop {
+            let interrupted = AtomicBool::new(false);
+            let waited = without_gvl(ruby, || self.slot.wait(&interrupted), || {
+                interrupted.store(true, Ordering::Release);
+                let _state = self.slot.lock();
+                self.slot.changed.notify_all();
+            })?;
+            match waited {
+                Waited::Wanted(reply) => return Ok(Some(reply)),
+                Waited::Gone => return Ok(None),
+                Waited::Interrupted => ruby.thread_check_ints()?,
+            }
+        }
+    }
+
+    fn answer(&self, reply: PullReply, outcome: PullOutcome) {
+        let inbox = self.answers.inbox();
+        inbox.answer_pull(reply, outcome);
+        inbox.flush();
+    }
+}
+
+fn bytes(chunk: Value) -> Result<Bytes, String> {
+    let string = RString::from_value(chunk).ok_or_else(|| format!("a streamed body's chunks must be Strings, not {}", raw::class_name(chunk)))?;
+    Ok(Bytes::from(raw::string_bytes(string)))
+}
+
+/// An event: a Hash of `data`, `event`, `id`, `retry`, `comment` (Symbol or String keys), or
+/// plain data. Data is sent as it is when a String, else as JSON.
+fn event(ruby: &Ruby, item: Value) -> Result<Bytes, String> {
+    let Some(hash) = RHash::from_value(item) else {
+        return Event::data(data_text(ruby, item)?).encode().map_err(|e| e.to_string());
+    };
+    let field = |name: &str| -> Option<Value> {
+        let value = hash.get(ruby.to_symbol(name)).or_else(|| hash.get(name))?;
+        (!value.is_nil()).then_some(value)
+    };
+    let text = |value: Value| -> Result<String, String> { value.funcall("to_s", ()).map_err(|e: Error| e.to_string()) };
+    let mut event = Event::default();
+    if let Some(data) = field("data") {
+        event = event.with_data(data_text(ruby, data)?);
+    }
+    if let Some(name) = field("event") {
+        event = event.with_name(text(name)?);
+    }
+    if let Some(id) = field("id") {
+        event = event.with_id(text(id)?);
+    }
+    if let Some(retry) = field("retry") {
+        let ms: u64 = magnus::TryConvert::try_convert(retry).map_err(|_| "an event's retry must be a whole number of milliseconds".to_owned())?;
+        event = event.with_retry(std::time::Duration::from_millis(ms));
+    }
+    if let Some(comment) = field("comment") {
+        event = event.with_comment(text(comment)?);
+    }
+    event.encode().map_err(|e| e.to_string())
+}
+
+fn data_text(ruby: &Ruby, data: Value) -> Result<String, String> {
+    if let Some(string) = RString::from_value(data) {
+        return raw::string_text(string).ok_or_else(|| "an event's data must be UTF-8 text".to_owned());
+    }
+    String::from_utf8(to_json::to_vec(ruby, data)?).map_err(|e| e.to_string())
+}
