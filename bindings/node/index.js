@@ -545,6 +545,9 @@ class Streams {
   }
 
   start(requestId, iterator, events, ctx, status, headers) {
+    // A generator's body runs after the response has started, when the request is no longer
+    // pending in the addon: what it carried as sent (`ctx.header()`, `ctx.rawBody`) is kept now.
+    rawParts(ctx);
     const id = this.nextId++;
     this.open.set(id, { iterator, events, ctx });
     this.native.replyStream(requestId, status, headers, id, events);

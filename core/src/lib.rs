@@ -40,5 +40,5 @@ pub use server::{bind, is_body_timeout, listener_from_fd, shutdown_signal, BodyT
 pub use spec::{AppConfig, BodyKind, BodySpec, CompressionConfig, CorsConfig, ParamSpec, RouteSpec};
 pub use value::{DateTimeValue, Params, UploadedFile, Value};
 
-/// Re-exported so bindings and users name the same versions.
-pub use {bytes, http, serde_json};
+/// Re-exported so bindings and users name the same versions (`futures` for building streams).
+pub use {bytes, futures_util as futures, http, serde_json};

@@ -3,7 +3,7 @@
 // returns only what it received: the typed, validated values the core handed over.
 const crypto = require('node:crypto');
 const { setTimeout: sleepMs } = require('node:timers/promises');
-const { Response } = require('ferrule');
+const { Response, sse } = require('ferrule');
 
 function plain(value) {
   if (value && typeof value === 'object' && Buffer.isBuffer(value.data) && 'contentType' in value) {
@@ -19,6 +19,29 @@ function plain(value) {
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, plain(v)]));
   }
   return value;
+}
+
+function* chunks(ctx) {
+  for (let i = 0; i < ctx.query.n; i++) yield `${i}:${ctx.query.word}\n`;
+}
+
+function* events(ctx) {
+  const start = Number(ctx.header('last-event-id') ?? 0);
+  for (let i = 0; i < ctx.query.n; i++) yield { data: { i, word: ctx.query.word }, event: 'tick', id: start + i + 1 };
+  yield ctx.query.word;
+}
+
+function* partialThenFail(item) {
+  yield item;
+  throw new Error('SECRET-TOKEN-42 database password');
+}
+
+/** The same items from an async generator (a later turn of the event loop for each). */
+async function* later(items) {
+  for (const item of items) {
+    await null;
+    yield item;
+  }
 }
 
 function echo(ctx) {
@@ -54,6 +77,10 @@ const SYNC = {
     cookies: ctx.cookiePairs,
     body: ctx.rawBody.toString('utf8'),
   }),
+  stream: (ctx) => chunks(ctx),
+  events: (ctx) => sse(events(ctx)),
+  stream_fail: () => partialThenFail('partial'),
+  events_fail: () => sse(partialThenFail('partial')),
 };
 
 // The same handlers, answering from a later turn of the event loop (a resolved Promise).
@@ -66,5 +93,13 @@ const ASYNC = Object.fromEntries(
     },
   ]),
 );
+
+// The async flavour streams from async generators.
+Object.assign(ASYNC, {
+  stream: async (ctx) => later(chunks(ctx)),
+  events: async (ctx) => sse(later(events(ctx))),
+  stream_fail: async () => later(partialThenFail('partial')),
+  events_fail: async () => sse(later(partialThenFail('partial'))),
+});
 
 module.exports = { SYNC, ASYNC };

@@ -8,9 +8,9 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import time
-from typing import Any, Callable
+from typing import Any, AsyncIterator, Callable, Iterator
 
-from ferrule import Request, Response, UploadFile
+from ferrule import EventSourceResponse, Request, Response, ServerSentEvent, StreamingResponse, UploadFile
 
 
 def _plain(value: Any) -> Any:
@@ -79,6 +79,62 @@ def raw(request: Request) -> dict:
     }
 
 
+def _chunks(request: Request) -> Iterator[str]:
+    for i in range(request.query["n"]):
+        yield f"{i}:{request.query['word']}\n"
+
+
+def _events(request: Request) -> Iterator[Any]:
+    start = int(request.header("last-event-id") or 0)
+    word = request.query["word"]
+    for i in range(request.query["n"]):
+        yield ServerSentEvent({"i": i, "word": word}, event="tick", id=start + i + 1)
+    yield word
+
+
+def _partial_then_fail(item: Any) -> Iterator[Any]:
+    yield item
+    raise RuntimeError("SECRET-TOKEN-42 database password")
+
+
+def stream(request: Request) -> StreamingResponse:
+    return StreamingResponse(_chunks(request))
+
+
+def events(request: Request) -> EventSourceResponse:
+    return EventSourceResponse(_events(request))
+
+
+def stream_fail(request: Request) -> StreamingResponse:
+    return StreamingResponse(_partial_then_fail("partial"))
+
+
+def events_fail(request: Request) -> EventSourceResponse:
+    return EventSourceResponse(_partial_then_fail("partial"))
+
+
+async def _async_items(items: Iterator[Any]) -> AsyncIterator[Any]:
+    for item in items:
+        await asyncio.sleep(0)  # really suspend between items
+        yield item
+
+
+async def _async_stream(request: Request) -> StreamingResponse:
+    return StreamingResponse(_async_items(_chunks(request)))
+
+
+async def _async_events(request: Request) -> EventSourceResponse:
+    return EventSourceResponse(_async_items(_events(request)))
+
+
+async def _async_stream_fail(request: Request) -> StreamingResponse:
+    return StreamingResponse(_async_items(_partial_then_fail("partial")))
+
+
+async def _async_events_fail(request: Request) -> EventSourceResponse:
+    return EventSourceResponse(_async_items(_partial_then_fail("partial")))
+
+
 SYNC: dict[str, Callable[[Request], Any]] = {
     "echo": echo,
     "status": status,
@@ -87,6 +143,10 @@ SYNC: dict[str, Callable[[Request], Any]] = {
     "repeat": repeat,
     "text": text,
     "raw": raw,
+    "stream": stream,
+    "events": events,
+    "stream_fail": stream_fail,
+    "events_fail": events_fail,
 }
 
 
@@ -106,3 +166,5 @@ async def _async_sleep(request: Request) -> dict:
 
 ASYNC: dict[str, Callable[[Request], Any]] = {name: _as_async(h) for name, h in SYNC.items()}
 ASYNC["sleep"] = _async_sleep
+# The async flavour streams from async generators.
+ASYNC.update(stream=_async_stream, events=_async_events, stream_fail=_async_stream_fail, events_fail=_async_events_fail)

@@ -52,5 +52,29 @@ module FixtureHandlers
       { n: req.query[:n], query: req.query_pairs, extra: req.header("x-extra"), cookies: req.cookie_pairs,
         body: req.raw_body.dup.force_encoding(Encoding::UTF_8).scrub("\uFFFD") }
     end,
+    "stream" => lambda do |req|
+      Ferrule::Stream.new { |out| req.query[:n].times { |i| out << "#{i}:#{req.query[:word]}\n" } }
+    end,
+    # These lambdas run outside a block's Context, so they build the streams directly (a
+    # route block would call +stream+ and +sse+).
+    "events" => lambda do |req|
+      start = req.header("last-event-id").to_i
+      Ferrule::EventStream.new do |out|
+        req.query[:n].times { |i| out << { data: { i: i, word: req.query[:word] }, event: "tick", id: start + i + 1 } }
+        out << req.query[:word]
+      end
+    end,
+    "stream_fail" => lambda do |_req|
+      Ferrule::Stream.new do |out|
+        out << "partial"
+        raise "SECRET-TOKEN-42 database password"
+      end
+    end,
+    "events_fail" => lambda do |_req|
+      Ferrule::EventStream.new do |out|
+        out << "partial"
+        raise "SECRET-TOKEN-42 database password"
+      end
+    end,
   }.freeze
 end

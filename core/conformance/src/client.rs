@@ -11,14 +11,19 @@ pub struct Reply {
     pub status: u16,
     pub headers: http::HeaderMap,
     pub body: Vec<u8>,
+    /// The body broke off before its end (a stream that failed): `body` is what came first.
+    pub cut_off: bool,
 }
 
 pub fn send(agent: &ureq::Agent, base: &str, request: &Request) -> Result<Reply, String> {
+    use std::io::Read;
     let response = agent.run(build(base, request)?).map_err(|e| format!("request failed: {e}"))?;
     let status = response.status().as_u16();
     let headers = response.headers().clone();
-    let body = response.into_body().with_config().limit(64 * 1024 * 1024).read_to_vec().map_err(|e| format!("reading body: {e}"))?;
-    Ok(Reply { status, headers, body })
+    let mut body = Vec::new();
+    let mut reader = response.into_body().into_with_config().limit(64 * 1024 * 1024).reader();
+    let cut_off = reader.read_to_end(&mut body).is_err();
+    Ok(Reply { status, headers, body, cut_off })
 }
 
 /// The request a fixture describes, addressed to `base` (empty: origin-form, as the fuzz

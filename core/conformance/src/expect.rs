@@ -58,6 +58,10 @@ pub fn check(expect: &Expect, reply: &Reply) -> Vec<String> {
             failures.push(format!("header {name} should be absent, got {v:?}"));
         }
     }
+    if reply.cut_off != expect.cut_off.unwrap_or(false) {
+        let how = if reply.cut_off { "broke off before its end" } else { "ended normally, not cut off" };
+        failures.push(format!("body {how} (got {:?})", truncate(&body_text)));
+    }
     for needle in &expect.body_excludes {
         if body_text.contains(needle.as_str()) {
             failures.push(format!("body leaks {needle:?}"));

@@ -72,6 +72,9 @@ pub struct Expect {
     pub headers_absent: Vec<String>,
     #[serde(default)]
     pub body_excludes: Vec<String>,
+    /// Whether the body breaks off before its end (HTTP/1.1: no last chunk). Unless given, a
+    /// cut-off body fails the case.
+    pub cut_off: Option<bool>,
 }
 
 /// `FERRULE_FIXTURES_DIR` (set by Bazel to the runfiles copy), else the source tree.

@@ -2,6 +2,8 @@
 //! (The fuzz targets in core/fuzz serve the fixture apps with this file too.)
 
 use ferrule_conformance::{FixtureFile, FixtureRoute};
+use ferrule_core::futures::{stream, TryStreamExt};
+use ferrule_core::stream::{BodyStream, Event};
 use ferrule_core::{App, AppConfig, Body, HandlerError, Params, RequestData, Response, RouteSpec, Value};
 use serde_json::{json, Map, Value as Json};
 use sha2::{Digest, Sha256};
@@ -48,9 +50,37 @@ pub fn handle(kind: &str, request: RequestData) -> ferrule_core::HandlerFuture {
             }
             "text" => Ok(Response::text(request.query_param("text").and_then(Value::as_str).unwrap_or("").to_owned())),
             "raw" => Response::json(&raw(&request)),
+            "stream" => {
+                let (n, word) = (count(&request), word(&request));
+                let chunks = (0..n).map(move |i| Ok::<_, HandlerError>(format!("{i}:{word}\n")));
+                Ok(Response::stream(BodyStream::new(stream::iter(chunks).map_err(|e| e.to_string()))))
+            }
+            "events" => {
+                let (n, word) = (count(&request), word(&request));
+                let start: i64 = request.raw_headers.get("last-event-id").and_then(|v| v.to_str().ok()?.parse().ok()).unwrap_or(0);
+                let ticks = (0..n).map(|i| Event::data(json!({"i": i, "word": word}).to_string()).with_name("tick").with_id((start + i + 1).to_string()));
+                let all: Vec<Event> = ticks.chain([Event::data(word.clone())]).collect();
+                Ok(Response::events(BodyStream::events(stream::iter(all))))
+            }
+            "stream_fail" => {
+                let chunks = [Ok("partial".to_owned()), Err("SECRET-TOKEN-42 database password".to_owned())];
+                Ok(Response::stream(BodyStream::new(stream::iter(chunks))))
+            }
+            "events_fail" => {
+                let chunks = [Event::data("partial").encode().map_err(|e| e.to_string()), Err("SECRET-TOKEN-42 database password".to_owned())];
+                Ok(Response::events(BodyStream::new(stream::iter(chunks))))
+            }
             other => Err(HandlerError::new(format!("unknown fixture handler {other}"))),
         }
     })
+}
+
+fn count(request: &RequestData) -> i64 {
+    request.query_param("n").and_then(Value::as_i64).unwrap_or(0)
+}
+
+fn word(request: &RequestData) -> String {
+    request.query_param("word").and_then(Value::as_str).unwrap_or("").to_owned()
 }
 
 fn raw(request: &RequestData) -> Json {

@@ -42,6 +42,7 @@ categories!(
     http_methods,
     edge_cases,
     raw_inputs,
+    streaming,
 );
 
 #[test]
