@@ -1,6 +1,7 @@
 //! Streamed responses over a real socket: chunks leave as they are produced, a client that
 //! stops reading holds the producer back, event streams are kept alive and end at shutdown,
-//! a failure cuts a byte stream off but ends an event stream, and streams are not compressed.
+//! a failure cuts a byte stream off but ends an event stream, streams are not compressed, and
+//! over HTTP/2 chunks are data frames.
 
 use bytes::Bytes;
 use ferrule_core::stream::{BodyStream, BoxError, Event};
@@ -167,5 +168,35 @@ async fn streams_are_not_compressed_but_whole_bodies_are() {
         let answer = read_to_end(&mut client).await.to_ascii_lowercase();
         assert_eq!(answer.contains("content-encoding: gzip"), compressed, "{path}: {answer:.300}");
     }
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn over_http2_chunks_are_data_frames_sent_as_they_are_produced() {
+    let (feed, body) = fed();
+    let app = App::new().route(RouteSpec::get("/feed"), move |_: RequestData| {
+        let body = body.lock().unwrap().take().expect("one request");
+        async move { Response::stream(body) }
+    });
+    let server = serve(app).await;
+    let tcp = TcpStream::connect(server.local_addr()).await.unwrap();
+    let (mut client, connection) = h2::client::handshake(tcp).await.unwrap();
+    tokio::spawn(async move {
+        let _ = connection.await;
+    });
+    let request = http::Request::get(format!("http://{}/feed", server.local_addr())).body(()).unwrap();
+    let (response, _) = client.send_request(request, true).unwrap();
+    feed.send("first").unwrap();
+    let mut body = response.await.unwrap().into_body();
+    let first = tokio::time::timeout(Duration::from_secs(10), body.data()).await.expect("a frame").unwrap().unwrap();
+    assert_eq!(&first[..], b"first", "the first chunk is a frame of its own, before the stream ends");
+    let _ = body.flow_control().release_capacity(first.len());
+    feed.send("second").unwrap();
+    drop(feed);
+    let mut rest = Vec::new();
+    while let Some(chunk) = body.data().await {
+        rest.extend_from_slice(&chunk.unwrap());
+    }
+    assert_eq!(rest, b"second");
     server.shutdown().await.unwrap();
 }

@@ -4,6 +4,8 @@ set -euo pipefail
 tgz="$PWD/$1"
 export FERRULE_CONFORMANCE="$PWD/$2"
 export FERRULE_FIXTURES_DIR="$PWD/fixtures"
+# The README, whose examples some tests serve.
+export FERRULE_README="$PWD/README.md"
 src="$PWD/bindings/node/test"
 app="$TEST_TMPDIR/app"
 mkdir -p "$app/test"

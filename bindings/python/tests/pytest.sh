@@ -8,6 +8,8 @@ wheel="$PWD/$1"
 lock_python="$(readlink "$2" || echo "$2")"
 export FERRULE_CONFORMANCE="$PWD/$3"
 export FERRULE_FIXTURES_DIR="$PWD/fixtures"
+# The README, whose examples some tests serve.
+export FERRULE_README="$PWD/README.md"
 venv="$TEST_TMPDIR/venv"
 "$lock_python" -m venv "$venv"
 PIP_FIND_LINKS= "$venv/bin/python" -m pip install --quiet --no-index --no-deps --disable-pip-version-check "$wheel"

@@ -5,6 +5,8 @@ set -euo pipefail
 gem_file="$PWD/$1"
 export FERRULE_CONFORMANCE="$PWD/$2"
 export FERRULE_FIXTURES_DIR="$PWD/fixtures"
+# The README, whose examples some tests serve.
+export FERRULE_README="$PWD/README.md"
 tests="$PWD/bindings/ruby/test"
 # The fresh GEM_HOME first, then Ruby's own gem paths (minitest is one of Ruby's bundled gems).
 export GEM_HOME="$TEST_TMPDIR/gems" HOME="$TEST_TMPDIR"
