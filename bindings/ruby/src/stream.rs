@@ -1,13 +1,15 @@
 //! Streamed bodies: a Rack body's `each`, an Enumerator, `stream { |out| }` and
 //! `sse { |out| }`.
 //!
-//! Ruby bodies push (`each` yields), while the core pulls (it asks for the next chunk when
-//! the client has taken the last). Here they meet. Each streamed body runs on a Ruby thread of
-//! its own (`Ferrule::Streaming.start`), so a long stream never occupies a worker that
-//! serves requests. It writes each chunk to a [`StreamOut`]. A write converts the chunk with
-//! the GVL held, then waits with the GVL released until a worker hands over the core's pull
-//! ([`Streams::pulled`]). The producer therefore runs as fast as its client reads. A client
-//! that leaves wakes the wait with "gone" and the write returns false.
+//! Ruby bodies push (`each` yields), while the core pulls (it asks for more when the client
+//! has taken what came before). Here they meet. Each streamed body runs on a Ruby thread of its
+//! own (`Ferrule::Streaming.start`), so a long stream never occupies a worker that serves
+//! requests. It writes each chunk to a [`StreamOut`], which converts it with the GVL held and
+//! then either hands it straight to a pull that waits, or keeps it in the stream's batch
+//! (bounded: `ferrule_core::stream::batch`) for the next pull, which takes the whole batch in
+//! one crossing. Only a full batch makes a write wait, with the GVL released, until a worker
+//! hands over the core's pull ([`Streams::pulled`]): the producer runs at most one batch ahead
+//! of its client. A client that leaves wakes the wait with "gone" and the write returns false.
 
 use crate::app::RbRoute;
 use crate::raw::{self, without_gvl};
@@ -15,7 +17,7 @@ use crate::to_json;
 use ferrule_core::bytes::Bytes;
 use ferrule_core::host::{InProcess, Inbox, Pull, PullOutcome, PullReply, Pulled, Serving, StreamId};
 use ferrule_core::log::Logs;
-use ferrule_core::stream::{BodyStream, Event};
+use ferrule_core::stream::{Batch, BodyStream, Event};
 use ferrule_core::HandlerError;
 use magnus::{prelude::*, Error, RHash, RString, Ruby, Value};
 use std::collections::HashMap;
@@ -47,24 +49,20 @@ pub struct Streams {
 }
 
 /// Where a stream's producer thread and the workers meet.
-#[derive(Default)]
 struct Slot {
     state: Mutex<SlotState>,
     changed: Condvar,
+    answers: Arc<dyn Answers>,
 }
 
 #[derive(Default)]
 struct SlotState {
     /// The core's pull, waiting for the producer's next chunk.
     wanted: Option<PullReply>,
+    /// Chunks written while no pull waited, for the next one.
+    batch: Batch,
     /// The client left.
     gone: bool,
-}
-
-enum Waited {
-    Wanted(PullReply),
-    Gone,
-    Interrupted,
 }
 
 impl Slot {
@@ -72,20 +70,19 @@ impl Slot {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn wait(&self, interrupted: &AtomicBool) -> Waited {
+    /// Blocks until a pull waits, the client has gone, or `interrupted` is set — or, with
+    /// `or_room`, until the batch has room again (a pull took it).
+    fn wait(&self, or_room: bool, interrupted: &AtomicBool) {
         let mut state = self.lock();
-        loop {
-            if let Some(reply) = state.wanted.take() {
-                return Waited::Wanted(reply);
-            }
-            if state.gone {
-                return Waited::Gone;
-            }
-            if interrupted.load(Ordering::Acquire) {
-                return Waited::Interrupted;
-            }
+        while state.wanted.is_none() && !state.gone && !interrupted.load(Ordering::Acquire) && !(or_room && state.batch.has_room()) {
             state = self.changed.wait(state).unwrap_or_else(|p| p.into_inner());
         }
+    }
+
+    fn answer(&self, reply: PullReply, outcome: PullOutcome) {
+        let inbox = self.answers.inbox();
+        inbox.answer_pull(reply, outcome);
+        inbox.flush();
     }
 }
 
@@ -97,18 +94,29 @@ impl Streams {
     /// A new stream answered through `answers`: the response's body, and the producer's end.
     pub fn open(self: &Arc<Self>, answers: Arc<dyn Answers>, events: bool, logs: Logs, label: &str) -> (BodyStream, StreamOut) {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let slot = Arc::new(Slot::default());
-        self.lock().insert(id, slot.clone());
         let body = answers.inbox().stream(id);
-        let out = StreamOut { id, slot, streams: self.clone(), answers, events, logs, label: label.to_owned() };
+        let slot = Arc::new(Slot { state: Mutex::default(), changed: Condvar::new(), answers });
+        self.lock().insert(id, slot.clone());
+        let out = StreamOut { id, slot, streams: self.clone(), events, logs, label: label.to_owned() };
         (body, out)
     }
 
-    /// A worker took the core's pull for a stream: its producer may write.
+    /// A worker took the core's pull for a stream: the batch written so far goes at once (the
+    /// worker's flush sends it), or the pull waits for the producer's next write.
     pub fn pulled(&self, pull: Pull) {
         let Some(slot) = self.lock().get(&pull.stream).cloned() else { return };
-        slot.lock().wanted = Some(pull.reply);
-        slot.changed.notify_all();
+        let mut state = slot.lock();
+        if state.batch.is_empty() {
+            state.wanted = Some(pull.reply);
+            drop(state);
+            slot.changed.notify_all();
+        } else {
+            let chunks = std::mem::take(&mut state.batch).into_chunks();
+            drop(state);
+            slot.answers.inbox().answer_pull(pull.reply, Ok(Pulled { chunks, end: false }));
+            // A producer waiting on a full batch may write again.
+            slot.changed.notify_all();
+        }
     }
 
     /// The stream's client left: its producer's next write returns false.
@@ -125,71 +133,87 @@ pub struct StreamOut {
     id: StreamId,
     slot: Arc<Slot>,
     streams: Arc<Streams>,
-    answers: Arc<dyn Answers>,
     events: bool,
     logs: Logs,
     label: String,
 }
 
 impl StreamOut {
-    /// `write(chunk)`: sends a chunk (a String; for an event stream an event Hash or data) once
-    /// the client wants it; false when the client has gone.
+    /// `write(chunk)`: sends a chunk (a String; for an event stream an event Hash or data),
+    /// waiting only while a whole batch waits for the client; false when the client has gone.
     pub fn write(ruby: &Ruby, rb_self: &Self, chunk: Value) -> Result<bool, Error> {
         let bytes = if rb_self.events { event(ruby, chunk) } else { bytes(chunk) }
             .map_err(|message| Error::new(ruby.exception_type_error(), format!("ferrule: {message}")))?;
-        match rb_self.wanted(ruby)? {
-            Some(reply) => {
-                rb_self.answer(reply, Ok(Pulled { chunks: vec![bytes], end: false }));
-                Ok(true)
+        loop {
+            let mut state = rb_self.slot.lock();
+            if state.gone {
+                return Ok(false);
             }
-            None => Ok(false),
+            if let Some(reply) = state.wanted.take() {
+                let mut batch = std::mem::take(&mut state.batch);
+                drop(state);
+                batch.push(bytes);
+                rb_self.slot.answer(reply, Ok(Pulled { chunks: batch.into_chunks(), end: false }));
+                return Ok(true);
+            }
+            if state.batch.has_room() {
+                state.batch.push(bytes);
+                return Ok(true);
+            }
+            drop(state);
+            rb_self.wait(ruby, true)?;
         }
     }
 
-    /// `finish`: the producer is done; the response ends.
+    /// `finish`: the producer is done; once what it wrote has gone, the response ends.
     pub fn finish(ruby: &Ruby, rb_self: &Self) -> Result<(), Error> {
-        if let Some(reply) = rb_self.wanted(ruby)? {
-            rb_self.answer(reply, Ok(Pulled { chunks: Vec::new(), end: true }));
-        }
-        rb_self.streams.released(rb_self.id);
-        Ok(())
+        rb_self.last(ruby, Ok(Pulled { chunks: Vec::new(), end: true }))
     }
 
-    /// `fail(exception)`: the producer raised. Logged with its backtrace; the response is cut
-    /// off (an event stream ends).
+    /// `fail(exception)`: the producer raised. Logged with its backtrace; once what it wrote
+    /// before has gone, the response is cut off (an event stream ends).
     pub fn fail(ruby: &Ruby, rb_self: &Self, exception: magnus::Exception) -> Result<(), Error> {
         let label = &rb_self.label;
         rb_self.logs.handler_failed(label, &format!("{label}: the stream raised {exception:#?}"));
-        if let Some(reply) = rb_self.wanted(ruby)? {
-            let class = raw::class_name(exception);
-            rb_self.answer(reply, Err(HandlerError::new(format!("{class} raised by the stream"))));
+        let class = raw::class_name(exception);
+        rb_self.last(ruby, Err(HandlerError::new(format!("{class} raised by the stream"))))
+    }
+
+    /// Answers the first pull that finds the batch empty with `outcome`, and forgets the stream.
+    fn last(&self, ruby: &Ruby, outcome: PullOutcome) -> Result<(), Error> {
+        loop {
+            let mut state = self.slot.lock();
+            if state.gone {
+                break;
+            }
+            if let Some(reply) = state.wanted.take() {
+                let batch = std::mem::take(&mut state.batch);
+                drop(state);
+                if batch.is_empty() {
+                    self.slot.answer(reply, outcome);
+                    break;
+                }
+                self.slot.answer(reply, Ok(Pulled { chunks: batch.into_chunks(), end: false }));
+                continue;
+            }
+            drop(state);
+            self.wait(ruby, false)?;
         }
-        rb_self.streams.released(rb_self.id);
+        self.streams.released(self.id);
         Ok(())
     }
 
-    /// Waits, with the GVL released, for the core's pull; `None` once the client has gone.
-    /// A `Thread#kill` or `Thread#raise` interrupts the wait and is raised here.
-    fn wanted(&self, ruby: &Ruby) -> Result<Option<PullReply>, Error> {
-        loop {
-            let interrupted = AtomicBool::new(false);
-            let waited = without_gvl(ruby, || self.slot.wait(&interrupted), || {
-                interrupted.store(true, Ordering::Release);
-                let _state = self.slot.lock();
-                self.slot.changed.notify_all();
-            })?;
-            match waited {
-                Waited::Wanted(reply) => return Ok(Some(reply)),
-                Waited::Gone => return Ok(None),
-                Waited::Interrupted => ruby.thread_check_ints()?,
-            }
-        }
-    }
-
-    fn answer(&self, reply: PullReply, outcome: PullOutcome) {
-        let inbox = self.answers.inbox();
-        inbox.answer_pull(reply, outcome);
-        inbox.flush();
+    /// Waits, with the GVL released, until a pull waits or the client has gone (`or_room`: or
+    /// the batch has room). A `Thread#kill` or `Thread#raise` interrupts the wait and is raised
+    /// here.
+    fn wait(&self, ruby: &Ruby, or_room: bool) -> Result<(), Error> {
+        let interrupted = AtomicBool::new(false);
+        without_gvl(ruby, || self.slot.wait(or_room, &interrupted), || {
+            interrupted.store(true, Ordering::Release);
+            let _state = self.slot.lock();
+            self.slot.changed.notify_all();
+        })?;
+        ruby.thread_check_ints()
     }
 }
 

@@ -12,11 +12,17 @@
 //! reset), so a client never takes half a download for a whole one. An event stream ends
 //! normally instead: its events are whole messages, and `EventSource` reconnects either way.
 //!
+//! **Batches.** A producer that pushes hands over everything it made since the last pull in one
+//! crossing, within the bounds of [`batch`]; one that is asked item by item is never asked for
+//! more than one item ahead (see there).
+//!
 //! **Not compressed.** A compressor holds chunks back until its buffer fills, which would
 //! delay every token of a live stream; streams are sent as produced (`middleware::compression`).
 
+pub mod batch;
 mod event;
 
+pub use batch::Batch;
 pub use event::{Event, InvalidEvent};
 
 use bytes::Bytes;

@@ -39,3 +39,17 @@ async fn a_failure_ends_an_event_stream_but_cuts_a_byte_stream_off() {
     assert_eq!(events.len(), 1, "the event stream ends after its last whole event");
     assert!(events[0].is_ok());
 }
+
+#[test]
+fn a_batch_is_bounded_by_items_and_by_bytes() {
+    let mut small = Batch::new();
+    for _ in 0..batch::MAX_ITEMS {
+        assert!(small.has_room());
+        small.push(Bytes::from_static(b"x"));
+    }
+    assert!(!small.has_room(), "{} items fill it", batch::MAX_ITEMS);
+    let mut large = Batch::new();
+    large.push(Bytes::from(vec![0u8; batch::MAX_BYTES]));
+    assert!(!large.has_room(), "{} bytes fill it", batch::MAX_BYTES);
+    assert_eq!(large.into_chunks().len(), 1);
+}

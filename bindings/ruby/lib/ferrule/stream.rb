@@ -2,10 +2,11 @@
 
 module Ferrule
   # A body sent as it is produced: <tt>Ferrule::Stream.new { |out| out << "chunk" }</tt>, or
-  # +stream+ inside a route block (Sinatra's shape). The block runs on a thread of its own; each
-  # <tt>out << chunk</tt> (a String) waits until the client has taken the chunk before it, so the
-  # block runs as fast as its client reads. A client that leaves ends the block: +out <<+
-  # raises Ferrule::Stream::Closed, so its +ensure+ runs.
+  # +stream+ inside a route block (Sinatra's shape). The block runs on a thread of its own;
+  # <tt>out << chunk</tt> (a String) returns at once while fewer than 64 chunks (64 KiB) wait for
+  # the client, and waits when that many do, so the block runs at most that far ahead of its
+  # client. A client that leaves ends the block: +out <<+ raises Ferrule::Stream::Closed, so its
+  # +ensure+ runs.
   class Stream
     # Raised by <tt>out <<</tt> once the client has gone.
     class Closed < StandardError; end
@@ -47,7 +48,7 @@ module Ferrule
   # thread), so a long stream never holds a worker that serves requests.
   module Streaming
     # +out+ is the core's end of the stream (Ferrule::StreamOut): +write+ waits, with the GVL
-    # released, until the client wants the chunk and returns false once it has left.
+    # released, only while a whole batch waits for the client, and returns false once it has left.
     def self.start(out, body)
       Thread.new do
         Thread.current.report_on_exception = false
