@@ -354,7 +354,7 @@ class App {
           return;
         }
         // [id, route, method, path, params, query, headers, cookies, body, requestId] per request,
-        // [-1, stream] per chunk wanted, [-2, stream] per stream whose client left.
+        // [-1, stream] per pull of a stream, [-2, stream] per stream whose client left.
         // Once synchronous handlers have kept this batch for a while, each further request is
         // checked before it starts: one whose deadline passed meanwhile is skipped (the client
         // already has its 504), so overruns do not pile up behind each other.
@@ -362,7 +362,7 @@ class App {
         for (let i = 0; i < batch.length;) {
           const id = batch[i];
           if (id < 0) {
-            if (id === -1) streams.pull(batch[i + 1]);
+            if (id === -1) streams.pulled(batch[i + 1]);
             else streams.release(batch[i + 1]);
             i += 2;
             continue;
@@ -530,10 +530,13 @@ function unsendable(value) {
 }
 
 /**
- * The streams being sent, by the id the core pulls them with. The core asks for a stream's
- * next chunk only when its client has taken the one before (`[-1, id]` in a dispatch batch),
- * so a generator runs as fast as its client reads; a client that leaves (`[-2, id]`) closes the
- * iterator (`return()`: a generator's `finally` runs, a Readable is destroyed).
+ * The streams being sent, by the id the core pulls them with. Each producer runs as its own
+ * loop (`run`): every item is pushed to the core at once (`streamPush`), which hands it to the
+ * pull that waits or keeps it for the next pull, which takes everything kept in one crossing.
+ * When 64 items (64 KiB) wait for the client, the loop waits until a pull has taken them (the
+ * core reports each pull as `[-1, id]` in a dispatch batch), so a producer runs at most that
+ * far ahead of its client and nothing ready is held back. A client that leaves (`[-2, id]`)
+ * closes the iterator (`return()`: a generator's `finally` runs, a Readable is destroyed).
  */
 class Streams {
   constructor(native, logger, flushSoon) {
@@ -549,62 +552,69 @@ class Streams {
     // pending in the addon: what it carried as sent (`ctx.header()`, `ctx.rawBody`) is kept now.
     rawParts(ctx);
     const id = this.nextId++;
-    this.open.set(id, { iterator, events, ctx });
+    const stream = { iterator, events, ctx, room: null };
+    this.open.set(id, stream);
     this.native.replyStream(requestId, status, headers, id, events);
+    this.run(id, stream);
   }
 
-  pull(id) {
-    const stream = this.open.get(id);
-    if (!stream) return;
-    let step;
+  async run(id, stream) {
     try {
-      step = stream.iterator.next();
-    } catch (error) {
-      this.fail(id, stream, error);
-      return;
-    }
-    if (step !== null && typeof step === 'object' && typeof step.then === 'function') {
-      step.then((result) => { this.send(id, stream, result); this.flushSoon(); }, (error) => { this.fail(id, stream, error); this.flushSoon(); });
-    } else {
-      this.send(id, stream, step);
-    }
-  }
-
-  send(id, stream, result) {
-    if (!this.open.has(id)) return; // released while the chunk was on its way
-    try {
-      if (result.done) {
-        this.open.delete(id);
-        this.native.streamEnd(id);
-      } else if (stream.events) {
-        const event = result.value;
-        if (event !== null && typeof event === 'object' && !Array.isArray(event)) {
-          const { data, event: name, id: eventId, retry, comment } = event;
-          this.native.streamEvent(id, data === undefined ? null : data, name === undefined ? null : String(name),
-            eventId === undefined ? null : String(eventId), typeof retry === 'number' ? retry : null, comment === undefined ? null : String(comment));
-        } else {
-          this.native.streamEvent(id, event === undefined ? null : event, null, null, null, null);
+      for (;;) {
+        let step = stream.iterator.next();
+        if (step !== null && typeof step === 'object' && typeof step.then === 'function') step = await step;
+        if (!this.open.has(id)) return; // the client left while the item was made
+        if (step.done) break;
+        const room = this.push(id, stream, step.value);
+        this.flushSoon();
+        if (!room) {
+          if (!this.open.has(id)) return;
+          await new Promise((resolve) => { stream.room = resolve; });
+          if (!this.open.has(id)) return;
         }
-      } else {
-        const chunk = result.value;
-        this.native.streamChunk(id, ArrayBuffer.isView(chunk) && !Buffer.isBuffer(chunk) ? Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength) : chunk);
       }
+      this.open.delete(id);
+      this.native.streamEnd(id);
     } catch (error) {
-      this.fail(id, stream, error);
+      if (!this.open.has(id)) return;
+      this.open.delete(id);
+      handlerError(this.logger, stream.ctx, 'the stream threw', error);
+      this.native.streamFail(id, error && error.name ? `${error.name} thrown by the stream` : 'the stream failed');
+      this.close(stream);
     }
+    this.flushSoon();
   }
 
-  fail(id, stream, error) {
-    this.open.delete(id);
-    handlerError(this.logger, stream.ctx, 'the stream threw', error);
-    this.native.streamFail(id, error && error.name ? `${error.name} thrown by the stream` : 'the stream failed');
-    this.close(stream);
+  /** Hands one item to the core; whether the producer may go on without waiting. */
+  push(id, stream, value) {
+    const native = this.native;
+    if (!stream.events) {
+      const chunk = ArrayBuffer.isView(value) && !Buffer.isBuffer(value) ? Buffer.from(value.buffer, value.byteOffset, value.byteLength) : value;
+      return nativeCall(() => native.streamPush(id, chunk));
+    }
+    if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+      const { data, event: name, id: eventId, retry, comment } = value;
+      return nativeCall(() => native.streamPushEvent(id, data === undefined ? null : data, name === undefined ? null : String(name),
+        eventId === undefined ? null : String(eventId), typeof retry === 'number' ? retry : null, comment === undefined ? null : String(comment)));
+    }
+    return nativeCall(() => native.streamPushEvent(id, value === undefined ? null : value, null, null, null, null));
+  }
+
+  /** The core took (or waits for) what the stream pushed: a producer waiting for room goes on. */
+  pulled(id) {
+    const stream = this.open.get(id);
+    if (stream && stream.room) {
+      const resume = stream.room;
+      stream.room = null;
+      resume();
+    }
   }
 
   release(id) {
     const stream = this.open.get(id);
     if (!stream) return;
     this.open.delete(id);
+    if (stream.room) stream.room();
     this.close(stream);
   }
 

@@ -10,7 +10,7 @@
 use crate::raw::{self, Env};
 use crate::{shapes, to_js, to_json};
 use ferrule_core::bridge::{is_abandoned, Outcome, Reply};
-use ferrule_core::host::{lock, Call, Host, HostError, Job, Listen, PullReply, Pulled, Serving, StreamId, Wake};
+use ferrule_core::host::{lock, Call, Host, HostError, Job, Listen, PushBuffer, Serving, StreamId, Wake};
 use ferrule_core::stream::Event;
 use ferrule_core::log::{FieldValue, LogRecord, LogWake};
 use ferrule_core::{HandlerError, Response};
@@ -29,9 +29,9 @@ struct Running {
     /// Requests handed to JavaScript and not answered yet.
     pending: Vec<Option<Pending>>,
     free: Vec<u32>,
-    /// Streams whose next chunk the core waits for (one pull at a time per stream), by the
-    /// id the glue gave the stream.
-    pulls: std::collections::HashMap<StreamId, PullReply>,
+    /// The streams being sent, by the id the glue gave them: where the glue's pushes and the
+    /// core's pulls meet.
+    streams: std::collections::HashMap<StreamId, PushBuffer>,
 }
 
 struct Pending {
@@ -158,7 +158,7 @@ impl NativeApp {
         }
         let serving = self.host.serve(listen, threads.map(|t| t as usize), wake, "the JavaScript side").map_err(host_error)?;
         let bound = serving.port();
-        *running = Some(Running { serving, pending: Vec::new(), free: Vec::new(), pulls: Default::default() });
+        *running = Some(Running { serving, pending: Vec::new(), free: Vec::new(), streams: Default::default() });
         Ok(bound as u32)
     }
 
@@ -192,17 +192,23 @@ impl NativeApp {
         for job in jobs {
             let (route, mut request, reply) = match job {
                 Job::Call(Call { route, request, reply }) => (route, request, reply),
-                // `[-1, stream]`: the core wants the stream's next chunk (`streamChunk`, …).
+                // `[-1, stream]`: the core took (or waits for) what the glue pushed, so a
+                // producer waiting for room may go on.
                 Job::Pull(pull) => {
-                    if !pull.is_abandoned() {
-                        running.pulls.insert(pull.stream, pull.reply);
-                        entries.extend([env.int(-1).map_err(js_error)?, env.number(pull.stream as f64).map_err(js_error)?]);
+                    let stream = pull.stream;
+                    let Some(buffer) = running.streams.get_mut(&stream).filter(|_| !pull.is_abandoned()) else { continue };
+                    if let Some((reply, outcome)) = buffer.pull(pull.reply) {
+                        if PushBuffer::is_last(&outcome) {
+                            running.streams.remove(&stream);
+                        }
+                        running.serving.answer_pull(reply, outcome);
                     }
+                    entries.extend([env.int(-1).map_err(js_error)?, env.number(stream as f64).map_err(js_error)?]);
                     continue;
                 }
                 // `[-2, stream]`: its client left; the glue closes the producer.
                 Job::Release(stream) => {
-                    running.pulls.remove(&stream);
+                    running.streams.remove(&stream);
                     entries.extend([env.int(-2).map_err(js_error)?, env.number(stream as f64).map_err(js_error)?]);
                     continue;
                 }
@@ -327,16 +333,18 @@ impl NativeApp {
         Ok(())
     }
 
-    /// Answers request `id` with a stream the glue keeps as `stream` (a Readable, an async
-    /// iterator, a `ReadableStream`): chunks are pulled as the client takes them; `events`
-    /// makes it a Server-Sent Events stream. `status` null: the route's.
+    /// Answers request `id` with a stream whose producer the glue runs as `stream` (a
+    /// Readable, an async iterator, a `ReadableStream`, a generator), pushing its items
+    /// (`streamPush`, `streamPushEvent`); `events` makes it a Server-Sent Events stream.
+    /// `status` null: the route's.
     #[napi]
     pub fn reply_stream(&self, id: u32, status: Option<f64>, headers: Vec<String>, stream: f64, events: bool) -> Result<()> {
         let Some((reply, route_status)) = self.take(id) else { return Ok(()) };
         let status = status.map_or(i64::from(route_status.as_u16()), whole);
         let body = {
-            let guard = lock(&self.running);
-            let Some(running) = guard.as_ref() else { return Ok(()) };
+            let mut guard = lock(&self.running);
+            let Some(running) = guard.as_mut() else { return Ok(()) };
+            running.streams.insert(stream as StreamId, PushBuffer::default());
             running.serving.stream(stream as StreamId)
         };
         let body = if events { Response::events(body) } else { Response::stream(body) };
@@ -344,27 +352,26 @@ impl NativeApp {
         Ok(())
     }
 
-    /// The stream's next chunk: a string (UTF-8) or a Buffer / Uint8Array.
+    /// A chunk of the stream (a string, UTF-8, or a Buffer): to the pull that waits, or kept
+    /// for the next. Returns whether the producer may push again without waiting for the client
+    /// (false: wait for the stream's `[-1, stream]`; also false once the client has left).
     #[napi]
-    pub fn stream_chunk(&self, env: napi::Env, stream: f64, chunk: Js) -> Result<()> {
+    pub fn stream_push(&self, env: napi::Env, stream: f64, chunk: Js) -> Result<bool> {
         let env = Env(env.raw());
-        let outcome = match env.kind(chunk.0) {
+        let bytes = match env.kind(chunk.0) {
             Ok(raw::Kind::String) => env.as_string(chunk.0).map(|text| ferrule_core::bytes::Bytes::from(text.into_bytes())).map_err(|e| e.0.to_owned()),
             Ok(raw::Kind::Object) => env.bytes(chunk.0).map_err(|e| e.0.to_owned()).and_then(|b| b.map(Into::into).ok_or_else(|| "an object".to_owned())),
             Ok(kind) => Err(format!("{kind:?}").to_lowercase()),
             Err(e) => Err(e.0.to_owned()),
         };
-        let outcome = outcome
-            .map(|chunk| Pulled { chunks: vec![chunk], end: false })
-            .map_err(|kind| HandlerError::new(format!("produced a chunk that cannot be sent: {kind} (chunks are strings or Buffers)")));
-        self.answer_pull(stream, outcome);
-        Ok(())
+        let bytes = bytes.map_err(|kind| Error::new(Status::InvalidArg, format!("TypeError|ferrule: produced a chunk that cannot be sent: {kind} (chunks are strings or Buffers)")))?;
+        Ok(self.push_to(stream, bytes))
     }
 
-    /// The event stream's next event: `data` (a string as it is, anything else as JSON) and
-    /// the optional fields of a Server-Sent Event.
+    /// An event of the event stream: `data` (a string as it is, anything else as JSON) and the
+    /// optional fields of a Server-Sent Event; returns as `streamPush` does.
     #[napi]
-    pub fn stream_event(&self, env: napi::Env, stream: f64, data: Js, name: Option<String>, id: Option<String>, retry: Option<f64>, comment: Option<String>) -> Result<()> {
+    pub fn stream_push_event(&self, env: napi::Env, stream: f64, data: Js, name: Option<String>, id: Option<String>, retry: Option<f64>, comment: Option<String>) -> Result<bool> {
         let env = Env(env.raw());
         let data = match env.kind(data.0) {
             Ok(raw::Kind::Undefined | raw::Kind::Null) => Ok(None),
@@ -391,23 +398,21 @@ impl NativeApp {
             }
             event.encode().map_err(|e| e.to_string())
         });
-        let outcome = event
-            .map(|chunk| Pulled { chunks: vec![chunk], end: false })
-            .map_err(|message| HandlerError::new(format!("produced an event that cannot be sent: {message}")));
-        self.answer_pull(stream, outcome);
-        Ok(())
+        let bytes = event.map_err(|message| Error::new(Status::InvalidArg, format!("TypeError|ferrule: produced an event that cannot be sent: {message}")))?;
+        Ok(self.push_to(stream, bytes))
     }
 
-    /// The stream ended (its producer is done).
+    /// The stream's producer is done: the response ends once what it pushed has gone.
     #[napi]
     pub fn stream_end(&self, stream: f64) {
-        self.answer_pull(stream, Ok(Pulled { chunks: Vec::new(), end: true }));
+        self.end_stream(stream, Ok(()));
     }
 
-    /// The stream's producer failed (the glue has logged why); `log` is for the server's log.
+    /// The stream's producer failed (the glue has logged why; `log` is for the server's log):
+    /// the response is cut off (an event stream ends) once what it pushed before has gone.
     #[napi]
     pub fn stream_fail(&self, stream: f64, log: String) {
-        self.answer_pull(stream, Err(HandlerError::new(log)));
+        self.end_stream(stream, Err(HandlerError::new(log)));
     }
 
     /// Answers request `id` after its handler threw an `HttpError`: its problem response.
@@ -478,10 +483,26 @@ impl NativeApp {
         Some((slot.reply, slot.status))
     }
 
-    fn answer_pull(&self, stream: f64, outcome: ferrule_core::host::PullOutcome) {
+    fn push_to(&self, stream: f64, bytes: ferrule_core::bytes::Bytes) -> bool {
+        let mut guard = lock(&self.running);
+        let Some(running) = guard.as_mut() else { return false };
+        let Some(buffer) = running.streams.get_mut(&(stream as StreamId)) else { return false };
+        if let Some((reply, outcome)) = buffer.push(bytes) {
+            running.serving.answer_pull(reply, outcome);
+            return true;
+        }
+        buffer.has_room()
+    }
+
+    fn end_stream(&self, stream: f64, how: std::result::Result<(), HandlerError>) {
         let mut guard = lock(&self.running);
         let Some(running) = guard.as_mut() else { return };
-        if let Some(reply) = running.pulls.remove(&(stream as StreamId)) {
+        let id = stream as StreamId;
+        let Some(buffer) = running.streams.get_mut(&id) else { return };
+        if let Some((reply, outcome)) = buffer.end(how) {
+            if PushBuffer::is_last(&outcome) {
+                running.streams.remove(&id);
+            }
             running.serving.answer_pull(reply, outcome);
         }
     }

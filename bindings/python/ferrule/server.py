@@ -13,6 +13,7 @@ import os
 import signal
 import socket
 import sys
+import threading
 import time
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -46,22 +47,54 @@ async def run_handler(call: "_ferrule.PendingCall") -> None:
         call.finish(result)
 
 
-async def pull_next(pull: "_ferrule.PendingPull") -> None:
-    """The next item of an async stream producer, as a task on the loop (``pull`` is a
-    ``_ferrule.PendingPull``). Cancelled when the client leaves: the cancellation is thrown into
-    the generator, whose ``finally`` runs."""
+async def produce(sink: "_ferrule.StreamSink") -> None:
+    """Runs an async stream producer as a task on the loop, pushing its items into the
+    stream's batch (``sink`` is a ``_ferrule.StreamSink``); a full batch waits for the client.
+    Cancelled when the client leaves: the cancellation is thrown into the generator where it
+    waits, its ``finally`` runs, and it is closed."""
+    iterator = sink.iterator
     try:
-        item = await pull.next()
-    except StopAsyncIteration:
-        pull.end()
+        async for item in iterator:
+            if not sink.push(item):
+                if not sink.open:
+                    break  # the client left; the task's cancellation is on its way
+                await sink.room()
     except asyncio.CancelledError:
         raise
     except BaseException as exc:
-        pull.fail(exc)
+        sink.fail(exc)
         if not isinstance(exc, Exception):
             raise
     else:
-        pull.send(item)
+        sink.finish()
+    finally:
+        aclose = getattr(iterator, "aclose", None)
+        if aclose is not None:
+            await aclose()
+
+
+def produce_in_thread(sink: "_ferrule.StreamSink") -> None:
+    """Runs a sync stream producer on a thread of its own, as Starlette runs one in its thread
+    pool: a generator that blocks holds up neither the event loop nor other streams. Its items
+    go into the stream's batch; a full batch waits (GIL released) for the client. A client that
+    leaves stops it at its next item, and the generator is closed (its ``finally`` runs)."""
+
+    def run() -> None:
+        iterator = sink.iterator
+        try:
+            for item in iterator:
+                if not sink.push(item) and not sink.wait_room():
+                    break
+        except BaseException as exc:  # noqa: BLE001 - logged with its traceback, the stream ends
+            sink.fail(exc)
+        else:
+            sink.finish()
+        finally:
+            close = getattr(iterator, "close", None)
+            if close is not None:
+                close()
+
+    threading.Thread(target=run, name="ferrule-stream", daemon=True).start()
 
 
 def start_task(coroutine: Any) -> "asyncio.Task[Any]":

@@ -9,7 +9,7 @@
 use crate::convert::to_json;
 use crate::route::PyRoute;
 use crate::stream::Streams;
-use ferrule_core::host::{HostRoute, Inbox};
+use ferrule_core::host::{HostRoute, Serving};
 use ferrule_core::stream::BodyStream;
 use ferrule_core::{HandlerError, Response};
 use pyo3::prelude::*;
@@ -27,12 +27,12 @@ pub struct ResultTypes {
 pub fn from_result(
     py: Python<'_>,
     types: &ResultTypes,
-    inbox: &Inbox<PyRoute>,
+    serving: &Arc<Serving<PyRoute>>,
     route: &Arc<HostRoute<PyRoute>>,
     result: &Bound<'_, PyAny>,
 ) -> Result<Response, HandlerError> {
     if result.is_instance(types.response.bind(py)).unwrap_or(false) {
-        return explicit(result, |content, events| types.streams.start(inbox, route, content, events));
+        return explicit(result, |content, events| types.streams.start(serving, route, content, events));
     }
     // The core logs the message with the route; the client gets a bare 500.
     let body = body(result).map_err(|message| HandlerError::new(format!("returned a value that cannot be sent: {message}")))?;

@@ -1,26 +1,32 @@
 //! Streamed responses: the producers (`StreamingResponse` and `EventSourceResponse` contents)
-//! the core pulls from, one item per pull.
+//! the core pulls from.
 //!
-//! The core asks for the next item only when the client has taken the previous one (it reads
-//! one item ahead), so a generator runs exactly as fast as its client reads. A sync iterator's
-//! `next()` runs on the event loop's thread, as a `def` handler does; an async iterator's
-//! `__anext__()` runs as a task on the loop (`ferrule.server.pull_next`). A client that leaves
-//! closes the producer: `close()` for a generator, the pending task cancelled or `aclose()`
-//! for an async one, so its `finally` blocks run as they would under Starlette.
+//! Every producer pushes ([`StreamSink`]) into the stream's `PushBuffer` (the core's meeting
+//! point of pushes and pulls): a pull takes what was pushed in one crossing, or waits for the
+//! next push; a full batch makes the producer wait until a pull has taken it, so it runs at most
+//! one batch ahead of its client; nothing ready is ever held back.
+//! * An async iterator runs as a task on the loop (`ferrule.server.produce`).
+//! * A sync iterator runs on a thread of its own (`ferrule.server.produce_in_thread`), as
+//!   Starlette runs one in its thread pool: a generator that blocks (a queue, a file, a
+//!   socket) holds up neither the event loop nor other streams, and waits for room with the
+//!   GIL released.
+//!
+//! A client that leaves closes the producer: an async one's task is cancelled (the cancellation
+//! is thrown into the generator where it waits, its `finally` runs, then `aclose()`); a sync
+//! one's thread finds the stream gone at its next push and closes the generator.
 
 use crate::convert::to_json;
 use crate::route::PyRoute;
-use ferrule_core::host::{HostRoute, Inbox, Pull, PullOutcome, PullReply, Pulled, Serving, StreamId};
-use ferrule_core::stream::{BodyStream, Event};
 use ferrule_core::bytes::Bytes;
+use ferrule_core::host::{HostRoute, Pull, PushBuffer, Serving, StreamId};
+use ferrule_core::stream::{BodyStream, Event};
 use ferrule_core::HandlerError;
-use pyo3::exceptions::{PyStopAsyncIteration, PyStopIteration};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyMemoryView, PyString};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 type Route = Arc<HostRoute<PyRoute>>;
 
@@ -28,26 +34,34 @@ type Route = Arc<HostRoute<PyRoute>>;
 #[derive(Default)]
 pub struct Streams {
     producers: Mutex<HashMap<StreamId, Producer>>,
+    /// Notified when a pull takes a batch or a stream is released: producer threads waiting
+    /// for room look again.
+    changed: Condvar,
     next_id: AtomicU64,
 }
 
 struct Producer {
-    iterator: Py<PyAny>,
-    is_async: bool,
-    events: bool,
     route: Route,
-    /// The task awaiting an async producer's next item, cancelled if the client leaves.
+    pushed: Pushed,
+}
+
+/// Where a producer and the pulls meet.
+struct Pushed {
+    /// An async producer's task (cancelled when the client leaves).
     task: Option<Py<PyAny>>,
+    buffer: PushBuffer,
+    /// An async producer's future for room in a full batch, resolved when a pull takes it.
+    room: Option<Py<PyAny>>,
 }
 
 impl Streams {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<StreamId, Producer>> {
+    fn lock(&self) -> MutexGuard<'_, HashMap<StreamId, Producer>> {
         self.producers.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Takes `content` (an iterable or async iterable) as a new stream's producer; the
-    /// returned body pulls from it through `inbox`.
-    pub fn start(&self, inbox: &Inbox<PyRoute>, route: &Route, content: &Bound<'_, PyAny>, events: bool) -> Result<BodyStream, String> {
+    /// returned body pulls from it through `serving`.
+    pub fn start(self: &Arc<Self>, serving: &Arc<Serving<PyRoute>>, route: &Route, content: &Bound<'_, PyAny>, events: bool) -> Result<BodyStream, String> {
         let py = content.py();
         let is_async = content.hasattr(pyo3::intern!(py, "__aiter__")).unwrap_or(false);
         let iterator = if is_async {
@@ -57,97 +71,83 @@ impl Streams {
         }
         .map_err(|_| format!("a streamed response's content must be an iterable or async iterable, not {}", type_name(content)))?;
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let producer = Producer { iterator: iterator.unbind(), is_async, events, route: route.clone(), task: None };
-        self.lock().insert(id, producer);
-        Ok(inbox.stream(id))
+        let pushed = Pushed { task: None, buffer: PushBuffer::default(), room: None };
+        self.lock().insert(id, Producer { route: route.clone(), pushed });
+        let sink = Bound::new(py, StreamSink { id, events, iterator: iterator.unbind(), streams: self.clone(), serving: serving.clone() });
+        let started = if is_async {
+            sink.and_then(|sink| PRODUCE.import(py, "ferrule.server", "produce")?.call1((sink,)))
+                .and_then(|coroutine| create_task(py, &coroutine))
+                .map(|task| {
+                    if let Some(producer) = self.lock().get_mut(&id) {
+                        producer.pushed.task = Some(task.unbind());
+                    }
+                })
+        } else {
+            sink.and_then(|sink| PRODUCE_IN_THREAD.import(py, "ferrule.server", "produce_in_thread")?.call1((sink,))).map(drop)
+        };
+        if let Err(error) = started {
+            self.lock().remove(&id);
+            return Err(format!("cannot start the stream's producer: {error}"));
+        }
+        Ok(serving.stream(id))
     }
 
-    /// The core wants stream `pull.stream`'s next item.
-    pub fn pull(self: &Arc<Self>, py: Python<'_>, serving: &Arc<Serving<PyRoute>>, pull: Pull) {
-        let Some((iterator, is_async, events, route)) = self.lock().get(&pull.stream).map(|p| (p.iterator.clone_ref(py), p.is_async, p.events, p.route.clone())) else {
+    /// The core wants stream `pull.stream`'s next items.
+    pub fn pull(&self, py: Python<'_>, serving: &Serving<PyRoute>, pull: Pull) {
+        let id = pull.stream;
+        let mut producers = self.lock();
+        let Some(producer) = producers.get_mut(&id) else {
             // Released already (the client left while this pull was on its way).
             return;
         };
         if pull.is_abandoned() {
             return; // its Release follows
         }
-        if is_async {
-            return self.schedule(py, serving, pull, iterator, events, route);
+        let Some((reply, outcome)) = producer.pushed.buffer.pull(pull.reply) else { return };
+        // The batch is taken: a producer waiting for room may go on.
+        producer.pushed.make_room(py);
+        if PushBuffer::is_last(&outcome) {
+            producers.remove(&id);
         }
-        let item = iterator.bind(py).call_method0(pyo3::intern!(py, "__next__"));
-        let outcome = match item {
-            Ok(item) => chunk(&item, events).map(|chunk| Pulled { chunks: vec![chunk], end: false }).map_err(|message| self.unsendable(py, pull.stream, message)),
-            Err(error) if error.is_instance_of::<PyStopIteration>(py) => {
-                self.lock().remove(&pull.stream);
-                Ok(Pulled { chunks: Vec::new(), end: true })
-            }
-            Err(error) => Err(self.raised(py, pull.stream, &route, error)),
-        };
-        serving.answer_pull(pull.reply, outcome);
-    }
-
-    /// Starts a task on the loop that awaits the async producer's next item.
-    fn schedule(self: &Arc<Self>, py: Python<'_>, serving: &Arc<Serving<PyRoute>>, pull: Pull, iterator: Py<PyAny>, events: bool, route: Route) {
-        let id = pull.stream;
-        let pending = PendingPull { id, events, route, iterator, streams: self.clone(), serving: serving.clone(), reply: Mutex::new(Some(pull.reply)) };
-        // If this fails before the pull is a Python object, dropping it drops the reply,
-        // which the stream sees as a failed producer.
-        let Ok(pending) = Bound::new(py, pending) else { return };
-        let task = PULL_NEXT
-            .import(py, "ferrule.server", "pull_next")
-            .and_then(|pull_next| pull_next.call1((&pending,)))
-            .and_then(|coroutine| create_task(py, &coroutine));
-        match task {
-            Ok(task) => {
-                if let Some(producer) = self.lock().get_mut(&id) {
-                    producer.task = Some(task.unbind());
-                }
-            }
-            Err(error) => pending.get().answer(py, Err(error)),
-        }
+        drop(producers);
+        self.changed.notify_all();
+        serving.answer_pull(reply, outcome);
     }
 
     /// The client left before the stream's end: close its producer.
     pub fn release(&self, py: Python<'_>, id: StreamId) {
         let Some(producer) = self.lock().remove(&id) else { return };
-        let iterator = producer.iterator.bind(py);
-        let closed = if let Some(task) = producer.task {
-            // Cancelling the task that awaits `__anext__()` throws into the generator: its
-            // `finally` runs and it is closed.
-            task.bind(py).call_method0(pyo3::intern!(py, "cancel")).map(drop)
-        } else if producer.is_async {
-            match iterator.getattr(pyo3::intern!(py, "aclose")) {
-                Ok(aclose) => aclose.call0().and_then(|coroutine| create_task(py, &coroutine)).map(drop),
-                Err(_) => Ok(()),
+        // A producer thread sees the stream gone when it wakes or pushes next.
+        self.changed.notify_all();
+        // Cancelling the task throws into the generator where it waits: its `finally` runs,
+        // and `ferrule.server.produce` closes it.
+        if let Some(task) = producer.pushed.task {
+            if let Err(error) = task.bind(py).call_method0(pyo3::intern!(py, "cancel")) {
+                log_raised(py, &producer.route, error);
             }
-        } else {
-            match iterator.getattr(pyo3::intern!(py, "close")) {
-                Ok(close) => close.call0().map(drop),
-                Err(_) => Ok(()),
-            }
-        };
-        if let Err(error) = closed {
-            log_raised(py, &producer.route, error);
         }
-    }
-
-    /// The producer raised: logged with its traceback, and forgotten.
-    fn raised(&self, py: Python<'_>, id: StreamId, route: &Route, error: PyErr) -> HandlerError {
-        self.lock().remove(&id);
-        let kind = error.get_type(py).name().map(|n| n.to_string()).unwrap_or_default();
-        log_raised(py, route, error);
-        HandlerError::new(format!("{kind} raised"))
-    }
-
-    /// The producer gave an item that cannot be sent: closed, as a leaving client would
-    /// close it, and forgotten.
-    fn unsendable(&self, py: Python<'_>, id: StreamId, message: String) -> HandlerError {
-        self.release(py, id);
-        HandlerError::new(format!("produced an item that cannot be sent: {message}"))
     }
 }
 
-static PULL_NEXT: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+impl Pushed {
+    fn make_room(&mut self, py: Python<'_>) {
+        if let Some(room) = self.room.take() {
+            let room = room.bind(py);
+            if !room.call_method0(pyo3::intern!(py, "done")).and_then(|d| d.is_truthy()).unwrap_or(true) {
+                let _ = room.call_method1(pyo3::intern!(py, "set_result"), (py.None(),));
+            }
+        }
+    }
+}
+
+fn raised(py: Python<'_>, route: &Route, error: PyErr) -> HandlerError {
+    let kind = error.get_type(py).name().map(|n| n.to_string()).unwrap_or_default();
+    log_raised(py, route, error);
+    HandlerError::new(format!("{kind} raised"))
+}
+
+static PRODUCE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+static PRODUCE_IN_THREAD: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 static START_TASK: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
 /// `asyncio.get_running_loop().create_task(coroutine)` on the loop this thread runs.
@@ -237,66 +237,105 @@ fn data_text(data: &Bound<'_, PyAny>) -> Result<String, String> {
     String::from_utf8(to_json::to_vec(data)?).map_err(|e| e.to_string())
 }
 
-/// One pull of an async producer, driven by `ferrule.server.pull_next`: `next()` is the
-/// awaitable of its next item; `send(item)`, `end()` or `fail(exception)` answers the core.
+/// The pushing end of an async producer's stream, driven by `ferrule.server.produce`:
+/// `push(item)` for each item (false: the batch is full, await `room()`), then `finish()` or
+/// `fail(exception)`.
 #[pyclass(module = "ferrule._ferrule", frozen)]
-pub struct PendingPull {
+pub struct StreamSink {
     id: StreamId,
     events: bool,
-    route: Route,
     iterator: Py<PyAny>,
     streams: Arc<Streams>,
     serving: Arc<Serving<PyRoute>>,
-    reply: Mutex<Option<PullReply>>,
 }
 
 #[pymethods]
-impl PendingPull {
-    fn next<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        self.iterator.bind(py).call_method0(pyo3::intern!(py, "__anext__"))
+impl StreamSink {
+    /// The async iterator the task runs.
+    #[getter]
+    fn iterator(&self, py: Python<'_>) -> Py<PyAny> {
+        self.iterator.clone_ref(py)
     }
 
-    fn send(&self, py: Python<'_>, item: &Bound<'_, PyAny>) {
-        let outcome = chunk(item, self.events).map(|chunk| Pulled { chunks: vec![chunk], end: false });
-        let outcome = outcome.map_err(|message| {
-            self.clear_task();
-            self.streams.unsendable(py, self.id, message)
-        });
-        self.finish(outcome);
+    /// Hands `item` to a waiting pull, or keeps it for the next; returns whether the batch has
+    /// room for another. Raises `TypeError` for an item that cannot be sent.
+    fn push(&self, item: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let chunk = chunk(item, self.events).map_err(|m| pyo3::exceptions::PyTypeError::new_err(format!("produced an item that cannot be sent: {m}")))?;
+        let mut producers = self.streams.lock();
+        let Some(pushed) = producers.get_mut(&self.id).map(|p| &mut p.pushed) else {
+            return Ok(false); // released: the producer stops (a task is being cancelled)
+        };
+        let answer = pushed.buffer.push(chunk);
+        let room = pushed.buffer.has_room();
+        drop(producers);
+        if let Some((reply, outcome)) = answer {
+            self.serving.answer_pull(reply, outcome);
+            self.serving.flush();
+        }
+        Ok(room)
     }
 
-    fn end(&self) {
-        self.streams.lock().remove(&self.id);
-        self.finish(Ok(Pulled { chunks: Vec::new(), end: true }));
+    /// Blocks (with the GIL released) until the batch has room; false once the stream is gone
+    /// (the client left). For a producer thread.
+    fn wait_room(&self, py: Python<'_>) -> bool {
+        py.detach(|| {
+            let mut producers = self.streams.lock();
+            loop {
+                match producers.get(&self.id) {
+                    None => return false,
+                    Some(producer) if producer.pushed.buffer.has_room() => return true,
+                    Some(_) => producers = self.streams.changed.wait(producers).unwrap_or_else(|p| p.into_inner()),
+                }
+            }
+        })
     }
 
+    /// Whether the stream is still wanted (false once the client has left).
+    #[getter]
+    fn open(&self) -> bool {
+        self.streams.lock().contains_key(&self.id)
+    }
+
+    /// A future that resolves once a pull has taken the batch (at once if it has room).
+    fn room(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let future = py.import("asyncio")?.call_method0("get_running_loop")?.call_method0("create_future")?;
+        let mut producers = self.streams.lock();
+        match producers.get_mut(&self.id).map(|p| &mut p.pushed) {
+            Some(pushed) if !pushed.buffer.has_room() => pushed.room = Some(future.clone().unbind()),
+            _ => {
+                future.call_method1("set_result", (py.None(),))?;
+            }
+        }
+        Ok(future.unbind())
+    }
+
+    /// The producer is done: the response ends once the batch has gone.
+    fn finish(&self) {
+        self.end(Ok(()));
+    }
+
+    /// The producer raised: logged with its traceback; the response is cut off (an event
+    /// stream ends) once what it pushed before has gone.
     fn fail(&self, py: Python<'_>, exception: &Bound<'_, PyAny>) {
-        self.answer(py, Err(PyErr::from_value(exception.clone())));
+        let route = self.streams.lock().get(&self.id).map(|p| p.route.clone());
+        let failure = match route {
+            Some(route) => raised(py, &route, PyErr::from_value(exception.clone())),
+            None => return,
+        };
+        self.end(Err(failure));
     }
 }
 
-impl PendingPull {
-    fn answer(&self, py: Python<'_>, outcome: PyResult<()>) {
-        match outcome {
-            Ok(()) => {}
-            Err(error) if error.is_instance_of::<PyStopAsyncIteration>(py) => self.end(),
-            Err(error) => {
-                let failure = self.streams.raised(py, self.id, &self.route, error);
-                self.finish(Err(failure));
-            }
+impl StreamSink {
+    fn end(&self, how: Result<(), HandlerError>) {
+        let mut producers = self.streams.lock();
+        let Some(pushed) = producers.get_mut(&self.id).map(|p| &mut p.pushed) else { return };
+        pushed.task = None;
+        let Some((reply, outcome)) = pushed.buffer.end(how) else { return };
+        if PushBuffer::is_last(&outcome) {
+            producers.remove(&self.id);
         }
-    }
-
-    /// This pull's task is ending: a later release closes the generator with `aclose()`.
-    fn clear_task(&self) {
-        if let Some(producer) = self.streams.lock().get_mut(&self.id) {
-            producer.task = None;
-        }
-    }
-
-    fn finish(&self, outcome: PullOutcome) {
-        self.clear_task();
-        let Some(reply) = self.reply.lock().unwrap_or_else(|p| p.into_inner()).take() else { return };
+        drop(producers);
         self.serving.answer_pull(reply, outcome);
         self.serving.flush();
     }

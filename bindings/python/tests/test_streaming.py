@@ -143,7 +143,8 @@ def test_an_item_that_is_not_bytes_or_str_ends_the_stream_and_is_logged(caplog: 
         with pytest.raises(http.client.IncompleteRead):
             reply.read()
         assert request(port, "GET", "/not-iterable").status == 500
-    messages = [r.getMessage() for r in caplog.records if r.name == "ferrule.handler"]
+    # A record's message, with its exception's (the producer's TypeError says what it got).
+    messages = [r.getMessage() + (f" {r.exc_info[1]}" if r.exc_info else "") for r in caplog.records if r.name == "ferrule.handler"]
     assert any("must be bytes or str, not int" in m for m in messages), messages
     assert any("iterable or async iterable, not int" in m for m in messages), messages
 
@@ -196,3 +197,32 @@ def test_a_quiet_event_stream_is_kept_alive_and_ends_at_shutdown() -> None:
     # DrainTimeout there): the stream ended with its last chunk (no IncompleteRead), after
     # nothing but keep-alive comments.
     assert set(reply.read().split(b"\n")) <= {b"", b":"}
+
+
+def test_a_sync_generator_that_blocks_holds_up_nothing_else() -> None:
+    app = App()
+    release = threading.Event()
+
+    @app.get("/waits")
+    def waits() -> StreamingResponse:
+        def chunks() -> Iterator[str]:
+            yield "before\n"
+            release.wait(10)  # a blocking queue, file or socket read
+            yield "after\n"
+
+        return StreamingResponse(chunks())
+
+    @app.get("/ping")
+    def ping() -> str:
+        return "pong"
+
+    with serving(app) as port:
+        reply = open_stream(port, "/waits")
+        assert reply.readline() == b"before\n"
+        # The generator blocks on its own thread: the event loop answers at once, not when the
+        # generator's 10 s wait ends (as it did when generators ran on the loop's thread).
+        asked = time.monotonic()
+        assert request(port, "GET", "/ping").text == "pong"
+        assert time.monotonic() - asked < 5
+        release.set()
+        assert reply.read() == b"after\n"

@@ -5,19 +5,19 @@
 //! has taken what came before). Here they meet. Each streamed body runs on a Ruby thread of its
 //! own (`Ferrule::Streaming.start`), so a long stream never occupies a worker that serves
 //! requests. It writes each chunk to a [`StreamOut`], which converts it with the GVL held and
-//! then either hands it straight to a pull that waits, or keeps it in the stream's batch
-//! (bounded: `ferrule_core::stream::batch`) for the next pull, which takes the whole batch in
-//! one crossing. Only a full batch makes a write wait, with the GVL released, until a worker
-//! hands over the core's pull ([`Streams::pulled`]): the producer runs at most one batch ahead
-//! of its client. A client that leaves wakes the wait with "gone" and the write returns false.
+//! pushes it into the stream's `PushBuffer` (the core's meeting point of pushes and pulls): to a
+//! pull that waits at once, or kept for the next pull, which takes the whole batch in one
+//! crossing. Only a full batch makes a write wait, with the GVL released, until a worker hands
+//! over the core's pull ([`Streams::pulled`]): the producer runs at most one batch ahead of its
+//! client. A client that leaves wakes the wait with "gone" and the write returns false.
 
 use crate::app::RbRoute;
 use crate::raw::{self, without_gvl};
 use crate::to_json;
 use ferrule_core::bytes::Bytes;
-use ferrule_core::host::{InProcess, Inbox, Pull, PullOutcome, PullReply, Pulled, Serving, StreamId};
+use ferrule_core::host::{InProcess, Inbox, Pull, PushAnswer, PushBuffer, Serving, StreamId};
 use ferrule_core::log::Logs;
-use ferrule_core::stream::{Batch, BodyStream, Event};
+use ferrule_core::stream::{BodyStream, Event};
 use ferrule_core::HandlerError;
 use magnus::{prelude::*, Error, RHash, RString, Ruby, Value};
 use std::collections::HashMap;
@@ -57,10 +57,7 @@ struct Slot {
 
 #[derive(Default)]
 struct SlotState {
-    /// The core's pull, waiting for the producer's next chunk.
-    wanted: Option<PullReply>,
-    /// Chunks written while no pull waited, for the next one.
-    batch: Batch,
+    buffer: PushBuffer,
     /// The client left.
     gone: bool,
 }
@@ -70,16 +67,17 @@ impl Slot {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Blocks until a pull waits, the client has gone, or `interrupted` is set — or, with
-    /// `or_room`, until the batch has room again (a pull took it).
-    fn wait(&self, or_room: bool, interrupted: &AtomicBool) {
+    /// Blocks until the batch has room (a pull took it), the client has gone, or
+    /// `interrupted` is set.
+    fn wait_for_room(&self, interrupted: &AtomicBool) {
         let mut state = self.lock();
-        while state.wanted.is_none() && !state.gone && !interrupted.load(Ordering::Acquire) && !(or_room && state.batch.has_room()) {
+        while !state.buffer.has_room() && !state.gone && !interrupted.load(Ordering::Acquire) {
             state = self.changed.wait(state).unwrap_or_else(|p| p.into_inner());
         }
     }
 
-    fn answer(&self, reply: PullReply, outcome: PullOutcome) {
+    /// Sends an answer from the producer's thread (a worker's answers go with its batch's flush).
+    fn answer(&self, (reply, outcome): PushAnswer) {
         let inbox = self.answers.inbox();
         inbox.answer_pull(reply, outcome);
         inbox.flush();
@@ -101,22 +99,18 @@ impl Streams {
         (body, out)
     }
 
-    /// A worker took the core's pull for a stream: the batch written so far goes at once (the
+    /// A worker took the core's pull for a stream: what was written so far goes at once (the
     /// worker's flush sends it), or the pull waits for the producer's next write.
     pub fn pulled(&self, pull: Pull) {
         let Some(slot) = self.lock().get(&pull.stream).cloned() else { return };
-        let mut state = slot.lock();
-        if state.batch.is_empty() {
-            state.wanted = Some(pull.reply);
-            drop(state);
-            slot.changed.notify_all();
-        } else {
-            let chunks = std::mem::take(&mut state.batch).into_chunks();
-            drop(state);
-            slot.answers.inbox().answer_pull(pull.reply, Ok(Pulled { chunks, end: false }));
-            // A producer waiting on a full batch may write again.
-            slot.changed.notify_all();
+        let answer = slot.lock().buffer.pull(pull.reply);
+        let Some((reply, outcome)) = answer else { return };
+        if PushBuffer::is_last(&outcome) {
+            self.lock().remove(&pull.stream);
         }
+        slot.answers.inbox().answer_pull(reply, outcome);
+        // A producer waiting on a full batch may write again.
+        slot.changed.notify_all();
     }
 
     /// The stream's client left: its producer's next write returns false.
@@ -149,66 +143,57 @@ impl StreamOut {
             if state.gone {
                 return Ok(false);
             }
-            if let Some(reply) = state.wanted.take() {
-                let mut batch = std::mem::take(&mut state.batch);
+            if state.buffer.has_room() {
+                let answer = state.buffer.push(bytes);
                 drop(state);
-                batch.push(bytes);
-                rb_self.slot.answer(reply, Ok(Pulled { chunks: batch.into_chunks(), end: false }));
-                return Ok(true);
-            }
-            if state.batch.has_room() {
-                state.batch.push(bytes);
+                if let Some(answer) = answer {
+                    rb_self.slot.answer(answer);
+                }
                 return Ok(true);
             }
             drop(state);
-            rb_self.wait(ruby, true)?;
+            rb_self.wait_for_room(ruby)?;
         }
     }
 
     /// `finish`: the producer is done; once what it wrote has gone, the response ends.
-    pub fn finish(ruby: &Ruby, rb_self: &Self) -> Result<(), Error> {
-        rb_self.last(ruby, Ok(Pulled { chunks: Vec::new(), end: true }))
+    pub fn finish(rb_self: &Self) -> Result<(), Error> {
+        rb_self.last(Ok(()))
     }
 
     /// `fail(exception)`: the producer raised. Logged with its backtrace; once what it wrote
     /// before has gone, the response is cut off (an event stream ends).
-    pub fn fail(ruby: &Ruby, rb_self: &Self, exception: magnus::Exception) -> Result<(), Error> {
+    pub fn fail(rb_self: &Self, exception: magnus::Exception) -> Result<(), Error> {
         let label = &rb_self.label;
         rb_self.logs.handler_failed(label, &format!("{label}: the stream raised {exception:#?}"));
         let class = raw::class_name(exception);
-        rb_self.last(ruby, Err(HandlerError::new(format!("{class} raised by the stream"))))
+        rb_self.last(Err(HandlerError::new(format!("{class} raised by the stream"))))
     }
 
-    /// Answers the first pull that finds the batch empty with `outcome`, and forgets the stream.
-    fn last(&self, ruby: &Ruby, outcome: PullOutcome) -> Result<(), Error> {
-        loop {
+    /// The producer is done (`Ok`) or failed: sent after what it wrote, by this write's pull or
+    /// a later one (the worker that takes it forgets the stream). Never waits.
+    fn last(&self, how: Result<(), HandlerError>) -> Result<(), Error> {
+        let answer = {
             let mut state = self.slot.lock();
             if state.gone {
-                break;
+                return Ok(());
             }
-            if let Some(reply) = state.wanted.take() {
-                let batch = std::mem::take(&mut state.batch);
-                drop(state);
-                if batch.is_empty() {
-                    self.slot.answer(reply, outcome);
-                    break;
-                }
-                self.slot.answer(reply, Ok(Pulled { chunks: batch.into_chunks(), end: false }));
-                continue;
+            state.buffer.end(how)
+        };
+        if let Some(answer) = answer {
+            if PushBuffer::is_last(&answer.1) {
+                self.streams.lock().remove(&self.id);
             }
-            drop(state);
-            self.wait(ruby, false)?;
+            self.slot.answer(answer);
         }
-        self.streams.released(self.id);
         Ok(())
     }
 
-    /// Waits, with the GVL released, until a pull waits or the client has gone (`or_room`: or
-    /// the batch has room). A `Thread#kill` or `Thread#raise` interrupts the wait and is raised
-    /// here.
-    fn wait(&self, ruby: &Ruby, or_room: bool) -> Result<(), Error> {
+    /// Waits, with the GVL released, until the batch has room or the client has gone. A
+    /// `Thread#kill` or `Thread#raise` interrupts the wait and is raised here.
+    fn wait_for_room(&self, ruby: &Ruby) -> Result<(), Error> {
         let interrupted = AtomicBool::new(false);
-        without_gvl(ruby, || self.slot.wait(or_room, &interrupted), || {
+        without_gvl(ruby, || self.slot.wait_for_room(&interrupted), || {
             interrupted.store(true, Ordering::Release);
             let _state = self.slot.lock();
             self.slot.changed.notify_all();

@@ -18,6 +18,7 @@ mod error;
 mod in_process;
 mod inbox;
 mod pulled;
+mod pushed;
 mod routes;
 mod serving;
 
@@ -25,6 +26,7 @@ pub use error::HostError;
 pub use in_process::{Answer, Exchange, InProcess};
 pub use inbox::Inbox;
 pub use pulled::{Pull, PullOutcome, PullReply, Pulled, StreamId};
+pub use pushed::{Answer as PushAnswer, PushBuffer};
 pub use serving::{bind, Listen, Serving, Wake};
 
 use crate::app::App;
