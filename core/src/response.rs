@@ -169,20 +169,15 @@ impl Response {
         Ok(())
     }
 
-    /// Whether this is an event stream (by its content type, however it was set).
-    pub fn is_event_stream(&self) -> bool {
-        is_event_stream(&self.headers)
-    }
-
     /// The response a route's handler gave, as axum sends it; a stream's failure is logged
     /// with `route`.
     pub(crate) fn into_http(self, route: &std::sync::Arc<str>) -> http::Response<axum::body::Body> {
-        let event_stream = self.is_event_stream();
         // 204 and 304 never carry a body (RFC 9110 §15.3.5, §15.4.5).
         let body = match self.body {
             _ if self.status == StatusCode::NO_CONTENT || self.status == StatusCode::NOT_MODIFIED => axum::body::Body::empty(),
             ResponseBody::Full(bytes) => axum::body::Body::from(bytes),
-            ResponseBody::Stream(stream) => stream.logged(route.clone(), event_stream).into_body(),
+            // Only a stream asks its content type (a header lookup a whole body does not pay).
+            ResponseBody::Stream(stream) => stream.logged(route.clone(), is_event_stream(&self.headers)).into_body(),
         };
         let mut response = http::Response::new(body);
         *response.status_mut() = self.status;

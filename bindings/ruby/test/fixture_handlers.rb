@@ -35,6 +35,14 @@ module FixtureHandlers
     out
   end
 
+  # A stream of +kind+ that writes "partial", then raises as "fail" does.
+  def partial_then_fail(kind)
+    kind.new do |out|
+      out << "partial"
+      raise "SECRET-TOKEN-42 database password"
+    end
+  end
+
   HANDLERS = {
     "echo" => ->(req) { echo(req) },
     "status" => lambda do |req|
@@ -64,17 +72,7 @@ module FixtureHandlers
         out << req.query[:word]
       end
     end,
-    "stream_fail" => lambda do |_req|
-      Ferrule::Stream.new do |out|
-        out << "partial"
-        raise "SECRET-TOKEN-42 database password"
-      end
-    end,
-    "events_fail" => lambda do |_req|
-      Ferrule::EventStream.new do |out|
-        out << "partial"
-        raise "SECRET-TOKEN-42 database password"
-      end
-    end,
+    "stream_fail" => ->(_req) { partial_then_fail(Ferrule::Stream) },
+    "events_fail" => ->(_req) { partial_then_fail(Ferrule::EventStream) },
   }.freeze
 end
