@@ -53,8 +53,15 @@ filegroup(
     srcs = glob(["node_modules/@types/node/**", "node_modules/undici-types/**"]),
 )
 
+# The `ws` package: the real WebSocket client of the Node binding's tests.
+filegroup(
+    name = "ws",
+    srcs = glob(["node_modules/ws/**"]),
+)
+
 exports_files([
     "package.json",
+    "node_modules/ws/package.json",
     "node_modules/typescript/bin/tsc",
     "node_modules/@types/node/package.json",
 ])
