@@ -153,6 +153,12 @@ export interface AppOptions {
   http2KeepAliveInterval?: number;
   /** Milliseconds an event stream may be quiet before a keep-alive comment is sent (default 15000; 0: off). */
   sseKeepAlive?: number;
+  /** Largest WebSocket message a client may send, in bytes (default 16 MiB) → close 1009. */
+  wsMaxMessageBytes?: number;
+  /** Bytes a WebSocket client may leave unread (default 1 MiB) → close 1008. */
+  wsSendBufferBytes?: number;
+  /** Milliseconds a WebSocket may be silent before a ping; twice that without a pong → close 1001 (default 60000; 0: off). */
+  wsIdleTimeout?: number;
   /** Deepest nesting in a JSON body, 1 to 127 (default 127). */
   maxJsonDepth?: number;
   /** Most parts in a multipart body (default 1000). */
@@ -215,11 +221,56 @@ export declare class App {
   head<P extends string>(path: P, options: RouteOptions, handler: Handler<P>): this;
   options<P extends string>(path: P, handler: Handler<P>): this;
   options<P extends string>(path: P, options: RouteOptions, handler: Handler<P>): this;
+  /** A WebSocket route: parameters are validated before the upgrade; the handler gets the socket and the request's values. */
+  ws<P extends string>(path: P, handler: SocketHandler<P>): this;
+  ws<P extends string>(path: P, options: SocketOptions, handler: SocketHandler<P>): this;
   /** The port being served, while listening. */
   readonly port: number | null;
   listen(options?: ListenOptions): Promise<{ host: string; port: number } | { workers: number }>;
   listen(port: number, host?: string): Promise<{ host: string; port: number } | { workers: number }>;
   close(): Promise<void>;
+}
+
+export interface SocketOptions {
+  query?: Schema;
+  headers?: Schema;
+  cookies?: Schema;
+  params?: Schema;
+  cors?: CorsOptions;
+  /** Subprotocols the route speaks, preferred first (`Sec-WebSocket-Protocol`). */
+  subprotocols?: string[];
+  /** Replaces the app's `wsMaxMessageBytes` for this route. */
+  maxMessageBytes?: number;
+}
+
+/** Called once per connection, after the upgrade; returning does not close the socket (throwing does, with 1011). */
+export type SocketHandler<Path extends string = string> = (socket: WebSocket, ctx: Context<Path, undefined>) => unknown;
+
+/**
+ * One WebSocket connection, in the `ws` package's shape. Text messages arrive as strings,
+ * binary ones as Buffers; a string is sent as text, a Buffer or typed array as binary.
+ */
+export declare class WebSocket {
+  static readonly CONNECTING: 0;
+  static readonly OPEN: 1;
+  static readonly CLOSING: 2;
+  static readonly CLOSED: 3;
+  readonly readyState: 0 | 1 | 2 | 3;
+  /** The subprotocol chosen in the handshake ('' when none). */
+  readonly protocol: string;
+  /** Bytes sent and not yet taken by the client. */
+  readonly bufferedAmount: number;
+  send(data: string | Buffer | ArrayBuffer | ArrayBufferView, callback?: (error?: Error) => void): void;
+  send(data: string | Buffer | ArrayBuffer | ArrayBufferView, options: Record<string, unknown>, callback?: (error?: Error) => void): void;
+  ping(data?: Buffer | string): void;
+  close(code?: number, reason?: string): void;
+  on(event: 'message', listener: (data: string | Buffer, isBinary: boolean) => void): this;
+  on(event: 'close', listener: (code: number, reason: string) => void): this;
+  once(event: 'message', listener: (data: string | Buffer, isBinary: boolean) => void): this;
+  once(event: 'close', listener: (code: number, reason: string) => void): this;
+  off(event: 'message' | 'close', listener: (...args: any[]) => void): this;
+  removeListener(event: 'message' | 'close', listener: (...args: any[]) => void): this;
+  [Symbol.asyncIterator](): AsyncIterator<string | Buffer>;
 }
 
 /** One Server-Sent Event; `data` is sent as it is when a string, else as JSON. */

@@ -14,6 +14,7 @@
  */
 const cluster = require('node:cluster');
 const native = require('./ferrule.node');
+const { WebSocket, Sockets } = require('./websocket.js');
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'];
 /** The descriptor a worker process finds the primary's listening socket on (see supervise). */
@@ -112,6 +113,7 @@ function flatHeaders(headers) {
 const ROUTE_OPTIONS = ['query', 'headers', 'cookies', 'params', 'body', 'form', 'multipart', 'text', 'bytes',
   'bodyRequired', 'maxFileSize', 'cors', 'compression', 'bodyLimit', 'timeout', 'status', 'schema'];
 const FASTIFY_SCHEMA_PARTS = { body: 'body', querystring: 'query', query: 'query', params: 'params', headers: 'headers' };
+const SOCKET_OPTIONS = ['query', 'headers', 'cookies', 'params', 'cors', 'schema', 'subprotocols', 'maxMessageBytes'];
 const LISTEN_OPTIONS = ['host', 'port', 'workers', 'threads', 'handleSignals', 'log'];
 
 /** Refuses an option not in `known`, naming the nearest one (the core's rule). */
@@ -273,6 +275,29 @@ class App {
     return this;
   }
 
+  /**
+   * A WebSocket route: `ws(path, [options], (socket, ctx) => …)`. Its `params`, `query`,
+   * `headers` and `cookies` are validated before the upgrade (a bad request gets its problem
+   * response and no connection); `socket` is a `WebSocket` (the `ws` package's shape), `ctx`
+   * the request's values. Options: `subprotocols` (preferred first), `maxMessageBytes`
+   * (replaces the app's `wsMaxMessageBytes`), `cors`.
+   */
+  ws(path, options, handler) {
+    if (typeof options === 'function') {
+      handler = options;
+      options = {};
+    }
+    if (typeof handler !== 'function') throw new TypeError(`ferrule: WebSocket ${path}: the handler must be a function`);
+    const { subprotocols = [], maxMessageBytes, ...rest } = options || {};
+    checkOptions(rest, SOCKET_OPTIONS, `WebSocket option for ${path}:`);
+    const spec = specOf('GET', path, rest);
+    spec.websocket = { subprotocols: [...subprotocols].map(String) };
+    if (maxMessageBytes !== undefined) spec.websocket.max_message_bytes = maxMessageBytes;
+    const index = nativeCall(() => this._native.addRoute(JSON.stringify(spec), 200));
+    this._handlers[index] = handler;
+    return this;
+  }
+
   get(path, options, handler) { return this.route('GET', path, options, handler); }
   post(path, options, handler) { return this.route('POST', path, options, handler); }
   put(path, options, handler) { return this.route('PUT', path, options, handler); }
@@ -322,6 +347,7 @@ class App {
       queueMicrotask(() => { flushQueued = false; native.flush(); });
     };
     const streams = new Streams(native, logger, flushSoon);
+    const sockets = new Sockets(native, handlers, (ctx, error) => handlerError(logger, ctx, 'the WebSocket handler threw', error));
     const run = (id, route, ctx) => {
       let result;
       try {
@@ -354,16 +380,24 @@ class App {
           return;
         }
         // [id, route, method, path, params, query, headers, cookies, body, requestId] per request,
-        // [-1, stream] per pull of a stream, [-2, stream] per stream whose client left.
+        // [-1, stream] per pull of a stream, [-2, stream] per stream whose client left,
+        // [-3, socket, route, …as a request] per WebSocket opened, [-4, socket] per socket with
+        // messages (or its end) waiting.
         // Once synchronous handlers have kept this batch for a while, each further request is
         // checked before it starts: one whose deadline passed meanwhile is skipped (the client
         // already has its 504), so overruns do not pile up behind each other.
         const started = batch.length > 10 ? performance.now() : 0;
         for (let i = 0; i < batch.length;) {
           const id = batch[i];
+          if (id === -3) {
+            sockets.opened(batch[i + 1], batch[i + 2], socketContext(native, batch, i + 1));
+            i += 11;
+            continue;
+          }
           if (id < 0) {
             if (id === -1) streams.pulled(batch[i + 1]);
-            else streams.release(batch[i + 1]);
+            else if (id === -2) streams.release(batch[i + 1]);
+            else sockets.arrived(batch[i + 1]);
             i += 2;
             continue;
           }
@@ -477,6 +511,18 @@ class Context {
     }
     return this[SIGNAL];
   }
+}
+
+/**
+ * A WebSocket handler's `ctx`: the request's validated values. The connection has no pending
+ * request in the addon, so what it carried as sent is not kept (declare the headers, query
+ * parameters and cookies the handler reads), and it has no deadline.
+ */
+function socketContext(native, batch, i) {
+  const ctx = new Context(native, batch, i);
+  ctx[RAW] = [Buffer.alloc(0), '', [], [], []];
+  ctx[SIGNAL] = new AbortController().signal;
+  return ctx;
 }
 
 function answer(native, id, value, ctx, logger, streams) {
@@ -698,6 +744,7 @@ module.exports = {
   HttpError,
   EventStream,
   sse,
+  WebSocket,
   version: native.version,
   problemJson: native.problemJson,
 };

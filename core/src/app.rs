@@ -4,7 +4,8 @@ use crate::handler::Handler;
 use crate::middleware::{compression_layer, cors_layer, AccessLogLayer, HeaderLimitLayer, MakeRandomUuid};
 use crate::path::PathTemplate;
 use crate::problem::Problem;
-use crate::route::CompiledRoute;
+use crate::route::{CompiledRoute, Handlers};
+use crate::socket::SocketHandler;
 use crate::server::Server;
 use crate::spec::{AppConfig, CompressionConfig, CorsConfig, RouteSpec};
 use axum::routing::{MethodFilter, MethodRouter};
@@ -34,7 +35,7 @@ use tower_http::request_id::{PropagateRequestIdLayer, SetRequestIdLayer};
 #[derive(Default)]
 pub struct App {
     config: AppConfig,
-    routes: Vec<(RouteSpec, Arc<dyn Handler>)>,
+    routes: Vec<(RouteSpec, Handlers)>,
 }
 
 /// A route table or setting that cannot work; found when the app is built, never per request.
@@ -81,7 +82,30 @@ impl App {
 
     /// For bindings, which hold their handlers behind their own reference counting.
     pub fn add_route(&mut self, spec: RouteSpec, handler: Arc<dyn Handler>) {
-        self.routes.push((spec, handler));
+        self.routes.push((spec, Handlers::Http(handler)));
+    }
+
+    /// A WebSocket route ([`RouteSpec::websocket`]): `handler` is handed each connection once
+    /// the request has passed its checks and been upgraded.
+    ///
+    /// ```no_run
+    /// use ferrule_core::{App, RequestData, RouteSpec, socket::{Message, Socket}};
+    ///
+    /// let app = App::new().websocket(RouteSpec::websocket("/echo", &[]), |_: RequestData, ws: Socket| async move {
+    ///     while let Some(message) = ws.recv().await {
+    ///         if ws.send(message).is_err() {
+    ///             break;
+    ///         }
+    ///     }
+    /// });
+    /// ```
+    pub fn websocket(mut self, spec: RouteSpec, handler: impl SocketHandler) -> Self {
+        self.add_socket_route(spec, Arc::new(handler));
+        self
+    }
+
+    pub fn add_socket_route(&mut self, spec: RouteSpec, handler: Arc<dyn SocketHandler>) {
+        self.routes.push((spec, Handlers::Socket(handler)));
     }
 
     /// Compiles one route description (path template, method, schemas) without keeping it, so
@@ -90,7 +114,11 @@ impl App {
         let template = PathTemplate::parse(&spec.path).map_err(AppError)?;
         Method::from_bytes(spec.method.to_ascii_uppercase().as_bytes())
             .map_err(|_| AppError(format!("{} {}: invalid method", spec.method, spec.path)))?;
-        let nothing: Arc<dyn Handler> = Arc::new(|_: crate::request::RequestData| async { StatusCode::NO_CONTENT });
+        let nothing = if spec.websocket.is_some() {
+            Handlers::Socket(Arc::new(|_: crate::request::RequestData, _: crate::socket::Socket| async {}))
+        } else {
+            Handlers::Http(Arc::new(|_: crate::request::RequestData| async { StatusCode::NO_CONTENT }))
+        };
         CompiledRoute::compile(spec, &template, &self.config, nothing).map(drop).map_err(|e| AppError(e.message))
     }
 

@@ -3,6 +3,7 @@
 
 use crate::body::{BodyReader, InputLimits};
 use crate::handler::{Handler, HandlerErrorKind};
+use crate::socket::{SocketHandler, SocketRoute};
 use crate::params::{ParamSet, RawPairs, RawValue};
 use crate::path::PathTemplate;
 use crate::problem::{Issue, Problem};
@@ -27,7 +28,14 @@ pub(crate) struct CompiledRoute {
     /// How much of a body is read on a route that takes none (see `body::read_unwanted`).
     body_limit: usize,
     timeout: Option<Duration>,
-    handler: Arc<dyn Handler>,
+    handler: Target,
+}
+
+/// What a route runs once its request has passed: a handler that answers it, or (a WebSocket
+/// route) one that is handed the upgraded connection.
+pub(crate) enum Target {
+    Http(Arc<dyn Handler>),
+    Socket(SocketRoute),
 }
 
 impl CompiledRoute {
@@ -35,10 +43,21 @@ impl CompiledRoute {
         spec: &RouteSpec,
         template: &PathTemplate,
         config: &AppConfig,
-        handler: Arc<dyn Handler>,
+        handler: Handlers,
     ) -> Result<Self, SchemaError> {
         let label = format!("{} {}", spec.method, spec.path);
         let in_route = |e: SchemaError| SchemaError { message: format!("{label}: {e}") };
+        let handler = match (handler, &spec.websocket) {
+            (Handlers::Http(handler), None) => Target::Http(handler),
+            (Handlers::Socket(handler), Some(socket)) if spec.method.eq_ignore_ascii_case("GET") && spec.body.is_none() => {
+                Target::Socket(SocketRoute::new(handler, socket, config))
+            }
+            (Handlers::Socket(_), Some(_)) => {
+                return Err(SchemaError { message: format!("{label}: a WebSocket route is a GET without a body") })
+            }
+            (Handlers::Http(_), Some(_)) => return Err(SchemaError { message: format!("{label}: a WebSocket route needs a socket handler") }),
+            (Handlers::Socket(_), None) => return Err(SchemaError { message: format!("{label}: a socket handler needs a WebSocket route") }),
+        };
         let path_specs: Vec<ParamSpec> = template
             .params
             .iter()
@@ -69,7 +88,22 @@ impl CompiledRoute {
         })
     }
 
-    pub(crate) async fn handle(self: Arc<Self>, request: axum::extract::Request) -> axum::response::Response {
+    pub(crate) async fn handle(self: Arc<Self>, mut request: axum::extract::Request) -> axum::response::Response {
+        if let Target::Socket(socket) = &self.handler {
+            let accepted = match socket.check(request.version(), request.headers()) {
+                Ok(accepted) => accepted,
+                Err(refused) => return refused,
+            };
+            let on_upgrade = request.extensions_mut().remove::<hyper::upgrade::OnUpgrade>();
+            let slot = request.extensions_mut().remove::<crate::server::UpgradeSlot>();
+            let (mut parts, body) = request.into_parts();
+            let mut issues = Vec::new();
+            return match self.extract(&mut parts, body, &mut issues).await {
+                Ok(data) if issues.is_empty() => socket.upgrade(accepted, on_upgrade, slot, data, self.label.clone()),
+                Ok(_) => Problem::validation(issues).into_http(),
+                Err(problem) => problem.into_http(),
+            };
+        }
         let (mut parts, body) = request.into_parts();
         let mut issues = Vec::new();
         let data = match self.extract(&mut parts, body, &mut issues).await {
@@ -131,7 +165,8 @@ impl CompiledRoute {
     async fn call(&self, mut data: RequestData) -> axum::response::Response {
         let deadline = self.timeout.map(|limit| std::time::Instant::now() + limit);
         data.deadline = deadline;
-        let handler = self.handler.clone();
+        let Target::Http(handler) = &self.handler else { unreachable!("socket routes are not called") };
+        let handler = handler.clone();
         // A panic while building or polling the handler's future must not reach the connection.
         let run = AssertUnwindSafe(async move { handler.call(data).await }).catch_unwind();
         let outcome = match self.timeout {
@@ -172,6 +207,12 @@ impl CompiledRoute {
             .with_detail(format!("The handler did not finish within {} ms.", limit.as_millis()))
             .into_http()
     }
+}
+
+/// The handler a route was declared with, before it is compiled.
+pub(crate) enum Handlers {
+    Http(Arc<dyn Handler>),
+    Socket(Arc<dyn SocketHandler>),
 }
 
 /// Header names are case-insensitive; declared names are matched in lower case.

@@ -37,6 +37,22 @@ pub struct RouteSpec {
     /// Replaces the app's handler timeout for this route.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
+    /// Makes the route a WebSocket endpoint (method GET): its parameters are validated as any
+    /// route's, then the connection is upgraded and the handler gets a socket.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub websocket: Option<SocketSpec>,
+}
+
+/// What a WebSocket route accepts beyond its parameters.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct SocketSpec {
+    /// Subprotocols the route speaks, preferred first; the first of them the client offers is
+    /// chosen (`Sec-WebSocket-Protocol`). None offered in common: no subprotocol.
+    pub subprotocols: Vec<String>,
+    /// Replaces the app's `ws_max_message_bytes` for this route.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_message_bytes: Option<usize>,
 }
 
 impl RouteSpec {
@@ -53,6 +69,7 @@ impl RouteSpec {
             compression: None,
             body_limit: None,
             timeout_ms: None,
+            websocket: None,
         }
     }
 }
@@ -216,6 +233,15 @@ pub struct AppConfig {
     /// Server-Sent Events: a comment line is sent when an event stream has been quiet this
     /// long, so proxies and load balancers do not close it as idle; 0 switches it off.
     pub sse_keep_alive_ms: u64,
+    /// WebSockets: largest message (after reassembling its fragments) a client may send, in
+    /// bytes; a larger one closes the connection with 1009.
+    pub ws_max_message_bytes: usize,
+    /// WebSockets: bytes a handler may have queued for one client that has not read them yet;
+    /// past it the connection is closed with 1008, so a slow reader cannot grow the server.
+    pub ws_send_buffer_bytes: usize,
+    /// WebSockets: a connection silent this long gets a ping; one silent twice as long (no
+    /// pong either) is closed with 1001. 0 switches both off.
+    pub ws_idle_timeout_ms: u64,
     /// Deepest nesting of arrays and objects accepted in a JSON body (1 to 127).
     pub max_json_depth: usize,
     /// Multipart bodies: most parts in one body.
@@ -248,6 +274,9 @@ impl Default for AppConfig {
             http2_max_concurrent_streams: 200,
             http2_keep_alive_interval_ms: 30_000,
             sse_keep_alive_ms: 15_000,
+            ws_max_message_bytes: 16 * 1024 * 1024,
+            ws_send_buffer_bytes: 1024 * 1024,
+            ws_idle_timeout_ms: 60_000,
             max_json_depth: 127,
             max_multipart_parts: 1000,
             max_part_header_bytes: 8 * 1024,
@@ -287,6 +316,8 @@ impl AppConfig {
             ("max_multipart_parts", self.max_multipart_parts),
             ("max_part_header_bytes", self.max_part_header_bytes),
             ("max_filename_bytes", self.max_filename_bytes),
+            ("ws_max_message_bytes", self.ws_max_message_bytes),
+            ("ws_send_buffer_bytes", self.ws_send_buffer_bytes),
         ] {
             if value == 0 {
                 return Err(format!("{name} must be at least 1"));
@@ -356,6 +387,12 @@ impl RouteSpec {
     pub fn with_cors(mut self, cors: CorsConfig) -> Self {
         self.cors = Some(cors);
         self
+    }
+
+    /// A WebSocket route at `path`; `subprotocols` preferred first (may be empty).
+    pub fn websocket(path: impl Into<String>, subprotocols: &[&str]) -> Self {
+        let spec = SocketSpec { subprotocols: subprotocols.iter().map(|p| (*p).to_owned()).collect(), max_message_bytes: None };
+        RouteSpec { websocket: Some(spec), ..RouteSpec::new("GET", path) }
     }
 
     pub fn with_compression(mut self, compression: CompressionConfig) -> Self {

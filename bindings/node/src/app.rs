@@ -10,7 +10,8 @@
 use crate::raw::{self, Env};
 use crate::{shapes, to_js, to_json};
 use ferrule_core::bridge::{is_abandoned, Outcome, Reply};
-use ferrule_core::host::{lock, Call, Host, HostError, Job, Listen, PushBuffer, Serving, StreamId, Wake};
+use ferrule_core::host::{lock, Call, Host, HostError, Job, Listen, Open, PushBuffer, Serving, StreamId, Wake};
+use ferrule_core::socket::{Message, Socket};
 use ferrule_core::stream::Event;
 use ferrule_core::log::{FieldValue, LogRecord, LogWake};
 use ferrule_core::{HandlerError, Response};
@@ -32,6 +33,8 @@ struct Running {
     /// The streams being sent, by the id the glue gave them: where the glue's pushes and the
     /// core's pulls meet.
     streams: std::collections::HashMap<StreamId, PushBuffer>,
+    /// Open WebSockets, by the core's id, until the glue has taken their end.
+    sockets: std::collections::HashMap<u64, Socket>,
 }
 
 struct Pending {
@@ -158,7 +161,7 @@ impl NativeApp {
         }
         let serving = self.host.serve(listen, threads.map(|t| t as usize), wake, "the JavaScript side").map_err(host_error)?;
         let bound = serving.port();
-        *running = Some(Running { serving, pending: Vec::new(), free: Vec::new(), streams: Default::default() });
+        *running = Some(Running { serving, pending: Vec::new(), free: Vec::new(), streams: Default::default(), sockets: Default::default() });
         Ok(bound as u32)
     }
 
@@ -210,6 +213,26 @@ impl NativeApp {
                 Job::Release(stream) => {
                     running.streams.remove(&stream);
                     entries.extend([env.int(-2).map_err(js_error)?, env.number(stream as f64).map_err(js_error)?]);
+                    continue;
+                }
+                // `[-3, socket, route, …context parts]`: a WebSocket is open; its handler runs.
+                Job::Open(Open { route, request, socket }) => {
+                    let parts = match to_js::context_parts(env, &request) {
+                        Ok(parts) => parts,
+                        Err(_) => {
+                            socket.close(1011, "");
+                            continue;
+                        }
+                    };
+                    running.sockets.insert(socket.id(), socket.clone());
+                    entries.extend([env.int(-3).map_err(js_error)?, env.number(socket.id() as f64).map_err(js_error)?]);
+                    entries.push(env.int(route.data.index as i64).map_err(js_error)?);
+                    entries.extend(parts);
+                    continue;
+                }
+                // `[-4, socket]`: messages (or the end) wait: the glue takes them (`socketTake`).
+                Job::Socket(id) => {
+                    entries.extend([env.int(-4).map_err(js_error)?, env.number(id as f64).map_err(js_error)?]);
                     continue;
                 }
             };
@@ -483,6 +506,10 @@ impl NativeApp {
         Some((slot.reply, slot.status))
     }
 
+    fn socket(&self, id: f64) -> Option<Socket> {
+        lock(&self.running).as_ref()?.sockets.get(&(id as u64)).cloned()
+    }
+
     fn push_to(&self, stream: f64, bytes: ferrule_core::bytes::Bytes) -> bool {
         let mut guard = lock(&self.running);
         let Some(running) = guard.as_mut() else { return false };
@@ -546,4 +573,75 @@ fn log_entry(env: Env, record: &LogRecord) -> raw::Result<[raw::Value; 4]> {
         fields.push((env.string(name)?, value));
     }
     Ok([env.string(record.level.name())?, env.string(record.target)?, env.string(&record.message)?, env.object_from(&fields)?])
+}
+
+/// WebSockets: what the glue's `WebSocket` (index.js) calls. Nothing here waits on the network.
+#[napi]
+impl NativeApp {
+    /// `[code, reason, …messages]`: everything that arrived (text as strings, binary as
+    /// Buffers), and once the connection is over its close code and reason (else null, null).
+    /// Taking nothing arms the next `[-4, socket]`.
+    #[napi]
+    pub fn socket_take(&self, env: napi::Env, id: f64) -> Result<Js> {
+        let env = Env(env.raw());
+        let Some(socket) = self.socket(id) else { return env.null().map(Js).map_err(js_error) };
+        let taken = socket.take();
+        let mut values = Vec::with_capacity(taken.messages.len() + 2);
+        match &taken.end {
+            Some(closed) => {
+                values.push(env.int(closed.code as i64).map_err(js_error)?);
+                values.push(env.string(&closed.reason).map_err(js_error)?);
+                if let Some(running) = lock(&self.running).as_mut() {
+                    running.sockets.remove(&(id as u64));
+                }
+            }
+            None => values.extend([env.null().map_err(js_error)?, env.null().map_err(js_error)?]),
+        }
+        for message in &taken.messages {
+            values.push(match message {
+                Message::Text(text) => env.string(text),
+                Message::Binary(data) => env.buffer(data),
+            }.map_err(js_error)?);
+        }
+        shapes::array(env, &values).map(Js).map_err(js_error)
+    }
+
+    /// Queues a message: a string goes as text, a Buffer as binary. False when the socket is
+    /// closed (the message is dropped, as `ws` does).
+    #[napi]
+    pub fn socket_send(&self, env: napi::Env, id: f64, data: Js) -> Result<bool> {
+        let env = Env(env.raw());
+        let Some(socket) = self.socket(id) else { return Ok(false) };
+        let message = match env.kind(data.0) {
+            Ok(raw::Kind::String) => env.as_string(data.0).map(Message::Text).map_err(|e| e.0.to_owned()),
+            Ok(raw::Kind::Object) => env.bytes(data.0).map_err(|e| e.0.to_owned()).and_then(|b| b.map(|b| Message::Binary(b.into())).ok_or_else(|| "an object".to_owned())),
+            Ok(kind) => Err(format!("{kind:?}").to_lowercase()),
+            Err(e) => Err(e.0.to_owned()),
+        };
+        let message = message.map_err(|kind| Error::new(Status::InvalidArg, format!("TypeError|ferrule: cannot send {kind} on a WebSocket (send a string or a Buffer)")))?;
+        Ok(socket.send(message).is_ok())
+    }
+
+    #[napi]
+    pub fn socket_ping(&self, id: f64, data: Buffer) -> bool {
+        self.socket(id).is_some_and(|socket| socket.ping(ferrule_core::bytes::Bytes::copy_from_slice(&data)).is_ok())
+    }
+
+    #[napi]
+    pub fn socket_close(&self, id: f64, code: u32, reason: String) {
+        if let Some(socket) = self.socket(id) {
+            socket.close(u16::try_from(code).unwrap_or(1000), &reason);
+        }
+    }
+
+    #[napi]
+    pub fn socket_buffered(&self, id: f64) -> f64 {
+        self.socket(id).map_or(0.0, |socket| socket.buffered() as f64)
+    }
+
+    /// The subprotocol chosen in the handshake, if any.
+    #[napi]
+    pub fn socket_protocol(&self, id: f64) -> Option<String> {
+        self.socket(id)?.subprotocol().map(str::to_owned)
+    }
 }

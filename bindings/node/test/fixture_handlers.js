@@ -102,4 +102,34 @@ Object.assign(ASYNC, {
   events_fail: async () => sse(later(partialThenFail('partial'))),
 });
 
+// socket_echo: what the request carried and the subprotocol, then every message back in kind;
+// `close CODE` closes with that code, `raise` fails as `fail` does. The plain flavour listens
+// for events, the async one iterates.
+function hello(socket, ctx) {
+  socket.send(JSON.stringify({ ...echo(ctx), subprotocol: socket.protocol || null }));
+}
+
+function answerMessage(socket, data) {
+  if (data === 'raise') throw new Error('SECRET-TOKEN-42 database password');
+  if (typeof data === 'string' && data.startsWith('close ')) {
+    socket.close(Number(data.slice(6)), 'requested');
+    return false;
+  }
+  socket.send(data);
+  return true;
+}
+
+SYNC.socket_echo = (socket, ctx) => {
+  hello(socket, ctx);
+  socket.on('message', (data) => answerMessage(socket, data));
+};
+
+ASYNC.socket_echo = async (socket, ctx) => {
+  await null;
+  hello(socket, ctx);
+  for await (const data of socket) {
+    if (!answerMessage(socket, data)) return;
+  }
+};
+
 module.exports = { SYNC, ASYNC };

@@ -4,6 +4,8 @@ set -euo pipefail
 tgz="$PWD/$1"
 export FERRULE_CONFORMANCE="$PWD/$2"
 export FERRULE_FIXTURES_DIR="$PWD/fixtures"
+# The `ws` package from the npm lock: the tests' real WebSocket client.
+export NODE_PATH="$(dirname "$(dirname "$PWD/$3")")"
 # The README, whose examples some tests serve.
 export FERRULE_README="$PWD/README.md"
 src="$PWD/bindings/node/test"

@@ -1,6 +1,6 @@
 // Type-checked (tsc --strict) against the installed package's index.d.ts: the README's usage,
 // with path parameter types inferred from the template.
-import { App, HttpError, Response, sse, version } from "ferrule";
+import { App, HttpError, Response, sse, version, WebSocket } from "ferrule";
 
 const app = new App({ bodyLimit: 1 << 20 });
 
@@ -36,6 +36,17 @@ app.get("/ticks", (ctx) => {
   return sse((async function* ticks() {
     yield { data: { n: start + 1 }, event: "tick", id: start + 1 };
   })());
+});
+
+app.ws("/chat/{room:int}", { subprotocols: ["chat.v1"] }, (socket, { params }) => {
+  const room: number = params.room;
+  socket.on("message", (data, isBinary) => socket.send(isBinary ? data : `${room}: ${data.toString()}`));
+  socket.on("close", (code: number, reason: string) => console.log(code, reason, socket.bufferedAmount));
+});
+
+app.ws("/feed", async (socket: WebSocket) => {
+  for await (const message of socket) socket.send(message);
+  socket.close(1000, "done");
 });
 
 export async function main(): Promise<void> {

@@ -19,6 +19,7 @@ from ._ferrule import PROBLEM_JSON, __version__
 from .app import App, DrainTimeout
 from .params import Body, Cookie, Field, File, Form, Header, Path, Query
 from .request import Request, UploadFile
+from .websocket import WebSocket, WebSocketDisconnect
 from .responses import (
     EventSourceResponse,
     HTMLResponse,
@@ -54,5 +55,7 @@ __all__ = [
     "ServerSentEvent",
     "StreamingResponse",
     "UploadFile",
+    "WebSocket",
+    "WebSocketDisconnect",
     "__version__",
 ]

@@ -12,6 +12,7 @@ from . import _ferrule
 from .request import Request
 from .responses import HTTPException, Response
 from .signature import Argument, analyse
+from .websocket import WebSocket
 
 __all__ = ["App"]
 
@@ -93,7 +94,9 @@ class App:
     ``body_read_timeout_ms``, ``min_body_rate`` (bytes/s), ``keep_alive_timeout_ms``,
     ``send_timeout_ms``, ``max_connections``, ``max_queued_requests`` (→ 503), ``http2_max_concurrent_streams``,
     ``http2_keep_alive_interval_ms``, ``sse_keep_alive_ms`` (a comment on a quiet event stream,
-    default 15 s); input limits: ``max_json_depth``, ``max_multipart_parts``,
+    default 15 s); WebSockets: ``ws_max_message_bytes`` (→ close 1009, default 16 MiB),
+    ``ws_send_buffer_bytes`` (unread by a client → close 1008, default 1 MiB),
+    ``ws_idle_timeout_ms`` (silent → ping, then close 1001; default 60 s); input limits: ``max_json_depth``, ``max_multipart_parts``,
     ``max_part_header_bytes``, ``max_filename_bytes``.
     """
 
@@ -119,6 +122,9 @@ class App:
         http2_max_concurrent_streams: Optional[int] = None,
         http2_keep_alive_interval_ms: Optional[int] = None,
         sse_keep_alive_ms: Optional[int] = None,
+        ws_max_message_bytes: Optional[int] = None,
+        ws_send_buffer_bytes: Optional[int] = None,
+        ws_idle_timeout_ms: Optional[int] = None,
         max_json_depth: Optional[int] = None,
         max_multipart_parts: Optional[int] = None,
         max_part_header_bytes: Optional[int] = None,
@@ -144,6 +150,9 @@ class App:
             "http2_max_concurrent_streams": http2_max_concurrent_streams,
             "http2_keep_alive_interval_ms": http2_keep_alive_interval_ms,
             "sse_keep_alive_ms": sse_keep_alive_ms,
+            "ws_max_message_bytes": ws_max_message_bytes,
+            "ws_send_buffer_bytes": ws_send_buffer_bytes,
+            "ws_idle_timeout_ms": ws_idle_timeout_ms,
             "max_json_depth": max_json_depth,
             "max_multipart_parts": max_multipart_parts,
             "max_part_header_bytes": max_part_header_bytes,
@@ -210,12 +219,52 @@ class App:
     def options(self, path: str, **options: Any) -> Callable[[Handler], Handler]:
         return self.route(path, ("OPTIONS",), **options)
 
+    def websocket(
+        self,
+        path: str,
+        *,
+        subprotocols: Iterable[str] = (),
+        max_message_bytes: Optional[int] = None,
+        **options: Any,
+    ) -> Callable[[Handler], Handler]:
+        """Declares an ``async def`` WebSocket handler for ``path``: it takes a ``WebSocket``
+        and any path, query, header and cookie parameters, which the core validates before the
+        upgrade (a bad request gets its problem response and no connection). ``subprotocols``:
+        the route's, preferred first; ``max_message_bytes`` replaces the app's
+        ``ws_max_message_bytes``. Options: ``cors``."""
+        for name in options:
+            if name != "cors":
+                raise TypeError(_ferrule.unknown_option("websocket option", name, ["cors", "subprotocols", "max_message_bytes"]))
+
+        def register(handler: Handler) -> Handler:
+            if not inspect.iscoroutinefunction(handler):
+                raise TypeError(f"{getattr(handler, '__qualname__', handler)!r}: a WebSocket handler is an async def")
+            analysis = analyse(handler, path, request_type=Request, socket_type=WebSocket)
+            if not any(argument.source == "socket" for argument in analysis.arguments):
+                raise TypeError(f"{handler.__qualname__}: a WebSocket handler takes a parameter annotated WebSocket")
+            if "body" in analysis.spec:
+                raise TypeError(f"{handler.__qualname__}: a WebSocket handler takes no body")
+            socket: dict[str, Any] = {"subprotocols": list(subprotocols)}
+            if max_message_bytes is not None:
+                socket["max_message_bytes"] = max_message_bytes
+            spec = {"method": "GET", "path": analysis.path, **analysis.spec, **options, "websocket": socket}
+            self._declare(_Route(spec, handler, analysis.arguments, 200, False))
+            return handler
+
+        return register
+
     def add_route(self, spec: dict, handler: Callable[[Request], Any], *, status_code: int = 200, blocking: bool = False) -> None:
         """Declares a route from an explicit core ``RouteSpec`` (method, path, and
         ``query``/``headers``/``cookies``/``path_params`` lists of ``{"name", "schema",
-        "required"}``, ``body`` ``{"kind", "schema"}``, …); ``handler`` receives the ``Request``.
+        "required"}``, ``body`` ``{"kind", "schema"}``, …); ``handler`` receives the ``Request``
+        (and, for a ``websocket`` route, the ``WebSocket`` after it).
         For routes described as data, such as the shared fixture corpus."""
         arguments = [Argument("request", True, "request", "", None, None)]
+        if spec.get("websocket") is not None:
+            # A WebSocket route's handler is an async def taking (request, websocket).
+            if not inspect.iscoroutinefunction(handler):
+                raise TypeError(f"{getattr(handler, '__qualname__', handler)!r}: a WebSocket handler is an async def")
+            arguments.append(Argument("websocket", True, "socket", "", None, None))
         self._declare(_Route(dict(spec), handler, arguments, status_code, blocking))
 
     # -- serving ----------------------------------------------------------------------------

@@ -48,7 +48,7 @@ class Argument(NamedTuple):
 
     name: str
     positional: bool
-    source: str  # path | query | header | cookie | body | form | request
+    source: str  # path | query | header | cookie | body | form | request | socket
     key: str  # the name in that source
     convert: Optional[Callable[[Any], Any]]
     default: Any  # used when the source has no value (MISSING: the core guarantees one)
@@ -65,7 +65,14 @@ def template_params(path: str) -> dict[str, Optional[str]]:
     return {m.group(1): m.group(2) for m in _TEMPLATE_PARAM.finditer(path)}
 
 
-def analyse(func: Callable[..., Any], path: str, *, request_type: type, response_type: Optional[type] = None) -> Analysis:
+def analyse(
+    func: Callable[..., Any],
+    path: str,
+    *,
+    request_type: type,
+    response_type: Optional[type] = None,
+    socket_type: Optional[type] = None,
+) -> Analysis:
     path = _ferrule.normalize_path(path)
     in_template = template_params(path)
     try:
@@ -102,6 +109,9 @@ def analyse(func: Callable[..., Any], path: str, *, request_type: type, response
 
         if isinstance(base, type) and issubclass(base, request_type):
             arguments.append(Argument(parameter.name, positional, "request", "", None, MISSING))
+            continue
+        if socket_type is not None and isinstance(base, type) and issubclass(base, socket_type):
+            arguments.append(Argument(parameter.name, positional, "socket", "", None, MISSING))
             continue
         if response_type is not None and isinstance(base, type) and issubclass(base, response_type):
             response_param = parameter.name

@@ -11,6 +11,7 @@ mod request;
 mod response;
 mod route;
 mod server;
+mod socket;
 mod stream;
 
 use pyo3::prelude::*;
@@ -30,6 +31,8 @@ mod _ferrule {
     use super::logs::LogDrain;
     #[pymodule_export]
     use super::server::ServerHandle;
+    #[pymodule_export]
+    use super::socket::NativeSocket;
 
 
     /// A path template in the core's spelling (`/users/:id` → `/users/{id}`).

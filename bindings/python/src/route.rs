@@ -19,6 +19,8 @@ pub enum Source {
     Form,
     /// The `Request` object itself.
     Request,
+    /// The `WebSocket` of a WebSocket route.
+    Socket,
 }
 
 impl Source {
@@ -31,6 +33,7 @@ impl Source {
             "body" => Source::Body,
             "form" => Source::Form,
             "request" => Source::Request,
+            "socket" => Source::Socket,
             other => return Err(pyo3::exceptions::PyValueError::new_err(format!("unknown argument source {other:?}"))),
         })
     }
@@ -71,6 +74,11 @@ impl PyRoute {
 impl PyRoute {
     /// Calls the handler with its arguments built from `request`.
     pub fn call<'py>(&self, py: Python<'py>, request: RequestData) -> PyResult<Bound<'py, PyAny>> {
+        self.call_with(py, request, None)
+    }
+
+    /// [`PyRoute::call`], with the `WebSocket` of a WebSocket route for its `Socket` argument.
+    pub fn call_with<'py>(&self, py: Python<'py>, request: RequestData, socket: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
         // A `Request` argument owns the data; the other arguments read it from there.
         let (request_object, owned) = if self.takes_request {
             (Some(Bound::new(py, Request::new(request))?), None)
@@ -87,6 +95,7 @@ impl PyRoute {
         for argument in &self.arguments {
             let value = match (&argument.source, &request_object) {
                 (Source::Request, Some(object)) => object.clone().into_any(),
+                (Source::Socket, _) => socket.map_or_else(|| py.None().into_bound(py), |s| s.clone()),
                 _ => self.value(py, argument, data)?,
             };
             if argument.positional && keywords.is_none() {
@@ -113,7 +122,7 @@ impl PyRoute {
                 Body::Form(fields) => fields.get(&argument.key).map(|v| to_python::value(py, v)).transpose()?,
                 _ => None,
             },
-            Source::Request => None,
+            Source::Request | Source::Socket => None,
         };
         match found {
             Some(value) if !value.is_none() => match &argument.convert {

@@ -16,7 +16,8 @@
 use crate::response::{self, ResultTypes};
 use crate::route::PyRoute;
 use ferrule_core::bridge::{is_abandoned, Reply};
-use ferrule_core::host::{lock, Call, HostRoute, Job, Serving};
+use crate::socket::NativeSocket;
+use ferrule_core::host::{lock, Call, HostRoute, Job, Open, Serving};
 use ferrule_core::RequestData;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -72,6 +73,8 @@ impl ServerHandle {
                 Job::Call(Call { route, request, reply }) => self.run(py, route, request, reply),
                 Job::Pull(pull) => self.types.streams.pull(py, &self.serving, pull),
                 Job::Release(stream) => self.types.streams.release(py, stream),
+                Job::Open(open) => self.open(py, open),
+                Job::Socket(id) => arrived(py, id),
             }
         }
         self.serving.flush();
@@ -129,6 +132,25 @@ impl ServerHandle {
         }
     }
 
+    /// Starts a WebSocket route's handler as a task (`ferrule.websocket.converse`), with its
+    /// `WebSocket` filed under the socket's id for the wake-ups to come.
+    fn open(&self, py: Python<'_>, Open { route, request, socket }: Open<PyRoute>) {
+        let native = NativeSocket::new(socket.clone(), route.label.clone());
+        let started = CONVERSE.import(py, "ferrule.websocket", "converse").and_then(|converse| {
+            let ws = WEBSOCKET.import(py, "ferrule.websocket", "WebSocket")?.call1((Bound::new(py, native)?,))?;
+            let handler = route.data.call_with(py, request, Some(&ws));
+            let conversation = match handler {
+                Ok(coroutine) => converse.call1((&ws, coroutine))?,
+                Err(error) => converse.call1((&ws, py.None(), error.into_value(py)))?,
+            };
+            self.event_loop.bind(py).call_method1(pyo3::intern!(py, "create_task"), (conversation,)).map(drop)
+        });
+        if let Err(error) = started {
+            error.display(py);
+            socket.close(1011, "");
+        }
+    }
+
     fn finish(&self, py: Python<'_>, error: Option<String>) -> PyResult<()> {
         let stopped = self.stopped.bind(py);
         if stopped.call_method0(pyo3::intern!(py, "done"))?.is_truthy()? {
@@ -146,6 +168,16 @@ impl ServerHandle {
 }
 
 static RUN_HANDLER: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+static CONVERSE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+static WEBSOCKET: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+static ARRIVED: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+/// Wakes the `WebSocket` filed under `id` (`ferrule.websocket.arrived`).
+fn arrived(py: Python<'_>, id: u64) {
+    if let Err(error) = ARRIVED.import(py, "ferrule.websocket", "arrived").and_then(|arrived| arrived.call1((id,))) {
+        error.display(py);
+    }
+}
 static CANCEL_AT_DEADLINE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
 /// Seconds left before the request's deadline, if it has one.

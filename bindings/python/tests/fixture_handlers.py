@@ -10,7 +10,7 @@ import hashlib
 import time
 from typing import Any, AsyncIterator, Callable, Iterator
 
-from ferrule import EventSourceResponse, Request, Response, ServerSentEvent, StreamingResponse, UploadFile
+from ferrule import EventSourceResponse, Request, Response, ServerSentEvent, StreamingResponse, UploadFile, WebSocket
 
 
 def _plain(value: Any) -> Any:
@@ -164,7 +164,22 @@ async def _async_sleep(request: Request) -> dict:
     return echo(request)
 
 
-ASYNC: dict[str, Callable[[Request], Any]] = {name: _as_async(h) for name, h in SYNC.items()}
+async def socket_echo(request: Request, ws: WebSocket) -> None:
+    """What the request carried and the subprotocol, then every message back in kind; ``close
+    CODE`` closes with that code, ``raise`` fails as ``fail`` does."""
+    await ws.send_json({**echo(request), "subprotocol": ws.subprotocol})
+    async for message in ws:
+        if message == "raise":
+            fail(request)
+        if isinstance(message, str) and message.startswith("close "):
+            await ws.close(int(message[6:]), "requested")
+            return
+        await ws.send(message)
+
+
+SYNC["socket_echo"] = socket_echo
+ASYNC: dict[str, Callable[[Request], Any]] = {name: _as_async(h) for name, h in SYNC.items() if name != "socket_echo"}
+ASYNC["socket_echo"] = socket_echo
 ASYNC["sleep"] = _async_sleep
 # The async flavour streams from async generators.
 ASYNC.update(stream=_async_stream, events=_async_events, stream_fail=_async_stream_fail, events_fail=_async_events_fail)

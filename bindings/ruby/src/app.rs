@@ -16,7 +16,7 @@ use crate::{logs, response, to_ruby};
 use ferrule_core::log::LogWake;
 use ferrule_core::bridge::{is_abandoned, Waited};
 use crate::stream::{Answers, Streams};
-use ferrule_core::host::{lock, Call, Host, HostError, InProcess, Job, Listen, Serving, Wake};
+use ferrule_core::host::{lock, Call, Host, HostError, InProcess, Job, Listen, Open, Serving, Wake};
 use ferrule_core::HandlerError;
 use magnus::{block::Proc, gc::Marker, prelude::*, DataTypeFunctions, Error, RArray, RClass, RString, Ruby, TypedData};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -248,6 +248,20 @@ impl NativeApp {
                     self.streams.released(stream);
                     continue;
                 }
+                Job::Open(open) => {
+                    if result.is_ok() {
+                        result = self.open_socket(ruby, handlers, open);
+                    } else {
+                        open.socket.close(1011, "");
+                    }
+                    continue;
+                }
+                Job::Socket(id) => {
+                    if result.is_ok() {
+                        result = socket_glue(ruby)?.funcall::<_, _, magnus::Value>("arrived", (id,)).map(drop);
+                    }
+                    continue;
+                }
             };
             if result.is_ok() {
                 result = self.run(ruby, handlers, call, answers);
@@ -257,6 +271,20 @@ impl NativeApp {
         }
         inbox.flush();
         result
+    }
+
+    /// A WebSocket is open: `Ferrule::WebSocket.open` runs the route's block with it and the
+    /// request, and files it under the socket's id for the wake-ups to come.
+    fn open_socket(&self, ruby: &Ruby, handlers: RArray, mut open: Open<RbRoute>) -> Result<(), Error> {
+        let native = crate::socket::NativeSocket::new(open.socket.clone(), open.route.label.clone(), self.host.logs());
+        let opened = handlers.entry::<Proc>(open.route.data.index as isize).and_then(|handler| {
+            let request = to_ruby::request(ruby, &self.types, &mut open.request)?;
+            socket_glue(ruby)?.funcall::<_, _, magnus::Value>("open", (native, handler, request)).map(drop)
+        });
+        if opened.is_err() {
+            open.socket.close(1011, "");
+        }
+        opened
     }
 
     fn run(&self, ruby: &Ruby, handlers: RArray, mut call: Call<RbRoute>, answers: &Arc<dyn Answers>) -> Result<(), Error> {
@@ -294,6 +322,11 @@ impl NativeApp {
             None => Ok(()),
         }
     }
+}
+
+/// `Ferrule::WebSocket`, where the glue of open sockets lives.
+fn socket_glue(ruby: &Ruby) -> Result<magnus::RClass, Error> {
+    ruby.class_object().const_get::<_, magnus::RModule>("Ferrule")?.const_get("WebSocket")
 }
 
 /// `NativeApp.bind(host, port)`: a listening socket for forked workers to inherit, bound once

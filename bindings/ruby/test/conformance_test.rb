@@ -20,7 +20,11 @@ class ConformanceTest < Minitest::Test
     fixture["routes"].each do |route|
       spec = route.dup
       handler = FixtureHandlers::HANDLERS.fetch(spec.delete("handler"))
-      app.add_route(spec) { |req| handler.call(req) }
+      if spec["websocket"]
+        app.add_route(spec) { |ws, req| handler.call(ws, req) }
+      else
+        app.add_route(spec) { |req| handler.call(req) }
+      end
     end
     app
   end

@@ -43,6 +43,21 @@ module FixtureHandlers
     end
   end
 
+  # What the request carried and the subprotocol, then every message back in kind; "close CODE"
+  # closes with that code, "raise" fails as "fail" does.
+  def socket_echo(ws, req)
+    ws.send(JSON.generate(echo(req).merge("subprotocol" => ws.protocol)))
+    ws.on(:message) do |data|
+      raise "SECRET-TOKEN-42 database password" if data == "raise"
+
+      if data.encoding != Encoding::BINARY && data.start_with?("close ")
+        ws.close(Integer(data[6..]), "requested")
+      else
+        ws.send(data)
+      end
+    end
+  end
+
   HANDLERS = {
     "echo" => ->(req) { echo(req) },
     "status" => lambda do |req|
@@ -74,5 +89,6 @@ module FixtureHandlers
     end,
     "stream_fail" => ->(_req) { partial_then_fail(Ferrule::Stream) },
     "events_fail" => ->(_req) { partial_then_fail(Ferrule::EventStream) },
+    "socket_echo" => ->(ws, req) { socket_echo(ws, req) },
   }.freeze
 end

@@ -96,7 +96,7 @@ fn json_equal(a: &Json, b: &Json) -> bool {
     }
 }
 
-fn contains(expected: &Json, actual: &Json, at: &str) -> Vec<String> {
+pub fn contains(expected: &Json, actual: &Json, at: &str) -> Vec<String> {
     match (expected, actual) {
         (Json::Object(e), Json::Object(a)) => e
             .iter()

@@ -40,6 +40,9 @@ pub struct Case {
     pub description: Option<String>,
     pub request: Request,
     pub expect: Expect,
+    /// A WebSocket case: the request is sent as an upgrade, and after a 101 this script runs.
+    #[serde(default)]
+    pub socket: Option<Vec<Json>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -9,6 +9,7 @@
 pub mod client;
 pub mod expect;
 pub mod fixture;
+pub mod socket;
 
 pub use fixture::{categories, fixtures_dir, load, Case, FixtureFile, FixtureRoute};
 
@@ -32,9 +33,12 @@ pub fn check_category(base: &str, file: &FixtureFile) -> Vec<CaseResult> {
     file.cases
         .iter()
         .map(|case| {
-            let problems = match client::send(&agent, base, &case.request) {
-                Ok(reply) => expect::check(&case.expect, &reply),
-                Err(e) => vec![e],
+            let problems = match &case.socket {
+                Some(script) => socket::converse(base, &case.request, &case.expect, script),
+                None => match client::send(&agent, base, &case.request) {
+                    Ok(reply) => expect::check(&case.expect, &reply),
+                    Err(e) => vec![e],
+                },
             };
             CaseResult { name: case.name.clone(), problems }
         })

@@ -69,7 +69,7 @@ impl<R: Send + Sync + 'static> InProcess<R> {
         let inbox = Inbox::new(Mailbox::new(), config.max_queued_requests, "the in-process caller");
         let mut app = App::with_config(config.clone());
         for route in routes {
-            app.add_route(route.spec.clone(), inbox.handler(route));
+            inbox.add_to(&mut app, route);
         }
         let router = app.into_router().map_err(|e| HostError::Route(e.0))?;
         let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -4,10 +4,11 @@
 //! takes calls and answers them the same way whichever it runs.
 
 use super::pulled::{PullOutcome, PullReply, Pulling, StreamId};
-use super::{Call, HostRoute, Job};
+use super::{Call, HostRoute, Job, Open};
 use crate::bridge::{hand_over, Mailbox, Outcome, Reply, ReplyBatch};
 use crate::handler::{Handler, HandlerFuture};
 use crate::request::RequestData;
+use crate::socket::{Socket, SocketHandler};
 use crate::stream::BodyStream;
 use std::sync::Arc;
 
@@ -25,9 +26,15 @@ impl<R: Send + Sync + 'static> Inbox<R> {
         Inbox { mailbox: Arc::new(mailbox), replies: Arc::new(ReplyBatch::default()), pulls: Arc::new(ReplyBatch::default()), side }
     }
 
-    /// The core's handler for `route`: posts each request here and awaits its answer.
-    pub(super) fn handler(&self, route: &Arc<HostRoute<R>>) -> Arc<dyn Handler> {
-        Arc::new(HostHandler { route: route.clone(), mailbox: self.mailbox.clone(), side: self.side })
+    /// Adds `route` to `app`: a request route posts each request here and awaits its answer; a
+    /// WebSocket route posts each connection once it is open ([`Job::Open`]).
+    pub(super) fn add_to(&self, app: &mut crate::App, route: &Arc<HostRoute<R>>) {
+        let (mailbox, side) = (self.mailbox.clone(), self.side);
+        if route.spec.websocket.is_some() {
+            app.add_socket_route(route.spec.clone(), Arc::new(HostSocketHandler { route: route.clone(), mailbox }));
+        } else {
+            app.add_route(route.spec.clone(), Arc::new(HostHandler { route: route.clone(), mailbox, side }));
+        }
     }
 
     pub(super) fn mailbox_arc(&self) -> Arc<Mailbox<Job<R>>> {
@@ -83,5 +90,27 @@ impl<R: Send + Sync + 'static> Handler for HostHandler<R> {
     fn call(&self, request: RequestData) -> HandlerFuture {
         let route = self.route.clone();
         hand_over(&self.mailbox, self.side, |reply| Job::Call(Call { route, request, reply }))
+    }
+}
+
+struct HostSocketHandler<R> {
+    route: Arc<HostRoute<R>>,
+    mailbox: Arc<Mailbox<Job<R>>>,
+}
+
+impl<R: Send + Sync + 'static> SocketHandler for HostSocketHandler<R> {
+    fn open(&self, request: RequestData, socket: Socket) {
+        // Arrivals wake the interpreter through the same mailbox as requests, so a burst of
+        // messages and a burst of requests share one wake-up.
+        let mailbox = Arc::downgrade(&self.mailbox);
+        socket.on_arrival(Box::new(move |id| {
+            if let Some(mailbox) = mailbox.upgrade() {
+                let _ = mailbox.post(Job::Socket(id));
+            }
+        }));
+        let open = Job::Open(Open { route: self.route.clone(), request, socket: socket.clone() });
+        if self.mailbox.post(open).is_err() {
+            socket.close(1001, "server shutting down");
+        }
     }
 }

@@ -34,6 +34,7 @@ use crate::bridge::Reply;
 use crate::log::{LogWake, Logs};
 use crate::request::RequestData;
 use crate::response::status_code;
+use crate::socket::Socket;
 use crate::spec::{AppConfig, RouteSpec};
 use http::{Method, StatusCode};
 use routes::RouteTable;
@@ -76,6 +77,20 @@ pub enum Job<R> {
     /// runs) and forget it. Not sent for a stream that ended or failed: the binding has let
     /// go of it then.
     Release(StreamId),
+    /// A WebSocket route's connection is open: run its handler with the socket, filed under
+    /// [`Socket::id`]. When the handler is done the binding closes the socket: 1000 when it
+    /// returned, 1011 (and a log line) when it raised.
+    Open(Open<R>),
+    /// The socket filed under this id has messages or its end waiting: [`Socket::take`] them.
+    /// Sent only after a take that found nothing, so one is in flight per socket at most.
+    Socket(u64),
+}
+
+/// A WebSocket connection for the binding's interpreter.
+pub struct Open<R> {
+    pub route: Arc<HostRoute<R>>,
+    pub request: RequestData,
+    pub socket: Socket,
 }
 
 /// One request for the binding's interpreter: answer it through [`Inbox::answer`].

@@ -78,7 +78,7 @@ impl<R: Send + Sync + 'static> Serving<R> {
         let inbox = Inbox::new(mailbox, config.max_queued_requests, side);
         let mut app = App::with_config(config.clone());
         for route in routes {
-            app.add_route(route.spec.clone(), inbox.handler(route));
+            inbox.add_to(&mut app, route);
         }
         let listener = match listen {
             Listen::Address { host, port } => bind(host, port)?,

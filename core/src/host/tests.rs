@@ -141,6 +141,7 @@ fn stream_consumer(serving: Arc<Serving<&'static str>>, chunks: Option<usize>, p
                         assert_eq!(id, 7);
                         seen.push("release");
                     }
+                    Job::Open(_) | Job::Socket(_) => unreachable!("no WebSocket routes here"),
                 }
             }
             serving.flush();

@@ -88,6 +88,12 @@ async fn serve_connection(stream: tokio::net::TcpStream, router: axum::Router, l
                 .serve_connection(TokioIo::new(io), service)
                 .with_upgrades();
             drive(connection, &state).await;
+            // Upgraded: the session runs here, so the registry still holds the connection
+            // (busy) and the drain deadline can cut it off with the rest.
+            if let Some(session) = state.upgraded.take() {
+                state.in_flight.fetch_add(1, Ordering::AcqRel);
+                session.await;
+            }
         }
         Ok(Protocol::Http2) => {
             let mut builder = hyper::server::conn::http2::Builder::new(TokioExecutor::new());
@@ -165,7 +171,10 @@ impl hyper::service::Service<http::Request<Incoming>> for ConnService {
         let http2 = request.version() == http::Version::HTTP_2;
         self.state.started.fetch_add(1, Ordering::AcqRel);
         self.state.in_flight.fetch_add(1, Ordering::AcqRel);
-        let request = request.map(|body| axum::body::Body::new(PacedBody::new(body, self.limits.clone())));
+        let mut request = request.map(|body| axum::body::Body::new(PacedBody::new(body, self.limits.clone())));
+        if !http2 && request.headers().contains_key(http::header::UPGRADE) {
+            request.extensions_mut().insert(super::UpgradeSlot::new(self.state.clone()));
+        }
         let future = tower::Service::call(&mut self.router.clone(), request);
         Either::Right(InFlight { future, state: Some(self.state.clone()), http2, sse_keep_alive: self.limits.sse_keep_alive })
     }

@@ -10,7 +10,8 @@
 //!   and every one is told at shutdown;
 //! * [`limits`]: the settings, resolved once (with the descriptor limit) when serving starts;
 //! * [`streaming`]: a streamed response keeps its connection busy until it ends; an event
-//!   stream is kept alive while quiet and ends when the connection is asked to close.
+//!   stream is kept alive while quiet and ends when the connection is asked to close;
+//! * [`upgrade`]: a connection upgraded to a WebSocket stays the server's, busy until it closes.
 
 mod body;
 mod connection;
@@ -18,9 +19,11 @@ mod io;
 mod limits;
 mod registry;
 mod streaming;
+mod upgrade;
 
 pub use body::{is_body_timeout, BodyTimeout, StreamError};
 pub(crate) use limits::ConnectionLimits;
+pub(crate) use upgrade::UpgradeSlot;
 
 use registry::Registry;
 use std::net::SocketAddr;

@@ -25,6 +25,9 @@ pub(crate) struct ConnState {
     pub end_streams: Notify,
     /// The connection's task, for cutting it off at the drain deadline.
     pub task: OnceLock<tokio::task::AbortHandle>,
+    /// The WebSocket session a request of this connection upgraded it to, run by the
+    /// connection's task once hyper has let go ([`super::UpgradeSlot`]).
+    pub upgraded: super::upgrade::Upgraded,
 }
 
 impl ConnState {

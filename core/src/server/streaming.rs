@@ -48,7 +48,7 @@ pub(crate) fn track(response: axum::response::Response, state: Arc<ConnState>, k
 }
 
 /// Resolves once the connection is asked to close.
-fn closed(state: Arc<ConnState>) -> Pin<Box<dyn Future<Output = ()> + Send>> {
+pub(super) fn closed(state: Arc<ConnState>) -> Pin<Box<dyn Future<Output = ()> + Send>> {
     Box::pin(async move {
         let notified = state.end_streams.notified();
         tokio::pin!(notified);

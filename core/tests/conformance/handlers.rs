@@ -3,6 +3,7 @@
 
 use ferrule_conformance::{FixtureFile, FixtureRoute};
 use ferrule_core::futures::{stream, TryStreamExt};
+use ferrule_core::socket::{Message, Socket};
 use ferrule_core::stream::{BodyStream, Event};
 use ferrule_core::{App, AppConfig, Body, HandlerError, Params, RequestData, Response, RouteSpec, Value};
 use serde_json::{json, Map, Value as Json};
@@ -22,9 +23,33 @@ pub fn build_app(file: &FixtureFile, keep: impl Fn(&FixtureRoute) -> bool) -> Ap
         let kind: Arc<str> = Arc::from(route.handler.as_str());
         let spec: RouteSpec = serde_json::from_value(serde_json::Value::Object(route.spec.clone()))
             .unwrap_or_else(|e| panic!("{}: route {:?}: {e}", file.category, route.spec.get("path")));
-        app.add_route(spec, Arc::new(move |request| handle(&kind, request)));
+        if route.handler == "socket_echo" {
+            app.add_socket_route(spec, Arc::new(|request: RequestData, ws: Socket| socket_echo(request, ws)));
+        } else {
+            app.add_route(spec, Arc::new(move |request| handle(&kind, request)));
+        }
     }
     app
+}
+
+/// `socket_echo`: what the request carried and the subprotocol, then every message back in
+/// kind; `close CODE` closes with that code, `raise` fails as `fail` does.
+async fn socket_echo(request: RequestData, ws: Socket) {
+    let mut hello = echo(&request);
+    hello["subprotocol"] = ws.subprotocol().map_or(Json::Null, |p| Json::String(p.to_owned()));
+    let _ = ws.send(Message::Text(hello.to_string()));
+    while let Some(message) = ws.recv().await {
+        match &message {
+            Message::Text(text) if text == "raise" => panic!("SECRET-TOKEN-42 database password"),
+            Message::Text(text) if text.starts_with("close ") => {
+                ws.close(text[6..].parse().unwrap_or(1000), "requested");
+                return;
+            }
+            _ => {
+                let _ = ws.send(message);
+            }
+        }
+    }
 }
 
 pub fn handle(kind: &str, request: RequestData) -> ferrule_core::HandlerFuture {

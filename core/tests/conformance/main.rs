@@ -43,6 +43,7 @@ categories!(
     edge_cases,
     raw_inputs,
     streaming,
+    websocket,
 );
 
 #[test]
@@ -99,5 +100,6 @@ fn fixtures_follow_their_schema_and_the_schema_follows_the_core() {
     full.compression = Some(Default::default());
     full.body_limit = Some(1);
     full.timeout_ms = Some(1);
+    full.websocket = Some(Default::default());
     assert_eq!(route_in_schema, keys(&serde_json::to_value(&full).unwrap()), "fixture.schema.json's route properties against RouteSpec");
 }

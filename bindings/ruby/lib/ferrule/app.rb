@@ -11,6 +11,7 @@ module Ferrule
     SETTINGS = NativeApp.setting_names.map(&:to_sym).freeze
     ROUTE_OPTIONS = %i[query headers cookies params body form multipart text bytes body_required max_file_size
                        cors compression body_limit timeout_ms status].freeze
+    SOCKET_OPTIONS = %i[query headers cookies params cors].freeze
     DEFAULT_THREADS = 5
     BODY_KINDS = { body: "json", form: "form", multipart: "multipart", text: "text", bytes: "bytes" }.freeze
     SEVERITIES = { "debug" => Logger::DEBUG, "info" => Logger::INFO, "warn" => Logger::WARN, "error" => Logger::ERROR }.freeze
@@ -22,6 +23,8 @@ module Ferrule
     # Connection limits (defaults in the README's table): header_read_timeout_ms,
     # body_read_timeout_ms, min_body_rate (bytes/s), keep_alive_timeout_ms, send_timeout_ms, max_connections,
     # max_queued_requests (→ 503), http2_max_concurrent_streams, http2_keep_alive_interval_ms, sse_keep_alive_ms;
+    # WebSockets: ws_max_message_bytes (→ close 1009), ws_send_buffer_bytes (unread → 1008),
+    # ws_idle_timeout_ms (silent → ping, then 1001);
     # input limits: max_json_depth, max_multipart_parts, max_part_header_bytes, max_filename_bytes.
     # Logging: access_log (a record per request), log_level ("debug", "info" (default), "warn",
     # "error", "off"), and +logger+: left out, the core writes "ferrule: ..." lines to stderr;
@@ -58,6 +61,27 @@ module Ferrule
 
         declare(spec(m, path, options), status, sinatra_style(handler, status))
       end
+      self
+    end
+
+    # <tt>websocket("/rooms/{room:int}") { |ws, request| ws.on(:message) { |data| ... } }</tt>
+    #
+    # A WebSocket route: +query+, +headers+, +cookies+ and +params+ (as for #route) are
+    # validated before the upgrade — a bad request gets its problem response and no connection.
+    # The block gets a Ferrule::WebSocket and the Request. +subprotocols+: the route's,
+    # preferred first; +max_message_bytes+ replaces the app's +ws_max_message_bytes+.
+    def websocket(path, subprotocols: [], max_message_bytes: nil, **options, &handler)
+      raise ArgumentError, "ferrule: websocket #{path} needs a block" unless handler
+
+      options.each_key do |name|
+        next if SOCKET_OPTIONS.include?(name)
+
+        raise ArgumentError, "ferrule: #{NativeApp.unknown_option("websocket option for #{path}:", name.to_s, (SOCKET_OPTIONS + %i[subprotocols max_message_bytes]).map(&:to_s))}"
+      end
+      spec = spec("GET", path, options)
+      spec["websocket"] = { "subprotocols" => Array(subprotocols).map(&:to_s) }
+      spec["websocket"]["max_message_bytes"] = max_message_bytes if max_message_bytes
+      declare(spec, 200, handler)
       self
     end
 

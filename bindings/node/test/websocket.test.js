@@ -1,0 +1,107 @@
+'use strict';
+// WebSockets with a real client (the `ws` package): the README's chat room, parameters validated
+// before the upgrade, text and binary both ways, the close a handler sends or its exception
+// causes, the client leaving, subprotocols, and async iteration.
+const { test } = require('node:test');
+const assert = require('node:assert');
+const fs = require('node:fs');
+const { once } = require('node:events');
+const WebSocketClient = require('ws');
+const ferrule = require('ferrule');
+const { serving } = require('./support');
+
+/** A connected client, with every message it receives queued for `next()`. */
+async function connect(port, path, protocols) {
+  const client = new WebSocketClient(`ws://127.0.0.1:${port}${path}`, protocols);
+  const queued = [];
+  const waiting = [];
+  client.on('message', (data, isBinary) => {
+    const message = isBinary ? data : data.toString();
+    if (waiting.length > 0) waiting.shift()(message);
+    else queued.push(message);
+  });
+  client.next = () => (queued.length > 0 ? Promise.resolve(queued.shift()) : new Promise((resolve) => waiting.push(resolve)));
+  client.closed = once(client, 'close').then(([code, reason]) => [code, reason.toString()]);
+  await once(client, 'open');
+  return client;
+}
+
+/** The status of a refused handshake. */
+function refusal(port, path) {
+  const client = new WebSocketClient(`ws://127.0.0.1:${port}${path}`);
+  client.on('error', () => {});
+  return once(client, 'unexpected-response').then(([, response]) => response.statusCode);
+}
+
+test("the README's chat room relays between the members of a room", async () => {
+  const text = fs.readFileSync(process.env.FERRULE_README, 'utf8');
+  const start = text.indexOf('### WebSockets');
+  const block = /```js\n([\s\S]*?)```/.exec(text.slice(start, text.indexOf('\n## ', start)));
+  assert.ok(block, "no js block in the README's WebSockets section");
+  const app = new ferrule.App();
+  new Function('app', block[1])(app);
+  await serving(app, async (port) => {
+    assert.strictEqual(await refusal(port, '/chat/lobby'), 422, 'no ?name=');
+    const ann = await connect(port, '/chat/lobby?name=ann');
+    const bob = await connect(port, '/chat/lobby?name=bob');
+    const eve = await connect(port, '/chat/other?name=eve');
+    bob.send('hi all');
+    assert.strictEqual(await ann.next(), 'bob: hi all');
+    assert.strictEqual(await bob.next(), 'bob: hi all');
+    eve.send('alone');
+    assert.strictEqual(await eve.next(), 'eve: alone');
+    for (const client of [ann, bob, eve]) client.close();
+    await Promise.all([ann.closed, bob.closed, eve.closed]);
+  });
+});
+
+test('text and binary come back in kind, and the close a handler sends arrives', async () => {
+  const app = new ferrule.App();
+  app.ws('/echo', async (socket) => {
+    for await (const data of socket) {
+      if (data === 'bye') return socket.close(4000, 'done');
+      socket.send(data);
+    }
+  });
+  await serving(app, async (port) => {
+    const client = await connect(port, '/echo');
+    client.send('héllo');
+    assert.strictEqual(await client.next(), 'héllo');
+    client.send(Buffer.from([0, 255, 7]));
+    assert.deepStrictEqual(await client.next(), Buffer.from([0, 255, 7]));
+    client.send('bye');
+    assert.deepStrictEqual(await client.closed, [4000, 'done']);
+  });
+});
+
+test('a listener that throws closes with 1011 and the handler hears the client leave', async () => {
+  const app = new ferrule.App({ logger: false });
+  const left = [];
+  app.ws('/boom', (socket) => {
+    socket.on('message', () => { throw new Error('SECRET-TOKEN-42'); });
+  });
+  app.ws('/listen', { subprotocols: ['chat.v2', 'chat.v1'] }, (socket) => {
+    socket.send(socket.protocol);
+    socket.on('close', (code, reason) => left.push([code, reason]));
+  });
+  await serving(app, async (port) => {
+    const boom = await connect(port, '/boom');
+    boom.send('go');
+    const [code, reason] = await boom.closed;
+    assert.strictEqual(code, 1011);
+    assert.ok(!reason.includes('SECRET'));
+    const listen = await connect(port, '/listen', ['chat.v1']);
+    assert.strictEqual(listen.protocol, 'chat.v1');
+    assert.strictEqual(await listen.next(), 'chat.v1');
+    listen.close(4100, 'bye');
+    await listen.closed;
+    for (let i = 0; i < 100 && left.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    assert.deepStrictEqual(left, [[4100, 'bye']]);
+  });
+});
+
+test('a WebSocket route needs a handler and known options', () => {
+  const app = new ferrule.App();
+  assert.throws(() => app.ws('/x'), TypeError);
+  assert.throws(() => app.ws('/x', { bodyLimit: 5 }, () => {}), /unknown WebSocket option/);
+});

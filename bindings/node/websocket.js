@@ -1,0 +1,188 @@
+'use strict';
+/**
+ * A WebSocket as a handler of `app.ws(path, handler)` holds it, in the `ws` package's shape: an
+ * EventEmitter ('message' with `(data, isBinary)`, 'close' with `(code, reason)`) that is also
+ * an async iterable of messages, with `send`, `ping`, `close`, `readyState`, `protocol` and
+ * `bufferedAmount`. Text arrives as a string, binary as a Buffer (`data.toString()` works on
+ * both); a string is sent as text, a Buffer (or typed array) as binary.
+ *
+ * Messages wait in the core until the glue takes them, all at once per wake-up. Sends are
+ * queued in the core and never wait; a client that leaves more than `wsSendBufferBytes` unread
+ * is closed with 1008. As with `ws`, a handler's return does not close the socket; a handler
+ * that throws (or rejects) closes it with 1011.
+ */
+const { EventEmitter } = require('node:events');
+
+const CONNECTING = 0;
+const OPEN = 1;
+const CLOSING = 2;
+const CLOSED = 3;
+/** Messages kept for a consumer that has not started yet (an async handler before its `for await`). */
+const UNREAD_LIMIT = 1024;
+
+class WebSocket extends EventEmitter {
+  constructor(native, id, fail) {
+    super();
+    this._native = native;
+    this._id = id;
+    this._fail = fail || ((error) => { throw error; });
+    this.readyState = OPEN;
+    this.protocol = native.socketProtocol(id) || '';
+    this._unread = [];
+    this._waiting = [];
+    this._iterators = 0;
+    this._end = null;
+    this.on('newListener', (event) => {
+      if (event === 'message' && this._unread.length > 0) queueMicrotask(() => this._flushUnread());
+    });
+  }
+
+  get bufferedAmount() {
+    return this.readyState === CLOSED ? 0 : this._native.socketBuffered(this._id);
+  }
+
+  /** Queues `data`; `callback(error)` is called once it is queued (or refused: the socket is closed). */
+  send(data, options, callback) {
+    if (typeof options === 'function') callback = options;
+    let payload = data;
+    if (ArrayBuffer.isView(data) && !Buffer.isBuffer(data)) payload = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+    else if (data instanceof ArrayBuffer) payload = Buffer.from(data);
+    else if (typeof data !== 'string' && !Buffer.isBuffer(data)) payload = String(data);
+    const sent = this.readyState === OPEN && this._native.socketSend(this._id, payload);
+    if (typeof callback === 'function') {
+      const error = sent ? undefined : new Error('WebSocket is not open: readyState ' + this.readyState);
+      queueMicrotask(() => callback(error));
+    }
+  }
+
+  ping(data = Buffer.alloc(0)) {
+    if (this.readyState !== OPEN) return;
+    this._native.socketPing(this._id, Buffer.isBuffer(data) ? data : Buffer.from(String(data)));
+  }
+
+  /** Closes with `code` (default 1000) once what was sent before has gone; 'close' follows. */
+  close(code = 1000, reason = '') {
+    if (this.readyState >= CLOSING) return;
+    this.readyState = CLOSING;
+    this._native.socketClose(this._id, code, String(reason));
+  }
+
+  /** Every message until the connection closes; leaving the loop early leaves the socket open. */
+  [Symbol.asyncIterator]() {
+    this._iterators += 1;
+    let done = false;
+    const finish = () => {
+      if (!done) { done = true; this._iterators -= 1; }
+      return { done: true, value: undefined };
+    };
+    queueMicrotask(() => this._flushUnread());
+    return {
+      next: () => {
+        if (done) return Promise.resolve({ done: true, value: undefined });
+        if (this._unread.length > 0) return Promise.resolve({ done: false, value: this._unread.shift()[0] });
+        if (this._end !== null) return Promise.resolve(finish());
+        return new Promise((resolve) => this._waiting.push(resolve)).then((value) => (value === undefined ? finish() : { done: false, value }));
+      },
+      return: () => Promise.resolve(finish()),
+      [Symbol.asyncIterator]() { return this; },
+    };
+  }
+
+  /** The core has messages (or the end) for this socket: take them all in one call. */
+  _arrived() {
+    // Until a take finds nothing: that take arms the next wake-up ([-4, id]).
+    for (;;) {
+      const taken = this._native.socketTake(this._id);
+      if (taken === null) return;
+      for (let i = 2; i < taken.length; i++) this._deliver(taken[i]);
+      if (taken[0] !== null) {
+        this._closed(taken[0], taken[1]);
+        return;
+      }
+      if (taken.length === 2) return;
+    }
+  }
+
+  _deliver(data) {
+    const isBinary = typeof data !== 'string';
+    if (this._waiting.length > 0) {
+      this._waiting.shift()(data);
+      if (this.listenerCount('message') > 0) this._emitMessage(data, isBinary);
+      return;
+    }
+    if (this.listenerCount('message') > 0) {
+      this._emitMessage(data, isBinary);
+      return;
+    }
+    this._unread.push([data, isBinary]);
+    if (this._unread.length > UNREAD_LIMIT) this._unread.shift();
+  }
+
+  _flushUnread() {
+    while (this._unread.length > 0 && (this._waiting.length > 0 || this.listenerCount('message') > 0)) {
+      const [data, isBinary] = this._unread.shift();
+      if (this._waiting.length > 0) this._waiting.shift()(data);
+      if (this.listenerCount('message') > 0) this._emitMessage(data, isBinary);
+    }
+  }
+
+  /** A listener that throws is the handler failing: logged, and the socket closed with 1011. */
+  _emitMessage(data, isBinary) {
+    try {
+      this.emit('message', data, isBinary);
+    } catch (error) {
+      this._fail(error);
+    }
+  }
+
+  _closed(code, reason) {
+    this._end = [code, reason];
+    this.readyState = CLOSED;
+    for (const resolve of this._waiting.splice(0)) resolve(undefined);
+    this.emit('close', code, reason);
+  }
+}
+
+WebSocket.CONNECTING = CONNECTING;
+WebSocket.OPEN = OPEN;
+WebSocket.CLOSING = CLOSING;
+WebSocket.CLOSED = CLOSED;
+
+/**
+ * The app's open sockets, by the core's id: `[-3, id, route, …]` opens one and runs its handler,
+ * `[-4, id]` delivers what arrived.
+ */
+class Sockets {
+  constructor(native, handlers, onError) {
+    this.native = native;
+    this.handlers = handlers;
+    this.onError = onError;
+    this.open = new Map();
+  }
+
+  opened(id, route, ctx) {
+    let socket = null;
+    const failed = (error) => {
+      this.onError(ctx, error);
+      socket.close(1011, '');
+    };
+    socket = new WebSocket(this.native, id, failed);
+    this.open.set(id, socket);
+    socket.once('close', () => this.open.delete(id));
+    try {
+      const result = this.handlers[route](socket, ctx);
+      if (result !== null && typeof result === 'object' && typeof result.then === 'function') result.then(undefined, failed);
+    } catch (error) {
+      failed(error);
+    }
+    // What arrived while the handler set up: taken once it has registered its listeners.
+    queueMicrotask(() => socket._arrived());
+  }
+
+  arrived(id) {
+    const socket = this.open.get(id);
+    if (socket) socket._arrived();
+  }
+}
+
+module.exports = { WebSocket, Sockets };

@@ -1,0 +1,177 @@
+"""WebSockets, in Starlette's shape: ``@app.websocket("/ws/{room}")`` on an ``async def``
+handler that takes a ``WebSocket`` (and any path, query, header or cookie parameters, validated
+by the core before the connection is upgraded).
+
+The connection is accepted once its parameters pass, before the handler runs; ``accept()`` is
+kept so Starlette code runs unchanged. Messages wait in the core until taken: a burst is taken
+in one call and wakes the event loop once. Sends are queued in the core and never wait; a
+client that leaves more than ``ws_send_buffer_bytes`` unread is closed with 1008. When the
+handler returns the connection closes with 1000; when it raises, with 1011 (and the traceback
+goes to the ``ferrule.handler`` logger).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import deque
+from typing import Any, AsyncIterator, Deque, Optional, Union
+
+from ._logging import handler_raised
+
+__all__ = ["WebSocket", "WebSocketDisconnect"]
+
+# The sockets whose handlers are running, by the core's id: where a wake-up finds its socket.
+_open: dict[int, "WebSocket"] = {}
+
+
+class WebSocketDisconnect(Exception):
+    """The connection is closed: ``code`` and ``reason`` of its close (1006: it dropped)."""
+
+    def __init__(self, code: int = 1000, reason: str = "") -> None:
+        super().__init__(code, reason)
+        self.code = code
+        self.reason = reason
+
+
+class WebSocket:
+    """One connection. Receive with ``receive_text()``, ``receive_bytes()``, ``receive_json()``
+    or ``receive()`` (either kind), or iterate: ``async for message in ws``, ``ws.iter_text()``,
+    ``ws.iter_json()``; a receive after the client closed raises ``WebSocketDisconnect``, and
+    iteration ends. Send with ``send_text()``, ``send_bytes()``, ``send_json()``."""
+
+    __slots__ = ("_native", "_inbox", "_end", "_waiter")
+
+    def __init__(self, native: Any) -> None:
+        self._native = native
+        self._inbox: Deque[Union[str, bytes]] = deque()
+        self._end: Optional[tuple[int, str]] = None
+        self._waiter: Optional[asyncio.Future[None]] = None
+        _open[native.id] = self
+
+    @property
+    def subprotocol(self) -> Optional[str]:
+        """The subprotocol chosen in the handshake (see ``subprotocols=`` of the route)."""
+        return self._native.subprotocol
+
+    @property
+    def buffered_amount(self) -> int:
+        """Bytes sent by the handler that the client has not taken yet."""
+        return self._native.buffered
+
+    async def accept(self, subprotocol: Optional[str] = None) -> None:
+        """The connection is already accepted (its parameters passed); kept for Starlette code.
+        A ``subprotocol`` other than the one chosen from the route's ``subprotocols`` is an
+        error."""
+        if subprotocol is not None and subprotocol != self.subprotocol:
+            raise ValueError(f"subprotocol {subprotocol!r} was not chosen; declare it in subprotocols= of the route")
+
+    async def receive(self) -> Union[str, bytes]:
+        """The next message: ``str`` for text, ``bytes`` for binary."""
+        while not self._inbox:
+            if self._end is not None:
+                raise WebSocketDisconnect(*self._end)
+            messages, end = self._native.take()
+            if messages or end is not None:
+                self._inbox.extend(messages)
+                self._end = end
+                continue
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+        return self._inbox.popleft()
+
+    async def receive_text(self) -> str:
+        message = await self.receive()
+        if not isinstance(message, str):
+            raise TypeError("expected a text message, received a binary one")
+        return message
+
+    async def receive_bytes(self) -> bytes:
+        message = await self.receive()
+        if not isinstance(message, bytes):
+            raise TypeError("expected a binary message, received a text one")
+        return message
+
+    async def receive_json(self) -> Any:
+        return json.loads(await self.receive())
+
+    def __aiter__(self) -> AsyncIterator[Union[str, bytes]]:
+        return self._iterate(self.receive)
+
+    def iter_text(self) -> AsyncIterator[str]:
+        return self._iterate(self.receive_text)
+
+    def iter_bytes(self) -> AsyncIterator[bytes]:
+        return self._iterate(self.receive_bytes)
+
+    def iter_json(self) -> AsyncIterator[Any]:
+        return self._iterate(self.receive_json)
+
+    async def _iterate(self, receive: Any) -> AsyncIterator[Any]:
+        try:
+            while True:
+                yield await receive()
+        except WebSocketDisconnect:
+            return
+
+    async def send_text(self, data: str) -> None:
+        self._sent(self._native.send_text, data)
+
+    async def send_bytes(self, data: bytes) -> None:
+        self._sent(self._native.send_bytes, data)
+
+    async def send_json(self, data: Any) -> None:
+        self._sent(self._native.send_text, json.dumps(data, separators=(",", ":"), ensure_ascii=False))
+
+    async def send(self, data: Union[str, bytes]) -> None:
+        if isinstance(data, str):
+            self._sent(self._native.send_text, data)
+        else:
+            self._sent(self._native.send_bytes, bytes(data))
+
+    async def ping(self, data: bytes = b"") -> None:
+        self._sent(self._native.ping, data)
+
+    async def close(self, code: int = 1000, reason: str = "") -> None:
+        """Closes the connection with ``code`` once what was sent before has gone."""
+        self._native.close(code, reason)
+
+    def _sent(self, send: Any, data: Any) -> None:
+        try:
+            send(data)
+        except ConnectionError as closed:
+            code = closed.args[0] if closed.args else 1000
+            raise WebSocketDisconnect(code, self._end[1] if self._end else "") from None
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+
+def arrived(socket_id: int) -> None:
+    """Called by the dispatch: messages (or the end) wait for the socket filed under the id."""
+    ws = _open.get(socket_id)
+    if ws is not None:
+        ws._wake()
+
+
+async def converse(ws: WebSocket, handler: Any, error: Optional[BaseException] = None) -> None:
+    """Runs a WebSocket route's handler, then closes: 1000 when it returned, 1011 when it
+    raised. ``WebSocketDisconnect`` escaping the handler is the client leaving, not a failure."""
+    native = ws._native
+    try:
+        if error is not None:
+            raise error
+        await handler
+        native.close(1000, "")
+    except WebSocketDisconnect:
+        native.close(1000, "")
+    except Exception as failure:  # noqa: BLE001 - any handler failure closes with 1011
+        handler_raised(native.label, failure)
+        native.close(1011, "")
+    finally:
+        _open.pop(native.id, None)

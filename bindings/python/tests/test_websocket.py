@@ -1,0 +1,178 @@
+"""WebSockets with a real client (the ``websockets`` package): a chat room across connections,
+parameters validated before the upgrade, messages both ways in both kinds, the close a
+handler's return, exception or ``close()`` sends, the client leaving, and subprotocols."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+from websockets.exceptions import ConnectionClosed, InvalidStatus
+from websockets.sync.client import connect
+
+from ferrule import App, Query, WebSocket, WebSocketDisconnect
+
+from support import request, serving
+
+
+def url(port: int, path: str) -> str:
+    return f"ws://127.0.0.1:{port}{path}"
+
+
+def test_a_chat_room_relays_between_connections_and_notices_who_left() -> None:
+    app = App()
+    rooms: dict[int, set[WebSocket]] = {}
+
+    @app.websocket("/rooms/{room}")
+    async def chat(ws: WebSocket, room: int, name: str = Query(min_length=1)) -> None:
+        members = rooms.setdefault(room, set())
+        members.add(ws)
+        try:
+            async for text in ws.iter_text():
+                for member in list(members):
+                    await member.send_text(f"{name}: {text}")
+        finally:
+            members.discard(ws)
+            for member in list(members):
+                await member.send_text(f"{name} left")
+
+    with serving(app) as port:
+        with connect(url(port, "/rooms/1?name=ann"), open_timeout=10) as ann, connect(url(port, "/rooms/1?name=bob")) as bob:
+            ann.send("hello")
+            assert bob.recv(timeout=10) == "ann: hello"
+            assert ann.recv(timeout=10) == "ann: hello"
+            with connect(url(port, "/rooms/2?name=eve")) as eve:
+                eve.send("elsewhere")
+                assert eve.recv(timeout=10) == "eve: elsewhere"
+            bob.close()
+            assert ann.recv(timeout=10) == "bob left"
+
+
+def test_bad_parameters_get_a_problem_response_and_no_connection() -> None:
+    app = App()
+    opened: list[int] = []
+
+    @app.websocket("/rooms/{room}")
+    async def chat(ws: WebSocket, room: int) -> None:
+        opened.append(room)
+
+    with serving(app) as port:
+        with pytest.raises(InvalidStatus) as refused:
+            connect(url(port, "/rooms/lobby"), open_timeout=10)
+        assert refused.value.response.status_code == 422
+        assert b'"loc":["path","room"]' in refused.value.response.body
+        plain = request(port, "GET", "/rooms/1")
+        assert plain.status == 426 and plain.headers["upgrade"] == "websocket"
+        assert opened == []
+
+
+def test_text_binary_and_json_both_ways_and_the_close_the_handler_sends() -> None:
+    app = App()
+
+    @app.websocket("/echo")
+    async def echo(ws: WebSocket) -> None:
+        await ws.accept()
+        await ws.send_text(await ws.receive_text())
+        await ws.send_bytes(await ws.receive_bytes())
+        await ws.send_json({"got": await ws.receive_json()})
+        await ws.close(4000, "done")
+
+    with serving(app) as port:
+        with connect(url(port, "/echo")) as client:
+            client.send("héllo")
+            assert client.recv(timeout=10) == "héllo"
+            client.send(b"\x00\xff")
+            assert client.recv(timeout=10) == b"\x00\xff"
+            client.send('{"n": [1, 2]}')
+            assert client.recv(timeout=10) == '{"got":{"n":[1,2]}}'
+            with pytest.raises(ConnectionClosed) as closed:
+                client.recv(timeout=10)
+            assert (closed.value.rcvd.code, closed.value.rcvd.reason) == (4000, "done")
+
+
+def test_a_handler_that_raises_closes_with_1011_and_is_logged(caplog: pytest.LogCaptureFixture) -> None:
+    app = App()
+
+    @app.websocket("/boom")
+    async def boom(ws: WebSocket) -> None:
+        await ws.receive_text()
+        raise ValueError("secret detail")
+
+    with caplog.at_level(logging.ERROR, logger="ferrule.handler"), serving(app) as port:
+        with connect(url(port, "/boom")) as client:
+            client.send("go")
+            with pytest.raises(ConnectionClosed) as closed:
+                client.recv(timeout=10)
+            assert closed.value.rcvd.code == 1011
+            assert "secret" not in closed.value.rcvd.reason
+    assert any("GET /boom" in r.getMessage() and r.exc_info for r in caplog.records)
+
+
+def test_the_handler_learns_how_the_client_left() -> None:
+    app = App()
+    seen: list[tuple[int, str]] = []
+
+    @app.websocket("/listen")
+    async def listen(ws: WebSocket) -> None:
+        try:
+            while True:
+                await ws.receive()
+        except WebSocketDisconnect as gone:
+            seen.append((gone.code, gone.reason))
+
+    with serving(app) as port:
+        with connect(url(port, "/listen")) as client:
+            client.send("x")
+            client.close(code=4100, reason="bye")
+    assert seen == [(4100, "bye")]
+
+
+def test_the_subprotocol_is_chosen_from_the_routes() -> None:
+    app = App()
+
+    @app.websocket("/chat", subprotocols=["chat.v2", "chat.v1"])
+    async def chat(ws: WebSocket) -> None:
+        await ws.send_text(ws.subprotocol or "none")
+
+    with serving(app) as port:
+        with connect(url(port, "/chat"), subprotocols=["chat.v1"]) as client:  # type: ignore[list-item]
+            assert client.subprotocol == "chat.v1"
+            assert client.recv(timeout=10) == "chat.v1"
+
+
+def test_a_websocket_handler_is_an_async_def_taking_a_websocket() -> None:
+    app = App()
+    with pytest.raises(TypeError, match="async def"):
+        app.websocket("/sync")(lambda ws: None)
+
+    async def no_socket(room: int) -> None: ...
+
+    with pytest.raises(TypeError, match="annotated WebSocket"):
+        app.websocket("/r/{room}")(no_socket)
+    with pytest.raises(TypeError, match="unknown websocket option"):
+        app.websocket("/x", body_limit=5)
+
+
+def test_the_readme_chat_room_relays_between_members_of_a_room() -> None:
+    import os
+    import re
+    from pathlib import Path
+    from typing import Any
+
+    text = Path(os.environ["FERRULE_README"]).read_text()
+    start = text.index("### WebSockets")
+    found = re.search(r"```python\n(.*?)```", text[start : text.index("\n## ", start)], re.S)
+    assert found, "no python block in the README's WebSockets section"
+    namespace: dict[str, Any] = {}
+    exec(compile(found.group(1), "README.md", "exec"), namespace)
+    with serving(namespace["app"]) as port:
+        with pytest.raises(InvalidStatus) as refused:
+            connect(url(port, "/chat/lobby"), open_timeout=10)  # no ?name=
+        assert refused.value.response.status_code == 422
+        with connect(url(port, "/chat/lobby?name=ann")) as ann, connect(url(port, "/chat/lobby?name=bob")) as bob:
+            with connect(url(port, "/chat/other?name=eve")) as eve:
+                bob.send("hi all")
+                assert ann.recv(timeout=10) == "bob: hi all"
+                assert bob.recv(timeout=10) == "bob: hi all"
+                eve.send("alone")
+                assert eve.recv(timeout=10) == "eve: alone"

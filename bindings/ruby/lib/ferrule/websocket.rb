@@ -1,0 +1,127 @@
+# frozen_string_literal: true
+
+module Ferrule
+  # A WebSocket connection, as a block of <tt>app.websocket(path)</tt> gets it (faye-websocket's
+  # shape):
+  #
+  #   app.websocket("/echo") do |ws, request|
+  #     ws.on(:message) { |data| ws.send(data) }
+  #     ws.on(:close) { |code, reason| ... }
+  #   end
+  #
+  # The block runs once the route's parameters have passed and the connection is upgraded; it
+  # registers callbacks and returns. Messages are delivered in order on one of the app's
+  # threads: everything that arrived is taken in one call, and a thread waits for more in the
+  # core's mailbox, without the GVL. Text arrives as a UTF-8 String, binary as a binary
+  # (ASCII-8BIT) String, and #send sends them back the same way. Sends never wait; a client that
+  # leaves more than +ws_send_buffer_bytes+ unread is closed with 1008. A block or callback
+  # that raises closes the connection with 1011 (logged with its backtrace).
+  class WebSocket
+    CALLBACKS = %i[message close].freeze
+
+    # The open sockets by the core's id: where a wake-up finds its socket.
+    @open = {}
+    @lock = Mutex.new
+
+    class << self
+      # Runs the route's +handler+ for a new connection and delivers what has arrived since.
+      def open(native, handler, request)
+        ws = new(native)
+        @lock.synchronize { @open[native.id] = ws }
+        ws.__run { handler.call(ws, request) }
+        ws.__deliver
+      end
+
+      # Messages (or the end) wait for the socket filed under +id+.
+      def arrived(id)
+        ws = @lock.synchronize { @open[id] }
+        ws&.__deliver
+      end
+
+      def forget(id)
+        @lock.synchronize { @open.delete(id) }
+      end
+    end
+
+    def initialize(native)
+      @native = native
+      @callbacks = { message: [], close: [] }
+      @closed = false
+    end
+
+    # The subprotocol chosen in the handshake (nil when none).
+    def protocol
+      @native.subprotocol
+    end
+
+    # Bytes sent and not yet taken by the client.
+    def buffered_amount
+      @native.buffered
+    end
+
+    # Registers a callback: <tt>on(:message) { |data| }</tt>, <tt>on(:close) { |code, reason| }</tt>.
+    def on(event, &block)
+      raise ArgumentError, "ferrule: WebSocket events are #{CALLBACKS.join(', ')}, not #{event.inspect}" unless CALLBACKS.include?(event.to_sym)
+      raise ArgumentError, "ferrule: on(#{event.inspect}) needs a block" unless block
+
+      @callbacks[event.to_sym] << block
+      self
+    end
+
+    # Sends a String: binary (ASCII-8BIT) ones as binary messages, others as text. An Array of
+    # bytes is binary too (as faye-websocket takes it). False once the socket is closed.
+    def send(data) # rubocop:disable Lint/UselessMethodDefinition -- faye-websocket's name
+      case data
+      when Array then @native.send_binary(data.pack("C*"))
+      when String then data.encoding == Encoding::BINARY ? @native.send_binary(data) : @native.send_text(data.encode(Encoding::UTF_8))
+      else @native.send_text(data.to_s)
+      end
+    end
+
+    def send_text(text)
+      @native.send_text(text.to_s.encode(Encoding::UTF_8))
+    end
+
+    def send_binary(data)
+      @native.send_binary(data.to_s.b)
+    end
+
+    def ping(data = "")
+      @native.ping(data.to_s.b)
+    end
+
+    # Closes with +code+ once what was sent before has gone; on(:close) callbacks follow.
+    def close(code = 1000, reason = "")
+      @native.close(Integer(code), reason.to_s)
+    end
+
+    # Delivers what arrived, until a take finds nothing (which arms the next wake-up).
+    def __deliver
+      loop do
+        code, reason, *messages = @native.take
+        messages.each { |data| __run { @callbacks[:message].each { |callback| callback.call(data) } } }
+        if code
+          __finish(code, reason)
+          return
+        end
+        return if messages.empty?
+      end
+    end
+
+    def __run
+      yield
+    rescue StandardError => e
+      @native.fail("#{e.class}: #{e.message}\n#{Array(e.backtrace).first(20).join("\n")}")
+    end
+
+    private
+
+    def __finish(code, reason)
+      return if @closed
+
+      @closed = true
+      WebSocket.forget(@native.id)
+      __run { @callbacks[:close].each { |callback| callback.call(code, reason) } }
+    end
+  end
+end

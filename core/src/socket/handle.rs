@@ -1,0 +1,321 @@
+//! One WebSocket as its handler holds it: what arrived, waiting to be taken, and what the handler
+//! sent, waiting to be written. The connection's task ([`super::session`]) is on the other side.
+//!
+//! Both queues are bounded. Arrivals: the connection stops reading once a batch's worth waits
+//! untaken ([`crate::stream::batch`]'s 64 messages or 64 KiB, plus the message being read), so a
+//! client that sends faster than its handler takes is held back by TCP, not by memory. Sends
+//! never wait — Node and Ruby handlers cannot — so past `ws_send_buffer_bytes` unread by the
+//! client the connection is closed with 1008 and the queue dropped.
+
+use super::{Closed, Message};
+use crate::stream::batch::{MAX_BYTES, MAX_ITEMS};
+use bytes::Bytes;
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use tokio::sync::Notify;
+
+/// A WebSocket. Cheap to clone; every clone is the same connection.
+#[derive(Clone)]
+pub struct Socket {
+    shared: Arc<Shared>,
+}
+
+/// What [`Socket::take`] found: the messages in order, then the end once the connection closed.
+#[derive(Debug, Default)]
+pub struct Taken {
+    pub messages: Vec<Message>,
+    pub end: Option<Closed>,
+}
+
+/// The socket is closed (or closing): nothing more can be sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SocketClosed;
+
+impl std::fmt::Display for SocketClosed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the WebSocket is closed")
+    }
+}
+
+impl std::error::Error for SocketClosed {}
+
+pub(super) enum Outgoing {
+    Message(Message),
+    Ping(Bytes),
+}
+
+impl Outgoing {
+    fn len(&self) -> usize {
+        match self {
+            Outgoing::Message(message) => message.len(),
+            Outgoing::Ping(data) => data.len(),
+        }
+    }
+}
+
+struct Shared {
+    id: u64,
+    subprotocol: Option<String>,
+    arrivals: Mutex<Arrivals>,
+    sends: Mutex<Sends>,
+    send_limit: usize,
+    /// For the connection's task: something to send, a close asked, or room to read again.
+    to_session: Notify,
+    /// For [`Socket::recv`]: a message or the end arrived.
+    arrived: Notify,
+    /// How a binding is told that a [`Socket::take`] which found nothing would now find more.
+    wake: OnceLock<Box<dyn Fn(u64) + Send + Sync>>,
+}
+
+#[derive(Default)]
+struct Arrivals {
+    queue: VecDeque<Message>,
+    bytes: usize,
+    /// A `take` found nothing: the next arrival (or the end) wakes the binding.
+    waiting: bool,
+    end: Option<Closed>,
+}
+
+#[derive(Default)]
+struct Sends {
+    queue: VecDeque<Outgoing>,
+    bytes: usize,
+    /// The close to send (asked by the handler, or forced): nothing is queued after it.
+    close: Option<Closed>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    // Every critical section is a queue push, pop or swap: a poisoned lock still holds valid data.
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+impl Socket {
+    pub(super) fn new(subprotocol: Option<String>, send_limit: usize) -> Socket {
+        let shared = Shared {
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            subprotocol,
+            arrivals: Mutex::default(),
+            sends: Mutex::default(),
+            send_limit,
+            to_session: Notify::new(),
+            arrived: Notify::new(),
+            wake: OnceLock::new(),
+        };
+        Socket { shared: Arc::new(shared) }
+    }
+
+    /// Unique in this process; a binding files its own object for the socket under it.
+    pub fn id(&self) -> u64 {
+        self.shared.id
+    }
+
+    /// The subprotocol chosen in the handshake.
+    pub fn subprotocol(&self) -> Option<&str> {
+        self.shared.subprotocol.as_deref()
+    }
+
+    /// For bindings: `wake(id)` is called (on a runtime thread) whenever a [`Socket::take`]
+    /// that found nothing would now find a message or the end. Set once.
+    pub fn on_arrival(&self, wake: Box<dyn Fn(u64) + Send + Sync>) {
+        let _ = self.shared.wake.set(wake);
+    }
+
+    /// Everything that arrived since the last take, in one crossing; with nothing there, the
+    /// next arrival wakes the binding ([`Socket::on_arrival`]).
+    pub fn take(&self) -> Taken {
+        let mut arrivals = lock(&self.shared.arrivals);
+        let messages: Vec<Message> = arrivals.queue.drain(..).collect();
+        arrivals.bytes = 0;
+        let end = arrivals.end.clone();
+        arrivals.waiting = messages.is_empty() && end.is_none();
+        drop(arrivals);
+        if !messages.is_empty() {
+            self.shared.to_session.notify_one();
+        }
+        Taken { messages, end }
+    }
+
+    /// The next message; `None` once the connection has closed ([`Socket::closed`] says how).
+    pub async fn recv(&self) -> Option<Message> {
+        loop {
+            let arrived = self.shared.arrived.notified();
+            {
+                let mut arrivals = lock(&self.shared.arrivals);
+                if let Some(message) = arrivals.queue.pop_front() {
+                    arrivals.bytes -= message.len();
+                    drop(arrivals);
+                    self.shared.to_session.notify_one();
+                    return Some(message);
+                }
+                if arrivals.end.is_some() {
+                    return None;
+                }
+            }
+            arrived.await;
+        }
+    }
+
+    /// How the connection ended, once it has.
+    pub fn closed(&self) -> Option<Closed> {
+        lock(&self.shared.arrivals).end.clone()
+    }
+
+    /// Queues a message for the client. Never waits: past `ws_send_buffer_bytes` not yet read
+    /// by the client, the connection is closed with 1008 instead.
+    pub fn send(&self, message: Message) -> Result<(), SocketClosed> {
+        self.queue(Outgoing::Message(message))
+    }
+
+    pub fn ping(&self, data: Bytes) -> Result<(), SocketClosed> {
+        self.queue(Outgoing::Ping(data))
+    }
+
+    /// Bytes queued for the client and not yet written to its connection.
+    pub fn buffered(&self) -> usize {
+        lock(&self.shared.sends).bytes
+    }
+
+    /// Starts the closing handshake with `code` (sent after what is queued); the first close
+    /// asked is the one sent. Codes a server may not send become 1000 (see [`Closed::sendable`]).
+    pub fn close(&self, code: u16, reason: &str) {
+        self.close_with(Closed::sendable(code, reason));
+    }
+
+    fn close_with(&self, closed: Closed) {
+        let mut sends = lock(&self.shared.sends);
+        if sends.close.is_none() {
+            sends.close = Some(closed);
+            drop(sends);
+            self.shared.to_session.notify_one();
+        }
+    }
+
+    fn queue(&self, outgoing: Outgoing) -> Result<(), SocketClosed> {
+        let mut sends = lock(&self.shared.sends);
+        if sends.close.is_some() {
+            return Err(SocketClosed);
+        }
+        sends.bytes += outgoing.len();
+        if sends.bytes > self.shared.send_limit {
+            sends.queue.clear();
+            sends.bytes = 0;
+            sends.close = Some(Closed::new(1008, "send buffer full: the client does not read"));
+            drop(sends);
+            tracing::warn!(target: "ferrule::socket", "a WebSocket client read too slowly: closed with 1008");
+            self.shared.to_session.notify_one();
+            return Ok(());
+        }
+        sends.queue.push_back(outgoing);
+        drop(sends);
+        self.shared.to_session.notify_one();
+        Ok(())
+    }
+
+    // The connection's side.
+
+    pub(super) async fn session_notified(&self) {
+        self.shared.to_session.notified().await
+    }
+
+    /// What to write now, and the close to send after it.
+    pub(super) fn take_sends(&self, into: &mut Vec<Outgoing>) -> Option<Closed> {
+        let mut sends = lock(&self.shared.sends);
+        into.extend(sends.queue.drain(..));
+        sends.bytes = 0;
+        sends.close.clone()
+    }
+
+    /// Whether another message may be read from the client now.
+    pub(super) fn has_room(&self) -> bool {
+        let arrivals = lock(&self.shared.arrivals);
+        arrivals.queue.len() < MAX_ITEMS && arrivals.bytes < MAX_BYTES
+    }
+
+    pub(super) fn arrive(&self, message: Message) {
+        let mut arrivals = lock(&self.shared.arrivals);
+        arrivals.bytes += message.len();
+        arrivals.queue.push_back(message);
+        self.announce(arrivals);
+    }
+
+    /// The connection is over: the handler's next take (or recv) finds the end, and sends fail.
+    pub(super) fn end(&self, closed: Closed) {
+        self.close_with(closed.clone());
+        let mut arrivals = lock(&self.shared.arrivals);
+        if arrivals.end.is_none() {
+            arrivals.end = Some(closed);
+            self.announce(arrivals);
+        }
+    }
+
+    fn announce(&self, mut arrivals: MutexGuard<'_, Arrivals>) {
+        let wake = std::mem::take(&mut arrivals.waiting);
+        drop(arrivals);
+        self.shared.arrived.notify_one();
+        if wake {
+            if let Some(wake) = self.shared.wake.get() {
+                wake(self.shared.id);
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for Socket {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Socket").field("id", &self.shared.id).finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicUsize;
+
+    #[test]
+    fn a_take_that_found_nothing_is_woken_once_by_the_next_arrival() {
+        let socket = Socket::new(None, 1024);
+        let wakes = Arc::new(AtomicUsize::new(0));
+        let counted = wakes.clone();
+        socket.on_arrival(Box::new(move |_| {
+            counted.fetch_add(1, Ordering::SeqCst);
+        }));
+        assert!(socket.take().messages.is_empty());
+        socket.arrive(Message::Text("a".into()));
+        socket.arrive(Message::Text("b".into()));
+        assert_eq!(wakes.load(Ordering::SeqCst), 1, "one wake per wait, not per message");
+        assert_eq!(socket.take().messages.len(), 2, "both in one crossing");
+        socket.arrive(Message::Text("c".into()));
+        assert_eq!(wakes.load(Ordering::SeqCst), 1, "a take that found messages does not wait");
+        socket.end(Closed::new(1000, ""));
+        let last = socket.take();
+        assert_eq!((last.messages.len(), last.end.map(|c| c.code)), (1, Some(1000)));
+    }
+
+    #[test]
+    fn sends_past_the_buffer_limit_close_the_socket_and_drop_the_queue() {
+        let socket = Socket::new(None, 10);
+        socket.send(Message::Binary(Bytes::from_static(b"12345678"))).unwrap();
+        assert_eq!(socket.buffered(), 8);
+        socket.send(Message::Binary(Bytes::from_static(b"9ab"))).unwrap();
+        assert_eq!(socket.buffered(), 0, "the queue is dropped");
+        let mut out = Vec::new();
+        assert_eq!(socket.take_sends(&mut out).map(|c| c.code), Some(1008));
+        assert!(out.is_empty());
+        assert_eq!(socket.send(Message::Text("late".into())), Err(SocketClosed));
+    }
+
+    #[test]
+    fn reading_stops_once_a_batch_waits_untaken() {
+        let socket = Socket::new(None, 1024);
+        for _ in 0..MAX_ITEMS {
+            assert!(socket.has_room());
+            socket.arrive(Message::Text("x".into()));
+        }
+        assert!(!socket.has_room());
+        socket.take();
+        assert!(socket.has_room());
+    }
+}

@@ -1,0 +1,110 @@
+//! WebSockets on the route table: a route declared with [`crate::spec::SocketSpec`] validates
+//! its path, query, header and cookie parameters like any route — a bad request gets its
+//! problem response and is never upgraded — then answers 101 and hands its handler a
+//! [`Socket`].
+//!
+//! The protocol itself (framing, masking, fragments, UTF-8 of text, control frames, the close
+//! handshake) is tungstenite's, the implementation axum's WebSocket support uses. What is
+//! decided here, once for every language:
+//! * **Close codes.** A broken frame closes with 1002, text that is not UTF-8 with 1007, a
+//!   message over `ws_max_message_bytes` with 1009, a handler that fails with 1011, shutdown
+//!   with 1001 (the drain then waits for the closing handshake, not for the handler); a
+//!   handler that returns without closing closes with 1000.
+//! * **Bounds.** Reading stops while a batch of arrivals waits untaken; sends past
+//!   `ws_send_buffer_bytes` unread close with 1008 ([`handle`]); a silent connection is pinged
+//!   and, still silent, closed ([`session`]). Memory per connection is bounded either way.
+//! * **Crossings.** A binding takes everything that arrived in one call ([`Socket::take`])
+//!   and is woken only when a take found nothing: a burst of messages is one wake-up of its
+//!   interpreter, not one per message — the cost model of streamed responses
+//!   ([`crate::stream::batch`]).
+//!
+//! Not offered: permessage-deflate (tungstenite does not implement it; a client that offers it
+//! gets an uncompressed connection, as RFC 7692 allows), and WebSockets over HTTP/2 (RFC 8441).
+
+mod handle;
+mod handshake;
+mod session;
+
+pub use handle::{Socket, SocketClosed, Taken};
+pub(crate) use handshake::SocketRoute;
+
+use bytes::Bytes;
+use futures_util::FutureExt;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+
+/// A message, as received from the client or sent to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Message {
+    Text(String),
+    Binary(Bytes),
+}
+
+impl Message {
+    pub fn len(&self) -> usize {
+        match self {
+            Message::Text(text) => text.len(),
+            Message::Binary(data) => data.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// How a connection ended: the close code and reason the client sent (or the server sent, when
+/// it closed first; 1005 when a close frame carried no code, 1006 when the connection dropped
+/// without one).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Closed {
+    pub code: u16,
+    pub reason: String,
+}
+
+impl Closed {
+    pub fn new(code: u16, reason: impl Into<String>) -> Self {
+        Closed { code, reason: reason.into() }
+    }
+
+    /// A close a server may put on the wire (RFC 6455 §7.4): 1000–1003, 1007–1014 and
+    /// 3000–4999 as they are; anything else (1005 and 1006 are never sent) becomes 1000. The
+    /// reason is cut to fit a control frame (123 bytes) at a character boundary.
+    pub fn sendable(code: u16, reason: &str) -> Self {
+        let allowed = matches!(code, 1000..=1003 | 1007..=1014 | 3000..=4999);
+        let mut end = reason.len().min(123);
+        while !reason.is_char_boundary(end) {
+            end -= 1;
+        }
+        Closed { code: if allowed { code } else { 1000 }, reason: reason[..end].to_owned() }
+    }
+}
+
+/// What runs a WebSocket route: told once the connection is upgraded, it holds the socket for
+/// as long as it likes (a binding's handler runs in its interpreter; a Rust closure as a task).
+///
+/// Rust closures `Fn(RequestData, Socket) -> impl Future<Output = ()>` get it for free: the
+/// future runs as a task, and when it returns the socket closes with 1000 (1011 if it panics).
+pub trait SocketHandler: Send + Sync + 'static {
+    fn open(&self, request: crate::RequestData, socket: Socket);
+}
+
+impl<F, Fut> SocketHandler for F
+where
+    F: Fn(crate::RequestData, Socket) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    fn open(&self, request: crate::RequestData, socket: Socket) {
+        let conversation = AssertUnwindSafe(self(request, socket.clone())).catch_unwind();
+        tokio::spawn(async move {
+            match conversation.await {
+                Ok(()) => socket.close(1000, ""),
+                Err(_) => {
+                    tracing::error!(target: "ferrule::handler", "a WebSocket handler panicked");
+                    socket.close(1011, "")
+                }
+            }
+        });
+    }
+}
+
