@@ -41,6 +41,22 @@ pub const ALL: &[Framework] = &[
     Framework { name: "rack", language: "ruby", ferrule: false, packages: &["puma", "rack", "json_schemer"] },
 ];
 
+/// The frameworks whose servers have the stream routes (`GET /ws/echo`, `GET /sse/events`):
+/// each language's Ferrule, and the peers its users would otherwise stream with.
+pub const STREAMING: &[&str] = &[
+    "ferrule-rust",
+    "axum",
+    "ferrule-python-sync",
+    "ferrule-python-async",
+    "fastapi",
+    "robyn",
+    "ferrule-node",
+    "fastify",
+    "express",
+    "ferrule-ruby",
+    "rack",
+];
+
 pub fn find(name: &str) -> Result<&'static Framework, String> {
     ALL.iter().find(|f| f.name == name).ok_or_else(|| {
         format!("unknown framework `{name}` (known: {})", ALL.iter().map(|f| f.name).collect::<Vec<_>>().join(", "))
@@ -170,8 +186,12 @@ impl Framework {
         }
     }
 
-    /// Whether this framework serves the workload (the axum baseline serves only JSON).
+    /// Whether this framework serves the workload (the axum baseline serves only JSON and the
+    /// stream routes; the stream routes are served by the frameworks of [`STREAMING`]).
     pub fn serves(&self, workload: &str) -> bool {
+        if crate::stream::is_stream(workload) {
+            return STREAMING.contains(&self.name);
+        }
         self.name != "axum" || crate::serve::AXUM_WORKLOADS.contains(&workload)
     }
 }

@@ -10,6 +10,7 @@ mod report;
 mod runner;
 mod serve;
 mod stats;
+mod stream;
 mod workload;
 
 use runner::RunOptions;
@@ -31,6 +32,9 @@ commands:
   matrix --out DIR                   measure every framework × workload, write results and report
   report <results.json> --out DIR    render report.md and report.html from a results file
   compare <a.json> <b.json>          compare repeated runs (Welch's t-test, Cohen's d)
+  stream-client <workload> --port N --duration SECS
+                                     the stream load client (WebSocket echo, SSE): run one
+                                     stream workload against 127.0.0.1:N, print JSON
   probe [--out DIR]                  the reliability probes against each binding's server
   fuzz --fuzzer PATH --out DIR       the libFuzzer targets of core/fuzz, from the fixture cases
 
@@ -38,7 +42,8 @@ options:
   --fixtures DIR        fixture corpus (default: $FERRULE_FIXTURES_DIR or the source tree)
   --oha PATH            load generator (default: $FERRULE_OHA, else `oha` on PATH)
   --frameworks a,b      matrix frameworks (default: all)
-  --workloads a,b       matrix workloads (default: all)
+  --workloads a,b       matrix workloads (default: all, the stream workloads — ws-echo-small,
+                        ws-echo-1k, ws-echo-64k, sse-50, sse-1000 — included)
   --profile NAME        quick (default: 2 s per run, 0.5 s warm-up; the whole matrix in well
                         under 15 minutes on 2 cores), careful (10 s, 2 s warm-up, 3 repeats),
                         smoke (1 s, 0.2 s warm-up)
@@ -130,6 +135,9 @@ fn dispatch(args: &Args) -> Result<(), String> {
                 let size = w.body(&fixtures)?.len();
                 println!("{:<24} {:>7} B  {}{}", w.name, size, w.description, if w.reference { " [reference]" } else { "" });
             }
+            for w in stream::ALL {
+                println!("{:<24} {:>9}  {} [stream]", w.name, "", w.description);
+            }
             Ok(())
         }
         "frameworks" => {
@@ -171,6 +179,13 @@ fn dispatch(args: &Args) -> Result<(), String> {
             report::write(&set, &fixtures, &out)
         }
         "compare" => compare(args),
+        "stream-client" => {
+            let workload = stream::find(args.positional.get(1).ok_or("stream-client needs a stream workload")?)?;
+            let port: u16 = args.get("port").ok_or("stream-client needs --port")?.parse().map_err(|_| "--port must be a port number")?;
+            let report = stream::client::run(port, workload, args.seconds("duration", 2.0)?)?;
+            println!("{}", serde_json::to_string(&report).map_err(|e| e.to_string())?);
+            Ok(())
+        }
         "help" | "--help" | "-h" => {
             println!("{USAGE}");
             Ok(())

@@ -6,6 +6,7 @@
 use crate::frameworks::{self, Framework};
 use crate::report::{self, ResultSet, RunError};
 use crate::runner::{RunOptions, RunResult, Server};
+use crate::stream::{self, StreamWorkload};
 use crate::workload::{self, Workload};
 use crate::Args;
 use std::path::{Path, PathBuf};
@@ -17,6 +18,7 @@ fn chosen_workloads(args: &Args, fixtures: &Path) -> Result<Vec<Workload>, Strin
         None | Some("all") => all,
         Some(list) => list
             .split(',')
+            .filter(|n| !stream::is_stream(n))
             .map(|n| all.iter().find(|w| w.name == n).cloned().ok_or_else(|| format!("unknown workload {n}")))
             .collect::<Result<_, _>>()?,
     };
@@ -24,6 +26,14 @@ fn chosen_workloads(args: &Args, fixtures: &Path) -> Result<Vec<Workload>, Strin
         w.body(fixtures)?; // refuses a payload off its definition before anything runs
     }
     Ok(chosen)
+}
+
+/// The stream workloads among `--workloads` (all of them by default).
+fn chosen_streams(args: &Args) -> Result<Vec<&'static StreamWorkload>, String> {
+    match args.get("workloads") {
+        None | Some("all") => Ok(stream::ALL.iter().collect()),
+        Some(list) => list.split(',').filter(|n| stream::is_stream(n)).map(stream::find).collect(),
+    }
 }
 
 fn chosen_frameworks(args: &Args) -> Result<Vec<&'static Framework>, String> {
@@ -73,9 +83,11 @@ pub fn run(args: &Args, fixtures: &Path, options: RunOptions) -> Result<(), Stri
     let out = PathBuf::from(args.get("out").ok_or("matrix needs --out DIR")?);
     let repeat = crate::repeats(args)?;
     let workloads = chosen_workloads(args, fixtures)?;
+    let streams = chosen_streams(args)?;
     let frameworks = chosen_frameworks(args)?;
     let bodies: Vec<Vec<u8>> = workloads.iter().map(|w| w.body(fixtures)).collect::<Result<_, _>>()?;
-    let runs: usize = frameworks.iter().map(|f| workloads.iter().filter(|w| f.serves(&w.name)).count()).sum::<usize>() * repeat as usize;
+    let served = |f: &Framework| workloads.iter().filter(|w| f.serves(&w.name)).count() + streams.iter().filter(|s| f.serves(s.name)).count();
+    let runs: usize = frameworks.iter().map(|f| served(f)).sum::<usize>() * repeat as usize;
     let per_run = options.duration + options.warmup + Duration::from_millis(150);
     let metadata = metadata(args, &options, &frameworks);
     let started = Instant::now();
@@ -102,7 +114,7 @@ pub fn run(args: &Args, fixtures: &Path, options: RunOptions) -> Result<(), Stri
                     eprintln!("  {}: {error}", framework.name);
                     errors.push(RunError { framework: framework.name.into(), workload: None, error });
                     unstartable.push(framework.name);
-                    done += workloads.iter().filter(|w| framework.serves(&w.name)).count() * (repeat - round + 1) as usize;
+                    done += served(framework) * (repeat - round + 1) as usize;
                 }
             }
         }
@@ -133,6 +145,30 @@ pub fn run(args: &Args, fixtures: &Path, options: RunOptions) -> Result<(), Stri
                     Err(error) => {
                         eprintln!("error: {error}");
                         errors.push(RunError { framework: framework.name.into(), workload: Some(w.name.clone()), error });
+                    }
+                }
+            }
+        }
+        for (position, w) in streams.iter().enumerate() {
+            for index in turn_order(&indices, round + (workloads.len() + position) as u64) {
+                let (framework, server) = &mut servers[index];
+                if !framework.serves(w.name) {
+                    continue;
+                }
+                done += 1;
+                let left = per_run * (runs - done + 1) as u32;
+                eprint!("[{done}/{runs}] {:<21} × {:<22} {}m{:02}s left … ", framework.name, w.name, left.as_secs() / 60, left.as_secs() % 60);
+                match server.measure_stream(w, &options) {
+                    Ok(r) => {
+                        eprintln!(
+                            "{:>8.0} msg/s  p99 {:>6.2} ms  {:>6.1} CPU-µs/msg  {} failed",
+                            r.requests_per_sec, r.latency_p99_ms, r.server_cpu_us_per_request, r.failed_requests
+                        );
+                        results.push(r);
+                    }
+                    Err(error) => {
+                        eprintln!("error: {error}");
+                        errors.push(RunError { framework: framework.name.into(), workload: Some(w.name.to_owned()), error });
                     }
                 }
             }

@@ -129,6 +129,47 @@ const PEERS: &[(&str, &str, &[&str])] = &[
     ("Ruby", "ferrule-ruby", &["sinatra", "rack"]),
 ];
 
+/// The stream workloads' comparisons: each language's Ferrule against the peers its users
+/// would otherwise stream with, and Ferrule (Rust) against plain axum.
+const STREAM_PEERS: &[(&str, &str)] = &[
+    ("ferrule-rust", "axum"),
+    ("ferrule-python-async", "fastapi"),
+    ("ferrule-python-async", "robyn"),
+    ("ferrule-python-sync", "fastapi"),
+    ("ferrule-node", "fastify"),
+    ("ferrule-node", "express"),
+    ("ferrule-ruby", "rack"),
+];
+
+fn stream_section(out: &mut String, set: &ResultSet) {
+    let streams: Vec<String> = workloads(set).into_iter().filter(|w| crate::stream::is_stream(w)).collect();
+    if streams.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "## Stream workloads: WebSocket echo and SSE delivery\n");
+    let _ = writeln!(
+        out,
+        "A request here is one message: an echo round trip (p50/p99: round-trip time) or one event delivered (p50/p99: time from connecting to the first event). Measured by the harness's own client (tokio-tungstenite, hyper) pinned like oha. Ratio = Ferrule msg/s ÷ peer msg/s · peer CPU-µs/msg ÷ Ferrule CPU-µs/msg (> 1: Ferrule ahead); `rack` is Puma + faye-websocket.\n"
+    );
+    let pairs: Vec<&(&str, &str)> = STREAM_PEERS.iter().filter(|(ours, peer)| frameworks(set).iter().any(|f| f == ours) && frameworks(set).iter().any(|f| f == peer)).collect();
+    let _ = writeln!(out, "| workload | {} |", pairs.iter().map(|(ours, peer)| format!("{ours} vs {peer}")).collect::<Vec<_>>().join(" | "));
+    let _ = writeln!(out, "|---|{}", "---:|".repeat(pairs.len()));
+    for w in &streams {
+        let cells: Vec<String> = pairs
+            .iter()
+            .map(|(ours, peer)| match (cell(set, ours, w), cell(set, peer, w)) {
+                (Some(o), Some(p)) if p.rps > 0.0 && o.cpu_us > 0.0 => {
+                    let failed = if o.failed + p.failed > 0 { format!(" ({} / {} failed)", o.failed, p.failed) } else { String::new() };
+                    format!("{:.2}x · {:.2}x{failed}", o.rps / p.rps, p.cpu_us / o.cpu_us)
+                }
+                _ => "–".into(),
+            })
+            .collect();
+        let _ = writeln!(out, "| {w} | {} |", cells.join(" | "));
+    }
+    let _ = writeln!(out);
+}
+
 pub fn markdown(set: &ResultSet, reference: &Reference) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "# Ferrule benchmark report\n");
@@ -198,6 +239,8 @@ pub fn markdown(set: &ResultSet, reference: &Reference) -> String {
         }
         let _ = writeln!(out);
     }
+
+    stream_section(&mut out, set);
 
     let _ = writeln!(out, "## All results\n");
     let _ = writeln!(out, "| workload | framework | req/s | p50 ms | p99 ms | CPU-µs/req | failed | req bytes | resp bytes | startup ms | peak RSS MB | runs |");

@@ -142,7 +142,87 @@ impl Server {
         if !options.warmup.is_zero() {
             oha(options.warmup)?;
         }
-        // Every 100 ms: the tree's RSS (peak kept) and its CPU time (peak 100 ms rate kept).
+        let (report, sample) = Sample::during(pid, || oha(options.duration));
+        let _ = std::fs::remove_file(&body_file);
+        let report = report?;
+
+        let summary = Summary::of(&report);
+        let cpu_us = sample.cpu_us;
+        let wall = sample.wall_secs;
+        Ok(RunResult {
+            framework: self.framework.clone(),
+            workload: workload.name.clone(),
+            requests_per_sec: summary.completed as f64 / options.duration.as_secs_f64(),
+            latency_p50_ms: report["latencyPercentiles"]["p50"].as_f64().unwrap_or(0.0) * 1000.0,
+            latency_p99_ms: report["latencyPercentiles"]["p99"].as_f64().unwrap_or(0.0) * 1000.0,
+            total_requests: summary.completed,
+            failed_requests: summary.failed,
+            deadline_aborted: summary.deadline_aborted,
+            server_cpu_us_per_request: if summary.completed > 0 { cpu_us / summary.completed as f64 } else { 0.0 },
+            server_cpu_percent: cpu_us / (wall * 1_000_000.0) * 100.0,
+            server_cpu_peak_percent: sample.peak_cpu_percent,
+            startup_ms: self.startup_ms,
+            rss_at_first_response_kb: self.rss_at_first_response_kb,
+            peak_rss_kb: sample.peak_rss_kb,
+            request_body_bytes: body.len(),
+            response_body_bytes: report["summary"]["sizePerRequest"].as_u64().unwrap_or(0),
+            status_codes: summary.status_codes,
+        })
+    }
+}
+
+impl Server {
+    /// One stream workload: a warm-up, then a timed run of the harness's own load client
+    /// (`ferrule-bench stream-client`, pinned to the client core as oha is) with the same
+    /// /proc sampling. A "request" is one message (echo round trip, or event delivered).
+    pub fn measure_stream(&mut self, workload: &crate::stream::StreamWorkload, options: &RunOptions) -> Result<RunResult, String> {
+        if let Ok(Some(status)) = self.child.try_wait() {
+            return Err(format!("{}: the server exited ({status})", self.framework));
+        }
+        let pid = self.child.id();
+        let client = |duration: Duration| run_stream_client(options, workload, self.port, duration);
+        if !options.warmup.is_zero() {
+            client(options.warmup)?;
+        }
+        let (report, sample) = Sample::during(pid, || client(options.duration));
+        let report = report?;
+        let per_message = if report.messages > 0 { sample.cpu_us / report.messages as f64 } else { 0.0 };
+        Ok(RunResult {
+            framework: self.framework.clone(),
+            workload: workload.name.to_owned(),
+            requests_per_sec: report.messages as f64 / options.duration.as_secs_f64(),
+            latency_p50_ms: report.latency_p50_ms,
+            latency_p99_ms: report.latency_p99_ms,
+            total_requests: report.messages,
+            failed_requests: report.failures,
+            deadline_aborted: 0,
+            server_cpu_us_per_request: per_message,
+            server_cpu_percent: sample.cpu_us / (sample.wall_secs * 1_000_000.0) * 100.0,
+            server_cpu_peak_percent: sample.peak_cpu_percent,
+            startup_ms: self.startup_ms,
+            rss_at_first_response_kb: self.rss_at_first_response_kb,
+            peak_rss_kb: sample.peak_rss_kb,
+            request_body_bytes: match workload.kind {
+                crate::stream::Kind::WsEcho { bytes } => bytes,
+                crate::stream::Kind::Sse => 0,
+            },
+            response_body_bytes: if report.messages > 0 { report.bytes_received / report.messages } else { 0 },
+            status_codes: Default::default(),
+        })
+    }
+}
+
+/// What the server's process tree did while something ran: CPU time (user + system), wall
+/// time, and from a sample every 100 ms its peak RSS and peak CPU rate.
+struct Sample {
+    cpu_us: f64,
+    wall_secs: f64,
+    peak_rss_kb: u64,
+    peak_cpu_percent: f64,
+}
+
+impl Sample {
+    fn during<T>(pid: u32, run: impl FnOnce() -> T) -> (T, Sample) {
         let peak = Arc::new(AtomicU64::new(procfs::tree_rss_kb(pid)));
         let peak_cpu_per_mille = Arc::new(AtomicU64::new(0));
         let sampling = Arc::new(AtomicBool::new(true));
@@ -164,36 +244,38 @@ impl Server {
         };
         let cpu_before = procfs::tree_cpu_ticks(pid);
         let started = Instant::now();
-        let report = oha(options.duration);
-        let wall = started.elapsed().as_secs_f64();
+        let outcome = run();
+        let wall_secs = started.elapsed().as_secs_f64();
         let cpu_after = procfs::tree_cpu_ticks(pid);
         sampling.store(false, Ordering::Relaxed);
         let _ = sampler.join();
-        let _ = std::fs::remove_file(&body_file);
-        let report = report?;
-
-        let summary = Summary::of(&report);
-        let cpu_us = cpu_after.saturating_sub(cpu_before) as f64 * 1_000_000.0 / procfs::clock_ticks_per_sec();
-        Ok(RunResult {
-            framework: self.framework.clone(),
-            workload: workload.name.clone(),
-            requests_per_sec: summary.completed as f64 / options.duration.as_secs_f64(),
-            latency_p50_ms: report["latencyPercentiles"]["p50"].as_f64().unwrap_or(0.0) * 1000.0,
-            latency_p99_ms: report["latencyPercentiles"]["p99"].as_f64().unwrap_or(0.0) * 1000.0,
-            total_requests: summary.completed,
-            failed_requests: summary.failed,
-            deadline_aborted: summary.deadline_aborted,
-            server_cpu_us_per_request: if summary.completed > 0 { cpu_us / summary.completed as f64 } else { 0.0 },
-            server_cpu_percent: cpu_us / (wall * 1_000_000.0) * 100.0,
-            server_cpu_peak_percent: peak_cpu_per_mille.load(Ordering::Relaxed) as f64 / 10.0,
-            startup_ms: self.startup_ms,
-            rss_at_first_response_kb: self.rss_at_first_response_kb,
+        let sample = Sample {
+            cpu_us: cpu_after.saturating_sub(cpu_before) as f64 * 1_000_000.0 / procfs::clock_ticks_per_sec(),
+            wall_secs,
             peak_rss_kb: peak.load(Ordering::Relaxed),
-            request_body_bytes: body.len(),
-            response_body_bytes: report["summary"]["sizePerRequest"].as_u64().unwrap_or(0),
-            status_codes: summary.status_codes,
-        })
+            peak_cpu_percent: peak_cpu_per_mille.load(Ordering::Relaxed) as f64 / 10.0,
+        };
+        (outcome, sample)
     }
+}
+
+fn run_stream_client(options: &RunOptions, workload: &crate::stream::StreamWorkload, port: u16, duration: Duration) -> Result<crate::stream::ClientReport, String> {
+    let me = std::env::current_exe().map_err(|e| e.to_string())?;
+    let output = Command::new("taskset")
+        .arg("-c")
+        .arg(options.client_core.to_string())
+        .arg(me)
+        .args(["stream-client", workload.name, "--port", &port.to_string(), "--duration", &duration.as_secs_f64().to_string()])
+        .output()
+        .map_err(|e| format!("cannot run the stream client: {e}"))?;
+    if !output.status.success() {
+        return Err(format!("the stream client failed: {}", String::from_utf8_lossy(&output.stderr).trim()));
+    }
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    if !stderr.trim().is_empty() {
+        eprint!("({}) ", stderr.trim());
+    }
+    serde_json::from_slice(&output.stdout).map_err(|e| format!("the stream client printed no JSON ({e})"))
 }
 
 impl Drop for Server {

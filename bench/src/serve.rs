@@ -13,7 +13,35 @@ pub fn ferrule_app(workloads: &[Workload]) -> App {
     }
     app.add_route(ferrule_core::RouteSpec::get("/health"), Arc::new(|_: RequestData| async { "ok" }));
     add_fault_routes(&mut app);
+    add_stream_routes(&mut app);
     app
+}
+
+/// The stream workloads' routes (see `crate::stream`): a WebSocket echo and an event stream.
+fn add_stream_routes(app: &mut App) {
+    use ferrule_core::futures::StreamExt;
+    use ferrule_core::socket::Socket;
+    use ferrule_core::stream::{BodyStream, Event};
+    use ferrule_core::RouteSpec;
+    app.add_socket_route(
+        RouteSpec::websocket("/ws/echo", &[]),
+        Arc::new(|_: RequestData, ws: Socket| async move {
+            while let Some(message) = ws.recv().await {
+                if ws.send(message).is_err() {
+                    break;
+                }
+            }
+        }),
+    );
+    let events = RouteSpec::get("/sse/events").query("n", serde_json::json!({"type": "integer", "minimum": 0}));
+    app.add_route(
+        events,
+        Arc::new(|request: RequestData| async move {
+            let n = request.query_param("n").and_then(ferrule_core::Value::as_i64).unwrap_or(0);
+            let events = ferrule_core::futures::stream::iter(0..n).map(|i| Event::data(serde_json::json!({"i": i}).to_string()));
+            Response::events(BodyStream::events(events))
+        }),
+    );
 }
 
 /// The fault routes of the other Ferrule servers (bench/src/generate/faults.rs), in Rust: a
@@ -63,7 +91,8 @@ fn echo(request: RequestData) -> Json {
 }
 
 /// Plain axum, no Ferrule: typed extraction with serde where axum users would use it. Only the
-/// JSON workloads are served; they are the baseline for the core's overhead.
+/// JSON workloads and the stream routes are served; they are the baseline for the core's
+/// overhead.
 pub fn axum_router() -> axum::Router {
     use axum::routing::{get, post};
     #[derive(serde::Deserialize, serde::Serialize)]
@@ -87,7 +116,29 @@ pub fn axum_router() -> axum::Router {
     async fn any_json(axum::Json(body): axum::Json<Json>) -> axum::Json<Json> {
         axum::Json(serde_json::json!({"body": body}))
     }
+    async fn ws_echo(upgrade: axum::extract::ws::WebSocketUpgrade) -> axum::response::Response {
+        upgrade.on_upgrade(|mut socket| async move {
+            while let Some(Ok(message)) = socket.recv().await {
+                let echo = matches!(message, axum::extract::ws::Message::Text(_) | axum::extract::ws::Message::Binary(_));
+                if echo && socket.send(message).await.is_err() {
+                    break;
+                }
+            }
+        })
+    }
+    #[derive(serde::Deserialize)]
+    struct Count {
+        n: u64,
+    }
+    async fn sse_events(axum::extract::Query(Count { n }): axum::extract::Query<Count>) -> impl axum::response::IntoResponse {
+        use axum::response::sse::{Event, Sse};
+        use futures_util::StreamExt;
+        let events = futures_util::stream::iter(0..n).map(|i| Event::default().json_data(serde_json::json!({"i": i})));
+        Sse::new(events.boxed())
+    }
     axum::Router::new()
+        .route("/ws/echo", get(ws_echo))
+        .route("/sse/events", get(sse_events))
         .route("/json/small", post(product))
         .route("/json/small-unvalidated", post(any_json))
         .route("/json/medium", post(any_json))

@@ -137,7 +137,7 @@ async fn parameters_are_validated_before_the_upgrade() {
         count.fetch_add(1, Ordering::SeqCst);
         async move {
             let room = req.path_param("room").cloned();
-            let _ = ws.send(Message::Text(format!("{room:?}")));
+            let _ = ws.send(Message::Text(format!("{room:?}").into()));
         }
     });
     let server = serve(app).await;
@@ -174,7 +174,7 @@ async fn a_plain_request_is_told_to_upgrade() {
 #[tokio::test]
 async fn the_first_subprotocol_of_the_routes_that_the_client_offers_is_chosen() {
     let app = App::new().websocket(RouteSpec::websocket("/chat", &["chat.v2", "chat.v1"]), |_: RequestData, ws: Socket| async move {
-        let _ = ws.send(Message::Text(ws.subprotocol().unwrap_or("none").to_owned()));
+        let _ = ws.send(Message::Text(ws.subprotocol().unwrap_or("none").into()));
     });
     let server = serve(app).await;
     let (mut client, response) = connect(&server, "/chat", Some("chat.v1, chat.v2")).await;

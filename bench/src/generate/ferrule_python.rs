@@ -26,7 +26,7 @@ from datetime import date, datetime
 from typing import Annotated, Any, Literal, NotRequired, Optional, TypedDict
 from uuid import UUID
 
-from ferrule import App, Body, Field, File, Form, Query, UploadFile
+from ferrule import App, Body, EventSourceResponse, Field, File, Form, Query, ServerSentEvent, UploadFile, WebSocket
 
 app = App()"#
     ));
@@ -41,6 +41,7 @@ app = App()"#
     ));
     let mut code = code.finish();
     code.push_str(&body.finish());
+    code.push_str(&super::streams::FERRULE_PYTHON.replace("{async}", if asynchronous { "async " } else { "" }));
     code.push_str("\n\nif __name__ == \"__main__\":\n    app.run(\"127.0.0.1\", int(sys.argv[1]))\n");
     code
 }

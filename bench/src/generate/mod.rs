@@ -16,6 +16,7 @@ mod python_types;
 mod robyn;
 mod ruby_apps;
 mod spikard;
+mod streams;
 mod typed_python;
 
 use crate::workload::Workload;

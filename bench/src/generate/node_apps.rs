@@ -45,7 +45,7 @@ fn header(code: &mut Code, title: &str, run: &str) {
 pub fn ferrule_node(routes: &[Route<'_>]) -> String {
     let mut code = Code::default();
     header(&mut code, "Ferrule (Node)", "node THIS PORT");
-    code.line("const { App } = require('ferrule');");
+    code.line("const { App, sse } = require('ferrule');");
     code.blank();
     code.line("const app = new App();");
     code.line("app.get('/health', () => 'ok');");
@@ -89,6 +89,7 @@ pub fn ferrule_node(routes: &[Route<'_>]) -> String {
             echo.join(", ")
         ));
     }
+    code.lines(super::streams::FERRULE_NODE);
     code.line("app.listen({ host: '127.0.0.1', port: Number(process.argv[2]) });");
     code.finish()
 }
@@ -144,6 +145,7 @@ fastify.get('/health', async () => 'ok');",
             echo.join(", ")
         ));
     }
+    code.lines(&super::streams::fastify());
     code.line("fastify.listen({ host: '127.0.0.1', port: Number(process.argv[2]) });");
     code.finish()
 }
@@ -225,6 +227,7 @@ app.get('/health', (req, res) => res.send('ok'));",
             echo.join(", ")
         ));
     }
-    code.line("app.listen(Number(process.argv[2]), '127.0.0.1');");
+    code.lines(&super::streams::express());
+    code.lines(super::streams::EXPRESS_LISTEN);
     code.finish()
 }

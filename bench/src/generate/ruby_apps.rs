@@ -91,6 +91,7 @@ app.get(\"/health\") { \"ok\" }",
         code.line(format!("# {}", route.ident));
         code.line(format!("app.{}({:?}{options}) {{ |req| {{ {} }} }}", route.method.to_ascii_lowercase(), route.template, echo.join(", ")));
     }
+    code.lines(super::streams::FERRULE_RUBY);
     code.line("app.run(host: \"127.0.0.1\", port: Integer(ARGV[0]))");
     code.finish()
 }
@@ -329,6 +330,7 @@ require \"rack\"",
     }
     code.dedent();
     code.line("].freeze");
+    code.lines(super::streams::RACK);
     code.lines(
         r#"
 JSON_TYPE = { "content-type" => "application/json" }.freeze
@@ -336,6 +338,9 @@ JSON_TYPE = { "content-type" => "application/json" }.freeze
 app = lambda do |env|
   request = Rack::Request.new(env)
   return [200, { "content-type" => "text/plain" }, ["ok"]] if request.path_info == "/health"
+
+  streamed = stream_route(env, request)
+  return streamed if streamed
 
   ROUTES.each do |method, pattern, handler|
     next unless request.request_method == method && (match = pattern.match(request.path_info))

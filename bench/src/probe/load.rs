@@ -102,28 +102,40 @@ async fn load(port: u16, connections: usize, request: Arc<Vec<u8>>, remaining: A
     Arc::try_unwrap(tally).ok().expect("every client ended").into_inner().unwrap()
 }
 
+/// `count` connections opened by `open` (those it gives up on left out), in batches of 500: as
+/// clients arrive in a burst, without overflowing the listen backlog.
+pub(super) async fn in_batches<T, F, Fut>(count: usize, open: F) -> Vec<T>
+where
+    T: Send + 'static,
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = Option<T>> + Send + 'static,
+{
+    let mut opened = Vec::with_capacity(count);
+    for first in (0..count).step_by(500) {
+        let mut batch = tokio::task::JoinSet::new();
+        for _ in first..count.min(first + 500) {
+            batch.spawn(open());
+        }
+        while let Some(done) = batch.join_next().await {
+            if let Ok(Some(connection)) = done {
+                opened.push(connection);
+            }
+        }
+    }
+    opened
+}
+
 /// 10,000 connections held open at once, each answered twice (so none was dropped to make
 /// room), while a new connection's `/health` still answers.
 pub async fn keep_alive_10k(port: u16) -> Verdict {
     const CONNECTIONS: usize = 10_000;
     let request: &'static [u8] = b"GET /health HTTP/1.1\r\nHost: probe\r\n\r\n";
     let started = Instant::now();
-    let mut open = Vec::with_capacity(CONNECTIONS);
-    // In batches of 500, as clients arrive in a burst, without overflowing the listen backlog.
-    for _ in 0..CONNECTIONS / 500 {
-        let mut batch = tokio::task::JoinSet::new();
-        for _ in 0..500 {
-            batch.spawn(async move {
-                let mut stream = connect(port).await.ok()?;
-                matches!(exchange(&mut stream, request).await, Exchange::Complete { status: 200, close: false }).then_some(stream)
-            });
-        }
-        while let Some(done) = batch.join_next().await {
-            if let Ok(Some(stream)) = done {
-                open.push(stream);
-            }
-        }
-    }
+    let open = in_batches(CONNECTIONS, move || async move {
+        let mut stream = connect(port).await.ok()?;
+        matches!(exchange(&mut stream, request).await, Exchange::Complete { status: 200, close: false }).then_some(stream)
+    })
+    .await;
     let opened = open.len();
     let open_secs = started.elapsed().as_secs_f64();
     let fresh = health(port).await;

@@ -8,6 +8,7 @@
 //! | `h2spec` | the pinned h2spec against a route that reads no body, one that reads JSON, and a path with no route | no case fails |
 //! | `idle-flood` | 1,100 connections that never send a byte, beyond the 1,024 descriptors | `/health` on a new connection answers within 100 ms, every time |
 //! | `handler-faults` | a handler that raises; 5, then 30, concurrent overruns of a 3 s blocking handler with a 1 s deadline; 5 of one that sleeps 3 s (bench/src/generate/faults.rs) | 500 without the message; 504s after 1 s; `/health` within 3.5 s (5 overruns) or 5 s after the last 504 (30) |
+//! | `ws-idle-10k` | 10,000 WebSocket connections to `/ws/echo` opened and left idle (server limit 16,384 descriptors) | all 10,000 open, every 100th still echoes, `/health` answers; the server's RSS with them open is reported |
 //! | `keep-alive-10k` | 10,000 connections opened and kept, each answered twice (server limit 16,384 descriptors) | all 10,000 answered twice, and `/health` on a new connection within 1 s |
 //! | `soak` | 20,000 requests to warm up, then 2 x 100,000 (`json-small`, 50 keep-alive connections) | none fails, RSS grows by at most 32 B/request over the second 100,000, descriptors return to their count before the load |
 //! | `shutdown` | SIGTERM after 2 s of `json-small` load on 50 connections, one connection holding half a request head (a server of its own) | exit status 0 within 1 s of the last response, no response truncated, the half-sent connection closed before the exit |
@@ -19,6 +20,7 @@
 mod clients;
 mod faults;
 mod load;
+mod sockets;
 
 use crate::frameworks;
 use crate::runner::{RunOptions, Server};
@@ -28,7 +30,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 const DEFAULT_FRAMEWORKS: &str = "ferrule-rust,ferrule-python-sync,ferrule-node,ferrule-ruby";
-const PROBES: &[&str] = &["malformed", "h2spec", "idle-flood", "slow-clients", "handler-faults", "soak", "keep-alive-10k", "shutdown"];
+const PROBES: &[&str] = &["malformed", "h2spec", "idle-flood", "slow-clients", "handler-faults", "soak", "keep-alive-10k", "ws-idle-10k", "shutdown"];
 /// The servers' descriptor limit: a common service default.
 const SERVER_NOFILE: u64 = 1024;
 /// The limit of the server that holds 10,000 connections (within the usual hard limit).
@@ -70,7 +72,7 @@ pub fn run(args: &Args, fixtures: &Path, options: RunOptions) -> Result<(), Stri
         let mut shared = Server::start_limited(name, &command, &options, Some(SERVER_NOFILE))?;
         for probe in &probes {
             let own_server = match *probe {
-                "keep-alive-10k" => Some(MANY_NOFILE),
+                "keep-alive-10k" | "ws-idle-10k" => Some(MANY_NOFILE),
                 "shutdown" => Some(SERVER_NOFILE),
                 _ => None,
             };
@@ -89,6 +91,7 @@ pub fn run(args: &Args, fixtures: &Path, options: RunOptions) -> Result<(), Stri
                 "handler-faults" => runtime.block_on(faults::handler_faults(port)),
                 "soak" => runtime.block_on(load::soak(port, server.pid(), request.clone())),
                 "keep-alive-10k" => runtime.block_on(load::keep_alive_10k(port)),
+                "ws-idle-10k" => runtime.block_on(sockets::ws_idle_10k(port, server.pid())),
                 "shutdown" => runtime.block_on(load::shutdown_under_load(port, |within| server.terminate(within), request.clone())),
                 _ => unreachable!("checked above"),
             };

@@ -613,7 +613,7 @@ impl NativeApp {
         let env = Env(env.raw());
         let Some(socket) = self.socket(id) else { return Ok(false) };
         let message = match env.kind(data.0) {
-            Ok(raw::Kind::String) => env.as_string(data.0).map(Message::Text).map_err(|e| e.0.to_owned()),
+            Ok(raw::Kind::String) => env.as_string(data.0).map(|text| Message::Text(text.into())).map_err(|e| e.0.to_owned()),
             Ok(raw::Kind::Object) => env.bytes(data.0).map_err(|e| e.0.to_owned()).and_then(|b| b.map(|b| Message::Binary(b.into())).ok_or_else(|| "an object".to_owned())),
             Ok(kind) => Err(format!("{kind:?}").to_lowercase()),
             Err(e) => Err(e.0.to_owned()),

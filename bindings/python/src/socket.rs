@@ -66,7 +66,7 @@ impl NativeSocket {
     }
 
     fn send_text(&self, text: &str) -> PyResult<()> {
-        self.socket.send(Message::Text(text.to_owned())).map_err(|_| closed_error(&self.socket))
+        self.socket.send(Message::Text(text.into())).map_err(|_| closed_error(&self.socket))
     }
 
     fn send_bytes(&self, data: &[u8]) -> PyResult<()> {

@@ -60,7 +60,7 @@ impl NativeSocket {
     /// Queues a text message; false when the socket is closed.
     pub fn send_text(ruby: &Ruby, rb_self: &Self, text: RString) -> Result<bool, Error> {
         let text = text.to_string().map_err(|_| Error::new(ruby.exception_arg_error(), "ferrule: a text message must be valid UTF-8"))?;
-        Ok(rb_self.socket.send(Message::Text(text)).is_ok())
+        Ok(rb_self.socket.send(Message::Text(text.into())).is_ok())
     }
 
     /// Queues a binary message; false when the socket is closed.

@@ -30,14 +30,80 @@ pub(crate) use handshake::SocketRoute;
 
 use bytes::Bytes;
 use futures_util::FutureExt;
+use tokio_tungstenite::tungstenite::Utf8Bytes;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 
 /// A message, as received from the client or sent to it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Message {
-    Text(String),
+    Text(Text),
     Binary(Bytes),
+}
+
+/// The text of a message: UTF-8 (checked as it arrived), shared rather than copied — a
+/// message read from one connection is sent on to others as it is.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Text(Utf8Bytes);
+
+impl Text {
+    pub fn as_str(&self) -> &str {
+        self.0.as_str()
+    }
+}
+
+impl std::ops::Deref for Text {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        self.0.as_str()
+    }
+}
+
+impl From<String> for Text {
+    fn from(text: String) -> Self {
+        Text(text.into())
+    }
+}
+
+impl From<&str> for Text {
+    fn from(text: &str) -> Self {
+        Text(text.into())
+    }
+}
+
+impl PartialEq<str> for Text {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for Text {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl std::fmt::Debug for Text {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl std::fmt::Display for Text {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Text {
+    pub(crate) fn from_frame(text: Utf8Bytes) -> Self {
+        Text(text)
+    }
+
+    pub(crate) fn into_frame(self) -> Utf8Bytes {
+        self.0
+    }
 }
 
 impl Message {

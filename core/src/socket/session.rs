@@ -36,8 +36,10 @@ where
     let config = WebSocketConfig::default()
         .max_message_size(Some(settings.max_message_bytes))
         .max_frame_size(Some(settings.max_message_bytes))
-        // Small per-connection buffers: 10,000 idle connections must not cost 2.5 GB.
-        .read_buffer_size(4096)
+        // Allocated up front for every connection: tungstenite's 128 KiB default would make
+        // 10,000 idle connections cost 1.25 GB. Measured on 64 KiB echoes against plain axum
+        // (its 128 KiB): 4 KiB reads ran at 0.7x its rate, 16 KiB at 0.8–0.95x (2 s runs).
+        .read_buffer_size(16 * 1024)
         .write_buffer_size(0);
     let ws = WebSocketStream::from_raw_socket(io, Role::Server, Some(config)).await;
     let (mut sink, mut stream) = ws.split();
@@ -57,7 +59,7 @@ where
             let mut written = Ok(());
             for outgoing in out.drain(..) {
                 let frame = match outgoing {
-                    Outgoing::Message(Message::Text(text)) => Frame::Text(text.into()),
+                    Outgoing::Message(Message::Text(text)) => Frame::Text(text.into_frame()),
                     Outgoing::Message(Message::Binary(data)) => Frame::Binary(data),
                     Outgoing::Ping(data) => Frame::Ping(data),
                 };
@@ -98,7 +100,7 @@ where
                 heard = Instant::now();
                 pinged = false;
                 match read {
-                    Some(Ok(Frame::Text(text))) => socket.arrive(Message::Text(text.as_str().to_owned())),
+                    Some(Ok(Frame::Text(text))) => socket.arrive(Message::Text(super::Text::from_frame(text))),
                     Some(Ok(Frame::Binary(data))) => socket.arrive(Message::Binary(data)),
                     Some(Ok(Frame::Ping(_) | Frame::Pong(_) | Frame::Frame(_))) => {}
                     Some(Ok(Frame::Close(frame))) => {

@@ -37,7 +37,7 @@ pub fn build_app(file: &FixtureFile, keep: impl Fn(&FixtureRoute) -> bool) -> Ap
 async fn socket_echo(request: RequestData, ws: Socket) {
     let mut hello = echo(&request);
     hello["subprotocol"] = ws.subprotocol().map_or(Json::Null, |p| Json::String(p.to_owned()));
-    let _ = ws.send(Message::Text(hello.to_string()));
+    let _ = ws.send(Message::Text(hello.to_string().into()));
     while let Some(message) = ws.recv().await {
         match &message {
             Message::Text(text) if text == "raise" => panic!("SECRET-TOKEN-42 database password"),

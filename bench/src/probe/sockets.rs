@@ -1,0 +1,51 @@
+//! `ws-idle-10k`: 10,000 WebSocket connections opened to `/ws/echo` and left idle, held by one
+//! server (descriptor limit 16,384), with its memory reported: what an app with many quiet
+//! subscribers (a chat, a notification feed) costs per connection.
+
+use super::clients::{connect, health, Verdict};
+use futures_util::{SinkExt, StreamExt};
+use std::time::{Duration, Instant};
+use tokio_tungstenite::tungstenite::Message;
+
+const CONNECTIONS: usize = 10_000;
+
+pub async fn ws_idle_10k(port: u16, pid: u32) -> Verdict {
+    let before_kb = crate::procfs::tree_rss_kb(pid);
+    let started = Instant::now();
+    let mut open = super::load::in_batches(CONNECTIONS, move || async move {
+        let tcp = connect(port).await.ok()?;
+        let opening = tokio_tungstenite::client_async(format!("ws://127.0.0.1:{port}/ws/echo"), tcp);
+        tokio::time::timeout(Duration::from_secs(10), opening).await.ok()?.ok().map(|(ws, _)| ws)
+    })
+    .await;
+    let opened = open.len();
+    let open_secs = started.elapsed().as_secs_f64();
+    // Let the server settle, then weigh it with every connection open and idle.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let held_kb = crate::procfs::tree_rss_kb(pid);
+    // Every 100th connection still answers.
+    let mut answered = 0;
+    for ws in open.iter_mut().step_by(100) {
+        let echoed = async {
+            ws.send(Message::Text("still here".into())).await.ok()?;
+            match ws.next().await {
+                Some(Ok(Message::Text(text))) if text.as_str() == "still here" => Some(()),
+                _ => None,
+            }
+        };
+        if tokio::time::timeout(Duration::from_secs(5), echoed).await.ok().flatten().is_some() {
+            answered += 1;
+        }
+    }
+    let sampled = opened.div_ceil(100);
+    let fresh = health(port).await;
+    drop(open);
+    let per_connection_kb = held_kb.saturating_sub(before_kb) as f64 / opened.max(1) as f64;
+    let detail = format!(
+        "{opened} of {CONNECTIONS} opened in {open_secs:.1} s; server RSS {:.1} MiB idle → {:.1} MiB holding them ({per_connection_kb:.1} KiB each); {answered} of {sampled} sampled still echo; /health {}",
+        before_kb as f64 / 1024.0,
+        held_kb as f64 / 1024.0,
+        fresh.map_or("did not answer".to_owned(), |d| format!("in {:.1} ms", d.as_secs_f64() * 1000.0))
+    );
+    (opened == CONNECTIONS && answered == sampled && fresh.is_some(), detail)
+}
