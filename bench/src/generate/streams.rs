@@ -58,10 +58,18 @@ app.get('/sse/events', { query: { type: 'object', properties: { n: { type: 'inte
 /// Node's own response, written while `write` says the socket takes more, as Fastify and
 /// Express users write an event stream by hand.
 const NODE_EVENTS: &str = "
+function drained(res) {
+  return new Promise((resolve) => {
+    const done = () => { res.off('drain', done); res.off('close', done); resolve(); };
+    res.once('drain', done);
+    res.once('close', done);
+  });
+}
+
 async function writeEvents(res, n) {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   for (let i = 0; i < n && !res.destroyed; i++) {
-    if (!res.write(`data: ${JSON.stringify({ i })}\\n\\n`)) await new Promise((resolve) => { res.once('drain', resolve); res.once('close', resolve); });
+    if (!res.write(`data: ${JSON.stringify({ i })}\\n\\n`)) await drained(res);
   }
   res.end();
 }";
