@@ -184,7 +184,8 @@ class StreamingResponse(Response):
     """Sends ``content`` as it is produced: a generator (or any iterable) of ``bytes`` or
     ``str`` chunks, sync or async. Its chunks go to the client in batches, and it waits while
     64 chunks (64 KiB) wait for the client, so it runs as fast as its client reads; a client that leaves closes it (its ``finally`` runs). A sync generator runs
-    on a thread of its own, as in Starlette, so one that blocks holds up nothing else. Streams
+    on a pool of threads (at most 40, shared by all streams), as in Starlette, so one that blocks
+    holds up nothing else. Streams
     are never compressed (a compressor would hold chunks back)."""
 
     def __init__(

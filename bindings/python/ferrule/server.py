@@ -13,10 +13,10 @@ import os
 import signal
 import socket
 import sys
-import threading
 import time
 from typing import TYPE_CHECKING, Any, Optional
 
+from . import _pool
 from ._logging import use_default_handler
 from .app import DrainTimeout
 
@@ -73,28 +73,41 @@ async def produce(sink: "_ferrule.StreamSink") -> None:
             await aclose()
 
 
-def produce_in_thread(sink: "_ferrule.StreamSink") -> None:
-    """Runs a sync stream producer on a thread of its own, as Starlette runs one in its thread
-    pool: a generator that blocks holds up neither the event loop nor other streams. Its items
-    go into the stream's batch; a full batch waits (GIL released) for the client. A client that
-    leaves stops it at its next item, and the generator is closed (its ``finally`` runs)."""
+async def produce_in_pool(sink: "_ferrule.StreamSink") -> None:
+    """Runs a sync stream producer (``sink.iterator``) in batches on the stream threads
+    (``ferrule._pool``), as Starlette runs one in its thread pool: a generator that blocks
+    holds up neither the event loop nor other streams. Each job pushes items until the batch
+    is full; then this task waits on the loop (no thread held) for the client to take it. A
+    client that leaves stops it at its next item or wait, and the generator is closed (its
+    ``finally`` runs) on a pool thread.
 
-    def run() -> None:
-        iterator = sink.iterator
-        try:
-            for item in iterator:
-                if not sink.push(item) and not sink.wait_room():
-                    break
-        except BaseException as exc:  # noqa: BLE001 - logged with its traceback, the stream ends
-            sink.fail(exc)
-        else:
-            sink.finish()
-        finally:
-            close = getattr(iterator, "close", None)
-            if close is not None:
-                close()
+    The task is not cancelled when the client leaves, unlike ``produce``'s: a job may be
+    inside the generator on another thread, and a generator cannot be closed while it runs."""
+    iterator = sink.iterator
 
-    threading.Thread(target=run, name="ferrule-stream", daemon=True).start()
+    def fill() -> bool:
+        """Pushes items until the batch is full (true) or the generator is done (false)."""
+        for item in iterator:
+            if not sink.push(item):
+                return True
+        return False
+
+    try:
+        while await _pool.STREAMS.run(fill) and sink.open:
+            await sink.room()
+            if not sink.open:
+                break
+    except asyncio.CancelledError:
+        raise  # the loop is closing; a pool thread may still be in the generator: leave it
+    except BaseException as exc:
+        sink.fail(exc)
+        if not isinstance(exc, Exception):
+            raise
+    else:
+        sink.finish()
+    close = getattr(iterator, "close", None)
+    if close is not None:
+        await _pool.STREAMS.run(close)
 
 
 def start_task(coroutine: Any) -> "asyncio.Task[Any]":

@@ -6,14 +6,14 @@
 //! next push; a full batch makes the producer wait until a pull has taken it, so it runs at most
 //! one batch ahead of its client; nothing ready is ever held back.
 //! * An async iterator runs as a task on the loop (`ferrule.server.produce`).
-//! * A sync iterator runs on a thread of its own (`ferrule.server.produce_in_thread`), as
-//!   Starlette runs one in its thread pool: a generator that blocks (a queue, a file, a
-//!   socket) holds up neither the event loop nor other streams, and waits for room with the
-//!   GIL released.
+//! * A sync iterator runs in batches on a bounded pool of threads
+//!   (`ferrule.server.produce_in_pool`), as Starlette runs one in its thread pool: a
+//!   generator that blocks (a queue, a file, a socket) holds up neither the event loop nor
+//!   other streams; between batches its task waits on the loop, holding no thread.
 //!
 //! A client that leaves closes the producer: an async one's task is cancelled (the cancellation
 //! is thrown into the generator where it waits, its `finally` runs, then `aclose()`); a sync
-//! one's thread finds the stream gone at its next push and closes the generator.
+//! one finds the stream gone at its next push or wait for room, and closes the generator.
 
 use crate::convert::to_json;
 use crate::route::PyRoute;
@@ -26,7 +26,7 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyMemoryView, PyString};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 type Route = Arc<HostRoute<PyRoute>>;
 
@@ -34,9 +34,6 @@ type Route = Arc<HostRoute<PyRoute>>;
 #[derive(Default)]
 pub struct Streams {
     producers: Mutex<HashMap<StreamId, Producer>>,
-    /// Notified when a pull takes a batch or a stream is released: producer threads waiting
-    /// for room look again.
-    changed: Condvar,
     next_id: AtomicU64,
 }
 
@@ -47,10 +44,12 @@ struct Producer {
 
 /// Where a producer and the pulls meet.
 struct Pushed {
-    /// An async producer's task (cancelled when the client leaves).
+    /// An async producer's task (cancelled when the client leaves; a sync producer's is not,
+    /// see `ferrule.server.produce_in_pool`).
     task: Option<Py<PyAny>>,
     buffer: PushBuffer,
-    /// An async producer's future for room in a full batch, resolved when a pull takes it.
+    /// A producer's future for room in a full batch, resolved when a pull takes it or the
+    /// client leaves.
     room: Option<Py<PyAny>>,
 }
 
@@ -74,17 +73,17 @@ impl Streams {
         let pushed = Pushed { task: None, buffer: PushBuffer::default(), room: None };
         self.lock().insert(id, Producer { route: route.clone(), pushed });
         let sink = Bound::new(py, StreamSink { id, events, iterator: iterator.unbind(), streams: self.clone(), serving: serving.clone() });
-        let started = if is_async {
-            sink.and_then(|sink| PRODUCE.import(py, "ferrule.server", "produce")?.call1((sink,)))
-                .and_then(|coroutine| create_task(py, &coroutine))
-                .map(|task| {
+        let producer = if is_async { PRODUCE.import(py, "ferrule.server", "produce") } else { PRODUCE_IN_POOL.import(py, "ferrule.server", "produce_in_pool") };
+        let started = sink
+            .and_then(|sink| producer?.call1((sink,)))
+            .and_then(|coroutine| create_task(py, &coroutine))
+            .map(|task| {
+                if is_async {
                     if let Some(producer) = self.lock().get_mut(&id) {
                         producer.pushed.task = Some(task.unbind());
                     }
-                })
-        } else {
-            sink.and_then(|sink| PRODUCE_IN_THREAD.import(py, "ferrule.server", "produce_in_thread")?.call1((sink,))).map(drop)
-        };
+                }
+            });
         if let Err(error) = started {
             self.lock().remove(&id);
             return Err(format!("cannot start the stream's producer: {error}"));
@@ -110,15 +109,14 @@ impl Streams {
             producers.remove(&id);
         }
         drop(producers);
-        self.changed.notify_all();
         serving.answer_pull(reply, outcome);
     }
 
     /// The client left before the stream's end: close its producer.
     pub fn release(&self, py: Python<'_>, id: StreamId) {
-        let Some(producer) = self.lock().remove(&id) else { return };
-        // A producer thread sees the stream gone when it wakes or pushes next.
-        self.changed.notify_all();
+        let Some(mut producer) = self.lock().remove(&id) else { return };
+        // A producer waiting for room wakes and finds the stream gone.
+        producer.pushed.make_room(py);
         // Cancelling the task throws into the generator where it waits: its `finally` runs,
         // and `ferrule.server.produce` closes it.
         if let Some(task) = producer.pushed.task {
@@ -147,7 +145,7 @@ fn raised(py: Python<'_>, route: &Route, error: PyErr) -> HandlerError {
 }
 
 static PRODUCE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-static PRODUCE_IN_THREAD: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+static PRODUCE_IN_POOL: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 static START_TASK: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
 /// `asyncio.get_running_loop().create_task(coroutine)` on the loop this thread runs.
@@ -273,21 +271,6 @@ impl StreamSink {
             self.serving.flush();
         }
         Ok(room)
-    }
-
-    /// Blocks (with the GIL released) until the batch has room; false once the stream is gone
-    /// (the client left). For a producer thread.
-    fn wait_room(&self, py: Python<'_>) -> bool {
-        py.detach(|| {
-            let mut producers = self.streams.lock();
-            loop {
-                match producers.get(&self.id) {
-                    None => return false,
-                    Some(producer) if producer.pushed.buffer.has_room() => return true,
-                    Some(_) => producers = self.streams.changed.wait(producers).unwrap_or_else(|p| p.into_inner()),
-                }
-            }
-        })
     }
 
     /// Whether the stream is still wanted (false once the client has left).
