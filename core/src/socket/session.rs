@@ -8,9 +8,13 @@
 
 use super::handle::Outgoing;
 use super::{Closed, Message, Socket};
-use futures_util::{SinkExt, StreamExt};
+use futures_util::task::{waker, ArcWake, AtomicWaker};
+use futures_util::{SinkExt, Stream, StreamExt};
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::time::Instant;
@@ -52,6 +56,7 @@ where
     let idle = settings.idle.unwrap_or(Duration::MAX);
     let mut idle_timer = Box::pin(tokio::time::sleep_until(heard + idle.min(Duration::from_secs(86_400 * 365))));
     let mut out = Vec::new();
+    let reads = ReadGate::new();
     let ended = loop {
         // What the handler queued goes first, and with it the close it asked for.
         let close = socket.take_sends(&mut out);
@@ -96,7 +101,7 @@ where
                     idle_timer.as_mut().reset(heard + idle * 2);
                 }
             }
-            read = stream.next(), if room => {
+            read = std::future::poll_fn(|cx| reads.poll_next(&mut stream, cx)), if room => {
                 heard = Instant::now();
                 pinged = false;
                 match read {
@@ -121,6 +126,51 @@ where
         }
     };
     socket.end(ended);
+}
+
+/// Polls the read side only when it can make progress: after a message (more may be buffered),
+/// or once the socket said it has data. The task also wakes for every send the handler queues,
+/// and tungstenite prepares a read by zeroing its whole read buffer (16 KiB) before asking the
+/// socket, even when the socket has nothing: a broadcast to 1,000 members spent 0.4 µs a
+/// message on that memset and 0.5 µs on readiness checks (perf; `ws-broadcast-1000`, 6.3
+/// CPU-µs a delivered message against axum's 4.9, whose reader is a task of its own).
+struct ReadGate {
+    readiness: Arc<Readiness>,
+    /// Handed to the socket's reads: wakes the task with `ready` set.
+    socket_waker: Waker,
+}
+
+struct Readiness {
+    /// Whether the next poll may find something: set by a message read and by the socket.
+    ready: AtomicBool,
+    /// The session's task.
+    task: AtomicWaker,
+}
+
+impl ArcWake for Readiness {
+    fn wake_by_ref(readiness: &Arc<Self>) {
+        readiness.ready.store(true, Ordering::Release);
+        readiness.task.wake();
+    }
+}
+
+impl ReadGate {
+    fn new() -> Self {
+        let readiness = Arc::new(Readiness { ready: AtomicBool::new(true), task: AtomicWaker::new() });
+        ReadGate { socket_waker: waker(readiness.clone()), readiness }
+    }
+
+    fn poll_next<St: Stream + Unpin>(&self, stream: &mut St, cx: &mut Context<'_>) -> Poll<Option<St::Item>> {
+        self.readiness.task.register(cx.waker());
+        if !self.readiness.ready.swap(false, Ordering::AcqRel) {
+            return Poll::Pending;
+        }
+        let read = stream.poll_next_unpin(&mut Context::from_waker(&self.socket_waker));
+        if read.is_ready() {
+            self.readiness.ready.store(true, Ordering::Release);
+        }
+        read
+    }
 }
 
 /// The close a client's fault earns, or `None` when the connection is simply gone.
@@ -156,4 +206,66 @@ where
     }
     let _ = sink.close().await;
     close
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ReadGate;
+    use futures_util::task::noop_waker;
+    use futures_util::Stream;
+    use std::pin::Pin;
+    use std::sync::{Arc, Mutex};
+    use std::task::{Context, Poll, Waker};
+
+    /// A socket's read side: counts polls, yields what is put in it, keeps the last waker.
+    #[derive(Default)]
+    struct Reads {
+        polls: usize,
+        waiting: Vec<u8>,
+        waker: Option<Waker>,
+    }
+
+    struct Probe(Arc<Mutex<Reads>>);
+
+    impl Stream for Probe {
+        type Item = u8;
+        fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<u8>> {
+            let mut reads = self.0.lock().unwrap();
+            reads.polls += 1;
+            match reads.waiting.pop() {
+                Some(byte) => Poll::Ready(Some(byte)),
+                None => {
+                    reads.waker = Some(cx.waker().clone());
+                    Poll::Pending
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_read_side_is_polled_only_after_a_message_or_its_own_wake() {
+        let reads = Arc::new(Mutex::new(Reads { waiting: vec![2, 1], ..Default::default() }));
+        let mut stream = Probe(reads.clone());
+        let gate = ReadGate::new();
+        let task = noop_waker();
+        let mut cx = Context::from_waker(&task);
+        assert_eq!(gate.poll_next(&mut stream, &mut cx), Poll::Ready(Some(1)));
+        assert_eq!(gate.poll_next(&mut stream, &mut cx), Poll::Ready(Some(2)), "more may be buffered after a message");
+        assert_eq!(gate.poll_next(&mut stream, &mut cx), Poll::Pending);
+        assert_eq!(reads.lock().unwrap().polls, 3);
+        // The task wakes for sends: the read side is not asked again.
+        for _ in 0..100 {
+            assert_eq!(gate.poll_next(&mut stream, &mut cx), Poll::Pending);
+        }
+        assert_eq!(reads.lock().unwrap().polls, 3);
+        // The socket has data: it wakes the gate, and the next poll reads.
+        let socket_waker = {
+            let mut reads = reads.lock().unwrap();
+            reads.waiting.push(3);
+            reads.waker.take().unwrap()
+        };
+        socket_waker.wake();
+        assert_eq!(gate.poll_next(&mut stream, &mut cx), Poll::Ready(Some(3)));
+        assert_eq!(reads.lock().unwrap().polls, 4);
+    }
 }
