@@ -41,7 +41,8 @@ pub const ALL: &[Framework] = &[
     Framework { name: "rack", language: "ruby", ferrule: false, packages: &["puma", "rack", "json_schemer"] },
 ];
 
-/// The frameworks whose servers have the stream routes (`GET /ws/echo`, `GET /sse/events`):
+/// The frameworks whose servers have the stream routes (`GET /ws/echo`, `GET /ws/room`,
+/// `GET /sse/events`):
 /// each language's Ferrule, and the peers its users would otherwise stream with.
 pub const STREAMING: &[&str] = &[
     "ferrule-rust",
@@ -50,6 +51,7 @@ pub const STREAMING: &[&str] = &[
     "ferrule-python-async",
     "fastapi",
     "robyn",
+    "granian",
     "ferrule-node",
     "fastify",
     "express",

@@ -43,7 +43,8 @@ options:
   --oha PATH            load generator (default: $FERRULE_OHA, else `oha` on PATH)
   --frameworks a,b      matrix frameworks (default: all)
   --workloads a,b       matrix workloads (default: all, the stream workloads — ws-echo-small,
-                        ws-echo-1k, ws-echo-64k, sse-50, sse-1000 — included)
+                        ws-echo-1k, ws-echo-64k, ws-broadcast-1000, ws-connect, sse-50,
+                        sse-1000 — included)
   --profile NAME        quick (default: 2 s per run, 0.5 s warm-up; the whole matrix in well
                         under 15 minutes on 2 cores), careful (10 s, 2 s warm-up, 3 repeats),
                         smoke (1 s, 0.2 s warm-up)

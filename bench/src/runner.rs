@@ -202,10 +202,7 @@ impl Server {
             startup_ms: self.startup_ms,
             rss_at_first_response_kb: self.rss_at_first_response_kb,
             peak_rss_kb: sample.peak_rss_kb,
-            request_body_bytes: match workload.kind {
-                crate::stream::Kind::WsEcho { bytes } => bytes,
-                crate::stream::Kind::Sse => 0,
-            },
+            request_body_bytes: workload.kind.message_bytes(),
             response_body_bytes: if report.messages > 0 { report.bytes_received / report.messages } else { 0 },
             status_codes: Default::default(),
         })

@@ -17,7 +17,8 @@ pub fn ferrule_app(workloads: &[Workload]) -> App {
     app
 }
 
-/// The stream workloads' routes (see `crate::stream`): a WebSocket echo and an event stream.
+/// The stream workloads' routes (see `crate::stream`): a WebSocket echo, a WebSocket room and
+/// an event stream.
 fn add_stream_routes(app: &mut App) {
     use ferrule_core::futures::StreamExt;
     use ferrule_core::socket::Socket;
@@ -30,6 +31,24 @@ fn add_stream_routes(app: &mut App) {
                 if ws.send(message).is_err() {
                     break;
                 }
+            }
+        }),
+    );
+    // The room: every member's `Socket` (a handle; sends never wait) by its id.
+    let room: Arc<std::sync::Mutex<std::collections::HashMap<u64, Socket>>> = Arc::default();
+    app.add_socket_route(
+        RouteSpec::websocket("/ws/room", &[]),
+        Arc::new(move |_: RequestData, ws: Socket| {
+            let room = room.clone();
+            async move {
+                let members = || room.lock().unwrap_or_else(|p| p.into_inner());
+                members().insert(ws.id(), ws.clone());
+                while let Some(message) = ws.recv().await {
+                    for member in members().values() {
+                        let _ = member.send(message.clone());
+                    }
+                }
+                members().remove(&ws.id());
             }
         }),
     );
@@ -126,6 +145,39 @@ pub fn axum_router() -> axum::Router {
             }
         })
     }
+    /// axum's chat-room shape: a broadcast channel, each member's sink fed by a task of its own.
+    async fn ws_room(upgrade: axum::extract::ws::WebSocketUpgrade, room: tokio::sync::broadcast::Sender<axum::extract::ws::Message>) -> axum::response::Response {
+        use axum::extract::ws::Message;
+        use futures_util::{SinkExt, StreamExt};
+        upgrade.on_upgrade(move |socket| async move {
+            let (mut sink, mut stream) = socket.split();
+            let mut heard = room.subscribe();
+            let mut forward = tokio::spawn(async move {
+                loop {
+                    match heard.recv().await {
+                        Ok(message) => {
+                            if sink.send(message).await.is_err() {
+                                break;
+                            }
+                        }
+                        Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                        Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+                    }
+                }
+            });
+            let mut read = tokio::spawn(async move {
+                while let Some(Ok(message)) = stream.next().await {
+                    if matches!(message, Message::Text(_) | Message::Binary(_)) {
+                        let _ = room.send(message);
+                    }
+                }
+            });
+            tokio::select! {
+                _ = &mut forward => read.abort(),
+                _ = &mut read => forward.abort(),
+            }
+        })
+    }
     #[derive(serde::Deserialize)]
     struct Count {
         n: u64,
@@ -136,8 +188,10 @@ pub fn axum_router() -> axum::Router {
         let events = futures_util::stream::iter(0..n).map(|i| Event::default().json_data(serde_json::json!({"i": i})));
         Sse::new(events.boxed())
     }
+    let (room, _) = tokio::sync::broadcast::channel(1024);
     axum::Router::new()
         .route("/ws/echo", get(ws_echo))
+        .route("/ws/room", get(move |upgrade| ws_room(upgrade, room.clone())))
         .route("/sse/events", get(sse_events))
         .route("/json/small", post(product))
         .route("/json/small-unvalidated", post(any_json))

@@ -26,7 +26,7 @@ from typing import Annotated, Any, Literal, Optional
 from uuid import UUID
 
 import uvicorn
-from fastapi import Body, FastAPI, File, Form, Query, UploadFile, WebSocket
+from fastapi import Body, FastAPI, File, Form, Query, UploadFile, WebSocket, WebSocketDisconnect
 from pydantic import BaseModel, Field
 from sse_starlette.sse import EventSourceResponse
 

@@ -99,6 +99,7 @@ import io
 import re
 
 import python_multipart
+from granian.rsgi import ProtocolClosed, WebsocketMessageType
 {IMPORTS}
 
 JSON = [("content-type", "application/json")]
@@ -136,6 +137,7 @@ def multipart(content_type, body):
     code.push_str(&structs.finish());
     code.push_str("\n\nasync def health(scope, proto, params):\n    return {\"status\": \"ok\"}\n");
     code.push_str(&handlers.finish());
+    code.push_str(super::streams::GRANIAN);
     code.push_str("\n\nEXACT = {\n    (\"GET\", \"/health\"): health,\n");
     for line in exact {
         code.push_str(&line);
@@ -162,6 +164,16 @@ def route(method, path):
 
 
 async def app(scope, proto):
+    if scope.proto == "ws":
+        socket = SOCKETS.get(scope.path)
+        if socket is None:
+            proto.close(404)
+            return
+        await socket(proto)
+        return
+    if scope.path == "/sse/events":
+        await sse_events(scope, proto)
+        return
     handler, params = route(scope.method, scope.path)
     if handler is None:
         proto.response_bytes(404, JSON, b'{"detail":"not found"}')

@@ -153,6 +153,29 @@ mod tests {
         }
     }
 
+    /// Parses a module and fails on a name it loads that nothing in it binds (an import
+    /// forgotten shows only when that line runs: FastAPI's room once raised NameError at every
+    /// disconnect). Scopes are ignored; a typo bound elsewhere still passes.
+    const NAMES_ARE_BOUND: &str = r#"
+import ast, builtins, sys
+tree = ast.parse(open(sys.argv[1]).read(), sys.argv[1])
+bound = set(dir(builtins)) | {"__file__", "__name__"}
+for node in ast.walk(tree):
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        bound.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        bound.add(node.name)
+    elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+        bound.add(node.id)
+    elif isinstance(node, ast.arg):
+        bound.add(node.arg)
+    elif isinstance(node, ast.ExceptHandler) and node.name:
+        bound.add(node.name)
+loaded = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+if loaded - bound:
+    sys.exit(f"{sys.argv[1]}: names nothing binds: {sorted(loaded - bound)}")
+"#;
+
     #[test]
     fn generated_python_compiles() {
         let workloads = workloads();
@@ -162,12 +185,8 @@ mod tests {
             std::fs::create_dir_all(&dir).unwrap();
             let path = dir.join(file);
             std::fs::write(&path, source).unwrap();
-            let status = std::process::Command::new("python3")
-                .args(["-c", "import ast, sys; ast.parse(open(sys.argv[1]).read(), sys.argv[1])"])
-                .arg(&path)
-                .status()
-                .unwrap();
-            assert!(status.success(), "{framework}: {} is not valid Python", path.display());
+            let status = std::process::Command::new("python3").args(["-c", NAMES_ARE_BOUND]).arg(&path).status().unwrap();
+            assert!(status.success(), "{framework}: {} is not valid Python, or uses a name nothing binds", path.display());
         }
     }
 

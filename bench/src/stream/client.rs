@@ -13,18 +13,25 @@ use tokio_tungstenite::tungstenite::{Message, Utf8Bytes};
 /// Events a subscriber asks for: more than any run can read, so the deadline ends it.
 const SSE_EVENTS: u64 = 1_000_000_000;
 /// How long one answer may take before its connection counts as failed.
-const ANSWER_WITHIN: Duration = Duration::from_secs(10);
+pub(super) const ANSWER_WITHIN: Duration = Duration::from_secs(10);
+/// The small messages' size (echo-small, broadcast, connection setup).
+pub const SMALL: usize = 32;
 
 pub fn run(port: u16, workload: &StreamWorkload, duration: Duration) -> Result<ClientReport, String> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
     let deadline = Instant::now() + duration;
     let kind = workload.kind;
     let outcomes = runtime.block_on(async {
+        if let Kind::WsBroadcast { members } = kind {
+            return super::room::run(port, members, deadline).await;
+        }
         let connections = (0..workload.connections).map(|_| {
             tokio::spawn(async move {
                 match kind {
                     Kind::WsEcho { bytes } => echo(port, bytes, deadline).await,
                     Kind::Sse => subscribe(port, deadline).await,
+                    Kind::WsConnect => connect_again(port, deadline).await,
+                    Kind::WsBroadcast { .. } => unreachable!("run by room::run"),
                 }
             })
         });
@@ -50,17 +57,40 @@ pub fn run(port: u16, workload: &StreamWorkload, duration: Duration) -> Result<C
 }
 
 #[derive(Default)]
-struct Outcome {
-    messages: u64,
-    bytes: u64,
-    latencies: Vec<Duration>,
-    failed: Option<String>,
+pub(super) struct Outcome {
+    pub messages: u64,
+    pub bytes: u64,
+    pub latencies: Vec<Duration>,
+    pub failed: Option<String>,
 }
+
+pub(super) type WebSocket = tokio_tungstenite::WebSocketStream<TcpStream>;
 
 async fn connect(port: u16) -> Result<TcpStream, String> {
     let tcp = TcpStream::connect(("127.0.0.1", port)).await.map_err(|e| format!("connect: {e}"))?;
     let _ = tcp.set_nodelay(true);
     Ok(tcp)
+}
+
+/// A WebSocket to `path`, upgraded.
+pub(super) async fn open(port: u16, path: &str) -> Result<WebSocket, String> {
+    let tcp = connect(port).await?;
+    let (ws, _) = tokio_tungstenite::client_async(format!("ws://127.0.0.1:{port}{path}"), tcp).await.map_err(|e| format!("handshake: {e}"))?;
+    Ok(ws)
+}
+
+/// Waits for the echo of a `bytes`-long text message (pings and pongs pass).
+async fn echoed(ws: &mut WebSocket, bytes: usize) -> Result<(), String> {
+    loop {
+        match tokio::time::timeout(ANSWER_WITHIN, ws.next()).await {
+            Ok(Some(Ok(Message::Text(text)))) if text.len() == bytes => return Ok(()),
+            Ok(Some(Ok(Message::Ping(_) | Message::Pong(_)))) => continue,
+            Ok(Some(Ok(other))) => return Err(format!("the echo was {} bytes of {other:?}", other.len())),
+            Ok(Some(Err(e))) => return Err(format!("receive: {e}")),
+            Ok(None) => return Err("the server closed the connection".into()),
+            Err(_) => return Err("no echo within 10 s".into()),
+        }
+    }
 }
 
 /// Sends a message and waits for it to come back, until the deadline.
@@ -73,28 +103,59 @@ async fn echo(port: u16, bytes: usize, deadline: Instant) -> Outcome {
 }
 
 async fn echo_into(outcome: &mut Outcome, port: u16, bytes: usize, deadline: Instant) -> Result<(), String> {
-    let tcp = connect(port).await?;
-    let (mut ws, _) = tokio_tungstenite::client_async(format!("ws://127.0.0.1:{port}/ws/echo"), tcp).await.map_err(|e| format!("handshake: {e}"))?;
+    let mut ws = open(port, "/ws/echo").await?;
     let payload = Utf8Bytes::from("x".repeat(bytes));
     while Instant::now() < deadline {
         let sent = Instant::now();
         ws.send(Message::Text(payload.clone())).await.map_err(|e| format!("send: {e}"))?;
-        loop {
-            match tokio::time::timeout(ANSWER_WITHIN, ws.next()).await {
-                Ok(Some(Ok(Message::Text(text)))) if text.len() == bytes => break,
-                Ok(Some(Ok(Message::Ping(_) | Message::Pong(_)))) => continue,
-                Ok(Some(Ok(other))) => return Err(format!("the echo was {} bytes of {other:?}", other.len())),
-                Ok(Some(Err(e))) => return Err(format!("receive: {e}")),
-                Ok(None) => return Err("the server closed the connection".into()),
-                Err(_) => return Err("no echo within 10 s".into()),
-            }
-        }
+        echoed(&mut ws, bytes).await?;
         outcome.latencies.push(sent.elapsed());
         outcome.messages += 1;
         outcome.bytes += bytes as u64;
     }
     let _ = ws.close(None).await;
     Ok(())
+}
+
+/// Opens a WebSocket, has one small message echoed, closes it, and again, until the deadline.
+async fn connect_again(port: u16, deadline: Instant) -> Outcome {
+    let mut outcome = Outcome::default();
+    let payload = Utf8Bytes::from("x".repeat(SMALL));
+    while Instant::now() < deadline {
+        let started = Instant::now();
+        let life = async {
+            let mut ws = open(port, "/ws/echo").await?;
+            ws.send(Message::Text(payload.clone())).await.map_err(|e| format!("send: {e}"))?;
+            echoed(&mut ws, SMALL).await?;
+            let took = started.elapsed();
+            close(ws).await;
+            Ok::<_, String>(took)
+        };
+        match life.await {
+            Ok(took) => {
+                outcome.latencies.push(took);
+                outcome.messages += 1;
+                outcome.bytes += SMALL as u64;
+            }
+            Err(failure) => {
+                outcome.failed = Some(failure);
+                break;
+            }
+        }
+    }
+    outcome
+}
+
+/// The closing handshake, then the server's end of the TCP connection (a server closes it
+/// first, RFC 6455 §7.1.1, so the client's ports do not pile up in TIME_WAIT); a server that
+/// does neither within a second is left.
+async fn close(mut ws: WebSocket) {
+    let closing = async {
+        ws.close(None).await.ok()?;
+        while let Some(Ok(_)) = ws.next().await {}
+        Some(())
+    };
+    let _ = tokio::time::timeout(Duration::from_secs(1), closing).await;
 }
 
 /// Subscribes to the event stream and counts whole events until the deadline.
