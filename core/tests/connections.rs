@@ -271,3 +271,17 @@ fn an_http2_body_short_of_its_content_length_resets_the_stream_instead_of_an_ans
         }
     });
 }
+
+#[test]
+fn a_burst_of_connections_waits_in_the_backlog_instead_of_losing_syns() {
+    // Every server binds with `ferrule_core::bind` (App::run too: tokio's own bind listens
+    // with std's backlog of 128, and the SYNs of a burst past it are dropped and retried a
+    // second later — 10,000 WebSockets took 16.8 s to open on the Rust API). Nothing accepts
+    // here: all 600 connections must complete in the kernel's queue at once.
+    let listener = ferrule_core::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let waiting: Vec<TcpStream> = (0..600)
+        .map(|i| TcpStream::connect_timeout(&addr, Duration::from_millis(500)).unwrap_or_else(|e| panic!("connection {i}: {e}")))
+        .collect();
+    assert_eq!(waiting.len(), 600);
+}
