@@ -121,8 +121,19 @@ export interface RouteOptions {
   compression?: CompressionOptions;
   bodyLimit?: number;
   timeout?: number;
-  /** Fastify's shape: the same schemas as `body`, `query` (`querystring`), `params`, `headers`. */
-  schema?: { body?: Schema; querystring?: Schema; query?: Schema; params?: Schema; headers?: Schema };
+  /** The operation in the OpenAPI document: one-line summary, Markdown description, tags, id. */
+  summary?: string;
+  description?: string;
+  tags?: string[];
+  operationId?: string;
+  deprecated?: boolean;
+  /** Leave the route out of the OpenAPI document. */
+  hide?: boolean;
+  /** Fastify's shape: the same schemas as `body`, `query` (`querystring`), `params`, `headers`, and the document's fields. */
+  schema?: {
+    body?: Schema; querystring?: Schema; query?: Schema; params?: Schema; headers?: Schema;
+    summary?: string; description?: string; tags?: string[]; operationId?: string; deprecated?: boolean; hide?: boolean;
+  };
 }
 
 export interface AppOptions {
@@ -167,6 +178,15 @@ export interface AppOptions {
   maxPartHeaderBytes?: number;
   /** Longest multipart file name in bytes (default 255). */
   maxFilenameBytes?: number;
+  /** The OpenAPI document's `info` (default title 'Ferrule', version '0.1.0'). */
+  title?: string;
+  version?: string;
+  description?: string;
+  /** The OpenAPI document's `servers` and `tags`. */
+  servers?: Array<{ url: string; description?: string }>;
+  openapiTags?: Array<{ name: string; description?: string }>;
+  /** Where the OpenAPI document is served (default '/openapi.json'); null serves none. */
+  openapiUrl?: string | null;
   /** A log record per request (method, path, status, bytes, duration_ms, request_id); default false. */
   accessLog?: boolean;
   /** Records below this level are not logged (default 'info'). */
@@ -207,6 +227,8 @@ export declare class App {
   route<P extends string>(method: string | string[], path: P, options: RouteOptions, handler: Handler<P>): this;
   /** Declares a route from an explicit core RouteSpec (routes described as data). */
   addRoute(spec: Record<string, unknown>, handler: Handler, options?: { status?: number }): this;
+  /** The app's OpenAPI 3.1 document (every route declared so far), as served at `openapiUrl`. */
+  openapi(): Record<string, any>;
   get<P extends string>(path: P, handler: Handler<P>): this;
   get<P extends string>(path: P, options: RouteOptions, handler: Handler<P>): this;
   post<P extends string>(path: P, handler: Handler<P>): this;

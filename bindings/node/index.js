@@ -110,9 +110,14 @@ function flatHeaders(headers) {
   return flat;
 }
 
+/** What a route says about itself in the OpenAPI document (@fastify/swagger's names). */
+const DOC_OPTIONS = ['summary', 'description', 'tags', 'operationId', 'deprecated', 'hide'];
 const ROUTE_OPTIONS = ['query', 'headers', 'cookies', 'params', 'body', 'form', 'multipart', 'text', 'bytes',
-  'bodyRequired', 'maxFileSize', 'cors', 'compression', 'bodyLimit', 'timeout', 'status', 'schema'];
-const FASTIFY_SCHEMA_PARTS = { body: 'body', querystring: 'query', query: 'query', params: 'params', headers: 'headers' };
+  'bodyRequired', 'maxFileSize', 'cors', 'compression', 'bodyLimit', 'timeout', 'status', 'schema', ...DOC_OPTIONS];
+const FASTIFY_SCHEMA_PARTS = {
+  body: 'body', querystring: 'query', query: 'query', params: 'params', headers: 'headers',
+  ...Object.fromEntries(DOC_OPTIONS.map((name) => [name, name])),
+};
 const SOCKET_OPTIONS = ['query', 'headers', 'cookies', 'params', 'cors', 'schema', 'subprotocols', 'maxMessageBytes'];
 const LISTEN_OPTIONS = ['host', 'port', 'workers', 'threads', 'handleSignals', 'log'];
 
@@ -174,6 +179,12 @@ function specOf(method, path, options) {
   if (options.compression !== undefined) spec.compression = options.compression;
   if (options.bodyLimit !== undefined) spec.body_limit = options.bodyLimit;
   if (options.timeout !== undefined) spec.timeout_ms = options.timeout;
+  if (options.summary !== undefined) spec.summary = options.summary;
+  if (options.description !== undefined) spec.description = options.description;
+  if (options.tags !== undefined) spec.tags = options.tags;
+  if (options.operationId !== undefined) spec.operation_id = options.operationId;
+  if (options.deprecated !== undefined) spec.deprecated = options.deprecated;
+  if (options.hide !== undefined) spec.include_in_schema = !options.hide;
   return spec;
 }
 
@@ -296,6 +307,15 @@ class App {
     const index = nativeCall(() => this._native.addRoute(JSON.stringify(spec), 200));
     this._handlers[index] = handler;
     return this;
+  }
+
+  /**
+   * The app's OpenAPI 3.1 document, as served at `openapiUrl` (`/openapi.json`; `null` serves
+   * none): every route declared so far, with `summary`, `description`, `tags`, `operationId`,
+   * `deprecated` and `hide` from its options (or its Fastify-style `schema`).
+   */
+  openapi() {
+    return JSON.parse(nativeCall(() => this._native.openapi()));
   }
 
   get(path, options, handler) { return this.route('GET', path, options, handler); }

@@ -122,10 +122,16 @@ impl App {
         CompiledRoute::compile(spec, &template, &self.config, nothing).map(drop).map_err(|e| AppError(e.message))
     }
 
+    /// The app's OpenAPI 3.1 document (see [`crate::openapi`]), as served at `openapi_url`.
+    pub fn openapi(&self) -> Result<serde_json::Value, AppError> {
+        crate::openapi::document(&self.config, self.routes.iter().map(|(spec, _)| spec)).map_err(AppError)
+    }
+
     /// Compiles every route (paths, schemas, middleware) into an axum [`Router`].
     pub fn into_router(self) -> Result<Router, AppError> {
+        self.config.check().map_err(AppError)?;
+        let openapi = self.openapi_route()?;
         let config = self.config;
-        config.check().map_err(AppError)?;
         let mut groups: Vec<PathGroup> = Vec::new();
         for (spec, handler) in self.routes {
             let template = PathTemplate::parse(&spec.path).map_err(AppError)?;
@@ -156,6 +162,13 @@ impl App {
         }
 
         let mut router = Router::new();
+        if let Some((url, document)) = openapi {
+            let served = axum::routing::get(move || {
+                let document = document.clone();
+                async move { ([(http::header::CONTENT_TYPE, "application/json")], document) }
+            });
+            router = router.route(&url, served);
+        }
         for group in groups {
             let methods = build_method_router(&group, &config)?;
             let path = group.axum_path.clone();
@@ -203,6 +216,18 @@ impl App {
         };
         // Outermost, so a line has the final status and the request id; absent when off.
         Ok(if config.access_log { Router::new().fallback_service(AccessLogLayer.layer(router)) } else { router })
+    }
+
+    /// The document's path and bytes, made once; none when switched off or when a route of the
+    /// app's own is at that path.
+    fn openapi_route(&self) -> Result<Option<(String, bytes::Bytes)>, AppError> {
+        let Some(url) = self.config.openapi_url.clone() else { return Ok(None) };
+        let taken = self.routes.iter().any(|(spec, _)| PathTemplate::parse(&spec.path).is_ok_and(|t| t.axum_path == url));
+        if taken {
+            return Ok(None);
+        }
+        let document = serde_json::to_vec(&self.openapi()?).map_err(|e| AppError(format!("cannot write the OpenAPI document: {e}")))?;
+        Ok(Some((url, bytes::Bytes::from(document))))
     }
 
     /// Starts serving on `listener` and returns a handle for graceful shutdown.

@@ -17,6 +17,7 @@ pub mod host;
 mod key_cache;
 pub mod log;
 mod middleware;
+pub mod openapi;
 pub mod params;
 mod path;
 mod problem;

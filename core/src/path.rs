@@ -79,6 +79,26 @@ impl PathTemplate {
     }
 }
 
+/// The path parameters a route validates: each template parameter's type as a schema, with the
+/// keywords the route adds for it (`minimum`, `pattern`, …) where the type says nothing.
+pub(crate) fn param_specs(template: &PathTemplate, extra: &[crate::spec::ParamSpec]) -> Vec<crate::spec::ParamSpec> {
+    template
+        .params
+        .iter()
+        .map(|p| {
+            let mut schema = p.kind.schema();
+            if let Some(extra) = extra.iter().find(|e| e.name == p.name) {
+                if let (Some(target), Some(source)) = (schema.as_object_mut(), extra.schema.as_object()) {
+                    for (key, value) in source {
+                        target.entry(key.clone()).or_insert_with(|| value.clone());
+                    }
+                }
+            }
+            crate::spec::ParamSpec { name: p.name.clone(), schema, required: Some(true) }
+        })
+        .collect()
+}
+
 /// Express, Fastify, Sinatra and Rails write a parameter as a `:name` segment; it means
 /// `{name}` here (a string). A colon inside a segment (`/a:b`, `/files/:name.json`) is refused
 /// with the braced spelling to use, rather than left for the router to misread; so is a `*`

@@ -58,21 +58,7 @@ impl CompiledRoute {
             (Handlers::Http(_), Some(_)) => return Err(SchemaError { message: format!("{label}: a WebSocket route needs a socket handler") }),
             (Handlers::Socket(_), None) => return Err(SchemaError { message: format!("{label}: a socket handler needs a WebSocket route") }),
         };
-        let path_specs: Vec<ParamSpec> = template
-            .params
-            .iter()
-            .map(|p| {
-                let mut schema = p.kind.schema();
-                if let Some(extra) = spec.path_params.iter().find(|e| e.name == p.name) {
-                    if let (Some(target), Some(source)) = (schema.as_object_mut(), extra.schema.as_object()) {
-                        for (key, value) in source {
-                            target.entry(key.clone()).or_insert_with(|| value.clone());
-                        }
-                    }
-                }
-                ParamSpec { name: p.name.clone(), schema, required: Some(true) }
-            })
-            .collect();
+        let path_specs = crate::path::param_specs(template, &spec.path_params);
         let limit = spec.body_limit.unwrap_or(config.body_limit);
         Ok(CompiledRoute {
             path: ParamSet::compile("path", &path_specs).map_err(in_route)?,

@@ -41,6 +41,28 @@ pub struct RouteSpec {
     /// route's, then the connection is upgraded and the handler gets a socket.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub websocket: Option<SocketSpec>,
+    /// The operation's one-line summary in the OpenAPI document.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+    /// The operation's description (Markdown) in the OpenAPI document.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The operation's id in the OpenAPI document (default: method and path, `get_users_id`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operation_id: Option<String>,
+    /// The OpenAPI tags the docs page groups the operation under.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+    /// Marked deprecated in the OpenAPI document (still served).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub deprecated: bool,
+    /// Whether the route is in the OpenAPI document at all.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub include_in_schema: bool,
+}
+
+fn is_true(value: &bool) -> bool {
+    *value
 }
 
 /// What a WebSocket route accepts beyond its parameters.
@@ -70,6 +92,12 @@ impl RouteSpec {
             body_limit: None,
             timeout_ms: None,
             websocket: None,
+            summary: None,
+            description: None,
+            operation_id: None,
+            tags: Vec::new(),
+            deprecated: false,
+            include_in_schema: true,
         }
     }
 }
@@ -250,6 +278,19 @@ pub struct AppConfig {
     pub max_part_header_bytes: usize,
     /// Multipart bodies: longest file name, in bytes.
     pub max_filename_bytes: usize,
+    /// The API's name in the OpenAPI document (`info.title`).
+    pub title: String,
+    /// The API's version in the OpenAPI document (`info.version`).
+    pub version: String,
+    /// The API's description (Markdown) in the OpenAPI document.
+    pub description: Option<String>,
+    /// The OpenAPI document's `servers` (`{"url": ..., "description": ...}` objects).
+    pub servers: Vec<Json>,
+    /// The OpenAPI document's `tags` (`{"name": ..., "description": ...}` objects).
+    pub openapi_tags: Vec<Json>,
+    /// Where the OpenAPI document is served (GET); `None` serves none. A route of the app's own
+    /// at the same path wins.
+    pub openapi_url: Option<String>,
 }
 
 impl Default for AppConfig {
@@ -281,6 +322,12 @@ impl Default for AppConfig {
             max_multipart_parts: 1000,
             max_part_header_bytes: 8 * 1024,
             max_filename_bytes: 255,
+            title: "Ferrule".into(),
+            version: "0.1.0".into(),
+            description: None,
+            servers: Vec::new(),
+            openapi_tags: Vec::new(),
+            openapi_url: Some("/openapi.json".into()),
         }
     }
 }
@@ -325,6 +372,9 @@ impl AppConfig {
         }
         if self.http2_max_concurrent_streams == 0 {
             return Err("http2_max_concurrent_streams must be at least 1".into());
+        }
+        if let Some(url) = self.openapi_url.as_deref().filter(|url| !url.starts_with('/')) {
+            return Err(format!("openapi_url must be a path starting with `/`, not `{url}`"));
         }
         Ok(())
     }

@@ -122,3 +122,42 @@ fn a_panicking_handler_is_a_500_and_the_server_stays_up() {
     }
     rt.block_on(server.shutdown()).unwrap();
 }
+
+/// One GET on a fresh connection: the status line and body.
+fn get(addr: std::net::SocketAddr, path: &str) -> (String, String) {
+    let stream = TcpStream::connect(addr).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut writer = stream.try_clone().unwrap();
+    writer.write_all(format!("GET {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n").as_bytes()).unwrap();
+    read_response(&mut BufReader::new(stream))
+}
+
+#[test]
+fn the_openapi_document_is_served_where_configured_unless_a_route_is_there() {
+    let rt = runtime();
+    let serve = |app: App| rt.block_on(async { app.serve(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap()).await.unwrap() });
+
+    let document = app().openapi().unwrap();
+    let server = serve(app());
+    let (status, body) = get(server.local_addr(), "/openapi.json");
+    assert_eq!(status, "HTTP/1.1 200 OK");
+    assert_eq!(serde_json::from_str::<serde_json::Value>(&body).unwrap(), document);
+    assert!(document["paths"]["/hello"]["get"].is_object());
+    rt.block_on(server.shutdown()).unwrap();
+
+    let moved = App::with_config(AppConfig { openapi_url: Some("/api/openapi.json".into()), ..Default::default() });
+    let server = serve(moved.route(RouteSpec::get("/hello"), |_: RequestData| async { "hello" }));
+    assert_eq!(get(server.local_addr(), "/api/openapi.json").0, "HTTP/1.1 200 OK");
+    assert_eq!(get(server.local_addr(), "/openapi.json").0, "HTTP/1.1 404 Not Found");
+    rt.block_on(server.shutdown()).unwrap();
+
+    let off = App::with_config(AppConfig { openapi_url: None, ..Default::default() });
+    let server = serve(off.route(RouteSpec::get("/hello"), |_: RequestData| async { "hello" }));
+    assert_eq!(get(server.local_addr(), "/openapi.json").0, "HTTP/1.1 404 Not Found");
+    rt.block_on(server.shutdown()).unwrap();
+
+    let own = App::new().route(RouteSpec::get("/openapi.json"), |_: RequestData| async { "mine" });
+    let server = serve(own);
+    assert_eq!(get(server.local_addr(), "/openapi.json"), ("HTTP/1.1 200 OK".to_owned(), "mine".to_owned()));
+    rt.block_on(server.shutdown()).unwrap();
+}

@@ -128,6 +128,12 @@ impl NativeApp {
         Ok(index)
     }
 
+    /// The OpenAPI document of the routes declared so far, as indented JSON.
+    #[napi]
+    pub fn openapi(&self) -> Result<String> {
+        self.host.openapi().map_err(host_error)
+    }
+
     /// Starts serving on `fd` (a listening socket inherited from the primary process) or
     /// `host:port`; returns the bound port. `onJobs` is called on the JS thread whenever
     /// requests wait for `dispatch()`.

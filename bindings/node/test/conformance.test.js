@@ -18,8 +18,9 @@ const CATEGORIES = fs.readdirSync(path.join(FIXTURES, 'conformance')).filter((f)
 function build(category, handlers) {
   const fixture = JSON.parse(fs.readFileSync(path.join(FIXTURES, 'conformance', `${category}.json`), 'utf8'));
   const options = {};
-  const names = { body_limit: 'bodyLimit', cors: 'cors', compression: 'compression', request_id: 'requestId', timeout_ms: 'timeout', max_header_bytes: 'maxHeaderBytes', shutdown_timeout_ms: 'shutdownTimeout' };
-  for (const [key, value] of Object.entries(fixture.app || {})) options[names[key]] = value;
+  // The core's setting names in Node's spelling (camelCase, a duration's `_ms` left off).
+  const nodeName = (core) => core.replace(/_ms$/, '').replace(/_([a-z0-9])/g, (_, c) => c.toUpperCase());
+  for (const [key, value] of Object.entries(fixture.app || {})) options[nodeName(key)] = value;
   const app = new App(options);
   for (const route of fixture.routes) {
     const { handler, ...spec } = route;

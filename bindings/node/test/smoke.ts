@@ -49,7 +49,12 @@ app.ws("/feed", async (socket: WebSocket) => {
   socket.close(1000, "done");
 });
 
+const shop = new App({ title: "Shop", version: "2.1", openapiUrl: null });
+shop.get("/items/{id:int}", { schema: { summary: "One item", tags: ["items"] }, deprecated: true }, ({ params }) => ({ id: params.id }));
+const paths: Record<string, unknown> = shop.openapi().paths;
+
 export async function main(): Promise<void> {
+  console.log(Object.keys(paths));
   const info = await app.listen({ host: "127.0.0.1", port: 0, handleSignals: false });
   console.log(version(), info);
   await app.close();

@@ -1,4 +1,5 @@
-"""``python -m ferrule module:app [--host H] [--port P] [--workers N] [--threads T]``"""
+"""``python -m ferrule module:app [--host H] [--port P] [--workers N] [--threads T]``, and
+``python -m ferrule openapi module:app`` to print its OpenAPI document."""
 
 from __future__ import annotations
 
@@ -26,6 +27,9 @@ def load(target: str) -> object:
 def main(argv: list[str] | None = None) -> None:
     from .app import App
 
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["openapi"]:
+        return print_openapi(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m ferrule", description="Serve a Ferrule app.")
     parser.add_argument("app", help="MODULE:ATTRIBUTE, e.g. main:app")
     parser.add_argument("--host", default="127.0.0.1")
@@ -42,6 +46,20 @@ def main(argv: list[str] | None = None) -> None:
         app.run(args.host, args.port, workers=args.workers, threads=args.threads)
     except OSError as e:
         raise SystemExit(f"ferrule: {e}") from None
+
+
+def print_openapi(argv: list[str]) -> None:
+    """``python -m ferrule openapi module:app``: the app's OpenAPI document on standard output,
+    without serving (for CI to diff or a client generator to read)."""
+    from .app import App
+
+    parser = argparse.ArgumentParser(prog="python -m ferrule openapi", description="Print a Ferrule app's OpenAPI document.")
+    parser.add_argument("app", help="MODULE:ATTRIBUTE, e.g. main:app")
+    args = parser.parse_args(argv)
+    app = load(args.app)
+    if not isinstance(app, App):
+        raise SystemExit(f"ferrule: {args.app} is a {type(app).__name__}, not a ferrule.App")
+    sys.stdout.write(app._native_app.openapi())
 
 
 if __name__ == "__main__":

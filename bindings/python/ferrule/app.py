@@ -19,7 +19,19 @@ __all__ = ["App"]
 Handler = TypeVar("Handler", bound=Callable[..., Any])
 
 _METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
-_ROUTE_OPTIONS = ("cors", "compression", "body_limit", "timeout_ms")
+_ROUTE_OPTIONS = (
+    "cors",
+    "compression",
+    "body_limit",
+    "timeout_ms",
+    "summary",
+    "description",
+    "operation_id",
+    "tags",
+    "deprecated",
+    "include_in_schema",
+)
+_UNSET: Any = object()
 
 
 class _Route:
@@ -35,6 +47,13 @@ class _Route:
             handler = _in_thread_pool(handler)
         self.handler = handler
         self.is_async = inspect.iscoroutinefunction(handler)
+
+
+def _documented(handler: Callable[..., Any]) -> dict[str, Any]:
+    """The operation's description from the handler's docstring, as FastAPI takes it (a
+    ``description=`` option still wins)."""
+    doc = inspect.getdoc(handler)
+    return {"description": doc} if doc else {}
 
 
 def _in_thread_pool(handler: Callable[..., Any]) -> Callable[..., Any]:
@@ -97,7 +116,9 @@ class App:
     default 15 s); WebSockets: ``ws_max_message_bytes`` (→ close 1009, default 16 MiB),
     ``ws_send_buffer_bytes`` (unread by a client → close 1008, default 1 MiB),
     ``ws_idle_timeout_ms`` (silent → ping, then close 1001; default 60 s); input limits: ``max_json_depth``, ``max_multipart_parts``,
-    ``max_part_header_bytes``, ``max_filename_bytes``.
+    ``max_part_header_bytes``, ``max_filename_bytes``. The OpenAPI document: ``title``,
+    ``version``, ``description``, ``servers``, ``openapi_tags``, and ``openapi_url`` (default
+    ``/openapi.json``; ``None`` serves none).
     """
 
     def __init__(
@@ -129,6 +150,12 @@ class App:
         max_multipart_parts: Optional[int] = None,
         max_part_header_bytes: Optional[int] = None,
         max_filename_bytes: Optional[int] = None,
+        title: Optional[str] = None,
+        version: Optional[str] = None,
+        description: Optional[str] = None,
+        servers: Optional[list[dict[str, Any]]] = None,
+        openapi_tags: Optional[list[dict[str, Any]]] = None,
+        openapi_url: Optional[str] = _UNSET,
     ) -> None:
         settings = {
             "body_limit": body_limit,
@@ -157,8 +184,15 @@ class App:
             "max_multipart_parts": max_multipart_parts,
             "max_part_header_bytes": max_part_header_bytes,
             "max_filename_bytes": max_filename_bytes,
+            "title": title,
+            "version": version,
+            "description": description,
+            "servers": servers,
+            "openapi_tags": openapi_tags,
         }
         self.config = {k: v for k, v in settings.items() if v is not None}
+        if openapi_url is not _UNSET:
+            self.config["openapi_url"] = openapi_url  # None switches the document off, as in FastAPI
         # Routes go to the core as they are declared, so a bad one fails at its decorator.
         self._native_app = _ferrule.NativeApp(json.dumps(self.config), Response, HTTPException)
         self._server: Optional[_ferrule.ServerHandle] = None
@@ -178,7 +212,9 @@ class App:
         handler's signature (see ``ferrule.params``). Options: ``status_code`` of plain return
         values; ``blocking=True`` for a ``def`` handler that waits on I/O (it then runs in a
         thread pool instead of on the event loop's thread, see the README); per-route ``cors``,
-        ``compression``, ``body_limit``, ``timeout_ms``."""
+        ``compression``, ``body_limit``, ``timeout_ms``; for the OpenAPI document ``summary``,
+        ``description`` (default: the docstring), ``operation_id``, ``tags``, ``deprecated``,
+        ``include_in_schema``."""
         for name in options:
             if name not in _ROUTE_OPTIONS:
                 raise TypeError(_ferrule.unknown_option("route option", name, [*_ROUTE_OPTIONS, "status_code", "blocking"]))
@@ -192,7 +228,7 @@ class App:
                 method = method.upper()
                 if method not in _METHODS:
                     raise ValueError(f"{method} is not a supported method ({', '.join(_METHODS)})")
-                spec = {"method": method, "path": analysis.path, **analysis.spec, **options}
+                spec = {"method": method, "path": analysis.path, **analysis.spec, **_documented(handler), **options}
                 self._declare(_Route(spec, called, analysis.arguments, status_code, blocking))
             return handler
 
@@ -268,6 +304,12 @@ class App:
         self._declare(_Route(dict(spec), handler, arguments, status_code, blocking))
 
     # -- serving ----------------------------------------------------------------------------
+
+    def openapi(self) -> dict[str, Any]:
+        """The app's OpenAPI 3.1 document, as served at ``openapi_url`` (``/openapi.json``):
+        every route declared so far. ``python -m ferrule openapi module:app`` prints it."""
+        document: dict[str, Any] = json.loads(self._native_app.openapi())
+        return document
 
     def _declare(self, route: _Route) -> None:
         self._native_app.add_route(json.dumps(route.spec), route.handler, route.arguments, route.is_async, route.status_code)

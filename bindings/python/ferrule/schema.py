@@ -256,7 +256,8 @@ class _Describer:
                 properties[field.name] = {**info.schema, "default": field.default}
             if info.convert is not None:
                 converters[field.name] = info.convert
-        schema: dict[str, Any] = {"type": "object", "properties": properties}
+        # The class's name is the model's name in the OpenAPI document (its component).
+        schema: dict[str, Any] = {"title": cls.__name__, "type": "object", "properties": properties}
         if required:
             schema["required"] = required
         names = tuple(properties)
@@ -281,7 +282,7 @@ class _Describer:
             properties[name] = info.schema
             if info.convert is not None:
                 converters[name] = info.convert
-        schema: dict[str, Any] = {"type": "object", "properties": properties}
+        schema: dict[str, Any] = {"title": cls.__name__, "type": "object", "properties": properties}
         # With postponed annotations a class sees "NotRequired[...]" only as text; the resolved
         # hints are authoritative.
         required_keys = set(getattr(cls, "__required_keys__", ()))

@@ -44,6 +44,11 @@ impl NativeApp {
         Ok(())
     }
 
+    /// The OpenAPI document of the routes declared so far, as indented JSON.
+    fn openapi(&self) -> PyResult<String> {
+        self.host.openapi().map_err(host_error)
+    }
+
     /// From now on the app's log records go to Python's `logging`, through the returned drain
     /// (which the event loop watches). Each `serve()` asks for its own.
     fn route_logs(&self) -> PyResult<LogDrain> {

@@ -82,6 +82,11 @@ impl NativeApp {
         Ok(index)
     }
 
+    /// `openapi`: the OpenAPI document of the routes declared so far, as indented JSON.
+    pub fn openapi(ruby: &Ruby, rb_self: &Self) -> Result<String, Error> {
+        rb_self.host.openapi().map_err(|e| host_error(ruby, e))
+    }
+
     /// `start(host, port, fd, threads)`: serves on `fd` (a listening socket inherited by a
     /// forked worker) or `host:port`; returns the bound port.
     pub fn start(ruby: &Ruby, rb_self: &Self, host: String, port: u16, fd: Option<i32>, threads: Option<usize>) -> Result<u16, Error> {

@@ -40,6 +40,7 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     class.define_singleton_method("setting_names", function!(ferrule_core::spec::app_setting_names, 0))?;
     class.define_singleton_method("unknown_option", function!(app::unknown_option, 3))?;
     class.define_method("add_route", method!(NativeApp::add_route, 2))?;
+    class.define_method("openapi", method!(NativeApp::openapi, 0))?;
     class.define_method("start", method!(NativeApp::start, 4))?;
     class.define_method("announce", method!(NativeApp::announce, 0))?;
     class.define_method("route_logs", method!(NativeApp::route_logs, 0))?;

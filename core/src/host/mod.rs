@@ -169,6 +169,16 @@ impl<R: Send + Sync + 'static> Host<R> {
         lock(&self.logs).clone()
     }
 
+    /// The OpenAPI document of the routes declared so far (the one the server will serve at
+    /// `openapi_url`), as indented JSON for a binding to print or parse.
+    pub fn openapi(&self) -> Result<String, HostError> {
+        let routes = self.routes();
+        let document = crate::openapi::document(&self.config, routes.iter().map(|route| &route.spec)).map_err(HostError::Route)?;
+        let mut text = serde_json::to_string_pretty(&document).map_err(|e| HostError::Route(format!("the OpenAPI document: {e}")))?;
+        text.push('\n');
+        Ok(text)
+    }
+
     /// The routes declared so far, in order.
     pub fn routes(&self) -> Vec<Arc<HostRoute<R>>> {
         lock(&self.table).routes.clone()

@@ -44,6 +44,7 @@ categories!(
     raw_inputs,
     streaming,
     websocket,
+    openapi,
 );
 
 #[test]
@@ -101,5 +102,11 @@ fn fixtures_follow_their_schema_and_the_schema_follows_the_core() {
     full.body_limit = Some(1);
     full.timeout_ms = Some(1);
     full.websocket = Some(Default::default());
+    full.summary = Some("s".into());
+    full.description = Some("d".into());
+    full.operation_id = Some("o".into());
+    full.tags = vec!["t".into()];
+    full.deprecated = true;
+    full.include_in_schema = false;
     assert_eq!(route_in_schema, keys(&serde_json::to_value(&full).unwrap()), "fixture.schema.json's route properties against RouteSpec");
 }

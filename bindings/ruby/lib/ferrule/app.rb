@@ -9,8 +9,10 @@ module Ferrule
     METHODS = %w[GET POST PUT PATCH DELETE HEAD OPTIONS].freeze
     # The core's own list of settings: a new one reaches Ruby without an edit here.
     SETTINGS = NativeApp.setting_names.map(&:to_sym).freeze
-    ROUTE_OPTIONS = %i[query headers cookies params body form multipart text bytes body_required max_file_size
-                       cors compression body_limit timeout_ms status].freeze
+    # What a route says about itself in the OpenAPI document.
+    DOC_OPTIONS = %i[summary description operation_id tags deprecated include_in_schema].freeze
+    ROUTE_OPTIONS = (%i[query headers cookies params body form multipart text bytes body_required max_file_size
+                        cors compression body_limit timeout_ms status] + DOC_OPTIONS).freeze
     SOCKET_OPTIONS = %i[query headers cookies params cors].freeze
     DEFAULT_THREADS = 5
     BODY_KINDS = { body: "json", form: "form", multipart: "multipart", text: "text", bytes: "bytes" }.freeze
@@ -39,9 +41,22 @@ module Ferrule
 
       settings[:log_level] = "off" if logger == false && !settings.key?(:log_level)
       @logger = logger || nil
-      @native = NativeApp.new(JSON.generate(settings.compact), Request, UploadedFile, Response, HTTPError)
+      config = settings.compact
+      config[:openapi_url] = nil if settings.key?(:openapi_url) && settings[:openapi_url].nil? # nil: no document
+      @native = NativeApp.new(JSON.generate(config), Request, UploadedFile, Response, HTTPError)
       # The handler blocks, by route index: held here, by this object, where the GC sees them.
       @handlers = []
+    end
+
+    # The app's OpenAPI 3.1 document (a Hash), as served at +openapi_url+ (/openapi.json; nil
+    # serves none): every route declared so far.
+    def openapi
+      JSON.parse(@native.openapi)
+    end
+
+    # The document as indented JSON, to write to a file for CI to diff.
+    def openapi_json
+      @native.openapi
     end
 
     # <tt>route("GET", "/users/{id:int}", query: {...}) { |req| ... }</tt>
@@ -51,7 +66,8 @@ module Ferrule
     # +params+ — extra constraints on path parameters (their types come from the template);
     # +body+ (JSON), +form+, +multipart+ (fields with <tt>format: "binary"</tt> are files),
     # +text+, +bytes+ — the body's schema (or true); +status+ of plain results; per route
-    # +cors+, +compression+, +body_limit+, +timeout_ms+.
+    # +cors+, +compression+, +body_limit+, +timeout_ms+; for the OpenAPI document +summary+,
+    # +description+, +operation_id+, +tags+, +deprecated+, +include_in_schema+.
     def route(method, path, status: 200, **options, &handler)
       raise ArgumentError, "ferrule: #{method} #{path} needs a block" unless handler
 
@@ -273,7 +289,7 @@ module Ferrule
         spec["body"]["schema"] = schema if schema.is_a?(Hash)
         spec["body"]["max_file_size"] = options.delete(:max_file_size) if options.key?(:max_file_size)
       end
-      %i[cors compression body_limit timeout_ms].each { |k| spec[k.to_s] = options.delete(k) if options.key?(k) }
+      (%i[cors compression body_limit timeout_ms] + DOC_OPTIONS).each { |k| spec[k.to_s] = options.delete(k) if options.key?(k) }
       options.each_key do |name|
         raise ArgumentError, "ferrule: #{NativeApp.unknown_option("route option for #{where}:", name.to_s, ROUTE_OPTIONS.map(&:to_s))}"
       end

@@ -1,0 +1,50 @@
+'use strict';
+// The OpenAPI document the core builds from the routes: served at /openapi.json to a real
+// client, the same as app.openapi(), with @fastify/swagger's route fields (summary,
+// description, tags, operationId, deprecated, hide) as options or in a Fastify-style schema.
+const { test } = require('node:test');
+const assert = require('node:assert');
+const { App } = require('ferrule');
+const { serving, request } = require('./support');
+
+function shop() {
+  const app = new App({ title: 'Shop', version: '2.1', openapiTags: [{ name: 'users' }] });
+  const user = { $id: 'https://example.com/schemas/User', type: 'object', properties: { name: { type: 'string' } }, required: ['name'] };
+  app.get('/users/{id:int}', { summary: 'One user', tags: ['users'], query: { type: 'object', properties: { verbose: { type: 'boolean' } } } }, ({ params }) => ({ id: params.id }));
+  app.post('/users', { schema: { body: user, description: 'Creates a user.', operationId: 'createUser', deprecated: true } }, ({ body }) => body);
+  app.get('/internal', { schema: { hide: true } }, () => 'hidden');
+  return app;
+}
+
+test('the served document is app.openapi() and describes each route', async () => {
+  const app = shop();
+  const document = app.openapi();
+  const reply = await serving(app, (port) => request(port, 'GET', '/openapi.json'));
+  assert.strictEqual(reply.status, 200);
+  assert.strictEqual(reply.headers['content-type'], 'application/json');
+  assert.deepStrictEqual(reply.json(), document);
+
+  assert.deepStrictEqual(document.info, { title: 'Shop', version: '2.1' });
+  assert.deepStrictEqual(Object.keys(document.paths).sort(), ['/users', '/users/{id}'], 'hide: true is left out');
+  const read = document.paths['/users/{id}'].get;
+  assert.strictEqual(read.summary, 'One user');
+  assert.deepStrictEqual(read.tags, ['users']);
+  assert.deepStrictEqual(read.parameters, [
+    { name: 'id', in: 'path', required: true, schema: { type: 'integer' } },
+    { name: 'verbose', in: 'query', required: false, schema: { type: 'boolean' } },
+  ]);
+  const create = document.paths['/users'].post;
+  assert.deepStrictEqual([create.description, create.operationId, create.deprecated], ['Creates a user.', 'createUser', true]);
+  assert.deepStrictEqual(create.requestBody.content['application/json'].schema, { $ref: '#/components/schemas/User' }, 'named by its $id');
+  assert.deepStrictEqual(document.components.schemas.User.required, ['name']);
+  assert.strictEqual(create.responses['422'].content['application/problem+json'].schema.$ref, '#/components/schemas/Problem');
+});
+
+test('openapiUrl moves the document or, null, switches it off', async () => {
+  const moved = new App({ openapiUrl: '/api/schema.json' });
+  const off = new App({ openapiUrl: null });
+  assert.strictEqual((await serving(moved, (port) => request(port, 'GET', '/api/schema.json'))).status, 200);
+  assert.strictEqual((await serving(off, (port) => request(port, 'GET', '/openapi.json'))).status, 404);
+  assert.throws(() => new App({ openapiUrl: 'schema.json' }), /openapi_url must be a path starting with `\/`/);
+  assert.throws(() => new App().get('/x', { summery: 'typo' }, () => 1), /summery.*did you mean summary/);
+});

@@ -1,0 +1,135 @@
+"""The OpenAPI document, built by the core from the routes: served at /openapi.json to a real
+client, the same as ``app.openapi()`` and ``python -m ferrule openapi``, with docstrings,
+route options and class names where FastAPI users expect them."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import textwrap
+from typing import Optional
+
+from ferrule import App, Query
+
+from support import request, serving
+
+
+@dataclasses.dataclass
+class Address:
+    city: str
+
+
+@dataclasses.dataclass
+class User:
+    name: str
+    address: Optional[Address] = None
+
+
+def shop() -> App:
+    app = App(title="Shop", version="2.1", description="Sells things.", openapi_tags=[{"name": "users"}])
+
+    @app.get("/users/{user_id:int}", summary="One user", tags=["users"])
+    def read_user(user_id: int, verbose: bool = Query(False)) -> dict:
+        """Reads a user.
+
+        Unknown ids get a 404."""
+        return {"id": user_id}
+
+    @app.post("/users", status_code=201, deprecated=True, operation_id="createUser")
+    def create_user(user: User) -> dict:
+        return {"name": user.name}
+
+    @app.get("/internal", include_in_schema=False)
+    def internal() -> str:
+        return "hidden"
+
+    return app
+
+
+def test_the_served_document_is_the_apps_and_describes_each_route() -> None:
+    app = shop()
+    document = app.openapi()
+    with serving(app) as port:
+        reply = request(port, "GET", "/openapi.json")
+    assert reply.status == 200
+    assert reply.headers["content-type"] == "application/json"
+    assert reply.json() == document
+
+    assert document["openapi"] == "3.1.0"
+    assert document["info"] == {"title": "Shop", "version": "2.1", "description": "Sells things."}
+    assert document["tags"] == [{"name": "users"}]
+    assert set(document["paths"]) == {"/users/{user_id}", "/users"}, "include_in_schema=False is left out"
+
+    read = document["paths"]["/users/{user_id}"]["get"]
+    assert read["summary"] == "One user"
+    assert read["description"] == "Reads a user.\n\nUnknown ids get a 404.", "the docstring, as FastAPI takes it"
+    assert read["tags"] == ["users"]
+    assert read["parameters"] == [
+        {"name": "user_id", "in": "path", "required": True, "schema": {"type": "integer"}},
+        {"name": "verbose", "in": "query", "required": False, "schema": {"type": "boolean", "default": False}},
+    ]
+    problem = {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
+    assert read["responses"]["422"]["content"] == problem
+
+    create = document["paths"]["/users"]["post"]
+    assert (create["operationId"], create["deprecated"]) == ("createUser", True)
+    assert create["requestBody"]["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/User"}
+    schemas = document["components"]["schemas"]
+    assert schemas["User"]["required"] == ["name"]
+    address = schemas["User"]["properties"]["address"]
+    assert {"$ref": "#/components/schemas/Address"} in address.get("anyOf", [address]), address
+    assert schemas["Address"]["properties"] == {"city": {"type": "string"}}
+
+
+def test_openapi_url_moves_or_switches_off_the_document_and_a_route_of_ones_own_wins() -> None:
+    moved = App(openapi_url="/api/schema.json")
+    off = App(openapi_url=None)
+    own = App()
+
+    @own.get("/openapi.json")
+    def mine() -> dict:
+        return {"mine": True}
+
+    for app, path, expected in ((moved, "/api/schema.json", 200), (moved, "/openapi.json", 404), (off, "/openapi.json", 404)):
+        with serving(app) as port:
+            assert request(port, "GET", path).status == expected, path
+    with serving(own) as port:
+        assert request(port, "GET", "/openapi.json").json() == {"mine": True}
+
+
+def test_a_bad_openapi_url_is_refused_in_one_line() -> None:
+    try:
+        App(openapi_url="openapi.json")
+    except ValueError as e:
+        assert "openapi_url must be a path starting with `/`" in str(e)
+    else:
+        raise AssertionError("a relative openapi_url was accepted")
+
+
+def test_python_m_ferrule_openapi_prints_the_document_without_serving(tmp_path: pathlib.Path) -> None:
+    (tmp_path / "shop_app.py").write_text(
+        textwrap.dedent(
+            """
+            from ferrule import App
+
+            app = App(title="Shop")
+
+            @app.get("/items/{item_id:int}")
+            def item(item_id: int) -> dict:
+                return {"id": item_id}
+            """
+        )
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-m", "ferrule", "openapi", "shop_app:app"], cwd=tmp_path, capture_output=True, timeout=60, env=env)
+    assert done.returncode == 0, done.stderr
+    document = json.loads(done.stdout)
+    assert document["info"]["title"] == "Shop"
+    assert list(document["paths"]) == ["/items/{item_id}"]
+    missing = subprocess.run([sys.executable, "-m", "ferrule", "openapi", "shop_app:nothing"], cwd=tmp_path, capture_output=True, timeout=60, env=env)
+    assert missing.returncode == 1
+    assert missing.stderr.decode().strip() == "ferrule: module 'shop_app' has no attribute 'nothing'"

@@ -1,0 +1,54 @@
+# frozen_string_literal: true
+
+# The OpenAPI document the core builds from the routes: served at /openapi.json to a real
+# client, the same as app.openapi, with each route's summary, tags and schema names.
+require "minitest/autorun"
+require_relative "support"
+
+class OpenapiTest < Minitest::Test
+  include Support
+
+  def shop
+    app = Ferrule::App.new(title: "Shop", version: "2.1", description: "Sells things.")
+    user = { "title" => "User", "type" => "object", "properties" => { "name" => { "type" => "string" } }, "required" => ["name"] }
+    app.get("/users/{id:int}", summary: "One user", tags: ["users"], query: { verbose: { "type" => "boolean", "default" => false } }) do |req|
+      { id: req.params[:id] }
+    end
+    app.post("/users", body: user, description: "Creates a user.", operation_id: "createUser", deprecated: true) { |req| req.body }
+    app.get("/internal", include_in_schema: false) { "hidden" }
+    app
+  end
+
+  def test_the_served_document_is_app_openapi_and_describes_each_route
+    app = shop
+    document = app.openapi
+    reply = serving(app) { |port| request(port, "GET", "/openapi.json") }
+    assert_equal 200, reply.status
+    assert_equal document, reply.json
+
+    assert_equal({ "title" => "Shop", "version" => "2.1", "description" => "Sells things." }, document["info"])
+    assert_equal ["/users", "/users/{id}"], document["paths"].keys.sort, "include_in_schema: false is left out"
+    read = document["paths"]["/users/{id}"]["get"]
+    assert_equal ["One user", ["users"]], [read["summary"], read["tags"]]
+    assert_equal [
+      { "name" => "id", "in" => "path", "required" => true, "schema" => { "type" => "integer" } },
+      { "name" => "verbose", "in" => "query", "required" => false, "schema" => { "type" => "boolean", "default" => false } }
+    ], read["parameters"]
+    create = document["paths"]["/users"]["post"]
+    assert_equal ["Creates a user.", "createUser", true], [create["description"], create["operationId"], create["deprecated"]]
+    assert_equal({ "$ref" => "#/components/schemas/User" }, create["requestBody"]["content"]["application/json"]["schema"])
+    assert_equal ["name"], document["components"]["schemas"]["User"]["required"]
+    assert_equal "#/components/schemas/Problem", create["responses"]["422"]["content"]["application/problem+json"]["schema"]["$ref"]
+  end
+
+  def test_openapi_url_moves_the_document_or_nil_switches_it_off
+    moved = Ferrule::App.new(openapi_url: "/api/schema.json")
+    moved.get("/x") { "x" }
+    off = Ferrule::App.new(openapi_url: nil)
+    off.get("/x") { "x" }
+    assert_equal 200, serving(moved) { |port| request(port, "GET", "/api/schema.json") }.status
+    assert_equal 404, serving(off) { |port| request(port, "GET", "/openapi.json") }.status
+    error = assert_raises(ArgumentError) { Ferrule::App.new(openapi_url: "schema.json") }
+    assert_includes error.message, "openapi_url must be a path starting with `/`"
+  end
+end

@@ -1,0 +1,184 @@
+//! OpenAPI 3.1 from the route table, built once here for every language: each route's typed
+//! path, query, header and cookie parameters, its body per content type, and the problem
+//! responses the core itself sends, with named schemas as `components`. The app serves it at
+//! `openapi_url` (`/openapi.json` by default, as FastAPI does; `None` switches it off), and
+//! every binding can print it without starting a server, so CI can diff it.
+//!
+//! The document is made when the app starts and served as the same bytes every time: nothing
+//! on any request path pays for it.
+
+mod components;
+
+use crate::path::PathTemplate;
+use crate::problem::PROBLEM_JSON;
+use crate::spec::{AppConfig, BodyKind, ParamSpec, RouteSpec};
+use components::Components;
+use serde_json::{json, Map, Value as Json};
+
+/// The document for `routes` (WebSocket routes and those with `include_in_schema: false` are
+/// left out, as FastAPI leaves them out).
+pub fn document<'a>(config: &AppConfig, routes: impl IntoIterator<Item = &'a RouteSpec>) -> Result<Json, String> {
+    let mut components = Components::default();
+    components.insert_fixed("Problem", problem_schema());
+    let mut paths = Map::new();
+    for spec in routes {
+        if spec.websocket.is_some() || !spec.include_in_schema {
+            continue;
+        }
+        let template = PathTemplate::parse(&spec.path)?;
+        let path = template.axum_path.replace("{*", "{");
+        let method = spec.method.to_ascii_lowercase();
+        let operation = operation(spec, &template, &path, &method, &mut components);
+        let item = paths.entry(path).or_insert_with(|| Json::Object(Map::new()));
+        if let Json::Object(item) = item {
+            item.insert(method, operation);
+        }
+    }
+    let mut info = Map::new();
+    info.insert("title".into(), json!(config.title));
+    info.insert("version".into(), json!(config.version));
+    if let Some(description) = &config.description {
+        info.insert("description".into(), json!(description));
+    }
+    let mut document = Map::new();
+    document.insert("openapi".into(), json!("3.1.0"));
+    document.insert("info".into(), Json::Object(info));
+    if !config.servers.is_empty() {
+        document.insert("servers".into(), json!(config.servers));
+    }
+    document.insert("paths".into(), Json::Object(paths));
+    document.insert("components".into(), json!({ "schemas": components.into_json() }));
+    if !config.openapi_tags.is_empty() {
+        document.insert("tags".into(), json!(config.openapi_tags));
+    }
+    Ok(Json::Object(document))
+}
+
+fn operation(spec: &RouteSpec, template: &PathTemplate, path: &str, method: &str, components: &mut Components) -> Json {
+    let mut operation = Map::new();
+    if !spec.tags.is_empty() {
+        operation.insert("tags".into(), json!(spec.tags));
+    }
+    if let Some(summary) = &spec.summary {
+        operation.insert("summary".into(), json!(summary));
+    }
+    if let Some(description) = &spec.description {
+        operation.insert("description".into(), json!(description));
+    }
+    operation.insert("operationId".into(), json!(spec.operation_id.clone().unwrap_or_else(|| default_operation_id(method, path))));
+    if spec.deprecated {
+        operation.insert("deprecated".into(), json!(true));
+    }
+    let path_params = crate::path::param_specs(template, &spec.path_params);
+    let mut parameters = Vec::new();
+    for (location, params) in [("path", &path_params), ("query", &spec.query), ("header", &spec.headers), ("cookie", &spec.cookies)] {
+        parameters.extend(params.iter().map(|param| parameter(location, param, components)));
+    }
+    if !parameters.is_empty() {
+        operation.insert("parameters".into(), Json::Array(parameters));
+    }
+    if let Some(body) = &spec.body {
+        let schema = body.schema.as_ref().map_or_else(|| default_body_schema(body.kind), |schema| components.body_schema(schema));
+        let mut content = Map::new();
+        for media_type in media_types(body.kind) {
+            content.insert((*media_type).to_owned(), json!({ "schema": schema }));
+        }
+        operation.insert("requestBody".into(), json!({ "required": body.required, "content": content }));
+    }
+    let problem = json!({ PROBLEM_JSON: { "schema": { "$ref": "#/components/schemas/Problem" } } });
+    let mut responses = Map::new();
+    responses.insert("200".into(), json!({ "description": "Successful response" }));
+    if validates(spec, &path_params) {
+        responses.insert("422".into(), json!({ "description": "The request failed validation: each error says where and why", "content": problem }));
+    }
+    responses.insert("4XX".into(), json!({ "description": "A client error", "content": problem }));
+    responses.insert("5XX".into(), json!({ "description": "A server error (nothing of the handler's own leaks)", "content": problem }));
+    operation.insert("responses".into(), Json::Object(responses));
+    Json::Object(operation)
+}
+
+fn parameter(location: &str, param: &ParamSpec, components: &mut Components) -> Json {
+    let mut out = Map::new();
+    out.insert("name".into(), json!(param.name));
+    out.insert("in".into(), json!(location));
+    // A path parameter is required by the path itself (OpenAPI insists on `true`).
+    out.insert("required".into(), json!(location == "path" || param.is_required()));
+    if let Some(description) = param.schema.get("description") {
+        out.insert("description".into(), description.clone());
+    }
+    if param.schema.get("deprecated") == Some(&Json::Bool(true)) {
+        out.insert("deprecated".into(), json!(true));
+    }
+    out.insert("schema".into(), components.param_schema(&param.schema));
+    Json::Object(out)
+}
+
+/// Whether the core may answer 422: something of the request is validated.
+fn validates(spec: &RouteSpec, path_params: &[ParamSpec]) -> bool {
+    let typed_path = path_params.iter().any(|p| p.schema != json!({"type": "string"}));
+    typed_path || !spec.query.is_empty() || !spec.headers.is_empty() || !spec.cookies.is_empty() || spec.body.is_some()
+}
+
+fn media_types(kind: BodyKind) -> &'static [&'static str] {
+    match kind {
+        BodyKind::Json => &["application/json"],
+        BodyKind::Form => &["application/x-www-form-urlencoded"],
+        BodyKind::Multipart => &["multipart/form-data"],
+        BodyKind::Bytes => &["application/octet-stream"],
+        BodyKind::Text => &["text/plain"],
+    }
+}
+
+fn default_body_schema(kind: BodyKind) -> Json {
+    match kind {
+        BodyKind::Bytes => json!({ "type": "string", "contentMediaType": "application/octet-stream" }),
+        BodyKind::Text => json!({ "type": "string" }),
+        BodyKind::Form | BodyKind::Multipart => json!({ "type": "object" }),
+        BodyKind::Json => json!({}),
+    }
+}
+
+/// `get` + `/users/{id}/posts` → `get_users_id_posts`: unique per method and path.
+fn default_operation_id(method: &str, path: &str) -> String {
+    let mut id = String::from(method);
+    for word in path.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| !w.is_empty()) {
+        id.push('_');
+        id.push_str(word);
+    }
+    id
+}
+
+/// RFC 9457's members and the validation errors the core adds (`crate::problem`).
+fn problem_schema() -> Json {
+    json!({
+        "title": "Problem",
+        "type": "object",
+        "description": "An RFC 9457 problem: every error the server sends has this shape.",
+        "properties": {
+            "type": { "type": "string", "format": "uri-reference", "default": "about:blank" },
+            "title": { "type": "string" },
+            "status": { "type": "integer", "minimum": 100, "maximum": 599 },
+            "detail": { "type": "string" },
+            "instance": { "type": "string", "format": "uri-reference" },
+            "errors": {
+                "type": "array",
+                "description": "Validation failures, in FastAPI's shape.",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "type": { "type": "string", "description": "What failed (pydantic's names: `missing`, `int_parsing`, …)." },
+                        "loc": { "type": "array", "items": { "type": ["string", "integer"] }, "description": "Where: the source, then field names and indexes." },
+                        "msg": { "type": "string" },
+                        "input": {},
+                        "ctx": { "type": "object" }
+                    },
+                    "required": ["type", "loc", "msg"]
+                }
+            }
+        },
+        "required": ["title", "status"]
+    })
+}
+
+#[cfg(test)]
+mod tests;

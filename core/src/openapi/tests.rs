@@ -1,0 +1,76 @@
+use super::document;
+use crate::spec::{AppConfig, BodySpec, ParamSpec, RouteSpec};
+use serde_json::json;
+
+fn routes() -> Vec<RouteSpec> {
+    let user = json!({
+        "title": "User", "type": "object",
+        "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/Address"}},
+        "required": ["name"],
+        "$defs": {"Address": {"title": "Address", "type": "object", "properties": {"city": {"type": "string"}}}}
+    });
+    vec![
+        RouteSpec {
+            summary: Some("One user".into()),
+            tags: vec!["users".into()],
+            ..RouteSpec::get("/users/{id:int}").query("verbose", json!({"type": "boolean", "default": false}))
+        },
+        RouteSpec { deprecated: true, operation_id: Some("createUser".into()), body: Some(BodySpec::json(user)), ..RouteSpec::post("/users") },
+        RouteSpec { headers: vec![ParamSpec::new("x-token", json!({"type": "string", "description": "who asks"}))], ..RouteSpec::get("/files/{rest:path}") },
+        RouteSpec { include_in_schema: false, ..RouteSpec::get("/internal") },
+        RouteSpec::websocket("/ws", &[]),
+        RouteSpec::get("/health"),
+    ]
+}
+
+#[test]
+fn every_route_is_an_operation_with_its_parameters_body_and_problem_responses() {
+    let config = AppConfig { title: "Shop".into(), version: "2.1".into(), ..AppConfig::default() };
+    let doc = document(&config, &routes()).unwrap();
+    assert_eq!(doc["openapi"], "3.1.0");
+    assert_eq!(doc["info"], json!({"title": "Shop", "version": "2.1"}));
+    let paths = doc["paths"].as_object().unwrap();
+    assert_eq!(paths.keys().collect::<Vec<_>>(), ["/files/{rest}", "/health", "/users", "/users/{id}"], "no /internal, no /ws");
+
+    let get_user = &doc["paths"]["/users/{id}"]["get"];
+    assert_eq!(get_user["summary"], "One user");
+    assert_eq!(get_user["tags"], json!(["users"]));
+    assert_eq!(get_user["operationId"], "get_users_id");
+    assert_eq!(
+        get_user["parameters"],
+        json!([
+            {"name": "id", "in": "path", "required": true, "schema": {"type": "integer"}},
+            {"name": "verbose", "in": "query", "required": false, "schema": {"type": "boolean", "default": false}}
+        ])
+    );
+    assert_eq!(get_user["responses"]["422"]["content"]["application/problem+json"]["schema"]["$ref"], "#/components/schemas/Problem");
+
+    let create = &doc["paths"]["/users"]["post"];
+    assert_eq!((create["operationId"].as_str(), create["deprecated"].as_bool()), (Some("createUser"), Some(true)));
+    assert_eq!(create["requestBody"], json!({"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/User"}}}}));
+    let schemas = &doc["components"]["schemas"];
+    assert_eq!(schemas["User"]["properties"]["address"]["$ref"], "#/components/schemas/Address");
+    assert_eq!(schemas["Address"]["properties"]["city"]["type"], "string");
+    assert_eq!(schemas["Problem"]["required"], json!(["title", "status"]));
+
+    let files = &doc["paths"]["/files/{rest}"]["get"]["parameters"];
+    assert_eq!(files[1], json!({"name": "x-token", "in": "header", "required": true, "description": "who asks", "schema": {"type": "string", "description": "who asks"}}));
+    // Nothing of /health is validated: no 422, the client and server errors still documented.
+    let health = doc["paths"]["/health"]["get"]["responses"].as_object().unwrap();
+    assert_eq!(health.keys().collect::<Vec<_>>(), ["200", "4XX", "5XX"]);
+}
+
+#[test]
+fn app_settings_fill_info_servers_and_tags() {
+    let config = AppConfig {
+        description: Some("Sells things.".into()),
+        servers: vec![json!({"url": "https://api.example.com"})],
+        openapi_tags: vec![json!({"name": "users", "description": "People"})],
+        ..AppConfig::default()
+    };
+    let doc = document(&config, &[]).unwrap();
+    assert_eq!(doc["info"], json!({"title": "Ferrule", "version": "0.1.0", "description": "Sells things."}));
+    assert_eq!(doc["servers"], json!([{"url": "https://api.example.com"}]));
+    assert_eq!(doc["tags"][0]["name"], "users");
+    assert_eq!(doc["paths"], json!({}));
+}
