@@ -135,7 +135,14 @@ function paramsOf(schema, where) {
     throw new TypeError(`ferrule: ${where} must be an object schema with properties`);
   }
   const required = new Set(schema.required || []);
-  return Object.entries(schema.properties).map(([name, property]) => ({ name, schema: property, required: required.has(name) }));
+  return Object.entries(schema.properties).map(([name, property]) => {
+    // OpenAPI's `style` and `explode` of an array parameter ride along in its property.
+    const { style, explode, ...rest } = property || {};
+    const param = { name, schema: rest, required: required.has(name) };
+    if (style !== undefined) param.style = style;
+    if (explode !== undefined) param.explode = explode;
+    return param;
+  });
 }
 
 /**

@@ -94,7 +94,7 @@ pub(crate) fn param_specs(template: &PathTemplate, extra: &[crate::spec::ParamSp
                     }
                 }
             }
-            crate::spec::ParamSpec { name: p.name.clone(), schema, required: Some(true) }
+            crate::spec::ParamSpec { required: Some(true), ..crate::spec::ParamSpec::new(p.name.clone(), schema) }
         })
         .collect()
 }

@@ -116,6 +116,42 @@ pub struct ParamSpec {
     /// Defaults to "required unless the schema has a `default`".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub required: Option<bool>,
+    /// How an array query parameter is written, as OpenAPI says it (default `form`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub style: Option<ParamStyle>,
+    /// OpenAPI's `explode`: whether each item is a `key=value` of its own (the default for
+    /// `form`) or the items are one value joined by the style's separator (the default for the
+    /// others).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explode: Option<bool>,
+}
+
+/// OpenAPI's styles for array query parameters. Whatever the style, the bracket convention of
+/// PHP, Rails and `qs` (`tag[]=a&tag[]=b`) is read as the array `tag` too.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub enum ParamStyle {
+    /// `tag=a&tag=b`, or with `explode: false`, `tag=a,b`.
+    Form,
+    /// `tag=a|b`.
+    PipeDelimited,
+    /// `tag=a%20b`.
+    SpaceDelimited,
+}
+
+impl ParamSpec {
+    /// The separator of one value's items: none when each item is a key of its own.
+    pub(crate) fn separator(&self) -> Option<char> {
+        let style = self.style.unwrap_or(ParamStyle::Form);
+        if self.explode.unwrap_or(style == ParamStyle::Form) {
+            return None;
+        }
+        Some(match style {
+            ParamStyle::Form => ',',
+            ParamStyle::PipeDelimited => '|',
+            ParamStyle::SpaceDelimited => ' ',
+        })
+    }
 }
 
 fn string_schema() -> Json {
@@ -124,7 +160,7 @@ fn string_schema() -> Json {
 
 impl ParamSpec {
     pub fn new(name: impl Into<String>, schema: Json) -> Self {
-        ParamSpec { name: name.into(), schema, required: None }
+        ParamSpec { name: name.into(), schema, required: None, style: None, explode: None }
     }
 
     pub fn optional(mut self) -> Self {

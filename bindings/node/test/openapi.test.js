@@ -48,3 +48,13 @@ test('openapiUrl moves the document or, null, switches it off', async () => {
   assert.throws(() => new App({ openapiUrl: 'schema.json' }), /openapi_url must be a path starting with `\/`/);
   assert.throws(() => new App().get('/x', { summery: 'typo' }, () => 1), /summery.*did you mean summary/);
 });
+
+test("an array's OpenAPI style rides in its property: read that way and documented", async () => {
+  const app = new App();
+  const query = { type: 'object', properties: { ids: { type: 'array', items: { type: 'integer' }, style: 'pipeDelimited' }, tags: { type: 'array', items: { type: 'string' } } } };
+  app.get('/find', { query }, ({ query }) => query);
+  const reply = await serving(app, (port) => request(port, 'GET', '/find?ids=1|2&tags[]=a&tags[]=b'));
+  assert.deepStrictEqual(reply.json(), { ids: [1, 2], tags: ['a', 'b'] });
+  const [ids] = app.openapi().paths['/find'].get.parameters;
+  assert.deepStrictEqual(ids, { name: 'ids', in: 'query', required: false, style: 'pipeDelimited', schema: { type: 'array', items: { type: 'integer' } } });
+});

@@ -90,7 +90,19 @@ class PathParam(Param):
 
 
 class QueryParam(Param):
+    """A query parameter. An array's ``style`` is OpenAPI's: ``"form"`` (``tag=a&tag=b``, the
+    default; with ``explode=False``, ``tag=a,b``), ``"pipeDelimited"`` (``tag=a|b``) or
+    ``"spaceDelimited"`` (``tag=a%20b``); ``tag[]=a&tag[]=b`` is read in every style."""
+
     source = "query"
+
+    def __init__(self, default: Any = MISSING, *, style: Optional[str] = None, explode: Optional[bool] = None, **kwargs: Any) -> None:
+        super().__init__(default, **kwargs)
+        self.styles: dict[str, Any] = {}
+        if style is not None:
+            self.styles["style"] = style
+        if explode is not None:
+            self.styles["explode"] = explode
 
 
 class HeaderParam(Param):
@@ -152,11 +164,13 @@ def Query(
     default: Any = MISSING, *, alias: Optional[str] = None, gt: Optional[float] = None, ge: Optional[float] = None,
     lt: Optional[float] = None, le: Optional[float] = None, multiple_of: Optional[float] = None,
     min_length: Optional[int] = None, max_length: Optional[int] = None, pattern: Optional[str] = None,
-    enum: Optional[Sequence[Any]] = None, description: Optional[str] = None,
+    enum: Optional[Sequence[Any]] = None, description: Optional[str] = None, style: Optional[str] = None,
+    explode: Optional[bool] = None,
 ) -> Any:
-    """A query parameter (the default source of a scalar argument)."""
+    """A query parameter (the default source of a scalar argument); ``style``/``explode`` say how
+    an array is written (see ``QueryParam``)."""
     return QueryParam(default, alias=alias, gt=gt, ge=ge, lt=lt, le=le, multiple_of=multiple_of, min_length=min_length,
-                      max_length=max_length, pattern=pattern, enum=enum, description=description)
+                      max_length=max_length, pattern=pattern, enum=enum, description=description, style=style, explode=explode)
 
 
 def Header(

@@ -16,7 +16,7 @@ from typing import Any, Callable, NamedTuple, Optional
 
 from . import _ferrule
 from . import schema as schemas
-from .params import MISSING, FileParam, Param
+from .params import MISSING, FileParam, Param, QueryParam
 
 __all__ = ["Argument", "Analysis", "analyse", "template_params"]
 
@@ -180,6 +180,8 @@ def analyse(
         param_schema = _with_constraints(info.schema, marker)
         required = default is MISSING and not info.optional
         entry: dict[str, Any] = {"name": key, "schema": param_schema}
+        if isinstance(marker, QueryParam):
+            entry.update(marker.styles)
         if not required:
             entry["required"] = False
             if _json_default(default) and default is not None:
@@ -262,6 +264,8 @@ def _with_constraints(schema: dict, marker: Optional[Param]) -> dict:
         return schema
     out = {**schema, **marker.constraints}
     _lengths(out, marker, schema)
+    if marker.description:
+        out["description"] = marker.description  # the parameter's description in the OpenAPI document
     return out
 
 

@@ -133,3 +133,17 @@ def test_python_m_ferrule_openapi_prints_the_document_without_serving(tmp_path: 
     missing = subprocess.run([sys.executable, "-m", "ferrule", "openapi", "shop_app:nothing"], cwd=tmp_path, capture_output=True, timeout=60, env=env)
     assert missing.returncode == 1
     assert missing.stderr.decode().strip() == "ferrule: module 'shop_app' has no attribute 'nothing'"
+
+
+def test_an_arrays_openapi_style_is_how_it_is_read_and_documented() -> None:
+    app = App()
+
+    @app.get("/find")
+    def find(ids: list[int] = Query([], style="pipeDelimited"), tags: list[str] = Query([], description="any of")) -> dict:
+        return {"ids": ids, "tags": tags}
+
+    with serving(app) as port:
+        assert request(port, "GET", "/find?ids=1|2&tags[]=a&tags[]=b").json() == {"ids": [1, 2], "tags": ["a", "b"]}
+    ids, tags = app.openapi()["paths"]["/find"]["get"]["parameters"]
+    assert (ids["style"], ids["schema"]["items"]) == ("pipeDelimited", {"type": "integer"})
+    assert tags["description"] == "any of"

@@ -41,6 +41,17 @@ class OpenapiTest < Minitest::Test
     assert_equal "#/components/schemas/Problem", create["responses"]["422"]["content"]["application/problem+json"]["schema"]["$ref"]
   end
 
+  def test_an_arrays_openapi_style_rides_in_its_schema_hash
+    app = Ferrule::App.new
+    app.get("/find", query: { ids: { "type" => "array", "items" => { "type" => "integer" }, "style" => "pipeDelimited", "required" => false },
+                              tags: { "type" => "array", "items" => { "type" => "string" }, "default" => [] } }) { |req| req.query }
+    reply = serving(app) { |port| request(port, "GET", "/find?ids=1|2&tags[]=a&tags[]=b") }
+    assert_equal({ "ids" => [1, 2], "tags" => %w[a b] }, reply.json)
+    ids = app.openapi["paths"]["/find"]["get"]["parameters"].first
+    assert_equal({ "name" => "ids", "in" => "query", "required" => false, "style" => "pipeDelimited",
+                   "schema" => { "type" => "array", "items" => { "type" => "integer" } } }, ids)
+  end
+
   def test_openapi_url_moves_the_document_or_nil_switches_it_off
     moved = Ferrule::App.new(openapi_url: "/api/schema.json")
     moved.get("/x") { "x" }

@@ -186,11 +186,7 @@ fn form_fields(schema: &Json) -> Vec<ParamSpec> {
         .map(|props| {
             props
                 .iter()
-                .map(|(name, prop)| ParamSpec {
-                    name: name.clone(),
-                    schema: prop.clone(),
-                    required: Some(required.contains(&name.as_str())),
-                })
+                .map(|(name, prop)| ParamSpec { required: Some(required.contains(&name.as_str())), ..ParamSpec::new(name.clone(), prop.clone()) })
                 .collect()
         })
         .unwrap_or_default()

@@ -109,6 +109,12 @@ fn parameter(location: &str, param: &ParamSpec, components: &mut Components) -> 
     if param.schema.get("deprecated") == Some(&Json::Bool(true)) {
         out.insert("deprecated".into(), json!(true));
     }
+    if let Some(style) = param.style {
+        out.insert("style".into(), json!(style));
+    }
+    if let Some(explode) = param.explode {
+        out.insert("explode".into(), json!(explode));
+    }
     out.insert("schema".into(), components.param_schema(&param.schema));
     Json::Object(out)
 }

@@ -24,6 +24,10 @@ struct CompiledParam {
     default: Option<Value>,
     /// Its schema says more than its type, so its value goes through the validator.
     constrained: bool,
+    /// An array's name in the bracket convention (`tag[]`), read as the array too.
+    bracketed: Option<Arc<str>>,
+    /// An array's items are one value joined by this (`style`, `explode`).
+    separator: Option<char>,
 }
 
 /// The parameters one source (`"query"`, `"header"`, …) declares, compiled once per route.
@@ -47,7 +51,27 @@ impl ParamSet {
                 FieldType::Array(kind) | FieldType::Scalar(kind) => coerce::typed_default(kind, d),
             });
             let constrained = has_constraints(&spec.schema);
-            params.push(CompiledParam { name: Arc::from(spec.name.as_str()), ty, required: spec.is_required(), default, constrained });
+            let is_array = matches!(ty, FieldType::Array(_));
+            if spec.style.is_some() || spec.explode.is_some() {
+                if source != "query" {
+                    return Err(SchemaError { message: format!("{source} parameter `{}`: style and explode are for query parameters", spec.name) });
+                }
+                if !is_array {
+                    return Err(SchemaError { message: format!("query parameter `{}`: style and explode are for arrays", spec.name) });
+                }
+            }
+            // HTML forms and PHP, Rails and `qs` clients write `tag[]=a&tag[]=b`; never read
+            // that as an empty `tag`.
+            let bracketed = (is_array && matches!(source, "query" | "body")).then(|| Arc::from(format!("{}[]", spec.name).as_str()));
+            params.push(CompiledParam {
+                name: Arc::from(spec.name.as_str()),
+                ty,
+                required: spec.is_required(),
+                default,
+                constrained,
+                bracketed,
+                separator: spec.separator(),
+            });
             if !constrained {
                 // Coercion has already enforced everything its schema says.
                 continue;
@@ -101,15 +125,27 @@ impl ParamSet {
                 FieldType::Array(kind) => {
                     let mut items = Vec::new();
                     let mut failed = None;
-                    for (index, value) in raw.values(&param.name).enumerate() {
+                    let mut index = 0;
+                    let mut item = |value: &RawValue<'_>| {
                         let mut item_loc = loc();
                         item_loc.push(LocSegment::Index(index));
+                        index += 1;
                         match coerce_raw(kind, value, &item_loc) {
                             Ok(v) => items.push(v),
                             Err(issue) => {
                                 issues.push(issue);
                                 failed = Some(());
                             }
+                        }
+                    };
+                    for value in raw.values_either(&param.name, param.bracketed.as_deref()) {
+                        match (param.separator, value) {
+                            (Some(separator), RawValue::Text(text)) => {
+                                for piece in text.split(separator).filter(|_| !text.is_empty()) {
+                                    item(&RawValue::Text(std::borrow::Cow::Borrowed(piece)));
+                                }
+                            }
+                            _ => item(value),
                         }
                     }
                     match (items.is_empty() && failed.is_none(), failed) {
@@ -251,6 +287,30 @@ mod tests {
         assert_eq!(values, json!({"email": "not-an-email", "n": 3}));
         assert_eq!(issues, vec![("value_error", json!(["query", "email"]))]);
         assert!(run(specs, "email=ann@example.org&n=3").1.is_empty());
+    }
+
+    #[test]
+    fn arrays_in_brackets_and_in_each_style() {
+        let ids = || ParamSpec::new("ids", json!({"type": "array", "items": {"type": "integer"}}));
+        let styled = |style: crate::spec::ParamStyle, explode: Option<bool>| ParamSpec { style: Some(style), explode, ..ids() };
+        use crate::spec::ParamStyle::*;
+        // The bracket convention is read whatever the style, mixed with plain keys in order.
+        assert_eq!(run(vec![ids()], "ids[]=1&ids=2&ids[]=3").0, json!({"ids": [1, 2, 3]}));
+        assert_eq!(run(vec![ids()], "ids=1,2").1, vec![("int_parsing", json!(["query", "ids", 0]))], "form explodes by default");
+        assert_eq!(run(vec![styled(Form, Some(false))], "ids=1,2,3").0, json!({"ids": [1, 2, 3]}));
+        assert_eq!(run(vec![styled(PipeDelimited, None)], "ids=1|2&ids=3").0, json!({"ids": [1, 2, 3]}));
+        assert_eq!(run(vec![styled(SpaceDelimited, None)], "ids=1%202+3").0, json!({"ids": [1, 2, 3]}));
+        assert_eq!(run(vec![styled(PipeDelimited, Some(true))], "ids=1&ids=2").0, json!({"ids": [1, 2]}));
+        assert_eq!(run(vec![styled(PipeDelimited, None)], "ids=").0, json!({"ids": null}), "an empty value is no items");
+        assert_eq!(run(vec![styled(PipeDelimited, None)], "ids=1|x|3").1, vec![("int_parsing", json!(["query", "ids", 1]))]);
+    }
+
+    #[test]
+    fn style_is_refused_where_it_means_nothing() {
+        let scalar = ParamSpec { style: Some(crate::spec::ParamStyle::PipeDelimited), ..ParamSpec::new("n", json!({"type": "integer"})) };
+        assert!(ParamSet::compile("query", &[scalar]).unwrap_err().message.contains("query parameter `n`: style and explode are for arrays"));
+        let header = ParamSpec { explode: Some(false), ..ParamSpec::new("x", json!({"type": "array"})) };
+        assert!(ParamSet::compile("header", &[header]).unwrap_err().message.contains("header parameter `x`: style and explode are for query parameters"));
     }
 
     #[test]

@@ -41,6 +41,15 @@ impl<'a> RawPairs<'a> {
         })
     }
 
+    /// The values of `key` and, when given, of its other spelling `also` (`tag[]` for `tag`),
+    /// in the order they were sent.
+    pub fn values_either<'s>(&'s self, key: &'s str, also: Option<&'s str>) -> impl Iterator<Item = &'s RawValue<'a>> + 's {
+        self.pairs.iter().filter_map(move |(k, v)| {
+            let same = |name: &str| if self.case_insensitive { k.eq_ignore_ascii_case(name) } else { k == name };
+            (same(key) || also.is_some_and(same)).then_some(v)
+        })
+    }
+
     pub fn iter(&self) -> impl Iterator<Item = (&str, &RawValue<'a>)> {
         self.pairs.iter().map(|(k, v)| (&**k, v))
     }

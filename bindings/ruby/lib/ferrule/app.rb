@@ -261,16 +261,22 @@ module Ferrule
       schema = schema.transform_keys(&:to_s)
       if schema["type"] == "object" && schema["properties"].is_a?(Hash)
         required = Array(schema["required"]).map(&:to_s)
-        return schema["properties"].map { |name, s| { "name" => name.to_s, "schema" => s, "required" => required.include?(name.to_s) } }
+        return schema["properties"].map { |name, s| param_entry(name, s.transform_keys(&:to_s), required.include?(name.to_s)) }
       end
       schema.map do |name, s|
         raise ArgumentError, "ferrule: #{where}: #{name} needs a schema Hash" unless s.is_a?(Hash)
 
         s = s.transform_keys(&:to_s)
-        entry = { "name" => name, "schema" => s.except("required") }
-        entry["required"] = s["required"] unless s["required"].nil?
-        entry
+        param_entry(name, s.except("required"), s["required"])
       end
+    end
+
+    # OpenAPI's +style+ and +explode+ of an array parameter ride along in its schema Hash.
+    def param_entry(name, schema, required)
+      entry = { "name" => name.to_s, "schema" => schema.except("style", "explode") }
+      entry["required"] = required unless required.nil?
+      %w[style explode].each { |key| entry[key] = schema[key] if schema.key?(key) }
+      entry
     end
 
     def spec(method, path, options)
