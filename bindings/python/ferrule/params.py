@@ -137,9 +137,12 @@ class FileParam(FormParam):
 
     source = "file"
 
-    def __init__(self, default: Any = MISSING, *, max_size: Optional[int] = None, **kwargs: Any) -> None:
+    def __init__(
+        self, default: Any = MISSING, *, max_size: Optional[int] = None, media_types: Optional[Sequence[str]] = None, **kwargs: Any
+    ) -> None:
         super().__init__(default, **kwargs)
         self.max_size = max_size
+        self.media_types = list(media_types) if media_types is not None else None
 
 
 class FieldParam(Param):
@@ -211,9 +214,16 @@ def Form(
                      max_length=max_length, pattern=pattern, enum=enum, description=description)
 
 
-def File(default: Any = MISSING, *, alias: Optional[str] = None, max_size: Optional[int] = None, description: Optional[str] = None) -> Any:
-    """One uploaded file of a multipart body; the argument receives an ``UploadFile``."""
-    return FileParam(default, alias=alias, max_size=max_size, description=description)
+def File(
+    default: Any = MISSING, *, alias: Optional[str] = None, max_size: Optional[int] = None,
+    media_types: Optional[Sequence[str]] = None, min_length: Optional[int] = None, max_length: Optional[int] = None,
+    description: Optional[str] = None,
+) -> Any:
+    """One uploaded file of a multipart body; the argument receives an ``UploadFile``.
+    ``media_types`` lists the content types accepted (``"image/*"`` wildcards too); another is a
+    422 ``file_content_type``. For a ``list[UploadFile]``, ``max_length`` bounds how many."""
+    return FileParam(default, alias=alias, max_size=max_size, media_types=media_types, min_length=min_length,
+                     max_length=max_length, description=description)
 
 
 def Field(

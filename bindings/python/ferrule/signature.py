@@ -153,8 +153,14 @@ def analyse(
             if source == "file" or _is_upload(base):
                 has_file = True
                 field_schema: dict[str, Any] = {"type": "string", "format": "binary"}
+                if isinstance(marker, FileParam) and marker.media_types:
+                    field_schema["contentMediaType"] = ", ".join(marker.media_types)
+                if isinstance(marker, FileParam) and marker.description:
+                    field_schema["description"] = marker.description
                 if _is_list(base):
                     field_schema = {"type": "array", "items": field_schema}
+                    if marker is not None:
+                        _lengths(field_schema, marker, field_schema)
                 convert = None
             else:
                 info = schemas.describe(base)

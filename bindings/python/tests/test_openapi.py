@@ -13,7 +13,7 @@ import sys
 import textwrap
 from typing import Optional
 
-from ferrule import App, Query
+from ferrule import App, File, Query, UploadFile
 
 from support import request, serving
 
@@ -147,3 +147,35 @@ def test_an_arrays_openapi_style_is_how_it_is_read_and_documented() -> None:
     ids, tags = app.openapi()["paths"]["/find"]["get"]["parameters"]
     assert (ids["style"], ids["schema"]["items"]) == ("pipeDelimited", {"type": "integer"})
     assert tags["description"] == "any of"
+
+
+def test_file_fields_accept_their_media_types_and_a_list_its_count() -> None:
+    app = App()
+
+    @app.post("/avatar")
+    async def avatar(
+        picture: UploadFile = File(media_types=["image/png", "image/jpeg"]),
+        extras: list[UploadFile] = File([], media_types=["image/*"], max_length=1),
+    ) -> dict:
+        return {"picture": picture.filename, "extras": [e.filename for e in extras]}
+
+    def upload(parts: list[tuple[str, str, str]]) -> tuple[bytes, str]:
+        boundary = "ferrule-test"
+        body = b"".join(
+            f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"; filename="{filename}"\r\nContent-Type: {kind}\r\n\r\nx\r\n'.encode()
+            for name, filename, kind in parts
+        ) + f"--{boundary}--\r\n".encode()
+        return body, f"multipart/form-data; boundary={boundary}"
+
+    with serving(app) as port:
+        body, kind = upload([("picture", "me.png", "image/png"), ("extras", "a.gif", "image/gif")])
+        assert request(port, "POST", "/avatar", body=body, headers={"content-type": kind}).json() == {"picture": "me.png", "extras": ["a.gif"]}
+        body, kind = upload([("picture", "me.txt", "text/plain")])
+        reply = request(port, "POST", "/avatar", body=body, headers={"content-type": kind})
+        assert reply.status == 422
+        assert [(e["type"], e["loc"]) for e in reply.json()["errors"]] == [("file_content_type", ["body", "picture"])]
+        body, kind = upload([("picture", "me.png", "image/png"), ("extras", "a.png", "image/png"), ("extras", "b.png", "image/png")])
+        reply = request(port, "POST", "/avatar", body=body, headers={"content-type": kind})
+        assert [(e["type"], e["loc"]) for e in reply.json()["errors"]] == [("too_long", ["body", "extras"])]
+    encoding = app.openapi()["paths"]["/avatar"]["post"]["requestBody"]["content"]["multipart/form-data"]["encoding"]
+    assert encoding == {"picture": {"contentType": "image/png, image/jpeg"}, "extras": {"contentType": "image/*"}}

@@ -1,6 +1,7 @@
 //! Request bodies: limits (413), content types (415), then parsing and validation (422).
 
 mod defaults;
+mod form;
 mod json;
 mod multipart;
 
@@ -28,6 +29,8 @@ pub struct BodyReader {
     defaults: Option<defaults::Defaults>,
     /// Form and multipart bodies: fields coerced and validated like query parameters.
     fields: Option<ParamSet>,
+    /// Form and multipart bodies: what the schema says beyond each field (see `form`).
+    form_rules: Option<form::FormRules>,
 }
 
 /// The app-wide limits on what one body may contain.
@@ -67,6 +70,10 @@ impl BodyReader {
             }
             _ => (None, None),
         };
+        let form_rules = match (spec.kind, &spec.schema) {
+            (BodyKind::Form | BodyKind::Multipart, Some(schema)) => form::FormRules::compile(schema)?,
+            _ => None,
+        };
         let defaults = match (spec.kind, &spec.schema) {
             (BodyKind::Json, Some(schema)) => Some(defaults::Defaults::compile(schema)).filter(|d| !d.is_empty()),
             _ => None,
@@ -81,6 +88,7 @@ impl BodyReader {
             schema,
             defaults,
             fields,
+            form_rules,
         })
     }
 
@@ -145,7 +153,13 @@ impl BodyReader {
 
     fn fields(&self, pairs: &RawPairs<'_>, issues: &mut Vec<Issue>) -> crate::value::Params {
         match &self.fields {
-            Some(fields) => fields.extract(pairs, issues),
+            Some(fields) => {
+                let params = fields.extract(pairs, issues);
+                if let Some(rules) = &self.form_rules {
+                    rules.check(&params, pairs, issues);
+                }
+                params
+            }
             // No schema: every field as text, last value wins.
             None => {
                 let mut out = crate::value::Params::new();

@@ -81,7 +81,11 @@ fn operation(spec: &RouteSpec, template: &PathTemplate, path: &str, method: &str
         let schema = body.schema.as_ref().map_or_else(|| default_body_schema(body.kind), |schema| components.body_schema(schema));
         let mut content = Map::new();
         for media_type in media_types(body.kind) {
-            content.insert((*media_type).to_owned(), json!({ "schema": schema }));
+            let mut entry = json!({ "schema": schema });
+            if let Some(encoding) = body.schema.as_ref().filter(|_| body.kind == BodyKind::Multipart).and_then(file_encodings) {
+                entry["encoding"] = encoding;
+            }
+            content.insert((*media_type).to_owned(), entry);
         }
         operation.insert("requestBody".into(), json!({ "required": body.required, "content": content }));
     }
@@ -123,6 +127,21 @@ fn parameter(location: &str, param: &ParamSpec, components: &mut Components) -> 
 fn validates(spec: &RouteSpec, path_params: &[ParamSpec]) -> bool {
     let typed_path = path_params.iter().any(|p| p.schema != json!({"type": "string"}));
     typed_path || !spec.query.is_empty() || !spec.headers.is_empty() || !spec.cookies.is_empty() || spec.body.is_some()
+}
+
+/// A multipart body's `encoding`: the content types each file field accepts (its schema's
+/// `contentMediaType`, which the core checks).
+fn file_encodings(schema: &Json) -> Option<Json> {
+    let encodings: Map<String, Json> = schema
+        .get("properties")?
+        .as_object()?
+        .iter()
+        .filter_map(|(name, property)| {
+            let accepted = property.get("items").unwrap_or(property).get("contentMediaType")?;
+            Some((name.clone(), json!({ "contentType": accepted })))
+        })
+        .collect();
+    (!encodings.is_empty()).then_some(Json::Object(encodings))
 }
 
 fn media_types(kind: BodyKind) -> &'static [&'static str] {

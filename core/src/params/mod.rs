@@ -5,7 +5,7 @@ mod coerce;
 mod kind;
 mod raw;
 
-pub use coerce::coerce;
+pub use coerce::{coerce, to_instance};
 pub use kind::{has_constraints, FieldType, ScalarKind};
 pub use raw::{RawPairs, RawValue};
 
@@ -82,7 +82,15 @@ impl ParamSet {
                 map.remove("default");
             }
             if ty.scalar() == ScalarKind::Binary {
-                property = Json::Bool(true);
+                // A file is checked as a file; a list of files keeps its own keywords
+                // (`maxItems`: how many files).
+                property = match (ty, property) {
+                    (FieldType::Array(_), Json::Object(mut list)) => {
+                        list.insert("items".into(), Json::Bool(true));
+                        Json::Object(list)
+                    }
+                    _ => Json::Bool(true),
+                };
             }
             properties.insert(spec.name.clone(), property);
         }
