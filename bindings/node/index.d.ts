@@ -34,6 +34,8 @@ export interface UploadedFile {
   contentType: string | null;
   size: number;
   data: Buffer;
+  /** Every header of the file's part, names in lower case. */
+  headers: Record<string, string>;
 }
 
 /** What a handler receives: everything already parsed, coerced and validated by the core. */

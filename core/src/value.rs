@@ -49,6 +49,9 @@ pub struct UploadedFile {
     pub field: String,
     pub filename: Option<String>,
     pub content_type: Option<String>,
+    /// Every header of the file's part as sent (names in lower case), in order:
+    /// `content-disposition`, `content-type`, and any other (`content-id`, …).
+    pub headers: Vec<(String, String)>,
     pub data: Bytes,
 }
 

@@ -5,7 +5,7 @@
 //!
 //! Integers and floats become numbers, booleans booleans, UUIDs, dates and date-times their
 //! canonical strings (JavaScript has no date-only type; `new Date(ctx.query.at)` parses the
-//! ISO form), uploaded files `{ field, filename, contentType, size, data: Buffer }`.
+//! ISO form), uploaded files `{ field, filename, contentType, size, data: Buffer, headers }`.
 
 use crate::raw::{Env, Result, Value};
 use crate::shapes;
@@ -66,14 +66,27 @@ fn typed(env: Env, value: &Typed) -> Result<Value> {
                 Some(t) => env.string(t),
                 None => env.null(),
             };
+            // The part's headers: names vary from file to file, so a plain object, not a shape.
+            let mut headers: Vec<(&str, String)> = Vec::with_capacity(file.headers.len());
+            for (name, value) in &file.headers {
+                match headers.iter_mut().find(|(n, _)| *n == name.as_str()) {
+                    Some((_, joined)) => {
+                        joined.push_str(", ");
+                        joined.push_str(value);
+                    }
+                    None => headers.push((name, value.clone())),
+                }
+            }
+            let headers = headers.iter().map(|(name, value)| Ok((env.string(name)?, env.string(value)?))).collect::<Result<Vec<_>>>()?;
             let values = vec![
                 env.string(&file.field)?,
                 text(&file.filename)?,
                 text(&file.content_type)?,
                 env.int(file.data.len() as i64)?,
                 env.buffer(&file.data)?,
+                env.object_from(&headers)?,
             ];
-            shapes::object_or_defined(env, ["field", "filename", "contentType", "size", "data"].into_iter(), &values, |name| env.string(name))
+            shapes::object_or_defined(env, ["field", "filename", "contentType", "size", "data", "headers"].into_iter(), &values, |name| env.string(name))
         }
         Typed::Array(items) => shapes::array(env, &items.iter().map(|item| typed(env, item)).collect::<Result<Vec<_>>>()?),
         Typed::Json(json) => self::json(env, json),

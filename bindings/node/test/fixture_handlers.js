@@ -77,6 +77,13 @@ const SYNC = {
     cookies: ctx.cookiePairs,
     body: ctx.rawBody.toString('utf8'),
   }),
+  part_headers: (ctx) => {
+    const headers = (value) => (Array.isArray(value) ? value.map(headers) : value.headers);
+    const isFile = (v) => v && typeof v === 'object' && Buffer.isBuffer(v.data);
+    return Object.fromEntries(Object.entries(ctx.body || {})
+      .filter(([, v]) => isFile(v) || (Array.isArray(v) && v.length > 0 && isFile(v[0])))
+      .map(([k, v]) => [k, headers(v)]));
+  },
   stream: (ctx) => chunks(ctx),
   events: (ctx) => sse(events(ctx)),
   stream_fail: () => partialThenFail('partial'),

@@ -58,6 +58,9 @@ class UploadFile:
     def content_type(self) -> Optional[str]: ...
     @property
     def size(self) -> int: ...
+    @property
+    def headers(self) -> dict[str, str]:
+        """Every header of the file's part, names in lower case."""
     def read(self) -> AwaitableBytes:
         """The bytes; ``await file.read()`` works too (Starlette's habit)."""
 

@@ -147,6 +147,7 @@ pub struct UploadFile {
     filename: Option<String>,
     #[pyo3(get)]
     content_type: Option<String>,
+    part_headers: Vec<(String, String)>,
     data: ferrule_core::bytes::Bytes,
 }
 
@@ -156,6 +157,7 @@ impl From<&UploadedFile> for UploadFile {
             field: file.field.clone(),
             filename: file.filename.clone(),
             content_type: file.content_type.clone(),
+            part_headers: file.headers.clone(),
             data: file.data.clone(),
         }
     }
@@ -166,6 +168,21 @@ impl UploadFile {
     #[getter]
     fn size(&self) -> usize {
         self.data.len()
+    }
+
+    /// Every header of the file's part, names in lower case (Starlette's `UploadFile.headers`):
+    /// `content-disposition`, `content-type` and any other the client sent. A repeated header's
+    /// values are joined with `, `.
+    #[getter]
+    fn headers(&self) -> std::collections::BTreeMap<String, String> {
+        let mut headers = std::collections::BTreeMap::new();
+        for (name, value) in &self.part_headers {
+            headers.entry(name.clone()).and_modify(|joined: &mut String| {
+                joined.push_str(", ");
+                joined.push_str(value);
+            }).or_insert_with(|| value.clone());
+        }
+        headers
     }
 
     /// The file's bytes (`ferrule.request.AwaitableBytes`: `await file.read()` works too).

@@ -47,6 +47,14 @@ def echo(request: Request) -> dict:
     return out
 
 
+def part_headers(request: Request) -> dict:
+    def headers(value: Any) -> Any:
+        return [headers(v) for v in value] if isinstance(value, list) else value.headers
+
+    body = request.body if isinstance(request.body, dict) else {}
+    return {k: headers(v) for k, v in body.items() if isinstance(v, UploadFile) or (isinstance(v, list) and v and isinstance(v[0], UploadFile))}
+
+
 def status(request: Request) -> Response:
     code = request.path_params["code"]
     return Response(code, body=None if code in (204, 304) else {"status": code})
@@ -143,6 +151,7 @@ SYNC: dict[str, Callable[[Request], Any]] = {
     "repeat": repeat,
     "text": text,
     "raw": raw,
+    "part_headers": part_headers,
     "stream": stream,
     "events": events,
     "stream_fail": stream_fail,

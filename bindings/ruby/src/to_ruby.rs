@@ -78,6 +78,14 @@ fn typed(ruby: &Ruby, types: &Types, value: &Typed) -> Result<Value, Error> {
                 Some(t) => ruby.str_new(t).as_value(),
                 None => ruby.qnil().as_value(),
             };
+            let headers = ruby.hash_new();
+            for (name, value) in &file.headers {
+                let joined = match headers.get(name.as_str()).and_then(|previous: Value| magnus::RString::from_value(previous)) {
+                    Some(previous) => format!("{}, {value}", previous.to_string()?),
+                    None => value.clone(),
+                };
+                headers.aset(name.as_str(), joined)?;
+            }
             types.uploaded_file(ruby).funcall(
                 "new",
                 (
@@ -86,6 +94,7 @@ fn typed(ruby: &Ruby, types: &Types, value: &Typed) -> Result<Value, Error> {
                     text(&file.content_type),
                     ruby.str_from_slice(&file.data),
                     file.data.len(),
+                    headers,
                 ),
             )?
         }

@@ -75,6 +75,10 @@ module FixtureHandlers
       { n: req.query[:n], query: req.query_pairs, extra: req.header("x-extra"), cookies: req.cookie_pairs,
         body: req.raw_body.dup.force_encoding(Encoding::UTF_8).scrub("\uFFFD") }
     end,
+    "part_headers" => lambda do |req|
+      files = (req.body || {}).select { |_, v| v.is_a?(Ferrule::UploadedFile) || (v.is_a?(Array) && v.first.is_a?(Ferrule::UploadedFile)) }
+      files.transform_values { |v| v.is_a?(Array) ? v.map(&:headers) : v.headers }
+    end,
     "stream" => lambda do |req|
       Ferrule::Stream.new { |out| req.query[:n].times { |i| out << "#{i}:#{req.query[:word]}\n" } }
     end,

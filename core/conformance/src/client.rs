@@ -103,6 +103,9 @@ fn encode_body(body: &Json) -> Result<(Vec<u8>, Option<String>), String> {
             if let Some(ct) = part.get("content_type").and_then(Json::as_str) {
                 out.extend_from_slice(format!("Content-Type: {ct}\r\n").as_bytes());
             }
+            for (header, value) in part.get("headers").and_then(Json::as_object).into_iter().flatten() {
+                out.extend_from_slice(format!("{header}: {}\r\n", value.as_str().unwrap_or_default()).as_bytes());
+            }
             out.extend_from_slice(b"\r\n");
             match (part.get("text").and_then(Json::as_str), part.get("base64")) {
                 (Some(text), _) => out.extend_from_slice(text.as_bytes()),

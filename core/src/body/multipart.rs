@@ -49,6 +49,8 @@ pub async fn parse(content_type: &str, body: Bytes, max_file_size: Option<usize>
         let name = field.name().unwrap_or_default().to_owned();
         let filename = field.file_name().map(str::to_owned);
         let content_type = field.content_type().map(|m| m.to_string());
+        let headers: Vec<(String, String)> =
+            field.headers().iter().map(|(name, value)| (name.as_str().to_owned(), String::from_utf8_lossy(value.as_bytes()).into_owned())).collect();
         let data = field.bytes().await.map_err(|e| malformed(&e.to_string()))?;
         let value = match filename {
             Some(filename) => {
@@ -56,7 +58,7 @@ pub async fn parse(content_type: &str, body: Bytes, max_file_size: Option<usize>
                     return Err(Problem::status(StatusCode::PAYLOAD_TOO_LARGE)
                         .with_detail(format!("File `{name}` exceeds the limit of {max} bytes.")));
                 }
-                RawValue::File(UploadedFile { field: name.clone(), filename: Some(filename), content_type, data })
+                RawValue::File(UploadedFile { field: name.clone(), filename: Some(filename), content_type, headers, data })
             }
             None => match String::from_utf8(data.to_vec()) {
                 Ok(text) => RawValue::Text(Cow::Owned(text)),

@@ -75,6 +75,7 @@ pub fn handle(kind: &str, request: RequestData) -> ferrule_core::HandlerFuture {
             }
             "text" => Ok(Response::text(request.query_param("text").and_then(Value::as_str).unwrap_or("").to_owned())),
             "raw" => Response::json(&raw(&request)),
+            "part_headers" => Response::json(&part_headers(&request)),
             "stream" => {
                 let (n, word) = (count(&request), word(&request));
                 let chunks = (0..n).map(move |i| Ok::<_, HandlerError>(format!("{i}:{word}\n")));
@@ -116,6 +117,19 @@ fn raw(request: &RequestData) -> Json {
         "cookies": request.cookie_pairs(),
         "body": String::from_utf8_lossy(&request.raw_body),
     })
+}
+
+/// Each file field's part headers: `{field: {name: value}}`, a list for a list of files.
+fn part_headers(request: &RequestData) -> Json {
+    fn headers(value: &Value) -> Json {
+        match value {
+            Value::File(file) => Json::Object(file.headers.iter().map(|(n, v)| (n.clone(), Json::String(v.clone()))).collect()),
+            Value::Array(items) => Json::Array(items.iter().map(headers).collect()),
+            _ => Json::Null,
+        }
+    }
+    let Body::Form(fields) = &request.body else { return json!({}) };
+    Json::Object(fields.iter().filter(|(_, v)| matches!(v, Value::File(_) | Value::Array(_))).map(|(k, v)| (k.to_owned(), headers(v))).collect())
 }
 
 fn echo(request: &RequestData) -> Json {

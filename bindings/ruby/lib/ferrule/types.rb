@@ -30,7 +30,8 @@ module Ferrule
   end
 
   # An uploaded file of a multipart body: +data+ is a binary String, bytes kept as sent.
-  UploadedFile = Struct.new(:field, :filename, :content_type, :data, :size)
+  # +headers+: every header of the file's part (a Hash, names in lower case).
+  UploadedFile = Struct.new(:field, :filename, :content_type, :data, :size, :headers)
 
   # An explicit response: <tt>Ferrule::Response.new({ created: true }, status: 201, headers: { "x-id" => "7" })</tt>.
   # +body+: a String (text/plain), a binary String (bytes) or anything JSON-serialisable.
