@@ -179,3 +179,24 @@ def test_file_fields_accept_their_media_types_and_a_list_its_count() -> None:
         assert [(e["type"], e["loc"]) for e in reply.json()["errors"]] == [("too_long", ["body", "extras"])]
     encoding = app.openapi()["paths"]["/avatar"]["post"]["requestBody"]["content"]["multipart/form-data"]["encoding"]
     assert encoding == {"picture": {"contentType": "image/png, image/jpeg"}, "extras": {"contentType": "image/*"}}
+
+
+def test_the_documents_are_valid_openapi_3_1() -> None:
+    from openapi_spec_validator import validate
+
+    app = shop()
+
+    @app.post("/upload", summary="A form with files")
+    def upload(doc: UploadFile = File(media_types=["application/pdf"]), pages: list[UploadFile] = File([], max_length=3)) -> dict:
+        return {}
+
+    @app.get("/search")
+    def search(ids: list[int] = Query([], style="pipeDelimited"), q: Optional[str] = None) -> dict:
+        return {}
+
+    @app.put("/files/{rest:path}")
+    async def put_file(rest: str, body: bytes) -> str:
+        return rest
+
+    validate(app.openapi())  # raises on anything OpenAPI 3.1 (and its JSON Schema dialect) refuses
+    validate(App(servers=[{"url": "https://api.example.com"}]).openapi())
