@@ -163,10 +163,18 @@ impl App {
 
         let mut router = Router::new();
         if let Some((url, document)) = openapi {
-            let served = axum::routing::get(move || {
+            let mut served = axum::routing::get(move || {
                 let document = document.clone();
                 async move { ([(http::header::CONTENT_TYPE, "application/json")], document) }
             });
+            // The app's own compression and CORS, as its routes get them: a docs page or client
+            // generator on another origin reads the document too.
+            if let Some(compression) = config.compression.as_ref().filter(|c| c.enabled) {
+                served = served.layer(compression_layer(compression));
+            }
+            if let Some(cors) = &config.cors {
+                served = served.layer(cors_layer(cors).map_err(AppError)?);
+            }
             router = router.route(&url, served);
         }
         for group in groups {

@@ -156,6 +156,18 @@ fn the_openapi_document_is_served_where_configured_unless_a_route_is_there() {
     assert_eq!(get(server.local_addr(), "/openapi.json").0, "HTTP/1.1 404 Not Found");
     rt.block_on(server.shutdown()).unwrap();
 
+    let cors = ferrule_core::CorsConfig { allow_origins: vec!["https://docs.example.com".into()], ..Default::default() };
+    let shared = App::with_config(AppConfig { cors: Some(cors), ..Default::default() });
+    let server = serve(shared.route(RouteSpec::get("/hello"), |_: RequestData| async { "hello" }));
+    let stream = TcpStream::connect(server.local_addr()).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut writer = stream.try_clone().unwrap();
+    writer.write_all(b"GET /openapi.json HTTP/1.1\r\nHost: test\r\nOrigin: https://docs.example.com\r\nConnection: close\r\n\r\n").unwrap();
+    let mut head = String::new();
+    BufReader::new(stream).read_to_string(&mut head).unwrap();
+    assert!(head.to_ascii_lowercase().contains("access-control-allow-origin: https://docs.example.com"), "{head}");
+    rt.block_on(server.shutdown()).unwrap();
+
     let own = App::new().route(RouteSpec::get("/openapi.json"), |_: RequestData| async { "mine" });
     let server = serve(own);
     assert_eq!(get(server.local_addr(), "/openapi.json"), ("HTTP/1.1 200 OK".to_owned(), "mine".to_owned()));
