@@ -347,6 +347,11 @@ class App {
    * false` leaves out the startup line.
    */
   async listen(options = {}, hostArgument) {
+    if (process.env.FERRULE_PRINT_OPENAPI === '1') {
+      // `ferrule openapi app.js`: the app's document instead of a server (see cli.js).
+      require('node:fs').writeSync(1, nativeCall(() => this._native.openapi()));
+      process.exit(0);
+    }
     if (typeof options === 'number' || typeof options === 'string') {
       options = { port: Number(options), ...(hostArgument === undefined ? {} : { host: hostArgument }) };
     }

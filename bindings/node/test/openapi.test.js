@@ -58,3 +58,26 @@ test("an array's OpenAPI style rides in its property: read that way and document
   const [ids] = app.openapi().paths['/find'].get.parameters;
   assert.deepStrictEqual(ids, { name: 'ids', in: 'query', required: false, style: 'pipeDelimited', schema: { type: 'array', items: { type: 'integer' } } });
 });
+
+test('`ferrule openapi app.js` prints the document of an app that listens, or exports itself, without serving', async () => {
+  const fs = require('node:fs');
+  const os = require('node:os');
+  const path = require('node:path');
+  const { execFileSync, spawnSync } = require('node:child_process');
+  const cli = path.join(path.dirname(require.resolve('ferrule/package.json')), 'cli.js');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ferrule-openapi-'));
+  const declare = "const { App } = require('ferrule'); const app = new App({ title: 'Shop' }); app.get('/items/{id:int}', () => ({}));";
+  fs.writeFileSync(path.join(dir, 'listens.js'), `${declare}\napp.listen(1);`); // port 1: it would fail to bind
+  fs.writeFileSync(path.join(dir, 'exports.js'), `${declare}\nmodule.exports = app;`);
+  fs.writeFileSync(path.join(dir, 'nothing.js'), 'module.exports = 42;');
+  // The apps live outside the test's project: they find `ferrule` where this test does.
+  const nodeModules = path.dirname(path.dirname(require.resolve('ferrule/package.json')));
+  const env = { ...process.env, NODE_PATH: [nodeModules, process.env.NODE_PATH].filter(Boolean).join(path.delimiter) };
+  for (const file of ['listens.js', 'exports.js']) {
+    const document = JSON.parse(execFileSync(process.execPath, [cli, 'openapi', path.join(dir, file)], { env, timeout: 30000 }));
+    assert.deepStrictEqual([document.info.title, Object.keys(document.paths)], ['Shop', ['/items/{id}']], file);
+  }
+  const refused = spawnSync(process.execPath, [cli, 'openapi', path.join(dir, 'nothing.js')], { env, timeout: 30000 });
+  assert.strictEqual(refused.status, 1);
+  assert.match(refused.stderr.toString(), /^ferrule: .*nothing\.js neither listens nor exports a ferrule App/);
+});
