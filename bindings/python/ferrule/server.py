@@ -9,12 +9,13 @@ drain deadline (``shutdown_timeout_ms``) cuts requests off, one line says so and
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import socket
 import sys
 import time
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Iterator, Optional
 
 from . import _pool
 from ._logging import use_default_handler
@@ -47,18 +48,13 @@ async def run_handler(call: "_ferrule.PendingCall") -> None:
         call.finish(result)
 
 
-async def produce(sink: "_ferrule.StreamSink") -> None:
-    """Runs an async stream producer as a task on the loop, pushing its items into the
-    stream's batch (``sink`` is a ``_ferrule.StreamSink``); a full batch waits for the client.
-    Cancelled when the client leaves: the cancellation is thrown into the generator where it
-    waits, its ``finally`` runs, and it is closed."""
-    iterator = sink.iterator
+@contextlib.contextmanager
+def _ending(sink: "_ferrule.StreamSink") -> Iterator[None]:
+    """Tells ``sink`` how its producer ended: ``finish()`` when it ran out, ``fail(exc)`` (logged
+    with its traceback) when it raised. A cancellation passes through untold (the client left,
+    or the loop is closing); interpreter exits keep propagating after ``fail``."""
     try:
-        async for item in iterator:
-            if not sink.push(item):
-                if not sink.open:
-                    break  # the client left; the task's cancellation is on its way
-                await sink.room()
+        yield
     except asyncio.CancelledError:
         raise
     except BaseException as exc:
@@ -67,6 +63,21 @@ async def produce(sink: "_ferrule.StreamSink") -> None:
             raise
     else:
         sink.finish()
+
+
+async def produce(sink: "_ferrule.StreamSink") -> None:
+    """Runs an async stream producer as a task on the loop, pushing its items into the
+    stream's batch (``sink`` is a ``_ferrule.StreamSink``); a full batch waits for the client.
+    Cancelled when the client leaves: the cancellation is thrown into the generator where it
+    waits, its ``finally`` runs, and it is closed."""
+    iterator = sink.iterator
+    try:
+        with _ending(sink):
+            async for item in iterator:
+                if not sink.push(item):
+                    if not sink.open:
+                        break  # the client left; the task's cancellation is on its way
+                    await sink.room()
     finally:
         aclose = getattr(iterator, "aclose", None)
         if aclose is not None:
@@ -92,19 +103,13 @@ async def produce_in_pool(sink: "_ferrule.StreamSink") -> None:
                 return True
         return False
 
-    try:
+    # A cancellation (the loop closing) skips the close: a pool thread may still be in the
+    # generator.
+    with _ending(sink):
         while await _pool.STREAMS.run(fill) and sink.open:
             await sink.room()
             if not sink.open:
                 break
-    except asyncio.CancelledError:
-        raise  # the loop is closing; a pool thread may still be in the generator: leave it
-    except BaseException as exc:
-        sink.fail(exc)
-        if not isinstance(exc, Exception):
-            raise
-    else:
-        sink.finish()
     close = getattr(iterator, "close", None)
     if close is not None:
         await _pool.STREAMS.run(close)
