@@ -26,6 +26,7 @@ mod response;
 mod route;
 mod server;
 pub mod socket;
+pub mod shape;
 pub mod spec;
 pub mod stream;
 pub mod validation;

@@ -8,6 +8,7 @@ use crate::params::{ParamSet, RawPairs, RawValue};
 use crate::path::PathTemplate;
 use crate::problem::{Issue, Problem};
 use crate::request::{Body, RequestData};
+use crate::shape::ResponseRules;
 use crate::spec::{AppConfig, ParamSpec, RouteSpec};
 use crate::validation::SchemaError;
 use axum::extract::{FromRequestParts, RawPathParams};
@@ -29,6 +30,9 @@ pub(crate) struct CompiledRoute {
     body_limit: usize,
     timeout: Option<Duration>,
     handler: Target,
+    /// What the core does with the declared responses (see `shape::rules`); `None` for most
+    /// routes, which then pay nothing.
+    responses: Option<ResponseRules>,
 }
 
 /// What a route runs once its request has passed: a handler that answers it, or (a WebSocket
@@ -47,6 +51,8 @@ impl CompiledRoute {
     ) -> Result<Self, SchemaError> {
         let label = format!("{} {}", spec.method, spec.path);
         let in_route = |e: SchemaError| SchemaError { message: format!("{label}: {e}") };
+        let shapes_written = matches!(&handler, Handlers::Http(handler) if handler.writes_response_shapes());
+        let responses = ResponseRules::compile(spec, config, shapes_written).map_err(in_route)?;
         let handler = match (handler, &spec.websocket) {
             (Handlers::Http(handler), None) => Target::Http(handler),
             (Handlers::Socket(handler), Some(socket)) if spec.method.eq_ignore_ascii_case("GET") && spec.body.is_none() => {
@@ -70,6 +76,7 @@ impl CompiledRoute {
             // A route's own 0 switches the app's deadline off for it, as 0 does for every timeout.
             timeout: spec.timeout_ms.or(config.timeout_ms).filter(|ms| *ms > 0).map(Duration::from_millis),
             handler,
+            responses,
             label: label.into(),
         })
     }
@@ -166,7 +173,10 @@ impl CompiledRoute {
             None => run.await,
         };
         match outcome {
-            Ok(Ok(response)) => response.into_http(&self.label),
+            Ok(Ok(response)) => match &self.responses {
+                Some(rules) => rules.apply(response, &self.label).into_http(&self.label),
+                None => response.into_http(&self.label),
+            },
             Ok(Err(error)) if error.kind() == HandlerErrorKind::Overloaded => {
                 let mut response = Problem::status(StatusCode::SERVICE_UNAVAILABLE)
                     .with_detail("The server is busy; try again shortly.")

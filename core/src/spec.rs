@@ -6,6 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
+use std::collections::BTreeMap;
 
 /// One route: method, path template and the declared inputs with their JSON Schemas.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -59,6 +60,20 @@ pub struct RouteSpec {
     /// Whether the route is in the OpenAPI document at all.
     #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub include_in_schema: bool,
+    /// What the route answers, by status (`"200"`, `"2XX"`, `"default"`): a JSON response is
+    /// written with only what its schema declares (see [`crate::shape`]), and the schema is
+    /// the response's in the OpenAPI document.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub responses: BTreeMap<String, ResponseSpec>,
+}
+
+/// A declared response: the JSON Schema of its body, and words for the docs.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ResponseSpec {
+    pub schema: Json,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
 }
 
 fn is_true(value: &bool) -> bool {
@@ -98,6 +113,7 @@ impl RouteSpec {
             tags: Vec::new(),
             deprecated: false,
             include_in_schema: true,
+            responses: BTreeMap::new(),
         }
     }
 }
@@ -261,6 +277,10 @@ pub struct AppConfig {
     pub request_id: bool,
     /// One record per request (`ferrule::access`): method, path, status, bytes, time, request id.
     pub access_log: bool,
+    /// For development: a JSON response that its route's declared response schema forbids
+    /// (after undeclared fields are left out) becomes a 500 whose problem lists what is wrong,
+    /// and is logged. Off by default: it costs a parse and a validation per response.
+    pub validate_responses: bool,
     /// Records below this level are not written: `debug`, `info` (default), `warn`, `error`, `off`.
     pub log_level: crate::log::LogLevel,
     /// Handler time limit; `None` waits forever.
@@ -337,6 +357,7 @@ impl Default for AppConfig {
             compression: None,
             request_id: true,
             access_log: false,
+            validate_responses: false,
             log_level: crate::log::LogLevel::Info,
             timeout_ms: None,
             max_header_bytes: 16 * 1024,
@@ -479,6 +500,13 @@ impl RouteSpec {
     pub fn websocket(path: impl Into<String>, subprotocols: &[&str]) -> Self {
         let spec = SocketSpec { subprotocols: subprotocols.iter().map(|p| (*p).to_owned()).collect(), max_message_bytes: None };
         RouteSpec { websocket: Some(spec), ..RouteSpec::new("GET", path) }
+    }
+
+    /// Declares what the route answers with `status` (`"200"`, `"2XX"`, `"default"`): fields
+    /// the schema does not declare are left out of the response.
+    pub fn response(mut self, status: impl Into<String>, schema: Json) -> Self {
+        self.responses.insert(status.into(), ResponseSpec { schema, description: None });
+        self
     }
 
     pub fn with_compression(mut self, compression: CompressionConfig) -> Self {

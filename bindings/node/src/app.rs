@@ -10,7 +10,8 @@
 use crate::raw::{self, Env};
 use crate::{shapes, to_js, to_json};
 use ferrule_core::bridge::{is_abandoned, Outcome, Reply};
-use ferrule_core::host::{lock, Call, Host, HostError, Job, Listen, Open, PushBuffer, Serving, StreamId, Wake};
+use ferrule_core::host::{lock, Call, Host, HostError, HostRoute, Job, Listen, Open, PushBuffer, Serving, StreamId, Wake};
+use ferrule_core::shape::Shape;
 use ferrule_core::socket::{Message, Socket};
 use ferrule_core::stream::Event;
 use ferrule_core::log::{FieldValue, LogRecord, LogWake};
@@ -39,8 +40,8 @@ struct Running {
 
 struct Pending {
     reply: Reply,
-    /// The route's status for a plain return value.
-    status: ferrule_core::http::StatusCode,
+    /// Its status for a plain return value, and the shapes its JSON is written with.
+    route: Arc<HostRoute<JsRoute>>,
     /// When the core gives up on it (504): what `ctx.signal` aborts at.
     deadline: Option<std::time::Instant>,
     /// What the request carried as sent, for the raw accessors (`ctx.rawBody`, …): kept,
@@ -253,7 +254,7 @@ impl NativeApp {
                 }
             };
             let raw = RawParts { body: std::mem::take(&mut request.raw_body), query: std::mem::take(&mut request.raw_query), headers: std::mem::take(&mut request.raw_headers) };
-            let pending = Pending { reply, status: route.status, deadline: request.deadline, raw: Some(raw) };
+            let pending = Pending { reply, route: route.clone(), deadline: request.deadline, raw: Some(raw) };
             let id = match running.free.pop() {
                 Some(id) => {
                     running.pending[id as usize] = Some(pending);
@@ -337,9 +338,9 @@ impl NativeApp {
     #[napi]
     pub fn reply(&self, env: napi::Env, id: u32, value: Js) -> Result<()> {
         let env = Env(env.raw());
-        let Some((reply, status)) = self.take(id) else { return Ok(()) };
-        let outcome = plain(env, value.0)
-            .map(|response| response.with_status(status))
+        let Some((reply, route)) = self.take(id) else { return Ok(()) };
+        let outcome = plain(env, value.0, route.response_shape(route.status))
+            .map(|response| response.with_status(route.status))
             .map_err(|message| HandlerError::new(format!("returned a value that cannot be sent: {message}")));
         self.push(reply, outcome);
         Ok(())
@@ -350,10 +351,12 @@ impl NativeApp {
     #[napi]
     pub fn reply_response(&self, env: napi::Env, id: u32, status: f64, headers: Vec<String>, body: Js) -> Result<()> {
         let env = Env(env.raw());
-        let Some((reply, _)) = self.take(id) else { return Ok(()) };
+        let Some((reply, route)) = self.take(id) else { return Ok(()) };
+        // Its JSON is written with the shape declared for its own status (Fastify's rule).
+        let shape = u16::try_from(whole(status)).ok().and_then(|code| ferrule_core::http::StatusCode::from_u16(code).ok()).and_then(|code| route.response_shape(code));
         let outcome = match env.kind(body.0) {
             Ok(raw::Kind::Undefined | raw::Kind::Null) => Ok(None),
-            Ok(_) => plain(env, body.0).map(Some),
+            Ok(_) => plain(env, body.0, shape).map(Some),
             Err(e) => Err(e.0.to_owned()),
         }
         .map_err(|message| HandlerError::new(format!("returned a response that cannot be sent: {message}")))
@@ -368,7 +371,8 @@ impl NativeApp {
     /// `status` null: the route's.
     #[napi]
     pub fn reply_stream(&self, id: u32, status: Option<f64>, headers: Vec<String>, stream: f64, events: bool) -> Result<()> {
-        let Some((reply, route_status)) = self.take(id) else { return Ok(()) };
+        let Some((reply, route)) = self.take(id) else { return Ok(()) };
+        let route_status = route.status;
         let status = status.map_or(i64::from(route_status.as_u16()), whole);
         let body = {
             let mut guard = lock(&self.running);
@@ -405,7 +409,7 @@ impl NativeApp {
         let data = match env.kind(data.0) {
             Ok(raw::Kind::Undefined | raw::Kind::Null) => Ok(None),
             Ok(raw::Kind::String) => env.as_string(data.0).map(Some).map_err(|e| e.0.to_owned()),
-            Ok(_) => to_json::to_vec(env, data.0).and_then(|json| String::from_utf8(json).map_err(|e| e.to_string())).map(Some),
+            Ok(_) => to_json::to_vec(env, data.0, Shape::any()).and_then(|json| String::from_utf8(json).map_err(|e| e.to_string())).map(Some),
             Err(e) => Err(e.0.to_owned()),
         };
         let event = data.and_then(|data| {
@@ -504,12 +508,12 @@ impl NativeApp {
 }
 
 impl NativeApp {
-    fn take(&self, id: u32) -> Option<(Reply, ferrule_core::http::StatusCode)> {
+    fn take(&self, id: u32) -> Option<(Reply, Arc<HostRoute<JsRoute>>)> {
         let mut guard = lock(&self.running);
         let running = guard.as_mut()?;
         let slot = running.pending.get_mut(id as usize)?.take()?;
         running.free.push(id);
-        Some((slot.reply, slot.status))
+        Some((slot.reply, slot.route))
     }
 
     fn socket(&self, id: f64) -> Option<Socket> {
@@ -551,18 +555,20 @@ fn pairs(flat: &[String]) -> impl Iterator<Item = (&str, &str)> {
     flat.chunks_exact(2).map(|pair| (pair[0].as_str(), pair[1].as_str()))
 }
 
-/// A plain handler result: string → text/plain, Buffer → bytes, anything else → JSON. A
-/// function or a symbol has no JSON form: it is refused by name, never sent as `null`.
-fn plain(env: Env, value: raw::Value) -> std::result::Result<Response, String> {
+/// A plain handler result: string → text/plain, Buffer → bytes, anything else → JSON (written
+/// with the route's `shape` for its status, if it declares one). A function or a symbol has
+/// no JSON form: it is refused by name, never sent as `null`.
+fn plain(env: Env, value: raw::Value, shape: Option<Shape<'_>>) -> std::result::Result<Response, String> {
+    let shape = shape.unwrap_or(Shape::any());
     match env.kind(value).map_err(|e| e.0.to_owned())? {
         raw::Kind::String => Ok(Response::text(env.as_string(value).map_err(|e| e.0.to_owned())?)),
         raw::Kind::Object => match env.bytes(value).map_err(|e| e.0.to_owned())? {
             Some(bytes) => Ok(Response::bytes(bytes)),
-            None => Ok(Response::json_bytes(to_json::to_vec(env, value)?)),
+            None => Ok(Response::json_bytes(to_json::to_vec(env, value, shape)?)),
         },
         raw::Kind::Function => Err("a function".into()),
         raw::Kind::Symbol => Err("a symbol".into()),
-        _ => Ok(Response::json_bytes(to_json::to_vec(env, value)?)),
+        _ => Ok(Response::json_bytes(to_json::to_vec(env, value, shape)?)),
     }
 }
 

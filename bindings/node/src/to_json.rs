@@ -7,9 +7,14 @@
 //! text of every string; this module writes the JSON from those. Walking through N-API
 //! instead costs several calls per property, which made this the largest cost of a JSON
 //! response.
+//!
+//! A route's declared response schema reaches here as a [`Shape`]: the tape is written
+//! skipping the members it leaves out (Fastify's `response` rule). A route without one takes
+//! the plain writer, which asks nothing.
 
 use crate::raw::{Env, Value};
 use crate::shapes;
+use ferrule_core::shape::Shape;
 
 /// The tape's ops; `flatten.js` writes the same numbers.
 mod op {
@@ -31,7 +36,7 @@ mod op {
 
 const FLATTEN_SOURCE: &str = include_str!("flatten.js");
 
-pub fn to_vec(env: Env, value: Value) -> Result<Vec<u8>, String> {
+pub fn to_vec(env: Env, value: Value, shape: Shape<'_>) -> Result<Vec<u8>, String> {
     let flatten = shapes::compiled(env, FLATTEN_SOURCE).map_err(|e| format!("cannot compile the serialiser ({})", e.0))?;
     let receiver = env.undefined().map_err(|e| e.0.to_owned())?;
     let flat = env.call(receiver, flatten, &[value]).map_err(|_| env.take_exception())?;
@@ -47,13 +52,21 @@ pub fn to_vec(env: Env, value: Value) -> Result<Vec<u8>, String> {
     // Most responses are all ASCII: read as bytes, their text needs no decoding.
     if let Some(bytes) = env.ascii(text).map_err(|e| e.0.to_owned())? {
         let mut out = Vec::with_capacity(bytes.len() + tape.len() * 4 + 16);
-        write(&tape, &bytes, &mut out)?;
+        write_with(&tape, &bytes, &mut out, shape)?;
         return Ok(out);
     }
     let text = env.utf16(text).map_err(|e| e.0.to_owned())?;
     let mut out = Vec::with_capacity(text.len() + tape.len() * 4 + 16);
-    write(&tape, &text, &mut out)?;
+    write_with(&tape, &text, &mut out, shape)?;
     Ok(out)
+}
+
+fn write_with<T: Text>(tape: &[f64], text: &[T], out: &mut Vec<u8>, shape: Shape<'_>) -> Result<(), String> {
+    if shape.keeps_everything() {
+        write(tape, text, out)
+    } else {
+        write_shaped(tape, text, out, shape)
+    }
 }
 
 /// The text of a tape's strings: bytes when all of it is ASCII, else UTF-16 units. The
@@ -61,6 +74,9 @@ pub fn to_vec(env: Env, value: Value) -> Result<Vec<u8>, String> {
 trait Text: Copy + Into<u32> {
     /// Writes these units as a JSON string, quoted and escaped.
     fn write_string(units: &[Self], out: &mut Vec<u8>);
+
+    /// A key's text, for looking it up in a shape.
+    fn key(units: &[Self]) -> std::borrow::Cow<'_, str>;
 
     /// Writes a BigInt's decimal text as a JSON number.
     fn write_digits(units: &[Self], out: &mut Vec<u8>) -> Result<(), String> {
@@ -76,6 +92,11 @@ trait Text: Copy + Into<u32> {
 }
 
 impl Text for u8 {
+    fn key(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
+        // ASCII (the caller checked), so always UTF-8.
+        String::from_utf8_lossy(bytes)
+    }
+
     fn write_string(bytes: &[u8], out: &mut Vec<u8>) {
         out.reserve(bytes.len() + 2);
         out.push(b'"');
@@ -92,6 +113,10 @@ impl Text for u8 {
 }
 
 impl Text for u16 {
+    fn key(units: &[u16]) -> std::borrow::Cow<'_, str> {
+        String::from_utf16_lossy(units).into()
+    }
+
     /// A lone surrogate becomes U+FFFD, as V8's UTF-8 output does.
     fn write_string(units: &[u16], out: &mut Vec<u8>) {
         out.reserve(units.len() + 2);
@@ -204,6 +229,116 @@ fn write<T: Text>(tape: &[f64], text: &[T], out: &mut Vec<u8>) -> Result<(), Str
     }
 }
 
+/// [`write`], leaving out what `shape` leaves out: a dropped member's key and value are
+/// stepped over on the tape, never written.
+fn write_shaped<T: Text>(tape: &[f64], text: &[T], out: &mut Vec<u8>, shape: Shape<'_>) -> Result<(), String> {
+    const BROKEN: &str = "the serialised value is malformed";
+    struct Open<'s> {
+        is_object: bool,
+        has_member: bool,
+        shape: Shape<'s>,
+        /// The next item's position (arrays).
+        position: usize,
+    }
+    let mut open: Vec<Open<'_>> = Vec::new();
+    let mut ops = tape.iter().copied();
+    let mut text_at = 0usize;
+    // The shape of the value the last key introduced.
+    let mut after_key: Option<Shape<'_>> = None;
+    let take_text = |at: &mut usize, len: f64| -> Result<std::ops::Range<usize>, String> {
+        let end = at.checked_add(len as usize).filter(|end| *end <= text.len()).ok_or(BROKEN)?;
+        let range = *at..end;
+        *at = end;
+        Ok(range)
+    };
+    let mut started = false;
+    while let Some(code) = ops.next() {
+        if code == op::END {
+            let closed = open.pop().ok_or(BROKEN)?;
+            out.push(if closed.is_object { b'}' } else { b']' });
+            continue;
+        }
+        if code == op::KEY {
+            let Some(object) = open.last_mut().filter(|o| o.is_object && after_key.is_none()) else { return Err(BROKEN.into()) };
+            let key = take_text(&mut text_at, ops.next().ok_or(BROKEN)?)?;
+            match object.shape.field(&T::key(&text[key.clone()])) {
+                Some(inner) => {
+                    if std::mem::replace(&mut object.has_member, true) {
+                        out.push(b',');
+                    }
+                    T::write_string(&text[key], out);
+                    out.push(b':');
+                    after_key = Some(inner);
+                }
+                None => skip_value(&mut ops, &mut |len| take_text(&mut text_at, len).map(|_| ()))?,
+            }
+            continue;
+        }
+        let value_shape = match after_key.take() {
+            Some(inner) => inner,
+            None => match open.last_mut() {
+                Some(array) if !array.is_object => {
+                    if std::mem::replace(&mut array.has_member, true) {
+                        out.push(b',');
+                    }
+                    array.position += 1;
+                    array.shape.item(array.position - 1)
+                }
+                Some(_) => return Err(BROKEN.into()),
+                None if !std::mem::replace(&mut started, true) => shape,
+                None => return Err(BROKEN.into()),
+            },
+        };
+        match code {
+            op::NULL => out.extend_from_slice(b"null"),
+            op::FALSE => out.extend_from_slice(b"false"),
+            op::TRUE => out.extend_from_slice(b"true"),
+            op::NUMBER => number(ops.next().ok_or(BROKEN)?, out),
+            op::STRING => {
+                let range = take_text(&mut text_at, ops.next().ok_or(BROKEN)?)?;
+                T::write_string(&text[range], out);
+            }
+            op::INTEGER => {
+                let range = take_text(&mut text_at, ops.next().ok_or(BROKEN)?)?;
+                T::write_digits(&text[range], out)?;
+            }
+            op::ARRAY | op::OBJECT => {
+                let is_object = code == op::OBJECT;
+                out.push(if is_object { b'{' } else { b'[' });
+                open.push(Open { is_object, has_member: false, shape: value_shape, position: 0 });
+            }
+            _ => return Err(BROKEN.into()),
+        }
+    }
+    if open.is_empty() && after_key.is_none() {
+        Ok(())
+    } else {
+        Err(BROKEN.into())
+    }
+}
+
+/// Steps over one value on the tape (with everything inside it); `text` is told the length of
+/// each string, key and BigInt stepped over.
+fn skip_value(ops: &mut impl Iterator<Item = f64>, text: &mut impl FnMut(f64) -> Result<(), String>) -> Result<(), String> {
+    const BROKEN: &str = "the serialised value is malformed";
+    let mut depth = 0usize;
+    loop {
+        match ops.next().ok_or(BROKEN)? {
+            op::NULL | op::FALSE | op::TRUE => {}
+            op::NUMBER => {
+                ops.next().ok_or(BROKEN)?;
+            }
+            op::STRING | op::INTEGER | op::KEY => text(ops.next().ok_or(BROKEN)?)?,
+            op::ARRAY | op::OBJECT => depth += 1,
+            op::END => depth = depth.checked_sub(1).ok_or(BROKEN)?,
+            _ => return Err(BROKEN.into()),
+        }
+        if depth == 0 {
+            return Ok(());
+        }
+    }
+}
+
 fn number(n: f64, out: &mut Vec<u8>) {
     if !n.is_finite() {
         out.extend_from_slice(b"null");
@@ -256,13 +391,49 @@ mod tests {
         assert_eq!(json(&[ARRAY, NUMBER, -0.0, NUMBER, 1e3, NUMBER, 0.1, NUMBER, f64::NAN, END], ""), "[0,1000,0.1,null]");
     }
 
+    fn shaped(tape: &[f64], text: &str, schema: serde_json::Value) -> String {
+        let shape = ferrule_core::shape::CompiledShape::compile(&schema).unwrap();
+        let units: Vec<u16> = text.encode_utf16().collect();
+        let mut out = Vec::new();
+        write_with(tape, &units, &mut out, shape.root()).unwrap();
+        let mut from_bytes = Vec::new();
+        write_with(tape, text.as_bytes(), &mut from_bytes, shape.root()).unwrap();
+        assert_eq!(String::from_utf8_lossy(&from_bytes), String::from_utf8_lossy(&out));
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn members_a_shape_leaves_out_are_stepped_over() {
+        use op::*;
+        // {"id":1,"pw":{"a":[1,"s",{}]},"tags":[{"t":"x","q":9}],"n":"v"}
+        let tape = [
+            OBJECT, KEY, 2.0, NUMBER, 1.0, KEY, 2.0, OBJECT, KEY, 1.0, ARRAY, NUMBER, 1.0, STRING, 1.0, OBJECT, END, END, END,
+            KEY, 4.0, ARRAY, OBJECT, KEY, 1.0, STRING, 1.0, KEY, 1.0, NUMBER, 9.0, END, END, KEY, 1.0, STRING, 1.0, END,
+        ];
+        let text = "idpwastagstxqnv";
+        let schema = serde_json::json!({"properties": {"id": {}, "tags": {"items": {"properties": {"t": {}}}}, "n": {}}});
+        assert_eq!(shaped(&tape, text, schema), r#"{"id":1,"tags":[{"t":"x"}],"n":"v"}"#);
+        let all = serde_json::json!({"type": "object"});
+        assert_eq!(shaped(&tape, text, all), r#"{"id":1,"pw":{"a":[1,"s",{}]},"tags":[{"t":"x","q":9}],"n":"v"}"#);
+        // The first member left out: no comma before the next one written.
+        let tail = serde_json::json!({"properties": {"n": {}}});
+        assert_eq!(shaped(&tape, text, tail), r#"{"n":"v"}"#);
+    }
+
     #[test]
     fn a_malformed_tape_is_an_error_not_a_panic() {
         use op::*;
         let units: Vec<u16> = "ab".encode_utf16().collect();
+        let shape = ferrule_core::shape::CompiledShape::compile(&serde_json::json!({"properties": {"a": {}}})).unwrap();
         for tape in [&[OBJECT][..], &[END], &[STRING, 5.0], &[KEY, 1.0], &[ARRAY, KEY, 1.0, NULL, END], &[NUMBER], &[42.0]] {
             assert!(write(tape, &units, &mut Vec::new()).is_err(), "{tape:?}");
             assert!(write(tape, b"ab", &mut Vec::new()).is_err(), "{tape:?}");
+            assert!(write_shaped(tape, &units, &mut Vec::new(), shape.root()).is_err(), "{tape:?}");
+        }
+        // A member being stepped over that never ends, a key with no value, two values.
+        for tape in [&[OBJECT, KEY, 1.0, OBJECT][..], &[OBJECT, KEY, 1.0, END], &[NULL, NULL], &[OBJECT, KEY, 1.0, ARRAY, END]] {
+            let units: Vec<u16> = "ba".encode_utf16().collect();
+            assert!(write_shaped(tape, &units, &mut Vec::new(), shape.root()).is_err(), "{tape:?}");
         }
     }
 }

@@ -84,6 +84,9 @@ const SYNC = {
       .filter(([, v]) => isFile(v) || (Array.isArray(v) && v.length > 0 && isFile(v[0])))
       .map(([k, v]) => [k, headers(v)]));
   },
+  // The JSON body as the handler's result: the route's declared response schema decides what
+  // of it is sent.
+  result: (ctx) => (ctx.query.status == null ? ctx.body : new Response(ctx.body, { status: ctx.query.status })),
   stream: (ctx) => chunks(ctx),
   events: (ctx) => sse(events(ctx)),
   stream_fail: () => partialThenFail('partial'),

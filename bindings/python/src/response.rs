@@ -10,6 +10,8 @@ use crate::convert::to_json;
 use crate::route::PyRoute;
 use crate::stream::Streams;
 use ferrule_core::host::{HostRoute, Serving};
+use ferrule_core::http::StatusCode;
+use ferrule_core::shape::Shape;
 use ferrule_core::stream::BodyStream;
 use ferrule_core::{HandlerError, Response};
 use pyo3::prelude::*;
@@ -32,10 +34,11 @@ pub fn from_result(
     result: &Bound<'_, PyAny>,
 ) -> Result<Response, HandlerError> {
     if result.is_instance(types.response.bind(py)).unwrap_or(false) {
-        return explicit(result, |content, events| types.streams.start(serving, route, content, events));
+        return explicit(result, route, |content, events| types.streams.start(serving, route, content, events));
     }
     // The core logs the message with the route; the client gets a bare 500.
-    let body = body(result).map_err(|message| HandlerError::new(format!("returned a value that cannot be sent: {message}")))?;
+    let shape = route.response_shape(route.status).unwrap_or(Shape::any());
+    let body = body(result, shape).map_err(|message| HandlerError::new(format!("returned a value that cannot be sent: {message}")))?;
     Ok(body.with_status(route.status))
 }
 
@@ -56,8 +59,8 @@ pub fn from_exception(py: Python<'_>, types: &ResultTypes, route: &HostRoute<PyR
     Err(HandlerError::new(format!("{kind} raised")))
 }
 
-/// A plain value: str → text, bytes → octet-stream, anything else → JSON.
-fn body(result: &Bound<'_, PyAny>) -> Result<Response, String> {
+/// A plain value: str → text, bytes → octet-stream, anything else → JSON written with `shape`.
+fn body(result: &Bound<'_, PyAny>, shape: Shape<'_>) -> Result<Response, String> {
     Ok(if let Ok(text) = result.cast::<PyString>() {
         Response::text(text.to_str().map_err(|e| e.to_string())?.to_owned())
     } else if let Ok(bytes) = result.cast::<PyBytes>() {
@@ -65,7 +68,7 @@ fn body(result: &Bound<'_, PyAny>) -> Result<Response, String> {
     } else if let Ok(bytes) = result.cast::<PyByteArray>() {
         Response::bytes(bytes.to_vec())
     } else {
-        Response::json_bytes(to_json::to_vec(result)?)
+        Response::json_bytes(to_json::to_vec(result, shape)?)
     })
 }
 
@@ -77,23 +80,27 @@ fn unsendable(message: String) -> HandlerError {
 /// events)` takes a streamed response's producer.
 fn explicit(
     result: &Bound<'_, PyAny>,
+    route: &HostRoute<PyRoute>,
     start_stream: impl FnOnce(&Bound<'_, PyAny>, bool) -> Result<BodyStream, String>,
 ) -> Result<Response, HandlerError> {
     let attr = |name: &str| result.getattr(name).map_err(|e| unsendable(e.to_string()));
     let status: i64 = attr("status")?.extract().map_err(|_| unsendable("Response.status must be an int".into()))?;
     let content = attr("body")?;
     let as_json = attr("as_json")?.is_truthy().unwrap_or(false);
+    // Its JSON is written with the shape declared for its own status, as Fastify's `reply.code()`.
+    let shape = u16::try_from(status).ok().and_then(|code| StatusCode::from_u16(code).ok()).and_then(|code| route.response_shape(code));
+    let shape = shape.unwrap_or(Shape::any());
     let stream = attr("stream")?;
     let body = if !stream.is_none() {
         let events = attr("events")?.is_truthy().unwrap_or(false);
         let body = start_stream(&stream, events).map_err(unsendable)?;
         Some(if events { Response::events(body) } else { Response::stream(body) })
     } else if as_json {
-        Some(Response::json_bytes(to_json::to_vec(&content).map_err(unsendable)?))
+        Some(Response::json_bytes(to_json::to_vec(&content, shape).map_err(unsendable)?))
     } else if content.is_none() {
         None
     } else {
-        Some(body(&content).map_err(unsendable)?)
+        Some(body(&content, shape).map_err(unsendable)?)
     };
     let mut pairs = header_pairs(&attr("headers")?).map_err(unsendable)?;
     let media_type = attr("media_type")?;

@@ -232,7 +232,7 @@ fn data_text(data: &Bound<'_, PyAny>) -> Result<String, String> {
     if let Ok(text) = data.cast::<PyString>() {
         return Ok(text.to_str().map_err(|e| e.to_string())?.to_owned());
     }
-    String::from_utf8(to_json::to_vec(data)?).map_err(|e| e.to_string())
+    String::from_utf8(to_json::to_vec(data, ferrule_core::shape::Shape::any())?).map_err(|e| e.to_string())
 }
 
 /// The pushing end of an async producer's stream, driven by `ferrule.server.produce`:

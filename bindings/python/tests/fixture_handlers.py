@@ -55,6 +55,13 @@ def part_headers(request: Request) -> dict:
     return {k: headers(v) for k, v in body.items() if isinstance(v, UploadFile) or (isinstance(v, list) and v and isinstance(v[0], UploadFile))}
 
 
+def result(request: Request) -> Any:
+    """The JSON body as the handler's result: the route's declared response schema decides
+    what of it is sent."""
+    code = request.query.get("status")
+    return request.body if code is None else Response(code, body=request.body)
+
+
 def status(request: Request) -> Response:
     code = request.path_params["code"]
     return Response(code, body=None if code in (204, 304) else {"status": code})
@@ -152,6 +159,7 @@ SYNC: dict[str, Callable[[Request], Any]] = {
     "text": text,
     "raw": raw,
     "part_headers": part_headers,
+    "result": result,
     "stream": stream,
     "events": events,
     "stream_fail": stream_fail,

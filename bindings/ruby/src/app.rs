@@ -308,7 +308,7 @@ impl NativeApp {
             stream
         };
         let (outcome, propagate) = match called {
-            Ok(value) => (response::from_result(ruby, &self.types, value, call.route.status, &open), None),
+            Ok(value) => (response::from_result(ruby, &self.types, value, call.route.status, &|status| call.route.response_shape(status), &open), None),
             Err(error) => response::from_error(ruby, &self.types, &self.host.logs(), &call.route.label, error),
         };
         let start = outcome.is_ok();

@@ -13,6 +13,7 @@ use crate::types::Types;
 use ferrule_core::bridge::Outcome;
 use ferrule_core::log::Logs;
 use ferrule_core::http::StatusCode;
+use ferrule_core::shape::Shape;
 use ferrule_core::stream::BodyStream;
 use ferrule_core::{HandlerError, Response};
 use magnus::error::ErrorType;
@@ -21,9 +22,14 @@ use magnus::{prelude::*, Error, RArray, RHash, RString, Ruby, Value};
 /// Opens a streamed body: the producer (anything answering `each`) and whether it is an event stream.
 pub type Open<'a> = dyn Fn(Value, bool) -> BodyStream + 'a;
 
-pub fn from_result(ruby: &Ruby, types: &Types, value: Value, status: StatusCode, open: &Open<'_>) -> Outcome {
+/// The shape declared for a status, if any.
+pub type Shapes<'a> = dyn Fn(StatusCode) -> Option<Shape<'a>> + 'a;
+
+/// `shapes` gives the shape a JSON result with a status is written with (the route's
+/// declared responses).
+pub fn from_result(ruby: &Ruby, types: &Types, value: Value, status: StatusCode, shapes: &Shapes<'_>, open: &Open<'_>) -> Outcome {
     if value.is_kind_of(types.response(ruby)) {
-        return explicit(ruby, types, value, open);
+        return explicit(ruby, types, value, shapes, open);
     }
     if let Some(triplet) = RArray::from_value(value).filter(|a| a.len() == 3 && a.entry::<Value>(0).map(|v| v.is_kind_of(ruby.class_integer())).unwrap_or(false)) {
         return rack(ruby, types, triplet, open);
@@ -31,7 +37,7 @@ pub fn from_result(ruby: &Ruby, types: &Types, value: Value, status: StatusCode,
     if let Some(streamed) = streamed(ruby, types, value, open) {
         return Ok(streamed.with_status(status));
     }
-    body(ruby, value)
+    body(ruby, value, shapes(status))
         .map(|r| r.with_status(status))
         .map_err(|message| HandlerError::new(format!("returned a value that cannot be sent: {message}")))
 }
@@ -47,7 +53,7 @@ fn string_bytes(ruby: &Ruby, s: RString) -> (Vec<u8>, bool) {
     (bytes, text)
 }
 
-fn body(ruby: &Ruby, value: Value) -> Result<Response, String> {
+fn body(ruby: &Ruby, value: Value, shape: Option<Shape<'_>>) -> Result<Response, String> {
     if let Some(s) = RString::from_value(value) {
         if s.enc_get() == ruby.ascii8bit_encindex() {
             return Ok(Response::bytes(string_bytes(ruby, s).0));
@@ -55,7 +61,7 @@ fn body(ruby: &Ruby, value: Value) -> Result<Response, String> {
         let (bytes, _) = string_bytes(ruby, s);
         return String::from_utf8(bytes).map(Response::text).map_err(|_| "a String that is not valid UTF-8 (use a binary String for bytes)".into());
     }
-    Ok(Response::json_bytes(to_json::to_vec(ruby, value)?))
+    Ok(Response::json_bytes(to_json::to_vec(ruby, value, shape.unwrap_or(Shape::any()))?))
 }
 
 /// A headers Hash as pairs in order. A value that is an Array gives one header line per item
@@ -96,7 +102,7 @@ fn streamed(ruby: &Ruby, types: &Types, value: Value, open: &Open<'_>) -> Option
 }
 
 /// `Ferrule::Response.new(body, status:, headers:, type:)`.
-fn explicit(ruby: &Ruby, types: &Types, value: Value, open: &Open<'_>) -> Outcome {
+fn explicit(ruby: &Ruby, types: &Types, value: Value, shapes: &Shapes<'_>, open: &Open<'_>) -> Outcome {
     let get = |name: &str| value.funcall::<_, _, Value>(name, ()).map_err(unsendable);
     let status: i64 = get("status")?.funcall("to_i", ()).map_err(unsendable)?;
     let content = get("body")?;
@@ -105,7 +111,9 @@ fn explicit(ruby: &Ruby, types: &Types, value: Value, open: &Open<'_>) -> Outcom
     } else if let Some(streamed) = streamed(ruby, types, content, open) {
         Some(streamed)
     } else {
-        Some(body(ruby, content).map_err(unsendable)?)
+        // Written with the shape declared for its own status, as Fastify's `reply.code()`.
+        let shape = u16::try_from(status).ok().and_then(|code| StatusCode::from_u16(code).ok()).and_then(shapes);
+        Some(body(ruby, content, shape).map_err(unsendable)?)
     };
     let mut pairs = header_pairs(get("headers")?).map_err(unsendable)?;
     let media_type = get("type")?;

@@ -242,5 +242,5 @@ fn data_text(ruby: &Ruby, data: Value) -> Result<String, String> {
     if let Some(string) = RString::from_value(data) {
         return raw::string_text(string).ok_or_else(|| "an event's data must be UTF-8 text".to_owned());
     }
-    String::from_utf8(to_json::to_vec(ruby, data)?).map_err(|e| e.to_string())
+    String::from_utf8(to_json::to_vec(ruby, data, ferrule_core::shape::Shape::any())?).map_err(|e| e.to_string())
 }

@@ -3,15 +3,20 @@
 //! Hash (String/Symbol keys, others by `to_s`), Array, String (UTF-8), Symbol, Integer (any
 //! size), Float (finite), true/false/nil, `Time` and `Date` (ISO 8601), Struct (`to_h`).
 //! Anything else is an error naming its class, which the caller turns into a 500.
+//!
+//! A route's declared response schema reaches here as a [`Shape`]: a Hash's members that it
+//! leaves out are skipped as they are met, never converted.
 
 use magnus::r_hash::ForEach;
+use ferrule_core::shape::Shape;
 use magnus::{value::ReprValue, Error, Fixnum, Float, Integer, RArray, RHash, RString, RStruct, Ruby, Symbol, Value};
 
 const MAX_DEPTH: usize = 256;
 
-pub fn to_vec(ruby: &Ruby, value: Value) -> Result<Vec<u8>, String> {
+/// Serialises `value` as JSON, keeping what `shape` keeps ([`Shape::any`]: everything).
+pub fn to_vec(ruby: &Ruby, value: Value, shape: Shape<'_>) -> Result<Vec<u8>, String> {
     let mut out = Vec::with_capacity(128);
-    write(ruby, value, &mut out, 0)?;
+    write(ruby, value, &mut out, 0, shape)?;
     Ok(out)
 }
 
@@ -35,7 +40,7 @@ fn string_text(s: RString) -> Result<String, String> {
     }
 }
 
-fn write(ruby: &Ruby, value: Value, out: &mut Vec<u8>, depth: usize) -> Result<(), String> {
+fn write(ruby: &Ruby, value: Value, out: &mut Vec<u8>, depth: usize, shape: Shape<'_>) -> Result<(), String> {
     if depth > MAX_DEPTH {
         return Err("nested too deeply (a reference cycle?)".into());
     }
@@ -62,14 +67,16 @@ fn write(ruby: &Ruby, value: Value, out: &mut Vec<u8>, depth: usize) -> Result<(
         out.push(b'{');
         let mut first = true;
         let mut failure = None;
+        let everything = shape.keeps_everything();
         hash.foreach(|key: Value, item: Value| {
-            if !first {
-                out.push(b',');
-            }
-            first = false;
-            let result = write_key(ruby, key, out).and_then(|()| {
+            let result = key_text(key).and_then(|name| {
+                let Some(inner) = (if everything { Some(Shape::any()) } else { shape.field(&name) }) else { return Ok(()) };
+                if !std::mem::replace(&mut first, false) {
+                    out.push(b',');
+                }
+                write_str(out, &name)?;
                 out.push(b':');
-                write(ruby, item, out, depth + 1)
+                write(ruby, item, out, depth + 1, inner)
             });
             match result {
                 Ok(()) => Ok(ForEach::Continue),
@@ -94,7 +101,7 @@ fn write(ruby: &Ruby, value: Value, out: &mut Vec<u8>, depth: usize) -> Result<(
                 out.push(b',');
             }
             let item: Value = array.entry(i as isize).map_err(text)?;
-            write(ruby, item, out, depth + 1)?;
+            write(ruby, item, out, depth + 1, shape.item(i))?;
             i += 1;
         }
         out.push(b']');
@@ -126,19 +133,18 @@ fn write(ruby: &Ruby, value: Value, out: &mut Vec<u8>, depth: usize) -> Result<(
     }
     if RStruct::from_value(value).is_some() {
         let hash: Value = value.funcall("to_h", ()).map_err(text)?;
-        return write(ruby, hash, out, depth + 1);
+        return write(ruby, hash, out, depth + 1, shape);
     }
     Err(format!("an object of class {} is not JSON-serialisable", class_name(value)))
 }
 
-fn write_key(ruby: &Ruby, key: Value, out: &mut Vec<u8>) -> Result<(), String> {
+/// A Hash key as JSON names it: a String's text, a Symbol's name, anything else's `to_s`.
+fn key_text(key: Value) -> Result<String, String> {
     if let Some(s) = RString::from_value(key) {
-        return write_str(out, &string_text(s)?);
+        return string_text(s);
     }
     if let Some(sym) = Symbol::from_value(key) {
-        return write_str(out, &sym.name().map_err(text)?);
+        return sym.name().map(|name| name.into_owned()).map_err(text);
     }
-    let _ = ruby;
-    let text: String = key.funcall("to_s", ()).map_err(text)?;
-    write_str(out, &text)
+    key.funcall("to_s", ()).map_err(text)
 }

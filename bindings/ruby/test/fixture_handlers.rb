@@ -79,6 +79,12 @@ module FixtureHandlers
       files = (req.body || {}).select { |_, v| v.is_a?(Ferrule::UploadedFile) || (v.is_a?(Array) && v.first.is_a?(Ferrule::UploadedFile)) }
       files.transform_values { |v| v.is_a?(Array) ? v.map(&:headers) : v.headers }
     end,
+    # The JSON body as the handler's result: the route's declared response schema decides what
+    # of it is sent.
+    "result" => lambda do |req|
+      code = req.query[:status]
+      code.nil? ? req.body : Ferrule::Response.new(req.body, status: code)
+    end,
     "stream" => lambda do |req|
       Ferrule::Stream.new { |out| req.query[:n].times { |i| out << "#{i}:#{req.query[:word]}\n" } }
     end,

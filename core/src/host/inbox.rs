@@ -91,6 +91,11 @@ impl<R: Send + Sync + 'static> Handler for HostHandler<R> {
         let route = self.route.clone();
         hand_over(&self.mailbox, self.side, |reply| Job::Call(Call { route, request, reply }))
     }
+
+    /// Each binding writes JSON through [`HostRoute::response_shape`].
+    fn writes_response_shapes(&self) -> bool {
+        true
+    }
 }
 
 struct HostSocketHandler<R> {

@@ -34,6 +34,7 @@ use crate::bridge::Reply;
 use crate::log::{LogWake, Logs};
 use crate::request::RequestData;
 use crate::response::status_code;
+use crate::shape::{ResponseShapes, Shape};
 use crate::socket::Socket;
 use crate::spec::{AppConfig, RouteSpec};
 use http::{Method, StatusCode};
@@ -64,6 +65,19 @@ pub struct HostRoute<R> {
     /// `GET /users/{id:int}`, for log lines.
     pub label: String,
     pub data: R,
+    /// The declared responses' shapes, which the binding writes JSON results with.
+    shapes: ResponseShapes,
+}
+
+impl<R> HostRoute<R> {
+    /// The shape a JSON result sent with `status` is written with (undeclared fields left
+    /// out); `None` when the route declares nothing for that status.
+    pub fn response_shape(&self, status: StatusCode) -> Option<Shape<'_>> {
+        if self.shapes.is_empty() {
+            return None;
+        }
+        self.shapes.for_status(status.as_u16())
+    }
 }
 
 /// What the binding's interpreter is asked to do, in the order asked.
@@ -138,7 +152,8 @@ impl<R: Send + Sync + 'static> Host<R> {
         let parsed = crate::path::PathTemplate::parse(&spec.path).map_err(HostError::Route)?;
         let mut table = lock(&self.table);
         table.checks.admit(&method, &spec.path, &parsed).map_err(HostError::Route)?;
-        let route = Arc::new(HostRoute { spec, status, label, data });
+        let shapes = ResponseShapes::compile(&spec).map_err(|e| HostError::Route(format!("{label}: {e}")))?;
+        let route = Arc::new(HostRoute { spec, status, label, data, shapes });
         table.routes.push(route.clone());
         Ok(route)
     }

@@ -91,12 +91,19 @@ fn operation(spec: &RouteSpec, template: &PathTemplate, path: &str, method: &str
     }
     let problem = json!({ PROBLEM_JSON: { "schema": { "$ref": "#/components/schemas/Problem" } } });
     let mut responses = Map::new();
-    responses.insert("200".into(), json!({ "description": "Successful response" }));
-    if validates(spec, &path_params) {
+    for (status, declared) in &spec.responses {
+        let description = declared.description.clone().unwrap_or_else(|| default_description(status).to_owned());
+        let content = json!({ "application/json": { "schema": components.body_schema(&declared.schema) } });
+        responses.insert(status.to_ascii_uppercase(), json!({ "description": description, "content": content }));
+    }
+    if !responses.keys().any(|status| status.starts_with('2')) {
+        responses.insert("200".into(), json!({ "description": "Successful response" }));
+    }
+    if validates(spec, &path_params) && !responses.contains_key("422") {
         responses.insert("422".into(), json!({ "description": "The request failed validation: each error says where and why", "content": problem }));
     }
-    responses.insert("4XX".into(), json!({ "description": "A client error", "content": problem }));
-    responses.insert("5XX".into(), json!({ "description": "A server error (nothing of the handler's own leaks)", "content": problem }));
+    responses.entry("4XX").or_insert_with(|| json!({ "description": "A client error", "content": problem }));
+    responses.entry("5XX").or_insert_with(|| json!({ "description": "A server error (nothing of the handler's own leaks)", "content": problem }));
     operation.insert("responses".into(), Json::Object(responses));
     Json::Object(operation)
 }
@@ -160,6 +167,17 @@ fn default_body_schema(kind: BodyKind) -> Json {
         BodyKind::Text => json!({ "type": "string" }),
         BodyKind::Form | BodyKind::Multipart => json!({ "type": "object" }),
         BodyKind::Json => json!({}),
+    }
+}
+
+/// The words OpenAPI requires for a declared response that brought none.
+fn default_description(status: &str) -> &'static str {
+    match status.as_bytes().first() {
+        Some(b'2') => "Successful response",
+        Some(b'3') => "Redirection",
+        Some(b'4') => "Client error",
+        Some(b'5') => "Server error",
+        _ => "Response",
     }
 }
 

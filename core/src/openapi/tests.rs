@@ -74,3 +74,20 @@ fn app_settings_fill_info_servers_and_tags() {
     assert_eq!(doc["tags"][0]["name"], "users");
     assert_eq!(doc["paths"], json!({}));
 }
+
+#[test]
+fn declared_responses_carry_their_schemas_as_components() {
+    let user_out = json!({"title": "UserOut", "type": "object", "properties": {"id": {"type": "integer"}}});
+    let route = RouteSpec::post("/users").response("201", user_out);
+    let mut with_words = route.clone();
+    with_words.responses.get_mut("201").unwrap().description = Some("The new user".into());
+    let doc = document(&AppConfig::default(), &[with_words]).unwrap();
+    let responses = &doc["paths"]["/users"]["post"]["responses"];
+    assert_eq!(responses["201"], json!({"description": "The new user", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/UserOut"}}}}));
+    assert!(responses.get("200").is_none(), "a declared success replaces the generic 200");
+    assert_eq!(doc["components"]["schemas"]["UserOut"]["properties"]["id"]["type"], "integer");
+    let classed = document(&AppConfig::default(), &[RouteSpec::get("/a").response("4xx", json!({"type": "object"}))]).unwrap();
+    let responses = &classed["paths"]["/a"]["get"]["responses"];
+    assert_eq!(responses["4XX"]["description"], "Client error");
+    assert_eq!(responses["200"]["description"], "Successful response");
+}

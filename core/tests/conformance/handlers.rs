@@ -76,6 +76,17 @@ pub fn handle(kind: &str, request: RequestData) -> ferrule_core::HandlerFuture {
             "text" => Ok(Response::text(request.query_param("text").and_then(Value::as_str).unwrap_or("").to_owned())),
             "raw" => Response::json(&raw(&request)),
             "part_headers" => Response::json(&part_headers(&request)),
+            "result" => {
+                let body = match &request.body {
+                    ferrule_core::Body::Json(value) => value.clone(),
+                    _ => serde_json::Value::Null,
+                };
+                let response = Response::json(&body)?;
+                match request.query_param("status").and_then(Value::as_i64) {
+                    Some(code) => Ok(response.with_status(http::StatusCode::from_u16(code as u16).map_err(|e| HandlerError::new(e.to_string()))?)),
+                    None => Ok(response),
+                }
+            }
             "stream" => {
                 let (n, word) = (count(&request), word(&request));
                 let chunks = (0..n).map(move |i| Ok::<_, HandlerError>(format!("{i}:{word}\n")));

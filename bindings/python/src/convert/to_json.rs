@@ -5,12 +5,17 @@
 //! datetime/date/time (ISO 8601), UUID and Decimal (as strings, as pydantic does), Enum (its
 //! value), dataclasses, msgspec Structs, pydantic models, sets. Anything else is an error that
 //! names its type, which the caller turns into a 500.
+//!
+//! A route's declared response schema reaches here as a [`Shape`]: a mapping's or an object's
+//! members that the schema leaves out are skipped as they are met (FastAPI's response_model
+//! rule), so a dropped `password` is never even converted.
 
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PyString, PyTuple, PyType};
 use serde::ser::{Error as _, SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
+use ferrule_core::shape::Shape;
 
 /// Deeper than any real response; stops reference cycles before the stack does.
 const MAX_DEPTH: u16 = 256;
@@ -21,21 +26,22 @@ static UUID: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static DECIMAL: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static ENUM: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
-/// Serialises `obj` as JSON.
-pub fn to_vec(obj: &Bound<'_, PyAny>) -> Result<Vec<u8>, String> {
+/// Serialises `obj` as JSON, keeping what `shape` keeps ([`Shape::any`]: everything).
+pub fn to_vec(obj: &Bound<'_, PyAny>, shape: Shape<'_>) -> Result<Vec<u8>, String> {
     let mut out = Vec::with_capacity(128);
-    serde_json::to_writer(&mut out, &Json { obj, depth: 0 }).map_err(|e| e.to_string())?;
+    serde_json::to_writer(&mut out, &Json { obj, depth: 0, shape }).map_err(|e| e.to_string())?;
     Ok(out)
 }
 
-struct Json<'a, 'py> {
+struct Json<'a, 'py, 's> {
     obj: &'a Bound<'py, PyAny>,
     depth: u16,
+    shape: Shape<'s>,
 }
 
-impl Json<'_, '_> {
-    fn child<'b, 'py>(&self, obj: &'b Bound<'py, PyAny>) -> Json<'b, 'py> {
-        Json { obj, depth: self.depth + 1 }
+impl<'s> Json<'_, '_, 's> {
+    fn child<'b, 'py>(&self, obj: &'b Bound<'py, PyAny>, shape: Shape<'s>) -> Json<'b, 'py, 's> {
+        Json { obj, depth: self.depth + 1, shape }
     }
 }
 
@@ -47,7 +53,7 @@ fn py_err<E: serde::ser::Error>(err: PyErr) -> E {
     E::custom(err.to_string())
 }
 
-impl Serialize for Json<'_, '_> {
+impl Serialize for Json<'_, '_, '_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         if self.depth > MAX_DEPTH {
             return Err(S::Error::custom("nested too deeply (a reference cycle?)"));
@@ -82,12 +88,27 @@ impl Serialize for Json<'_, '_> {
     }
 }
 
-impl Json<'_, '_> {
+impl Json<'_, '_, '_> {
     fn serialize_dict<S: Serializer>(&self, dict: &Bound<'_, PyDict>, s: S) -> Result<S::Ok, S::Error> {
-        let mut map = s.serialize_map(Some(dict.len()))?;
+        if self.shape.keeps_everything() {
+            let mut map = s.serialize_map(Some(dict.len()))?;
+            for (key, value) in dict.iter() {
+                map.serialize_key(&DictKey(&key))?;
+                map.serialize_value(&self.child(&value, Shape::any()))?;
+            }
+            return map.end();
+        }
+        let mut map = s.serialize_map(None)?;
         for (key, value) in dict.iter() {
-            map.serialize_key(&DictKey(&key))?;
-            map.serialize_value(&self.child(&value))?;
+            let kept = match key.cast::<PyString>() {
+                Ok(text) => self.shape.field(text.to_str().map_err(py_err)?),
+                // A key that is not a str is named by its JSON text (`1`, `true`).
+                Err(_) => self.shape.field(&serde_json::to_string(&DictKey(&key)).map_err(S::Error::custom)?.trim_matches('"').to_owned()),
+            };
+            if let Some(shape) = kept {
+                map.serialize_key(&DictKey(&key))?;
+                map.serialize_value(&self.child(&value, shape))?;
+            }
         }
         map.end()
     }
@@ -99,8 +120,8 @@ impl Json<'_, '_> {
         s: S,
     ) -> Result<S::Ok, S::Error> {
         let mut seq = s.serialize_seq(Some(len))?;
-        for item in items {
-            seq.serialize_element(&self.child(&item))?;
+        for (position, item) in items.enumerate() {
+            seq.serialize_element(&self.child(&item, self.shape.item(position)))?;
         }
         seq.end()
     }
@@ -112,7 +133,7 @@ impl Json<'_, '_> {
         let py = obj.py();
         if obj.is_instance(ENUM.import(py, "enum", "Enum").map_err(py_err)?).map_err(py_err)? {
             let value = obj.getattr(pyo3::intern!(py, "value")).map_err(py_err)?;
-            return self.child(&value).serialize(s);
+            return self.child(&value, self.shape).serialize(s);
         }
         if obj.is_instance_of::<PyString>() {
             return serialize_str(obj, s);
@@ -162,7 +183,7 @@ impl Json<'_, '_> {
             let kwargs = PyDict::new(py);
             kwargs.set_item("mode", "json").map_err(py_err)?;
             let data = obj.call_method(pyo3::intern!(py, "model_dump"), (), Some(&kwargs)).map_err(py_err)?;
-            return self.child(&data).serialize(s);
+            return self.child(&data, self.shape).serialize(s);
         }
         if obj.is_instance_of::<PySet>() || obj.is_instance_of::<PyFrozenSet>() {
             let len = obj.len().map_err(py_err)?;
@@ -190,11 +211,14 @@ impl Json<'_, '_> {
         len: usize,
         s: S,
     ) -> Result<S::Ok, S::Error> {
-        let mut map = s.serialize_map(Some(len))?;
+        let mut map = s.serialize_map(if self.shape.keeps_everything() { Some(len) } else { None })?;
         for name in names {
             let name = name.cast_into::<PyString>().map_err(|e| S::Error::custom(e.to_string()))?;
+            let text = name.to_str().map_err(py_err)?;
+            // Left out before it is read: a property the schema drops is never evaluated.
+            let Some(shape) = self.shape.field(text) else { continue };
             let value = self.obj.getattr(&name).map_err(py_err)?;
-            map.serialize_entry(name.to_str().map_err(py_err)?, &self.child(&value))?;
+            map.serialize_entry(text, &self.child(&value, shape))?;
         }
         map.end()
     }

@@ -1,0 +1,221 @@
+//! Response shapes: which parts of a handler's result a declared response schema lets out.
+//!
+//! A route may declare the schema of what it answers, per status (`RouteSpec::responses`):
+//! Python's `-> UserOut`, Fastify's `response: {200: schema}`, Ruby's `response:`. As FastAPI
+//! and fast-json-stringify do, an object's properties that the schema does not declare are
+//! left out of the response, so a `password` in the dict a handler returns never reaches the
+//! client. The schema is compiled here, once, into a [`Shape`]: each binding's JSON writer
+//! asks it, key by key, while it walks its language's objects, so nothing is written twice
+//! and no binding decides on its own what a schema keeps.
+//!
+//! What a schema keeps:
+//! - an object with `properties`: those properties, each with its own shape; any other key
+//!   only if `additionalProperties` (or a `patternProperties` pattern it matches) allows it;
+//! - an object with none of those keywords (`{"type": "object"}`, a Python `dict`): all;
+//! - an array: each item with the shape of `items` (`prefixItems` per position);
+//! - `$ref` to the schema's `$defs`/`definitions` (recursive models included), `allOf`
+//!   (the fields of every part), and `anyOf`/`oneOf` whose branches are objects (the fields
+//!   of each branch: an `Optional[UserOut]` keeps UserOut's); a union of an object with a
+//!   non-object keeps whatever the value has, since only validation could choose a branch;
+//! - anything else (strings, numbers, `true`, `{}`): the value as it is.
+//!
+//! Cost: the writer asks one question per key of an object that has a shape, a comparison
+//! against the few declared names (a map past [`INDEXED_FROM`] names); routes without a
+//! response schema ask nothing.
+
+mod compile;
+mod filter;
+mod rules;
+#[cfg(test)]
+mod tests;
+
+pub use filter::filter_json;
+pub(crate) use rules::ResponseRules;
+
+use regex::Regex;
+use std::collections::HashMap;
+
+/// Objects with this many declared properties or more look keys up in a map.
+const INDEXED_FROM: usize = 12;
+
+/// A compiled response schema: its nodes, the root first. Recursive schemas refer back to
+/// a node instead of repeating it.
+#[derive(Debug)]
+pub struct CompiledShape {
+    nodes: Vec<Node>,
+}
+
+/// What a schema keeps of a value, by the value's kind: `None` keeps a value of that kind
+/// (and everything in it) as it is.
+#[derive(Debug)]
+struct Node {
+    object: Option<ObjectNode>,
+    array: Option<ArrayNode>,
+}
+
+#[derive(Debug, Clone)]
+struct ObjectNode {
+    fields: Vec<(Box<str>, usize)>,
+    index: Option<HashMap<Box<str>, usize>>,
+    patterns: Vec<(Regex, usize)>,
+    /// The shape of keys neither declared nor matched by a pattern; `None` leaves them out.
+    others: Option<usize>,
+}
+
+#[derive(Debug, Clone)]
+struct ArrayNode {
+    /// `prefixItems`: the shapes of the first items, by position.
+    prefix: Vec<usize>,
+    items: usize,
+}
+
+static ANY: [Node; 1] = [Node { object: None, array: None }];
+
+/// Where a writer is in a compiled shape: the shape of the value it is about to write.
+#[derive(Debug, Clone, Copy)]
+pub struct Shape<'a> {
+    nodes: &'a [Node],
+    at: usize,
+}
+
+impl Shape<'static> {
+    /// The shape that keeps everything: what an undeclared response, or a value under a key
+    /// the schema says nothing about, is written with.
+    pub fn any() -> Self {
+        Shape { nodes: &ANY, at: 0 }
+    }
+}
+
+impl<'a> Shape<'a> {
+    /// Whether this value and everything in it is written as it is: a writer takes its plain
+    /// path from here on.
+    pub fn keeps_everything(self) -> bool {
+        let node = &self.nodes[self.at];
+        node.object.is_none() && node.array.is_none()
+    }
+
+    /// The shape of an object's member `key`, or `None` when the schema leaves it out. A value
+    /// whose shape is not an object's keeps all its keys.
+    pub fn field(self, key: &str) -> Option<Shape<'a>> {
+        let Some(object) = &self.nodes[self.at].object else { return Some(Shape::any()) };
+        let found = match &object.index {
+            Some(index) => index.get(key).copied(),
+            None => object.fields.iter().find(|(name, _)| &**name == key).map(|(_, at)| *at),
+        };
+        let at = found
+            .or_else(|| object.patterns.iter().find(|(pattern, _)| pattern.is_match(key)).map(|(_, at)| *at))
+            .or(object.others)?;
+        Some(Shape { nodes: self.nodes, at })
+    }
+
+    /// The shape of an array's item at `position`. A value whose shape is not an array's
+    /// keeps its items as they are.
+    pub fn item(self, position: usize) -> Shape<'a> {
+        match &self.nodes[self.at].array {
+            Some(array) => Shape { nodes: self.nodes, at: array.prefix.get(position).copied().unwrap_or(array.items) },
+            None => Shape::any(),
+        }
+    }
+}
+
+impl CompiledShape {
+    /// Compiles a response schema; a `$ref` that points nowhere is an error, found when the
+    /// route is declared.
+    pub fn compile(schema: &serde_json::Value) -> Result<Self, String> {
+        compile::compile(schema)
+    }
+
+    pub fn root(&self) -> Shape<'_> {
+        Shape { nodes: &self.nodes, at: 0 }
+    }
+}
+
+/// Something declared per response status: `"200"`, a class `"2XX"`, or `"default"`; the
+/// most specific that matches a response's status is its (OpenAPI's order).
+#[derive(Debug)]
+pub struct ByStatus<T> {
+    exact: Vec<(u16, T)>,
+    classes: Vec<(u16, T)>,
+    default: Option<T>,
+}
+
+impl<T> Default for ByStatus<T> {
+    fn default() -> Self {
+        ByStatus { exact: Vec::new(), classes: Vec::new(), default: None }
+    }
+}
+
+impl<T> ByStatus<T> {
+    /// `make`s each `(status key, schema)` pair's value, refusing a key that is not a status,
+    /// a class or `default`.
+    pub fn compile<'s>(
+        responses: impl IntoIterator<Item = (&'s str, &'s serde_json::Value)>,
+        mut make: impl FnMut(&'s serde_json::Value) -> Result<T, String>,
+    ) -> Result<Self, String> {
+        let mut by_status = ByStatus::default();
+        for (key, schema) in responses {
+            let value = make(schema).map_err(|e| format!("response {key}: {e}"))?;
+            match status_key(key)? {
+                StatusKey::Exact(code) => by_status.exact.push((code, value)),
+                StatusKey::Class(class) => by_status.classes.push((class, value)),
+                StatusKey::Default => by_status.default = Some(value),
+            }
+        }
+        Ok(by_status)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.exact.is_empty() && self.classes.is_empty() && self.default.is_none()
+    }
+
+    /// What is declared for `status`, if anything.
+    pub fn get(&self, status: u16) -> Option<&T> {
+        let exact = self.exact.iter().find(|(code, _)| *code == status);
+        let class = || self.classes.iter().find(|(class, _)| *class == status / 100);
+        exact.or_else(class).map(|(_, value)| value).or(self.default.as_ref())
+    }
+}
+
+/// A route's compiled response shapes.
+#[derive(Debug, Default)]
+pub struct ResponseShapes(ByStatus<CompiledShape>);
+
+impl ResponseShapes {
+    pub fn compile(spec: &crate::spec::RouteSpec) -> Result<Self, String> {
+        let declared = spec.responses.iter().map(|(key, response)| (key.as_str(), &response.schema));
+        ByStatus::compile(declared, CompiledShape::compile).map(ResponseShapes)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The shape a response with `status` is written with; `None` when nothing is declared
+    /// for it (the value is written as it is).
+    pub fn for_status(&self, status: u16) -> Option<Shape<'_>> {
+        self.0.get(status).map(CompiledShape::root)
+    }
+}
+
+#[derive(Debug, PartialEq)]
+pub(crate) enum StatusKey {
+    Exact(u16),
+    Class(u16),
+    Default,
+}
+
+/// `"200"` → 200, `"2XX"` (or `"2xx"`, as Fastify writes it) → class 2, `"default"`.
+pub(crate) fn status_key(key: &str) -> Result<StatusKey, String> {
+    let refused = || format!("response status {key:?} is not a status (100-599), a class such as \"2XX\", or \"default\"");
+    if key == "default" {
+        return Ok(StatusKey::Default);
+    }
+    let bytes = key.as_bytes();
+    if bytes.len() == 3 && (b'1'..=b'5').contains(&bytes[0]) && bytes[1..].eq_ignore_ascii_case(b"XX") {
+        return Ok(StatusKey::Class(u16::from(bytes[0] - b'0')));
+    }
+    match key.parse::<u16>() {
+        Ok(code) if (100..=599).contains(&code) && bytes.len() == 3 => Ok(StatusKey::Exact(code)),
+        _ => Err(refused()),
+    }
+}

@@ -1,0 +1,141 @@
+//! What the core itself does with a route's declared responses once its handler has answered:
+//! filter the JSON a Rust handler wrote (a binding's writer has already filtered as it wrote,
+//! see [`crate::Handler::writes_response_shapes`]), and, with `validate_responses`, check the
+//! body against its schema.
+
+use super::{filter_json, ByStatus, ResponseShapes};
+use crate::problem::{Issue, LocSegment, Problem};
+use crate::response::{Response, ResponseBody};
+use crate::spec::{AppConfig, RouteSpec};
+use crate::validation::{CompiledSchema, SchemaError};
+use http::{header, StatusCode};
+
+pub(crate) struct ResponseRules {
+    /// Only for handlers that write JSON without asking the shapes (Rust's).
+    shapes: Option<ResponseShapes>,
+    /// Only with `validate_responses`.
+    schemas: Option<ByStatus<CompiledSchema>>,
+}
+
+impl ResponseRules {
+    /// `None` when the route declares no response or nothing would be done with it.
+    pub(crate) fn compile(spec: &RouteSpec, config: &AppConfig, handler_shapes: bool) -> Result<Option<Self>, SchemaError> {
+        if spec.responses.is_empty() {
+            return Ok(None);
+        }
+        let error = |message: String| SchemaError { message };
+        // Compiled whatever happens, so a bad response schema is refused for every handler.
+        let shapes = ResponseShapes::compile(spec).map_err(error)?;
+        let shapes = (!handler_shapes).then_some(shapes);
+        let schemas = if config.validate_responses {
+            let declared = spec.responses.iter().map(|(key, response)| (key.as_str(), &response.schema));
+            Some(ByStatus::compile(declared, |schema| CompiledSchema::compile(schema).map_err(|e| e.message)).map_err(error)?)
+        } else {
+            None
+        };
+        Ok((shapes.is_some() || schemas.is_some()).then_some(ResponseRules { shapes, schemas }))
+    }
+
+    /// Applies the rules to a whole JSON body; anything else passes untouched.
+    pub(crate) fn apply(&self, mut response: Response, route: &str) -> Response {
+        let status = response.status.as_u16();
+        let shape = self.shapes.as_ref().and_then(|shapes| shapes.for_status(status));
+        let schema = self.schemas.as_ref().and_then(|schemas| schemas.get(status));
+        if shape.is_none() && schema.is_none() || !is_json(&response) {
+            return response;
+        }
+        let ResponseBody::Full(bytes) = &response.body else { return response };
+        let Ok(mut value) = serde_json::from_slice::<serde_json::Value>(bytes) else { return response };
+        if let Some(shape) = shape {
+            filter_json(&mut value, shape);
+            if let Ok(written) = serde_json::to_vec(&value) {
+                response.body = ResponseBody::Full(written.into());
+            }
+        }
+        if let Some(schema) = schema {
+            let issues = schema.issues(&value, &[LocSegment::from("response")]);
+            if !issues.is_empty() {
+                return forbidden_response(route, status, issues);
+            }
+        }
+        response
+    }
+}
+
+/// `validate_responses`' report: logged, and a 500 that lists what is wrong (a development
+/// setting: production leaves it off and sends nothing of the handler's own).
+fn forbidden_response(route: &str, status: u16, issues: Vec<Issue>) -> Response {
+    let list = issues.iter().map(|issue| format!("{} at {}", issue.msg, location(&issue.loc))).collect::<Vec<_>>().join("; ");
+    tracing::error!(target: "ferrule::handler", route = %route, "handler for {route} returned a {status} response its schema forbids: {list}");
+    let mut problem = Problem::status(StatusCode::INTERNAL_SERVER_ERROR)
+        .with_detail(format!("The handler's {status} response does not match its declared schema (validate_responses)."));
+    problem.errors = issues;
+    Response::problem(&problem)
+}
+
+fn location(loc: &[LocSegment]) -> String {
+    loc.iter().map(|segment| match segment {
+        LocSegment::Key(key) => key.clone(),
+        LocSegment::Index(index) => index.to_string(),
+    }).collect::<Vec<_>>().join(".")
+}
+
+/// `application/json` or a `+json` type; not problem documents, which the core writes itself.
+fn is_json(response: &Response) -> bool {
+    let Some(essence) = response.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).and_then(|v| v.split(';').next()) else {
+        return false;
+    };
+    let essence = essence.trim();
+    essence.eq_ignore_ascii_case("application/json") || (essence.ends_with("+json") && !essence.eq_ignore_ascii_case(crate::problem::PROBLEM_JSON))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{App, AppConfig, Json, RequestData, RouteSpec};
+    use http_body_util::BodyExt;
+    use serde_json::{json, Value};
+    use tower::ServiceExt;
+
+    fn user_out() -> Value {
+        json!({"type": "object", "properties": {"id": {"type": "integer"}, "name": {"type": "string"}}, "required": ["id", "name"]})
+    }
+
+    async fn get(app: App, path: &str) -> (u16, Value) {
+        let router = app.into_router().unwrap();
+        let response = router.oneshot(http::Request::get(path).body(axum::body::Body::empty()).unwrap()).await.unwrap();
+        let status = response.status().as_u16();
+        let bytes = response.into_body().collect().await.unwrap().to_bytes();
+        (status, serde_json::from_slice(&bytes).unwrap())
+    }
+
+    #[tokio::test]
+    async fn a_rust_handlers_json_loses_what_its_response_schema_does_not_declare() {
+        let handler = |_: RequestData| async { Json(json!({"id": 1, "name": "ada", "password": "hunter2"})) };
+        let app = App::new().route(RouteSpec::get("/user").response("200", user_out()), handler);
+        assert_eq!(get(app, "/user").await, (200, json!({"id": 1, "name": "ada"})));
+        // Declared for another status only: sent as written.
+        let app = App::new().route(RouteSpec::get("/user").response("201", user_out()), handler);
+        assert_eq!(get(app, "/user").await.1["password"], "hunter2");
+    }
+
+    #[tokio::test]
+    async fn validate_responses_reports_a_result_its_schema_forbids() {
+        let config = AppConfig { validate_responses: true, ..AppConfig::default() };
+        let wrong = |_: RequestData| async { Json(json!({"id": "one", "secret": 1})) };
+        let app = App::with_config(config.clone()).route(RouteSpec::get("/user").response("2XX", user_out()), wrong);
+        let (status, problem) = get(app, "/user").await;
+        assert_eq!(status, 500);
+        let locations: Vec<&Value> = problem["errors"].as_array().unwrap().iter().map(|issue| &issue["loc"]).collect();
+        assert_eq!(locations, [&json!(["response", "id"]), &json!(["response", "name"])], "{problem}");
+        let right = |_: RequestData| async { Json(json!({"id": 1, "name": "ada", "secret": 1})) };
+        let app = App::with_config(config).route(RouteSpec::get("/user").response("2XX", user_out()), right);
+        assert_eq!(get(app, "/user").await, (200, json!({"id": 1, "name": "ada"})), "checked after filtering");
+    }
+
+    #[test]
+    fn a_bad_response_declaration_is_refused_with_the_route() {
+        let app = App::new();
+        let error = app.check_route(&RouteSpec::get("/a").response("2XY", json!({}))).unwrap_err();
+        assert!(error.0.contains("GET /a") && error.0.contains("2XY"), "{error}");
+    }
+}
