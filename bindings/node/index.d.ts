@@ -131,9 +131,15 @@ export interface RouteOptions {
   deprecated?: boolean;
   /** Leave the route out of the OpenAPI document. */
   hide?: boolean;
+  /**
+   * What the route answers, by status (`200`, `'2xx'`, `'default'`), as Fastify declares it: a
+   * JSON result sent with that status keeps only the properties its schema declares.
+   */
+  response?: Record<string | number, Schema>;
   /** Fastify's shape: the same schemas as `body`, `query` (`querystring`), `params`, `headers`, and the document's fields. */
   schema?: {
     body?: Schema; querystring?: Schema; query?: Schema; params?: Schema; headers?: Schema;
+    response?: Record<string | number, Schema>;
     summary?: string; description?: string; tags?: string[]; operationId?: string; deprecated?: boolean; hide?: boolean;
   };
 }
@@ -191,6 +197,8 @@ export interface AppOptions {
   openapiUrl?: string | null;
   /** A log record per request (method, path, status, bytes, duration_ms, request_id); default false. */
   accessLog?: boolean;
+  /** Development: a JSON result its declared `response` schema forbids becomes a 500 listing what is wrong (default false). */
+  validateResponses?: boolean;
   /** Records below this level are not logged (default 'info'). */
   logLevel?: LogLevel;
   /**

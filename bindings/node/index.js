@@ -113,9 +113,9 @@ function flatHeaders(headers) {
 /** What a route says about itself in the OpenAPI document (@fastify/swagger's names). */
 const DOC_OPTIONS = ['summary', 'description', 'tags', 'operationId', 'deprecated', 'hide'];
 const ROUTE_OPTIONS = ['query', 'headers', 'cookies', 'params', 'body', 'form', 'multipart', 'text', 'bytes',
-  'bodyRequired', 'maxFileSize', 'cors', 'compression', 'bodyLimit', 'timeout', 'status', 'schema', ...DOC_OPTIONS];
+  'bodyRequired', 'maxFileSize', 'cors', 'compression', 'bodyLimit', 'timeout', 'status', 'response', 'schema', ...DOC_OPTIONS];
 const FASTIFY_SCHEMA_PARTS = {
-  body: 'body', querystring: 'query', query: 'query', params: 'params', headers: 'headers',
+  body: 'body', querystring: 'query', query: 'query', params: 'params', headers: 'headers', response: 'response',
   ...Object.fromEntries(DOC_OPTIONS.map((name) => [name, name])),
 };
 const SOCKET_OPTIONS = ['query', 'headers', 'cookies', 'params', 'cors', 'schema', 'subprotocols', 'maxMessageBytes'];
@@ -192,7 +192,33 @@ function specOf(method, path, options) {
   if (options.operationId !== undefined) spec.operation_id = options.operationId;
   if (options.deprecated !== undefined) spec.deprecated = options.deprecated;
   if (options.hide !== undefined) spec.include_in_schema = !options.hide;
+  if (options.response !== undefined) spec.responses = responsesOf(options.response, `${method} ${path}`);
   return spec;
+}
+
+/**
+ * Fastify's `response: { 200: schema, '4xx': schema, default: schema }` → the core's
+ * declared responses. A JSON result sent with a status is written with only what its schema
+ * declares (the core's shape, as fast-json-stringify drops undeclared properties). A schema's
+ * `description` (or an OpenAPI-style `{ description, content: { 'application/json': { schema } } }`)
+ * describes the response in the OpenAPI document.
+ */
+function responsesOf(response, where) {
+  if (response === null || typeof response !== 'object' || Array.isArray(response)) {
+    throw new TypeError(`ferrule: ${where}: response must map statuses to schemas ({ 200: schema })`);
+  }
+  const responses = {};
+  for (const [status, declared] of Object.entries(response)) {
+    if (declared === null || typeof declared !== 'object') {
+      throw new TypeError(`ferrule: ${where}: response ${status} must be a schema object`);
+    }
+    const json = declared.content && declared.content['application/json'];
+    const schema = json ? json.schema || {} : declared;
+    const entry = { schema };
+    if (typeof declared.description === 'string') entry.description = declared.description;
+    responses[String(status)] = entry;
+  }
+  return responses;
 }
 
 /**

@@ -10,6 +10,7 @@ from typing import Any, Callable, Iterable, Optional, TypeVar
 
 from . import _ferrule
 from .request import Request
+from .response_model import FROM_ANNOTATION, response_schema
 from .responses import HTTPException, Response
 from .signature import Argument, analyse
 from .websocket import WebSocket
@@ -106,6 +107,8 @@ class App:
     "expose_headers": [...], "allow_credentials": bool, "max_age_secs": int}``), ``compression``
     (``{"min_size": 500, "gzip": True, "br": True, "zstd": True}``), ``request_id`` (generate and
     echo ``X-Request-ID``, default on), ``access_log`` (a record per request to the ``ferrule.access`` logger, default off),
+    ``validate_responses`` (development: a JSON result its ``response_model`` forbids becomes a
+    500 listing what is wrong, default off),
     ``log_level`` (``"debug"``, ``"info"`` (default), ``"warn"``, ``"error"``, ``"off"``: the core's records
     below it are never sent to ``logging``), ``timeout_ms`` (handler time limit → 504),
     ``max_header_bytes`` (→ 431), ``shutdown_timeout_ms`` (drain deadline, default 10 s).
@@ -129,6 +132,7 @@ class App:
         compression: Optional[dict] = None,
         request_id: Optional[bool] = None,
         access_log: Optional[bool] = None,
+        validate_responses: Optional[bool] = None,
         log_level: Optional[str] = None,
         timeout_ms: Optional[int] = None,
         max_header_bytes: Optional[int] = None,
@@ -163,6 +167,7 @@ class App:
             "compression": compression,
             "request_id": request_id,
             "access_log": access_log,
+            "validate_responses": validate_responses,
             "log_level": log_level,
             "timeout_ms": timeout_ms,
             "max_header_bytes": max_header_bytes,
@@ -206,29 +211,34 @@ class App:
         *,
         status_code: int = 200,
         blocking: bool = False,
+        response_model: Any = FROM_ANNOTATION,
         **options: Any,
     ) -> Callable[[Handler], Handler]:
         """Declares ``handler`` for ``path`` and ``methods``; arguments are read from the
         handler's signature (see ``ferrule.params``). Options: ``status_code`` of plain return
-        values; ``blocking=True`` for a ``def`` handler that waits on I/O (it then runs in a
+        values; ``response_model`` (default: the return annotation; ``None``: none), the type
+        JSON results with ``status_code`` are written as — fields it does not declare are left
+        out, as in FastAPI — and documented as; ``blocking=True`` for a ``def`` handler that waits on I/O (it then runs in a
         thread pool instead of on the event loop's thread, see the README); per-route ``cors``,
         ``compression``, ``body_limit``, ``timeout_ms``; for the OpenAPI document ``summary``,
         ``description`` (default: the docstring), ``operation_id``, ``tags``, ``deprecated``,
         ``include_in_schema``."""
         for name in options:
             if name not in _ROUTE_OPTIONS:
-                raise TypeError(_ferrule.unknown_option("route option", name, [*_ROUTE_OPTIONS, "status_code", "blocking"]))
+                raise TypeError(_ferrule.unknown_option("route option", name, [*_ROUTE_OPTIONS, "status_code", "blocking", "response_model"]))
 
         def register(handler: Handler) -> Handler:
             analysis = analyse(handler, path, request_type=Request, response_type=Response)
             called: Callable[..., Any] = handler
+            answers = response_schema(handler, response_model)
+            responses = {"responses": {str(status_code): {"schema": answers}}} if answers is not None else {}
             if analysis.response_param is not None:
                 called = _with_response(handler, analysis.response_param, status_code)
             for method in methods:
                 method = method.upper()
                 if method not in _METHODS:
                     raise ValueError(f"{method} is not a supported method ({', '.join(_METHODS)})")
-                spec = {"method": method, "path": analysis.path, **analysis.spec, **_documented(handler), **options}
+                spec = {"method": method, "path": analysis.path, **analysis.spec, **_documented(handler), **responses, **options}
                 self._declare(_Route(spec, called, analysis.arguments, status_code, blocking))
             return handler
 

@@ -12,7 +12,7 @@ module Ferrule
     # What a route says about itself in the OpenAPI document.
     DOC_OPTIONS = %i[summary description operation_id tags deprecated include_in_schema].freeze
     ROUTE_OPTIONS = (%i[query headers cookies params body form multipart text bytes body_required max_file_size
-                        cors compression body_limit timeout_ms status] + DOC_OPTIONS).freeze
+                        cors compression body_limit timeout_ms status response] + DOC_OPTIONS).freeze
     SOCKET_OPTIONS = %i[query headers cookies params cors].freeze
     DEFAULT_THREADS = 5
     BODY_KINDS = { body: "json", form: "form", multipart: "multipart", text: "text", bytes: "bytes" }.freeze
@@ -28,6 +28,8 @@ module Ferrule
     # WebSockets: ws_max_message_bytes (→ close 1009), ws_send_buffer_bytes (unread → 1008),
     # ws_idle_timeout_ms (silent → ping, then 1001);
     # input limits: max_json_depth, max_multipart_parts, max_part_header_bytes, max_filename_bytes.
+    # Development: validate_responses (a JSON result its declared +response+ schema forbids
+    # becomes a 500 that lists what is wrong).
     # Logging: access_log (a record per request), log_level ("debug", "info" (default), "warn",
     # "error", "off"), and +logger+: left out, the core writes "ferrule: ..." lines to stderr;
     # a Logger (anything with Logger#add), records go to it (progname "ferrule"); false, none.
@@ -67,7 +69,10 @@ module Ferrule
     # +body+ (JSON), +form+, +multipart+ (fields with <tt>format: "binary"</tt> are files),
     # +text+, +bytes+ — the body's schema (or true); +status+ of plain results; per route
     # +cors+, +compression+, +body_limit+, +timeout_ms+; for the OpenAPI document +summary+,
-    # +description+, +operation_id+, +tags+, +deprecated+, +include_in_schema+.
+    # +description+, +operation_id+, +tags+, +deprecated+, +include_in_schema+; +response+ —
+    # the schema of what the route answers with +status+ (or a Hash of statuses to schemas:
+    # <tt>{ 200 => user, "4XX" => error }</tt>): a JSON result keeps only the properties its
+    # schema declares.
     def route(method, path, status: 200, **options, &handler)
       raise ArgumentError, "ferrule: #{method} #{path} needs a block" unless handler
 
@@ -75,7 +80,7 @@ module Ferrule
         m = m.to_s.upcase
         raise ArgumentError, "ferrule: #{m} is not a supported method (#{METHODS.join(', ')})" unless METHODS.include?(m)
 
-        declare(spec(m, path, options), status, sinatra_style(handler, status))
+        declare(spec(m, path, options.dup, status), status, sinatra_style(handler, status))
       end
       self
     end
@@ -271,6 +276,26 @@ module Ferrule
       end
     end
 
+    STATUS_KEY = /\A([1-5]\d\d|[1-5]XX|default)\z/i
+
+    # +response:+ → the core's declared responses: one schema (for the route's +status+), or a
+    # Hash whose keys are all statuses. A schema's "description" describes the response in the
+    # OpenAPI document.
+    def responses_of(response, status, where)
+      raise ArgumentError, "ferrule: #{where}: response must be a schema Hash" unless response.is_a?(Hash)
+
+      statuses = !response.empty? && response.keys.all? { |key| key.is_a?(Integer) || STATUS_KEY.match?(key.to_s) }
+      by_status = statuses ? response : { status => response }
+      by_status.to_h do |code, schema|
+        raise ArgumentError, "ferrule: #{where}: response #{code} must be a schema Hash" unless schema.is_a?(Hash)
+
+        schema = JSON.parse(JSON.generate(schema))
+        entry = { "schema" => schema }
+        entry["description"] = schema["description"] if schema["description"].is_a?(String)
+        [code.to_s, entry]
+      end
+    end
+
     # OpenAPI's +style+ and +explode+ of an array parameter ride along in its schema Hash.
     def param_entry(name, schema, required)
       entry = { "name" => name.to_s, "schema" => schema.except("style", "explode") }
@@ -279,9 +304,10 @@ module Ferrule
       entry
     end
 
-    def spec(method, path, options)
+    def spec(method, path, options, status = 200)
       spec = { "method" => method, "path" => path }
       where = "#{method} #{path}"
+      spec["responses"] = responses_of(options.delete(:response), status, where) if options.key?(:response)
       { query: "query", headers: "headers", cookies: "cookies", params: "path_params" }.each do |option, key|
         list = params_of(options.delete(option), "#{where} #{option}")
         spec[key] = key == "path_params" ? list.map { |p| p.slice("name", "schema") } : list if list

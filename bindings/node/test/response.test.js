@@ -1,0 +1,72 @@
+'use strict';
+// Response schemas in Fastify's shape, `response: { 200: schema }` (or inside `schema`): a JSON
+// result keeps only what the schema for its status declares, at every depth, as
+// fast-json-stringify writes it; `validateResponses` reports a result the schema forbids.
+const { test } = require('node:test');
+const assert = require('node:assert');
+const { App, Response } = require('ferrule');
+const { serving, request } = require('./support');
+
+const userOut = {
+  title: 'UserOut',
+  type: 'object',
+  properties: {
+    id: { type: 'integer' },
+    name: { type: 'string' },
+    friends: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' } } } },
+  },
+  required: ['id', 'name'],
+};
+const record = () => ({ id: 1, name: 'ada', password: 'hunter2', friends: [{ name: 'bob', token: 't-1' }], admin: true });
+
+function users(options = {}) {
+  const app = new App(options);
+  app.get('/user', { response: { 200: userOut } }, () => record());
+  app.get('/fastify', { schema: { response: { '2xx': userOut } } }, async () => record());
+  app.post('/created', { response: { 201: userOut } }, () => new Response(record(), { status: 201 }));
+  app.get('/other', { response: { 200: userOut } }, () => new Response(record(), { status: 202 }));
+  app.get('/unicode', { response: { 200: userOut } }, () => ({ id: 2, name: 'Zoë "ü" 中', secret: 'é' }));
+  app.get('/free', () => record());
+  return app;
+}
+
+test('a response schema drops the password and everything else it does not declare', async () => {
+  await serving(users(), async (port) => {
+    for (const path of ['/user', '/fastify']) {
+      const reply = await request(port, 'GET', path);
+      assert.strictEqual(reply.status, 200, path);
+      assert.deepStrictEqual(reply.json(), { id: 1, name: 'ada', friends: [{ name: 'bob' }] }, path);
+      assert.ok(!reply.body.includes('hunter2') && !reply.body.includes('t-1'), path);
+    }
+    const created = await request(port, 'POST', '/created');
+    assert.deepStrictEqual([created.status, created.json()], [201, { id: 1, name: 'ada', friends: [{ name: 'bob' }] }]);
+    assert.strictEqual((await request(port, 'GET', '/other')).json().password, 'hunter2', 'no schema for 202');
+    assert.deepStrictEqual((await request(port, 'GET', '/unicode')).json(), { id: 2, name: 'Zoë "ü" 中' });
+    assert.strictEqual((await request(port, 'GET', '/free')).json().password, 'hunter2');
+  });
+});
+
+test('the response schema is the document\'s, named by its title', () => {
+  const document = users().openapi();
+  const ok = document.paths['/user'].get.responses['200'];
+  assert.deepStrictEqual(ok.content['application/json'].schema, { $ref: '#/components/schemas/UserOut' });
+  assert.ok(document.paths['/fastify'].get.responses['2XX']);
+  assert.deepStrictEqual(Object.keys(document.components.schemas.UserOut.properties).sort(), ['friends', 'id', 'name']);
+});
+
+test('validateResponses turns a result the schema forbids into a 500 that says where', async () => {
+  const app = new App({ validateResponses: true });
+  app.get('/broken', { response: { 200: userOut } }, () => ({ id: 'one', password: 'hunter2' }));
+  await serving(app, async (port) => {
+    const reply = await request(port, 'GET', '/broken');
+    assert.strictEqual(reply.status, 500);
+    assert.deepStrictEqual(reply.json().errors.map((e) => [e.type, e.loc]), [['int_type', ['response', 'id']], ['missing', ['response', 'name']]]);
+    assert.ok(!reply.body.includes('hunter2'));
+  });
+});
+
+test('a response option that is not a map of statuses is refused where it is declared', () => {
+  const app = new App();
+  assert.throws(() => app.get('/a', { response: 'UserOut' }, () => null), /response must map statuses to schemas/);
+  assert.throws(() => app.get('/b', { response: { ok: userOut } }, () => null), /"ok" is not a status/);
+});

@@ -1,0 +1,62 @@
+"""The response schema of a route: its ``response_model=``, else its return annotation, as in
+FastAPI. The core compiles it into the shape the JSON writer follows (fields the model does not
+declare are left out) and documents it in the OpenAPI document."""
+
+from __future__ import annotations
+
+import collections.abc
+import typing
+from typing import Any, Callable, Optional
+
+from . import schema as schemas
+from .responses import Response
+
+#: ``response_model``'s default: take the return annotation.
+FROM_ANNOTATION: Any = object()
+
+# Return annotations that say how a response is made rather than what JSON it holds.
+_NOT_JSON = (str, bytes, bytearray, type(None))
+_STREAMS = (
+    collections.abc.Iterator,
+    collections.abc.Iterable,
+    collections.abc.Generator,
+    collections.abc.AsyncIterator,
+    collections.abc.AsyncIterable,
+    collections.abc.AsyncGenerator,
+)
+
+
+def response_schema(handler: Callable[..., Any], response_model: Any = FROM_ANNOTATION) -> Optional[dict]:
+    """The JSON Schema of what ``handler`` answers, or ``None`` when it declares none
+    (``response_model=None``, no annotation, or one that is not JSON: ``str``, ``bytes``, a
+    ``Response``, a generator)."""
+    if response_model is None:
+        return None
+    if response_model is FROM_ANNOTATION:
+        # The hints were already read for the parameters, so this cannot fail here.
+        annotation = typing.get_type_hints(handler, include_extras=True).get("return")
+        if annotation is None or not _describes_json(annotation):
+            return None
+        where = "return annotation"
+    else:
+        annotation = response_model
+        where = "response_model"
+    try:
+        return schemas.describe(annotation, body=True).schema
+    except TypeError as e:
+        name = getattr(handler, "__qualname__", repr(handler))
+        raise TypeError(f"{name}: {where} {annotation!r} cannot describe a JSON response ({e}); response_model=None declares none") from None
+
+
+def _describes_json(annotation: Any) -> bool:
+    tp, _ = schemas.strip_annotated(annotation)
+    if tp is Any or tp in _NOT_JSON:
+        return False
+    if isinstance(tp, type) and issubclass(tp, Response):
+        return False
+    origin = typing.get_origin(tp)
+    if origin in _STREAMS or (isinstance(tp, type) and issubclass(tp, _STREAMS) and not issubclass(tp, (list, tuple, dict, set, frozenset))):
+        return False
+    if origin is typing.Union or type(tp).__name__ == "UnionType":
+        return all(_describes_json(member) for member in typing.get_args(tp) if member is not type(None))
+    return True

@@ -1,0 +1,180 @@
+"""Response models, FastAPI's way: a return annotation (or ``response_model=``) is the schema of
+what the route answers; fields it does not declare never reach the client, whatever object
+the handler returns. The core compiles the schema once; the JSON writer follows it."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Optional, TypedDict
+
+import msgspec
+import pydantic
+import pytest
+
+from ferrule import App, Response
+
+from support import request, serving
+
+
+@dataclasses.dataclass
+class Address:
+    city: str
+
+
+@dataclasses.dataclass
+class UserOut:
+    id: int
+    name: str
+    address: Optional[Address] = None
+
+
+class UserRecord(TypedDict):
+    id: int
+    name: str
+    password: str
+    address: dict
+
+
+@dataclasses.dataclass
+class UserRow:
+    id: int
+    name: str
+    password: str
+    address: Address
+
+
+class PydanticUser(pydantic.BaseModel):
+    id: int
+    name: str
+    password: str
+
+
+class StructUser(msgspec.Struct):
+    id: int
+    name: str
+    password: str
+
+
+class Opaque:
+    """Nothing a schema can describe."""
+
+
+RECORD: UserRecord = {"id": 1, "name": "ada", "password": "hunter2", "address": {"city": "Paris", "street": "secret"}}
+
+
+def users() -> App:
+    app = App()
+
+    @app.get("/dict")
+    def from_dict() -> UserOut:
+        return RECORD  # type: ignore[return-value]
+
+    @app.get("/row")
+    async def from_row() -> UserOut:
+        return UserRow(1, "ada", "hunter2", Address("Paris"))  # type: ignore[return-value]
+
+    @app.get("/pydantic")
+    def from_pydantic() -> UserOut:
+        return PydanticUser(id=1, name="ada", password="hunter2")  # type: ignore[return-value]
+
+    @app.get("/struct")
+    def from_struct() -> UserOut:
+        return StructUser(id=1, name="ada", password="hunter2")  # type: ignore[return-value]
+
+    @app.get("/list")
+    def many() -> list[UserOut]:
+        return [RECORD, RECORD]  # type: ignore[list-item]
+
+    @app.get("/maybe/{present:int}")
+    def maybe(present: int) -> Optional[UserOut]:
+        return RECORD if present else None  # type: ignore[return-value]
+
+    @app.post("/created", status_code=201, response_model=UserOut)
+    def created() -> dict:
+        return dict(RECORD)
+
+    @app.get("/explicit")
+    def explicit() -> UserOut:
+        return Response(200, body=RECORD)  # type: ignore[return-value]
+
+    @app.get("/other-status")
+    def other_status() -> UserOut:
+        return Response(202, body=RECORD)  # type: ignore[return-value]
+
+    @app.get("/unfiltered", response_model=None)
+    def unfiltered() -> UserOut:
+        return RECORD  # type: ignore[return-value]
+
+    @app.get("/text")
+    def text() -> str:
+        return "plain"
+
+    return app
+
+
+def test_an_annotation_drops_what_the_model_does_not_declare_whatever_is_returned() -> None:
+    with serving(users()) as port:
+        for path in ("/dict", "/row", "/explicit"):
+            reply = request(port, "GET", path)
+            assert (reply.status, reply.json()) == (200, {"id": 1, "name": "ada", "address": {"city": "Paris"}}), path
+            assert b"hunter2" not in reply.body and b"secret" not in reply.body, path
+        for path in ("/pydantic", "/struct"):
+            assert request(port, "GET", path).json() == {"id": 1, "name": "ada"}, path
+        assert request(port, "GET", "/list").json() == [{"id": 1, "name": "ada", "address": {"city": "Paris"}}] * 2
+        assert request(port, "GET", "/maybe/1").json() == {"id": 1, "name": "ada", "address": {"city": "Paris"}}
+        assert request(port, "GET", "/maybe/0").json() is None
+
+
+def test_response_model_wins_over_the_annotation_and_none_switches_it_off() -> None:
+    with serving(users()) as port:
+        reply = request(port, "POST", "/created")
+        assert (reply.status, reply.json()) == (201, {"id": 1, "name": "ada", "address": {"city": "Paris"}})
+        assert request(port, "GET", "/unfiltered").json()["password"] == "hunter2"
+        # The model is declared for the route's status: a response with another one is sent as it is.
+        assert request(port, "GET", "/other-status").json()["password"] == "hunter2"
+        assert request(port, "GET", "/text").body == b"plain"
+
+
+def test_the_model_is_the_responses_schema_in_the_document() -> None:
+    document = users().openapi()
+    schemas = document["components"]["schemas"]
+    ok = document["paths"]["/dict"]["get"]["responses"]["200"]
+    assert ok["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/UserOut"}
+    assert set(schemas["UserOut"]["properties"]) == {"id", "name", "address"}
+    created = document["paths"]["/created"]["post"]["responses"]
+    assert "201" in created and "200" not in created
+    assert "content" not in document["paths"]["/text"]["get"]["responses"]["200"]
+
+
+def test_validate_responses_reports_a_result_the_model_forbids() -> None:
+    app = App(validate_responses=True)
+
+    @app.get("/broken")
+    def broken() -> UserOut:
+        return {"id": "one", "password": "hunter2"}  # type: ignore[return-value]
+
+    @app.get("/fine")
+    def fine() -> UserOut:
+        return RECORD  # type: ignore[return-value]
+
+    with serving(app) as port:
+        reply = request(port, "GET", "/broken")
+        assert reply.status == 500
+        problem: Any = reply.json()
+        assert [(e["type"], e["loc"]) for e in problem["errors"]] == [("int_type", ["response", "id"]), ("missing", ["response", "name"])]
+        assert b"hunter2" not in reply.body
+        assert request(port, "GET", "/fine").status == 200
+
+
+def test_an_annotation_that_cannot_be_a_schema_is_refused_at_the_decorator() -> None:
+    app = App()
+
+    with pytest.raises(TypeError, match="return annotation"):
+
+        @app.get("/opaque")
+        def opaque() -> Opaque:
+            return Opaque()
+
+    @app.get("/declared-none", response_model=None)
+    def declared_none() -> Opaque:
+        return Opaque()

@@ -1,0 +1,79 @@
+# frozen_string_literal: true
+
+# Response schemas, +response:+: a JSON result keeps only what the schema for its status
+# declares, at every depth, whatever Hash or Struct the block returns; validate_responses
+# reports a result the schema forbids.
+require "minitest/autorun"
+require_relative "support"
+
+class ResponseTest < Minitest::Test
+  include Support
+
+  USER_OUT = {
+    "title" => "UserOut", "type" => "object",
+    "properties" => { "id" => { "type" => "integer" }, "name" => { "type" => "string" },
+                      "friends" => { "type" => "array", "items" => { "type" => "object", "properties" => { "name" => { "type" => "string" } } } } },
+    "required" => %w[id name]
+  }.freeze
+  UserRow = Struct.new(:id, :name, :password, :friends)
+
+  def record = { id: 1, name: "ada", password: "hunter2", friends: [{ name: "bob", token: "t-1" }], "admin" => true }
+
+  def users(**settings)
+    app = Ferrule::App.new(**settings)
+    user = record
+    app.get("/user", response: USER_OUT) { user }
+    app.get("/struct", response: USER_OUT) { UserRow.new(1, "ada", "hunter2", [{ name: "bob", token: "t-1" }]) }
+    app.post("/created", status: 201, response: USER_OUT) { user }
+    app.get("/by-status", response: { 200 => USER_OUT, "4XX" => { "type" => "object", "properties" => { "error" => {} } } }) do |req|
+      req.query_pairs.empty? ? user : Ferrule::Response.new({ error: "no", trace: "secret" }, status: 404)
+    end
+    app.route(%w[GET POST], "/both", response: USER_OUT, query: { q: { "type" => "integer", "default" => 0 } }) { user }
+    app.get("/free") { user }
+    app
+  end
+
+  def test_a_response_schema_drops_the_password_and_everything_it_does_not_declare
+    serving(users) do |port|
+      %w[/user /struct /by-status].each do |path|
+        reply = request(port, "GET", path)
+        assert_equal [200, { "id" => 1, "name" => "ada", "friends" => [{ "name" => "bob" }] }], [reply.status, reply.json], path
+        refute_includes reply.body, "hunter2", path
+      end
+      created = request(port, "POST", "/created")
+      assert_equal [201, %w[friends id name]], [created.status, created.json.keys.sort]
+      missing = request(port, "GET", "/by-status?x=1")
+      assert_equal [404, { "error" => "no" }], [missing.status, missing.json]
+      assert_equal "hunter2", request(port, "GET", "/free").json["password"]
+      # Every method of a multi-method route gets all of its options.
+      %w[GET POST].each { |m| assert_equal 422, request(port, m, "/both?q=x").status, m }
+      assert_equal %w[friends id name], request(port, "POST", "/both").json.keys.sort
+    end
+  end
+
+  def test_the_response_schema_is_the_documents
+    document = users.openapi
+    ok = document["paths"]["/user"]["get"]["responses"]["200"]
+    assert_equal({ "$ref" => "#/components/schemas/UserOut" }, ok["content"]["application/json"]["schema"])
+    assert document["paths"]["/created"]["post"]["responses"].key?("201")
+    assert document["paths"]["/by-status"]["get"]["responses"].key?("4XX")
+  end
+
+  def test_validate_responses_reports_a_result_the_schema_forbids
+    app = Ferrule::App.new(validate_responses: true)
+    app.get("/broken", response: USER_OUT) { { id: "one", password: "hunter2" } }
+    serving(app) do |port|
+      reply = request(port, "GET", "/broken")
+      assert_equal 500, reply.status
+      assert_equal [["int_type", %w[response id]], ["missing", %w[response name]]], reply.json["errors"].map { |e| [e["type"], e["loc"]] }
+      refute_includes reply.body, "hunter2"
+    end
+  end
+
+  def test_a_response_that_is_not_a_schema_is_refused_where_it_is_declared
+    app = Ferrule::App.new
+    assert_raises(ArgumentError) { app.get("/a", response: "UserOut") { nil } }
+    error = assert_raises(ArgumentError) { app.get("/b", response: { 200 => "UserOut" }) { nil } }
+    assert_match(/response 200 must be a schema Hash/, error.message)
+  end
+end
