@@ -10,6 +10,9 @@ Gem::Specification.new do |s|
   s.license = "MIT"
   s.required_ruby_version = ">= 3.1"
   s.platform = Gem::Platform.local
-  s.files = Dir["lib/**/*.rb"].sort + ["lib/ferrule/ferrule.so"]
+  s.files = Dir["lib/**/*.rb"].sort + ["lib/ferrule/ferrule.so", "bin/ferrule"]
+  # `ferrule openapi app.rb` prints an app's OpenAPI document (lib/ferrule/cli.rb).
+  s.bindir = "bin"
+  s.executables = ["ferrule"]
   s.require_paths = ["lib"]
 end

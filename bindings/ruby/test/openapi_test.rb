@@ -3,6 +3,8 @@
 # The OpenAPI document the core builds from the routes: served at /openapi.json to a real
 # client, the same as app.openapi, with each route's summary, tags and schema names.
 require "minitest/autorun"
+require "open3"
+require "tmpdir"
 require_relative "support"
 
 class OpenapiTest < Minitest::Test
@@ -50,6 +52,44 @@ class OpenapiTest < Minitest::Test
     ids = app.openapi["paths"]["/find"]["get"]["parameters"].first
     assert_equal({ "name" => "ids", "in" => "query", "required" => false, "style" => "pipeDelimited",
                    "schema" => { "type" => "array", "items" => { "type" => "integer" } } }, ids)
+  end
+
+  # Runs the installed gem's `ferrule` command; killed if it has not exited in 30 s.
+  def ferrule_command(*args)
+    ferrule = File.join(ENV.fetch("GEM_HOME"), "bin", "ferrule")
+    Open3.popen3(ferrule, *args) do |stdin, stdout, stderr, wait|
+      stdin.close
+      out = Thread.new { stdout.read }
+      err = Thread.new { stderr.read }
+      unless wait.join(30)
+        Process.kill("KILL", wait.pid)
+        flunk "ferrule #{args.join(' ')} did not exit"
+      end
+      [out.value, err.value, wait.value]
+    end
+  end
+
+  def test_the_ferrule_command_prints_the_document_without_serving
+    app_source = <<~RUBY
+      require "ferrule"
+      app = Ferrule::App.new(title: "Shop")
+      app.get("/items/{id:int}", summary: "One item", response: { "title" => "Item", "type" => "object" }) { |req| { id: req.params[:id] } }
+    RUBY
+    expected = Ferrule::App.new(title: "Shop")
+    expected.get("/items/{id:int}", summary: "One item", response: { "title" => "Item", "type" => "object" }) { nil }
+    Dir.mktmpdir do |dir|
+      { "runs.rb" => "#{app_source}app.run(port: 0)\n", "makes.rb" => app_source }.each do |name, source|
+        File.write(File.join(dir, name), source)
+        out, err, status = ferrule_command("openapi", File.join(dir, name))
+        assert status.success?, "#{name}: #{err}"
+        assert_equal expected.openapi, JSON.parse(out), name
+      end
+      File.write(File.join(dir, "none.rb"), "x = 1\n")
+      _, err, status = ferrule_command("openapi", File.join(dir, "none.rb"))
+      assert_equal [1, "ferrule: #{File.join(dir, 'none.rb')} makes no Ferrule::App\n"], [status.exitstatus, err]
+    end
+    _, err, status = ferrule_command("openapi")
+    assert_equal [1, "ferrule: usage: ferrule openapi <app.rb>\n"], [status.exitstatus, err]
   end
 
   def test_openapi_url_moves_the_document_or_nil_switches_it_off

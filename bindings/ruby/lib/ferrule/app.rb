@@ -48,12 +48,21 @@ module Ferrule
       @native = NativeApp.new(JSON.generate(config), Request, UploadedFile, Response, HTTPError)
       # The handler blocks, by route index: held here, by this object, where the GC sees them.
       @handlers = []
+      # `ferrule openapi app.rb` prints the app a file made: kept alive until then.
+      CLI.made << self if ENV["FERRULE_PRINT_OPENAPI"] == "1"
     end
 
     # The app's OpenAPI 3.1 document (a Hash), as served at +openapi_url+ (/openapi.json; nil
     # serves none): every route declared so far.
     def openapi
       JSON.parse(@native.openapi)
+    end
+
+    # <tt>ferrule openapi app.rb</tt> (Ferrule::CLI): the app's document instead of a server.
+    private def print_openapi_and_exit
+      $stdout.write(openapi_json, "\n")
+      $stdout.flush
+      exit(0)
     end
 
     # The document as indented JSON, to write to a file for CI to diff.
@@ -130,6 +139,7 @@ module Ferrule
     # (27-31k vs 30-35k, within run-to-run spread). +runtime_threads+: the Rust runtime's
     # threads (default: usable CPUs).
     def run(host: "127.0.0.1", port: 8000, workers: 1, threads: DEFAULT_THREADS, runtime_threads: nil, &on_ready)
+      print_openapi_and_exit if ENV["FERRULE_PRINT_OPENAPI"] == "1"
       raise ArgumentError, "ferrule: workers must be at least 1" if workers < 1
       if workers == 1
         clean = serve(host: host, port: port, threads: threads, runtime_threads: runtime_threads, &on_ready)
@@ -149,6 +159,7 @@ module Ferrule
     # Serves in this process; the block (if any) is called with the bound port once listening.
     # Returns true after a clean drain, false when the drain deadline cut requests off.
     def serve(host: "127.0.0.1", port: 8000, fd: nil, threads: DEFAULT_THREADS, runtime_threads: nil, signals: true)
+      print_openapi_and_exit if ENV["FERRULE_PRINT_OPENAPI"] == "1"
       start_logging
       bound = @native.start(host, port, fd, runtime_threads)
       @port = bound

@@ -1,0 +1,42 @@
+# frozen_string_literal: true
+
+module Ferrule
+  # The +ferrule+ command. <tt>ferrule openapi app.rb</tt> prints the OpenAPI document of the app
+  # that app.rb declares, without serving it (for CI to diff, or a client generator to read).
+  # The file is loaded with FERRULE_PRINT_OPENAPI=1: an app that runs when loaded prints its
+  # document from App#run / App#serve and exits there; otherwise the one Ferrule::App the file
+  # made is printed here.
+  module CLI
+    USAGE = "usage: ferrule openapi <app.rb>"
+
+    # The apps made while FERRULE_PRINT_OPENAPI is set (App#initialize adds itself).
+    def self.made
+      @made ||= []
+    end
+
+    # Returns the exit status.
+    def self.main(argv, out: $stdout, err: $stderr)
+      command, file, *rest = argv
+      return fail(err, USAGE) unless command == "openapi" && file && rest.empty?
+
+      ENV["FERRULE_PRINT_OPENAPI"] = "1"
+      begin
+        load(File.expand_path(file))
+      rescue ScriptError, StandardError => e
+        return fail(err, "cannot load #{file}: #{e.message}")
+      end
+      apps = made
+      return fail(err, "#{file} makes no Ferrule::App") if apps.empty?
+      return fail(err, "#{file} makes #{apps.size} Ferrule::App objects; run the one to print (app.run)") if apps.size > 1
+
+      out.write(apps.first.openapi_json, "\n")
+      0
+    end
+
+    def self.fail(err, message)
+      err.puts("ferrule: #{message}")
+      1
+    end
+    private_class_method :fail
+  end
+end
