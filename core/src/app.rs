@@ -124,7 +124,11 @@ impl App {
 
     /// The app's OpenAPI 3.1 document (see [`crate::openapi`]), as served at `openapi_url`.
     pub fn openapi(&self) -> Result<serde_json::Value, AppError> {
-        crate::openapi::document(&self.config, self.routes.iter().map(|(spec, _)| spec)).map_err(AppError)
+        let documented = |handlers: &Handlers| match handlers {
+            Handlers::Http(handler) => handler.documented_status().map_or(200, |status| status.as_u16()),
+            Handlers::Socket(_) => 101,
+        };
+        crate::openapi::document(&self.config, self.routes.iter().map(|(spec, handlers)| (spec, documented(handlers)))).map_err(AppError)
     }
 
     /// Compiles every route (paths, schemas, middleware) into an axum [`Router`].

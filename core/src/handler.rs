@@ -22,6 +22,12 @@ pub trait Handler: Send + Sync + 'static {
     fn writes_response_shapes(&self) -> bool {
         false
     }
+
+    /// The status this handler's plain results are sent with, for the OpenAPI document; `None`
+    /// for handlers that choose it with each response (Rust's), documented as 200.
+    fn documented_status(&self) -> Option<http::StatusCode> {
+        None
+    }
 }
 
 impl<F, Fut, R> Handler for F

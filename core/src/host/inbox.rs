@@ -96,6 +96,10 @@ impl<R: Send + Sync + 'static> Handler for HostHandler<R> {
     fn writes_response_shapes(&self) -> bool {
         true
     }
+
+    fn documented_status(&self) -> Option<http::StatusCode> {
+        Some(self.route.status)
+    }
 }
 
 struct HostSocketHandler<R> {

@@ -188,7 +188,7 @@ impl<R: Send + Sync + 'static> Host<R> {
     /// `openapi_url`), as indented JSON for a binding to print or parse.
     pub fn openapi(&self) -> Result<String, HostError> {
         let routes = self.routes();
-        let document = crate::openapi::document(&self.config, routes.iter().map(|route| &route.spec)).map_err(HostError::Route)?;
+        let document = crate::openapi::document(&self.config, routes.iter().map(|route| (&route.spec, route.status.as_u16()))).map_err(HostError::Route)?;
         let mut text = serde_json::to_string_pretty(&document).map_err(|e| HostError::Route(format!("the OpenAPI document: {e}")))?;
         text.push('\n');
         Ok(text)

@@ -15,20 +15,20 @@ use crate::spec::{AppConfig, BodyKind, ParamSpec, RouteSpec};
 use components::Components;
 use serde_json::{json, Map, Value as Json};
 
-/// The document for `routes` (WebSocket routes and those with `include_in_schema: false` are
-/// left out, as FastAPI leaves them out).
-pub fn document<'a>(config: &AppConfig, routes: impl IntoIterator<Item = &'a RouteSpec>) -> Result<Json, String> {
+/// The document for `routes`, each with the status its plain results are sent with (WebSocket
+/// routes and those with `include_in_schema: false` are left out, as FastAPI leaves them out).
+pub fn document<'a>(config: &AppConfig, routes: impl IntoIterator<Item = (&'a RouteSpec, u16)>) -> Result<Json, String> {
     let mut components = Components::default();
     components.insert_fixed("Problem", problem_schema());
     let mut paths = Map::new();
-    for spec in routes {
+    for (spec, status) in routes {
         if spec.websocket.is_some() || !spec.include_in_schema {
             continue;
         }
         let template = PathTemplate::parse(&spec.path)?;
         let path = template.axum_path.replace("{*", "{");
         let method = spec.method.to_ascii_lowercase();
-        let operation = operation(spec, &template, &path, &method, &mut components);
+        let operation = operation(spec, status, &template, &path, &method, &mut components);
         let item = paths.entry(path).or_insert_with(|| Json::Object(Map::new()));
         if let Json::Object(item) = item {
             item.insert(method, operation);
@@ -54,7 +54,7 @@ pub fn document<'a>(config: &AppConfig, routes: impl IntoIterator<Item = &'a Rou
     Ok(Json::Object(document))
 }
 
-fn operation(spec: &RouteSpec, template: &PathTemplate, path: &str, method: &str, components: &mut Components) -> Json {
+fn operation(spec: &RouteSpec, status: u16, template: &PathTemplate, path: &str, method: &str, components: &mut Components) -> Json {
     let mut operation = Map::new();
     if !spec.tags.is_empty() {
         operation.insert("tags".into(), json!(spec.tags));
@@ -97,7 +97,7 @@ fn operation(spec: &RouteSpec, template: &PathTemplate, path: &str, method: &str
         responses.insert(status.to_ascii_uppercase(), json!({ "description": description, "content": content }));
     }
     if !responses.keys().any(|status| status.starts_with('2')) {
-        responses.insert("200".into(), json!({ "description": "Successful response" }));
+        responses.insert(status.to_string(), json!({ "description": default_description(&status.to_string()) }));
     }
     if validates(spec, &path_params) && !responses.contains_key("422") {
         responses.insert("422".into(), json!({ "description": "The request failed validation: each error says where and why", "content": problem }));
