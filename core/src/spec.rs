@@ -153,6 +153,8 @@ pub enum ParamStyle {
     PipeDelimited,
     /// `tag=a%20b`.
     SpaceDelimited,
+    /// An object, one key per leaf: `filter[price][gte]=10&filter[tags][]=new`.
+    DeepObject,
 }
 
 impl ParamSpec {
@@ -166,6 +168,7 @@ impl ParamSpec {
             ParamStyle::Form => ',',
             ParamStyle::PipeDelimited => '|',
             ParamStyle::SpaceDelimited => ' ',
+            ParamStyle::DeepObject => return None,
         })
     }
 }

@@ -92,7 +92,8 @@ class PathParam(Param):
 class QueryParam(Param):
     """A query parameter. An array's ``style`` is OpenAPI's: ``"form"`` (``tag=a&tag=b``, the
     default; with ``explode=False``, ``tag=a,b``), ``"pipeDelimited"`` (``tag=a|b``) or
-    ``"spaceDelimited"`` (``tag=a%20b``); ``tag[]=a&tag[]=b`` is read in every style."""
+    ``"spaceDelimited"`` (``tag=a%20b``); ``tag[]=a&tag[]=b`` is read in every style. An object
+    (a TypedDict, a dataclass, …) is ``"deepObject"``: ``filter[price][gte]=10``."""
 
     source = "query"
 
@@ -171,7 +172,7 @@ def Query(
     explode: Optional[bool] = None,
 ) -> Any:
     """A query parameter (the default source of a scalar argument); ``style``/``explode`` say how
-    an array is written (see ``QueryParam``)."""
+    an array is written, and ``style="deepObject"`` takes an object (see ``QueryParam``)."""
     return QueryParam(default, alias=alias, gt=gt, ge=ge, lt=lt, le=le, multiple_of=multiple_of, min_length=min_length,
                       max_length=max_length, pattern=pattern, enum=enum, description=description, style=style, explode=explode)
 

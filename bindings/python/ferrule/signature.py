@@ -177,7 +177,9 @@ def analyse(
             continue
 
         # query, header, cookie
-        info = schemas.describe(base)
+        deep_object = isinstance(marker, QueryParam) and marker.styles.get("style") == "deepObject"
+        # A deepObject arrives as typed JSON, as a body does (UUIDs and dates as text).
+        info = schemas.describe(base, body=deep_object)
         key = parameter.name
         if marker is not None and marker.alias:
             key = marker.alias

@@ -229,3 +229,35 @@ def test_declaration_errors_are_raised_at_decoration():
         @app.get("/z")
         def var_args(*args):
             return args
+
+
+class PriceRange(TypedDict, total=False):
+    gte: float
+    lte: float
+
+
+@dataclasses.dataclass
+class ItemFilter:
+    price: Optional[PriceRange] = None
+    tags: Optional[list[str]] = None
+    since: Optional[datetime.date] = None
+
+
+def test_a_deep_object_query_parameter_is_built_typed_and_validated():
+    app = App()
+
+    @app.get("/items")
+    def items(filter: Annotated[Optional[ItemFilter], Query(style="deepObject")] = None) -> dict:
+        if filter is None:
+            return {"filter": None}
+        return {"price": filter.price, "tags": filter.tags, "since": filter.since.isoformat() if filter.since else None}
+
+    spec = app.openapi()["paths"]["/items"]["get"]["parameters"][0]
+    assert (spec["style"], spec["explode"]) == ("deepObject", True)
+    with serving(app) as port:
+        reply = request(port, "GET", "/items?filter[price][gte]=10&filter[tags][]=new&filter[tags][]=sale&filter[since]=2024-01-15")
+        assert reply.json() == {"price": {"gte": 10.0}, "tags": ["new", "sale"], "since": "2024-01-15"}
+        assert request(port, "GET", "/items").json() == {"filter": None}
+        bad = request(port, "GET", "/items?filter[price][gte]=cheap")
+        assert bad.status == 422
+        assert [e["loc"] for e in bad.json()["errors"]] == [["query", "filter", "price", "gte"]]

@@ -123,8 +123,16 @@ fn parameter(location: &str, param: &ParamSpec, components: &mut Components) -> 
     if let Some(style) = param.style {
         out.insert("style".into(), json!(style));
     }
-    if let Some(explode) = param.explode {
-        out.insert("explode".into(), json!(explode));
+    match (param.explode, param.style) {
+        (Some(explode), _) => {
+            out.insert("explode".into(), json!(explode));
+        }
+        // OpenAPI's default `explode` is false for every style but form; deepObject is only
+        // defined exploded.
+        (None, Some(crate::spec::ParamStyle::DeepObject)) => {
+            out.insert("explode".into(), json!(true));
+        }
+        _ => {}
     }
     out.insert("schema".into(), components.param_schema(&param.schema));
     Json::Object(out)

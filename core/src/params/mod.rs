@@ -2,6 +2,7 @@
 //! (and so before any interpreter lock) is touched.
 
 mod coerce;
+mod deep;
 mod kind;
 mod raw;
 
@@ -28,6 +29,23 @@ struct CompiledParam {
     bracketed: Option<Arc<str>>,
     /// An array's items are one value joined by this (`style`, `explode`).
     separator: Option<char>,
+    /// An object sent in the `deepObject` style: how its keys are read.
+    deep: Option<deep::DeepNode>,
+}
+
+impl CompiledParam {
+    /// The value of a parameter that was not sent: its default, else `Null` (and `missing`
+    /// when it is required).
+    fn absent(&self, loc: impl FnOnce() -> Vec<LocSegment>, issues: &mut Vec<Issue>) -> Value {
+        match (&self.default, self.required) {
+            (Some(default), _) => default.clone(),
+            (None, true) => {
+                issues.push(Issue::missing(loc()));
+                Value::Null
+            }
+            (None, false) => Value::Null,
+        }
+    }
 }
 
 /// The parameters one source (`"query"`, `"header"`, …) declares, compiled once per route.
@@ -50,16 +68,22 @@ impl ParamSet {
             let default = spec.schema.get("default").map(|d| match ty {
                 FieldType::Array(kind) | FieldType::Scalar(kind) => coerce::typed_default(kind, d),
             });
-            let constrained = has_constraints(&spec.schema);
             let is_array = matches!(ty, FieldType::Array(_));
+            let deep_object = spec.style == Some(crate::spec::ParamStyle::DeepObject);
             if spec.style.is_some() || spec.explode.is_some() {
                 if source != "query" {
                     return Err(SchemaError { message: format!("{source} parameter `{}`: style and explode are for query parameters", spec.name) });
                 }
-                if !is_array {
+                if deep_object {
+                    if deep::object_schema(&spec.schema).is_none() || spec.explode == Some(false) {
+                        return Err(SchemaError { message: format!("query parameter `{}`: style deepObject is for objects (type object), exploded", spec.name) });
+                    }
+                } else if !is_array {
                     return Err(SchemaError { message: format!("query parameter `{}`: style and explode are for arrays", spec.name) });
                 }
             }
+            // A deepObject's keys are coerced one by one; the object is always checked whole.
+            let constrained = deep_object || has_constraints(&spec.schema);
             // HTML forms and PHP, Rails and `qs` clients write `tag[]=a&tag[]=b`; never read
             // that as an empty `tag`.
             let bracketed = (is_array && matches!(source, "query" | "body")).then(|| Arc::from(format!("{}[]", spec.name).as_str()));
@@ -71,6 +95,7 @@ impl ParamSet {
                 constrained,
                 bracketed,
                 separator: spec.separator(),
+                deep: deep::object_schema(&spec.schema).filter(|_| deep_object).map(deep::DeepNode::compile),
             });
             if !constrained {
                 // Coercion has already enforced everything its schema says.
@@ -124,6 +149,22 @@ impl ParamSet {
         let mut instance: Option<Map<String, Json>> = self.validator.as_ref().map(|_| Map::new());
         for param in &self.params {
             let loc = || vec![LocSegment::Key(self.source.to_owned()), LocSegment::Key(param.name.to_string())];
+            if let Some(node) = &param.deep {
+                let before = issues.len();
+                let value = match deep::extract(&param.name, node, raw, &loc(), issues) {
+                    // A leaf that did not coerce is reported; the rest is not validated again.
+                    Some(_) if issues.len() > before => Value::Null,
+                    Some(object) => {
+                        if let Some(instance) = instance.as_mut() {
+                            instance.insert(param.name.to_string(), object.clone());
+                        }
+                        Value::Json(object)
+                    }
+                    None => param.absent(loc, issues),
+                };
+                out.push(param.name.clone(), value);
+                continue;
+            }
             let provided = match param.ty {
                 FieldType::Scalar(kind) => raw
                     .values(&param.name)
@@ -177,14 +218,7 @@ impl ParamSet {
                     issues.push(issue);
                     Value::Null
                 }
-                None => match (&param.default, param.required) {
-                    (Some(default), _) => default.clone(),
-                    (None, true) => {
-                        issues.push(Issue::missing(loc()));
-                        Value::Null
-                    }
-                    (None, false) => Value::Null,
-                },
+                None => param.absent(loc, issues),
             };
             out.push(param.name.clone(), value);
         }
