@@ -1,0 +1,144 @@
+"""Schemathesis against each binding's README app (//bindings:api_contract).
+
+Each app is the first code block of its language's section of the README, served as written
+except for its port (and one worker). Schemathesis loads the app's own /openapi.json and
+generates requests for every operation — the documents' examples, their boundaries, then
+random valid and invalid data — with two checks, the issue's: no response is a server error,
+and every response matches the schema the document gives it for its status (the problem
+schema for 4XX and 5XX, a declared response schema for a success). A fixed seed and a bounded
+number of examples keep the run reproducible and cacheable.
+"""
+
+from __future__ import annotations
+
+import http.client
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+README = Path(os.environ["FERRULE_README"]).read_text()
+WORK = Path(os.environ["TEST_TMPDIR"])
+
+# Operations left out, each with its reason.
+EXCLUDED = {
+    # The README's proxy example fetches from 127.0.0.1:9000, where nothing listens here: its
+    # 500 is the answer the README means (the upstream failed), not a defect of the server.
+    "node": ["/upstream"],
+}
+
+
+def readme_block(heading: str, language: str) -> str:
+    """The first ``language`` block after the heading that starts with ``heading``."""
+    start = README.index(f"\n{heading}")
+    match = re.compile(rf"```{language}\n(.*?)```", re.S).search(README, start)
+    assert match, f"no {language} block after {heading!r}"
+    return match.group(1)
+
+
+def served_on(source: str, port: int, pattern: str, replacement: str) -> str:
+    changed, count = re.subn(pattern, replacement, source)
+    assert count == 1, f"the README app's listen line ({pattern}) changed: update api_contract.py"
+    return changed
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def python_app(port: int) -> list[str]:
+    path = WORK / "app.py"
+    path.write_text(readme_block("### Python", "python"))
+    env_path = os.environ["FERRULE_PYTHON_SITE"]
+    launcher = (
+        f"import sys; sys.path.insert(0, {env_path!r}); import runpy; "
+        f"runpy.run_path({str(path)!r})['app'].run(host='127.0.0.1', port={port})"
+    )
+    return [sys.executable, "-c", launcher]
+
+
+def node_app(port: int) -> list[str]:
+    source = readme_block("### Node.js", "js")
+    source = served_on(source, port, r"port: 8000, workers: 2", f"port: {port}")
+    path = Path(os.environ["FERRULE_NODE_PROJECT"]) / "app.js"
+    path.write_text(source)
+    return ["node", str(path)]
+
+
+def ruby_app(port: int) -> list[str]:
+    source = readme_block("### Ruby", "ruby")
+    source = served_on(source, port, r"port: 8000, workers: 2", f"port: {port}")
+    path = WORK / "app.rb"
+    path.write_text(source)
+    return ["ruby", str(path)]
+
+
+def wait_for_document(port: int, server: subprocess.Popen) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise AssertionError(f"the app exited with {server.returncode} before serving")
+        try:
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+            connection.request("GET", "/openapi.json")
+            if connection.getresponse().status == 200:
+                return
+        except OSError:
+            pass
+        time.sleep(0.2)
+    raise AssertionError("the app did not serve /openapi.json within 60 s")
+
+
+def check(name: str, command: list[str], port: int) -> bool:
+    log = open(WORK / f"{name}-server.log", "w")
+    server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        wait_for_document(port, server)
+        arguments = [
+            sys.executable, "-c", "import sys; from schemathesis.cli import schemathesis; sys.exit(schemathesis())",
+            "run", f"http://127.0.0.1:{port}/openapi.json",
+            "--checks", "not_a_server_error,response_schema_conformance",
+            "--phases", "examples,coverage,fuzzing",
+            "--max-examples", "300",
+            "--seed", "20261125",
+            "--generation-database", "none",
+            "--workers", "1",
+            "--request-timeout", "10",
+            "--no-color",
+        ]
+        for path in EXCLUDED.get(name, []):
+            arguments += ["--exclude-path", path]
+        result = subprocess.run(arguments, capture_output=True, text=True, timeout=300, cwd=WORK)
+        print(f"== {name}: schemathesis exit {result.returncode}\n{result.stdout}{result.stderr}", flush=True)
+        return result.returncode == 0
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait()
+        log.close()
+        print(f"-- {name} server log:\n{(WORK / f'{name}-server.log').read_text()[-4000:]}", flush=True)
+
+
+def main() -> int:
+    failed = []
+    for name, app in (("python", python_app), ("node", node_app), ("ruby", ruby_app)):
+        port = free_port()
+        if not check(name, app(port), port):
+            failed.append(name)
+    if failed:
+        print(f"api_contract: Schemathesis found failures in: {', '.join(failed)}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
