@@ -75,6 +75,9 @@ pub struct Route<'a> {
     pub path_params: Vec<(String, ScalarKind)>,
     pub query: &'a [ParamSpec],
     pub body: Option<&'a BodySpec>,
+    /// The declared schema of the echo it answers with (200), for the frameworks that filter a
+    /// response by one (Ferrule, FastAPI's response_model, Fastify's response schema).
+    pub response: Option<&'a serde_json::Value>,
 }
 
 impl<'a> Route<'a> {
@@ -91,6 +94,7 @@ impl<'a> Route<'a> {
             path_params: template.params.iter().map(|p| (p.name.clone(), p.kind)).collect(),
             query: &spec.query,
             body: spec.body.as_ref(),
+            response: spec.responses.get("200").map(|declared| &declared.schema),
         })
     }
 

@@ -80,6 +80,9 @@ pub fn ferrule_node(routes: &[Route<'_>]) -> String {
             Some(other) => panic!("{}: no Node echo for {other:?} bodies", route.ident),
             None => {}
         }
+        if let Some(schema) = route.response {
+            options.insert("response".into(), json!({ "200": schema }));
+        }
         let options = if options.is_empty() { String::new() } else { format!("{}, ", Json::Object(options)) };
         code.line(format!(
             "app.{}({:?}, {options}function {}(ctx) {{ return {{ {} }}; }});",
@@ -134,6 +137,10 @@ fastify.get('/health', async () => 'ok');",
             }
             Some(other) => panic!("{}: no Fastify echo for {other:?} bodies", route.ident),
             None => {}
+        }
+        if let Some(response) = route.response {
+            // fast-json-stringify writes the reply from it.
+            schema.insert("response".into(), json!({ "200": response }));
         }
         let options = if schema.is_empty() { String::new() } else { format!("{{ schema: {} }}, ", Json::Object(schema)) };
         code.line(format!(

@@ -87,6 +87,9 @@ app.get(\"/health\") { \"ok\" }",
             Some(other) => panic!("{}: no Ruby echo for {other:?} bodies", route.ident),
             None => {}
         }
+        if let Some(response) = route.response {
+            options.push(format!("response: {}", rb(response)));
+        }
         let options = if options.is_empty() { String::new() } else { format!(", {}", options.join(", ")) };
         code.line(format!("# {}", route.ident));
         code.line(format!("app.{}({:?}{options}) {{ |req| {{ {} }} }}", route.method.to_ascii_lowercase(), route.template, echo.join(", ")));

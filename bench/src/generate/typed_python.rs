@@ -98,7 +98,13 @@ pub fn handlers(code: &mut Code, types: &mut Types, routes: &[Route<'_>], option
         code.line(format!("@app.{}({path:?})", route.method.to_ascii_lowercase()));
         let signature = params.iter().map(|p| p.text.as_str()).collect::<Vec<_>>().join(", ");
         let def = if options.asynchronous { "async def" } else { "def" };
-        code.line(format!("{def} {}({signature}):", route.ident));
+        // A declared response is the return annotation: FastAPI's response_model and Ferrule's
+        // both filter the echo by it.
+        let returns = match route.response {
+            Some(schema) => format!(" -> {}", types.base(schema, &format!("{}_response", route.ident))),
+            None => String::new(),
+        };
+        code.line(format!("{def} {}({signature}){returns}:", route.ident));
         code.indent().line(format!("return {{{}}}", echo.join(", "))).dedent();
     }
 }
