@@ -20,7 +20,9 @@ use std::path::{Path, PathBuf};
 use std::{env, fs};
 
 /// What the page needs of swagger-ui-dist, with the licence texts that must travel with it
-/// (Apache-2.0: LICENSE and NOTICE; the bundle's first line points at its LICENSE.txt).
+/// (Apache-2.0: LICENSE and NOTICE; the bundle's first line points at its LICENSE.txt). The
+/// Bazel build declares the same files as the cargo action's inputs (`:swagger_ui_dist` in
+/// build/rules/private/node.bzl); one missing there fails that build here, never silently.
 const SWAGGER_UI_FILES: &[&str] = &[
     "swagger-ui-bundle.js",
     "swagger-ui.css",
