@@ -119,6 +119,18 @@ async fn a_route_of_the_apps_own_at_docs_url_wins() {
     let router = app.into_router().unwrap();
     let (status, _, body) = get(&router, "/docs", &[]).await;
     assert_eq!((status, &body[..]), (StatusCode::OK, &b"mine"[..]));
+
+    // Routes of the app's own under docs_url or beside it are no conflict: each path goes to
+    // the most specific route, the assets' static paths included.
+    let app = App::new().route(RouteSpec::get("/docs/{rest:path}"), |_: RequestData| async { "rest" });
+    let router = app.route(RouteSpec::get("/{name}"), |_: RequestData| async { "name" }).into_router().unwrap();
+    assert_eq!(&get(&router, "/docs/other", &[]).await.2[..], b"rest");
+    assert_eq!(&get(&router, "/other", &[]).await.2[..], b"name");
+    if !embedded::FILES.is_empty() {
+        assert_eq!(header(&get(&router, "/docs", &[]).await.1, "content-type"), "text/html; charset=utf-8");
+        let asset = format!("/docs/assets/{}/docs.js", revision());
+        assert_eq!(header(&get(&router, &asset, &[]).await.1, "content-type"), "text/javascript; charset=utf-8");
+    }
 }
 
 #[tokio::test]
