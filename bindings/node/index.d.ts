@@ -195,6 +195,8 @@ export interface AppOptions {
   openapiTags?: Array<{ name: string; description?: string }>;
   /** Where the OpenAPI document is served (default '/openapi.json'); null serves none. */
   openapiUrl?: string | null;
+  /** Where the docs page (Swagger UI, served from the core's own copy) is served (default '/docs'); null serves none, nor does an openapiUrl of null. */
+  docsUrl?: string | null;
   /** A log record per request (method, path, status, bytes, duration_ms, request_id); default false. */
   accessLog?: boolean;
   /** Development: a JSON result its declared `response` schema forbids becomes a 500 listing what is wrong (default false). */

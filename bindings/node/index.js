@@ -274,7 +274,9 @@ class App {
    * maxConnections, maxQueuedRequests (→ 503), http2MaxConcurrentStreams,
    * http2KeepAliveInterval (ms), sseKeepAlive (ms); input limits: maxJsonDepth, maxMultipartParts,
    * maxPartHeaderBytes, maxFilenameBytes. Logging: accessLog (a record per request), logLevel
-   * ('debug', 'info' (default), 'warn', 'error', 'off'), logger (see loggerOf).
+   * ('debug', 'info' (default), 'warn', 'error', 'off'), logger (see loggerOf). OpenAPI: title,
+   * version, description, servers, openapiTags, openapiUrl ('/openapi.json'), docsUrl ('/docs',
+   * Swagger UI); null switches the document or the page off.
    */
   constructor(options = {}) {
     const { logger, ...settings } = options || {};

@@ -134,7 +134,7 @@ impl App {
     /// Compiles every route (paths, schemas, middleware) into an axum [`Router`].
     pub fn into_router(self) -> Result<Router, AppError> {
         self.config.check().map_err(AppError)?;
-        let openapi = self.openapi_route()?;
+        let served = self.served_by_core()?;
         let config = self.config;
         let mut groups: Vec<PathGroup> = Vec::new();
         for (spec, handler) in self.routes {
@@ -166,11 +166,7 @@ impl App {
         }
 
         let mut router = Router::new();
-        if let Some((url, document)) = openapi {
-            let mut served = axum::routing::get(move || {
-                let document = document.clone();
-                async move { ([(http::header::CONTENT_TYPE, "application/json")], document) }
-            });
+        for (path, mut served) in served {
             // The app's own compression and CORS, as its routes get them: a docs page or client
             // generator on another origin reads the document too.
             if let Some(compression) = config.compression.as_ref().filter(|c| c.enabled) {
@@ -179,7 +175,7 @@ impl App {
             if let Some(cors) = &config.cors {
                 served = served.layer(cors_layer(cors).map_err(AppError)?);
             }
-            router = router.route(&url, served);
+            router = router.route(&path, served);
         }
         for group in groups {
             let methods = build_method_router(&group, &config)?;
@@ -230,16 +226,20 @@ impl App {
         Ok(if config.access_log { Router::new().fallback_service(AccessLogLayer.layer(router)) } else { router })
     }
 
-    /// The document's path and bytes, made once; none when switched off or when a route of the
-    /// app's own is at that path.
-    fn openapi_route(&self) -> Result<Option<(String, bytes::Bytes)>, AppError> {
-        let Some(url) = self.config.openapi_url.clone() else { return Ok(None) };
-        let taken = self.routes.iter().any(|(spec, _)| PathTemplate::parse(&spec.path).is_ok_and(|t| t.axum_path == url));
-        if taken {
-            return Ok(None);
+    /// What the core serves itself, made once: the OpenAPI document at `openapi_url` and the
+    /// docs page with its assets at `docs_url` (see [`crate::docs`]), except where a route of
+    /// the app's own is at the same path (it wins) or the setting is `None`.
+    fn served_by_core(&self) -> Result<Vec<(String, MethodRouter)>, AppError> {
+        let taken = |path: &str| self.routes.iter().any(|(spec, _)| PathTemplate::parse(&spec.path).is_ok_and(|t| t.axum_path == path));
+        let mut served = Vec::new();
+        if let Some(url) = self.config.openapi_url.clone().filter(|url| !taken(url)) {
+            let document = serde_json::to_vec(&self.openapi()?).map_err(|e| AppError(format!("cannot write the OpenAPI document: {e}")))?;
+            let document = bytes::Bytes::from(document);
+            let route = axum::routing::get(move || std::future::ready(([(header::CONTENT_TYPE, "application/json")], document.clone())));
+            served.push((url, route));
         }
-        let document = serde_json::to_vec(&self.openapi()?).map_err(|e| AppError(format!("cannot write the OpenAPI document: {e}")))?;
-        Ok(Some((url, bytes::Bytes::from(document))))
+        served.extend(crate::docs::routes(&self.config).into_iter().filter(|(path, _)| !taken(path)));
+        Ok(served)
     }
 
     /// Starts serving on `listener` and returns a handle for graceful shutdown.

@@ -12,6 +12,7 @@
 mod app;
 mod body;
 pub mod bridge;
+pub mod docs;
 mod handler;
 pub mod host;
 mod key_cache;

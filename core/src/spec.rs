@@ -350,6 +350,10 @@ pub struct AppConfig {
     /// Where the OpenAPI document is served (GET); `None` serves none. A route of the app's own
     /// at the same path wins.
     pub openapi_url: Option<String>,
+    /// Where the docs page (Swagger UI on that document, served from the core's own copy) is
+    /// served (GET); `None` serves none, and so does an `openapi_url` of `None`, as in FastAPI.
+    /// A route of the app's own at the same path wins.
+    pub docs_url: Option<String>,
 }
 
 impl Default for AppConfig {
@@ -388,6 +392,7 @@ impl Default for AppConfig {
             servers: Vec::new(),
             openapi_tags: Vec::new(),
             openapi_url: Some("/openapi.json".into()),
+            docs_url: Some("/docs".into()),
         }
     }
 }
@@ -435,6 +440,12 @@ impl AppConfig {
         }
         if let Some(url) = self.openapi_url.as_deref().filter(|url| !url.starts_with('/')) {
             return Err(format!("openapi_url must be a path starting with `/`, not `{url}`"));
+        }
+        if let Some(url) = self.docs_url.as_deref().filter(|url| !url.starts_with('/')) {
+            return Err(format!("docs_url must be a path starting with `/`, not `{url}`"));
+        }
+        if self.docs_url.is_some() && self.docs_url == self.openapi_url {
+            return Err(format!("docs_url and openapi_url are the same path, `{}`", self.openapi_url.as_deref().unwrap_or_default()));
         }
         Ok(())
     }

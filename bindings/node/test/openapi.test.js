@@ -49,6 +49,17 @@ test('openapiUrl moves the document or, null, switches it off', async () => {
   assert.throws(() => new App().get('/x', { summery: 'typo' }, () => 1), /summery.*did you mean summary/);
 });
 
+test('docsUrl serves the docs page, moves it or, null, switches it off (as does openapiUrl: null)', async () => {
+  const page = await serving(new App({ title: 'Shop' }), (port) => request(port, 'GET', '/docs'));
+  assert.strictEqual(page.status, 200);
+  assert.strictEqual(page.headers['content-type'], 'text/html; charset=utf-8');
+  assert.match(page.text(), /<title>Shop - Swagger UI<\/title>/);
+  for (const [options, path, status] of [[{ docsUrl: '/api/docs' }, '/api/docs', 200], [{ docsUrl: null }, '/docs', 404], [{ openapiUrl: null }, '/docs', 404]]) {
+    assert.strictEqual((await serving(new App(options), (port) => request(port, 'GET', path))).status, status, JSON.stringify(options));
+  }
+  assert.throws(() => new App({ docsUrl: 'docs' }), /docs_url must be a path starting with `\/`/);
+});
+
 test("an array's OpenAPI style rides in its property: read that way and documented", async () => {
   const app = new App();
   const query = { type: 'object', properties: { ids: { type: 'array', items: { type: 'integer' }, style: 'pipeDelimited' }, tags: { type: 'array', items: { type: 'string' } } } };

@@ -121,7 +121,9 @@ class App:
     ``ws_idle_timeout_ms`` (silent → ping, then close 1001; default 60 s); input limits: ``max_json_depth``, ``max_multipart_parts``,
     ``max_part_header_bytes``, ``max_filename_bytes``. The OpenAPI document: ``title``,
     ``version``, ``description``, ``servers``, ``openapi_tags``, and ``openapi_url`` (default
-    ``/openapi.json``; ``None`` serves none).
+    ``/openapi.json``; ``None`` serves none). The docs page (Swagger UI, served from the core's
+    own copy, no CDN): ``docs_url`` (default ``/docs``; ``None`` serves none, nor does an
+    ``openapi_url`` of ``None``).
     """
 
     def __init__(
@@ -160,6 +162,7 @@ class App:
         servers: Optional[list[dict[str, Any]]] = None,
         openapi_tags: Optional[list[dict[str, Any]]] = None,
         openapi_url: Optional[str] = _UNSET,
+        docs_url: Optional[str] = _UNSET,
     ) -> None:
         settings = {
             "body_limit": body_limit,
@@ -196,8 +199,10 @@ class App:
             "openapi_tags": openapi_tags,
         }
         self.config = {k: v for k, v in settings.items() if v is not None}
-        if openapi_url is not _UNSET:
-            self.config["openapi_url"] = openapi_url  # None switches the document off, as in FastAPI
+        # None switches the document or the page off, as in FastAPI: sent, unlike other Nones.
+        for name, url in (("openapi_url", openapi_url), ("docs_url", docs_url)):
+            if url is not _UNSET:
+                self.config[name] = url
         # Routes go to the core as they are declared, so a bad one fails at its decorator.
         self._native_app = _ferrule.NativeApp(json.dumps(self.config), Response, HTTPException)
         self._server: Optional[_ferrule.ServerHandle] = None

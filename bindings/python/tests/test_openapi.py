@@ -8,10 +8,13 @@ import dataclasses
 import json
 import os
 import pathlib
+import re
 import subprocess
 import sys
 import textwrap
 from typing import Optional
+
+import pytest
 
 from ferrule import App, File, Query, UploadFile
 
@@ -99,6 +102,26 @@ def test_openapi_url_moves_or_switches_off_the_document_and_a_route_of_ones_own_
             assert request(port, "GET", path).status == expected, path
     with serving(own) as port:
         assert request(port, "GET", "/openapi.json").json() == {"mine": True}
+
+
+def test_the_docs_page_is_served_at_docs_url_unless_switched_off_as_in_fastapi() -> None:
+    default, moved, off, no_document = App(title="Shop"), App(docs_url="/api/docs"), App(docs_url=None), App(openapi_url=None)
+    with serving(default) as port:
+        page = request(port, "GET", "/docs")
+    assert (page.status, page.headers["content-type"], page.headers["cache-control"]) == (200, "text/html; charset=utf-8", "no-cache")
+    assert "<title>Shop - Swagger UI</title>" in page.text
+    assert 'data-openapi-url="./openapi.json"' in page.text
+    asset = re.search(r'<script src="\./(docs/assets/[^"]+/swagger-ui-bundle\.js)"', page.text)
+    assert asset, page.text
+    with serving(default) as port:
+        bundle = request(port, "GET", "/" + asset.group(1))
+    assert (bundle.status, bundle.headers["cache-control"]) == (200, "public, max-age=31536000, immutable")
+    assert b"SwaggerUIBundle" in bundle.body
+    for app, path, expected in ((moved, "/api/docs", 200), (moved, "/docs", 404), (off, "/docs", 404), (no_document, "/docs", 404)):
+        with serving(app) as port:
+            assert request(port, "GET", path).status == expected, path
+    with pytest.raises(ValueError, match="docs_url must be a path starting with `/`"):
+        App(docs_url="docs")
 
 
 def test_a_bad_openapi_url_is_refused_in_one_line() -> None:

@@ -102,4 +102,17 @@ class OpenapiTest < Minitest::Test
     error = assert_raises(ArgumentError) { Ferrule::App.new(openapi_url: "schema.json") }
     assert_includes error.message, "openapi_url must be a path starting with `/`"
   end
+
+  def test_docs_url_serves_the_docs_page_moves_it_or_nil_switches_it_off
+    page = serving(Ferrule::App.new(title: "Shop").tap { |app| app.get("/x") { "x" } }) { |port| request(port, "GET", "/docs") }
+    assert_equal 200, page.status
+    assert_includes page.body, "<title>Shop - Swagger UI</title>"
+    [[{ docs_url: "/api/docs" }, "/api/docs", 200], [{ docs_url: nil }, "/docs", 404], [{ openapi_url: nil }, "/docs", 404]].each do |settings, path, status|
+      app = Ferrule::App.new(**settings)
+      app.get("/x") { "x" }
+      assert_equal status, serving(app) { |port| request(port, "GET", path) }.status, settings.inspect
+    end
+    error = assert_raises(ArgumentError) { Ferrule::App.new(docs_url: "docs") }
+    assert_includes error.message, "docs_url must be a path starting with `/`"
+  end
 end

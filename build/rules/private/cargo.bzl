@@ -91,6 +91,17 @@ def _cargo_workspace_impl(ctx):
                     _declare(ctx, artifacts, by_crate, crate_name, "test", "test", name, "test/" + name)
 
     inputs = [manifest] + ctx.files.srcs + [ctx.file.vendor_tar, ctx.file.vendor_sha, ctx.file._driver]
+
+    # Directories a build script reads (by env var): their files are declared inputs, so a
+    # change to any of them changes the action's key, and only they are in its sandbox.
+    env_dirs = {}
+    for target, var in ctx.attr.env_dirs.items():
+        files = target.files.to_list()
+        dirs = sorted({f.dirname: True for f in files}.keys())
+        if len(dirs) != 1:
+            fail("env_dirs: %s must be files of one directory (for %s), not of %s" % (target.label, var, dirs or "none"))
+        env_dirs[var] = dirs[0]
+        inputs += files
     spec = {
         "name": ctx.label.name,
         "manifest": manifest.path,
@@ -108,6 +119,7 @@ def _cargo_workspace_impl(ctx):
         "only_bins": bins if ctx.attr.bin_flags else [],
         "artifacts": artifacts,
         "env": ctx.attr.env,
+        "env_dirs": env_dirs,
     }
 
     # Only when set: the spec is an input of the action, and a key that changed for every
@@ -161,6 +173,11 @@ cargo_workspace = rule(
         "select": attr.string_list(default = ["--workspace"], doc = "Package selection for cargo build."),
         "bin_flags": attr.bool(default = False, doc = "Build only the named binaries (--bin NAME), not every target."),
         "env": attr.string_dict(),
+        "env_dirs": attr.label_keyed_string_dict(
+            allow_files = True,
+            doc = "files of one directory -> the env var that gets its path (made absolute by the driver); " +
+                  "the files are inputs of the action. E.g. Swagger UI's files for core/build.rs.",
+        ),
         "rustflags": attr.string_list(doc = "Extra rustc flags for every crate compiled for the target (e.g. coverage instrumentation)."),
         "host_target": attr.bool(
             default = False,

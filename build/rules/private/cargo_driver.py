@@ -205,6 +205,10 @@ def main():
         }
         for k, v in spec.get("env", {}).items():
             env[k] = v
+        # Directories of declared inputs that build scripts read (core/build.rs: Swagger UI's
+        # files), by absolute path: a build script runs in its crate's directory.
+        for k, v in spec.get("env_dirs", {}).items():
+            env[k] = os.path.join(execroot, v)
         if os.environ.get("FERRULE_CARGO_JOBS"):
             env["CARGO_BUILD_JOBS"] = os.environ["FERRULE_CARGO_JOBS"]
 

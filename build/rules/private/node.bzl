@@ -4,7 +4,9 @@ npm_install / rules_js' npm_translate_lock).
 `npm_ci` copies package.json and package-lock.json into an external repository and runs
 `npm ci --ignore-scripts`; the npm cache lives in <cache>/npm (`--prefer-offline`), so another
 output base installs without network. `:lock` keys actions that use the installed tree;
-`:typescript` is TypeScript's compiler, `:node_types` Node's type declarations.
+`:typescript` is TypeScript's compiler, `:node_types` Node's type declarations,
+`:swagger_ui_dist` the files the core embeds for its docs page, `:playwright_core` what drives
+Chromium in the docs page test.
 """
 
 load(":common.bzl", "host_values", "run")
@@ -59,8 +61,31 @@ filegroup(
     srcs = glob(["node_modules/ws/**"]),
 )
 
+# Swagger UI's built files that core/build.rs embeds for the docs page (and package.json, for
+# its version): inputs of the cargo action, which points FERRULE_DOCS_ASSETS at their directory.
+filegroup(
+    name = "swagger_ui_dist",
+    srcs = ["node_modules/swagger-ui-dist/" + f for f in [
+        "package.json",
+        "swagger-ui-bundle.js",
+        "swagger-ui.css",
+        "favicon-32x32.png",
+        "favicon-16x16.png",
+        "swagger-ui-bundle.js.LICENSE.txt",
+        "LICENSE",
+        "NOTICE",
+    ]],
+)
+
+# playwright-core: drives Debian's Chromium in the docs page test.
+filegroup(
+    name = "playwright_core",
+    srcs = glob(["node_modules/playwright-core/**"]),
+)
+
 exports_files([
     "package.json",
+    "node_modules/playwright-core/package.json",
     "node_modules/ws/package.json",
     "node_modules/typescript/bin/tsc",
     "node_modules/@types/node/package.json",

@@ -30,6 +30,8 @@ module Ferrule
     # input limits: max_json_depth, max_multipart_parts, max_part_header_bytes, max_filename_bytes.
     # Development: validate_responses (a JSON result its declared +response+ schema forbids
     # becomes a 500 that lists what is wrong).
+    # OpenAPI: title, version, description, servers, openapi_tags, openapi_url ("/openapi.json"),
+    # docs_url ("/docs", Swagger UI served from the core's own copy); nil switches either off.
     # Logging: access_log (a record per request), log_level ("debug", "info" (default), "warn",
     # "error", "off"), and +logger+: left out, the core writes "ferrule: ..." lines to stderr;
     # a Logger (anything with Logger#add), records go to it (progname "ferrule"); false, none.
@@ -44,7 +46,8 @@ module Ferrule
       settings[:log_level] = "off" if logger == false && !settings.key?(:log_level)
       @logger = logger || nil
       config = settings.compact
-      config[:openapi_url] = nil if settings.key?(:openapi_url) && settings[:openapi_url].nil? # nil: no document
+      # nil switches the document (openapi_url) or the docs page (docs_url) off: sent, not compacted away.
+      %i[openapi_url docs_url].each { |name| config[name] = nil if settings.key?(name) && settings[name].nil? }
       @native = NativeApp.new(JSON.generate(config), Request, UploadedFile, Response, HTTPError)
       # The handler blocks, by route index: held here, by this object, where the GC sees them.
       @handlers = []
