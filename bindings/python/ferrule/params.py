@@ -139,11 +139,13 @@ class FileParam(FormParam):
     source = "file"
 
     def __init__(
-        self, default: Any = MISSING, *, max_size: Optional[int] = None, media_types: Optional[Sequence[str]] = None, **kwargs: Any
+        self, default: Any = MISSING, *, max_size: Optional[int] = None, media_types: Optional[Sequence[str]] = None,
+        sniff: bool = False, **kwargs: Any
     ) -> None:
         super().__init__(default, **kwargs)
         self.max_size = max_size
         self.media_types = list(media_types) if media_types is not None else None
+        self.sniff = sniff
 
 
 class FieldParam(Param):
@@ -218,13 +220,15 @@ def Form(
 def File(
     default: Any = MISSING, *, alias: Optional[str] = None, max_size: Optional[int] = None,
     media_types: Optional[Sequence[str]] = None, min_length: Optional[int] = None, max_length: Optional[int] = None,
-    description: Optional[str] = None,
+    description: Optional[str] = None, sniff: bool = False,
 ) -> Any:
     """One uploaded file of a multipart body; the argument receives an ``UploadFile``.
     ``media_types`` lists the content types accepted (``"image/*"`` wildcards too); another is a
-    422 ``file_content_type``. For a ``list[UploadFile]``, ``max_length`` bounds how many."""
+    422 ``file_content_type``. ``sniff=True`` also reads the file's first bytes for its real
+    type: a known type other than the one it claims is a 422 ``file_content_mismatch``. For a
+    ``list[UploadFile]``, ``max_length`` bounds how many."""
     return FileParam(default, alias=alias, max_size=max_size, media_types=media_types, min_length=min_length,
-                     max_length=max_length, description=description)
+                     max_length=max_length, description=description, sniff=sniff)
 
 
 def Field(

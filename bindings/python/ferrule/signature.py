@@ -157,6 +157,8 @@ def analyse(
                     field_schema["contentMediaType"] = ", ".join(marker.media_types)
                 if isinstance(marker, FileParam) and marker.description:
                     field_schema["description"] = marker.description
+                if isinstance(marker, FileParam) and marker.sniff:
+                    field_schema["x-sniff"] = True
                 if _is_list(base):
                     field_schema = {"type": "array", "items": field_schema}
                     if marker is not None:

@@ -7,7 +7,7 @@ import dataclasses
 import datetime
 import enum
 import uuid
-from typing import Annotated, Literal, NotRequired, Optional, TypedDict
+from typing import Annotated, Any, Literal, NotRequired, Optional, TypedDict
 
 import pytest
 
@@ -261,3 +261,28 @@ def test_a_deep_object_query_parameter_is_built_typed_and_validated():
         bad = request(port, "GET", "/items?filter[price][gte]=cheap")
         assert bad.status == 422
         assert [e["loc"] for e in bad.json()["errors"]] == [["query", "filter", "price", "gte"]]
+
+
+def test_a_sniffed_upload_must_be_what_it_claims():
+    app = App()
+
+    @app.post("/avatar")
+    async def avatar(photo: UploadFile = File(media_types=["image/png", "image/gif"], sniff=True)) -> dict:
+        return {"type": photo.content_type, "size": photo.size}
+
+    field = app.openapi()["paths"]["/avatar"]["post"]["requestBody"]["content"]["multipart/form-data"]["schema"]
+    assert field["properties"]["photo"]["x-sniff"] is True
+
+    def upload(port: int, content_type: str, data: bytes) -> Any:
+        boundary = "b0undary"
+        head = f"--{boundary}\r\nContent-Disposition: form-data; name=\"photo\"; filename=\"a\"\r\nContent-Type: {content_type}\r\n\r\n"
+        body = head.encode() + data + f"\r\n--{boundary}--\r\n".encode()
+        return request(port, "POST", "/avatar", body=body, headers={"content-type": f"multipart/form-data; boundary={boundary}"})
+
+    png = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
+    gif = b"GIF89a\x01\x00\x01\x00\x80\x00\x00"
+    with serving(app) as port:
+        assert upload(port, "image/png", png).json() == {"type": "image/png", "size": len(png)}
+        refused = upload(port, "image/png", gif)
+        assert refused.status == 422
+        assert [(e["type"], e["ctx"]) for e in refused.json()["errors"]] == [("file_content_mismatch", {"claimed": "image/png", "found": "image/gif"})]
