@@ -139,12 +139,13 @@ fn write(ruby: &Ruby, value: Value, out: &mut Vec<u8>, depth: usize, shape: Shap
 }
 
 /// A Hash key as JSON names it: a String's text, a Symbol's name, anything else's `to_s`.
-fn key_text(key: Value) -> Result<String, String> {
+/// A Symbol's name is borrowed from Ruby's symbol table (the common `{ id: 1 }` costs no copy).
+fn key_text(key: Value) -> Result<std::borrow::Cow<'static, str>, String> {
     if let Some(s) = RString::from_value(key) {
-        return string_text(s);
+        return string_text(s).map(std::borrow::Cow::Owned);
     }
     if let Some(sym) = Symbol::from_value(key) {
-        return sym.name().map(|name| name.into_owned()).map_err(text);
+        return sym.name().map_err(text);
     }
-    key.funcall("to_s", ()).map_err(text)
+    key.funcall::<_, _, String>("to_s", ()).map(std::borrow::Cow::Owned).map_err(text)
 }
