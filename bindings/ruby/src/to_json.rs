@@ -8,7 +8,7 @@
 //! leaves out are skipped as they are met, never converted.
 
 use magnus::r_hash::ForEach;
-use ferrule_core::shape::Shape;
+use ferrule_core::shape::{Everything, Fields, Shape};
 use magnus::{value::ReprValue, Error, Fixnum, Float, Integer, RArray, RHash, RString, RStruct, Ruby, Symbol, Value};
 
 const MAX_DEPTH: usize = 256;
@@ -16,7 +16,11 @@ const MAX_DEPTH: usize = 256;
 /// Serialises `value` as JSON, keeping what `shape` keeps ([`Shape::any`]: everything).
 pub fn to_vec(ruby: &Ruby, value: Value, shape: Shape<'_>) -> Result<Vec<u8>, String> {
     let mut out = Vec::with_capacity(128);
-    write(ruby, value, &mut out, 0, shape)?;
+    if shape.keeps_everything() {
+        write(ruby, value, &mut out, 0, Everything)?;
+    } else {
+        write(ruby, value, &mut out, 0, shape)?;
+    }
     Ok(out)
 }
 
@@ -40,7 +44,12 @@ fn string_text(s: RString) -> Result<String, String> {
     }
 }
 
-fn write(ruby: &Ruby, value: Value, out: &mut Vec<u8>, depth: usize, shape: Shape<'_>) -> Result<(), String> {
+/// Writes `value`, keeping what `shape` keeps (`F`: see [`Fields`]; [`Everything`] is the plain
+/// writer, compiled without a question asked).
+fn write<F: Fields>(ruby: &Ruby, value: Value, out: &mut Vec<u8>, depth: usize, shape: F) -> Result<(), String> {
+    if !F::PLAIN && shape.keeps_everything() {
+        return write(ruby, value, out, depth, Everything);
+    }
     if depth > MAX_DEPTH {
         return Err("nested too deeply (a reference cycle?)".into());
     }
@@ -67,10 +76,9 @@ fn write(ruby: &Ruby, value: Value, out: &mut Vec<u8>, depth: usize, shape: Shap
         out.push(b'{');
         let mut first = true;
         let mut failure = None;
-        let everything = shape.keeps_everything();
         hash.foreach(|key: Value, item: Value| {
             let result = key_text(key).and_then(|name| {
-                let Some(inner) = (if everything { Some(Shape::any()) } else { shape.field(&name) }) else { return Ok(()) };
+                let Some(inner) = shape.field(&name) else { return Ok(()) };
                 if !std::mem::replace(&mut first, false) {
                     out.push(b',');
                 }

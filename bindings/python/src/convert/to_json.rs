@@ -15,7 +15,7 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PyString, PyTuple, PyType};
 use serde::ser::{Error as _, SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
-use ferrule_core::shape::Shape;
+use ferrule_core::shape::{Everything, Fields, Shape};
 
 /// Deeper than any real response; stops reference cycles before the stack does.
 const MAX_DEPTH: u16 = 256;
@@ -29,18 +29,24 @@ static ENUM: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 /// Serialises `obj` as JSON, keeping what `shape` keeps ([`Shape::any`]: everything).
 pub fn to_vec(obj: &Bound<'_, PyAny>, shape: Shape<'_>) -> Result<Vec<u8>, String> {
     let mut out = Vec::with_capacity(128);
-    serde_json::to_writer(&mut out, &Json { obj, depth: 0, shape }).map_err(|e| e.to_string())?;
+    let written = if shape.keeps_everything() {
+        serde_json::to_writer(&mut out, &Json { obj, depth: 0, shape: Everything })
+    } else {
+        serde_json::to_writer(&mut out, &Json { obj, depth: 0, shape })
+    };
+    written.map_err(|e| e.to_string())?;
     Ok(out)
 }
 
-struct Json<'a, 'py, 's> {
+/// A value to write, with what is kept of it (`F`: see [`Fields`]).
+struct Json<'a, 'py, F> {
     obj: &'a Bound<'py, PyAny>,
     depth: u16,
-    shape: Shape<'s>,
+    shape: F,
 }
 
-impl<'s> Json<'_, '_, 's> {
-    fn child<'b, 'py>(&self, obj: &'b Bound<'py, PyAny>, shape: Shape<'s>) -> Json<'b, 'py, 's> {
+impl<F: Fields> Json<'_, '_, F> {
+    fn child<'b, 'py>(&self, obj: &'b Bound<'py, PyAny>, shape: F) -> Json<'b, 'py, F> {
         Json { obj, depth: self.depth + 1, shape }
     }
 }
@@ -53,10 +59,14 @@ fn py_err<E: serde::ser::Error>(err: PyErr) -> E {
     E::custom(err.to_string())
 }
 
-impl Serialize for Json<'_, '_, '_> {
+impl<F: Fields> Serialize for Json<'_, '_, F> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         if self.depth > MAX_DEPTH {
             return Err(S::Error::custom("nested too deeply (a reference cycle?)"));
+        }
+        if !F::PLAIN && self.shape.keeps_everything() {
+            // Nothing below is filtered: the plain writer from here on.
+            return Json { obj: self.obj, depth: self.depth, shape: Everything }.serialize(s);
         }
         let obj = self.obj;
         // Exact built-in types first: one pointer comparison each.
@@ -88,13 +98,13 @@ impl Serialize for Json<'_, '_, '_> {
     }
 }
 
-impl Json<'_, '_, '_> {
+impl<F: Fields> Json<'_, '_, F> {
     fn serialize_dict<S: Serializer>(&self, dict: &Bound<'_, PyDict>, s: S) -> Result<S::Ok, S::Error> {
-        if self.shape.keeps_everything() {
+        if F::PLAIN {
             let mut map = s.serialize_map(Some(dict.len()))?;
             for (key, value) in dict.iter() {
                 map.serialize_key(&DictKey(&key))?;
-                map.serialize_value(&self.child(&value, Shape::any()))?;
+                map.serialize_value(&self.child(&value, self.shape))?;
             }
             return map.end();
         }
@@ -120,8 +130,14 @@ impl Json<'_, '_, '_> {
         s: S,
     ) -> Result<S::Ok, S::Error> {
         let mut seq = s.serialize_seq(Some(len))?;
-        for (position, item) in items.enumerate() {
-            seq.serialize_element(&self.child(&item, self.shape.item(position)))?;
+        if F::PLAIN {
+            for item in items {
+                seq.serialize_element(&self.child(&item, self.shape))?;
+            }
+        } else {
+            for (position, item) in items.enumerate() {
+                seq.serialize_element(&self.child(&item, self.shape.item(position)))?;
+            }
         }
         seq.end()
     }
@@ -211,7 +227,7 @@ impl Json<'_, '_, '_> {
         len: usize,
         s: S,
     ) -> Result<S::Ok, S::Error> {
-        let mut map = s.serialize_map(if self.shape.keeps_everything() { Some(len) } else { None })?;
+        let mut map = s.serialize_map(if F::PLAIN { Some(len) } else { None })?;
         for name in names {
             let name = name.cast_into::<PyString>().map_err(|e| S::Error::custom(e.to_string()))?;
             let text = name.to_str().map_err(py_err)?;
