@@ -6,12 +6,16 @@ generates requests for every operation — the documents' examples, their bounda
 random valid and invalid data — with two checks, the issue's: no response is a server error,
 and every response matches the schema the document gives it for its status (the problem
 schema for 4XX and 5XX, a declared response schema for a success). A fixed seed and a bounded
-number of examples keep the run reproducible and cacheable.
+number of examples keep the run reproducible and cacheable. Before that, the served document is
+checked to be valid OpenAPI 3.1 (openapi-spec-validator) and to equal the one the language's
+export prints without serving (`python -m ferrule openapi`, `FERRULE_PRINT_OPENAPI=1 node app.js`
+(what `npx ferrule openapi` sets), `ferrule openapi app.rb`).
 """
 
 from __future__ import annotations
 
 import http.client
+import json
 import os
 import re
 import signal
@@ -52,31 +56,48 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def python_app(port: int) -> list[str]:
+# Each app: (the command that serves it on a port, the command that exports its document).
+def python_app(port: int) -> tuple[list[str], list[str]]:
     path = WORK / "app.py"
     path.write_text(readme_block("### Python", "python"))
-    env_path = os.environ["FERRULE_PYTHON_SITE"]
+    site = os.environ["FERRULE_PYTHON_SITE"]
     launcher = (
-        f"import sys; sys.path.insert(0, {env_path!r}); import runpy; "
+        f"import sys; sys.path.insert(0, {site!r}); import runpy; "
         f"runpy.run_path({str(path)!r})['app'].run(host='127.0.0.1', port={port})"
     )
-    return [sys.executable, "-c", launcher]
+    export = f"import sys, runpy; sys.path[:0] = [{site!r}, {str(WORK)!r}]; sys.argv = ['ferrule', 'openapi', 'app:app']; runpy.run_module('ferrule', run_name='__main__')"
+    return [sys.executable, "-c", launcher], [sys.executable, "-c", export]
 
 
-def node_app(port: int) -> list[str]:
+def node_app(port: int) -> tuple[list[str], list[str]]:
     source = readme_block("### Node.js", "js")
     source = served_on(source, port, r"port: 8000, workers: 2", f"port: {port}")
     path = Path(os.environ["FERRULE_NODE_PROJECT"]) / "app.js"
     path.write_text(source)
-    return ["node", str(path)]
+    # An ES module that listens when loaded: listen() prints the document instead.
+    return ["node", str(path)], ["env", "FERRULE_PRINT_OPENAPI=1", "node", str(path)]
 
 
-def ruby_app(port: int) -> list[str]:
+def ruby_app(port: int) -> tuple[list[str], list[str]]:
     source = readme_block("### Ruby", "ruby")
     source = served_on(source, port, r"port: 8000, workers: 2", f"port: {port}")
     path = WORK / "app.rb"
     path.write_text(source)
-    return ["ruby", str(path)]
+    return ["ruby", str(path)], [str(Path(os.environ["GEM_HOME"]) / "bin" / "ferrule"), "openapi", str(path)]
+
+
+def check_document(name: str, port: int, export: list[str]) -> None:
+    """The served document is valid OpenAPI 3.1 and is the one the export prints."""
+    from openapi_spec_validator import validate
+
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    connection.request("GET", "/openapi.json")
+    served = json.loads(connection.getresponse().read())
+    validate(served)
+    printed = subprocess.run(export, capture_output=True, text=True, timeout=60, cwd=WORK)
+    assert printed.returncode == 0, f"{name}: {' '.join(export)} failed:\n{printed.stderr}"
+    assert json.loads(printed.stdout) == served, f"{name}: the exported document differs from the served one"
+    print(f"== {name}: /openapi.json is valid OpenAPI 3.1 and equals the exported document", flush=True)
 
 
 def wait_for_document(port: int, server: subprocess.Popen) -> None:
@@ -95,11 +116,13 @@ def wait_for_document(port: int, server: subprocess.Popen) -> None:
     raise AssertionError("the app did not serve /openapi.json within 60 s")
 
 
-def check(name: str, command: list[str], port: int) -> bool:
+def check(name: str, commands: tuple[list[str], list[str]], port: int) -> bool:
+    command, export = commands
     log = open(WORK / f"{name}-server.log", "w")
     server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         wait_for_document(port, server)
+        check_document(name, port, export)
         arguments = [
             sys.executable, "-c", "import sys; from schemathesis.cli import schemathesis; sys.exit(schemathesis())",
             "run", f"http://127.0.0.1:{port}/openapi.json",
