@@ -54,9 +54,10 @@ def _describes_json(annotation: Any) -> bool:
         return False
     if isinstance(tp, type) and issubclass(tp, Response):
         return False
-    origin = typing.get_origin(tp)
-    if origin in _STREAMS or (isinstance(tp, type) and issubclass(tp, _STREAMS) and not issubclass(tp, (list, tuple, dict, set, frozenset))):
+    # An iterator or generator type (what a streaming handler says it returns); not any class
+    # that happens to be iterable (a pydantic model is).
+    if typing.get_origin(tp) in _STREAMS or tp in _STREAMS:
         return False
-    if origin is typing.Union or type(tp).__name__ == "UnionType":
+    if typing.get_origin(tp) is typing.Union or type(tp).__name__ == "UnionType":
         return all(_describes_json(member) for member in typing.get_args(tp) if member is not type(None))
     return True

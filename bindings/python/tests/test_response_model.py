@@ -5,6 +5,7 @@ the handler returns. The core compiles the schema once; the JSON writer follows 
 from __future__ import annotations
 
 import dataclasses
+import json
 from typing import Any, Optional, TypedDict
 
 import msgspec
@@ -144,6 +145,42 @@ def test_the_model_is_the_responses_schema_in_the_document() -> None:
     created = document["paths"]["/created"]["post"]["responses"]
     assert "201" in created and "200" not in created
     assert "content" not in document["paths"]["/text"]["get"]["responses"]["200"]
+
+
+class AliasedUser(pydantic.BaseModel):
+    user_id: int = pydantic.Field(alias="userId")
+    name: str
+
+
+def test_an_aliased_pydantic_field_is_sent_by_its_alias_and_kept() -> None:
+    app = App()
+
+    @app.get("/aliased")
+    def aliased() -> AliasedUser:
+        return AliasedUser(userId=3, name="ada")
+
+    document = json.dumps(app.openapi())
+    assert '"userId"' in document and '"user_id"' not in document, "the schema names the field by its alias"
+    with serving(app) as port:
+        # As FastAPI sends it (by alias); before, the dump's field name missed the schema's alias
+        # and the shape left the field out.
+        assert request(port, "GET", "/aliased").json() == {"userId": 3, "name": "ada"}
+
+
+class RenamedStruct(msgspec.Struct, rename="camel"):
+    user_id: int
+    name: str
+
+
+def test_a_renamed_msgspec_field_is_sent_by_its_encoded_name_and_kept() -> None:
+    app = App()
+
+    @app.get("/renamed")
+    def renamed() -> RenamedStruct:
+        return RenamedStruct(user_id=3, name="ada")
+
+    with serving(app) as port:
+        assert request(port, "GET", "/renamed").json() == {"userId": 3, "name": "ada"}
 
 
 def test_validate_responses_reports_a_result_the_model_forbids() -> None:

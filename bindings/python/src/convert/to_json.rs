@@ -187,17 +187,25 @@ impl<F: Fields> Json<'_, '_, F> {
         let ty = obj.get_type();
         if let Ok(fields) = ty.getattr(pyo3::intern!(py, "__dataclass_fields__")) {
             let fields = fields.cast_into::<PyDict>().map_err(|e| S::Error::custom(e.to_string()))?;
-            return self.serialize_attributes(fields.keys().iter(), fields.len(), s);
+            return self.serialize_attributes(fields.keys().iter().map(|name| (name.clone(), name)), fields.len(), s);
         }
         if let Ok(fields) = ty.getattr(pyo3::intern!(py, "__struct_fields__")) {
-            // msgspec.Struct
+            // msgspec.Struct: each field under its encoded name (`rename`), as msgspec writes it
+            // and as its schema names it.
             let fields = fields.cast_into::<PyTuple>().map_err(|e| S::Error::custom(e.to_string()))?;
-            return self.serialize_attributes(fields.iter(), fields.len(), s);
+            let encoded = match ty.getattr(pyo3::intern!(py, "__struct_encode_fields__")) {
+                Ok(names) => names.cast_into::<PyTuple>().map_err(|e| S::Error::custom(e.to_string()))?,
+                Err(_) => fields.clone(),
+            };
+            return self.serialize_attributes(fields.iter().zip(encoded.iter()), fields.len(), s);
         }
         if ty.hasattr(pyo3::intern!(py, "model_fields")).map_err(py_err)? && obj.hasattr(pyo3::intern!(py, "model_dump")).map_err(py_err)? {
-            // pydantic v2 model: its own JSON-mode dump (aliases, serialisers) as plain data.
+            // pydantic v2 model: its own JSON-mode dump (serialisers) as plain data, keyed by
+            // alias as FastAPI sends it, and as the model's schema names its properties (a
+            // response shape built from that schema would otherwise drop an aliased field).
             let kwargs = PyDict::new(py);
             kwargs.set_item("mode", "json").map_err(py_err)?;
+            kwargs.set_item("by_alias", true).map_err(py_err)?;
             let data = obj.call_method(pyo3::intern!(py, "model_dump"), (), Some(&kwargs)).map_err(py_err)?;
             return self.child(&data, self.shape).serialize(s);
         }
@@ -221,19 +229,21 @@ impl<F: Fields> Json<'_, '_, F> {
         Err(S::Error::custom(format!("an object of type {} is not JSON-serialisable", type_name(obj))))
     }
 
+    /// The attributes `(attribute, name it is written under)`.
     fn serialize_attributes<'py, S: Serializer>(
         &self,
-        names: impl Iterator<Item = Bound<'py, PyAny>>,
+        names: impl Iterator<Item = (Bound<'py, PyAny>, Bound<'py, PyAny>)>,
         len: usize,
         s: S,
     ) -> Result<S::Ok, S::Error> {
         let mut map = s.serialize_map(if F::PLAIN { Some(len) } else { None })?;
-        for name in names {
-            let name = name.cast_into::<PyString>().map_err(|e| S::Error::custom(e.to_string()))?;
-            let text = name.to_str().map_err(py_err)?;
+        for (attribute, written) in names {
+            let written = written.cast_into::<PyString>().map_err(|e| S::Error::custom(e.to_string()))?;
+            let text = written.to_str().map_err(py_err)?;
             // Left out before it is read: a property the schema drops is never evaluated.
             let Some(shape) = self.shape.field(text) else { continue };
-            let value = self.obj.getattr(&name).map_err(py_err)?;
+            let attribute = attribute.cast_into::<PyString>().map_err(|e| S::Error::custom(e.to_string()))?;
+            let value = self.obj.getattr(&attribute).map_err(py_err)?;
             map.serialize_entry(text, &self.child(&value, shape))?;
         }
         map.end()
