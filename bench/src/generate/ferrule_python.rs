@@ -26,7 +26,7 @@ from datetime import date, datetime
 from typing import Annotated, Any, Literal, NotRequired, Optional, TypedDict
 from uuid import UUID
 
-from ferrule import App, Body, EventSourceResponse, Field, File, Form, Query, ServerSentEvent, UploadFile, WebSocket
+from ferrule import App, Body, EventSourceResponse, Field, File, Form, Query, ServerSentEvent, UploadFile, WebSocket, WebSocketDisconnect
 
 app = App()"#
     ));

@@ -25,7 +25,11 @@ async def ws_room(ws: WebSocket) -> None:
     try:
         async for message in ws:
             for member in list(room):
-                await member.send(message)
+                try:
+                    await member.send(message)
+                except WebSocketDisconnect:
+                    # A member that has just left: its own handler is ending; the sender's is not.
+                    room.discard(member)
     finally:
         room.discard(ws)
 
