@@ -339,7 +339,7 @@ impl NativeApp {
     pub fn reply(&self, env: napi::Env, id: u32, value: Js) -> Result<()> {
         let env = Env(env.raw());
         let Some((reply, route)) = self.take(id) else { return Ok(()) };
-        let outcome = plain(env, value.0, route.response_shape(route.status))
+        let outcome = plain(env, value.0, route.response_shape(route.status.as_u16().into()))
             .map(|response| response.with_status(route.status))
             .map_err(|message| HandlerError::new(format!("returned a value that cannot be sent: {message}")));
         self.push(reply, outcome);
@@ -353,7 +353,7 @@ impl NativeApp {
         let env = Env(env.raw());
         let Some((reply, route)) = self.take(id) else { return Ok(()) };
         // Its JSON is written with the shape declared for its own status (Fastify's rule).
-        let shape = u16::try_from(whole(status)).ok().and_then(|code| ferrule_core::http::StatusCode::from_u16(code).ok()).and_then(|code| route.response_shape(code));
+        let shape = route.response_shape(whole(status));
         let outcome = match env.kind(body.0) {
             Ok(raw::Kind::Undefined | raw::Kind::Null) => Ok(None),
             Ok(_) => plain(env, body.0, shape).map(Some),
@@ -558,8 +558,7 @@ fn pairs(flat: &[String]) -> impl Iterator<Item = (&str, &str)> {
 /// A plain handler result: string → text/plain, Buffer → bytes, anything else → JSON (written
 /// with the route's `shape` for its status, if it declares one). A function or a symbol has
 /// no JSON form: it is refused by name, never sent as `null`.
-fn plain(env: Env, value: raw::Value, shape: Option<Shape<'_>>) -> std::result::Result<Response, String> {
-    let shape = shape.unwrap_or(Shape::any());
+fn plain(env: Env, value: raw::Value, shape: Shape<'_>) -> std::result::Result<Response, String> {
     match env.kind(value).map_err(|e| e.0.to_owned())? {
         raw::Kind::String => Ok(Response::text(env.as_string(value).map_err(|e| e.0.to_owned())?)),
         raw::Kind::Object => match env.bytes(value).map_err(|e| e.0.to_owned())? {

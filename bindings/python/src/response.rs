@@ -10,7 +10,6 @@ use crate::convert::to_json;
 use crate::route::PyRoute;
 use crate::stream::Streams;
 use ferrule_core::host::{HostRoute, Serving};
-use ferrule_core::http::StatusCode;
 use ferrule_core::shape::Shape;
 use ferrule_core::stream::BodyStream;
 use ferrule_core::{HandlerError, Response};
@@ -37,7 +36,7 @@ pub fn from_result(
         return explicit(result, route, |content, events| types.streams.start(serving, route, content, events));
     }
     // The core logs the message with the route; the client gets a bare 500.
-    let shape = route.response_shape(route.status).unwrap_or(Shape::any());
+    let shape = route.response_shape(route.status.as_u16().into());
     let body = body(result, shape).map_err(|message| HandlerError::new(format!("returned a value that cannot be sent: {message}")))?;
     Ok(body.with_status(route.status))
 }
@@ -88,8 +87,7 @@ fn explicit(
     let content = attr("body")?;
     let as_json = attr("as_json")?.is_truthy().unwrap_or(false);
     // Its JSON is written with the shape declared for its own status, as Fastify's `reply.code()`.
-    let shape = u16::try_from(status).ok().and_then(|code| StatusCode::from_u16(code).ok()).and_then(|code| route.response_shape(code));
-    let shape = shape.unwrap_or(Shape::any());
+    let shape = route.response_shape(status);
     let stream = attr("stream")?;
     let body = if !stream.is_none() {
         let events = attr("events")?.is_truthy().unwrap_or(false);

@@ -22,8 +22,8 @@ use magnus::{prelude::*, Error, RArray, RHash, RString, Ruby, Value};
 /// Opens a streamed body: the producer (anything answering `each`) and whether it is an event stream.
 pub type Open<'a> = dyn Fn(Value, bool) -> BodyStream + 'a;
 
-/// The shape declared for a status, if any.
-pub type Shapes<'a> = dyn Fn(StatusCode) -> Option<Shape<'a>> + 'a;
+/// The shape a JSON result with a status is written with (`HostRoute::response_shape`).
+pub type Shapes<'a> = dyn Fn(i64) -> Shape<'a> + 'a;
 
 /// `shapes` gives the shape a JSON result with a status is written with (the route's
 /// declared responses).
@@ -37,7 +37,7 @@ pub fn from_result(ruby: &Ruby, types: &Types, value: Value, status: StatusCode,
     if let Some(streamed) = streamed(ruby, types, value, open) {
         return Ok(streamed.with_status(status));
     }
-    body(ruby, value, shapes(status))
+    body(ruby, value, shapes(status.as_u16().into()))
         .map(|r| r.with_status(status))
         .map_err(|message| HandlerError::new(format!("returned a value that cannot be sent: {message}")))
 }
@@ -53,7 +53,7 @@ fn string_bytes(ruby: &Ruby, s: RString) -> (Vec<u8>, bool) {
     (bytes, text)
 }
 
-fn body(ruby: &Ruby, value: Value, shape: Option<Shape<'_>>) -> Result<Response, String> {
+fn body(ruby: &Ruby, value: Value, shape: Shape<'_>) -> Result<Response, String> {
     if let Some(s) = RString::from_value(value) {
         if s.enc_get() == ruby.ascii8bit_encindex() {
             return Ok(Response::bytes(string_bytes(ruby, s).0));
@@ -61,7 +61,7 @@ fn body(ruby: &Ruby, value: Value, shape: Option<Shape<'_>>) -> Result<Response,
         let (bytes, _) = string_bytes(ruby, s);
         return String::from_utf8(bytes).map(Response::text).map_err(|_| "a String that is not valid UTF-8 (use a binary String for bytes)".into());
     }
-    Ok(Response::json_bytes(to_json::to_vec(ruby, value, shape.unwrap_or(Shape::any()))?))
+    Ok(Response::json_bytes(to_json::to_vec(ruby, value, shape)?))
 }
 
 /// A headers Hash as pairs in order. A value that is an Array gives one header line per item
@@ -112,8 +112,7 @@ fn explicit(ruby: &Ruby, types: &Types, value: Value, shapes: &Shapes<'_>, open:
         Some(streamed)
     } else {
         // Written with the shape declared for its own status, as Fastify's `reply.code()`.
-        let shape = u16::try_from(status).ok().and_then(|code| StatusCode::from_u16(code).ok()).and_then(shapes);
-        Some(body(ruby, content, shape).map_err(unsendable)?)
+        Some(body(ruby, content, shapes(status)).map_err(unsendable)?)
     };
     let mut pairs = header_pairs(get("headers")?).map_err(unsendable)?;
     let media_type = get("type")?;

@@ -92,7 +92,7 @@ impl<R: Send + Sync + 'static> Handler for HostHandler<R> {
         hand_over(&self.mailbox, self.side, |reply| Job::Call(Call { route, request, reply }))
     }
 
-    /// Each binding writes JSON through [`HostRoute::response_shape`].
+    /// Each binding writes JSON with [`HostRoute::response_shape`].
     fn writes_response_shapes(&self) -> bool {
         true
     }

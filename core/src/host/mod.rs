@@ -70,13 +70,12 @@ pub struct HostRoute<R> {
 }
 
 impl<R> HostRoute<R> {
-    /// The shape a JSON result sent with `status` is written with (undeclared fields left
-    /// out); `None` when the route declares nothing for that status.
-    pub fn response_shape(&self, status: StatusCode) -> Option<Shape<'_>> {
-        if self.shapes.is_empty() {
-            return None;
-        }
-        self.shapes.for_status(status.as_u16())
+    /// The shape a JSON result sent with `status` (as the handler's language gave it) is
+    /// written with: undeclared fields left out; [`Shape::any`] when the route declares nothing
+    /// for that status, or the status is none (the response is refused later for that).
+    pub fn response_shape(&self, status: i64) -> Shape<'_> {
+        let declared = u16::try_from(status).ok().filter(|_| !self.shapes.is_empty()).and_then(|code| self.shapes.for_status(code));
+        declared.unwrap_or(Shape::any())
     }
 }
 
