@@ -353,6 +353,16 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn whitespace_around_a_header_value_is_not_part_of_it_without_a_parser_too() {
+        let spec = RouteSpec::get("/h").header("x-token", serde_json::json!({"type": "string"}));
+        let router = App::new().route(spec, |req: RequestData| async move { req.headers.get("x-token").and_then(|v| v.as_str()).unwrap_or_default().to_owned() }).into_router().unwrap();
+        let request = http::Request::get("/h").header("x-token", " \tabc  ").body(axum::body::Body::empty()).unwrap();
+        let response = router.oneshot(request).await.unwrap();
+        let body = http_body_util::BodyExt::collect(response.into_body()).await.unwrap().to_bytes();
+        assert_eq!(&body[..], b"abc");
+    }
+
+    #[tokio::test]
     async fn a_route_compression_setting_replaces_the_apps() {
         let mut app = App::with_config(AppConfig {
             compression: Some(CompressionConfig { min_size: 10, ..Default::default() }),

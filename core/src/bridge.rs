@@ -224,6 +224,16 @@ impl<J> Mailbox<J> {
         self.arrived.notify_all();
     }
 
+    /// Tells the consumer to look, whether jobs wait or not: every kind of consumer is told
+    /// the way it is told of jobs (condvar, doorbell, callback). An in-process caller's answer
+    /// arriving is news to a consumer that has no job to show for it.
+    pub fn poke(&self) {
+        self.interrupt_waiters();
+        if self.doorbell.is_some() || self.waker.is_some() {
+            self.ring();
+        }
+    }
+
     /// Refuses new jobs and wakes the consumer; jobs already queued are still handed out.
     pub fn close(&self) {
         self.lock().closed = true;

@@ -216,11 +216,13 @@ fn lowercase_names(specs: &[ParamSpec]) -> Vec<ParamSpec> {
     specs.iter().map(|s| ParamSpec { name: s.name.to_ascii_lowercase(), ..s.clone() }).collect()
 }
 
+/// Declared headers as pairs. Whitespace around a value is not part of it (RFC 9110 §5.5): an
+/// HTTP/1 parser drops it, and so does this, for requests that never met one (in process).
 fn header_pairs(parts: &Parts) -> RawPairs<'_> {
     let mut pairs = RawPairs::case_insensitive();
     for (name, value) in &parts.headers {
         let value = match std::str::from_utf8(value.as_bytes()) {
-            Ok(text) => RawValue::Text(Cow::Borrowed(text)),
+            Ok(text) => RawValue::Text(Cow::Borrowed(text.trim_matches([' ', '\t']))),
             Err(_) => RawValue::Invalid(value.as_bytes().to_vec()),
         };
         pairs.push(Cow::Borrowed(name.as_str()), value);

@@ -4,9 +4,14 @@
 //! The calling thread is the interpreter's own, so it cannot simply block on the answer: the
 //! handler it waits for needs that interpreter. It sends the request ([`InProcess::send`]),
 //! then takes calls from the mailbox and runs them until its exchange is done — the same loop
-//! a worker thread runs, ended by the exchange instead of by a stop.
+//! a worker thread runs, ended by the exchange instead of by a stop. The mailbox wakes its
+//! consumer as a server's would ([`Wake`]): a thread blocked in [`InProcess::wait`] (Ruby's
+//! Rack `call`), an event loop watching the doorbell (Python's test client), a callback onto
+//! the JavaScript thread (Node's `inject`). An answer arriving wakes it the same way, so one
+//! loop sees both its jobs and its finished exchanges.
 
 use super::inbox::Inbox;
+use super::serving::Wake;
 use super::{lock, HostError, HostRoute, Job};
 use crate::app::App;
 use crate::bridge::{Mailbox, Waited};
@@ -34,12 +39,15 @@ impl<R> std::ops::Deref for InProcess<R> {
     }
 }
 
-/// A response as the in-process caller gets it.
+/// A response as the in-process caller gets it: the whole body, collected.
 #[derive(Debug)]
 pub struct Answer {
     pub status: StatusCode,
     pub headers: HeaderMap,
     pub body: Bytes,
+    /// The body broke off before its end (a stream whose producer failed): `body` is what
+    /// came before, as a client on a socket would have received it.
+    pub cut_off: bool,
 }
 
 /// One request on its way through the router.
@@ -65,8 +73,9 @@ impl Exchange {
 }
 
 impl<R: Send + Sync + 'static> InProcess<R> {
-    pub(super) fn new(config: &AppConfig, routes: &[Arc<HostRoute<R>>], logs: &Logs) -> Result<Self, HostError> {
-        let inbox = Inbox::new(Mailbox::new(), config.max_queued_requests, "the in-process caller");
+    pub(super) fn new(config: &AppConfig, routes: &[Arc<HostRoute<R>>], logs: &Logs, wake: Wake) -> Result<Self, HostError> {
+        let mailbox: Mailbox<Job<R>> = wake.mailbox()?;
+        let inbox = Inbox::new(mailbox, config.max_queued_requests, "the in-process caller");
         let mut app = App::with_config(config.clone());
         for route in routes {
             inbox.add_to(&mut app, route);
@@ -91,12 +100,17 @@ impl<R: Send + Sync + 'static> InProcess<R> {
         self.runtime.spawn(async move {
             let response = router.oneshot(request.map(axum::body::Body::from)).await.unwrap_or_else(|never| match never {});
             let (parts, body) = response.into_parts();
-            let body = body.collect().await.map(|b| b.to_bytes()).unwrap_or_default();
-            *lock(&answer) = Some(Answer { status: parts.status, headers: parts.headers, body });
+            let (body, cut_off) = collect(body).await;
+            *lock(&answer) = Some(Answer { status: parts.status, headers: parts.headers, body, cut_off });
             wake.store(true, Ordering::Release);
-            mailbox.interrupt_waiters();
+            mailbox.poke();
         });
         exchange
+    }
+
+    /// A handle on the mailbox and answer batches, for the binding's own dispatcher.
+    pub fn inbox(&self) -> Inbox<R> {
+        self.inbox.clone()
     }
 
     /// Waits (blocking) for jobs or the end of `exchange`: `Jobs` with jobs to run,
@@ -109,5 +123,35 @@ impl<R: Send + Sync + 'static> InProcess<R> {
     pub fn interrupt(&self, exchange: &Exchange) {
         exchange.wake.store(true, Ordering::Release);
         self.mailbox().interrupt_waiters();
+    }
+}
+
+/// A body to its end, or to where it broke off.
+async fn collect(mut body: axum::body::Body) -> (Bytes, bool) {
+    let mut collected = bytes::BytesMut::new();
+    loop {
+        match body.frame().await {
+            None => return (collected.freeze(), false),
+            Some(Ok(frame)) => {
+                if let Ok(data) = frame.into_data() {
+                    collected.extend_from_slice(&data);
+                }
+            }
+            Some(Err(_)) => return (collected.freeze(), true),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_body_that_breaks_off_is_kept_to_where_it_broke_and_said_so() {
+        let chunks: Vec<Result<Bytes, std::io::Error>> = vec![Ok(Bytes::from_static(b"partial")), Err(std::io::Error::other("producer failed"))];
+        let (body, cut_off) = collect(axum::body::Body::from_stream(futures_util::stream::iter(chunks))).await;
+        assert_eq!((&body[..], cut_off), (&b"partial"[..], true));
+        let (whole, cut_off) = collect(axum::body::Body::from("all of it")).await;
+        assert_eq!((&whole[..], cut_off), (&b"all of it"[..], false));
     }
 }

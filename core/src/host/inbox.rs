@@ -19,6 +19,14 @@ pub struct Inbox<R> {
     side: &'static str,
 }
 
+/// A handle on the same mailbox and answer batches, for a binding that answers from more than
+/// one place (its dispatcher, a stream's producer, an async request's task).
+impl<R> Clone for Inbox<R> {
+    fn clone(&self) -> Self {
+        Inbox { mailbox: self.mailbox.clone(), replies: self.replies.clone(), pulls: self.pulls.clone(), side: self.side }
+    }
+}
+
 impl<R: Send + Sync + 'static> Inbox<R> {
     /// `side` names the interpreter in the log line of a request or stream it never answered.
     pub(super) fn new(mailbox: Mailbox<Job<R>>, queue_limit: usize, side: &'static str) -> Self {
@@ -77,6 +85,12 @@ impl<R> Inbox<R> {
     pub fn flush(&self) {
         self.replies.flush();
         self.pulls.flush();
+    }
+
+    /// Whether `other` is a handle on this same inbox (for a binding that keeps answers from
+    /// several — a server's and an in-process router's — and lets go of one).
+    pub fn same_as(&self, other: &Inbox<R>) -> bool {
+        Arc::ptr_eq(&self.mailbox, &other.mailbox)
     }
 }
 

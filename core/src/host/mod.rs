@@ -212,10 +212,11 @@ impl<R: Send + Sync + 'static> Host<R> {
         Ok(serving)
     }
 
-    /// The declared routes served without a socket (see [`InProcess`]); built once per call,
-    /// so routes declared later need a new one.
-    pub fn in_process(&self) -> Result<InProcess<R>, HostError> {
-        InProcess::new(&self.config, &self.routes(), &self.logs())
+    /// The declared routes served without a socket (see [`InProcess`]), its calls waking the
+    /// binding's interpreter as `wake` says; built once per call, so routes declared later
+    /// need a new one.
+    pub fn in_process(&self, wake: Wake) -> Result<InProcess<R>, HostError> {
+        InProcess::new(&self.config, &self.routes(), &self.logs(), wake)
     }
 }
 

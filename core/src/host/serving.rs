@@ -31,6 +31,17 @@ pub enum Wake {
     Callback(Box<dyn Fn() + Send + Sync>),
 }
 
+impl Wake {
+    /// A mailbox whose consumer is woken this way.
+    pub(super) fn mailbox<J>(self) -> Result<Mailbox<J>, HostError> {
+        Ok(match self {
+            Wake::Blocking => Mailbox::new(),
+            Wake::Doorbell => Mailbox::with_doorbell().map_err(|e| HostError::Runtime(format!("eventfd: {e}")))?,
+            Wake::Callback(wake) => Mailbox::with_waker(wake),
+        })
+    }
+}
+
 /// The end of a server: its outcome, and a descriptor readable once it is known.
 pub(crate) struct Stopped {
     outcome: Mutex<Option<Result<(), String>>>,
@@ -70,12 +81,7 @@ impl<R: Send + Sync + 'static> Serving<R> {
         wake: Wake,
         side: &'static str,
     ) -> Result<Arc<Self>, HostError> {
-        let mailbox = match wake {
-            Wake::Blocking => Mailbox::new(),
-            Wake::Doorbell => Mailbox::with_doorbell().map_err(|e| HostError::Runtime(format!("eventfd: {e}")))?,
-            Wake::Callback(wake) => Mailbox::with_waker(wake),
-        };
-        let inbox = Inbox::new(mailbox, config.max_queued_requests, side);
+        let inbox = Inbox::new(wake.mailbox()?, config.max_queued_requests, side);
         let mut app = App::with_config(config.clone());
         for route in routes {
             inbox.add_to(&mut app, route);
@@ -105,6 +111,11 @@ impl<R: Send + Sync + 'static> Serving<R> {
 }
 
 impl<R> Serving<R> {
+    /// A handle on the mailbox and answer batches, for the binding's own dispatcher.
+    pub fn inbox(&self) -> Inbox<R> {
+        self.inbox.clone()
+    }
+
     pub fn local_addr(&self) -> SocketAddr {
         self.local_addr
     }

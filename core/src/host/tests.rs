@@ -91,7 +91,7 @@ fn a_port_in_use_is_an_error_never_a_shared_socket() {
 fn in_process_requests_run_the_whole_stack_on_the_calling_thread() {
     let host = host();
     host.declare(RouteSpec::get("/items/{id:int}"), 200, "item").unwrap();
-    let client = host.in_process().unwrap();
+    let client = host.in_process(Wake::Blocking).unwrap();
     let run = |uri: &str| {
         let exchange = client.send(http::Request::get(uri).body(bytes::Bytes::new()).unwrap());
         let mut calls = Vec::new();
@@ -112,6 +112,23 @@ fn in_process_requests_run_the_whole_stack_on_the_calling_thread() {
     let invalid = run("/items/seven");
     assert_eq!(invalid.status, http::StatusCode::UNPROCESSABLE_ENTITY, "validated in Rust, the handler never called");
     assert_eq!(run("/nowhere").status, http::StatusCode::NOT_FOUND);
+}
+
+#[test]
+fn an_in_process_answer_rings_the_doorbell_of_a_caller_that_watches_one() {
+    let host = host();
+    host.declare(RouteSpec::get("/items/{id:int}"), 200, "item").unwrap();
+    let client = host.in_process(Wake::Doorbell).unwrap();
+    let doorbell = client.mailbox().doorbell_fd().unwrap();
+    // Answered by Rust alone (no route): no job reaches the mailbox, yet the loop must learn
+    // that its exchange is done.
+    let exchange = client.send(http::Request::get("/nowhere").body(bytes::Bytes::new()).unwrap());
+    let mut watched = libc::pollfd { fd: doorbell, events: libc::POLLIN, revents: 0 };
+    assert_eq!(unsafe { libc::poll(&mut watched, 1, 10_000) }, 1, "the doorbell rang");
+    let mut jobs = Vec::new();
+    client.mailbox().take_all(&mut jobs);
+    assert!(jobs.is_empty());
+    assert_eq!(exchange.take().unwrap().status, http::StatusCode::NOT_FOUND);
 }
 
 /// A consumer thread playing the interpreter: every call starts stream 7, whose producer gives

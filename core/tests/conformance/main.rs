@@ -12,7 +12,7 @@ fn run_category(category: &str) {
         handlers::build_app(&file, |_| true).serve(listener).await.unwrap_or_else(|e| panic!("{category}: app does not build: {e}"))
     });
     let results = ferrule_conformance::check_category(&format!("http://{}", server.local_addr()), &file);
-    let failures = ferrule_conformance::report(category, &results);
+    let failures = ferrule_conformance::report(category, &results, &mut std::io::stdout());
     runtime.block_on(server.shutdown()).expect("clean shutdown");
     assert!(failures.is_empty(), "{} of {} cases failed:\n{}", failures.len(), results.len(), failures.join("\n"));
 }
