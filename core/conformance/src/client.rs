@@ -7,6 +7,7 @@ use serde_json::Value as Json;
 
 const BOUNDARY: &str = "ferrule-boundary";
 
+#[derive(Debug)]
 pub struct Reply {
     pub status: u16,
     pub headers: http::HeaderMap,

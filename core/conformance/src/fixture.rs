@@ -58,7 +58,7 @@ pub struct Request {
     pub content_type: Option<String>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Expect {
     pub status: u16,
@@ -78,6 +78,23 @@ pub struct Expect {
     /// Whether the body breaks off before its end (HTTP/1.1: no last chunk). Unless given, a
     /// cut-off body fails the case.
     pub cut_off: Option<bool>,
+}
+
+/// Headers that describe a connection, not the response it carries (RFC 9110 §7.6.1): a
+/// socket's framing (`Transfer-Encoding: chunked` for a streamed body) has no meaning for an
+/// in-process client, which gets the message without a wire.
+const CONNECTION_HEADERS: [&str; 3] = ["transfer-encoding", "connection", "keep-alive"];
+
+impl Expect {
+    /// These expectations without those on connection headers, for an in-process client.
+    pub fn message_only(&self) -> Expect {
+        let kept = |name: &String| !CONNECTION_HEADERS.contains(&name.to_ascii_lowercase().as_str());
+        let mut expect = self.clone();
+        expect.headers.retain(|name, _| kept(name));
+        expect.header_patterns.retain(|name, _| kept(name));
+        expect.headers_absent.retain(kept);
+        expect
+    }
 }
 
 /// `FERRULE_FIXTURES_DIR` (set by Bazel to the runfiles copy), else the source tree.
