@@ -1,5 +1,7 @@
 //! `NativeApp`: the Python `App`'s routes, held by the core's host and served by it.
 
+use crate::dispatch::Dispatcher;
+use crate::in_process::InProcessHandle;
 use crate::response::ResultTypes;
 use crate::route::{ArgumentPlan, PyRoute};
 use crate::server::ServerHandle;
@@ -78,6 +80,15 @@ impl NativeApp {
         let serving = py
             .detach(|| self.host.serve(listen, threads, Wake::Doorbell, "the Python event loop"))
             .map_err(host_error)?;
-        Ok(ServerHandle::new(serving, self.types.clone(), event_loop, stopped))
+        let dispatcher = Dispatcher::new(serving.inbox(), self.types.clone(), event_loop, false);
+        Ok(ServerHandle::new(serving, dispatcher, stopped))
+    }
+
+    /// The routes declared so far, served without a socket for a test client whose calls run
+    /// on `event_loop` (which watches the returned handle's doorbell).
+    fn in_process(&self, py: Python<'_>, event_loop: Py<PyAny>) -> PyResult<InProcessHandle> {
+        let client = py.detach(|| self.host.in_process(Wake::Doorbell)).map_err(host_error)?;
+        let dispatcher = Dispatcher::new(client.inbox(), self.types.clone(), event_loop, true);
+        Ok(InProcessHandle::new(client, dispatcher))
     }
 }

@@ -6,6 +6,8 @@
 
 mod app;
 mod convert;
+mod dispatch;
+mod in_process;
 mod logs;
 mod request;
 mod response;
@@ -31,6 +33,8 @@ mod _ferrule {
     use super::logs::LogDrain;
     #[pymodule_export]
     use super::server::ServerHandle;
+    #[pymodule_export]
+    use super::in_process::InProcessHandle;
     #[pymodule_export]
     use super::socket::NativeSocket;
 

@@ -7,9 +7,10 @@
 //! bare 500: nothing of it reaches the client.
 
 use crate::convert::to_json;
+use crate::dispatch::Dispatcher;
 use crate::route::PyRoute;
 use crate::stream::Streams;
-use ferrule_core::host::{HostRoute, Serving};
+use ferrule_core::host::HostRoute;
 use ferrule_core::shape::Shape;
 use ferrule_core::stream::BodyStream;
 use ferrule_core::{HandlerError, Response};
@@ -25,15 +26,10 @@ pub struct ResultTypes {
     pub streams: Arc<Streams>,
 }
 
-pub fn from_result(
-    py: Python<'_>,
-    types: &ResultTypes,
-    serving: &Arc<Serving<PyRoute>>,
-    route: &Arc<HostRoute<PyRoute>>,
-    result: &Bound<'_, PyAny>,
-) -> Result<Response, HandlerError> {
+pub fn from_result(py: Python<'_>, dispatcher: &Dispatcher, route: &Arc<HostRoute<PyRoute>>, result: &Bound<'_, PyAny>) -> Result<Response, HandlerError> {
+    let types = dispatcher.types();
     if result.is_instance(types.response.bind(py)).unwrap_or(false) {
-        return explicit(result, route, |content, events| types.streams.start(serving, route, content, events));
+        return explicit(result, route, |content, events| types.streams.start(dispatcher.inbox(), route, content, events));
     }
     // The core logs the message with the route; the client gets a bare 500.
     let shape = route.response_shape(route.status.as_u16().into());
@@ -41,11 +37,13 @@ pub fn from_result(
     Ok(body.with_status(route.status))
 }
 
-pub fn from_exception(py: Python<'_>, types: &ResultTypes, route: &HostRoute<PyRoute>, error: PyErr) -> Result<Response, HandlerError> {
+pub fn from_exception(py: Python<'_>, dispatcher: &Dispatcher, route: &HostRoute<PyRoute>, error: PyErr) -> Result<Response, HandlerError> {
     let value = error.value(py);
-    if value.is_instance(types.http_exception.bind(py)).unwrap_or(false) {
+    if value.is_instance(dispatcher.types().http_exception.bind(py)).unwrap_or(false) {
         return http_exception(value);
     }
+    // An in-process test client raises it again in the test, as Starlette's does.
+    dispatcher.keep_raised(py, value);
     // The traceback goes to the `ferrule.handler` logger; the core logs the summary below.
     static HANDLER_RAISED: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
     let logged = HANDLER_RAISED

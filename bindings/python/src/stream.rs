@@ -18,7 +18,7 @@
 use crate::convert::to_json;
 use crate::route::PyRoute;
 use ferrule_core::bytes::Bytes;
-use ferrule_core::host::{HostRoute, Pull, PushBuffer, Serving, StreamId};
+use ferrule_core::host::{HostRoute, Inbox, Pull, PushBuffer, StreamId};
 use ferrule_core::stream::{BodyStream, Event};
 use ferrule_core::HandlerError;
 use pyo3::prelude::*;
@@ -59,8 +59,8 @@ impl Streams {
     }
 
     /// Takes `content` (an iterable or async iterable) as a new stream's producer; the
-    /// returned body pulls from it through `serving`.
-    pub fn start(self: &Arc<Self>, serving: &Arc<Serving<PyRoute>>, route: &Route, content: &Bound<'_, PyAny>, events: bool) -> Result<BodyStream, String> {
+    /// returned body pulls from it through `inbox`.
+    pub fn start(self: &Arc<Self>, inbox: &Inbox<PyRoute>, route: &Route, content: &Bound<'_, PyAny>, events: bool) -> Result<BodyStream, String> {
         let py = content.py();
         let is_async = content.hasattr(pyo3::intern!(py, "__aiter__")).unwrap_or(false);
         let iterator = if is_async {
@@ -72,7 +72,7 @@ impl Streams {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let pushed = Pushed { task: None, buffer: PushBuffer::default(), room: None };
         self.lock().insert(id, Producer { route: route.clone(), pushed });
-        let sink = Bound::new(py, StreamSink { id, events, iterator: iterator.unbind(), streams: self.clone(), serving: serving.clone() });
+        let sink = Bound::new(py, StreamSink { id, events, iterator: iterator.unbind(), streams: self.clone(), inbox: inbox.clone() });
         let producer = if is_async { PRODUCE.import(py, "ferrule.server", "produce") } else { PRODUCE_IN_POOL.import(py, "ferrule.server", "produce_in_pool") };
         let started = sink
             .and_then(|sink| producer?.call1((sink,)))
@@ -88,11 +88,11 @@ impl Streams {
             self.lock().remove(&id);
             return Err(format!("cannot start the stream's producer: {error}"));
         }
-        Ok(serving.stream(id))
+        Ok(inbox.stream(id))
     }
 
     /// The core wants stream `pull.stream`'s next items.
-    pub fn pull(&self, py: Python<'_>, serving: &Serving<PyRoute>, pull: Pull) {
+    pub fn pull(&self, py: Python<'_>, inbox: &Inbox<PyRoute>, pull: Pull) {
         let id = pull.stream;
         let mut producers = self.lock();
         let Some(producer) = producers.get_mut(&id) else {
@@ -109,7 +109,7 @@ impl Streams {
             producers.remove(&id);
         }
         drop(producers);
-        serving.answer_pull(reply, outcome);
+        inbox.answer_pull(reply, outcome);
     }
 
     /// The client left before the stream's end: close its producer.
@@ -244,7 +244,7 @@ pub struct StreamSink {
     events: bool,
     iterator: Py<PyAny>,
     streams: Arc<Streams>,
-    serving: Arc<Serving<PyRoute>>,
+    inbox: Inbox<PyRoute>,
 }
 
 #[pymethods]
@@ -267,8 +267,8 @@ impl StreamSink {
         let room = pushed.buffer.has_room();
         drop(producers);
         if let Some((reply, outcome)) = answer {
-            self.serving.answer_pull(reply, outcome);
-            self.serving.flush();
+            self.inbox.answer_pull(reply, outcome);
+            self.inbox.flush();
         }
         Ok(room)
     }
@@ -319,7 +319,7 @@ impl StreamSink {
             producers.remove(&self.id);
         }
         drop(producers);
-        self.serving.answer_pull(reply, outcome);
-        self.serving.flush();
+        self.inbox.answer_pull(reply, outcome);
+        self.inbox.flush();
     }
 }

@@ -1,9 +1,12 @@
 """The shared fixture corpus, served by the Python API and checked by the same checker
 (`ferrule-conformance`, a real HTTP client) that checks the Rust API: once with sync
-handlers, once with async ones."""
+handlers, once with async ones; then the same cases once more through the in-process
+`TestClient` (the checker hands it each request over a pipe), which must answer as the
+socket did."""
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import pathlib
@@ -12,6 +15,7 @@ import subprocess
 import pytest
 
 from ferrule import App
+from ferrule.testing import TestClient
 
 from fixture_handlers import ASYNC, SYNC
 from support import serving
@@ -48,3 +52,28 @@ def test_category(category: str, mode: str) -> None:
             timeout=300,
         )
     assert result.returncode == 0, f"{category} ({mode}):\n{result.stdout}\n{result.stderr}"
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+@pytest.mark.parametrize("category", CATEGORIES)
+def test_category_in_process(category: str, mode: str) -> None:
+    app = build(category, SYNC if mode == "sync" else ASYNC)
+    command = [CHECKER, "check", "--via", "stdio", "--fixtures", str(FIXTURES), "--category", category]
+    with TestClient(app, raise_server_exceptions=False) as client:
+        checker = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert checker.stdin is not None and checker.stdout is not None and checker.stderr is not None
+        for line in checker.stdout:
+            request = json.loads(line)
+            headers = [(name, base64.b64decode(value)) for name, value in request["headers"]]
+            status, answer_headers, body, cut_off = client.send_raw(request["method"], request["path"], headers, base64.b64decode(request["body"]))
+            answer = {
+                "status": status,
+                "headers": [[name, base64.b64encode(value).decode()] for name, value in answer_headers],
+                "body": base64.b64encode(body).decode(),
+                "cut_off": cut_off,
+            }
+            checker.stdin.write(json.dumps(answer) + "\n")
+            checker.stdin.flush()
+        checker.stdin.close()
+        report = checker.stderr.read()
+        assert checker.wait(300) == 0, f"{category} ({mode}, in process):\n{report}"

@@ -1,0 +1,444 @@
+"""``TestClient``: requests to an app without a socket, with the call shape of requests/httpx.
+
+    from ferrule.testing import TestClient
+
+    client = TestClient(app)
+    response = client.post("/items", json={"name": "pen"})
+    assert response.status_code == 201
+    assert response.json()["name"] == "pen"
+
+Each request goes through the whole core as it would from the network — routing, parameter
+parsing and validation, compression, CORS, request ids, response schemas, problem responses —
+on the core's in-process router; only the socket is left out. Handlers run on an event loop of
+the client's own, on a thread of its own (as Starlette's client runs the app in a portal), so
+the client works the same from plain and from async tests. As in Starlette's client, a handler
+that raises makes the call raise that exception (``raise_server_exceptions=False`` gives the 500
+response instead), redirects are followed, and cookies the app sets are sent back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json as jsonlib
+import threading
+import time
+import urllib.parse
+import uuid
+import zlib
+from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence, Tuple, Union
+
+from .app import App
+from .server import new_event_loop
+
+__all__ = ["TestClient", "TestResponse", "Headers"]
+
+HeaderInput = Union[Mapping[str, str], Sequence[Tuple[str, str]], None]
+QueryInput = Union[Mapping[str, Any], Sequence[Tuple[str, Any]], str, None]
+_UNSET: Any = object()
+_REDIRECTS = (301, 302, 303, 307, 308)
+
+
+class Headers(Mapping[str, str]):
+    """Response headers: case-insensitive; a repeated header reads as its values joined with
+    ", " (as httpx does), every value with ``get_list`` (``set-cookie``)."""
+
+    def __init__(self, pairs: Iterable[Tuple[str, str]]) -> None:
+        self.raw: list[tuple[str, str]] = [(name.lower(), value) for name, value in pairs]
+
+    def __getitem__(self, name: str) -> str:
+        values = self.get_list(name)
+        if not values:
+            raise KeyError(name)
+        return ", ".join(values)
+
+    def get_list(self, name: str) -> list[str]:
+        wanted = name.lower()
+        return [value for key, value in self.raw if key == wanted]
+
+    getlist = get_list
+
+    def __iter__(self) -> Iterator[str]:
+        seen: dict[str, None] = {}
+        for key, _ in self.raw:
+            seen.setdefault(key, None)
+        return iter(seen)
+
+    def __len__(self) -> int:
+        return len({key for key, _ in self.raw})
+
+    def multi_items(self) -> list[tuple[str, str]]:
+        return list(self.raw)
+
+    def __repr__(self) -> str:
+        return f"Headers({self.raw!r})"
+
+
+class TestResponse:
+    """What the app answered: httpx's names (``status_code``, ``headers``, ``content``,
+    ``text``, ``json()``, ``cookies``, ``is_success``, ``raise_for_status()``)."""
+
+    __test__ = False  # not a pytest test class
+
+    def __init__(self, method: str, url: str, status: int, headers: Headers, content: bytes, history: list["TestResponse"]) -> None:
+        self.method = method
+        self.url = url
+        self.status_code = status
+        self.headers = headers
+        self.content = content
+        self.history = history
+
+    @property
+    def text(self) -> str:
+        return self.content.decode(_charset(self.headers.get("content-type", "")), errors="replace")
+
+    def json(self) -> Any:
+        return jsonlib.loads(self.content)
+
+    @property
+    def cookies(self) -> dict[str, str]:
+        """The cookies this response sets (``Set-Cookie``), by name."""
+        return {name: value for name, value, _ in (_set_cookie(line) for line in self.headers.get_list("set-cookie")) if name}
+
+    @property
+    def reason_phrase(self) -> str:
+        from http import HTTPStatus
+
+        try:
+            return HTTPStatus(self.status_code).phrase
+        except ValueError:
+            return ""
+
+    @property
+    def is_success(self) -> bool:
+        return 200 <= self.status_code < 300
+
+    @property
+    def is_redirect(self) -> bool:
+        return self.status_code in _REDIRECTS and "location" in self.headers
+
+    @property
+    def is_error(self) -> bool:
+        return self.status_code >= 400
+
+    @property
+    def http_version(self) -> str:
+        return "HTTP/1.1"
+
+    def raise_for_status(self) -> "TestResponse":
+        if self.status_code >= 400:
+            raise AssertionError(f"{self.status_code} {self.reason_phrase} for {self.method} {self.url}: {self.text[:500]}")
+        return self
+
+    def __repr__(self) -> str:
+        return f"<TestResponse [{self.status_code}]>"
+
+
+class TestClient:
+    """Sends requests to ``app`` in process. ``base_url`` names the host the requests are for
+    (``Host`` header); ``headers`` and ``cookies`` go with every request;
+    ``raise_server_exceptions`` (default true) raises a handler's exception in the test instead
+    of returning its 500; ``follow_redirects`` (default true) follows 3xx ``Location``s.
+
+    Use it as a context manager, or call ``close()``, to stop its loop and thread."""
+
+    __test__ = False  # not a pytest test class
+
+    def __init__(
+        self,
+        app: App,
+        base_url: str = "http://testserver",
+        *,
+        raise_server_exceptions: bool = True,
+        follow_redirects: bool = True,
+        headers: HeaderInput = None,
+        cookies: Optional[Mapping[str, str]] = None,
+    ) -> None:
+        self.app = app
+        self.base_url = base_url.rstrip("/")
+        self.raise_server_exceptions = raise_server_exceptions
+        self.follow_redirects = follow_redirects
+        self.headers: list[tuple[str, str]] = _pairs(headers)
+        self.cookies: dict[str, str] = dict(cookies or {})
+        self._loop = new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="ferrule-test-client", daemon=True)
+        self._thread.start()
+        self._handle = self._on_loop(self._start())
+
+    async def _start(self) -> Any:
+        handle = self.app._native_app.in_process(asyncio.get_running_loop())
+        asyncio.get_running_loop().add_reader(handle.doorbell, handle.dispatch)
+        return handle
+
+    def _on_loop(self, coroutine: Any) -> Any:
+        if self._loop.is_closed():
+            raise RuntimeError("this TestClient is closed")
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
+
+    # -- the requests/httpx call shape -------------------------------------------------------
+
+    def request(
+        self,
+        method: str,
+        url: str,
+        *,
+        params: QueryInput = None,
+        headers: HeaderInput = None,
+        cookies: Optional[Mapping[str, str]] = None,
+        content: Union[bytes, str, None] = None,
+        data: Optional[Mapping[str, Any]] = None,
+        files: Any = None,
+        json: Any = _UNSET,
+        follow_redirects: Optional[bool] = None,
+    ) -> TestResponse:
+        body, content_type = _encode_body(content, data, files, json)
+        target = _target(self.base_url, url, params)
+        pairs = [*self.headers, *_pairs(headers)]
+        if content_type is not None and not any(name.lower() == "content-type" for name, _ in pairs):
+            pairs.append(("content-type", content_type))
+        follow = self.follow_redirects if follow_redirects is None else follow_redirects
+        history: list[TestResponse] = []
+        while True:
+            response = self._send(method.upper(), target, pairs, body, {**self.cookies, **(cookies or {})}, history)
+            if not (follow and response.is_redirect) or len(history) >= 20:
+                return response
+            history.append(response)
+            target = urllib.parse.urljoin(target, response.headers["location"])
+            if response.status_code == 303 or (response.status_code in (301, 302) and method.upper() == "POST"):
+                method, body = "GET", b""
+                pairs = [(n, v) for n, v in pairs if n.lower() not in ("content-type", "content-length")]
+
+    def get(self, url: str, **kwargs: Any) -> TestResponse:
+        return self.request("GET", url, **kwargs)
+
+    def post(self, url: str, **kwargs: Any) -> TestResponse:
+        return self.request("POST", url, **kwargs)
+
+    def put(self, url: str, **kwargs: Any) -> TestResponse:
+        return self.request("PUT", url, **kwargs)
+
+    def patch(self, url: str, **kwargs: Any) -> TestResponse:
+        return self.request("PATCH", url, **kwargs)
+
+    def delete(self, url: str, **kwargs: Any) -> TestResponse:
+        return self.request("DELETE", url, **kwargs)
+
+    def head(self, url: str, **kwargs: Any) -> TestResponse:
+        return self.request("HEAD", url, **kwargs)
+
+    def options(self, url: str, **kwargs: Any) -> TestResponse:
+        return self.request("OPTIONS", url, **kwargs)
+
+    # -- one exchange ------------------------------------------------------------------------
+
+    def send_raw(self, method: str, path: str, headers: Sequence[Tuple[str, bytes]], body: bytes) -> Tuple[int, list[tuple[str, bytes]], bytes, bool]:
+        """One request exactly as given — ``path`` with its query string, header values as
+        bytes, no cookies or defaults added — answered as ``(status, [(name, value bytes)],
+        body, cut_off)``; ``cut_off`` says the body broke off (a stream that failed). For tests
+        that need the bytes themselves (the conformance corpus)."""
+
+        async def exchange() -> Any:
+            return await self._handle.send(method, path, list(headers), body)
+
+        answer = self._on_loop(exchange())
+        self._raise_server_exception(answer[0])
+        return answer
+
+    def _send(self, method: str, target: str, pairs: list[tuple[str, str]], body: bytes, cookies: Mapping[str, str], history: list[TestResponse]) -> TestResponse:
+        parsed = urllib.parse.urlsplit(target)
+        path = urllib.parse.urlunsplit(("", "", parsed.path or "/", parsed.query, ""))
+        names = {name.lower() for name, _ in pairs}
+        wire: list[tuple[str, bytes]] = []
+        if "host" not in names:
+            wire.append(("host", parsed.netloc.encode("latin-1")))
+        if "user-agent" not in names:
+            wire.append(("user-agent", b"testclient"))
+        if cookies and "cookie" not in names:
+            wire.append(("cookie", "; ".join(f"{name}={value}" for name, value in cookies.items()).encode("latin-1")))
+        wire.extend((name, value.encode("latin-1")) for name, value in pairs)
+        if (body or method in ("POST", "PUT", "PATCH")) and "content-length" not in names:
+            wire.append(("content-length", str(len(body)).encode()))
+        status, raw_headers, content, _ = self.send_raw(method, path, wire, body)
+        headers = Headers((name, value.decode("latin-1")) for name, value in raw_headers)
+        response = TestResponse(method, target, status, headers, _decoded(headers, content), list(history))
+        self._keep_cookies(headers)
+        return response
+
+    def _raise_server_exception(self, status: int) -> None:
+        raised = self._handle.take_raised()
+        if raised is not None and self.raise_server_exceptions and status >= 500:
+            raise raised
+
+    def _keep_cookies(self, headers: Headers) -> None:
+        for line in headers.get_list("set-cookie"):
+            name, value, expired = _set_cookie(line)
+            if not name:
+                continue
+            if expired:
+                self.cookies.pop(name, None)
+            else:
+                self.cookies[name] = value
+
+    # -- life cycle ---------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Stops the client's loop and its thread; requests still running are cancelled."""
+        if self._loop.is_closed():
+            return
+
+        async def stop() -> None:
+            asyncio.get_running_loop().remove_reader(self._handle.doorbell)
+            tasks = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+        self._on_loop(stop())
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+        self._loop.close()
+
+    def __enter__(self) -> "TestClient":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        loop = getattr(self, "_loop", None)
+        if loop is not None and not loop.is_closed() and loop.is_running():
+            loop.call_soon_threadsafe(loop.stop)
+
+
+def _pairs(headers: HeaderInput) -> list[tuple[str, str]]:
+    if headers is None:
+        return []
+    items = headers.items() if isinstance(headers, Mapping) else headers
+    return [(str(name), str(value)) for name, value in items]
+
+
+def _target(base_url: str, url: str, params: QueryInput) -> str:
+    target = url if "://" in url else base_url + ("" if url.startswith("/") else "/") + url
+    if params is None or params == "":
+        return target
+    if isinstance(params, str):
+        extra = params
+    else:
+        items = params.items() if isinstance(params, Mapping) else params
+        pairs: list[tuple[str, str]] = []
+        for name, value in items:
+            for one in value if isinstance(value, (list, tuple)) else [value]:
+                pairs.append((str(name), _query_text(one)))
+        extra = urllib.parse.urlencode(pairs)
+    return target + ("&" if "?" in target else "?") + extra
+
+
+def _query_text(value: Any) -> str:
+    if value is True or value is False:
+        return "true" if value else "false"
+    return "" if value is None else str(value)
+
+
+def _encode_body(content: Union[bytes, str, None], data: Optional[Mapping[str, Any]], files: Any, json: Any) -> Tuple[bytes, Optional[str]]:
+    given = [name for name, value in (("content", content), ("data", data), ("files", files)) if value is not None]
+    if json is not _UNSET:
+        given.append("json")
+    if len(given) > 1 and set(given) != {"data", "files"}:
+        raise TypeError(f"give one body: {', '.join(given)} were given")
+    if json is not _UNSET:
+        return jsonlib.dumps(json, separators=(",", ":"), ensure_ascii=False).encode(), "application/json"
+    if content is not None:
+        return (content.encode() if isinstance(content, str) else bytes(content)), None
+    if files is not None:
+        return _multipart(data or {}, files)
+    if data is not None:
+        pairs = [(str(k), _query_text(one)) for k, v in data.items() for one in (v if isinstance(v, (list, tuple)) else [v])]
+        return urllib.parse.urlencode(pairs).encode(), "application/x-www-form-urlencoded"
+    return b"", None
+
+
+def _multipart(data: Mapping[str, Any], files: Any) -> Tuple[bytes, str]:
+    """``files`` as requests/httpx take it: a mapping or a list of ``(field, file)``, where a
+    file is bytes, a file object, ``(filename, content)``, ``(filename, content,
+    content_type)`` or ``(filename, content, content_type, headers)``."""
+    boundary = uuid.uuid4().hex
+    out = bytearray()
+
+    def part(name: str, disposition_extra: str, headers: Mapping[str, str], payload: bytes) -> None:
+        out.extend(f"--{boundary}\r\n".encode())
+        out.extend(f'Content-Disposition: form-data; name="{_quoted(name)}"{disposition_extra}\r\n'.encode())
+        for header, value in headers.items():
+            out.extend(f"{header}: {value}\r\n".encode())
+        out.extend(b"\r\n")
+        out.extend(payload)
+        out.extend(b"\r\n")
+
+    for name, value in data.items():
+        for one in value if isinstance(value, (list, tuple)) else [value]:
+            part(str(name), "", {}, _query_text(one).encode())
+    entries = files.items() if isinstance(files, Mapping) else files
+    for name, file in entries:
+        filename: Optional[str] = None
+        content_type: Optional[str] = None
+        extra: Mapping[str, str] = {}
+        if isinstance(file, tuple):
+            filename, payload, *rest = file
+            content_type = rest[0] if rest else None
+            extra = rest[1] if len(rest) > 1 else {}
+        else:
+            payload = file
+            filename = getattr(file, "name", None)
+        if hasattr(payload, "read"):
+            payload = payload.read()
+        if isinstance(payload, str):
+            payload = payload.encode()
+        if filename is not None:
+            filename = str(filename).replace("\\", "/").rsplit("/", 1)[-1]
+        headers = {"Content-Type": content_type or "application/octet-stream", **extra}
+        part(str(name), f'; filename="{_quoted(filename or "upload")}"', headers, bytes(payload))
+    out.extend(f"--{boundary}--\r\n".encode())
+    return bytes(out), f"multipart/form-data; boundary={boundary}"
+
+
+def _quoted(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', "%22").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _charset(content_type: str) -> str:
+    for parameter in content_type.split(";")[1:]:
+        key, _, value = parameter.strip().partition("=")
+        if key.lower() == "charset" and value:
+            return value.strip('"')
+    return "utf-8"
+
+
+def _decoded(headers: Headers, content: bytes) -> bytes:
+    """The body with a gzip or deflate ``Content-Encoding`` undone, as httpx gives it (only
+    when the request asked for one; other encodings stay as they came)."""
+    encoding = headers.get("content-encoding", "").strip().lower()
+    if encoding == "gzip":
+        return zlib.decompress(content, 16 + zlib.MAX_WBITS)
+    if encoding == "deflate":
+        return zlib.decompress(content)
+    return content
+
+
+def _set_cookie(line: str) -> Tuple[str, str, bool]:
+    """``Set-Cookie`` → ``(name, value, expired)``."""
+    first, *attributes = line.split(";")
+    name, _, value = first.strip().partition("=")
+    expired = False
+    for attribute in attributes:
+        key, _, setting = attribute.strip().partition("=")
+        key = key.lower()
+        if key == "max-age":
+            try:
+                expired = int(setting) <= 0
+            except ValueError:
+                pass
+        elif key == "expires":
+            try:
+                expired = email.utils.parsedate_to_datetime(setting).timestamp() <= time.time()
+            except (TypeError, ValueError):
+                pass
+    return name.strip(), value.strip().strip('"'), expired

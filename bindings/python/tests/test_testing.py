@@ -1,0 +1,181 @@
+"""``ferrule.testing.TestClient``: the app's whole core stack without a socket, with the call
+shape FastAPI users write their tests in."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+import pytest
+
+from ferrule import App, File, Form, HTTPException, JSONResponse, RedirectResponse, Request, Response, StreamingResponse, UploadFile
+from ferrule.testing import TestClient
+
+
+@dataclass
+class Item:
+    name: str
+    price: float
+
+
+def make_app() -> App:
+    app = App(compression={"min_size": 10})
+
+    @app.get("/users/{user_id:int}")
+    def user(user_id: int, verbose: bool = False) -> dict:
+        return {"id": user_id, "verbose": verbose}
+
+    @app.post("/items", status_code=201)
+    async def create(item: Item) -> Item:
+        return item
+
+    @app.get("/echo-headers")
+    def echo_headers(request: Request) -> dict:
+        return {"agent": request.header("user-agent"), "host": request.header("host"), "x": request.header("x-token")}
+
+    @app.post("/upload")
+    def upload(note: str = Form(), file: UploadFile = File()) -> dict:
+        return {"note": note, "name": file.filename, "type": file.content_type, "bytes": file.read().decode()}
+
+    @app.post("/form")
+    def form(a: str = Form(), b: int = Form()) -> dict:
+        return {"a": a, "b": b}
+
+    @app.get("/login")
+    def login(response: Response) -> dict:
+        response.set_cookie("session", "abc")
+        return {"ok": True}
+
+    @app.get("/whoami")
+    def whoami(request: Request) -> dict:
+        return {"cookies": dict(request.cookie_items())}
+
+    @app.get("/logout")
+    def logout(response: Response) -> dict:
+        response.delete_cookie("session")
+        return {"ok": True}
+
+    @app.get("/old")
+    def old() -> RedirectResponse:
+        return RedirectResponse("/users/1?verbose=true")
+
+    @app.get("/boom")
+    def boom() -> dict:
+        raise LookupError("the database is gone")
+
+    @app.get("/teapot")
+    def teapot() -> dict:
+        raise HTTPException(418, "short and stout")
+
+    @app.get("/big")
+    def big() -> JSONResponse:
+        return JSONResponse({"data": "x" * 100})
+
+    @app.get("/rows")
+    def rows() -> StreamingResponse:
+        return StreamingResponse((f"{i}\n" for i in range(3)), media_type="text/plain")
+
+    @app.get("/slow")
+    async def slow() -> dict:
+        await asyncio.sleep(0.01)
+        return {"slept": True}
+
+    return app
+
+
+@pytest.fixture(scope="module")
+def client() -> TestClient:
+    with TestClient(make_app()) as client:
+        yield client
+
+
+def test_a_request_runs_the_route_with_typed_parameters(client: TestClient) -> None:
+    response = client.get("/users/7", params={"verbose": True})
+    assert response.status_code == 200
+    assert response.json() == {"id": 7, "verbose": True}
+    assert response.headers["content-type"] == "application/json"
+    assert response.is_success
+
+
+def test_validation_happens_in_the_core_as_on_a_socket(client: TestClient) -> None:
+    response = client.get("/users/seven")
+    assert response.status_code == 422
+    assert response.headers["Content-Type"] == "application/problem+json"
+    assert response.json()["errors"][0]["loc"] == ["path", "user_id"]
+    assert client.get("/nowhere").status_code == 404
+
+
+def test_json_bodies_and_statuses(client: TestClient) -> None:
+    response = client.post("/items", json={"name": "pen", "price": 1.5})
+    assert (response.status_code, response.json()) == (201, {"name": "pen", "price": 1.5})
+    assert client.post("/items", json={"name": "pen"}).status_code == 422
+
+
+def test_default_and_given_headers(client: TestClient) -> None:
+    seen = client.get("/echo-headers", headers={"X-Token": "t1"}).json()
+    assert seen == {"agent": "testclient", "host": "testserver", "x": "t1"}
+
+
+def test_forms_and_files_are_encoded_as_requests_does(client: TestClient) -> None:
+    assert client.post("/form", data={"a": "x", "b": "2"}).json() == {"a": "x", "b": 2}
+    uploaded = client.post("/upload", data={"note": "hi"}, files={"file": ("a.txt", b"contents", "text/plain")}).json()
+    assert uploaded == {"note": "hi", "name": "a.txt", "type": "text/plain", "bytes": "contents"}
+
+
+def test_cookies_the_app_sets_are_sent_back_until_deleted() -> None:
+    with TestClient(make_app()) as client:
+        assert client.get("/login").cookies == {"session": "abc"}
+        assert client.get("/whoami").json() == {"cookies": {"session": "abc"}}
+        client.get("/logout")
+        assert client.get("/whoami").json() == {"cookies": {}}
+        assert client.get("/whoami", cookies={"theme": "dark"}).json() == {"cookies": {"theme": "dark"}}
+
+
+def test_redirects_are_followed_unless_asked_not_to(client: TestClient) -> None:
+    followed = client.get("/old")
+    assert (followed.status_code, followed.json(), len(followed.history)) == (200, {"id": 1, "verbose": True}, 1)
+    stopped = client.get("/old", follow_redirects=False)
+    assert (stopped.status_code, stopped.headers["location"]) == (307, "/users/1?verbose=true")
+
+
+def test_a_handler_exception_is_raised_in_the_test_by_default(client: TestClient) -> None:
+    with pytest.raises(LookupError, match="the database is gone"):
+        client.get("/boom")
+    # An HTTPException is an answer, not a failure.
+    assert client.get("/teapot").status_code == 418
+
+
+def test_without_raising_the_client_gets_the_bare_500() -> None:
+    with TestClient(make_app(), raise_server_exceptions=False) as client:
+        response = client.get("/boom")
+        assert response.status_code == 500
+        assert "database" not in response.text
+        # The kept exception does not leak into the next request.
+        assert client.get("/users/1").status_code == 200
+
+
+def test_compression_and_streams_go_through_the_core(client: TestClient) -> None:
+    compressed = client.get("/big", headers={"accept-encoding": "gzip"})
+    assert compressed.headers["content-encoding"] == "gzip"
+    assert compressed.json() == {"data": "x" * 100}  # decoded, as httpx does
+    assert client.get("/rows").text == "0\n1\n2\n"
+
+
+def test_the_client_works_from_an_async_test(client: TestClient) -> None:
+    async def inside_a_loop() -> dict:
+        return client.get("/slow").json()
+
+    assert asyncio.run(inside_a_loop()) == {"slept": True}
+
+
+def test_one_body_at_a_time(client: TestClient) -> None:
+    with pytest.raises(TypeError, match="give one body"):
+        client.post("/items", json={}, content=b"x")
+
+
+def test_a_closed_client_says_so() -> None:
+    client = TestClient(make_app())
+    client.close()
+    client.close()  # twice is fine
+    with pytest.raises(RuntimeError, match="closed"):
+        client.get("/users/1")
