@@ -263,6 +263,12 @@ export declare class App {
   listen(options?: ListenOptions): Promise<{ host: string; port: number } | { workers: number }>;
   listen(port: number, host?: string): Promise<{ host: string; port: number } | { workers: number }>;
   close(): Promise<void>;
+  /**
+   * One request through the whole core without a socket (Fastify's `inject`): routing,
+   * validation, compression, problem responses, as on the network.
+   */
+  inject(options: InjectOptions | string): Promise<InjectResponse>;
+  inject(options: InjectOptions | string, callback: (error: Error | null, response?: InjectResponse) => void): void;
 }
 
 export interface SocketOptions {
@@ -351,3 +357,38 @@ export declare class HttpError extends Error {
 export declare function version(): string;
 /** The media type of Ferrule's error responses: `application/problem+json`. */
 export declare function problemJson(): string;
+
+export interface InjectOptions {
+  method?: string;
+  /** A path with its query string (`/items?n=1`), or an absolute URL whose host becomes `Host`. */
+  url?: string;
+  path?: string;
+  query?: Record<string, string | number | boolean | Array<string | number | boolean>> | string;
+  headers?: Record<string, string | string[] | undefined>;
+  cookies?: Record<string, string>;
+  /** A string or Buffer as it is; anything else as JSON (with `content-type: application/json`). */
+  payload?: unknown;
+  body?: unknown;
+}
+
+export interface InjectCookie {
+  name: string;
+  value: string;
+  [attribute: string]: string | number | boolean;
+}
+
+export interface InjectResponse {
+  statusCode: number;
+  statusMessage: string;
+  /** Lower-case names; `set-cookie` is an array, other repeated headers are joined with ", ". */
+  headers: Record<string, string | string[]>;
+  /** Every header line as `[name, value, name, value, …]`, in order (Node's `rawHeaders`). */
+  rawHeaders: string[];
+  rawPayload: Buffer;
+  payload: string;
+  body: string;
+  json<T = any>(): T;
+  cookies: InjectCookie[];
+  /** The body broke off before its end (a stream whose producer threw). */
+  cutOff: boolean;
+}

@@ -284,6 +284,8 @@ class App {
     if (logger === false && settings.logLevel === undefined) settings.logLevel = 'off';
     this._native = nativeCall(() => new native.NativeApp(JSON.stringify(appConfig(settings))));
     this._handlers = [];
+    this._dispatcher = null;
+    this._onLocalJobs = null;
     this._closed = null;
     this._port = null;
   }
@@ -394,37 +396,12 @@ class App {
     let resolveClosed;
     this._closed = new Promise((resolve) => { resolveClosed = resolve; });
     const native = this._native;
-    const handlers = this._handlers;
     const logger = this._logger;
+    const dispatcher = this._dispatch();
     const onLogs = logger && (() => {
       const records = native.takeLogs();
       for (let i = 0; i < records.length; i += 4) emitLog(logger, records[i], records[i + 1], records[i + 2], records[i + 3]);
     });
-    let flushQueued = false;
-    const flushSoon = () => {
-      if (flushQueued) return;
-      flushQueued = true;
-      queueMicrotask(() => { flushQueued = false; native.flush(); });
-    };
-    const streams = new Streams(native, logger, flushSoon);
-    const sockets = new Sockets(native, handlers, (ctx, error) => handlerError(logger, ctx, 'the WebSocket handler threw', error));
-    const run = (id, route, ctx) => {
-      let result;
-      try {
-        result = handlers[route](ctx);
-      } catch (error) {
-        failWith(native, id, error, ctx, logger);
-        return;
-      }
-      if (result !== null && typeof result === 'object' && typeof result.then === 'function') {
-        result.then(
-          (value) => { answer(native, id, value, ctx, logger, streams); flushSoon(); },
-          (error) => { failWith(native, id, error, ctx, logger); flushSoon(); },
-        );
-      } else {
-        answer(native, id, result, ctx, logger, streams);
-      }
-    };
     const onJobs = () => {
       try {
         const batch = native.dispatch();
@@ -439,31 +416,7 @@ class App {
           resolveClosed();
           return;
         }
-        // [id, route, method, path, params, query, headers, cookies, body, requestId] per request,
-        // [-1, stream] per pull of a stream, [-2, stream] per stream whose client left,
-        // [-3, socket, route, …as a request] per WebSocket opened, [-4, socket] per socket with
-        // messages (or its end) waiting.
-        // Once synchronous handlers have kept this batch for a while, each further request is
-        // checked before it starts: one whose deadline passed meanwhile is skipped (the client
-        // already has its 504), so overruns do not pile up behind each other.
-        const started = batch.length > 10 ? performance.now() : 0;
-        for (let i = 0; i < batch.length;) {
-          const id = batch[i];
-          if (id === -3) {
-            sockets.opened(batch[i + 1], batch[i + 2], socketContext(native, batch, i + 1));
-            i += 11;
-            continue;
-          }
-          if (id < 0) {
-            if (id === -1) streams.pulled(batch[i + 1]);
-            else if (id === -2) streams.release(batch[i + 1]);
-            else sockets.arrived(batch[i + 1]);
-            i += 2;
-            continue;
-          }
-          if (!(i > 0 && performance.now() - started > 5 && !native.wanted(id))) run(id, batch[i + 1], new Context(native, batch, i));
-          i += 10;
-        }
+        dispatcher.runBatch(batch);
         native.flush();
       } catch (error) {
         console.error('ferrule: dispatching requests failed:', error);
@@ -489,12 +442,252 @@ class App {
     return { host, port: this._port };
   }
 
+  /**
+   * Sends one request through the whole core without a socket — routing, validation, hooks,
+   * compression, problem responses — as Fastify's `inject` does: `inject({ method, url, query,
+   * headers, cookies, payload })` (or `inject(url)`) resolves with `{ statusCode, headers,
+   * body, payload, rawPayload, json(), cookies }`; with a callback `(error, response)` as its
+   * second argument, that is called instead. Works whether or not the app is listening.
+   */
+  inject(options, callback) {
+    const promise = this._inject(options);
+    if (typeof callback !== 'function') return promise;
+    promise.then((response) => callback(null, response), (error) => callback(error));
+    return undefined;
+  }
+
+  async _inject(options) {
+    const request = injectRequest(options);
+    const dispatcher = this._dispatch();
+    if (!this._onLocalJobs) {
+      const native = this._native;
+      this._onLocalJobs = () => {
+        try {
+          const batch = native.dispatchLocal();
+          if (batch === null) return;
+          dispatcher.runBatch(batch);
+          native.flush();
+        } catch (error) {
+          console.error('ferrule: dispatching injected requests failed:', error);
+        }
+      };
+    }
+    return new Promise((resolve, reject) => {
+      try {
+        const exchange = nativeCall(() => this._native.inject(this._onLocalJobs, request.method, request.url, request.headers, request.body));
+        dispatcher.awaitExchange(exchange, resolve);
+      } catch (error) {
+        reject(error);
+      }
+    });
+  }
+
+  /** The one dispatcher of this app's jobs, shared by `listen` and `inject`. */
+  _dispatch() {
+    if (!this._dispatcher) this._dispatcher = new Dispatcher(this._native, this._handlers, this._logger);
+    return this._dispatcher;
+  }
+
   /** Stops accepting connections, lets in-flight requests finish; resolves when done. */
   async close() {
     if (!this._closed) return;
     this._native.close();
     await this._closed;
   }
+}
+
+/**
+ * Runs the jobs the core hands to JavaScript — requests, stream pulls and releases, WebSocket
+ * arrivals, answers to injected requests — for the server (`listen`) and the in-process router
+ * (`inject`) alike: one per app, so their streams and sockets share one numbering.
+ */
+class Dispatcher {
+  constructor(native, handlers, logger) {
+    this.native = native;
+    this.handlers = handlers;
+    this.logger = logger;
+    let flushQueued = false;
+    this.flushSoon = () => {
+      if (flushQueued) return;
+      flushQueued = true;
+      queueMicrotask(() => { flushQueued = false; native.flush(); });
+    };
+    this.streams = new Streams(native, logger, this.flushSoon);
+    this.sockets = new Sockets(native, handlers, (ctx, error) => handlerError(logger, ctx, 'the WebSocket handler threw', error));
+    /** Injected requests under way: their promises' resolve functions, by exchange id. */
+    this.exchanges = new Map();
+    /** A timer held while injected requests are under way: the addon's in-process callback
+     * does not keep Node's event loop alive by itself, and a pending Promise does not either. */
+    this.keepAlive = null;
+  }
+
+  awaitExchange(exchange, resolve) {
+    this.exchanges.set(exchange, resolve);
+    if (this.keepAlive === null) this.keepAlive = setInterval(() => {}, 0x7fffffff);
+  }
+
+  answered(exchange, response) {
+    const resolve = this.exchanges.get(exchange);
+    this.exchanges.delete(exchange);
+    if (this.exchanges.size === 0 && this.keepAlive !== null) {
+      clearInterval(this.keepAlive);
+      this.keepAlive = null;
+    }
+    if (resolve) resolve(response);
+  }
+
+  /**
+   * One batch: [id, route, method, path, params, query, headers, cookies, body, requestId] per
+   * request, [-1, stream] per pull of a stream, [-2, stream] per stream whose client left,
+   * [-3, socket, route, …as a request] per WebSocket opened, [-4, socket] per socket with
+   * messages (or its end) waiting, [-5, exchange, status, headers, body, cutOff] per injected
+   * request answered.
+   * Once synchronous handlers have kept this batch for a while, each further request is
+   * checked before it starts: one whose deadline passed meanwhile is skipped (the client
+   * already has its 504), so overruns do not pile up behind each other.
+   */
+  runBatch(batch) {
+    const { native, streams, sockets } = this;
+    const started = batch.length > 10 ? performance.now() : 0;
+    for (let i = 0; i < batch.length;) {
+      const id = batch[i];
+      if (id === -3) {
+        sockets.opened(batch[i + 1], batch[i + 2], socketContext(native, batch, i + 1));
+        i += 11;
+        continue;
+      }
+      if (id === -5) {
+        this.answered(batch[i + 1], injectResponse(batch[i + 2], batch[i + 3], batch[i + 4], batch[i + 5]));
+        i += 6;
+        continue;
+      }
+      if (id < 0) {
+        if (id === -1) streams.pulled(batch[i + 1]);
+        else if (id === -2) streams.release(batch[i + 1]);
+        else sockets.arrived(batch[i + 1]);
+        i += 2;
+        continue;
+      }
+      if (!(i > 0 && performance.now() - started > 5 && !native.wanted(id))) this.run(id, batch[i + 1], new Context(native, batch, i));
+      i += 10;
+    }
+  }
+
+  run(id, route, ctx) {
+    const { native, logger, streams } = this;
+    let result;
+    try {
+      result = this.handlers[route](ctx);
+    } catch (error) {
+      failWith(native, id, error, ctx, logger);
+      return;
+    }
+    if (result !== null && typeof result === 'object' && typeof result.then === 'function') {
+      result.then(
+        (value) => { answer(native, id, value, ctx, logger, streams); this.flushSoon(); },
+        (error) => { failWith(native, id, error, ctx, logger); this.flushSoon(); },
+      );
+    } else {
+      answer(native, id, result, ctx, logger, streams);
+    }
+  }
+}
+
+const INJECT_OPTIONS = ['method', 'url', 'path', 'query', 'headers', 'cookies', 'payload', 'body'];
+
+/** `inject()`'s options → the request the core gets: `{ method, url, headers: [name, value, …], body }`. */
+function injectRequest(options) {
+  if (typeof options === 'string') options = { url: options };
+  if (options === null || typeof options !== 'object') throw new TypeError('ferrule: inject takes a URL or an options object');
+  checkOptions(options, INJECT_OPTIONS, 'inject option');
+  const method = String(options.method || 'GET').toUpperCase();
+  let url = String(options.url ?? options.path ?? '/');
+  const absolute = /^[a-z][a-z0-9+.-]*:\/\//i.exec(url);
+  const authority = absolute ? new URL(url).host : 'localhost:80';
+  if (absolute) {
+    const parsed = new URL(url);
+    url = parsed.pathname + parsed.search;
+  }
+  if (options.query !== undefined) {
+    const extra = typeof options.query === 'string' ? options.query : querystringOf(options.query);
+    if (extra) url += (url.includes('?') ? '&' : '?') + extra;
+  }
+  const headers = [];
+  const given = new Set();
+  for (const [name, value] of Object.entries(options.headers || {})) {
+    if (value === undefined) continue;
+    given.add(name.toLowerCase());
+    for (const one of Array.isArray(value) ? value : [value]) headers.push(name.toLowerCase(), String(one));
+  }
+  let payload = options.payload !== undefined ? options.payload : options.body;
+  let body = Buffer.alloc(0);
+  if (payload !== undefined && payload !== null) {
+    if (Buffer.isBuffer(payload)) body = payload;
+    else if (ArrayBuffer.isView(payload)) body = Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
+    else if (typeof payload === 'string') body = Buffer.from(payload);
+    else {
+      body = Buffer.from(JSON.stringify(payload));
+      if (!given.has('content-type')) headers.push('content-type', 'application/json');
+    }
+  }
+  if (!given.has('host')) headers.push('host', authority);
+  if (!given.has('user-agent')) headers.push('user-agent', 'lightMyRequest');
+  if (options.cookies && !given.has('cookie')) {
+    const cookie = Object.entries(options.cookies).map(([name, value]) => `${name}=${value}`).join('; ');
+    if (cookie) headers.push('cookie', cookie);
+  }
+  if ((body.length > 0 || ['POST', 'PUT', 'PATCH'].includes(method)) && !given.has('content-length')) headers.push('content-length', String(body.length));
+  return { method, url, headers, body };
+}
+
+/** `{ a: 1, tag: ['x', 'y'] }` → `a=1&tag=x&tag=y`. */
+function querystringOf(query) {
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries(query)) {
+    if (value === undefined) continue;
+    for (const one of Array.isArray(value) ? value : [value]) params.append(name, String(one));
+  }
+  return params.toString();
+}
+
+/**
+ * The answer to an injected request, in light-my-request's shape (Fastify's `inject`), and
+ * `cutOff`: the body broke off before its end (a stream whose producer threw).
+ */
+function injectResponse(status, flat, rawPayload, cutOff) {
+  const headers = {};
+  for (let i = 0; i < flat.length; i += 2) {
+    const [name, value] = [flat[i], flat[i + 1]];
+    if (name === 'set-cookie') (headers[name] ||= []).push(value);
+    else headers[name] = name in headers ? `${headers[name]}, ${value}` : value;
+  }
+  const payload = rawPayload.toString('utf8');
+  return {
+    statusCode: status,
+    statusMessage: require('node:http').STATUS_CODES[status] || '',
+    headers,
+    rawHeaders: flat,
+    rawPayload,
+    payload,
+    body: payload,
+    json() { return JSON.parse(payload); },
+    cookies: (headers['set-cookie'] || []).map(parseSetCookie),
+    cutOff,
+  };
+}
+
+/** `a=1; Path=/; HttpOnly` → `{ name: 'a', value: '1', path: '/', httpOnly: true }`. */
+function parseSetCookie(line) {
+  const [first, ...attributes] = line.split(';');
+  const at = first.indexOf('=');
+  const cookie = { name: first.slice(0, at).trim(), value: first.slice(at + 1).trim() };
+  for (const attribute of attributes) {
+    const [key, ...rest] = attribute.trim().split('=');
+    const value = rest.join('=');
+    const name = { 'max-age': 'maxAge', httponly: 'httpOnly', samesite: 'sameSite' }[key.toLowerCase()] || key.toLowerCase();
+    cookie[name] = value === '' ? true : name === 'maxAge' ? Number(value) : value;
+  }
+  return cookie;
 }
 
 const ID = Symbol('ferrule.id');

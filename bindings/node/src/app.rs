@@ -9,8 +9,8 @@
 
 use crate::raw::{self, Env};
 use crate::{shapes, to_js, to_json};
-use ferrule_core::bridge::{is_abandoned, Outcome, Reply};
-use ferrule_core::host::{lock, Call, Host, HostError, HostRoute, Job, Listen, Open, PushBuffer, Serving, StreamId, Wake};
+use ferrule_core::bridge::{is_abandoned, Reply};
+use ferrule_core::host::{lock, Call, Exchange, Host, HostError, HostRoute, InProcess, Inbox, Job, Listen, Open, PushBuffer, Serving, StreamId, Wake};
 use ferrule_core::shape::Shape;
 use ferrule_core::socket::{Message, Socket};
 use ferrule_core::stream::Event;
@@ -26,19 +26,39 @@ struct JsRoute {
     index: u32,
 }
 
-struct Running {
-    serving: Arc<Serving<JsRoute>>,
+/// What JavaScript is in the middle of: requests from the server (`listen`) and from the
+/// in-process router (`inject`), answered through the inbox each came from.
+#[derive(Default)]
+struct Conversations {
+    serving: Option<Arc<Serving<JsRoute>>>,
+    local: Option<Local>,
     /// Requests handed to JavaScript and not answered yet.
     pending: Vec<Option<Pending>>,
     free: Vec<u32>,
     /// The streams being sent, by the id the glue gave them: where the glue's pushes and the
     /// core's pulls meet.
-    streams: std::collections::HashMap<StreamId, PushBuffer>,
+    streams: std::collections::HashMap<StreamId, (PushBuffer, Inbox<JsRoute>)>,
     /// Open WebSockets, by the core's id, until the glue has taken their end.
     sockets: std::collections::HashMap<u64, Socket>,
 }
 
+/// The routes served without a socket, for `app.inject()`: built for a number of routes, and
+/// built again once more are declared.
+struct Local {
+    client: InProcess<JsRoute>,
+    routes: usize,
+    exchanges: std::collections::HashMap<u32, Exchange>,
+    next_exchange: u32,
+}
+
+/// The glue's in-process dispatcher, called through the in-process mailbox's waker. Weak: it
+/// does not keep Node's event loop alive (the glue holds a timer while an injected request is
+/// under way, as an open socket would), so a test file ends when its last inject has.
+type WeakTsfn = ThreadsafeFunction<(), (), (), Status, false, true>;
+
 struct Pending {
+    /// Where its answer goes: the server's inbox or the in-process router's.
+    inbox: Inbox<JsRoute>,
     reply: Reply,
     /// Its status for a plain return value, and the shapes its JSON is written with.
     route: Arc<HostRoute<JsRoute>>,
@@ -58,9 +78,90 @@ struct RawParts {
 #[napi]
 pub struct NativeApp {
     host: Host<JsRoute>,
-    running: Mutex<Option<Running>>,
+    running: Mutex<Conversations>,
     /// The last drain ended at its deadline with requests cut off.
     cut_off: std::sync::atomic::AtomicBool,
+}
+
+impl Conversations {
+    /// Each job as the glue's entries: `[id, route, …context parts]` per request, `[-1,
+    /// stream]` per pull, `[-2, stream]` per release, `[-3, socket, route, …context parts]`
+    /// per WebSocket opened, `[-4, socket]` per socket with messages waiting. Requests are
+    /// answered through `inbox`, where they came from.
+    fn entries(&mut self, env: Env, jobs: Vec<Job<JsRoute>>, inbox: &Inbox<JsRoute>) -> Result<Vec<raw::Value>> {
+        let mut entries = Vec::with_capacity(jobs.len() * (2 + to_js::CONTEXT_PARTS));
+        for job in jobs {
+            let (route, mut request, reply) = match job {
+                Job::Call(Call { route, request, reply }) => (route, request, reply),
+                // `[-1, stream]`: the core took (or waits for) what the glue pushed, so a
+                // producer waiting for room may go on.
+                Job::Pull(pull) => {
+                    let stream = pull.stream;
+                    let Some((buffer, via)) = self.streams.get_mut(&stream).filter(|_| !pull.is_abandoned()) else { continue };
+                    if let Some((reply, outcome)) = buffer.pull(pull.reply) {
+                        let via = via.clone();
+                        if PushBuffer::is_last(&outcome) {
+                            self.streams.remove(&stream);
+                        }
+                        via.answer_pull(reply, outcome);
+                    }
+                    entries.extend([env.int(-1).map_err(js_error)?, env.number(stream as f64).map_err(js_error)?]);
+                    continue;
+                }
+                // `[-2, stream]`: its client left; the glue closes the producer.
+                Job::Release(stream) => {
+                    self.streams.remove(&stream);
+                    entries.extend([env.int(-2).map_err(js_error)?, env.number(stream as f64).map_err(js_error)?]);
+                    continue;
+                }
+                // `[-3, socket, route, …context parts]`: a WebSocket is open; its handler runs.
+                Job::Open(Open { route, request, socket }) => {
+                    let parts = match to_js::context_parts(env, &request) {
+                        Ok(parts) => parts,
+                        Err(_) => {
+                            socket.close(1011, "");
+                            continue;
+                        }
+                    };
+                    self.sockets.insert(socket.id(), socket.clone());
+                    entries.extend([env.int(-3).map_err(js_error)?, env.number(socket.id() as f64).map_err(js_error)?]);
+                    entries.push(env.int(route.data.index as i64).map_err(js_error)?);
+                    entries.extend(parts);
+                    continue;
+                }
+                // `[-4, socket]`: messages (or the end) wait: the glue takes them (`socketTake`).
+                Job::Socket(id) => {
+                    entries.extend([env.int(-4).map_err(js_error)?, env.number(id as f64).map_err(js_error)?]);
+                    continue;
+                }
+            };
+            if is_abandoned(&reply) {
+                continue;
+            }
+            let parts = match to_js::context_parts(env, &request) {
+                Ok(parts) => parts,
+                Err(e) => {
+                    let _ = reply.send(Err(HandlerError::new(format!("building the request object failed: {}", e.0))));
+                    continue;
+                }
+            };
+            let raw = RawParts { body: std::mem::take(&mut request.raw_body), query: std::mem::take(&mut request.raw_query), headers: std::mem::take(&mut request.raw_headers) };
+            let pending = Pending { inbox: inbox.clone(), reply, route: route.clone(), deadline: request.deadline, raw: Some(raw) };
+            let id = match self.free.pop() {
+                Some(id) => {
+                    self.pending[id as usize] = Some(pending);
+                    id
+                }
+                None => {
+                    self.pending.push(Some(pending));
+                    self.pending.len() as u32 - 1
+                }
+            };
+            entries.extend([env.int(id as i64).map_err(js_error)?, env.int(route.data.index as i64).map_err(js_error)?]);
+            entries.extend(parts);
+        }
+        Ok(entries)
+    }
 }
 
 /// A JavaScript value passed through untouched (for the glue in index.js).
@@ -117,7 +218,7 @@ impl NativeApp {
     #[napi(constructor)]
     pub fn new(config_json: String) -> Result<Self> {
         let host = Host::from_json(&config_json).map_err(host_error)?;
-        Ok(NativeApp { host, running: Mutex::new(None), cut_off: Default::default() })
+        Ok(NativeApp { host, running: Mutex::new(Conversations::default()), cut_off: Default::default() })
     }
 
     /// Declares a route (a core `RouteSpec` as JSON); returns its index, which `dispatch`
@@ -168,15 +269,15 @@ impl NativeApp {
         }
         let serving = self.host.serve(listen, threads.map(|t| t as usize), wake, "the JavaScript side").map_err(host_error)?;
         let bound = serving.port();
-        *running = Some(Running { serving, pending: Vec::new(), free: Vec::new(), streams: Default::default(), sockets: Default::default() });
+        running.serving = Some(serving);
         Ok(bound as u32)
     }
 
     /// Prints the startup line (the same in every language).
     #[napi]
     pub fn announce(&self) {
-        if let Some(running) = lock(&self.running).as_ref() {
-            running.serving.announce();
+        if let Some(serving) = lock(&self.running).serving.as_ref() {
+            serving.announce();
         }
     }
 
@@ -186,11 +287,11 @@ impl NativeApp {
     #[napi]
     pub fn dispatch(&self, env: napi::Env) -> Result<Js> {
         let env = Env(env.raw());
-        let mut guard = lock(&self.running);
-        let Some(running) = guard.as_mut() else { return env.null().map(Js).map_err(js_error) };
+        let mut conversations = lock(&self.running);
+        let Some(serving) = conversations.serving.clone() else { return env.null().map(Js).map_err(js_error) };
         let mut jobs = Vec::new();
-        running.serving.mailbox().take_all(&mut jobs);
-        if let Some(outcome) = running.serving.outcome() {
+        serving.mailbox().take_all(&mut jobs);
+        if let Some(outcome) = serving.outcome() {
             // The runtime is gone before the outcome is known, and with it every request
             // still waiting: calls taken with it have nobody to answer.
             if outcome.is_err() {
@@ -198,78 +299,69 @@ impl NativeApp {
             }
             return env.null().map(Js).map_err(js_error);
         }
-        let mut entries = Vec::with_capacity(jobs.len() * (2 + to_js::CONTEXT_PARTS));
-        for job in jobs {
-            let (route, mut request, reply) = match job {
-                Job::Call(Call { route, request, reply }) => (route, request, reply),
-                // `[-1, stream]`: the core took (or waits for) what the glue pushed, so a
-                // producer waiting for room may go on.
-                Job::Pull(pull) => {
-                    let stream = pull.stream;
-                    let Some(buffer) = running.streams.get_mut(&stream).filter(|_| !pull.is_abandoned()) else { continue };
-                    if let Some((reply, outcome)) = buffer.pull(pull.reply) {
-                        if PushBuffer::is_last(&outcome) {
-                            running.streams.remove(&stream);
-                        }
-                        running.serving.answer_pull(reply, outcome);
-                    }
-                    entries.extend([env.int(-1).map_err(js_error)?, env.number(stream as f64).map_err(js_error)?]);
-                    continue;
-                }
-                // `[-2, stream]`: its client left; the glue closes the producer.
-                Job::Release(stream) => {
-                    running.streams.remove(&stream);
-                    entries.extend([env.int(-2).map_err(js_error)?, env.number(stream as f64).map_err(js_error)?]);
-                    continue;
-                }
-                // `[-3, socket, route, …context parts]`: a WebSocket is open; its handler runs.
-                Job::Open(Open { route, request, socket }) => {
-                    let parts = match to_js::context_parts(env, &request) {
-                        Ok(parts) => parts,
-                        Err(_) => {
-                            socket.close(1011, "");
-                            continue;
-                        }
-                    };
-                    running.sockets.insert(socket.id(), socket.clone());
-                    entries.extend([env.int(-3).map_err(js_error)?, env.number(socket.id() as f64).map_err(js_error)?]);
-                    entries.push(env.int(route.data.index as i64).map_err(js_error)?);
-                    entries.extend(parts);
-                    continue;
-                }
-                // `[-4, socket]`: messages (or the end) wait: the glue takes them (`socketTake`).
-                Job::Socket(id) => {
-                    entries.extend([env.int(-4).map_err(js_error)?, env.number(id as f64).map_err(js_error)?]);
-                    continue;
-                }
-            };
-            if is_abandoned(&reply) {
-                continue;
-            }
-            let parts = match to_js::context_parts(env, &request) {
-                Ok(parts) => parts,
-                Err(e) => {
-                    let _ = reply.send(Err(HandlerError::new(format!("building the request object failed: {}", e.0))));
-                    continue;
-                }
-            };
-            let raw = RawParts { body: std::mem::take(&mut request.raw_body), query: std::mem::take(&mut request.raw_query), headers: std::mem::take(&mut request.raw_headers) };
-            let pending = Pending { reply, route: route.clone(), deadline: request.deadline, raw: Some(raw) };
-            let id = match running.free.pop() {
-                Some(id) => {
-                    running.pending[id as usize] = Some(pending);
-                    id
-                }
-                None => {
-                    running.pending.push(Some(pending));
-                    running.pending.len() as u32 - 1
-                }
-            };
-            entries.extend([env.int(id as i64).map_err(js_error)?, env.int(route.data.index as i64).map_err(js_error)?]);
-            entries.extend(parts);
-        }
+        let entries = conversations.entries(env, jobs, &serving.inbox())?;
         // Exactly as long as its entries: a request left out must not leave a hole.
         shapes::array(env, &entries).map(Js).map_err(js_error)
+    }
+
+    /// `dispatch()` for the in-process router: its waiting jobs as the same entries, then
+    /// `[-5, exchange, status, [name, value, …], body (Buffer), cutOff]` per injected request
+    /// answered; `null` when there is no in-process router.
+    #[napi]
+    pub fn dispatch_local(&self, env: napi::Env) -> Result<Js> {
+        let env = Env(env.raw());
+        let mut conversations = lock(&self.running);
+        let Some(local) = conversations.local.as_mut() else { return env.null().map(Js).map_err(js_error) };
+        let mut jobs = Vec::new();
+        local.client.mailbox().take_all(&mut jobs);
+        let inbox = local.client.inbox();
+        let answered: Vec<u32> = local.exchanges.iter().filter(|(_, exchange)| exchange.is_done()).map(|(id, _)| *id).collect();
+        let answers: Vec<_> = answered.into_iter().filter_map(|id| Some((id, local.exchanges.remove(&id)?.take()?))).collect();
+        let mut entries = conversations.entries(env, jobs, &inbox)?;
+        for (id, answer) in answers {
+            let mut headers = Vec::with_capacity(answer.headers.len() * 2);
+            for (name, value) in &answer.headers {
+                headers.push(env.string(name.as_str()).map_err(js_error)?);
+                headers.push(env.string(&latin1(value.as_bytes())).map_err(js_error)?);
+            }
+            entries.extend([
+                env.int(-5).map_err(js_error)?,
+                env.number(id as f64).map_err(js_error)?,
+                env.int(answer.status.as_u16() as i64).map_err(js_error)?,
+                shapes::array(env, &headers).map_err(js_error)?,
+                env.buffer(&answer.body).map_err(js_error)?,
+                env.boolean(answer.cut_off).map_err(js_error)?,
+            ]);
+        }
+        shapes::array(env, &entries).map(Js).map_err(js_error)
+    }
+
+    /// Starts one request through the whole core without a socket (`app.inject()`); returns
+    /// the exchange id its answer comes back under (`[-5, …]` from `dispatchLocal`). `onJobs`
+    /// is the glue's dispatcher for in-process jobs; `headers` is `[name, value, …]`.
+    #[napi]
+    pub fn inject(&self, on_jobs: WeakTsfn, method: String, url: String, headers: Vec<String>, body: Buffer) -> Result<u32> {
+        let mut conversations = lock(&self.running);
+        let routes = self.host.routes().len();
+        if conversations.local.as_ref().is_none_or(|local| local.routes != routes) {
+            let wake = Wake::Callback(Box::new(move || {
+                let _ = on_jobs.call((), ThreadsafeFunctionCallMode::NonBlocking);
+            }));
+            let client = self.host.in_process(wake).map_err(host_error)?;
+            conversations.local = Some(Local { client, routes, exchanges: Default::default(), next_exchange: 0 });
+        }
+        let local = conversations.local.as_mut().expect("just built");
+        let mut request = ferrule_core::http::Request::builder().method(method.as_str()).uri(url.as_str());
+        for (name, value) in pairs(&headers) {
+            request = request.header(name, latin1_bytes(value));
+        }
+        let request = request
+            .body(ferrule_core::bytes::Bytes::copy_from_slice(&body))
+            .map_err(|e| Error::new(Status::InvalidArg, format!("TypeError|ferrule: a request that cannot be sent: {e}")))?;
+        let id = local.next_exchange;
+        local.next_exchange = local.next_exchange.wrapping_add(1);
+        local.exchanges.insert(id, local.client.send(request));
+        Ok(id)
     }
 
     /// Whether the last drain cut requests off at its deadline (after a signal, the process
@@ -284,8 +376,7 @@ impl NativeApp {
     /// left) is forgotten here and its handler never called.
     #[napi]
     pub fn wanted(&self, id: u32) -> bool {
-        let mut guard = lock(&self.running);
-        let Some(running) = guard.as_mut() else { return false };
+        let mut running = lock(&self.running);
         match running.pending.get(id as usize) {
             Some(Some(pending)) if is_abandoned(&pending.reply) => {
                 running.pending[id as usize] = None;
@@ -302,8 +393,8 @@ impl NativeApp {
     /// handler reads `ctx.signal`.
     #[napi]
     pub fn remaining_ms(&self, id: u32) -> Option<f64> {
-        let guard = lock(&self.running);
-        let deadline = guard.as_ref()?.pending.get(id as usize)?.as_ref()?.deadline?;
+        let running = lock(&self.running);
+        let deadline = running.pending.get(id as usize)?.as_ref()?.deadline?;
         Some(deadline.saturating_duration_since(std::time::Instant::now()).as_secs_f64() * 1000.0)
     }
 
@@ -313,8 +404,7 @@ impl NativeApp {
     #[napi]
     pub fn raw_parts(&self, env: napi::Env, id: u32) -> Result<Js> {
         let env = Env(env.raw());
-        let mut guard = lock(&self.running);
-        let raw = guard.as_mut().and_then(|r| r.pending.get_mut(id as usize)?.as_mut()?.raw.take());
+        let raw = lock(&self.running).pending.get_mut(id as usize).and_then(|p| p.as_mut()?.raw.take());
         let Some(raw) = raw else { return env.null().map(Js).map_err(js_error) };
         let flat = |pairs: Vec<(String, String)>| -> std::result::Result<raw::Value, raw::Failed> {
             let mut values = Vec::with_capacity(pairs.len() * 2);
@@ -338,11 +428,11 @@ impl NativeApp {
     #[napi]
     pub fn reply(&self, env: napi::Env, id: u32, value: Js) -> Result<()> {
         let env = Env(env.raw());
-        let Some((reply, route)) = self.take(id) else { return Ok(()) };
+        let Some((reply, route, inbox)) = self.take(id) else { return Ok(()) };
         let outcome = plain(env, value.0, route.response_shape(route.status.as_u16().into()))
             .map(|response| response.with_status(route.status))
             .map_err(|message| HandlerError::new(format!("returned a value that cannot be sent: {message}")));
-        self.push(reply, outcome);
+        inbox.answer(reply, outcome);
         Ok(())
     }
 
@@ -351,7 +441,7 @@ impl NativeApp {
     #[napi]
     pub fn reply_response(&self, env: napi::Env, id: u32, status: f64, headers: Vec<String>, body: Js) -> Result<()> {
         let env = Env(env.raw());
-        let Some((reply, route)) = self.take(id) else { return Ok(()) };
+        let Some((reply, route, inbox)) = self.take(id) else { return Ok(()) };
         // Its JSON is written with the shape declared for its own status (Fastify's rule).
         let shape = route.response_shape(whole(status));
         let outcome = match env.kind(body.0) {
@@ -361,7 +451,7 @@ impl NativeApp {
         }
         .map_err(|message| HandlerError::new(format!("returned a response that cannot be sent: {message}")))
         .and_then(|body| Response::from_parts(whole(status), body, pairs(&headers)));
-        self.push(reply, outcome);
+        inbox.answer(reply, outcome);
         Ok(())
     }
 
@@ -371,17 +461,13 @@ impl NativeApp {
     /// `status` null: the route's.
     #[napi]
     pub fn reply_stream(&self, id: u32, status: Option<f64>, headers: Vec<String>, stream: f64, events: bool) -> Result<()> {
-        let Some((reply, route)) = self.take(id) else { return Ok(()) };
+        let Some((reply, route, inbox)) = self.take(id) else { return Ok(()) };
         let route_status = route.status;
         let status = status.map_or(i64::from(route_status.as_u16()), whole);
-        let body = {
-            let mut guard = lock(&self.running);
-            let Some(running) = guard.as_mut() else { return Ok(()) };
-            running.streams.insert(stream as StreamId, PushBuffer::default());
-            running.serving.stream(stream as StreamId)
-        };
+        lock(&self.running).streams.insert(stream as StreamId, (PushBuffer::default(), inbox.clone()));
+        let body = inbox.stream(stream as StreamId);
         let body = if events { Response::events(body) } else { Response::stream(body) };
-        self.push(reply, Response::from_parts(status, Some(body), pairs(&headers)));
+        inbox.answer(reply, Response::from_parts(status, Some(body), pairs(&headers)));
         Ok(())
     }
 
@@ -451,8 +537,8 @@ impl NativeApp {
     /// Answers request `id` after its handler threw an `HttpError`: its problem response.
     #[napi]
     pub fn fail_http(&self, id: u32, status: f64, detail: Option<String>, headers: Vec<String>) -> Result<()> {
-        let Some((reply, _)) = self.take(id) else { return Ok(()) };
-        self.push(reply, Response::http_error(whole(status), detail, pairs(&headers)));
+        let Some((reply, _, inbox)) = self.take(id) else { return Ok(()) };
+        inbox.answer(reply, Response::http_error(whole(status), detail, pairs(&headers)));
         Ok(())
     }
 
@@ -460,16 +546,20 @@ impl NativeApp {
     /// sent): a bare 500 that leaks nothing; `log` is for the server's log.
     #[napi]
     pub fn fail(&self, id: u32, log: String) -> Result<()> {
-        let Some((reply, _)) = self.take(id) else { return Ok(()) };
-        self.push(reply, Err(HandlerError::new(log)));
+        let Some((reply, _, inbox)) = self.take(id) else { return Ok(()) };
+        inbox.answer(reply, Err(HandlerError::new(log)));
         Ok(())
     }
 
     /// Sends every answer given since the last flush to the waiting requests.
     #[napi]
     pub fn flush(&self) {
-        if let Some(running) = lock(&self.running).as_ref() {
-            running.serving.flush();
+        let running = lock(&self.running);
+        if let Some(serving) = &running.serving {
+            serving.flush();
+        }
+        if let Some(local) = &running.local {
+            local.client.flush();
         }
     }
 
@@ -477,8 +567,8 @@ impl NativeApp {
     /// once done. Calling it again does nothing.
     #[napi]
     pub fn close(&self) {
-        if let Some(running) = lock(&self.running).as_ref() {
-            running.serving.stop();
+        if let Some(serving) = &lock(&self.running).serving {
+            serving.stop();
         }
     }
 
@@ -500,7 +590,21 @@ impl NativeApp {
     /// event loop alive). The app can listen again afterwards.
     #[napi]
     pub fn release(&self) {
-        lock(&self.running).take();
+        let mut conversations = lock(&self.running);
+        // Requests and streams of the stopped server hold its mailbox, and through its waker
+        // the thread-safe function that keeps Node's event loop alive: let go of them too.
+        if let Some(serving) = conversations.serving.take() {
+            let served = serving.inbox();
+            let Conversations { pending, free, streams, .. } = &mut *conversations;
+            for (id, slot) in pending.iter_mut().enumerate() {
+                if slot.as_ref().is_some_and(|p| p.inbox.same_as(&served)) {
+                    *slot = None;
+                    free.push(id as u32);
+                }
+            }
+            streams.retain(|_, (_, inbox)| !inbox.same_as(&served));
+        }
+        drop(conversations);
         // The logs' thread-safe function would keep Node's event loop alive; the next listen()
         // routes them again.
         self.host.unroute_logs();
@@ -508,46 +612,53 @@ impl NativeApp {
 }
 
 impl NativeApp {
-    fn take(&self, id: u32) -> Option<(Reply, Arc<HostRoute<JsRoute>>)> {
-        let mut guard = lock(&self.running);
-        let running = guard.as_mut()?;
+    /// Request `id`'s reply channel, route and inbox, once (the slot is freed).
+    fn take(&self, id: u32) -> Option<(Reply, Arc<HostRoute<JsRoute>>, Inbox<JsRoute>)> {
+        let mut running = lock(&self.running);
         let slot = running.pending.get_mut(id as usize)?.take()?;
         running.free.push(id);
-        Some((slot.reply, slot.route))
+        Some((slot.reply, slot.route, slot.inbox))
     }
 
     fn socket(&self, id: f64) -> Option<Socket> {
-        lock(&self.running).as_ref()?.sockets.get(&(id as u64)).cloned()
+        lock(&self.running).sockets.get(&(id as u64)).cloned()
     }
 
     fn push_to(&self, stream: f64, bytes: ferrule_core::bytes::Bytes) -> bool {
-        let mut guard = lock(&self.running);
-        let Some(running) = guard.as_mut() else { return false };
-        let Some(buffer) = running.streams.get_mut(&(stream as StreamId)) else { return false };
+        let mut running = lock(&self.running);
+        let Some((buffer, inbox)) = running.streams.get_mut(&(stream as StreamId)) else { return false };
         if let Some((reply, outcome)) = buffer.push(bytes) {
-            running.serving.answer_pull(reply, outcome);
+            inbox.answer_pull(reply, outcome);
             return true;
         }
         buffer.has_room()
     }
 
     fn end_stream(&self, stream: f64, how: std::result::Result<(), HandlerError>) {
-        let mut guard = lock(&self.running);
-        let Some(running) = guard.as_mut() else { return };
+        let mut running = lock(&self.running);
         let id = stream as StreamId;
-        let Some(buffer) = running.streams.get_mut(&id) else { return };
+        let Some((buffer, inbox)) = running.streams.get_mut(&id) else { return };
         if let Some((reply, outcome)) = buffer.end(how) {
+            let inbox = inbox.clone();
             if PushBuffer::is_last(&outcome) {
                 running.streams.remove(&id);
             }
-            running.serving.answer_pull(reply, outcome);
+            inbox.answer_pull(reply, outcome);
         }
     }
+}
 
-    fn push(&self, reply: Reply, outcome: Outcome) {
-        if let Some(running) = lock(&self.running).as_ref() {
-            running.serving.answer(reply, outcome);
-        }
+/// Header bytes as Node's `http` reads them: one character per byte (latin1).
+fn latin1(bytes: &[u8]) -> String {
+    bytes.iter().map(|&b| char::from(b)).collect()
+}
+
+/// A header value as Node's `http` writes it: one byte per character when every character
+/// fits in one (latin1), else UTF-8 (which the core then judges as any client's bytes).
+fn latin1_bytes(text: &str) -> Vec<u8> {
+    match text.chars().map(|c| u8::try_from(u32::from(c)).ok()).collect::<Option<Vec<u8>>>() {
+        Some(bytes) => bytes,
+        None => text.as_bytes().to_vec(),
     }
 }
 
@@ -602,9 +713,7 @@ impl NativeApp {
             Some(closed) => {
                 values.push(env.int(closed.code as i64).map_err(js_error)?);
                 values.push(env.string(&closed.reason).map_err(js_error)?);
-                if let Some(running) = lock(&self.running).as_mut() {
-                    running.sockets.remove(&(id as u64));
-                }
+                lock(&self.running).sockets.remove(&(id as u64));
             }
             None => values.extend([env.null().map_err(js_error)?, env.null().map_err(js_error)?]),
         }

@@ -49,3 +49,43 @@ for (const [mode, handlers] of [['values', SYNC], ['promises', ASYNC]]) {
     });
   }
 }
+
+// The same cases through `app.inject()`, no socket: the checker hands each request over a pipe
+// (`--via stdio`) and judges the answer as it judges the server's.
+function checkInjected(category, app) {
+  const { spawn } = require('node:child_process');
+  const readline = require('node:readline');
+  return new Promise((resolve) => {
+    const checker = spawn(CHECKER, ['check', '--via', 'stdio', '--fixtures', FIXTURES, '--category', category], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let report = '';
+    checker.stderr.on('data', (chunk) => { report += chunk; });
+    const lines = readline.createInterface({ input: checker.stdout });
+    (async () => {
+      for await (const line of lines) {
+        const request = JSON.parse(line);
+        const headers = {};
+        for (const [name, value] of request.headers) {
+          const text = Buffer.from(value, 'base64').toString('latin1');
+          headers[name] = name in headers ? [].concat(headers[name], text) : text;
+        }
+        const response = await app.inject({ method: request.method, url: request.path, headers, payload: Buffer.from(request.body, 'base64') });
+        const flat = [];
+        for (let i = 0; i < response.rawHeaders.length; i += 2) {
+          flat.push([response.rawHeaders[i], Buffer.from(response.rawHeaders[i + 1], 'latin1').toString('base64')]);
+        }
+        checker.stdin.write(`${JSON.stringify({ status: response.statusCode, headers: flat, body: response.rawPayload.toString('base64'), cut_off: response.cutOff })}\n`);
+      }
+      checker.stdin.end();
+    })();
+    checker.on('close', (code) => resolve({ code, output: report }));
+  });
+}
+
+for (const [mode, handlers] of [['values', SYNC], ['promises', ASYNC]]) {
+  for (const category of CATEGORIES) {
+    test(`${category} (${mode}, injected)`, async () => {
+      const result = await checkInjected(category, build(category, handlers));
+      assert.strictEqual(result.code, 0, result.output);
+    });
+  }
+}

@@ -1,0 +1,118 @@
+'use strict';
+// app.inject(): the whole core stack without a socket, with Fastify's call and response shape.
+const { test } = require('node:test');
+const assert = require('node:assert');
+const { App, HttpError, Response } = require('ferrule');
+const { serving, request } = require('./support');
+
+function makeApp() {
+  const app = new App({ compression: { min_size: 10 } });
+  app.get('/users/{id:int}', { query: { type: 'object', properties: { verbose: { type: 'boolean', default: false } } } },
+    ({ params, query }) => ({ id: params.id, verbose: query.verbose }));
+  app.post('/items', { body: { type: 'object', required: ['name'], properties: { name: { type: 'string' } } }, status: 201 },
+    async ({ body }) => body);
+  app.get('/seen', (ctx) => ({ host: ctx.header('host'), agent: ctx.header('user-agent'), token: ctx.header('x-token'), cookies: ctx.cookiePairs }));
+  app.get('/login', () => new Response({ ok: true }, { headers: { 'set-cookie': ['session=abc; Path=/; HttpOnly', 'theme=dark; Max-Age=60'] } }));
+  app.get('/teapot', () => { throw new HttpError(418, 'short and stout'); });
+  app.get('/boom', () => { throw new Error('SECRET database password'); });
+  app.get('/big', () => ({ data: 'x'.repeat(100) }));
+  app.get('/rows', async function* rows() { for (let i = 0; i < 3; i++) yield `${i}\n`; });
+  return app;
+}
+
+test('a request runs the route with typed parameters', async () => {
+  const app = makeApp();
+  const response = await app.inject({ method: 'GET', url: '/users/7', query: { verbose: true } });
+  assert.strictEqual(response.statusCode, 200);
+  assert.strictEqual(response.statusMessage, 'OK');
+  assert.deepStrictEqual(response.json(), { id: 7, verbose: true });
+  assert.strictEqual(response.headers['content-type'], 'application/json');
+  assert.strictEqual(response.body, response.payload);
+  assert.ok(Buffer.isBuffer(response.rawPayload));
+});
+
+test('validation and routing happen in the core, as on a socket', async () => {
+  const app = makeApp();
+  const invalid = await app.inject('/users/seven');
+  assert.strictEqual(invalid.statusCode, 422);
+  assert.strictEqual(invalid.headers['content-type'], 'application/problem+json');
+  assert.deepStrictEqual(invalid.json().errors[0].loc, ['path', 'id']);
+  assert.strictEqual((await app.inject({ url: '/nowhere' })).statusCode, 404);
+  assert.strictEqual((await app.inject({ method: 'DELETE', url: '/users/1' })).statusCode, 405);
+});
+
+test('an object payload is sent as JSON', async () => {
+  const app = makeApp();
+  const created = await app.inject({ method: 'POST', url: '/items', payload: { name: 'pen' } });
+  assert.strictEqual(created.statusCode, 201);
+  assert.deepStrictEqual(created.json(), { name: 'pen' });
+  const missing = await app.inject({ method: 'POST', url: '/items', body: {} });
+  assert.strictEqual(missing.statusCode, 422);
+});
+
+test('headers, cookies and the default host reach the handler', async () => {
+  const app = makeApp();
+  const seen = (await app.inject({ url: '/seen', headers: { 'X-Token': 't1' }, cookies: { a: '1', b: '2' } })).json();
+  assert.deepStrictEqual(seen, { host: 'localhost:80', agent: 'lightMyRequest', token: 't1', cookies: [['a', '1'], ['b', '2']] });
+  const absolute = (await app.inject({ url: 'http://example.test/seen' })).json();
+  assert.strictEqual(absolute.host, 'example.test');
+});
+
+test('set-cookie comes back as an array and as parsed cookies', async () => {
+  const response = await makeApp().inject('/login');
+  assert.deepStrictEqual(response.headers['set-cookie'], ['session=abc; Path=/; HttpOnly', 'theme=dark; Max-Age=60']);
+  assert.deepStrictEqual(response.cookies, [
+    { name: 'session', value: 'abc', path: '/', httpOnly: true },
+    { name: 'theme', value: 'dark', maxAge: 60 },
+  ]);
+});
+
+test('errors are problem responses and leak nothing', async () => {
+  const app = makeApp();
+  const teapot = await app.inject('/teapot');
+  assert.strictEqual(teapot.statusCode, 418);
+  assert.strictEqual(teapot.json().detail, 'short and stout');
+  const boom = await app.inject('/boom');
+  assert.strictEqual(boom.statusCode, 500);
+  assert.ok(!boom.body.includes('SECRET'));
+});
+
+test('compression and streams go through the core', async () => {
+  const app = makeApp();
+  const compressed = await app.inject({ url: '/big', headers: { 'accept-encoding': 'gzip' } });
+  assert.strictEqual(compressed.headers['content-encoding'], 'gzip');
+  assert.deepStrictEqual(JSON.parse(require('node:zlib').gunzipSync(compressed.rawPayload)), { data: 'x'.repeat(100) });
+  const rows = await app.inject('/rows');
+  assert.strictEqual(rows.body, '0\n1\n2\n');
+  assert.strictEqual(rows.cutOff, false);
+});
+
+test('the callback form', async () => {
+  const app = makeApp();
+  const response = await new Promise((resolve, reject) => {
+    const returned = app.inject({ url: '/users/3' }, (error, res) => (error ? reject(error) : resolve(res)));
+    assert.strictEqual(returned, undefined);
+  });
+  assert.deepStrictEqual(response.json(), { id: 3, verbose: false });
+});
+
+test('routes declared after an inject are served by the next one', async () => {
+  const app = makeApp();
+  assert.strictEqual((await app.inject('/later')).statusCode, 404);
+  app.get('/later', () => 'here');
+  assert.strictEqual((await app.inject('/later')).body, 'here');
+});
+
+test('inject works while the app listens, and both answer alike', async () => {
+  const app = makeApp();
+  await serving(app, async (port) => {
+    const [injected, socket] = await Promise.all([app.inject('/users/5'), request(port, 'GET', '/users/5')]);
+    assert.deepStrictEqual(injected.json(), socket.json());
+  });
+  // After close(), inject still works: it needs no socket.
+  assert.strictEqual((await app.inject('/users/6')).statusCode, 200);
+});
+
+test('a misspelled option is refused by name', async () => {
+  await assert.rejects(makeApp().inject({ url: '/users/1', querry: {} }), /unknown inject option querry \(did you mean query\?\)/);
+});
