@@ -185,12 +185,15 @@ impl NativeApp {
 
     /// `call_rack(method, uri, [name, value, …], body, handlers)`: one request through the whole
     /// stack without a socket (`App#call(env)`, so Rack servers and Rack::Test can host the
-    /// app); this thread runs the handlers it needs. Returns `[status, [name, value, …], body]`.
-    pub fn call_rack(ruby: &Ruby, rb_self: &Self, method: String, uri: String, headers: Vec<String>, body: RString, handlers: RArray) -> Result<RArray, Error> {
+    /// app); this thread runs the handlers it needs. Returns `[status, [name, value, …], body,
+    /// cut_off]` (`cut_off`: the body broke off before its end, a stream whose producer raised).
+    pub fn call_rack(ruby: &Ruby, rb_self: &Self, method: String, uri: String, headers: RArray, body: RString, handlers: RArray) -> Result<RArray, Error> {
         let client = rb_self.in_process(ruby)?;
         let mut request = ferrule_core::http::Request::builder().method(method.as_str()).uri(uri.as_str());
+        // Header values as the bytes Rack holds (a server's are binary Strings).
+        let headers: Vec<RString> = headers.into_iter().map(RString::try_convert).collect::<Result<_, _>>()?;
         for pair in headers.chunks_exact(2) {
-            request = request.header(pair[0].as_str(), pair[1].as_str());
+            request = request.header(raw::string_bytes(pair[0]), raw::string_bytes(pair[1]));
         }
         let body = ferrule_core::bytes::Bytes::from(raw::string_bytes(body));
         let request = request.body(body).map_err(|e| Error::new(ruby.exception_arg_error(), format!("ferrule: a request that cannot be sent: {e}")))?;
@@ -216,10 +219,11 @@ impl NativeApp {
             flat.push(ruby.str_new(name.as_str()))?;
             flat.push(ruby.str_from_slice(value.as_bytes()))?;
         }
-        let out = ruby.ary_new_capa(3);
+        let out = ruby.ary_new_capa(4);
         out.push(answer.status.as_u16())?;
         out.push(flat)?;
         out.push(ruby.str_from_slice(&answer.body))?;
+        out.push(answer.cut_off)?;
         Ok(out)
     }
 
@@ -230,7 +234,7 @@ impl NativeApp {
         match cached.as_ref() {
             Some((count, client)) if *count == routes => Ok(client.clone()),
             _ => {
-                let client = Arc::new(self.host.in_process().map_err(|e| host_error(ruby, e))?);
+                let client = Arc::new(self.host.in_process(Wake::Blocking).map_err(|e| host_error(ruby, e))?);
                 *cached = Some((routes, client.clone()));
                 Ok(client)
             }

@@ -209,8 +209,22 @@ module Ferrule
       input = env["rack.input"]
       body = input ? input.read.to_s.b : "".b
       input.rewind if input.respond_to?(:rewind)
-      status, flat, payload = @native.call_rack(env["REQUEST_METHOD"], query.empty? ? path : "#{path}?#{query}", headers, body, @handlers)
-      [status, rack_headers(flat), [payload]]
+      status, flat, payload, cut_off = @native.call_rack(env["REQUEST_METHOD"], query.empty? ? path : "#{path}?#{query}", headers, body, @handlers)
+      [status, rack_headers(flat), cut_off ? CutOffBody.new(payload) : [payload]]
+    end
+
+    # The Rack body of a response that broke off before its end (a stream whose producer
+    # raised): it yields what came, then raises, so a Rack server aborts the response as the
+    # core does on a socket instead of ending it as if it were whole.
+    class CutOffBody
+      def initialize(payload)
+        @payload = payload
+      end
+
+      def each
+        yield @payload unless @payload.empty?
+        raise BodyCutOff, "ferrule: the response body broke off before its end (its producer raised)"
+      end
     end
 
     # Stops a running #serve: no new connections, in-flight requests finish.

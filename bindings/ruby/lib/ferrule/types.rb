@@ -47,6 +47,10 @@ module Ferrule
   end
 
   # Raise to answer with an RFC 9457 problem response: <tt>raise Ferrule::HTTPError.new(404, "No such user")</tt>.
+  # Raised while a Rack server iterates the body of a response that broke off before its end
+  # (App#call): the server aborts the response, as the core does on a socket.
+  class BodyCutOff < StandardError; end
+
   class HTTPError < StandardError
     attr_reader :status, :detail, :headers
 
