@@ -1,6 +1,6 @@
 //! The app: routes plus settings, compiled into one axum router.
 
-use crate::handler::Handler;
+use crate::handler::{Handler, Rejection};
 use crate::middleware::{compression_layer, cors_layer, AccessLogLayer, HeaderLimitLayer, MakeRandomUuid};
 use crate::path::PathTemplate;
 use crate::problem::Problem;
@@ -36,6 +36,9 @@ use tower_http::request_id::{PropagateRequestIdLayer, SetRequestIdLayer};
 pub struct App {
     config: AppConfig,
     routes: Vec<(RouteSpec, Handlers)>,
+    /// Takes the requests no route takes (404, 405) when it wants them
+    /// ([`Handler::takes_rejection`]); the core answers the rest.
+    fallback: Option<Arc<dyn Handler>>,
 }
 
 /// A route table or setting that cannot work; found when the app is built, never per request.
@@ -64,7 +67,14 @@ impl App {
     }
 
     pub fn with_config(config: AppConfig) -> Self {
-        App { config, routes: Vec::new() }
+        App { config, routes: Vec::new(), fallback: None }
+    }
+
+    /// Hands the requests no route takes — 404, and 405 with its `Allow` — to `handler`'s
+    /// [`Handler::rejected`], for the statuses and paths its [`Handler::takes_rejection`]
+    /// accepts (a binding's custom not-found handler, or hooks that see every request).
+    pub fn set_fallback(&mut self, handler: Arc<dyn Handler>) {
+        self.fallback = Some(handler);
     }
 
     pub fn config(&self) -> &AppConfig {
@@ -136,6 +146,7 @@ impl App {
         self.config.check().map_err(AppError)?;
         let served = self.served_by_core()?;
         let config = self.config;
+        let fallback = self.fallback;
         let mut groups: Vec<PathGroup> = Vec::new();
         for (spec, handler) in self.routes {
             let template = PathTemplate::parse(&spec.path).map_err(AppError)?;
@@ -178,7 +189,7 @@ impl App {
             router = router.route(&path, served);
         }
         for group in groups {
-            let methods = build_method_router(&group, &config)?;
+            let methods = build_method_router(&group, &config, fallback.clone())?;
             let path = group.axum_path.clone();
             let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| router.clone().route(&path, methods)));
             router = result.map_err(|panic| {
@@ -190,12 +201,13 @@ impl App {
         let body_limit = config.body_limit;
         // `any`, not a fallback: a MethodRouter answers from its fallback with an `Allow` header
         // listing its methods, which for no route at all is an empty one.
-        let mut not_found = axum::routing::any(move |request: axum::extract::Request| async move {
-            // A body sent anyway is read to its end first, as on any route (`read_unwanted`).
-            if let Err(problem) = crate::body::read_unwanted(request.into_body(), body_limit, false).await {
-                return problem.into_http();
+        let timeout = config.timeout_ms.filter(|ms| *ms > 0).map(std::time::Duration::from_millis);
+        let mut not_found = axum::routing::any(move |request: axum::extract::Request| {
+            let fallback = fallback.clone();
+            async move {
+                let problem = Problem::status(StatusCode::NOT_FOUND).with_detail("No route matches this path.");
+                unrouted(request, Rejection::new(problem), fallback, body_limit, timeout).await
             }
-            Problem::status(StatusCode::NOT_FOUND).with_detail("No route matches this path.").into_http()
         });
         // Compression is layered per path, never around the whole router: a router-wide layer
         // would compress again what a route's own setting left uncompressed (switched off,
@@ -277,7 +289,34 @@ impl App {
     }
 }
 
-fn build_method_router(group: &PathGroup, config: &AppConfig) -> Result<MethodRouter, AppError> {
+/// A request no route takes (404, or 405 with `Allow`): answered by the core, or by the app's
+/// fallback when it takes the refusal. A body sent anyway is read to its end first, as on any
+/// route (`read_unwanted`), and kept for the fallback.
+async fn unrouted(
+    request: axum::extract::Request,
+    rejection: Rejection,
+    fallback: Option<Arc<dyn Handler>>,
+    body_limit: usize,
+    timeout: Option<std::time::Duration>,
+) -> axum::response::Response {
+    let (parts, body) = request.into_parts();
+    let status = rejection.problem.status_code();
+    let fallback = fallback.filter(|f| f.takes_rejection(status, parts.uri.path()));
+    let raw_body = match crate::body::read_unwanted(body, body_limit, fallback.is_some()).await {
+        Ok(kept) => kept.unwrap_or_default(),
+        Err(problem) => return problem.into_http(),
+    };
+    let Some(fallback) = fallback else {
+        let mut response = rejection.problem.into_http();
+        response.headers_mut().extend(rejection.headers);
+        return response;
+    };
+    let label: Arc<str> = format!("{} {} ({})", parts.method, parts.uri.path(), status.as_u16()).into();
+    let request = crate::request::RequestData::refused(parts, raw_body);
+    crate::route::answer(&label, timeout, None, async move { fallback.rejected(request, rejection).await }).await
+}
+
+fn build_method_router(group: &PathGroup, config: &AppConfig, fallback: Option<Arc<dyn Handler>>) -> Result<MethodRouter, AppError> {
     let mut methods = MethodRouter::new();
     let mut allow: Vec<&str> = Vec::new();
     for (method, route) in &group.routes {
@@ -292,17 +331,14 @@ fn build_method_router(group: &PathGroup, config: &AppConfig) -> Result<MethodRo
     }
     let allow = HeaderValue::from_str(&allow.join(", ")).unwrap_or(HeaderValue::from_static("GET"));
     let body_limit = config.body_limit;
+    let timeout = config.timeout_ms.filter(|ms| *ms > 0).map(std::time::Duration::from_millis);
     methods = methods.fallback(move |request: axum::extract::Request| {
-        let allow = allow.clone();
+        let (allow, fallback) = (allow.clone(), fallback.clone());
         async move {
-            if let Err(problem) = crate::body::read_unwanted(request.into_body(), body_limit, false).await {
-                return problem.into_http();
-            }
-            let mut response = Problem::status(StatusCode::METHOD_NOT_ALLOWED)
-                .with_detail("This path does not accept the request's method.")
-                .into_http();
-            response.headers_mut().insert(header::ALLOW, allow);
-            response
+            let problem = Problem::status(StatusCode::METHOD_NOT_ALLOWED).with_detail("This path does not accept the request's method.");
+            let mut rejection = Rejection::new(problem);
+            rejection.headers.insert(header::ALLOW, allow);
+            unrouted(request, rejection, fallback, body_limit, timeout).await
         }
     });
     // A route's own compression setting replaces the app's (it may switch compression off).

@@ -1,7 +1,9 @@
 //! The one handler trait every language implements.
 
+use crate::problem::Problem;
 use crate::request::RequestData;
 use crate::response::{IntoResponse, Response};
+use http::{HeaderMap, StatusCode};
 use std::future::Future;
 use std::pin::Pin;
 
@@ -27,6 +29,44 @@ pub trait Handler: Send + Sync + 'static {
     /// for handlers that choose it with each response (Rust's), documented as 200.
     fn documented_status(&self) -> Option<http::StatusCode> {
         None
+    }
+
+    /// Whether a request refused with `status` before any handler ran — its route's checks
+    /// failed (422, 415, 413, 400), or, for an app's fallback, no route takes it (404, 405) —
+    /// goes to [`Handler::rejected`] instead of being answered by the core with its problem.
+    /// `path` is the request's. No by default: the core answers, and no interpreter is entered.
+    fn takes_rejection(&self, _status: StatusCode, _path: &str) -> bool {
+        false
+    }
+
+    /// Answers a refused request (see [`Handler::takes_rejection`]): `request` carries what was
+    /// sent (method, path, raw headers, query and the body if it was read), with no typed
+    /// values; `rejection` is the core's own answer.
+    fn rejected(&self, _request: RequestData, rejection: Rejection) -> HandlerFuture {
+        Box::pin(std::future::ready(Ok(rejection.response())))
+    }
+}
+
+/// The core's answer to a request it refused: the problem, and headers that go with it (a
+/// 405's `Allow`).
+#[derive(Debug, Clone)]
+pub struct Rejection {
+    pub problem: Problem,
+    pub headers: HeaderMap,
+}
+
+impl Rejection {
+    pub fn new(problem: Problem) -> Self {
+        Rejection { problem, headers: HeaderMap::new() }
+    }
+
+    /// The response the core sends when nobody else answers.
+    pub fn response(&self) -> Response {
+        let mut response = Response::problem(&self.problem);
+        for (name, value) in &self.headers {
+            response.headers.append(name.clone(), value.clone());
+        }
+        response
     }
 }
 

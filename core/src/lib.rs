@@ -34,7 +34,7 @@ pub mod validation;
 mod value;
 
 pub use app::{App, AppError};
-pub use handler::{Handler, HandlerError, HandlerErrorKind, HandlerFuture};
+pub use handler::{Handler, HandlerError, HandlerErrorKind, HandlerFuture, Rejection};
 pub use key_cache::KeyCache;
 pub use path::{PathParam, PathTemplate};
 pub use problem::{Issue, LocSegment, Problem, PROBLEM_JSON, VALIDATION_PROBLEM_TYPE};

@@ -70,6 +70,25 @@ impl std::fmt::Display for ExtractError {
 impl std::error::Error for ExtractError {}
 
 impl RequestData {
+    /// A request refused before its values were typed: what it carried as sent, and nothing
+    /// declared.
+    pub(crate) fn refused(parts: http::request::Parts, raw_body: Bytes) -> Self {
+        RequestData {
+            request_id: parts.headers.get("x-request-id").and_then(|v| v.to_str().ok()).map(str::to_owned),
+            method: parts.method,
+            path: parts.uri.path().to_owned(),
+            path_params: Params::default(),
+            query: Params::default(),
+            headers: Params::default(),
+            cookies: Params::default(),
+            body: Body::None,
+            raw_query: parts.uri.query().unwrap_or("").to_owned(),
+            raw_body,
+            raw_headers: parts.headers,
+            deadline: None,
+        }
+    }
+
     pub fn path_param(&self, name: &str) -> Option<&Value> {
         self.path_params.get(name)
     }

@@ -2,7 +2,7 @@
 //! call the handler, turn failures into problems.
 
 use crate::body::{BodyReader, InputLimits};
-use crate::handler::{Handler, HandlerErrorKind};
+use crate::handler::{Handler, HandlerError, HandlerErrorKind, Rejection};
 use crate::socket::{SocketHandler, SocketRoute};
 use crate::params::{ParamSet, RawPairs, RawValue};
 use crate::path::PathTemplate;
@@ -101,10 +101,27 @@ impl CompiledRoute {
         let mut issues = Vec::new();
         let data = match self.extract(&mut parts, body, &mut issues).await {
             Ok(data) if issues.is_empty() => data,
-            Ok(_) => return Problem::validation(issues).into_http(),
-            Err(problem) => return problem.into_http(),
+            Ok(data) => {
+                // What was sent stays; the typed values of a request that failed are not handed on.
+                parts.headers = data.raw_headers;
+                return self.refuse(parts, data.raw_body, Problem::validation(issues)).await;
+            }
+            Err(problem) => return self.refuse(parts, bytes::Bytes::new(), problem).await,
         };
         self.call(data).await
+    }
+
+    /// A request this route's checks refused: answered with `problem` by the core, unless the
+    /// handler takes such refusals (its language's hooks or exception handlers must see it).
+    async fn refuse(&self, parts: Parts, raw_body: bytes::Bytes, problem: Problem) -> axum::response::Response {
+        let Target::Http(handler) = &self.handler else { return problem.into_http() };
+        // A refusal that ends the connection or resets the stream is the connection's business.
+        if problem.close_connection || problem.stream_error.is_some() || !handler.takes_rejection(problem.status_code(), parts.uri.path()) {
+            return problem.into_http();
+        }
+        let handler = handler.clone();
+        let request = RequestData::refused(parts, raw_body);
+        answer(&self.label, self.timeout, self.responses.as_ref(), async move { handler.rejected(request, Rejection::new(problem)).await }).await
     }
 
     async fn extract(&self, parts: &mut Parts, body: axum::body::Body, issues: &mut Vec<Issue>) -> Result<RequestData, Problem> {
@@ -156,53 +173,64 @@ impl CompiledRoute {
     }
 
     async fn call(&self, mut data: RequestData) -> axum::response::Response {
-        let deadline = self.timeout.map(|limit| std::time::Instant::now() + limit);
-        data.deadline = deadline;
+        data.deadline = self.timeout.map(|limit| std::time::Instant::now() + limit);
         let Target::Http(handler) = &self.handler else { unreachable!("socket routes are not called") };
         let handler = handler.clone();
-        // A panic while building or polling the handler's future must not reach the connection.
-        let run = AssertUnwindSafe(async move { handler.call(data).await }).catch_unwind();
-        let outcome = match self.timeout {
-            // Dropping the handler's future at the deadline is what cancels it: a Rust future
-            // stops there; an interpreter's job sees its reply channel closed and is skipped
-            // if it has not started (see `bridge`).
-            Some(limit) => match tokio::time::timeout(limit, run).await {
-                Ok(outcome) => outcome,
-                Err(_) => return self.too_late(limit),
-            },
-            None => run.await,
-        };
-        match outcome {
-            Ok(Ok(response)) => match &self.responses {
-                Some(rules) => rules.apply(response, &self.label).into_http(&self.label),
-                None => response.into_http(&self.label),
-            },
-            Ok(Err(error)) if error.kind() == HandlerErrorKind::Overloaded => {
-                let mut response = Problem::status(StatusCode::SERVICE_UNAVAILABLE)
-                    .with_detail("The server is busy; try again shortly.")
-                    .into_http();
-                response.headers_mut().insert(header::RETRY_AFTER, http::HeaderValue::from_static("1"));
-                response
-            }
-            // A binding that cancels its handler at the deadline (a Python task) may drop the
-            // request a moment before the timer above fires: that is still the deadline.
-            Ok(Err(_)) if deadline.is_some_and(|d| std::time::Instant::now() >= d) => self.too_late(self.timeout.unwrap_or_default()),
-            Ok(Err(error)) => {
-                tracing::error!(target: "ferrule::handler", route = %self.label, "handler for {} failed: {}", self.label, error.message());
-                Problem::internal().into_http()
-            }
-            Err(_) => {
-                tracing::error!(target: "ferrule::handler", route = %self.label, "handler for {} panicked", self.label);
-                Problem::internal().into_http()
-            }
+        answer(&self.label, self.timeout, self.responses.as_ref(), async move { handler.call(data).await }).await
+    }
+}
+
+/// Runs a handler's future to its response: within `timeout` (504 past it), a panic or a
+/// failure turned into a bare 500 (logged under `label`), the declared `responses` applied.
+pub(crate) async fn answer(
+    label: &Arc<str>,
+    timeout: Option<Duration>,
+    responses: Option<&ResponseRules>,
+    future: impl std::future::Future<Output = Result<crate::Response, HandlerError>> + Send,
+) -> axum::response::Response {
+    let deadline = timeout.map(|limit| std::time::Instant::now() + limit);
+    // A panic while building or polling the handler's future must not reach the connection.
+    let run = AssertUnwindSafe(future).catch_unwind();
+    let outcome = match timeout {
+        // Dropping the handler's future at the deadline is what cancels it: a Rust future
+        // stops there; an interpreter's job sees its reply channel closed and is skipped
+        // if it has not started (see `bridge`).
+        Some(limit) => match tokio::time::timeout(limit, run).await {
+            Ok(outcome) => outcome,
+            Err(_) => return too_late(limit),
+        },
+        None => run.await,
+    };
+    match outcome {
+        Ok(Ok(response)) => match responses {
+            Some(rules) => rules.apply(response, label).into_http(label),
+            None => response.into_http(label),
+        },
+        Ok(Err(error)) if error.kind() == HandlerErrorKind::Overloaded => {
+            let mut response = Problem::status(StatusCode::SERVICE_UNAVAILABLE)
+                .with_detail("The server is busy; try again shortly.")
+                .into_http();
+            response.headers_mut().insert(header::RETRY_AFTER, http::HeaderValue::from_static("1"));
+            response
+        }
+        // A binding that cancels its handler at the deadline (a Python task) may drop the
+        // request a moment before the timer above fires: that is still the deadline.
+        Ok(Err(_)) if deadline.is_some_and(|d| std::time::Instant::now() >= d) => too_late(timeout.unwrap_or_default()),
+        Ok(Err(error)) => {
+            tracing::error!(target: "ferrule::handler", route = %label, "handler for {label} failed: {}", error.message());
+            Problem::internal().into_http()
+        }
+        Err(_) => {
+            tracing::error!(target: "ferrule::handler", route = %label, "handler for {label} panicked");
+            Problem::internal().into_http()
         }
     }
+}
 
-    fn too_late(&self, limit: Duration) -> axum::response::Response {
-        Problem::status(StatusCode::GATEWAY_TIMEOUT)
-            .with_detail(format!("The handler did not finish within {} ms.", limit.as_millis()))
-            .into_http()
-    }
+fn too_late(limit: Duration) -> axum::response::Response {
+    Problem::status(StatusCode::GATEWAY_TIMEOUT)
+        .with_detail(format!("The handler did not finish within {} ms.", limit.as_millis()))
+        .into_http()
 }
 
 /// The handler a route was declared with, before it is compiled.

@@ -12,7 +12,7 @@
 
 use super::inbox::Inbox;
 use super::serving::Wake;
-use super::{lock, HostError, HostRoute, Job};
+use super::{lock, HostError, Job};
 use crate::app::App;
 use crate::bridge::{Mailbox, Waited};
 use crate::log::Logs;
@@ -73,13 +73,11 @@ impl Exchange {
 }
 
 impl<R: Send + Sync + 'static> InProcess<R> {
-    pub(super) fn new(config: &AppConfig, routes: &[Arc<HostRoute<R>>], logs: &Logs, wake: Wake) -> Result<Self, HostError> {
+    pub(super) fn new(config: &AppConfig, snapshot: &super::Snapshot<R>, logs: &Logs, wake: Wake) -> Result<Self, HostError> {
         let mailbox: Mailbox<Job<R>> = wake.mailbox()?;
         let inbox = Inbox::new(mailbox, config.max_queued_requests, "the in-process caller");
         let mut app = App::with_config(config.clone());
-        for route in routes {
-            inbox.add_to(&mut app, route);
-        }
+        inbox.add_all(&mut app, snapshot);
         let router = app.into_router().map_err(|e| HostError::Route(e.0))?;
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)

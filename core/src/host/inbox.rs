@@ -3,10 +3,12 @@
 //! ([`super::InProcess`]) each have one, and both hand it out (through `Deref`) so a binding
 //! takes calls and answers them the same way whichever it runs.
 
+use super::hooks::{GroupId, Groups, Hooks};
 use super::pulled::{PullOutcome, PullReply, Pulling, StreamId};
-use super::{Call, HostRoute, Job, Open};
+use super::{Call, HostRoute, Job, Open, Reject, Snapshot};
 use crate::bridge::{hand_over, Mailbox, Outcome, Reply, ReplyBatch};
-use crate::handler::{Handler, HandlerFuture};
+use crate::handler::{Handler, HandlerError, HandlerFuture, Rejection};
+use http::StatusCode;
 use crate::request::RequestData;
 use crate::socket::{Socket, SocketHandler};
 use crate::stream::BodyStream;
@@ -34,14 +36,22 @@ impl<R: Send + Sync + 'static> Inbox<R> {
         Inbox { mailbox: Arc::new(mailbox), replies: Arc::new(ReplyBatch::default()), pulls: Arc::new(ReplyBatch::default()), side }
     }
 
-    /// Adds `route` to `app`: a request route posts each request here and awaits its answer; a
-    /// WebSocket route posts each connection once it is open ([`Job::Open`]).
-    pub(super) fn add_to(&self, app: &mut crate::App, route: &Arc<HostRoute<R>>) {
+    /// Adds the snapshot's routes to `app`: a request route posts each request here and
+    /// awaits its answer; a WebSocket route posts each connection once it is open
+    /// ([`Job::Open`]). When any group has hooks or exception handlers, the requests no route
+    /// takes come here too, for those that must see them.
+    pub(super) fn add_all(&self, app: &mut crate::App, snapshot: &Snapshot<R>) {
         let (mailbox, side) = (self.mailbox.clone(), self.side);
-        if route.spec.websocket.is_some() {
-            app.add_socket_route(route.spec.clone(), Arc::new(HostSocketHandler { route: route.clone(), mailbox }));
-        } else {
-            app.add_route(route.spec.clone(), Arc::new(HostHandler { route: route.clone(), mailbox, side }));
+        for (route, hooks) in &snapshot.routes {
+            if route.spec.websocket.is_some() {
+                app.add_socket_route(route.spec.clone(), Arc::new(HostSocketHandler { route: route.clone(), mailbox: mailbox.clone() }));
+            } else {
+                let handler = HostHandler { route: route.clone(), hooks: hooks.clone(), mailbox: mailbox.clone(), side };
+                app.add_route(route.spec.clone(), Arc::new(handler));
+            }
+        }
+        if !snapshot.groups.is_empty() {
+            app.set_fallback(Arc::new(HostFallback::<R> { groups: snapshot.groups.clone(), resolved: Default::default(), mailbox, side }));
         }
     }
 
@@ -96,14 +106,24 @@ impl<R> Inbox<R> {
 
 struct HostHandler<R> {
     route: Arc<HostRoute<R>>,
+    hooks: Arc<Hooks>,
     mailbox: Arc<Mailbox<Job<R>>>,
     side: &'static str,
 }
 
 impl<R: Send + Sync + 'static> Handler for HostHandler<R> {
     fn call(&self, request: RequestData) -> HandlerFuture {
-        let route = self.route.clone();
-        hand_over(&self.mailbox, self.side, |reply| Job::Call(Call { route, request, reply }))
+        let (route, hooks) = (self.route.clone(), self.hooks.clone());
+        hand_over(&self.mailbox, self.side, |reply| Job::Call(Call { route, hooks, request, reply }))
+    }
+
+    fn takes_rejection(&self, status: StatusCode, _path: &str) -> bool {
+        self.hooks.sees(status)
+    }
+
+    fn rejected(&self, request: RequestData, rejection: Rejection) -> HandlerFuture {
+        let (route, hooks) = (Some(self.route.clone()), self.hooks.clone());
+        hand_over(&self.mailbox, self.side, |reply| Job::Reject(Reject { route, hooks, request, rejection, reply }))
     }
 
     /// Each binding writes JSON with [`HostRoute::response_shape`].
@@ -113,6 +133,37 @@ impl<R: Send + Sync + 'static> Handler for HostHandler<R> {
 
     fn documented_status(&self) -> Option<http::StatusCode> {
         Some(self.route.status)
+    }
+}
+
+/// The requests no route takes, for the group whose prefix their path is under.
+struct HostFallback<R> {
+    groups: Groups,
+    /// Each group's hooks, resolved on first use.
+    resolved: std::sync::Mutex<std::collections::HashMap<GroupId, Arc<Hooks>>>,
+    mailbox: Arc<Mailbox<Job<R>>>,
+    side: &'static str,
+}
+
+impl<R> HostFallback<R> {
+    fn hooks_for(&self, path: &str) -> Arc<Hooks> {
+        let group = self.groups.for_path(path);
+        super::lock(&self.resolved).entry(group).or_insert_with(|| self.groups.resolve(group)).clone()
+    }
+}
+
+impl<R: Send + Sync + 'static> Handler for HostFallback<R> {
+    fn call(&self, _request: RequestData) -> HandlerFuture {
+        Box::pin(std::future::ready(Err(HandlerError::new("the fallback answers only refused requests"))))
+    }
+
+    fn takes_rejection(&self, status: StatusCode, path: &str) -> bool {
+        self.hooks_for(path).sees(status)
+    }
+
+    fn rejected(&self, request: RequestData, rejection: Rejection) -> HandlerFuture {
+        let hooks = self.hooks_for(&request.path);
+        hand_over(&self.mailbox, self.side, |reply| Job::Reject(Reject { route: None, hooks, request, rejection, reply }))
     }
 }
 

@@ -15,6 +15,7 @@
 //! bindings that wait on a descriptor.
 
 mod error;
+mod hooks;
 mod in_process;
 mod inbox;
 mod pulled;
@@ -23,6 +24,7 @@ mod routes;
 mod serving;
 
 pub use error::HostError;
+pub use hooks::{Catch, GroupId, Hooks, Phase};
 pub use in_process::{Answer, Exchange, InProcess};
 pub use inbox::Inbox;
 pub use pulled::{Pull, PullOutcome, PullReply, Pulled, StreamId};
@@ -31,6 +33,7 @@ pub use serving::{bind, Listen, Serving, Wake};
 
 use crate::app::App;
 use crate::bridge::Reply;
+use crate::handler::Rejection;
 use crate::log::{LogWake, Logs};
 use crate::request::RequestData;
 use crate::response::status_code;
@@ -38,6 +41,7 @@ use crate::shape::{ResponseShapes, Shape};
 use crate::socket::Socket;
 use crate::spec::{AppConfig, RouteSpec};
 use http::{Method, StatusCode};
+use hooks::Groups;
 use routes::RouteTable;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
@@ -55,6 +59,14 @@ pub struct Host<R> {
 struct Table<R> {
     routes: Vec<Arc<HostRoute<R>>>,
     checks: RouteTable,
+    groups: Groups,
+}
+
+/// The routes and groups as a server (or an in-process router) starts with them: each route
+/// with the hooks its requests meet, resolved once.
+pub(crate) struct Snapshot<R> {
+    pub(crate) routes: Vec<(Arc<HostRoute<R>>, Arc<Hooks>)>,
+    pub(crate) groups: Groups,
 }
 
 /// A declared route, as the binding gets it back with each request.
@@ -64,6 +76,8 @@ pub struct HostRoute<R> {
     pub status: StatusCode,
     /// `GET /users/{id:int}`, for log lines.
     pub label: String,
+    /// The group it was declared in ([`GroupId::APP`] for the app's own).
+    pub group: GroupId,
     pub data: R,
     /// The declared responses' shapes, which the binding writes JSON results with.
     shapes: ResponseShapes,
@@ -83,6 +97,10 @@ impl<R> HostRoute<R> {
 pub enum Job<R> {
     /// Run a route's handler: answer through [`Inbox::answer`].
     Call(Call<R>),
+    /// A request the core refused (or no route takes) that the language must see: run its
+    /// `on_request` hooks, then its exception handlers on the refusal, then its `on_send` hooks;
+    /// answer through [`Inbox::answer`] (see [`hooks`]).
+    Reject(Reject<R>),
     /// Produce the next chunks of a stream a handler returned ([`Inbox::stream`]): answer
     /// through [`Inbox::answer_pull`].
     Pull(Pull),
@@ -109,7 +127,21 @@ pub struct Open<R> {
 /// One request for the binding's interpreter: answer it through [`Inbox::answer`].
 pub struct Call<R> {
     pub route: Arc<HostRoute<R>>,
+    /// The hooks it meets, in order; empty for most apps (the binding's plain path).
+    pub hooks: Arc<Hooks>,
     pub request: RequestData,
+    pub reply: Reply,
+}
+
+/// A refused request for the binding's interpreter (see [`Job::Reject`]).
+pub struct Reject<R> {
+    /// The route whose checks refused it; `None` when no route takes it (404, 405).
+    pub route: Option<Arc<HostRoute<R>>>,
+    pub hooks: Arc<Hooks>,
+    /// What it carried as sent; no typed values.
+    pub request: RequestData,
+    /// The core's answer, sent when the language's handlers leave it be.
+    pub rejection: Rejection,
     pub reply: Reply,
 }
 
@@ -126,7 +158,7 @@ impl<R: Send + Sync + 'static> Host<R> {
         Ok(Host {
             logs: Mutex::new(Logs::stderr(config.log_level)),
             config,
-            table: Mutex::new(Table { routes: Vec::new(), checks: RouteTable::default() }),
+            table: Mutex::new(Table { routes: Vec::new(), checks: RouteTable::default(), groups: Groups::default() }),
             serving: Mutex::new(Weak::new()),
         })
     }
@@ -144,6 +176,13 @@ impl<R: Send + Sync + 'static> Host<R> {
     /// among the routes so far is checked now, so a mistake is reported by the declaration
     /// that made it. `status` is what a plain return value is sent with.
     pub fn declare(&self, spec: RouteSpec, status: i64, data: R) -> Result<Arc<HostRoute<R>>, HostError> {
+        self.declare_in(GroupId::APP, spec, status, data)
+    }
+
+    /// [`Host::declare`] in `group`: the route's path is under the group's prefix, and its
+    /// requests meet the group's hooks.
+    pub fn declare_in(&self, group: GroupId, mut spec: RouteSpec, status: i64, data: R) -> Result<Arc<HostRoute<R>>, HostError> {
+        spec.path = lock(&self.table).groups.path(group, &spec.path).map_err(HostError::Route)?;
         let label = format!("{} {}", spec.method.to_ascii_uppercase(), spec.path);
         let status = status_code(status).map_err(|reason| HostError::Route(format!("{label}: status {reason}")))?;
         App::with_config(self.config.clone()).check_route(&spec).map_err(|e| HostError::Route(e.0))?;
@@ -152,15 +191,40 @@ impl<R: Send + Sync + 'static> Host<R> {
         let mut table = lock(&self.table);
         table.checks.admit(&method, &spec.path, &parsed).map_err(HostError::Route)?;
         let shapes = ResponseShapes::compile(&spec).map_err(|e| HostError::Route(format!("{label}: {e}")))?;
-        let route = Arc::new(HostRoute { spec, status, label, data, shapes });
+        let route = Arc::new(HostRoute { spec, status, label, group, data, shapes });
         table.routes.push(route.clone());
         Ok(route)
     }
 
-    /// [`Host::declare`] with the route as the core's `RouteSpec` JSON.
-    pub fn declare_json(&self, spec_json: &str, status: i64, data: R) -> Result<Arc<HostRoute<R>>, HostError> {
+    /// [`Host::declare_in`] with the route as the core's `RouteSpec` JSON.
+    pub fn declare_json(&self, group: GroupId, spec_json: &str, status: i64, data: R) -> Result<Arc<HostRoute<R>>, HostError> {
         let spec: RouteSpec = serde_json::from_str(spec_json).map_err(|e| HostError::Route(format!("route: {e}")))?;
-        self.declare(spec, status, data)
+        self.declare_in(group, spec, status, data)
+    }
+
+    /// A group of routes under `parent`, served under `prefix` (`/admin`), with hooks of its
+    /// own besides its parents' (see [`hooks`]).
+    pub fn group(&self, parent: GroupId, prefix: &str) -> Result<GroupId, HostError> {
+        lock(&self.table).groups.add(parent, prefix).map_err(HostError::Route)
+    }
+
+    /// Registers the binding's hook `slot` (its own numbering) to run at `phase` for the
+    /// requests of `group` and the groups under it. Taken into account by the next server.
+    pub fn hook(&self, group: GroupId, phase: Phase, slot: u32) -> Result<(), HostError> {
+        lock(&self.table).groups.hook(group, phase, slot).map_err(HostError::Route)
+    }
+
+    /// The binding's exception handlers take requests of `group` the core refuses with this
+    /// status (or all): they are handed over as [`Job::Reject`] instead of answered by the core.
+    pub fn catch(&self, group: GroupId, catch: Catch) -> Result<(), HostError> {
+        lock(&self.table).groups.catch(group, catch).map_err(HostError::Route)
+    }
+
+    /// The routes with their resolved hooks, and the groups, as a server starts with them.
+    fn snapshot(&self) -> Snapshot<R> {
+        let table = lock(&self.table);
+        let routes = table.routes.iter().map(|route| (route.clone(), table.groups.resolve(route.group))).collect();
+        Snapshot { routes, groups: table.groups.clone() }
     }
 
     /// Sends the app's log records (at its `log_level`) to the binding's logger from now on:
@@ -207,7 +271,7 @@ impl<R: Send + Sync + 'static> Host<R> {
         if last.upgrade().is_some_and(|stopped| !stopped.is_done()) {
             return Err(HostError::AlreadyServing);
         }
-        let serving = Serving::start(&self.config, &self.routes(), &self.logs(), listen, threads, wake, side)?;
+        let serving = Serving::start(&self.config, &self.snapshot(), &self.logs(), listen, threads, wake, side)?;
         *last = serving.stopped_weak();
         Ok(serving)
     }
@@ -216,7 +280,7 @@ impl<R: Send + Sync + 'static> Host<R> {
     /// binding's interpreter as `wake` says; built once per call, so routes declared later
     /// need a new one.
     pub fn in_process(&self, wake: Wake) -> Result<InProcess<R>, HostError> {
-        InProcess::new(&self.config, &self.routes(), &self.logs(), wake)
+        InProcess::new(&self.config, &self.snapshot(), &self.logs(), wake)
     }
 }
 

@@ -2,7 +2,7 @@
 //! the batch its answers go back in, and the one stop protocol (see the module above).
 
 use super::inbox::Inbox;
-use super::{lock, HostError, HostRoute};
+use super::{lock, HostError};
 use crate::app::App;
 use crate::bridge::{self, serve_in_background, Mailbox};
 use crate::log::Logs;
@@ -74,7 +74,7 @@ impl<R> std::ops::Deref for Serving<R> {
 impl<R: Send + Sync + 'static> Serving<R> {
     pub(super) fn start(
         config: &AppConfig,
-        routes: &[Arc<HostRoute<R>>],
+        snapshot: &super::Snapshot<R>,
         logs: &Logs,
         listen: Listen<'_>,
         threads: Option<usize>,
@@ -83,9 +83,7 @@ impl<R: Send + Sync + 'static> Serving<R> {
     ) -> Result<Arc<Self>, HostError> {
         let inbox = Inbox::new(wake.mailbox()?, config.max_queued_requests, side);
         let mut app = App::with_config(config.clone());
-        for route in routes {
-            inbox.add_to(&mut app, route);
-        }
+        inbox.add_all(&mut app, snapshot);
         let listener = match listen {
             Listen::Address { host, port } => bind(host, port)?,
             Listen::Inherited(fd) => crate::server::listener_from_fd(fd)

@@ -25,7 +25,7 @@ fn a_route_mistake_is_refused_by_its_declaration() {
         let error = host.declare(spec, status, "b").err().expect("refused");
         assert!(error.is_usage() && error.to_string().contains(expected), "{error} (wanted {expected:?})");
     }
-    let unknown = host.declare_json(r#"{"method": "GET", "path": "/x", "bodyy": {}}"#, 200, "c").err().unwrap();
+    let unknown = host.declare_json(GroupId::APP, r#"{"method": "GET", "path": "/x", "bodyy": {}}"#, 200, "c").err().unwrap();
     assert!(unknown.to_string().contains("unknown field `bodyy`"), "{unknown}");
     assert_eq!(host.routes().len(), 1, "a refused route is not kept");
     assert!(Host::<()>::from_json(r#"{"body_limt": 5}"#).err().unwrap().to_string().starts_with("app settings: unknown field `body_limt`"));
@@ -114,6 +114,79 @@ fn in_process_requests_run_the_whole_stack_on_the_calling_thread() {
     assert_eq!(run("/nowhere").status, http::StatusCode::NOT_FOUND);
 }
 
+/// Sends `uri` (`method`) through `client`, answering every job with `answer`; returns the
+/// status, the `x-answered-by` header and what the jobs were.
+fn exchange(client: &InProcess<&'static str>, method: &str, uri: &str, answer: impl Fn(&Job<&'static str>) -> crate::Response) -> (u16, Option<String>, Vec<String>) {
+    let exchange = client.send(http::Request::builder().method(method).uri(uri).body(bytes::Bytes::new()).unwrap());
+    let (mut jobs, mut seen) = (Vec::new(), Vec::new());
+    while !exchange.is_done() {
+        if client.wait(&exchange, &mut jobs) == Waited::Jobs {
+            for job in jobs.drain(..) {
+                let response = answer(&job);
+                match job {
+                    Job::Call(call) => {
+                        seen.push(format!("call {} hooks {:?}/{:?}", call.route.data, call.hooks.on_request, call.hooks.pre_handler));
+                        client.answer(call.reply, Ok(response));
+                    }
+                    Job::Reject(reject) => {
+                        let allow = reject.rejection.headers.get("allow").map(|v| v.to_str().unwrap().to_owned());
+                        let route = reject.route.as_ref().map_or("none", |r| r.data);
+                        seen.push(format!("reject {} by {route} allow {allow:?} hooks {:?}", reject.rejection.problem.status, reject.hooks.on_request));
+                        client.answer(reject.reply, Ok(response));
+                    }
+                    _ => unreachable!("no streams or sockets here"),
+                }
+            }
+            client.flush();
+        }
+    }
+    let answer = exchange.take().unwrap();
+    let by = answer.headers.get("x-answered-by").map(|v| v.to_str().unwrap().to_owned());
+    (answer.status.as_u16(), by, seen)
+}
+
+#[test]
+fn hooks_ride_with_each_call_and_refused_requests_reach_the_language_only_when_it_must_see_them() {
+    let host = host();
+    let admin = host.group(GroupId::APP, "/admin").unwrap();
+    let open = host.group(GroupId::APP, "/open").unwrap();
+    host.declare_in(admin, RouteSpec::get("/items/{id:int}"), 200, "admin item").unwrap();
+    host.declare_in(open, RouteSpec::get("/items/{id:int}"), 200, "open item").unwrap();
+    host.hook(GroupId::APP, Phase::PreHandler, 0).unwrap();
+    host.hook(admin, Phase::OnRequest, 1).unwrap();
+    host.catch(open, Catch::Status(404)).unwrap();
+    let client = host.in_process(Wake::Blocking).unwrap();
+    let by_language = |_: &Job<&'static str>| crate::Response::text("from the language").with_header(http::HeaderName::from_static("x-answered-by"), http::HeaderValue::from_static("language"));
+
+    let (status, _, seen) = exchange(&client, "GET", "/admin/items/7", by_language);
+    assert_eq!((status, seen), (200, vec!["call admin item hooks [1]/[0]".to_owned()]));
+
+    // The admin group's on_request hook must see a request its route refused.
+    let (status, by, seen) = exchange(&client, "GET", "/admin/items/seven", by_language);
+    assert_eq!((status, by.as_deref()), (200, Some("language")));
+    assert_eq!(seen, vec!["reject 422 by admin item allow None hooks [1]".to_owned()]);
+    // So must it a path under its prefix that no route takes, and a method the path does not take.
+    let (status, _, seen) = exchange(&client, "GET", "/admin/missing", by_language);
+    assert_eq!((status, seen), (200, vec!["reject 404 by none allow None hooks [1]".to_owned()]));
+    let (_, _, seen) = exchange(&client, "DELETE", "/admin/items/7", by_language);
+    assert_eq!(seen, vec!["reject 405 by none allow Some(\"GET, HEAD\") hooks [1]".to_owned()]);
+
+    // The open group has no such hook: its 422 is the core's alone; its 404 is caught.
+    let (status, by, seen) = exchange(&client, "GET", "/open/items/seven", by_language);
+    assert_eq!((status, by, seen.len()), (422, None, 0));
+    let (_, by, _) = exchange(&client, "GET", "/open/missing", by_language);
+    assert_eq!(by.as_deref(), Some("language"));
+    // A path under no group with a hook or a catch: the core answers.
+    let (status, by, seen) = exchange(&client, "GET", "/elsewhere", by_language);
+    assert_eq!((status, by, seen.len()), (404, None, 0));
+    // The language may give the core's answer back: the problem, with its headers.
+    let (status, by, _) = exchange(&client, "DELETE", "/admin/items/7", |job| match job {
+        Job::Reject(reject) => reject.rejection.response(),
+        _ => unreachable!(),
+    });
+    assert_eq!((status, by), (405, None));
+}
+
 #[test]
 fn an_in_process_answer_rings_the_doorbell_of_a_caller_that_watches_one() {
     let host = host();
@@ -158,7 +231,7 @@ fn stream_consumer(serving: Arc<Serving<&'static str>>, chunks: Option<usize>, p
                         assert_eq!(id, 7);
                         seen.push("release");
                     }
-                    Job::Open(_) | Job::Socket(_) => unreachable!("no WebSocket routes here"),
+                    Job::Open(_) | Job::Socket(_) | Job::Reject(_) => unreachable!("no WebSocket routes or hooks here"),
                 }
             }
             serving.flush();
