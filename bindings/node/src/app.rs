@@ -92,7 +92,12 @@ impl Conversations {
         let mut entries = Vec::with_capacity(jobs.len() * (2 + to_js::CONTEXT_PARTS));
         for job in jobs {
             let (route, mut request, reply) = match job {
-                Job::Call(Call { route, request, reply }) => (route, request, reply),
+                Job::Call(Call { route, request, reply, .. }) => (route, request, reply),
+                Job::Reject(reject) => {
+                    // No hooks in JavaScript yet: the core's own answer.
+                    inbox.answer(reject.reply, Ok(reject.rejection.response()));
+                    continue;
+                }
                 // `[-1, stream]`: the core took (or waits for) what the glue pushed, so a
                 // producer waiting for room may go on.
                 Job::Pull(pull) => {
@@ -226,7 +231,7 @@ impl NativeApp {
     #[napi]
     pub fn add_route(&self, spec_json: String, status: f64) -> Result<u32> {
         let index = self.host.routes().len() as u32;
-        self.host.declare_json(&spec_json, whole(status), JsRoute { index }).map_err(host_error)?;
+        self.host.declare_json(ferrule_core::host::GroupId::APP, &spec_json, whole(status), JsRoute { index }).map_err(host_error)?;
         Ok(index)
     }
 

@@ -16,7 +16,8 @@ request gets an RFC 9457 problem response without entering Python.
 """
 
 from ._ferrule import PROBLEM_JSON, __version__
-from .app import App, DrainTimeout
+from .app import APIRouter, App, DrainTimeout, Router, StartupFailed
+from .hooks import RequestValidationError
 from .params import Body, Cookie, Field, File, Form, Header, Path, Query
 from .request import Request, UploadFile
 from .websocket import WebSocket, WebSocketDisconnect
@@ -25,6 +26,7 @@ from .responses import (
     HTMLResponse,
     HTTPException,
     JSONResponse,
+    MutableHeaders,
     PlainTextResponse,
     RedirectResponse,
     Response,
@@ -33,6 +35,7 @@ from .responses import (
 )
 
 __all__ = [
+    "APIRouter",
     "App",
     "Body",
     "Cookie",
@@ -43,6 +46,7 @@ __all__ = [
     "Form",
     "HTMLResponse",
     "HTTPException",
+    "MutableHeaders",
     "Header",
     "JSONResponse",
     "PROBLEM_JSON",
@@ -51,8 +55,11 @@ __all__ = [
     "Query",
     "RedirectResponse",
     "Request",
+    "RequestValidationError",
     "Response",
+    "Router",
     "ServerSentEvent",
+    "StartupFailed",
     "StreamingResponse",
     "UploadFile",
     "WebSocket",

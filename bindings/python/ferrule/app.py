@@ -3,21 +3,24 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import inspect
 import json
-from typing import Any, Callable, Iterable, Optional, TypeVar
+from typing import Any, AsyncContextManager, Callable, Iterable, Optional, Sequence, TypeVar, Union
 
 from . import _ferrule
+from .hooks import PHASES, Registry, RequestValidationError
 from .request import Request
 from .response_model import FROM_ANNOTATION, response_schema
 from .responses import HTTPException, Response
 from .signature import Argument, analyse
 from .websocket import WebSocket
 
-__all__ = ["App"]
+__all__ = ["App", "Router", "StartupFailed"]
 
 Handler = TypeVar("Handler", bound=Callable[..., Any])
+Hook = TypeVar("Hook", bound=Callable[..., Any])
 
 _METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
 _ROUTE_OPTIONS = (
@@ -94,118 +97,21 @@ def _with_response(handler: Callable[..., Any], name: str, status_code: int) -> 
     return run
 
 
-class DrainTimeout(RuntimeError):
-    """``serve()`` stopped, but requests were still running at ``shutdown_timeout_ms`` and were
-    cut off. The core has printed one line saying so; ``run()`` exits with status 1."""
+class StartupFailed(RuntimeError):
+    """A startup callback or the ``lifespan``'s start raised: the app does not serve.
+    ``python -m ferrule`` and ``app.run()`` print one line naming it and exit with status 3."""
 
 
-class App:
-    """A Ferrule application.
+class _Routes:
+    """Declaring routes and hooks: what an ``App`` and a ``Router`` share."""
 
-    Settings (all optional) are the core's: ``body_limit`` (bytes, default 2 MiB), ``cors``
-    (``{"allow_origins": [...], "allow_methods": [...], "allow_headers": [...],
-    "expose_headers": [...], "allow_credentials": bool, "max_age_secs": int}``), ``compression``
-    (``{"min_size": 500, "gzip": True, "br": True, "zstd": True}``), ``request_id`` (generate and
-    echo ``X-Request-ID``, default on), ``access_log`` (a record per request to the ``ferrule.access`` logger, default off),
-    ``validate_responses`` (development: a JSON result its ``response_model`` forbids becomes a
-    500 listing what is wrong, default off),
-    ``log_level`` (``"debug"``, ``"info"`` (default), ``"warn"``, ``"error"``, ``"off"``: the core's records
-    below it are never sent to ``logging``), ``timeout_ms`` (handler time limit → 504),
-    ``max_header_bytes`` (→ 431), ``shutdown_timeout_ms`` (drain deadline, default 10 s).
-    Connection limits (defaults in the README's table): ``header_read_timeout_ms``,
-    ``body_read_timeout_ms``, ``min_body_rate`` (bytes/s), ``keep_alive_timeout_ms``,
-    ``send_timeout_ms``, ``max_connections``, ``max_queued_requests`` (→ 503), ``http2_max_concurrent_streams``,
-    ``http2_keep_alive_interval_ms``, ``sse_keep_alive_ms`` (a comment on a quiet event stream,
-    default 15 s); WebSockets: ``ws_max_message_bytes`` (→ close 1009, default 16 MiB),
-    ``ws_send_buffer_bytes`` (unread by a client → close 1008, default 1 MiB),
-    ``ws_idle_timeout_ms`` (silent → ping, then close 1001; default 60 s); input limits: ``max_json_depth``, ``max_multipart_parts``,
-    ``max_part_header_bytes``, ``max_filename_bytes``. The OpenAPI document: ``title``,
-    ``version``, ``description``, ``servers``, ``openapi_tags``, and ``openapi_url`` (default
-    ``/openapi.json``; ``None`` serves none). The docs page (Swagger UI, served from the core's
-    own copy, no CDN): ``docs_url`` (default ``/docs``; ``None`` serves none, nor does an
-    ``openapi_url`` of ``None``).
-    """
+    _tags: list[str] = []
 
-    def __init__(
-        self,
-        *,
-        body_limit: Optional[int] = None,
-        cors: Optional[dict] = None,
-        compression: Optional[dict] = None,
-        request_id: Optional[bool] = None,
-        access_log: Optional[bool] = None,
-        validate_responses: Optional[bool] = None,
-        log_level: Optional[str] = None,
-        timeout_ms: Optional[int] = None,
-        max_header_bytes: Optional[int] = None,
-        shutdown_timeout_ms: Optional[int] = None,
-        header_read_timeout_ms: Optional[int] = None,
-        body_read_timeout_ms: Optional[int] = None,
-        min_body_rate: Optional[int] = None,
-        keep_alive_timeout_ms: Optional[int] = None,
-        send_timeout_ms: Optional[int] = None,
-        max_connections: Optional[int] = None,
-        max_queued_requests: Optional[int] = None,
-        http2_max_concurrent_streams: Optional[int] = None,
-        http2_keep_alive_interval_ms: Optional[int] = None,
-        sse_keep_alive_ms: Optional[int] = None,
-        ws_max_message_bytes: Optional[int] = None,
-        ws_send_buffer_bytes: Optional[int] = None,
-        ws_idle_timeout_ms: Optional[int] = None,
-        max_json_depth: Optional[int] = None,
-        max_multipart_parts: Optional[int] = None,
-        max_part_header_bytes: Optional[int] = None,
-        max_filename_bytes: Optional[int] = None,
-        title: Optional[str] = None,
-        version: Optional[str] = None,
-        description: Optional[str] = None,
-        servers: Optional[list[dict[str, Any]]] = None,
-        openapi_tags: Optional[list[dict[str, Any]]] = None,
-        openapi_url: Optional[str] = _UNSET,
-        docs_url: Optional[str] = _UNSET,
-    ) -> None:
-        settings = {
-            "body_limit": body_limit,
-            "cors": cors,
-            "compression": compression,
-            "request_id": request_id,
-            "access_log": access_log,
-            "validate_responses": validate_responses,
-            "log_level": log_level,
-            "timeout_ms": timeout_ms,
-            "max_header_bytes": max_header_bytes,
-            "shutdown_timeout_ms": shutdown_timeout_ms,
-            "header_read_timeout_ms": header_read_timeout_ms,
-            "body_read_timeout_ms": body_read_timeout_ms,
-            "min_body_rate": min_body_rate,
-            "keep_alive_timeout_ms": keep_alive_timeout_ms,
-            "send_timeout_ms": send_timeout_ms,
-            "max_connections": max_connections,
-            "max_queued_requests": max_queued_requests,
-            "http2_max_concurrent_streams": http2_max_concurrent_streams,
-            "http2_keep_alive_interval_ms": http2_keep_alive_interval_ms,
-            "sse_keep_alive_ms": sse_keep_alive_ms,
-            "ws_max_message_bytes": ws_max_message_bytes,
-            "ws_send_buffer_bytes": ws_send_buffer_bytes,
-            "ws_idle_timeout_ms": ws_idle_timeout_ms,
-            "max_json_depth": max_json_depth,
-            "max_multipart_parts": max_multipart_parts,
-            "max_part_header_bytes": max_part_header_bytes,
-            "max_filename_bytes": max_filename_bytes,
-            "title": title,
-            "version": version,
-            "description": description,
-            "servers": servers,
-            "openapi_tags": openapi_tags,
-        }
-        self.config = {k: v for k, v in settings.items() if v is not None}
-        # None switches the document or the page off, as in FastAPI: sent, unlike other Nones.
-        for name, url in (("openapi_url", openapi_url), ("docs_url", docs_url)):
-            if url is not _UNSET:
-                self.config[name] = url
-        # Routes go to the core as they are declared, so a bad one fails at its decorator.
-        self._native_app = _ferrule.NativeApp(json.dumps(self.config), Response, HTTPException)
-        self._server: Optional[_ferrule.ServerHandle] = None
+    def _declare(self, route: "_Route") -> None:
+        raise NotImplementedError
+
+    def _hook(self, phase: str, func: Callable[..., Any]) -> None:
+        raise NotImplementedError
 
     # -- declaring routes -------------------------------------------------------------------
 
@@ -239,11 +145,14 @@ class App:
             responses = {"responses": {str(status_code): {"schema": answers}}} if answers is not None else {}
             if analysis.response_param is not None:
                 called = _with_response(handler, analysis.response_param, status_code)
+            tags = [*self._tags, *options.pop("tags", [])] if self._tags or "tags" in options else None
             for method in methods:
                 method = method.upper()
                 if method not in _METHODS:
                     raise ValueError(f"{method} is not a supported method ({', '.join(_METHODS)})")
                 spec = {"method": method, "path": analysis.path, **analysis.spec, **_documented(handler), **responses, **options}
+                if tags is not None:
+                    spec["tags"] = tags
                 self._declare(_Route(spec, called, analysis.arguments, status_code, blocking))
             return handler
 
@@ -318,6 +227,307 @@ class App:
             arguments.append(Argument("websocket", True, "socket", "", None, None))
         self._declare(_Route(dict(spec), handler, arguments, status_code, blocking))
 
+    # -- hooks --------------------------------------------------------------------------------
+
+    def add_hook(self, phase: str, func: Callable[..., Any]) -> None:
+        """Runs ``func`` at ``phase`` for this app's (or router's) requests, in Fastify's order:
+        ``on_request(request)`` first — for every request, those the core refused too —
+        ``pre_handler(request)`` after validation, ``on_send(request, response)`` before the
+        response is written (change ``response`` in place, or return another), and
+        ``on_error(request, exc)`` when a hook or the handler raises. A hook returning a value
+        (a ``Response``, or anything a handler may return) or raising ``HTTPException``
+        answers the request itself; ``None`` lets it go on. ``def`` or ``async def``."""
+        if phase not in PHASES:
+            raise ValueError(_ferrule.unknown_option("hook", phase, list(PHASES)))
+        self._hook(phase, func)
+
+    def on_request(self, func: Hook) -> Hook:
+        self.add_hook("on_request", func)
+        return func
+
+    def pre_handler(self, func: Hook) -> Hook:
+        self.add_hook("pre_handler", func)
+        return func
+
+    def on_send(self, func: Hook) -> Hook:
+        self.add_hook("on_send", func)
+        return func
+
+    def on_error(self, func: Hook) -> Hook:
+        self.add_hook("on_error", func)
+        return func
+
+
+class Router(_Routes):
+    """Routes and hooks declared apart from the app (FastAPI's ``APIRouter``), served under
+    ``prefix`` once ``app.include_router(router)`` takes them: its hooks run only for its own
+    routes (and for requests no route takes under its prefix), after the app's. ``tags`` are
+    added to each route's."""
+
+    def __init__(self, *, prefix: str = "", tags: Optional[Sequence[str]] = None) -> None:
+        self.prefix = prefix
+        self._tags = list(tags or [])
+        self._declared: list[tuple[str, Any]] = []
+
+    def _declare(self, route: "_Route") -> None:
+        self._declared.append(("route", route))
+
+    def _hook(self, phase: str, func: Callable[..., Any]) -> None:
+        self._declared.append(("hook", (phase, func)))
+
+    def include_router(self, router: "Router", *, prefix: str = "", tags: Optional[Sequence[str]] = None) -> None:
+        """Takes ``router``'s routes and hooks into this one, under ``prefix``."""
+        self._declared.append(("router", (router, prefix, list(tags or []))))
+
+
+APIRouter = Router
+
+
+class DrainTimeout(RuntimeError):
+    """``serve()`` stopped, but requests were still running at ``shutdown_timeout_ms`` and were
+    cut off. The core has printed one line saying so; ``run()`` exits with status 1."""
+
+
+class App(_Routes):
+    """A Ferrule application.
+
+    Settings (all optional) are the core's: ``body_limit`` (bytes, default 2 MiB), ``cors``
+    (``{"allow_origins": [...], "allow_methods": [...], "allow_headers": [...],
+    "expose_headers": [...], "allow_credentials": bool, "max_age_secs": int}``), ``compression``
+    (``{"min_size": 500, "gzip": True, "br": True, "zstd": True}``), ``request_id`` (generate and
+    echo ``X-Request-ID``, default on), ``access_log`` (a record per request to the ``ferrule.access`` logger, default off),
+    ``validate_responses`` (development: a JSON result its ``response_model`` forbids becomes a
+    500 listing what is wrong, default off),
+    ``log_level`` (``"debug"``, ``"info"`` (default), ``"warn"``, ``"error"``, ``"off"``: the core's records
+    below it are never sent to ``logging``), ``timeout_ms`` (handler time limit → 504),
+    ``max_header_bytes`` (→ 431), ``shutdown_timeout_ms`` (drain deadline, default 10 s).
+    Connection limits (defaults in the README's table): ``header_read_timeout_ms``,
+    ``body_read_timeout_ms``, ``min_body_rate`` (bytes/s), ``keep_alive_timeout_ms``,
+    ``send_timeout_ms``, ``max_connections``, ``max_queued_requests`` (→ 503), ``http2_max_concurrent_streams``,
+    ``http2_keep_alive_interval_ms``, ``sse_keep_alive_ms`` (a comment on a quiet event stream,
+    default 15 s); WebSockets: ``ws_max_message_bytes`` (→ close 1009, default 16 MiB),
+    ``ws_send_buffer_bytes`` (unread by a client → close 1008, default 1 MiB),
+    ``ws_idle_timeout_ms`` (silent → ping, then close 1001; default 60 s); input limits: ``max_json_depth``, ``max_multipart_parts``,
+    ``max_part_header_bytes``, ``max_filename_bytes``. The OpenAPI document: ``title``,
+    ``version``, ``description``, ``servers``, ``openapi_tags``, and ``openapi_url`` (default
+    ``/openapi.json``; ``None`` serves none). The docs page (Swagger UI, served from the core's
+    own copy, no CDN): ``docs_url`` (default ``/docs``; ``None`` serves none, nor does an
+    ``openapi_url`` of ``None``).
+
+    Life cycle (run once per worker process, as FastAPI's): ``lifespan``, an async context
+    manager factory taking the app (its code before ``yield`` runs before serving, after it
+    once the drain is over), and ``on_startup`` / ``on_shutdown`` lists of callables (or
+    ``@app.on_event("startup")``). A startup that raises stops the app before it serves
+    (``StartupFailed``).
+    """
+
+    def __init__(
+        self,
+        *,
+        body_limit: Optional[int] = None,
+        cors: Optional[dict] = None,
+        compression: Optional[dict] = None,
+        request_id: Optional[bool] = None,
+        access_log: Optional[bool] = None,
+        validate_responses: Optional[bool] = None,
+        log_level: Optional[str] = None,
+        timeout_ms: Optional[int] = None,
+        max_header_bytes: Optional[int] = None,
+        shutdown_timeout_ms: Optional[int] = None,
+        header_read_timeout_ms: Optional[int] = None,
+        body_read_timeout_ms: Optional[int] = None,
+        min_body_rate: Optional[int] = None,
+        keep_alive_timeout_ms: Optional[int] = None,
+        send_timeout_ms: Optional[int] = None,
+        max_connections: Optional[int] = None,
+        max_queued_requests: Optional[int] = None,
+        http2_max_concurrent_streams: Optional[int] = None,
+        http2_keep_alive_interval_ms: Optional[int] = None,
+        sse_keep_alive_ms: Optional[int] = None,
+        ws_max_message_bytes: Optional[int] = None,
+        ws_send_buffer_bytes: Optional[int] = None,
+        ws_idle_timeout_ms: Optional[int] = None,
+        max_json_depth: Optional[int] = None,
+        max_multipart_parts: Optional[int] = None,
+        max_part_header_bytes: Optional[int] = None,
+        max_filename_bytes: Optional[int] = None,
+        title: Optional[str] = None,
+        version: Optional[str] = None,
+        description: Optional[str] = None,
+        servers: Optional[list[dict[str, Any]]] = None,
+        openapi_tags: Optional[list[dict[str, Any]]] = None,
+        openapi_url: Optional[str] = _UNSET,
+        docs_url: Optional[str] = _UNSET,
+        lifespan: Optional[Callable[["App"], AsyncContextManager[Any]]] = None,
+        on_startup: Optional[Sequence[Callable[[], Any]]] = None,
+        on_shutdown: Optional[Sequence[Callable[[], Any]]] = None,
+    ) -> None:
+        settings = {
+            "body_limit": body_limit,
+            "cors": cors,
+            "compression": compression,
+            "request_id": request_id,
+            "access_log": access_log,
+            "validate_responses": validate_responses,
+            "log_level": log_level,
+            "timeout_ms": timeout_ms,
+            "max_header_bytes": max_header_bytes,
+            "shutdown_timeout_ms": shutdown_timeout_ms,
+            "header_read_timeout_ms": header_read_timeout_ms,
+            "body_read_timeout_ms": body_read_timeout_ms,
+            "min_body_rate": min_body_rate,
+            "keep_alive_timeout_ms": keep_alive_timeout_ms,
+            "send_timeout_ms": send_timeout_ms,
+            "max_connections": max_connections,
+            "max_queued_requests": max_queued_requests,
+            "http2_max_concurrent_streams": http2_max_concurrent_streams,
+            "http2_keep_alive_interval_ms": http2_keep_alive_interval_ms,
+            "sse_keep_alive_ms": sse_keep_alive_ms,
+            "ws_max_message_bytes": ws_max_message_bytes,
+            "ws_send_buffer_bytes": ws_send_buffer_bytes,
+            "ws_idle_timeout_ms": ws_idle_timeout_ms,
+            "max_json_depth": max_json_depth,
+            "max_multipart_parts": max_multipart_parts,
+            "max_part_header_bytes": max_part_header_bytes,
+            "max_filename_bytes": max_filename_bytes,
+            "title": title,
+            "version": version,
+            "description": description,
+            "servers": servers,
+            "openapi_tags": openapi_tags,
+        }
+        self.config = {k: v for k, v in settings.items() if v is not None}
+        # None switches the document or the page off, as in FastAPI: sent, unlike other Nones.
+        for name, url in (("openapi_url", openapi_url), ("docs_url", docs_url)):
+            if url is not _UNSET:
+                self.config[name] = url
+        # Routes go to the core as they are declared, so a bad one fails at its decorator.
+        self._native_app = _ferrule.NativeApp(json.dumps(self.config), Response, HTTPException)
+        self._server: Optional[_ferrule.ServerHandle] = None
+        self._hooks = Registry()
+        self._lifespan = lifespan
+        self._on_startup: list[Callable[[], Any]] = list(on_startup or [])
+        self._on_shutdown: list[Callable[[], Any]] = list(on_shutdown or [])
+        self._running_lifespan: Optional[AsyncContextManager[Any]] = None
+
+    # -- hooks, middleware, exception handlers, groups --------------------------------------
+
+    def _declare(self, route: _Route, group: int = 0) -> None:
+        self._native_app.add_route(json.dumps(route.spec), route.handler, route.arguments, route.is_async, route.status_code, group)
+
+    def _hook(self, phase: str, func: Callable[..., Any], group: int = 0) -> None:
+        slot = self._hooks.add(phase, func)
+        self._native_app.hook(group, phase, slot)
+
+    def middleware(self, kind: str = "http") -> Callable[[Hook], Hook]:
+        """Starlette's ``@app.middleware("http")``: ``async def mw(request, call_next)`` wraps
+        every request (those no route takes too); ``await call_next(request)`` runs the rest —
+        hooks, the handler, exception handlers — and returns its ``Response``, which the
+        middleware may change or replace. The last declared runs outermost."""
+        if kind != "http":
+            raise ValueError(f'middleware kind {kind!r}: only "http" middleware exists')
+
+        def register(func: Hook) -> Hook:
+            if not inspect.iscoroutinefunction(func):
+                raise TypeError(f"{getattr(func, '__qualname__', func)!r}: middleware is an async def (request, call_next)")
+            slot = self._hooks.add("on_request", func, middleware=True)
+            self._native_app.hook(0, "on_request", slot)
+            return func
+
+        return register
+
+    def exception_handler(self, key: Union[int, type[BaseException]]) -> Callable[[Hook], Hook]:
+        """FastAPI's ``@app.exception_handler(ValueError)``: ``handler(request, exc)`` answers
+        whatever a handler or hook raises of that class (the nearest one registered), or an
+        ``HTTPException`` of that status (``@app.exception_handler(404)``), with a ``Response``
+        or any value a handler may return. Requests the core refuses reach it too: no route
+        (``HTTPException`` 404, 405), a failed validation (``RequestValidationError``, with
+        ``errors()``), a body of the wrong type or size (415, 413, 400). Without one, an
+        HTTP error gets the core's problem response and anything else a bare 500."""
+
+        def register(func: Hook) -> Hook:
+            self.add_exception_handler(key, func)
+            return func
+
+        return register
+
+    def add_exception_handler(self, key: Union[int, type[BaseException]], handler: Callable[..., Any]) -> None:
+        if isinstance(key, bool) or not (isinstance(key, int) or (isinstance(key, type) and issubclass(key, BaseException))):
+            raise TypeError(f"an exception handler is for an exception class or an HTTP status, not {key!r}")
+        self._hooks.exception_handlers[key] = handler
+        # Which of the core's refusals the language must now see: the status's, a validation
+        # failure's, or every one for a handler of all HTTP errors.
+        if isinstance(key, int):
+            self._native_app.catch(key)
+        elif issubclass(key, RequestValidationError):
+            self._native_app.catch(422)
+        elif issubclass(key, HTTPException):
+            self._native_app.catch(None)
+
+    def include_router(self, router: Router, *, prefix: str = "", tags: Optional[Sequence[str]] = None) -> None:
+        """Serves ``router``'s routes under ``prefix`` + its own prefix, with its hooks after
+        the app's (FastAPI's ``include_router``; what the router declares later is not
+        taken)."""
+        self._include(router, 0, prefix, list(tags or []))
+
+    def _include(self, router: Router, parent: int, prefix: str, tags: list[str]) -> None:
+        group = self._native_app.group(parent, prefix.rstrip("/") + router.prefix)
+        for kind, item in router._declared:
+            if kind == "route":
+                route: _Route = item
+                if tags:
+                    route = _Route({**route.spec, "tags": [*tags, *route.spec.get("tags", [])]}, route.handler, route.arguments, route.status_code, False)
+                self._declare(route, group)
+            elif kind == "hook":
+                phase, func = item
+                self._hook(phase, func, group)
+            else:
+                inner, inner_prefix, inner_tags = item
+                self._include(inner, group, inner_prefix, [*tags, *inner_tags])
+
+    def on_event(self, event: str) -> Callable[[Hook], Hook]:
+        """``@app.on_event("startup")`` / ``("shutdown")``, as FastAPI's."""
+        if event not in ("startup", "shutdown"):
+            raise ValueError(f'on_event takes "startup" or "shutdown", not {event!r}')
+
+        def register(func: Hook) -> Hook:
+            (self._on_startup if event == "startup" else self._on_shutdown).append(func)
+            return func
+
+        return register
+
+    async def _start_lifespan(self) -> None:
+        """Runs the startup callbacks and enters ``lifespan``; a failure is ``StartupFailed``."""
+        try:
+            for func in self._on_startup:
+                result = func()
+                if inspect.isawaitable(result):
+                    await result
+            if self._lifespan is not None:
+                manager = self._lifespan(self)
+                await manager.__aenter__()
+                self._running_lifespan = manager
+        except Exception as e:
+            raise StartupFailed(f"startup failed: {type(e).__name__}: {e}") from e
+
+    async def _stop_lifespan(self) -> None:
+        """Leaves ``lifespan`` and runs the shutdown callbacks (each failure is logged, the
+        others still run)."""
+        manager, self._running_lifespan = self._running_lifespan, None
+        steps: list[Callable[[], Any]] = []
+        if manager is not None:
+            steps.append(lambda: manager.__aexit__(None, None, None))
+        steps.extend(self._on_shutdown)
+        for step in steps:
+            try:
+                result = step()
+                if inspect.isawaitable(result):
+                    await result
+            except Exception:
+                import logging
+
+                logging.getLogger("ferrule").exception("a shutdown step failed")
+
     # -- serving ----------------------------------------------------------------------------
 
     def openapi(self) -> dict[str, Any]:
@@ -325,9 +535,6 @@ class App:
         every route declared so far. ``python -m ferrule openapi module:app`` prints it."""
         document: dict[str, Any] = json.loads(self._native_app.openapi())
         return document
-
-    def _declare(self, route: _Route) -> None:
-        self._native_app.add_route(json.dumps(route.spec), route.handler, route.arguments, route.is_async, route.status_code)
 
     async def serve(
         self,
@@ -341,13 +548,22 @@ class App:
         """Serves on the running event loop until ``shutdown()`` (or cancellation), then drains
         in-flight requests. ``fd``: an already listening socket (worker processes);
         ``threads``: runtime threads (default: the CPUs this process may use);
-        ``on_ready(port)`` is called once listening."""
+        ``on_ready(port)`` is called once listening. The startup callbacks and ``lifespan``
+        run first (``StartupFailed`` if one raises: nothing is served), the shutdown ones once
+        the drain is over."""
+        await self._start_lifespan()
+        try:
+            await self._serve(host, port, fd, threads, on_ready)
+        finally:
+            await self._stop_lifespan()
+
+    async def _serve(self, host: str, port: int, fd: Optional[int], threads: Optional[int], on_ready: Optional[Callable[[int], Any]]) -> None:
         loop = asyncio.get_running_loop()
         stopped: asyncio.Future[None] = loop.create_future()
         logs = self._native_app.route_logs()
         loop.add_reader(logs.doorbell, logs.drain)
         try:
-            server = self._native_app.start(loop, stopped, host=host, port=port, fd=fd, threads=threads)
+            server = self._native_app.start(loop, stopped, self._hooks, host=host, port=port, fd=fd, threads=threads)
         except BaseException:
             loop.remove_reader(logs.doorbell)
             raise

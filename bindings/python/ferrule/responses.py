@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime
 import email.utils
-from typing import Any, AsyncIterable, Iterable, Literal, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, AsyncIterable, Iterable, Iterator, Literal, Mapping, MutableMapping, Optional, Sequence, Tuple, Union
 
 __all__ = [
     "Response",
@@ -23,10 +23,60 @@ __all__ = [
     "EventSourceResponse",
     "ServerSentEvent",
     "HTTPException",
+    "MutableHeaders",
 ]
 
 HeaderValue = Union[str, Sequence[str]]
 Headers = Union[Mapping[str, HeaderValue], Sequence[Tuple[str, str]]]
+
+
+class MutableHeaders(MutableMapping[str, str]):
+    """A response's headers as hooks and middleware change them (Starlette's
+    ``MutableHeaders``): names case-insensitive, ``headers[name]`` the first value,
+    ``headers[name] = value`` replaces every line of that name, ``append`` adds one (a name may
+    repeat, as ``set-cookie`` does), ``getlist`` reads them all. ``raw`` is the list of
+    ``(name, value)`` lines, in order."""
+
+    def __init__(self, raw: Optional[Iterable[Tuple[str, str]]] = None) -> None:
+        self.raw: list[tuple[str, str]] = list(raw or [])
+
+    def __getitem__(self, name: str) -> str:
+        wanted = name.lower()
+        for key, value in self.raw:
+            if key.lower() == wanted:
+                return value
+        raise KeyError(name)
+
+    def __setitem__(self, name: str, value: str) -> None:
+        wanted = name.lower()
+        self.raw = [(key, v) for key, v in self.raw if key.lower() != wanted]
+        self.raw.append((name, value))
+
+    def __delitem__(self, name: str) -> None:
+        wanted = name.lower()
+        kept = [(key, v) for key, v in self.raw if key.lower() != wanted]
+        if len(kept) == len(self.raw):
+            raise KeyError(name)
+        self.raw = kept
+
+    def __iter__(self) -> Iterator[str]:
+        seen: dict[str, None] = {}
+        for key, _ in self.raw:
+            seen.setdefault(key.lower(), None)
+        return iter(seen)
+
+    def __len__(self) -> int:
+        return len({key.lower() for key, _ in self.raw})
+
+    def append(self, name: str, value: str) -> None:
+        self.raw.append((name, value))
+
+    def getlist(self, name: str) -> list[str]:
+        wanted = name.lower()
+        return [value for key, value in self.raw if key.lower() == wanted]
+
+    def __repr__(self) -> str:
+        return f"MutableHeaders({self.raw!r})"
 
 
 class Response:
@@ -81,6 +131,8 @@ class Response:
     def _header_pairs(self) -> list[tuple[str, str]]:
         """The headers as a list of pairs (from here on, the one form they are kept in)."""
         headers = self.headers
+        if isinstance(headers, MutableHeaders):
+            return headers.raw
         pairs: list[tuple[str, str]] = []
         if headers is None:
             pass
@@ -103,7 +155,10 @@ class Response:
         """Sets a header, replacing every earlier line of that name."""
         pairs = [(n, v) for n, v in self._header_pairs() if n.lower() != name.lower()]
         pairs.append((name, value))
-        self.headers = pairs
+        if isinstance(self.headers, MutableHeaders):
+            self.headers.raw = pairs
+        else:
+            self.headers = pairs
 
     def set_cookie(
         self,

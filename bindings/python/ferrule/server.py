@@ -15,11 +15,12 @@ import signal
 import socket
 import sys
 import time
+import traceback
 from typing import TYPE_CHECKING, Any, Iterator, Optional
 
 from . import _pool
 from ._logging import use_default_handler
-from .app import DrainTimeout
+from .app import DrainTimeout, StartupFailed
 
 if TYPE_CHECKING:
     from . import _ferrule
@@ -28,6 +29,9 @@ if TYPE_CHECKING:
 __all__ = ["run", "new_event_loop", "run_until_complete"]
 
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+# The exit status of a process whose startup (callbacks, lifespan) raised: the supervisor of
+# worker processes stops instead of starting another that would fail the same way.
+STARTUP_FAILED = 3
 
 
 async def run_handler(call: "_ferrule.PendingCall") -> None:
@@ -173,6 +177,11 @@ def serve_until_signalled(app: "App", host: str, port: int, fd: Optional[int], t
         except DrainTimeout:
             # The core has said which requests were cut off; the exit status says so too.
             raise SystemExit(1) from None
+        except StartupFailed as e:
+            # As uvicorn does: the traceback of what raised, then one line saying what failed.
+            traceback.print_exception(e.__cause__ or e, file=sys.stderr)
+            print(f"ferrule: {e}", file=sys.stderr, flush=True)
+            raise SystemExit(STARTUP_FAILED) from None
         except OSError as e:
             # A port in use (or an address not this machine's): one line, not a traceback.
             raise SystemExit(f"ferrule: {e.strerror or e}") from None
@@ -234,6 +243,7 @@ def _supervise(app: "App", listener: socket.socket, workers: int, host: str, thr
                 pass
 
     previous = {sig: signal.signal(sig, stop) for sig in _STOP_SIGNALS}
+    exit_status = 0
     try:
         for _ in range(workers):
             spawn()
@@ -249,6 +259,12 @@ def _supervise(app: "App", listener: socket.socket, workers: int, host: str, thr
             if stopping:
                 continue
             code = os.waitstatus_to_exitcode(status)
+            if code == STARTUP_FAILED:
+                # Another worker would fail its startup the same way: stop them all.
+                print(f"ferrule: worker {pid} failed its startup; stopping", file=sys.stderr, flush=True)
+                stop(signal.SIGTERM, None)
+                exit_status = STARTUP_FAILED
+                continue
             print(f"ferrule: worker {pid} exited ({code}); starting another", file=sys.stderr, flush=True)
             # A worker that dies at once would otherwise be restarted in a tight loop.
             if time.monotonic() - last_restart < 1.0:
@@ -258,3 +274,5 @@ def _supervise(app: "App", listener: socket.socket, workers: int, host: str, thr
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+    if exit_status:
+        raise SystemExit(exit_status)

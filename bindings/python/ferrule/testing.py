@@ -163,10 +163,11 @@ class TestClient:
         self._loop = new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="ferrule-test-client", daemon=True)
         self._thread.start()
+        self._lifespan_started = False
         self._handle = self._on_loop(self._start())
 
     async def _start(self) -> Any:
-        handle = self.app._native_app.in_process(asyncio.get_running_loop())
+        handle = self.app._native_app.in_process(asyncio.get_running_loop(), self.app._hooks)
         asyncio.get_running_loop().add_reader(handle.doorbell, handle.dispatch)
         return handle
 
@@ -299,9 +300,20 @@ class TestClient:
         self._loop.close()
 
     def __enter__(self) -> "TestClient":
+        """Runs the app's startup (``on_startup``, ``lifespan``) on the client's loop, as
+        Starlette's client does in a ``with`` block; a failing one raises ``StartupFailed``."""
+        try:
+            self._on_loop(self.app._start_lifespan())
+        except BaseException:
+            self.close()
+            raise
+        self._lifespan_started = True
         return self
 
     def __exit__(self, *exc: Any) -> None:
+        if self._lifespan_started:
+            self._lifespan_started = False
+            self._on_loop(self.app._stop_lifespan())
         self.close()
 
     def __del__(self) -> None:

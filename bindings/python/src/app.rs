@@ -6,7 +6,7 @@ use crate::response::ResultTypes;
 use crate::route::{ArgumentPlan, PyRoute};
 use crate::server::ServerHandle;
 use crate::logs::LogDrain;
-use ferrule_core::host::{Host, HostError, Listen, Wake};
+use ferrule_core::host::{Catch, GroupId, Host, HostError, Listen, Phase, Wake};
 use ferrule_core::log::LogWake;
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -38,12 +38,33 @@ impl NativeApp {
         Ok(NativeApp { host, types: Arc::new(ResultTypes { response: response_type, http_exception: http_exception_type, streams: Default::default() }) })
     }
 
-    /// Declares a route. `spec_json` is a core `RouteSpec`; `arguments` lists
-    /// `ferrule.signature.Argument`s in call order; `status` is a plain return value's.
-    fn add_route(&self, spec_json: &str, handler: Py<PyAny>, arguments: &Bound<'_, PyList>, is_async: bool, status: i64) -> PyResult<()> {
+    /// Declares a route in `group` (0: the app). `spec_json` is a core `RouteSpec`;
+    /// `arguments` lists `ferrule.signature.Argument`s in call order; `status` is a plain
+    /// return value's.
+    #[pyo3(signature = (spec_json, handler, arguments, is_async, status, group = 0))]
+    fn add_route(&self, spec_json: &str, handler: Py<PyAny>, arguments: &Bound<'_, PyList>, is_async: bool, status: i64, group: usize) -> PyResult<()> {
         let plans = arguments.iter().map(|a| ArgumentPlan::from_python(&a)).collect::<PyResult<Vec<_>>>()?;
-        self.host.declare_json(spec_json, status, PyRoute::new(handler, plans, is_async)).map_err(host_error)?;
+        self.host.declare_json(group_id(group), spec_json, status, PyRoute::new(handler, plans, is_async)).map_err(host_error)?;
         Ok(())
+    }
+
+    /// A group of routes under `parent` served under `prefix`; returns its number.
+    fn group(&self, parent: usize, prefix: &str) -> PyResult<usize> {
+        self.host.group(group_id(parent), prefix).map(|g| g.index()).map_err(host_error)
+    }
+
+    /// Registers hook `slot` (of `ferrule.hooks.Registry`) at `phase` for `group`'s requests.
+    fn hook(&self, group: usize, phase: &str, slot: u32) -> PyResult<()> {
+        let phase = Phase::parse(phase).map_err(PyValueError::new_err)?;
+        self.host.hook(group_id(group), phase, slot).map_err(host_error)
+    }
+
+    /// The app's exception handlers take requests the core refuses with `status` (`None`:
+    /// every refusal).
+    #[pyo3(signature = (status = None))]
+    fn catch(&self, status: Option<u16>) -> PyResult<()> {
+        let catch = status.map_or(Catch::All, Catch::Status);
+        self.host.catch(GroupId::APP, catch).map_err(host_error)
     }
 
     /// The OpenAPI document of the routes declared so far, as indented JSON.
@@ -61,13 +82,14 @@ impl NativeApp {
     /// runtime on `threads` threads. Handlers run on `event_loop`'s thread when it calls
     /// `dispatch()` (registered with `add_reader` on the returned handle's doorbell);
     /// `stopped` (an asyncio Future) is resolved once a `stop()` has drained every request.
-    #[pyo3(signature = (event_loop, stopped, host = None, port = 0, fd = None, threads = None))]
+    #[pyo3(signature = (event_loop, stopped, registry, host = None, port = 0, fd = None, threads = None))]
     #[allow(clippy::too_many_arguments)]
     fn start(
         &self,
         py: Python<'_>,
         event_loop: Py<PyAny>,
         stopped: Py<PyAny>,
+        registry: Py<PyAny>,
         host: Option<String>,
         port: u16,
         fd: Option<i32>,
@@ -80,15 +102,27 @@ impl NativeApp {
         let serving = py
             .detach(|| self.host.serve(listen, threads, Wake::Doorbell, "the Python event loop"))
             .map_err(host_error)?;
-        let dispatcher = Dispatcher::new(serving.inbox(), self.types.clone(), event_loop, false);
+        let dispatcher = Dispatcher::new(py, serving.inbox(), self.types.clone(), event_loop, registry, false);
+        let dispatcher = match dispatcher {
+            Ok(dispatcher) => dispatcher,
+            Err(error) => {
+                serving.stop();
+                return Err(error);
+            }
+        };
         Ok(ServerHandle::new(serving, dispatcher, stopped))
     }
 
     /// The routes declared so far, served without a socket for a test client whose calls run
     /// on `event_loop` (which watches the returned handle's doorbell).
-    fn in_process(&self, py: Python<'_>, event_loop: Py<PyAny>) -> PyResult<InProcessHandle> {
+    fn in_process(&self, py: Python<'_>, event_loop: Py<PyAny>, registry: Py<PyAny>) -> PyResult<InProcessHandle> {
         let client = py.detach(|| self.host.in_process(Wake::Doorbell)).map_err(host_error)?;
-        let dispatcher = Dispatcher::new(client.inbox(), self.types.clone(), event_loop, true);
+        let dispatcher = Dispatcher::new(py, client.inbox(), self.types.clone(), event_loop, registry, true)?;
         Ok(InProcessHandle::new(client, dispatcher))
     }
+}
+
+/// A group's number as Python holds it.
+fn group_id(index: usize) -> GroupId {
+    GroupId::from_index(index)
 }

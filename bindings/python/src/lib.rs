@@ -52,6 +52,17 @@ mod _ferrule {
         ferrule_core::spec::unknown_option(what, name, &known)
     }
 
+    /// The body of the problem response for `status` with `detail` (an `HTTPException`'s).
+    #[pyo3::pyfunction]
+    #[pyo3(signature = (status, detail = None))]
+    fn problem_body(py: pyo3::Python<'_>, status: u16, detail: Option<String>) -> pyo3::PyResult<pyo3::Bound<'_, pyo3::types::PyBytes>> {
+        let status = ferrule_core::http::StatusCode::from_u16(status).map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
+        let mut problem = ferrule_core::Problem::status(status);
+        problem.detail = detail;
+        let body = ferrule_core::serde_json::to_vec(&problem).map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
+        Ok(pyo3::types::PyBytes::new(py, &body))
+    }
+
     /// The app settings the core knows (the `App` keyword arguments).
     #[pyo3::pyfunction]
     fn app_setting_names() -> Vec<String> {
@@ -63,4 +74,6 @@ mod _ferrule {
     const __version__: &str = env!("CARGO_PKG_VERSION");
     #[pymodule_export]
     const PROBLEM_JSON: &str = ferrule_core::PROBLEM_JSON;
+    #[pymodule_export]
+    const VALIDATION_PROBLEM_TYPE: &str = ferrule_core::VALIDATION_PROBLEM_TYPE;
 }

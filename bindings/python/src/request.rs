@@ -16,6 +16,7 @@ pub struct Request {
     headers: PyOnceLock<Py<PyDict>>,
     cookies: PyOnceLock<Py<PyDict>>,
     body: PyOnceLock<Py<PyAny>>,
+    state: PyOnceLock<Py<PyAny>>,
 }
 
 impl Request {
@@ -27,6 +28,7 @@ impl Request {
             headers: PyOnceLock::new(),
             cookies: PyOnceLock::new(),
             body: PyOnceLock::new(),
+            state: PyOnceLock::new(),
         }
     }
 
@@ -82,6 +84,14 @@ impl Request {
     fn body(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         let body = self.body.get_or_try_init(py, || to_python::body(py, &self.data.body).map(Bound::unbind))?;
         Ok(body.clone_ref(py))
+    }
+
+    /// What hooks and middleware leave for the handler (Starlette's `request.state`): any
+    /// attributes, set and read on this one request.
+    #[getter]
+    fn state(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let state = self.state.get_or_try_init(py, || py.import("types")?.getattr("SimpleNamespace")?.call0().map(Bound::unbind))?;
+        Ok(state.clone_ref(py))
     }
 
     #[getter]

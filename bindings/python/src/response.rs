@@ -27,17 +27,38 @@ pub struct ResultTypes {
 }
 
 pub fn from_result(py: Python<'_>, dispatcher: &Dispatcher, route: &Arc<HostRoute<PyRoute>>, result: &Bound<'_, PyAny>) -> Result<Response, HandlerError> {
+    from_result_as(py, dispatcher, Some(route), route.status, result)
+}
+
+/// A result sent with `status` when it is a plain value, written with `route`'s response
+/// shapes (none for a request no route took).
+pub fn from_result_as(
+    py: Python<'_>,
+    dispatcher: &Dispatcher,
+    route: Option<&Arc<HostRoute<PyRoute>>>,
+    status: ferrule_core::http::StatusCode,
+    result: &Bound<'_, PyAny>,
+) -> Result<Response, HandlerError> {
     let types = dispatcher.types();
+    let shape_for = |status: i64| route.map_or(Shape::any(), |route| route.response_shape(status));
     if result.is_instance(types.response.bind(py)).unwrap_or(false) {
-        return explicit(result, route, |content, events| types.streams.start(dispatcher.inbox(), route, content, events));
+        let start = |content: &Bound<'_, PyAny>, events| match route {
+            Some(route) => types.streams.start(dispatcher.inbox(), route, content, events),
+            None => Err("a stream answers a route's request, not a refused one".to_owned()),
+        };
+        return explicit(result, shape_for, start);
     }
     // The core logs the message with the route; the client gets a bare 500.
-    let shape = route.response_shape(route.status.as_u16().into());
-    let body = body(result, shape).map_err(|message| HandlerError::new(format!("returned a value that cannot be sent: {message}")))?;
-    Ok(body.with_status(route.status))
+    let body = body(result, shape_for(status.as_u16().into())).map_err(|message| HandlerError::new(format!("returned a value that cannot be sent: {message}")))?;
+    Ok(body.with_status(status))
 }
 
 pub fn from_exception(py: Python<'_>, dispatcher: &Dispatcher, route: &HostRoute<PyRoute>, error: PyErr) -> Result<Response, HandlerError> {
+    from_exception_in(py, dispatcher, &route.label, error)
+}
+
+/// [`from_exception`] for a request known by `label` in the log.
+pub fn from_exception_in(py: Python<'_>, dispatcher: &Dispatcher, label: &str, error: PyErr) -> Result<Response, HandlerError> {
     let value = error.value(py);
     if value.is_instance(dispatcher.types().http_exception.bind(py)).unwrap_or(false) {
         return http_exception(value);
@@ -48,7 +69,7 @@ pub fn from_exception(py: Python<'_>, dispatcher: &Dispatcher, route: &HostRoute
     static HANDLER_RAISED: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
     let logged = HANDLER_RAISED
         .import(py, "ferrule._logging", "handler_raised")
-        .and_then(|log| log.call1((route.label.as_str(), value)));
+        .and_then(|log| log.call1((label, value)));
     if logged.is_err() {
         error.display(py);
     }
@@ -75,9 +96,9 @@ fn unsendable(message: String) -> HandlerError {
 
 /// `ferrule.Response(content, status_code, headers, media_type)`; `start_stream(content,
 /// events)` takes a streamed response's producer.
-fn explicit(
+fn explicit<'s>(
     result: &Bound<'_, PyAny>,
-    route: &HostRoute<PyRoute>,
+    shape_for: impl Fn(i64) -> Shape<'s>,
     start_stream: impl FnOnce(&Bound<'_, PyAny>, bool) -> Result<BodyStream, String>,
 ) -> Result<Response, HandlerError> {
     let attr = |name: &str| result.getattr(name).map_err(|e| unsendable(e.to_string()));
@@ -85,7 +106,7 @@ fn explicit(
     let content = attr("body")?;
     let as_json = attr("as_json")?.is_truthy().unwrap_or(false);
     // Its JSON is written with the shape declared for its own status, as Fastify's `reply.code()`.
-    let shape = route.response_shape(status);
+    let shape = shape_for(status);
     let stream = attr("stream")?;
     let body = if !stream.is_none() {
         let events = attr("events")?.is_truthy().unwrap_or(false);
@@ -114,6 +135,13 @@ fn header_pairs(headers: &Bound<'_, PyAny>) -> Result<Vec<(String, String)>, Str
     let mut pairs = Vec::new();
     if headers.is_none() {
         return Ok(pairs);
+    }
+    // `ferrule.MutableHeaders` (what hooks and middleware change): its lines, in order. Asked
+    // only of what is neither a dict nor a list, so other responses pay no failed lookup.
+    if headers.cast::<PyDict>().is_err() && headers.cast::<pyo3::types::PyList>().is_err() {
+        if let Ok(raw) = headers.getattr(pyo3::intern!(headers.py(), "raw")) {
+            return raw.extract::<Vec<(String, String)>>().map_err(|_| SHAPE.to_owned());
+        }
     }
     let items: Vec<(String, Bound<'_, PyAny>)> = match headers.cast::<PyDict>() {
         Ok(dict) => dict.iter().map(|(k, v)| Ok((k.extract()?, v))).collect::<PyResult<_>>(),

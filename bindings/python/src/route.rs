@@ -80,20 +80,24 @@ impl PyRoute {
     /// [`PyRoute::call`], with the `WebSocket` of a WebSocket route for its `Socket` argument.
     pub fn call_with<'py>(&self, py: Python<'py>, request: RequestData, socket: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
         // A `Request` argument owns the data; the other arguments read it from there.
-        let (request_object, owned) = if self.takes_request {
-            (Some(Bound::new(py, Request::new(request))?), None)
-        } else {
-            (None, Some(request))
-        };
-        let data: &RequestData = match (&request_object, &owned) {
-            (Some(object), _) => object.get().data(),
-            (None, Some(data)) => data,
-            (None, None) => unreachable!("one of the two holds the request"),
-        };
+        if self.takes_request {
+            let object = Bound::new(py, Request::new(request))?;
+            return self.call_from(py, object.get().data(), Some(&object), socket);
+        }
+        self.call_from(py, &request, None, socket)
+    }
+
+    /// Calls the handler with arguments read from a `Request` object that hooks have already
+    /// seen (the handler's own `Request` argument is that same object).
+    pub fn call_on<'py>(&self, py: Python<'py>, request: &Bound<'py, Request>) -> PyResult<Bound<'py, PyAny>> {
+        self.call_from(py, request.get().data(), Some(request), None)
+    }
+
+    fn call_from<'py>(&self, py: Python<'py>, data: &RequestData, request_object: Option<&Bound<'py, Request>>, socket: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
         let mut positional = Vec::with_capacity(self.arguments.len());
         let mut keywords: Option<Bound<'py, PyDict>> = None;
         for argument in &self.arguments {
-            let value = match (&argument.source, &request_object) {
+            let value = match (&argument.source, request_object) {
                 (Source::Request, Some(object)) => object.clone().into_any(),
                 (Source::Socket, _) => socket.map_or_else(|| py.None().into_bound(py), |s| s.clone()),
                 _ => self.value(py, argument, data)?,

@@ -78,7 +78,7 @@ impl NativeApp {
     /// keeps its block.
     pub fn add_route(ruby: &Ruby, rb_self: &Self, spec_json: String, status: i64) -> Result<usize, Error> {
         let index = rb_self.host.routes().len();
-        rb_self.host.declare_json(&spec_json, status, RbRoute { index }).map_err(|e| host_error(ruby, e))?;
+        rb_self.host.declare_json(ferrule_core::host::GroupId::APP, &spec_json, status, RbRoute { index }).map_err(|e| host_error(ruby, e))?;
         Ok(index)
     }
 
@@ -249,6 +249,11 @@ impl NativeApp {
         for job in jobs.drain(..) {
             let call = match job {
                 Job::Call(call) => call,
+                Job::Reject(reject) => {
+                    // No hooks in Ruby yet: the core's own answer.
+                    inbox.answer(reject.reply, Ok(reject.rejection.response()));
+                    continue;
+                }
                 Job::Pull(pull) => {
                     self.streams.pulled(pull);
                     continue;

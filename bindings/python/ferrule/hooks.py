@@ -1,0 +1,265 @@
+"""Hooks, ``@app.middleware("http")`` and exception handlers: how one request's chain runs.
+
+The core decides which hooks a request meets and in which order (Fastify's: ``on_request``,
+``pre_handler``, the handler, ``on_send``; ``on_error`` when something raises), and hands the
+request over with its hook slots; this module runs them, with the handler, in the one trip to
+the event loop's thread that runs the handler anyway. A chain whose hooks and handler are all
+``def`` functions runs right there, synchronously (no task); one with an ``async def`` in it,
+or with middleware, runs as a task on the loop.
+
+A hook answers the request itself by returning a ``Response`` (or any value a handler may
+return) or by raising ``HTTPException``; returning ``None`` lets the request go on. An
+``on_send`` hook gets the response (``response.headers`` is a ``MutableHeaders``) and may change
+it in place or return another. Middleware (Starlette's shape, ``call_next``) wrap the whole
+chain, exception handlers included, so ``call_next`` returns a ``Response`` even for a 404.
+
+Requests the core refused (a validation failure, no route) reach here only when something
+must see them; their refusal is raised as ``RequestValidationError`` (422) or ``HTTPException``
+after the ``on_request`` hooks, and an exception handler for it may answer instead of the core.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from typing import Any, Awaitable, Callable, Optional, Sequence
+
+from . import _ferrule
+from .responses import HTTPException, MutableHeaders, Response
+
+__all__ = ["PHASES", "Registry", "RequestValidationError", "run_sync", "run_async"]
+
+PHASES = ("on_request", "pre_handler", "on_send", "on_error")
+
+
+class RequestValidationError(Exception):
+    """A request the core refused because its values failed validation (FastAPI's name).
+    ``errors()`` lists the failures as the problem response does (``type``, ``loc``, ``msg``,
+    ``input``, ``ctx``); ``body`` is the raw body as sent."""
+
+    def __init__(self, errors: Sequence[dict[str, Any]], *, body: Any = None) -> None:
+        super().__init__(errors)
+        self._errors = list(errors)
+        self.body = body
+        self.status_code = 422
+
+    def errors(self) -> list[dict[str, Any]]:
+        return self._errors
+
+
+class _Hook:
+    __slots__ = ("func", "phase", "is_async", "middleware")
+
+    def __init__(self, func: Callable[..., Any], phase: str, middleware: bool = False) -> None:
+        self.func = func
+        self.phase = phase
+        self.middleware = middleware
+        self.is_async = middleware or inspect.iscoroutinefunction(func) or inspect.iscoroutinefunction(getattr(func, "__call__", None))
+
+
+class Registry:
+    """One app's hooks (by the slot the core knows each as), middleware and exception
+    handlers."""
+
+    def __init__(self) -> None:
+        self.slots: list[_Hook] = []
+        self.exception_handlers: dict[Any, Callable[..., Any]] = {}
+
+    def add(self, phase: str, func: Callable[..., Any], *, middleware: bool = False) -> int:
+        if phase not in PHASES:
+            raise ValueError(_ferrule.unknown_option("hook", phase, list(PHASES)))
+        if not callable(func):
+            raise TypeError(f"a hook must be callable, not {type(func).__name__}")
+        self.slots.append(_Hook(func, phase, middleware))
+        return len(self.slots) - 1
+
+    @property
+    def has_handlers(self) -> bool:
+        """Whether every request must run through a chain: exception handlers see what any
+        handler raises."""
+        return bool(self.exception_handlers)
+
+    def chain(self, on_request: Sequence[int], pre_handler: Sequence[int], on_send: Sequence[int], on_error: Sequence[int]) -> "Chain":
+        hooks = [self.slots[i] for i in on_request]
+        return Chain(
+            self,
+            [h.func for h in hooks if not h.middleware],
+            [self.slots[i].func for i in pre_handler],
+            [self.slots[i].func for i in on_send],
+            [self.slots[i].func for i in on_error],
+            [h.func for h in hooks if h.middleware],
+            sync=not any(self.slots[i].is_async for i in (*on_request, *pre_handler, *on_send, *on_error)),
+        )
+
+    def handler_for(self, exc: BaseException) -> Optional[Callable[..., Any]]:
+        """The exception handler for ``exc``: by its status for an ``HTTPException`` (as
+        Starlette looks one up), then by its class, nearest first. ``HTTPException`` and
+        ``RequestValidationError`` have the core's answer as their default, so a handler for
+        ``Exception`` never takes them."""
+        handlers = self.exception_handlers
+        if isinstance(exc, HTTPException) and exc.status in handlers:
+            return handlers[exc.status]
+        for cls in type(exc).__mro__:
+            if cls in handlers:
+                return handlers[cls]
+            if cls is HTTPException or cls is RequestValidationError:
+                return None
+        return None
+
+
+class Chain:
+    """The hooks one route's requests meet, resolved once per route and server."""
+
+    __slots__ = ("registry", "on_request", "pre_handler", "on_send", "on_error", "middleware", "sync")
+
+    def __init__(self, registry: Registry, on_request: list, pre_handler: list, on_send: list, on_error: list, middleware: list, *, sync: bool) -> None:
+        self.registry = registry
+        self.on_request = on_request
+        self.pre_handler = pre_handler
+        self.on_send = on_send
+        self.on_error = on_error
+        self.middleware = middleware
+        self.sync = sync and not middleware
+
+
+def _as_response(value: Any, status: int) -> Response:
+    """What a handler or hook answered, as a ``Response`` whose headers can be changed."""
+    response = value if isinstance(value, Response) else Response(status, None, value)
+    if not isinstance(response.headers, MutableHeaders):
+        response.headers = MutableHeaders(response._header_pairs())
+    return response
+
+
+def _default(exc: Exception, call: Any) -> Response:
+    """The answer to an HTTP error no exception handler took: for a refusal of the core's, its
+    own response; else the problem response the exception describes. Anything else goes on (a
+    bare 500, logged)."""
+    if exc is call.refusal:
+        return _as_response(call.default_response(), call.status)
+    if isinstance(exc, HTTPException):
+        headers = MutableHeaders(list((exc.headers or {}).items()))
+        headers["content-type"] = _ferrule.PROBLEM_JSON
+        return Response(exc.status, headers, _ferrule.problem_body(exc.status, exc.detail))
+    if isinstance(exc, RequestValidationError):
+        # Raised by the app's own code (the core's refusals are answered above).
+        errors = exc.errors()
+        problem = {
+            "type": _ferrule.VALIDATION_PROBLEM_TYPE,
+            "title": "Unprocessable Content",
+            "status": 422,
+            "detail": "1 validation error" if len(errors) == 1 else f"{len(errors)} validation errors",
+            "errors": errors,
+        }
+        headers = MutableHeaders([("content-type", _ferrule.PROBLEM_JSON)])
+        return Response(422, headers, json.dumps(problem, default=str).encode())
+    raise exc
+
+
+def _recovered(chain: Chain, request: Any, exc: Exception, call: Any) -> Any:
+    """``on_error`` hooks see ``exc`` (not a refusal of the core's: that is no failure of the
+    app's); then its exception handler answers, or the default does."""
+    if exc is not call.refusal:
+        for hook in chain.on_error:
+            hook(request, exc)
+    handler = chain.registry.handler_for(exc)
+    return handler(request, exc) if handler is not None else _default(exc, call)
+
+
+def run_sync(chain: Chain, call: Any) -> None:
+    """A chain of ``def`` hooks around a ``def`` handler, run where the request arrived."""
+    request = call.request()
+    try:
+        try:
+            response = _before(chain, request, call)
+            if response is None:
+                response = call.handle(request)
+        except Exception as exc:
+            response = _recovered(chain, request, exc, call)
+        if chain.on_send:
+            response = _as_response(response, call.status)
+            for hook in chain.on_send:
+                replaced = hook(request, response)
+                if replaced is not None:
+                    response = _as_response(replaced, call.status)
+    except BaseException as exc:
+        call.fail(exc)
+        if not isinstance(exc, Exception):
+            raise
+        return
+    call.finish(response)
+
+
+def _before(chain: Chain, request: Any, call: Any) -> Any:
+    for hook in chain.on_request:
+        answer = hook(request)
+        if answer is not None:
+            return answer
+    if call.refusal is None:
+        for hook in chain.pre_handler:
+            answer = hook(request)
+            if answer is not None:
+                return answer
+    return None
+
+
+async def _maybe(value: Any) -> Any:
+    return await value if inspect.isawaitable(value) else value
+
+
+async def run_async(chain: Chain, call: Any) -> None:
+    """A chain with an ``async def`` in it, or with middleware, as a task on the loop."""
+    import asyncio
+
+    request = call.request()
+
+    async def endpoint(request: Any) -> Response:
+        try:
+            response = None
+            for hook in chain.on_request:
+                response = await _maybe(hook(request))
+                if response is not None:
+                    break
+            if response is None and call.refusal is None:
+                for hook in chain.pre_handler:
+                    response = await _maybe(hook(request))
+                    if response is not None:
+                        break
+            if response is None:
+                response = await _maybe(call.handle(request))
+        except Exception as exc:
+            if exc is not call.refusal:
+                for hook in chain.on_error:
+                    await _maybe(hook(request, exc))
+            handler = chain.registry.handler_for(exc)
+            response = await _maybe(handler(request, exc)) if handler is not None else _default(exc, call)
+        response = _as_response(response, call.status)
+        for hook in chain.on_send:
+            replaced = await _maybe(hook(request, response))
+            if replaced is not None:
+                response = _as_response(replaced, call.status)
+        return response
+
+    # The last declared middleware runs outermost, as Starlette's.
+    handle: Callable[[Any], Awaitable[Response]] = endpoint
+    for middleware in chain.middleware:
+        handle = _wrapped(middleware, handle)
+    try:
+        response = await handle(request)
+    except asyncio.CancelledError:
+        raise  # past its deadline, or cut off by a drain: nobody waits for an answer
+    except BaseException as exc:
+        call.fail(exc)
+        if not isinstance(exc, Exception):
+            raise
+        return
+    call.finish(response)
+
+
+def _wrapped(middleware: Callable[..., Any], inner: Callable[[Any], Awaitable[Response]]) -> Callable[[Any], Awaitable[Response]]:
+    async def call_next(request: Any) -> Response:
+        return await inner(request)
+
+    async def handle(request: Any) -> Response:
+        return _as_response(await middleware(request, call_next), 200)
+
+    return handle

@@ -1,0 +1,340 @@
+"""Hooks, middleware, exception handlers, routers and the app's life cycle, as FastAPI and
+Fastify users write them; run through the in-process TestClient (nothing here needs a socket)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any, AsyncIterator, Optional
+
+import pytest
+
+from ferrule import (
+    App,
+    HTTPException,
+    JSONResponse,
+    Request,
+    RequestValidationError,
+    Response,
+    Router,
+    StartupFailed,
+)
+from ferrule.testing import TestClient
+
+
+def test_hooks_run_in_fastifys_order_around_the_handler() -> None:
+    app = App()
+    seen: list[str] = []
+
+    @app.on_request
+    def first(request: Request) -> None:
+        seen.append(f"on_request {request.method} {request.path}")
+
+    @app.pre_handler
+    def second(request: Request) -> None:
+        seen.append(f"pre_handler {request.path_params}")
+
+    @app.get("/items/{item_id:int}")
+    def item(item_id: int) -> dict:
+        seen.append("handler")
+        return {"id": item_id}
+
+    @app.on_send
+    def last(request: Request, response: Response) -> None:
+        seen.append(f"on_send {response.status_code}")
+        response.headers["x-hooked"] = "yes"
+
+    with TestClient(app) as client:
+        response = client.get("/items/3")
+    assert (response.status_code, response.json(), response.headers["x-hooked"]) == (200, {"id": 3}, "yes")
+    assert seen == ["on_request GET /items/3", "pre_handler {'item_id': 3}", "handler", "on_send 200"]
+
+
+def test_a_hook_answers_the_request_itself_and_the_handler_never_runs() -> None:
+    app = App()
+    called: list[str] = []
+
+    @app.on_request
+    def authenticate(request: Request) -> Optional[Response]:
+        if request.header("authorization") != "Bearer good":
+            raise HTTPException(401, "who are you?", headers={"www-authenticate": "Bearer"})
+        request.state.user = "ada"
+        return None
+
+    @app.pre_handler
+    def rate_limit(request: Request) -> Any:
+        if request.header("x-too-many") is not None:
+            return JSONResponse({"slow": "down"}, status_code=429)
+        return None
+
+    @app.get("/me")
+    def me(request: Request) -> dict:
+        called.append("me")
+        return {"user": request.state.user}
+
+    with TestClient(app) as client:
+        refused = client.get("/me")
+        assert refused.status_code == 401
+        assert refused.headers["www-authenticate"] == "Bearer"
+        assert refused.json()["detail"] == "who are you?"
+        assert client.get("/me", headers={"authorization": "Bearer good", "x-too-many": "1"}).json() == {"slow": "down"}
+        assert called == []
+        assert client.get("/me", headers={"authorization": "Bearer good"}).json() == {"user": "ada"}
+        assert called == ["me"]
+
+
+def test_on_request_sees_requests_the_core_refused_and_no_route_takes() -> None:
+    app = App()
+    seen: list[str] = []
+
+    @app.on_request
+    def log(request: Request) -> None:
+        seen.append(f"{request.method} {request.path}")
+
+    @app.get("/items/{item_id:int}")
+    def item(item_id: int) -> dict:
+        return {"id": item_id}
+
+    with TestClient(app) as client:
+        invalid = client.get("/items/seven")
+        missing = client.get("/nowhere")
+        wrong = client.delete("/items/1")
+    assert (invalid.status_code, missing.status_code, wrong.status_code) == (422, 404, 405)
+    assert invalid.json()["errors"][0]["loc"] == ["path", "item_id"]  # the core's answer, unchanged
+    assert wrong.headers["allow"] == "GET, HEAD"
+    assert seen == ["GET /items/seven", "GET /nowhere", "DELETE /items/1"]
+
+
+def test_async_hooks_and_handlers_mix() -> None:
+    app = App()
+
+    @app.on_request
+    async def slow_auth(request: Request) -> None:
+        await asyncio.sleep(0)
+        request.state.who = "async"
+
+    @app.get("/sync")
+    def sync_handler(request: Request) -> dict:
+        return {"who": request.state.who}
+
+    @app.get("/async")
+    async def async_handler(request: Request) -> dict:
+        await asyncio.sleep(0)
+        return {"who": request.state.who}
+
+    @app.on_send
+    async def stamp(request: Request, response: Response) -> Response:
+        return JSONResponse({"wrapped": response.body}, status_code=response.status_code)
+
+    with TestClient(app) as client:
+        assert client.get("/sync").json() == {"wrapped": {"who": "async"}}
+        assert client.get("/async").json() == {"wrapped": {"who": "async"}}
+
+
+def test_exception_handlers_by_class_and_by_status() -> None:
+    app = App()
+
+    class OutOfStock(Exception):
+        def __init__(self, item: str) -> None:
+            self.item = item
+
+    @app.exception_handler(OutOfStock)
+    def out_of_stock(request: Request, exc: OutOfStock) -> JSONResponse:
+        return JSONResponse({"detail": f"{exc.item} is out of stock"}, status_code=409)
+
+    @app.exception_handler(LookupError)
+    def lookup(request: Request, exc: LookupError) -> JSONResponse:
+        return JSONResponse({"detail": "not here"}, status_code=404)
+
+    @app.exception_handler(404)
+    def not_found(request: Request, exc: HTTPException) -> JSONResponse:
+        return JSONResponse({"missing": request.path}, status_code=404)
+
+    @app.get("/buy/{item}")
+    def buy(item: str) -> dict:
+        raise OutOfStock(item)
+
+    @app.get("/find")
+    def find() -> dict:
+        raise KeyError("x")  # a LookupError: the nearest handler in its class's MRO
+
+    @app.get("/fails")
+    def fails() -> dict:
+        raise RuntimeError("SECRET")
+
+    @app.get("/teapot")
+    def teapot() -> dict:
+        raise HTTPException(418, "short and stout")
+
+    with TestClient(app, raise_server_exceptions=False) as client:
+        assert client.get("/buy/pen").json() == {"detail": "pen is out of stock"}
+        assert client.get("/buy/pen").status_code == 409
+        assert client.get("/find").json() == {"detail": "not here"}
+        assert client.get("/nowhere").json() == {"missing": "/nowhere"}  # the core's 404, handled in Python
+        failed = client.get("/fails")
+        assert failed.status_code == 500 and "SECRET" not in failed.text
+        teapot = client.get("/teapot")
+        assert (teapot.status_code, teapot.json()["detail"]) == (418, "short and stout")
+
+
+def test_a_handler_for_validation_errors_sees_the_cores_errors() -> None:
+    app = App()
+
+    @app.exception_handler(RequestValidationError)
+    def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        return JSONResponse({"problems": [".".join(map(str, e["loc"])) for e in exc.errors()], "sent": exc.body.decode()}, status_code=400)
+
+    @app.post("/items")
+    def create(name: str, price: float) -> dict:  # query parameters
+        return {"name": name, "price": price}
+
+    with TestClient(app) as client:
+        response = client.post("/items?price=cheap", content=b"raw")
+    assert response.status_code == 400
+    assert response.json() == {"problems": ["query.name", "query.price"], "sent": "raw"}
+
+
+def test_middleware_wraps_everything_and_may_change_the_response() -> None:
+    app = App()
+    order: list[str] = []
+
+    @app.middleware("http")
+    async def inner(request: Request, call_next: Any) -> Response:
+        order.append("inner in")
+        response = await call_next(request)
+        order.append("inner out")
+        response.headers["x-inner"] = "1"
+        return response
+
+    @app.middleware("http")
+    async def outer(request: Request, call_next: Any) -> Response:
+        order.append("outer in")
+        response = await call_next(request)
+        order.append("outer out")
+        response.headers["x-outer"] = str(response.status_code)
+        return response
+
+    @app.get("/hello")
+    def hello() -> str:
+        order.append("handler")
+        return "hi"
+
+    with TestClient(app) as client:
+        response = client.get("/hello")
+        assert (response.text, response.headers["x-inner"], response.headers["x-outer"]) == ("hi", "1", "200")
+        assert order == ["outer in", "inner in", "handler", "inner out", "outer out"]
+        assert client.get("/nowhere").headers["x-outer"] == "404"  # a 404 is a response to middleware
+
+
+def test_an_exception_no_handler_takes_goes_through_middleware_to_a_bare_500() -> None:
+    app = App()
+    seen: list[str] = []
+
+    @app.middleware("http")
+    async def watch(request: Request, call_next: Any) -> Response:
+        try:
+            return await call_next(request)
+        except ZeroDivisionError:
+            seen.append("raised through")
+            raise
+
+    @app.on_error
+    def report(request: Request, exc: Exception) -> None:
+        seen.append(f"on_error {type(exc).__name__}")
+
+    @app.get("/divide")
+    def divide() -> dict:
+        return {"x": 1 / 0}
+
+    with TestClient(app, raise_server_exceptions=False) as client:
+        assert client.get("/divide").status_code == 500
+    assert seen == ["on_error ZeroDivisionError", "raised through"]
+
+
+def test_router_hooks_run_only_for_its_own_routes_after_the_apps() -> None:
+    app = App()
+    order: list[str] = []
+    admin = Router(prefix="/admin", tags=["admin"])
+
+    @app.on_request
+    def everyone(request: Request) -> None:
+        order.append(f"app {request.path}")
+
+    @admin.on_request
+    def admins(request: Request) -> None:
+        order.append(f"admin {request.path}")
+
+    @admin.get("/stats")
+    def stats() -> dict:
+        return {"users": 3}
+
+    @app.get("/public")
+    def public() -> dict:
+        return {"open": True}
+
+    app.include_router(admin, prefix="/api")
+    with TestClient(app) as client:
+        assert client.get("/api/admin/stats").json() == {"users": 3}
+        assert client.get("/public").json() == {"open": True}
+        assert client.get("/api/admin/missing").status_code == 404
+    assert order == ["app /api/admin/stats", "admin /api/admin/stats", "app /public", "app /api/admin/missing", "admin /api/admin/missing"]
+    assert app.openapi()["paths"]["/api/admin/stats"]["get"]["tags"] == ["admin"]
+
+
+def test_lifespan_and_startup_callbacks_run_once_around_serving() -> None:
+    events: list[str] = []
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: App) -> AsyncIterator[None]:
+        events.append("lifespan start")
+        yield
+        events.append("lifespan stop")
+
+    app = App(lifespan=lifespan, on_startup=[lambda: events.append("startup")])
+
+    @app.on_event("shutdown")
+    async def closed() -> None:
+        events.append("shutdown")
+
+    @app.get("/events")
+    def listed() -> list:
+        return list(events)
+
+    with TestClient(app) as client:
+        assert client.get("/events").json() == ["startup", "lifespan start"]
+    assert events == ["startup", "lifespan start", "lifespan stop", "shutdown"]
+
+
+def test_a_failing_startup_stops_the_app_before_it_serves() -> None:
+    def broken() -> None:
+        raise ConnectionError("the database is down")
+
+    app = App(on_startup=[broken])
+    with pytest.raises(StartupFailed, match="ConnectionError: the database is down"):
+        with TestClient(app):
+            pass
+
+
+def test_a_misspelled_hook_phase_names_the_nearest() -> None:
+    app = App()
+    with pytest.raises(ValueError, match=r"unknown hook on_sned \(did you mean on_send\?\)"):
+        app.add_hook("on_sned", lambda request, response: None)
+    with pytest.raises(TypeError, match="middleware is an async def"):
+        app.middleware("http")(lambda request, call_next: None)
+
+
+def test_run_exits_with_one_line_and_status_3_when_startup_fails() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "from ferrule import App\n"
+        "def broken():\n"
+        "    raise ConnectionError('the database is down')\n"
+        "App(on_startup=[broken]).run(port=0)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 3, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert lines[-1] == "ferrule: startup failed: ConnectionError: the database is down"
+    assert "in broken" in result.stderr  # the traceback of what raised, above it
