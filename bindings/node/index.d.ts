@@ -269,6 +269,43 @@ export declare class App {
    */
   inject(options: InjectOptions | string): Promise<InjectResponse>;
   inject(options: InjectOptions | string, callback: (error: Error | null, response?: InjectResponse) => void): void;
+  /**
+   * Fastify's hooks, in Fastify's order: `onRequest` (every request, refused ones too),
+   * `preHandler` (after validation), `onSend` (may return a new payload), `onError`; `async` or
+   * with a `done` callback. `preParsing`/`preValidation` run as `onRequest`, `preSerialization`
+   * as `onSend`. `onReady`/`onClose` run once before serving and after `close()`.
+   */
+  addHook(name: 'onRequest' | 'preParsing' | 'preValidation' | 'preHandler', hook: (ctx: Context, reply: Reply, done?: (error?: Error) => void) => unknown): this;
+  addHook(name: 'onSend' | 'preSerialization', hook: (ctx: Context, reply: Reply, payload: unknown, done?: (error?: Error | null, payload?: unknown) => void) => unknown): this;
+  addHook(name: 'onError', hook: (ctx: Context, reply: Reply, error: Error, done?: () => void) => unknown): this;
+  addHook(name: 'onReady' | 'onClose', hook: (done?: (error?: Error) => void) => unknown): this;
+  /** Answers what this app's (or scope's) hooks and handlers throw, and the requests the core refuses. */
+  setErrorHandler(handler: (error: HttpError & { validation?: unknown[]; problem?: Record<string, unknown> } | Error, ctx: Context, reply: Reply) => unknown): this;
+  /** Answers the requests no route takes (404). */
+  setNotFoundHandler(handler: (ctx: Context, reply: Reply) => unknown): this;
+  /** Fastify's `register`: `plugin(scope, options)` declares routes and hooks served under `prefix`. */
+  register<O extends Record<string, unknown>>(plugin: (scope: App, options: O, done?: (error?: Error) => void) => unknown, options?: O & { prefix?: string }): this;
+  /** Every `ctx` gets `name`: a method, or a default that hooks set per request. */
+  decorateRequest(name: string, value: ((...args: any[]) => unknown) | string | number | boolean | null | undefined): this;
+  hasRequestDecorator(name: string): boolean;
+  /** Waits for async plugins, then runs the `onReady` hooks (once). */
+  ready(): Promise<void>;
+}
+
+/** What hooks and error handlers answer through (Fastify's `reply`). */
+export interface Reply {
+  statusCode: number;
+  readonly sent: boolean;
+  code(statusCode: number): this;
+  status(statusCode: number): this;
+  header(name: string, value: string | number | string[]): this;
+  headers(headers: Record<string, string | number | string[]>): this;
+  type(contentType: string): this;
+  getHeader(name: string): string | string[] | undefined;
+  getHeaders(): Record<string, string | string[]>;
+  hasHeader(name: string): boolean;
+  removeHeader(name: string): this;
+  send(payload?: unknown): this;
 }
 
 export interface SocketOptions {
@@ -349,8 +386,12 @@ export declare class Response {
 export declare class HttpError extends Error {
   constructor(status: number, detail?: string, options?: { headers?: Record<string, string> });
   status: number;
+  /** The same status, under Fastify's name. */
+  statusCode: number;
   detail?: string;
   headers?: Record<string, string>;
+  /** A refused request's validation errors (422), as the problem lists them. */
+  validation?: unknown[];
 }
 
 /** The version of the Rust crates the native addon was built from. */

@@ -15,6 +15,7 @@
 const cluster = require('node:cluster');
 const native = require('./ferrule.node');
 const { WebSocket, Sockets } = require('./websocket.js');
+const { PHASE_OF, NOT_OFFERED, Reply, callHook } = require('./hooks.js');
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'];
 /** The descriptor a worker process finds the primary's listening socket on (see supervise). */
@@ -94,6 +95,8 @@ class HttpError extends Error {
     super(detail === undefined ? `HTTP ${status}` : detail);
     this.name = 'HttpError';
     this.status = status;
+    /** Fastify's name for it, which error handlers read. */
+    this.statusCode = status;
     this.detail = detail;
     this.headers = headers;
   }
@@ -284,6 +287,16 @@ class App {
     if (logger === false && settings.logLevel === undefined) settings.logLevel = 'off';
     this._native = nativeCall(() => new native.NativeApp(JSON.stringify(appConfig(settings))));
     this._handlers = [];
+    /** Each route's status for plain results, by its index. */
+    this._statuses = [];
+    /** Hook functions by the slot the core knows them as: `{ fn, kind }`. */
+    this._hookFns = [];
+    /** What a `register` scope shares with its app: its own fields would stay its own. */
+    this._root = this;
+    this._group = 0;
+    this._Context = class extends Context {};
+    this._pending = [];
+    this._lifecycle = { onReady: [], onClose: [], ready: null };
     this._dispatcher = null;
     this._onLocalJobs = null;
     this._closed = null;
@@ -305,8 +318,10 @@ class App {
     for (const m of methods) {
       if (!METHODS.includes(m)) throw new TypeError(`ferrule: ${m} is not a supported method (${METHODS.join(', ')})`);
       const spec = JSON.stringify(specOf(m, path, options || {}));
-      const index = nativeCall(() => this._native.addRoute(spec, options?.status ?? 200));
+      const status = options?.status ?? 200;
+      const index = nativeCall(() => this._native.addRoute(spec, status, this._group));
       this._handlers[index] = handler;
+      this._statuses[index] = status;
     }
     return this;
   }
@@ -318,8 +333,9 @@ class App {
    */
   addRoute(spec, handler, { status = 200 } = {}) {
     if (typeof handler !== 'function') throw new TypeError('ferrule: addRoute needs a handler function');
-    const index = nativeCall(() => this._native.addRoute(JSON.stringify(spec), status));
+    const index = nativeCall(() => this._native.addRoute(JSON.stringify(spec), status, this._group));
     this._handlers[index] = handler;
+    this._statuses[index] = status;
     return this;
   }
 
@@ -341,9 +357,111 @@ class App {
     const spec = specOf('GET', path, rest);
     spec.websocket = { subprotocols: [...subprotocols].map(String) };
     if (maxMessageBytes !== undefined) spec.websocket.max_message_bytes = maxMessageBytes;
-    const index = nativeCall(() => this._native.addRoute(JSON.stringify(spec), 200));
+    const index = nativeCall(() => this._native.addRoute(JSON.stringify(spec), 200, this._group));
     this._handlers[index] = handler;
+    this._statuses[index] = 200;
     return this;
+  }
+
+  /**
+   * Fastify's `addHook(name, fn)`, in Fastify's order: `onRequest(ctx, reply)` first — for
+   * every request of this app or scope, those the core refused too — `preHandler(ctx, reply)`
+   * after validation, `onSend(ctx, reply, payload)` before the response is written (return a
+   * new payload, or change `reply`'s code and headers), `onError(ctx, reply, error)` when a hook
+   * or the handler throws. A hook that calls `reply.send()` answers the request itself.
+   * `async` functions and `done` callbacks both work. `onReady` and `onClose` (no arguments)
+   * run once before serving (`listen`, `inject`, `ready`) and once after `close()`'s drain.
+   */
+  addHook(name, fn) {
+    if (typeof fn !== 'function') throw new TypeError(`ferrule: the ${name} hook must be a function`);
+    if (name === 'onReady' || name === 'onClose') {
+      this._root._lifecycle[name].push(fn);
+      return this;
+    }
+    if (name in NOT_OFFERED) throw new TypeError(`ferrule: the ${name} hook is not offered: ${NOT_OFFERED[name]}`);
+    const phase = PHASE_OF[name];
+    if (!phase) throw new TypeError(`ferrule: ${native.unknownOption('hook', String(name), [...Object.keys(PHASE_OF), 'onReady', 'onClose'])}`);
+    this._addHookFn(phase, fn, phase);
+    return this;
+  }
+
+  _addHookFn(phase, fn, kind) {
+    const slot = this._hookFns.length;
+    this._hookFns.push({ fn, kind });
+    nativeCall(() => this._native.hook(this._group, phase, slot));
+  }
+
+  /**
+   * `setErrorHandler((error, ctx, reply) => …)`: answers what this app's (or scope's) hooks
+   * and handlers throw, and the requests the core refuses (`error.statusCode`; a 422's
+   * `error.validation` lists its errors), with `reply.send()` or a return value.
+   */
+  setErrorHandler(handler) {
+    if (typeof handler !== 'function') throw new TypeError('ferrule: the error handler must be a function');
+    this._addHookFn('onError', handler, 'errorHandler');
+    nativeCall(() => this._native.catch(this._group, null));
+    return this;
+  }
+
+  /** `setNotFoundHandler((ctx, reply) => …)`: answers the requests no route takes (404). */
+  setNotFoundHandler(handler) {
+    if (typeof handler !== 'function') throw new TypeError('ferrule: the not-found handler must be a function');
+    this._addHookFn('onError', handler, 'notFound');
+    nativeCall(() => this._native.catch(this._group, 404));
+    return this;
+  }
+
+  /**
+   * Fastify's `register(plugin, { prefix })`: `plugin(scope, options)` declares routes and
+   * hooks on `scope`, served under `prefix`; its hooks and handlers run after the app's, for
+   * its own routes only. An async plugin (or one taking `done`) is waited for by `ready()`,
+   * `listen()` and `inject()`.
+   */
+  register(plugin, options = {}) {
+    if (typeof plugin !== 'function') throw new TypeError('ferrule: register takes a plugin function');
+    const { prefix = '', ...rest } = options || {};
+    const group = nativeCall(() => this._native.group(this._group, String(prefix)));
+    const scope = Object.create(this);
+    scope._group = group;
+    const done = plugin.length >= 3
+      ? new Promise((resolve, reject) => plugin(scope, rest, (error) => (error ? reject(error) : resolve())))
+      : plugin(scope, rest);
+    if (done && typeof done.then === 'function') this._root._pending.push(done);
+    return this;
+  }
+
+  /**
+   * Fastify's `decorateRequest(name, value)`: every `ctx` has `name` — a method (a function),
+   * or a default that hooks set per request (`null`, a string, a number). Objects would be
+   * shared by every request, so they are refused, as Fastify refuses them.
+   */
+  decorateRequest(name, value) {
+    const proto = this._root._Context.prototype;
+    if (name in proto || CONTEXT_FIELDS.includes(name)) throw new TypeError(`ferrule: the request already has ${name}`);
+    if (value !== null && typeof value === 'object') {
+      throw new TypeError(`ferrule: decorateRequest('${name}') with an object would share it between requests; set it per request in an onRequest hook`);
+    }
+    Object.defineProperty(proto, name, { value, writable: true, configurable: true, enumerable: false });
+    return this;
+  }
+
+  hasRequestDecorator(name) {
+    return name in this._root._Context.prototype;
+  }
+
+  /**
+   * Waits for async `register` plugins, then runs the `onReady` hooks (once). `listen()` and
+   * `inject()` call it; a hook that throws rejects it (and them) with that error.
+   */
+  ready() {
+    const root = this._root;
+    if (!root._lifecycle.ready) {
+      root._lifecycle.ready = (async () => {
+        while (root._pending.length > 0) await Promise.all(root._pending.splice(0));
+        for (const hook of root._lifecycle.onReady) await callHook(hook, []);
+      })();
+    }
+    return root._lifecycle.ready;
   }
 
   /**
@@ -377,6 +495,7 @@ class App {
    * false` leaves out the startup line.
    */
   async listen(options = {}, hostArgument) {
+    if (this !== this._root) return this._root.listen(options, hostArgument);
     if (process.env.FERRULE_PRINT_OPENAPI === '1') {
       // `ferrule openapi app.js`: the app's document instead of a server (see cli.js).
       require('node:fs').writeSync(1, nativeCall(() => this._native.openapi()));
@@ -390,6 +509,12 @@ class App {
     const { host = '127.0.0.1', port = 8000, workers = 1, threads, handleSignals = true, log = true } = options;
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new TypeError(`ferrule: port ${port} is not a TCP port (0-65535)`);
     if (workers > 1 && cluster.isPrimary) return supervise(host, port, workers, handleSignals);
+    try {
+      await this.ready();
+    } catch (error) {
+      error.message = `ferrule: startup failed (an onReady hook threw): ${error.message}`;
+      throw error;
+    }
     const inWorker = cluster.isWorker;
     let signals = null;
     let stoppedBySignal = false;
@@ -457,7 +582,9 @@ class App {
   }
 
   async _inject(options) {
+    if (this !== this._root) return this._root._inject(options);
     const request = injectRequest(options);
+    await this.ready();
     const dispatcher = this._dispatch();
     if (!this._onLocalJobs) {
       const native = this._native;
@@ -484,15 +611,23 @@ class App {
 
   /** The one dispatcher of this app's jobs, shared by `listen` and `inject`. */
   _dispatch() {
-    if (!this._dispatcher) this._dispatcher = new Dispatcher(this._native, this._handlers, this._logger);
-    return this._dispatcher;
+    const root = this._root;
+    if (!root._dispatcher) root._dispatcher = new Dispatcher(root);
+    return root._dispatcher;
   }
 
-  /** Stops accepting connections, lets in-flight requests finish; resolves when done. */
+  /** Stops accepting connections, lets in-flight requests finish, then runs the `onClose`
+   * hooks; resolves when done. */
   async close() {
-    if (!this._closed) return;
-    this._native.close();
-    await this._closed;
+    const root = this._root;
+    if (root._closed) {
+      root._native.close();
+      await root._closed;
+    }
+    if (root._lifecycle.ready) {
+      root._lifecycle.ready = null;
+      for (const hook of root._lifecycle.onClose) await callHook(hook, []);
+    }
   }
 }
 
@@ -502,10 +637,15 @@ class App {
  * (`inject`) alike: one per app, so their streams and sockets share one numbering.
  */
 class Dispatcher {
-  constructor(native, handlers, logger) {
+  constructor(app) {
+    const native = app._native;
+    const logger = app._logger;
+    this.app = app;
     this.native = native;
-    this.handlers = handlers;
+    this.handlers = app._handlers;
     this.logger = logger;
+    /** Each hook chain the core numbered, resolved into functions once. */
+    this.chains = [];
     let flushQueued = false;
     this.flushSoon = () => {
       if (flushQueued) return;
@@ -513,7 +653,7 @@ class Dispatcher {
       queueMicrotask(() => { flushQueued = false; native.flush(); });
     };
     this.streams = new Streams(native, logger, this.flushSoon);
-    this.sockets = new Sockets(native, handlers, (ctx, error) => handlerError(logger, ctx, 'the WebSocket handler threw', error));
+    this.sockets = new Sockets(native, app._handlers, (ctx, error) => handlerError(logger, ctx, 'the WebSocket handler threw', error));
     /** Injected requests under way: their promises' resolve functions, by exchange id. */
     this.exchanges = new Map();
     /** A timer held while injected requests are under way: the addon's in-process callback
@@ -537,11 +677,13 @@ class Dispatcher {
   }
 
   /**
-   * One batch: [id, route, method, path, params, query, headers, cookies, body, requestId] per
-   * request, [-1, stream] per pull of a stream, [-2, stream] per stream whose client left,
-   * [-3, socket, route, …as a request] per WebSocket opened, [-4, socket] per socket with
-   * messages (or its end) waiting, [-5, exchange, status, headers, body, cutOff] per injected
-   * request answered.
+   * One batch: [id, route, method, path, params, query, headers, cookies, body, requestId,
+   * chain] per request (chain: its hook chain's number, -1 for none), [-1, stream] per pull of
+   * a stream, [-2, stream] per stream whose client left, [-3, socket, route, …as a request]
+   * per WebSocket opened, [-4, socket] per socket with messages (or its end) waiting, [-5,
+   * exchange, status, headers, body, cutOff] per injected request answered, [-6, id, route or
+   * -1, …as a request, chain, status, problem, headers] per refused request its hooks or
+   * handlers must see.
    * Once synchronous handlers have kept this batch for a while, each further request is
    * checked before it starts: one whose deadline passed meanwhile is skipped (the client
    * already has its 504), so overruns do not pile up behind each other.
@@ -552,8 +694,14 @@ class Dispatcher {
     for (let i = 0; i < batch.length;) {
       const id = batch[i];
       if (id === -3) {
-        sockets.opened(batch[i + 1], batch[i + 2], socketContext(native, batch, i + 1));
+        sockets.opened(batch[i + 1], batch[i + 2], socketContext(native, batch, i + 1, this.app._Context));
         i += 11;
+        continue;
+      }
+      if (id === -6) {
+        const refusal = { status: batch[i + 12], problem: batch[i + 13], headers: batch[i + 14] };
+        this.runHooked(batch[i + 1], batch[i + 2], new this.app._Context(native, batch, i + 1), batch[i + 11], refusal);
+        i += 15;
         continue;
       }
       if (id === -5) {
@@ -568,9 +716,129 @@ class Dispatcher {
         i += 2;
         continue;
       }
-      if (!(i > 0 && performance.now() - started > 5 && !native.wanted(id))) this.run(id, batch[i + 1], new Context(native, batch, i));
-      i += 10;
+      if (!(i > 0 && performance.now() - started > 5 && !native.wanted(id))) {
+        const chain = batch[i + 10];
+        if (chain < 0) this.run(id, batch[i + 1], new this.app._Context(native, batch, i));
+        else this.runHooked(id, batch[i + 1], new this.app._Context(native, batch, i), chain, null);
+      }
+      i += 11;
     }
+  }
+
+  /** Chain `number`'s functions: `{ onRequest, preHandler, onSend, onError, errorHandler, notFound }`. */
+  chain(number) {
+    let chain = this.chains[number];
+    if (!chain) {
+      const [onRequest, preHandler, onSend, onError] = this.native.hooksOf(number);
+      const fns = this.app._hookFns;
+      const last = (kind) => onError.map((slot) => fns[slot]).filter((h) => h.kind === kind).map((h) => h.fn).pop() || null;
+      chain = {
+        onRequest: onRequest.map((slot) => fns[slot].fn),
+        preHandler: preHandler.map((slot) => fns[slot].fn),
+        onSend: onSend.map((slot) => fns[slot].fn),
+        onError: onError.map((slot) => fns[slot]).filter((h) => h.kind === 'onError').map((h) => h.fn),
+        // The innermost scope's handler wins (the chain runs from the app down).
+        errorHandler: last('errorHandler'),
+        notFound: last('notFound'),
+      };
+      this.chains[number] = chain;
+    }
+    return chain;
+  }
+
+  /**
+   * A request with hooks (or a refused one they must see): the chain runs as an async function
+   * (each hook awaited), then the answer goes to the core as a plain result or, when the reply's
+   * code or headers were set, as a Response.
+   */
+  async runHooked(id, route, ctx, number, refusal) {
+    const { native, logger } = this;
+    const chain = this.chain(number);
+    const reply = new Reply(refusal ? refusal.status : this.app._statuses[route] ?? 200);
+    const refused = refusal ? refusalError(refusal) : null;
+    try {
+      try {
+        for (const hook of chain.onRequest) {
+          await callHook(hook, [ctx, reply]);
+          if (reply.sent) break;
+        }
+        if (!reply.sent && refused) throw refused;
+        if (!reply.sent) {
+          for (const hook of chain.preHandler) {
+            await callHook(hook, [ctx, reply]);
+            if (reply.sent) break;
+          }
+        }
+        if (!reply.sent) reply.send(await this.handlers[route](ctx));
+      } catch (error) {
+        if (error !== refused) {
+          for (const hook of chain.onError) {
+            try {
+              await callHook(hook, [ctx, reply, error]);
+            } catch (failure) {
+              handlerError(logger, ctx, 'an onError hook threw', failure);
+            }
+          }
+        }
+        this.recover(error, refused, refusal, route, chain, ctx, reply);
+        await reply.recovered;
+      }
+      let payload = reply.payload;
+      for (const hook of chain.onSend) {
+        const next = await callHook(hook, [ctx, reply, payload]);
+        if (next !== undefined) payload = next;
+      }
+      this.answerWith(id, ctx, reply, payload);
+    } catch (error) {
+      // A hook that threw on the way out (or a handler for errors that threw): a bare 500.
+      handlerError(logger, ctx, 'a hook threw', error);
+      native.fail(id, error && error.name ? `${error.name} thrown by a hook` : 'a hook failed');
+    }
+    this.flushSoon();
+  }
+
+  /**
+   * What answers `error`: the scope's not-found handler (a 404 no route took), its error
+   * handler, else the default — the core's own answer to a refusal, an `HttpError`'s problem,
+   * or a bare 500 for anything else (logged). The reply starts over with the error's status;
+   * `reply.recovered` settles once it is sent.
+   */
+  recover(error, refused, refusal, route, chain, ctx, reply) {
+    const { logger } = this; // `native` here is the addon itself (problemJson, problemBody)
+    reply.sent = false;
+    reply.payload = undefined;
+    reply.code(statusOfError(error));
+    const notFound = error === refused && refusal.status === 404 && route < 0 ? chain.notFound : null;
+    if (notFound || chain.errorHandler) {
+      const result = notFound ? callHook(notFound, [ctx, reply]) : callHook(chain.errorHandler, [error, ctx, reply]);
+      reply.recovered = Promise.resolve(result).then((value) => { if (!reply.sent) reply.send(value); });
+      return;
+    }
+    reply.recovered = undefined;
+    if (error === refused) {
+      reply.headers(pairsToObject(refusal.headers)).type(native.problemJson()).send(refusal.problem);
+    } else if (error instanceof HttpError) {
+      reply.headers(error.headers || {}).type(native.problemJson()).send(native.problemBody(statusOf(error.status), error.detail === undefined ? null : String(error.detail)));
+    } else {
+      handlerError(logger, ctx, 'the handler threw', error);
+      reply.type(native.problemJson()).send(native.problemBody(null, null));
+    }
+  }
+
+  /** The chain's answer: the payload with the reply's status and headers when they were set. */
+  answerWith(id, ctx, reply, payload) {
+    const { native, logger, streams } = this;
+    if (!reply._codeSet && reply._headers.length === 0) {
+      answer(native, id, payload, ctx, logger, streams);
+      return;
+    }
+    if (payload instanceof Response || payload instanceof EventStream) {
+      payload.headers = { ...pairsToObject(reply.flatHeaders()), ...payload.headers };
+      answer(native, id, payload, ctx, logger, streams);
+      return;
+    }
+    const body = payload === undefined ? null : payload;
+    answer(native, id, new Response(body, { status: reply.statusCode, headers: pairsToObject(reply.flatHeaders()) }), ctx, logger, streams);
   }
 
   run(id, route, ctx) {
@@ -690,6 +958,9 @@ function parseSetCookie(line) {
   return cookie;
 }
 
+/** What every `ctx` has already: `decorateRequest` refuses these names. */
+const CONTEXT_FIELDS = ['method', 'path', 'params', 'query', 'headers', 'cookies', 'body', 'requestId', 'signal', 'header'];
+
 const ID = Symbol('ferrule.id');
 const NATIVE = Symbol('ferrule.native');
 const SIGNAL = Symbol('ferrule.signal');
@@ -771,8 +1042,8 @@ class Context {
  * request in the addon, so what it carried as sent is not kept (declare the headers, query
  * parameters and cookies the handler reads), and it has no deadline.
  */
-function socketContext(native, batch, i) {
-  const ctx = new Context(native, batch, i);
+function socketContext(native, batch, i, ContextClass = Context) {
+  const ctx = new ContextClass(native, batch, i);
   ctx[RAW] = [Buffer.alloc(0), '', [], [], []];
   ctx[SIGNAL] = new AbortController().signal;
   return ctx;
@@ -926,6 +1197,32 @@ class Streams {
       handlerError(this.logger, stream.ctx, 'closing the stream threw', error);
     }
   }
+}
+
+/** The status an error answers with: its own (`statusCode`, `status`), else 500. */
+function statusOfError(error) {
+  const status = error && (error.statusCode ?? error.status);
+  return Number.isInteger(status) && status >= 400 && status <= 599 ? status : 500;
+}
+
+/** `[name, value, …]` → `{ name: value | [values] }`. */
+function pairsToObject(flat) {
+  const object = {};
+  for (let i = 0; i < flat.length; i += 2) {
+    const [name, value] = [flat[i], flat[i + 1]];
+    object[name] = name in object ? [].concat(object[name], value) : value;
+  }
+  return object;
+}
+
+/** The error a refused request is thrown as: an `HttpError` with the problem's status and
+ * detail, `statusCode`, `validation` (its errors) for a 422, and `problem`, the core's answer. */
+function refusalError(refusal) {
+  const problem = JSON.parse(refusal.problem.toString('utf8'));
+  const error = new HttpError(refusal.status, problem.detail, { headers: pairsToObject(refusal.headers) });
+  error.problem = problem;
+  if (Array.isArray(problem.errors)) error.validation = problem.errors;
+  return error;
 }
 
 /** A status as given; the core refuses anything that is not a whole number in 200-599. */

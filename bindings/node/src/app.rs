@@ -10,7 +10,8 @@
 use crate::raw::{self, Env};
 use crate::{shapes, to_js, to_json};
 use ferrule_core::bridge::{is_abandoned, Reply};
-use ferrule_core::host::{lock, Call, Exchange, Host, HostError, HostRoute, InProcess, Inbox, Job, Listen, Open, PushBuffer, Serving, StreamId, Wake};
+use ferrule_core::host::{lock, Call, Catch, Exchange, GroupId, Hooks, Host, HostError, HostRoute, InProcess, Inbox, Job, Listen, Open, Phase, PushBuffer, Reject, Serving, StreamId, Wake};
+use ferrule_core::http::StatusCode;
 use ferrule_core::shape::Shape;
 use ferrule_core::socket::{Message, Socket};
 use ferrule_core::stream::Event;
@@ -40,6 +41,10 @@ struct Conversations {
     streams: std::collections::HashMap<StreamId, (PushBuffer, Inbox<JsRoute>)>,
     /// Open WebSockets, by the core's id, until the glue has taken their end.
     sockets: std::collections::HashMap<u64, Socket>,
+    /// The hook chains requests came with, numbered as the glue knows them (`hooksOf`): one
+    /// per route and server, so each is resolved into functions once.
+    chains: Vec<Arc<Hooks>>,
+    chain_numbers: std::collections::HashMap<usize, u32>,
 }
 
 /// The routes served without a socket, for `app.inject()`: built for a number of routes, and
@@ -60,8 +65,10 @@ struct Pending {
     /// Where its answer goes: the server's inbox or the in-process router's.
     inbox: Inbox<JsRoute>,
     reply: Reply,
-    /// Its status for a plain return value, and the shapes its JSON is written with.
-    route: Arc<HostRoute<JsRoute>>,
+    /// The shapes its JSON is written with; `None` for a request no route takes.
+    route: Option<Arc<HostRoute<JsRoute>>>,
+    /// What a plain return value is sent with: the route's status, or a refusal's.
+    status: StatusCode,
     /// When the core gives up on it (504): what `ctx.signal` aborts at.
     deadline: Option<std::time::Instant>,
     /// What the request carried as sent, for the raw accessors (`ctx.rawBody`, …): kept,
@@ -89,13 +96,38 @@ impl Conversations {
     /// per WebSocket opened, `[-4, socket]` per socket with messages waiting. Requests are
     /// answered through `inbox`, where they came from.
     fn entries(&mut self, env: Env, jobs: Vec<Job<JsRoute>>, inbox: &Inbox<JsRoute>) -> Result<Vec<raw::Value>> {
-        let mut entries = Vec::with_capacity(jobs.len() * (2 + to_js::CONTEXT_PARTS));
+        let mut entries = Vec::with_capacity(jobs.len() * (3 + to_js::CONTEXT_PARTS));
         for job in jobs {
-            let (route, mut request, reply) = match job {
-                Job::Call(Call { route, request, reply, .. }) => (route, request, reply),
-                Job::Reject(reject) => {
-                    // No hooks in JavaScript yet: the core's own answer.
-                    inbox.answer(reject.reply, Ok(reject.rejection.response()));
+            let (route, mut request, reply, hooks) = match job {
+                Job::Call(Call { route, hooks, request, reply }) => (route, request, reply, hooks),
+                // `[-6, id, route or -1, …context parts, chain, status, problem, [name, value, …]]`:
+                // a request the core refused that the glue's hooks or handlers must see.
+                Job::Reject(Reject { route, hooks, mut request, rejection, reply }) => {
+                    if is_abandoned(&reply) {
+                        continue;
+                    }
+                    let Ok(parts) = to_js::context_parts(env, &request) else {
+                        let _ = reply.send(Ok(rejection.response()));
+                        continue;
+                    };
+                    let default = rejection.response();
+                    let mut headers = Vec::with_capacity(rejection.headers.len() * 2);
+                    for (name, value) in &rejection.headers {
+                        headers.push(env.string(name.as_str()).map_err(js_error)?);
+                        headers.push(env.string(value.to_str().unwrap_or_default()).map_err(js_error)?);
+                    }
+                    let chain = self.chain_number(&hooks);
+                    let route_index = route.as_ref().map_or(-1, |r| r.data.index as i64);
+                    let status = rejection.problem.status_code();
+                    let id = self.admit(Pending { inbox: inbox.clone(), reply, route, status, deadline: None, raw: Some(RawParts::take(&mut request)) });
+                    entries.extend([env.int(-6).map_err(js_error)?, env.int(id as i64).map_err(js_error)?, env.int(route_index).map_err(js_error)?]);
+                    entries.extend(parts);
+                    entries.extend([
+                        env.int(chain).map_err(js_error)?,
+                        env.int(status.as_u16() as i64).map_err(js_error)?,
+                        env.buffer(default.body.bytes().map_or(&[][..], |b| &b[..])).map_err(js_error)?,
+                        shapes::array(env, &headers).map_err(js_error)?,
+                    ]);
                     continue;
                 }
                 // `[-1, stream]`: the core took (or waits for) what the glue pushed, so a
@@ -150,22 +182,46 @@ impl Conversations {
                     continue;
                 }
             };
-            let raw = RawParts { body: std::mem::take(&mut request.raw_body), query: std::mem::take(&mut request.raw_query), headers: std::mem::take(&mut request.raw_headers) };
-            let pending = Pending { inbox: inbox.clone(), reply, route: route.clone(), deadline: request.deadline, raw: Some(raw) };
-            let id = match self.free.pop() {
-                Some(id) => {
-                    self.pending[id as usize] = Some(pending);
-                    id
-                }
-                None => {
-                    self.pending.push(Some(pending));
-                    self.pending.len() as u32 - 1
-                }
-            };
-            entries.extend([env.int(id as i64).map_err(js_error)?, env.int(route.data.index as i64).map_err(js_error)?]);
+            let chain = if hooks.is_empty() { -1 } else { self.chain_number(&hooks) };
+            let (index, status, deadline) = (route.data.index, route.status, request.deadline);
+            let id = self.admit(Pending { inbox: inbox.clone(), reply, route: Some(route), status, deadline, raw: Some(RawParts::take(&mut request)) });
+            entries.extend([env.int(id as i64).map_err(js_error)?, env.int(index as i64).map_err(js_error)?]);
             entries.extend(parts);
+            entries.push(env.int(chain).map_err(js_error)?);
         }
         Ok(entries)
+    }
+
+    /// Files a request handed to JavaScript; returns the id the glue answers it by.
+    fn admit(&mut self, pending: Pending) -> u32 {
+        match self.free.pop() {
+            Some(id) => {
+                self.pending[id as usize] = Some(pending);
+                id
+            }
+            None => {
+                self.pending.push(Some(pending));
+                self.pending.len() as u32 - 1
+            }
+        }
+    }
+
+    /// The number the glue knows `hooks` by (asking `hooksOf` for it once).
+    fn chain_number(&mut self, hooks: &Arc<Hooks>) -> i64 {
+        let key = Arc::as_ptr(hooks) as usize;
+        let next = self.chains.len() as u32;
+        let number = *self.chain_numbers.entry(key).or_insert(next);
+        if number == next {
+            // Kept, so the address stays this chain's for as long as its number is used.
+            self.chains.push(hooks.clone());
+        }
+        number as i64
+    }
+}
+
+impl RawParts {
+    fn take(request: &mut ferrule_core::RequestData) -> RawParts {
+        RawParts { body: std::mem::take(&mut request.raw_body), query: std::mem::take(&mut request.raw_query), headers: std::mem::take(&mut request.raw_headers) }
     }
 }
 
@@ -229,10 +285,41 @@ impl NativeApp {
     /// Declares a route (a core `RouteSpec` as JSON); returns its index, which `dispatch`
     /// reports with each request for it.
     #[napi]
-    pub fn add_route(&self, spec_json: String, status: f64) -> Result<u32> {
+    pub fn add_route(&self, spec_json: String, status: f64, group: Option<u32>) -> Result<u32> {
         let index = self.host.routes().len() as u32;
-        self.host.declare_json(ferrule_core::host::GroupId::APP, &spec_json, whole(status), JsRoute { index }).map_err(host_error)?;
+        let group = GroupId::from_index(group.unwrap_or(0) as usize);
+        self.host.declare_json(group, &spec_json, whole(status), JsRoute { index }).map_err(host_error)?;
         Ok(index)
+    }
+
+    /// A group of routes (a `register` scope) under `parent`, served under `prefix`.
+    #[napi]
+    pub fn group(&self, parent: u32, prefix: String) -> Result<u32> {
+        self.host.group(GroupId::from_index(parent as usize), &prefix).map(|g| g.index() as u32).map_err(host_error)
+    }
+
+    /// Registers the glue's hook `slot` at `phase` (`onRequest`, `preHandler`, `onSend`,
+    /// `onError`) for `group`'s requests.
+    #[napi]
+    pub fn hook(&self, group: u32, phase: String, slot: u32) -> Result<()> {
+        let phase = Phase::parse(&phase).map_err(|e| Error::new(Status::InvalidArg, format!("TypeError|ferrule: {e}")))?;
+        self.host.hook(GroupId::from_index(group as usize), phase, slot).map_err(host_error)
+    }
+
+    /// `group`'s error or not-found handler takes the requests the core refuses with `status`
+    /// (null: every refusal).
+    #[napi]
+    pub fn catch(&self, group: u32, status: Option<u32>) -> Result<()> {
+        let catch = status.map_or(Catch::All, |s| Catch::Status(s as u16));
+        self.host.catch(GroupId::from_index(group as usize), catch).map_err(host_error)
+    }
+
+    /// Chain `number`'s hook slots: `[onRequest, preHandler, onSend, onError]`.
+    #[napi]
+    pub fn hooks_of(&self, number: u32) -> Option<Vec<Vec<u32>>> {
+        let running = lock(&self.running);
+        let hooks = running.chains.get(number as usize)?;
+        Some(vec![hooks.on_request.clone(), hooks.pre_handler.clone(), hooks.on_send.clone(), hooks.on_error.clone()])
     }
 
     /// The OpenAPI document of the routes declared so far, as indented JSON.
@@ -433,9 +520,9 @@ impl NativeApp {
     #[napi]
     pub fn reply(&self, env: napi::Env, id: u32, value: Js) -> Result<()> {
         let env = Env(env.raw());
-        let Some((reply, route, inbox)) = self.take(id) else { return Ok(()) };
-        let outcome = plain(env, value.0, route.response_shape(route.status.as_u16().into()))
-            .map(|response| response.with_status(route.status))
+        let Some((reply, route, status, inbox)) = self.take(id) else { return Ok(()) };
+        let outcome = plain(env, value.0, shape_of(&route, status.as_u16().into()))
+            .map(|response| response.with_status(status))
             .map_err(|message| HandlerError::new(format!("returned a value that cannot be sent: {message}")));
         inbox.answer(reply, outcome);
         Ok(())
@@ -446,9 +533,9 @@ impl NativeApp {
     #[napi]
     pub fn reply_response(&self, env: napi::Env, id: u32, status: f64, headers: Vec<String>, body: Js) -> Result<()> {
         let env = Env(env.raw());
-        let Some((reply, route, inbox)) = self.take(id) else { return Ok(()) };
+        let Some((reply, route, _, inbox)) = self.take(id) else { return Ok(()) };
         // Its JSON is written with the shape declared for its own status (Fastify's rule).
-        let shape = route.response_shape(whole(status));
+        let shape = shape_of(&route, whole(status));
         let outcome = match env.kind(body.0) {
             Ok(raw::Kind::Undefined | raw::Kind::Null) => Ok(None),
             Ok(_) => plain(env, body.0, shape).map(Some),
@@ -466,8 +553,7 @@ impl NativeApp {
     /// `status` null: the route's.
     #[napi]
     pub fn reply_stream(&self, id: u32, status: Option<f64>, headers: Vec<String>, stream: f64, events: bool) -> Result<()> {
-        let Some((reply, route, inbox)) = self.take(id) else { return Ok(()) };
-        let route_status = route.status;
+        let Some((reply, _, route_status, inbox)) = self.take(id) else { return Ok(()) };
         let status = status.map_or(i64::from(route_status.as_u16()), whole);
         lock(&self.running).streams.insert(stream as StreamId, (PushBuffer::default(), inbox.clone()));
         let body = inbox.stream(stream as StreamId);
@@ -542,7 +628,7 @@ impl NativeApp {
     /// Answers request `id` after its handler threw an `HttpError`: its problem response.
     #[napi]
     pub fn fail_http(&self, id: u32, status: f64, detail: Option<String>, headers: Vec<String>) -> Result<()> {
-        let Some((reply, _, inbox)) = self.take(id) else { return Ok(()) };
+        let Some((reply, _, _, inbox)) = self.take(id) else { return Ok(()) };
         inbox.answer(reply, Response::http_error(whole(status), detail, pairs(&headers)));
         Ok(())
     }
@@ -551,7 +637,7 @@ impl NativeApp {
     /// sent): a bare 500 that leaks nothing; `log` is for the server's log.
     #[napi]
     pub fn fail(&self, id: u32, log: String) -> Result<()> {
-        let Some((reply, _, inbox)) = self.take(id) else { return Ok(()) };
+        let Some((reply, _, _, inbox)) = self.take(id) else { return Ok(()) };
         inbox.answer(reply, Err(HandlerError::new(log)));
         Ok(())
     }
@@ -617,12 +703,13 @@ impl NativeApp {
 }
 
 impl NativeApp {
-    /// Request `id`'s reply channel, route and inbox, once (the slot is freed).
-    fn take(&self, id: u32) -> Option<(Reply, Arc<HostRoute<JsRoute>>, Inbox<JsRoute>)> {
+    /// Request `id`'s reply channel, route, plain status and inbox, once (the slot is freed).
+    #[allow(clippy::type_complexity)]
+    fn take(&self, id: u32) -> Option<(Reply, Option<Arc<HostRoute<JsRoute>>>, StatusCode, Inbox<JsRoute>)> {
         let mut running = lock(&self.running);
         let slot = running.pending.get_mut(id as usize)?.take()?;
         running.free.push(id);
-        Some((slot.reply, slot.route, slot.inbox))
+        Some((slot.reply, slot.route, slot.status, slot.inbox))
     }
 
     fn socket(&self, id: f64) -> Option<Socket> {
@@ -651,6 +738,11 @@ impl NativeApp {
             inbox.answer_pull(reply, outcome);
         }
     }
+}
+
+/// The shape a JSON result sent with `status` is written with: the route's, none without one.
+fn shape_of(route: &Option<Arc<HostRoute<JsRoute>>>, status: i64) -> Shape<'_> {
+    route.as_ref().map_or(Shape::any(), |route| route.response_shape(status))
 }
 
 /// Header bytes as Node's `http` reads them: one character per byte (latin1).

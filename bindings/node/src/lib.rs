@@ -48,6 +48,24 @@ pub fn unknown_option(what: String, name: String, known: Vec<String>) -> String 
     ferrule_core::spec::unknown_option(&what, &name, &known)
 }
 
+/// The body of the core's problem response for `status` with `detail` (an `HttpError`'s, as
+/// `onSend` hooks and error handlers see it); with no status, a failed handler's bare 500.
+#[napi]
+pub fn problem_body(status: Option<u32>, detail: Option<String>) -> Result<Buffer> {
+    let problem = match status {
+        None => ferrule_core::Problem::internal(),
+        Some(status) => {
+            let code = u16::try_from(status).ok().and_then(|s| ferrule_core::http::StatusCode::from_u16(s).ok());
+            let code = code.ok_or_else(|| Error::new(Status::InvalidArg, format!("TypeError|ferrule: {status} is not an HTTP status")))?;
+            let mut problem = ferrule_core::Problem::status(code);
+            problem.detail = detail;
+            problem
+        }
+    };
+    let body = ferrule_core::serde_json::to_vec(&problem).map_err(|e| Error::new(Status::GenericFailure, e.to_string()))?;
+    Ok(body.into())
+}
+
 /// The app settings the core knows (snake_case), which the App options map onto.
 #[napi]
 pub fn app_setting_names() -> Vec<String> {

@@ -1,0 +1,118 @@
+'use strict';
+// Hooks, error and not-found handlers: how one request's chain runs, in Fastify's order.
+//
+// The core decides which hooks a request meets (the app's, then each `register` scope's down to
+// the route's) and sends their slots with the request; this module runs them, with the handler,
+// in the one trip to the JavaScript thread that runs the handler anyway. Requests the core
+// refused (validation, no route) come here only when a hook or handler must see them: their
+// `onRequest` hooks run, then the refusal is thrown (an `HttpError` with `statusCode`, and
+// `validation` for a 422) into the scope's error handler (`setErrorHandler`) or, for a 404, its
+// not-found handler (`setNotFoundHandler`); without one, the core's own answer is sent.
+
+/** Fastify's hook names, with the ones that mean the same here (validation is the core's, so
+ * what runs before it runs on request; what runs before serialisation runs on send). */
+const PHASE_OF = {
+  onRequest: 'onRequest',
+  preParsing: 'onRequest',
+  preValidation: 'onRequest',
+  preHandler: 'preHandler',
+  preSerialization: 'onSend',
+  onSend: 'onSend',
+  onError: 'onError',
+};
+
+/** Fastify hooks that have no counterpart here, and why. */
+const NOT_OFFERED = {
+  onResponse: 'it would run after the response is sent; log in onSend, or use accessLog',
+  onTimeout: "the core answers a route's timeout itself (504); the handler's ctx.signal aborts",
+  onRequestAbort: "a handler's ctx.signal aborts when its request is given up",
+};
+
+/**
+ * What hooks and handlers answer through (Fastify's `reply`): `code()`/`status()`, `header()`,
+ * `headers()`, `type()`, `getHeader()`, `removeHeader()`, `send()`. A hook that sends ends the
+ * chain: the handler is not called.
+ */
+class Reply {
+  constructor(statusCode) {
+    this.statusCode = statusCode;
+    this.sent = false;
+    this.payload = undefined;
+    this._headers = [];
+    this._codeSet = false;
+  }
+
+  code(statusCode) {
+    this.statusCode = statusCode;
+    this._codeSet = true;
+    return this;
+  }
+
+  status(statusCode) {
+    return this.code(statusCode);
+  }
+
+  header(name, value) {
+    this.removeHeader(name);
+    for (const one of Array.isArray(value) ? value : [value]) this._headers.push([String(name).toLowerCase(), String(one)]);
+    return this;
+  }
+
+  headers(object) {
+    for (const [name, value] of Object.entries(object)) this.header(name, value);
+    return this;
+  }
+
+  type(contentType) {
+    return this.header('content-type', contentType);
+  }
+
+  getHeader(name) {
+    const wanted = String(name).toLowerCase();
+    const values = this._headers.filter(([key]) => key === wanted).map(([, value]) => value);
+    return values.length === 0 ? undefined : values.length === 1 ? values[0] : values;
+  }
+
+  getHeaders() {
+    const headers = {};
+    for (const [name] of this._headers) headers[name] = this.getHeader(name);
+    return headers;
+  }
+
+  hasHeader(name) {
+    return this.getHeader(name) !== undefined;
+  }
+
+  removeHeader(name) {
+    const wanted = String(name).toLowerCase();
+    this._headers = this._headers.filter(([key]) => key !== wanted);
+    return this;
+  }
+
+  send(payload) {
+    if (this.sent) throw new Error('ferrule: reply.send() was called twice');
+    this.sent = true;
+    this.payload = payload;
+    return this;
+  }
+
+  /** `[name, value, …]` for the core. */
+  flatHeaders() {
+    return this._headers.flat();
+  }
+}
+
+/**
+ * Calls a hook as Fastify does: an `async` function (or one returning a Promise) is awaited; one
+ * that takes a `done` callback after its arguments is called back.
+ */
+function callHook(hook, args) {
+  if (hook.length > args.length) {
+    return new Promise((resolve, reject) => {
+      hook(...args, (error, value) => (error ? reject(error) : resolve(value)));
+    });
+  }
+  return hook(...args);
+}
+
+module.exports = { PHASE_OF, NOT_OFFERED, Reply, callHook };

@@ -1,0 +1,167 @@
+'use strict';
+// Fastify's hooks, error and not-found handlers, register scopes, decorateRequest and the
+// app's life cycle, through app.inject() (nothing here needs a socket).
+const { test } = require('node:test');
+const assert = require('node:assert');
+const { App, HttpError, Response } = require('ferrule');
+
+test('hooks run in Fastify order around the handler', async () => {
+  const app = new App();
+  const seen = [];
+  app.addHook('onRequest', async (ctx) => { seen.push(`onRequest ${ctx.method} ${ctx.path}`); });
+  app.addHook('preHandler', (ctx, reply, done) => { seen.push(`preHandler ${ctx.params.id}`); done(); });
+  app.addHook('onSend', async (ctx, reply, payload) => {
+    seen.push(`onSend ${reply.statusCode}`);
+    reply.header('x-hooked', 'yes');
+    return payload;
+  });
+  app.get('/items/{id:int}', { status: 201 }, ({ params }) => { seen.push('handler'); return { id: params.id }; });
+  const response = await app.inject('/items/3');
+  assert.strictEqual(response.statusCode, 201);
+  assert.deepStrictEqual(response.json(), { id: 3 });
+  assert.strictEqual(response.headers['x-hooked'], 'yes');
+  assert.deepStrictEqual(seen, ['onRequest GET /items/3', 'preHandler 3', 'handler', 'onSend 201']);
+});
+
+test('a hook answers the request itself with reply.send and the handler never runs', async () => {
+  const app = new App();
+  let called = 0;
+  app.decorateRequest('user', null);
+  app.addHook('onRequest', async (ctx, reply) => {
+    if (ctx.header('authorization') !== 'Bearer good') return reply.code(401).header('www-authenticate', 'Bearer').send({ error: 'who are you?' });
+    ctx.user = 'ada';
+  });
+  app.get('/me', (ctx) => { called += 1; return { user: ctx.user }; });
+  const refused = await app.inject('/me');
+  assert.strictEqual(refused.statusCode, 401);
+  assert.strictEqual(refused.headers['www-authenticate'], 'Bearer');
+  assert.deepStrictEqual(refused.json(), { error: 'who are you?' });
+  assert.strictEqual(called, 0);
+  const allowed = await app.inject({ url: '/me', headers: { authorization: 'Bearer good' } });
+  assert.deepStrictEqual(allowed.json(), { user: 'ada' });
+});
+
+test('onRequest sees requests the core refused and paths no route takes', async () => {
+  const app = new App();
+  const seen = [];
+  app.addHook('onRequest', (ctx, reply, done) => { seen.push(`${ctx.method} ${ctx.path}`); done(); });
+  app.get('/items/{id:int}', ({ params }) => params);
+  const invalid = await app.inject('/items/seven');
+  assert.strictEqual(invalid.statusCode, 422);
+  assert.deepStrictEqual(invalid.json().errors[0].loc, ['path', 'id']);
+  assert.strictEqual(invalid.headers['content-type'], 'application/problem+json');
+  assert.strictEqual((await app.inject('/nowhere')).statusCode, 404);
+  const wrong = await app.inject({ method: 'DELETE', url: '/items/1' });
+  assert.strictEqual(wrong.statusCode, 405);
+  assert.strictEqual(wrong.headers.allow, 'GET, HEAD');
+  assert.deepStrictEqual(seen, ['GET /items/seven', 'GET /nowhere', 'DELETE /items/1']);
+});
+
+test('setErrorHandler answers thrown errors and the core refusals, with validation', async () => {
+  const app = new App();
+  const errors = [];
+  app.addHook('onError', async (ctx, reply, error) => { errors.push(error.message); });
+  app.setErrorHandler((error, ctx, reply) => {
+    if (error.validation) return reply.code(400).send({ invalid: error.validation.map((e) => e.loc.join('.')) });
+    reply.code(error.statusCode ?? 500);
+    return { oops: error.message, status: reply.statusCode };
+  });
+  app.get('/items/{id:int}', ({ params }) => params);
+  app.get('/teapot', () => { throw new HttpError(418, 'short and stout'); });
+  app.get('/boom', async () => { throw new Error('the database is gone'); });
+  assert.deepStrictEqual((await app.inject('/items/x')).json(), { invalid: ['path.id'] });
+  assert.strictEqual((await app.inject('/items/x')).statusCode, 400);
+  assert.deepStrictEqual((await app.inject('/teapot')).json(), { oops: 'short and stout', status: 418 });
+  const boom = await app.inject('/boom');
+  assert.deepStrictEqual([boom.statusCode, boom.json()], [500, { oops: 'the database is gone', status: 500 }]);
+  assert.deepStrictEqual(errors, ['short and stout', 'the database is gone']);
+});
+
+test('without an error handler, errors keep the core answers and leak nothing', async () => {
+  const app = new App();
+  app.addHook('onSend', (ctx, reply, payload, done) => { reply.header('x-seen', '1'); done(null, payload); });
+  app.get('/teapot', () => { throw new HttpError(418, 'short and stout', { headers: { 'x-kettle': 'on' } }); });
+  app.get('/boom', () => { throw new Error('SECRET-TOKEN-42'); });
+  const teapot = await app.inject('/teapot');
+  assert.deepStrictEqual([teapot.statusCode, teapot.json().detail, teapot.headers['x-kettle'], teapot.headers['x-seen']], [418, 'short and stout', 'on', '1']);
+  assert.strictEqual(teapot.headers['content-type'], 'application/problem+json');
+  const boom = await app.inject('/boom');
+  assert.strictEqual(boom.statusCode, 500);
+  assert.ok(!boom.body.includes('SECRET'));
+  assert.strictEqual(boom.headers['x-seen'], '1');
+});
+
+test('setNotFoundHandler answers what no route takes', async () => {
+  const app = new App();
+  app.setNotFoundHandler((ctx, reply) => reply.code(404).send({ missing: ctx.path }));
+  app.get('/here', () => 'here');
+  const missing = await app.inject('/nowhere/at/all');
+  assert.deepStrictEqual([missing.statusCode, missing.json()], [404, { missing: '/nowhere/at/all' }]);
+  assert.strictEqual((await app.inject('/here')).body, 'here');
+});
+
+test('register scopes hooks and handlers to its prefix, after the app', async () => {
+  const app = new App();
+  const order = [];
+  app.addHook('onRequest', async (ctx) => { order.push(`app ${ctx.path}`); });
+  app.register(async (admin, options) => {
+    assert.deepStrictEqual(options, { role: 'admin' });
+    admin.addHook('onRequest', async (ctx) => { order.push(`admin ${ctx.path}`); });
+    admin.setNotFoundHandler((ctx, reply) => reply.code(404).send({ adminMissing: ctx.path }));
+    admin.get('/stats', () => ({ users: 3 }));
+  }, { prefix: '/admin', role: 'admin' });
+  app.get('/public', () => ({ open: true }));
+  assert.deepStrictEqual((await app.inject('/admin/stats')).json(), { users: 3 });
+  assert.deepStrictEqual((await app.inject('/public')).json(), { open: true });
+  assert.deepStrictEqual((await app.inject('/admin/missing')).json(), { adminMissing: '/admin/missing' });
+  const elsewhere = await app.inject('/elsewhere');
+  assert.deepStrictEqual([elsewhere.statusCode, elsewhere.headers['content-type']], [404, 'application/problem+json']);
+  assert.deepStrictEqual(order, ['app /admin/stats', 'admin /admin/stats', 'app /public', 'app /admin/missing', 'admin /admin/missing', 'app /elsewhere']);
+});
+
+test('decorateRequest adds methods and defaults, and refuses shared objects', async () => {
+  const app = new App();
+  app.decorateRequest('greeting', function greeting() { return `hello ${this.params.name}`; });
+  app.decorateRequest('tenant', 'none');
+  app.get('/hi/{name}', (ctx) => ({ text: ctx.greeting(), tenant: ctx.tenant }));
+  assert.deepStrictEqual((await app.inject('/hi/ada')).json(), { text: 'hello ada', tenant: 'none' });
+  assert.ok(app.hasRequestDecorator('tenant'));
+  assert.throws(() => app.decorateRequest('cache', {}), /would share it between requests/);
+  assert.throws(() => app.decorateRequest('params', 1), /already has params/);
+  // Another app's requests are not decorated.
+  assert.ok(!new App().hasRequestDecorator('tenant'));
+});
+
+test('onReady runs once before the first request and onClose after close', async () => {
+  const app = new App();
+  const events = [];
+  app.addHook('onReady', async () => { events.push('ready'); });
+  app.addHook('onClose', (done) => { events.push('closed'); done(); });
+  app.get('/events', () => [...events]);
+  assert.deepStrictEqual((await app.inject('/events')).json(), ['ready']);
+  await app.inject('/events');
+  await app.close();
+  assert.deepStrictEqual(events, ['ready', 'closed']);
+});
+
+test('a failing onReady stops listen with the error', async () => {
+  const app = new App();
+  app.addHook('onReady', async () => { throw new Error('the database is down'); });
+  await assert.rejects(app.listen({ port: 0, handleSignals: false, log: false }), /startup failed \(an onReady hook threw\): the database is down/);
+});
+
+test('hooks that are not offered, or misspelled, are refused by name', () => {
+  const app = new App();
+  assert.throws(() => app.addHook('onResponse', () => {}), /onResponse hook is not offered/);
+  assert.throws(() => app.addHook('onRequst', () => {}), /unknown hook onRequst \(did you mean onRequest\?\)/);
+});
+
+test('an onSend hook may replace the payload and an explicit Response keeps its own status', async () => {
+  const app = new App();
+  app.addHook('onSend', async (ctx, reply, payload) => (payload instanceof Response ? payload : { wrapped: payload }));
+  app.get('/plain', () => ({ a: 1 }));
+  app.get('/explicit', () => new Response({ b: 2 }, { status: 202 }));
+  assert.deepStrictEqual((await app.inject('/plain')).json(), { wrapped: { a: 1 } });
+  const explicit = await app.inject('/explicit');
+  assert.deepStrictEqual([explicit.statusCode, explicit.json()], [202, { b: 2 }]);
+});
