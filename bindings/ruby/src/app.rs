@@ -16,8 +16,9 @@ use crate::{logs, response, to_ruby};
 use ferrule_core::log::LogWake;
 use ferrule_core::bridge::{is_abandoned, Waited};
 use crate::stream::{Answers, Streams};
-use ferrule_core::host::{lock, Call, Host, HostError, InProcess, Job, Listen, Open, Serving, Wake};
-use ferrule_core::HandlerError;
+use ferrule_core::host::{lock, Call, Catch, GroupId, Hooks, Host, HostError, HostRoute, InProcess, Job, Listen, Open, Phase, Reject, Serving, Wake};
+use ferrule_core::http::StatusCode;
+use ferrule_core::{HandlerError, Rejection, RequestData};
 use magnus::{block::Proc, gc::Marker, prelude::*, DataTypeFunctions, Error, RArray, RClass, RString, Ruby, TypedData};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -37,6 +38,29 @@ pub struct NativeApp {
     in_process: Mutex<Option<(usize, Arc<InProcess<RbRoute>>)>>,
     /// Streamed bodies in progress (server and in-process alike).
     streams: Arc<Streams>,
+    /// The hook chains requests came with, numbered as the Ruby app knows them (`hooks_of`).
+    chains: Mutex<Chains>,
+    /// Every request runs through the app's chain runner (it has error handlers, which see
+    /// what any block raises), not only those whose route has hooks.
+    chain_every_request: AtomicBool,
+}
+
+#[derive(Default)]
+struct Chains {
+    /// Kept, so an address stays its chain's for as long as its number is used.
+    hooks: Vec<Arc<Hooks>>,
+    numbers: std::collections::HashMap<usize, usize>,
+}
+
+impl Chains {
+    fn number(&mut self, hooks: &Arc<Hooks>) -> usize {
+        let next = self.hooks.len();
+        let number = *self.numbers.entry(Arc::as_ptr(hooks) as usize).or_insert(next);
+        if number == next {
+            self.hooks.push(hooks.clone());
+        }
+        number
+    }
 }
 
 impl DataTypeFunctions for NativeApp {
@@ -71,15 +95,54 @@ impl NativeApp {
     pub fn new(ruby: &Ruby, config_json: String, request: RClass, uploaded_file: RClass, response: RClass, http_error: RClass) -> Result<Self, Error> {
         let host = Host::from_json(&config_json).map_err(|e| host_error(ruby, e))?;
         let types = Types::new(ruby, request, uploaded_file, response, http_error)?;
-        Ok(NativeApp { host, types, serving: Mutex::new(None), in_process: Mutex::new(None), streams: Default::default() })
+        Ok(NativeApp {
+            host,
+            types,
+            serving: Mutex::new(None),
+            in_process: Mutex::new(None),
+            streams: Default::default(),
+            chains: Mutex::new(Chains::default()),
+            chain_every_request: AtomicBool::new(false),
+        })
     }
 
-    /// `add_route(spec_json, status)`: declares a route; returns its index, where the Ruby app
-    /// keeps its block.
-    pub fn add_route(ruby: &Ruby, rb_self: &Self, spec_json: String, status: i64) -> Result<usize, Error> {
+    /// `add_route(spec_json, status, group)`: declares a route in `group` (0: the app);
+    /// returns its index, where the Ruby app keeps its block.
+    pub fn add_route(ruby: &Ruby, rb_self: &Self, spec_json: String, status: i64, group: usize) -> Result<usize, Error> {
         let index = rb_self.host.routes().len();
-        rb_self.host.declare_json(ferrule_core::host::GroupId::APP, &spec_json, status, RbRoute { index }).map_err(|e| host_error(ruby, e))?;
+        rb_self.host.declare_json(GroupId::from_index(group), &spec_json, status, RbRoute { index }).map_err(|e| host_error(ruby, e))?;
         Ok(index)
+    }
+
+    /// `group(parent, prefix)`: a group of routes under `parent`, served under `prefix`.
+    pub fn group(ruby: &Ruby, rb_self: &Self, parent: usize, prefix: String) -> Result<usize, Error> {
+        rb_self.host.group(GroupId::from_index(parent), &prefix).map(GroupId::index).map_err(|e| host_error(ruby, e))
+    }
+
+    /// `hook(group, phase, slot)`: the Ruby app's hook `slot` runs at `phase` (`on_request`,
+    /// `pre_handler`, `on_send`, `on_error`) for `group`'s requests.
+    pub fn hook(ruby: &Ruby, rb_self: &Self, group: usize, phase: String, slot: u32) -> Result<(), Error> {
+        let phase = Phase::parse(&phase).map_err(|e| Error::new(ruby.exception_arg_error(), format!("ferrule: {e}")))?;
+        rb_self.host.hook(GroupId::from_index(group), phase, slot).map_err(|e| host_error(ruby, e))
+    }
+
+    /// `catch(status)`: the app's error blocks take requests the core refuses with `status`
+    /// (nil: every refusal); from then on every request runs through the app's chain runner.
+    pub fn catch(ruby: &Ruby, rb_self: &Self, status: Option<u16>) -> Result<(), Error> {
+        rb_self.chain_every_request.store(true, Ordering::Relaxed);
+        rb_self.host.catch(GroupId::APP, status.map_or(Catch::All, Catch::Status)).map_err(|e| host_error(ruby, e))
+    }
+
+    /// `chain_every_request`: the app has error blocks, which see what any block raises.
+    pub fn chain_every_request(&self) {
+        self.chain_every_request.store(true, Ordering::Relaxed);
+    }
+
+    /// `hooks_of(number)`: chain `number`'s hook slots, `[on_request, pre_handler, on_send, on_error]`.
+    pub fn hooks_of(&self, number: usize) -> Option<Vec<Vec<u32>>> {
+        let chains = lock(&self.chains);
+        let hooks = chains.hooks.get(number)?;
+        Some(vec![hooks.on_request.clone(), hooks.pre_handler.clone(), hooks.on_send.clone(), hooks.on_error.clone()])
     }
 
     /// `openapi`: the OpenAPI document of the routes declared so far, as indented JSON.
@@ -140,7 +203,7 @@ impl NativeApp {
     /// A worker thread's loop: takes up to `batch` requests at a time and runs their handlers
     /// (`handlers`: the app's Array of blocks, by route index) until the server has stopped.
     /// Returns normally then; a kill or an uncaught non-standard exception propagates.
-    pub fn work(ruby: &Ruby, rb_self: &Self, batch: usize, handlers: RArray) -> Result<(), Error> {
+    pub fn work(ruby: &Ruby, rb_self: &Self, batch: usize, handlers: RArray, runner: Proc) -> Result<(), Error> {
         let serving = rb_self.serving(ruby)?;
         let answers: Arc<dyn Answers> = serving.clone();
         let mut calls = Vec::new();
@@ -155,7 +218,7 @@ impl NativeApp {
                 },
             )?;
             match waited {
-                Waited::Jobs => rb_self.run_all(ruby, handlers, &mut calls, &answers)?,
+                Waited::Jobs => rb_self.run_all(ruby, handlers, runner, &mut calls, &answers)?,
                 Waited::Interrupted => continue,
                 Waited::Closed => return Ok(()),
             }
@@ -187,7 +250,7 @@ impl NativeApp {
     /// stack without a socket (`App#call(env)`, so Rack servers and Rack::Test can host the
     /// app); this thread runs the handlers it needs. Returns `[status, [name, value, …], body,
     /// cut_off]` (`cut_off`: the body broke off before its end, a stream whose producer raised).
-    pub fn call_rack(ruby: &Ruby, rb_self: &Self, method: String, uri: String, headers: RArray, body: RString, handlers: RArray) -> Result<RArray, Error> {
+    pub fn call_rack(ruby: &Ruby, rb_self: &Self, method: String, uri: String, headers: RArray, body: RString, handlers: RArray, runner: Proc) -> Result<RArray, Error> {
         let client = rb_self.in_process(ruby)?;
         let mut request = ferrule_core::http::Request::builder().method(method.as_str()).uri(uri.as_str());
         // Header values as the bytes Rack holds (a server's are binary Strings).
@@ -203,7 +266,7 @@ impl NativeApp {
         while !exchange.is_done() {
             let waited = without_gvl(ruby, || client.wait(&exchange, &mut calls), || client.interrupt(&exchange))?;
             match waited {
-                Waited::Jobs => rb_self.run_all(ruby, handlers, &mut calls, &answers)?,
+                Waited::Jobs => rb_self.run_all(ruby, handlers, runner, &mut calls, &answers)?,
                 Waited::Interrupted | Waited::Closed => {
                     // Cleared before looking, so an answer arriving now sets it again.
                     exchange.wake_flag().store(false, Ordering::Release);
@@ -243,15 +306,28 @@ impl NativeApp {
 
     /// Runs a batch of calls and sends their answers. When one propagates an exception (a
     /// kill, an `Interrupt`), the rest are answered as failed and the exception goes on.
-    fn run_all(&self, ruby: &Ruby, handlers: RArray, jobs: &mut Vec<Job<RbRoute>>, answers: &Arc<dyn Answers>) -> Result<(), Error> {
+    fn run_all(&self, ruby: &Ruby, handlers: RArray, runner: Proc, jobs: &mut Vec<Job<RbRoute>>, answers: &Arc<dyn Answers>) -> Result<(), Error> {
         let inbox = answers.inbox();
         let mut result = Ok(());
         for job in jobs.drain(..) {
+            let chained = |call: &Call<RbRoute>| !call.hooks.is_empty() || self.chain_every_request.load(Ordering::Relaxed);
             let call = match job {
+                Job::Call(call) if chained(&call) => {
+                    if result.is_ok() {
+                        let Call { route, hooks, request, reply } = call;
+                        result = self.run_chained(ruby, runner, Some(route), &hooks, request, reply, None, answers);
+                    } else {
+                        inbox.answer(call.reply, Err(HandlerError::new("the thread running handlers was stopped")));
+                    }
+                    continue;
+                }
                 Job::Call(call) => call,
-                Job::Reject(reject) => {
-                    // No hooks in Ruby yet: the core's own answer.
-                    inbox.answer(reject.reply, Ok(reject.rejection.response()));
+                Job::Reject(Reject { route, hooks, request, rejection, reply }) => {
+                    if result.is_ok() {
+                        result = self.run_chained(ruby, runner, route, &hooks, request, reply, Some(rejection), answers);
+                    } else {
+                        inbox.answer(reply, Ok(rejection.response()));
+                    }
                     continue;
                 }
                 Job::Pull(pull) => {
@@ -336,6 +412,87 @@ impl NativeApp {
             None => Ok(()),
         }
     }
+}
+
+impl NativeApp {
+    /// A request with hooks (or a refused one they must see): the app's chain runner
+    /// (`runner.call(chain, route_index or nil, request, refusal or nil)`) runs its filters,
+    /// its block and its error blocks, and returns what a block returns. A refusal is
+    /// `[status, problem body, [name, value, …]]`, the core's own answer.
+    #[allow(clippy::too_many_arguments)]
+    fn run_chained(
+        &self,
+        ruby: &Ruby,
+        runner: Proc,
+        route: Option<Arc<HostRoute<RbRoute>>>,
+        hooks: &Arc<Hooks>,
+        mut request: RequestData,
+        reply: ferrule_core::bridge::Reply,
+        rejection: Option<Rejection>,
+        answers: &Arc<dyn Answers>,
+    ) -> Result<(), Error> {
+        if is_abandoned(&reply) {
+            return Ok(());
+        }
+        let number = lock(&self.chains).number(hooks);
+        let status = match (&rejection, &route) {
+            (Some(rejection), _) => rejection.problem.status_code(),
+            (None, Some(route)) => route.status,
+            (None, None) => StatusCode::OK,
+        };
+        let label = route.as_ref().map_or_else(|| format!("{} {}", request.method, request.path), |r| r.label.clone());
+        let refusal = match &rejection {
+            None => ruby.qnil().as_value(),
+            Some(rejection) => {
+                let default = rejection.response();
+                let headers = ruby.ary_new();
+                for (name, value) in &rejection.headers {
+                    headers.push(ruby.str_new(name.as_str()))?;
+                    headers.push(ruby.str_from_slice(value.as_bytes()))?;
+                }
+                let body = ruby.str_from_slice(default.body.bytes().map_or(&[][..], |b| &b[..]));
+                ruby.ary_new_from_values(&[ruby.integer_from_i64(status.as_u16().into()).as_value(), body.as_value(), headers.as_value()]).as_value()
+            }
+        };
+        let index = route.as_ref().map_or(ruby.qnil().as_value(), |r| ruby.integer_from_i64(r.data.index as i64).as_value());
+        let called = to_ruby::request(ruby, &self.types, &mut request)
+            .and_then(|request| runner.call::<_, magnus::Value>((number, index, request, refusal)));
+        let opened = std::cell::RefCell::new(None);
+        let open = |body: magnus::Value, events: bool| {
+            let (stream, out) = self.streams.open(answers.clone(), events, self.host.logs(), &label);
+            *opened.borrow_mut() = Some((body, out));
+            stream
+        };
+        let shapes = |status: i64| route.as_ref().map_or(ferrule_core::shape::Shape::any(), |route| route.response_shape(status));
+        let (outcome, propagate) = match called {
+            Ok(value) => (response::from_result(ruby, &self.types, value, status, &shapes, &open), None),
+            Err(error) => response::from_error(ruby, &self.types, &self.host.logs(), &label, error),
+        };
+        let start = outcome.is_ok();
+        answers.inbox().answer(reply, outcome);
+        if let Some((body, out)) = opened.into_inner() {
+            if start {
+                let streaming: magnus::RModule = ruby.class_object().const_get::<_, magnus::RModule>("Ferrule")?.const_get("Streaming")?;
+                streaming.funcall::<_, _, magnus::Value>("start", (out, body))?;
+            } else if body.respond_to("close", false).unwrap_or(false) {
+                let _ = body.funcall::<_, _, magnus::Value>("close", ());
+            }
+        }
+        match propagate {
+            Some(error) => Err(error),
+            None => Ok(()),
+        }
+    }
+}
+
+/// `NativeApp.problem_body(status, detail)`: the body of the core's problem response for
+/// `status` with `detail` (an `HTTPError`'s, as `after` filters see it).
+pub fn problem_body(ruby: &Ruby, status: u16, detail: Option<String>) -> Result<RString, Error> {
+    let code = StatusCode::from_u16(status).map_err(|e| Error::new(ruby.exception_arg_error(), format!("ferrule: {e}")))?;
+    let mut problem = ferrule_core::Problem::status(code);
+    problem.detail = detail;
+    let body = ferrule_core::serde_json::to_vec(&problem).map_err(|e| Error::new(ruby.exception_runtime_error(), e.to_string()))?;
+    Ok(ruby.str_from_slice(&body))
 }
 
 /// `Ferrule::WebSocket`, where the glue of open sockets lives.

@@ -15,6 +15,9 @@ module Ferrule
                         cors compression body_limit timeout_ms status response] + DOC_OPTIONS).freeze
     SOCKET_OPTIONS = %i[query headers cookies params cors].freeze
     DEFAULT_THREADS = 5
+    # The exit status of a process whose startup (+on_start+) raised: the parent of worker
+    # processes stops instead of starting another that would fail the same way.
+    STARTUP_FAILED = 3
     BODY_KINDS = { body: "json", form: "form", multipart: "multipart", text: "text", bytes: "bytes" }.freeze
     SEVERITIES = { "debug" => Logger::DEBUG, "info" => Logger::INFO, "warn" => Logger::WARN, "error" => Logger::ERROR }.freeze
 
@@ -51,6 +54,19 @@ module Ferrule
       @native = NativeApp.new(JSON.generate(config), Request, UploadedFile, Response, HTTPError)
       # The handler blocks, by route index: held here, by this object, where the GC sees them.
       @handlers = []
+      # The same blocks as declared, and each route's status, for requests with hooks.
+      @blocks = []
+      @statuses = []
+      # Filters and hooks by the slot the core knows each as; error blocks in order declared.
+      @hook_blocks = []
+      @error_handlers = []
+      @chains = {}
+      @chain_runner = method(:run_chain).to_proc
+      @context_class = Class.new(Context)
+      @on_start = []
+      @on_stop = []
+      @started = false
+      @start_lock = Mutex.new
       # `ferrule openapi app.rb` prints the app a file made: kept alive until then.
       CLI.made << self if ENV["FERRULE_PRINT_OPENAPI"] == "1"
     end
@@ -86,15 +102,7 @@ module Ferrule
     # <tt>{ 200 => user, "4XX" => error }</tt>): a JSON result keeps only the properties its
     # schema declares.
     def route(method, path, status: 200, **options, &handler)
-      raise ArgumentError, "ferrule: #{method} #{path} needs a block" unless handler
-
-      Array(method).each do |m|
-        m = m.to_s.upcase
-        raise ArgumentError, "ferrule: #{m} is not a supported method (#{METHODS.join(', ')})" unless METHODS.include?(m)
-
-        declare(spec(m, path, options.dup, status), status, sinatra_style(handler, status))
-      end
-      self
+      route_in(0, method, path, status: status, **options, &handler)
     end
 
     # <tt>websocket("/rooms/{room:int}") { |ws, request| ws.on(:message) { |data| ... } }</tt>
@@ -104,6 +112,121 @@ module Ferrule
     # The block gets a Ferrule::WebSocket and the Request. +subprotocols+: the route's,
     # preferred first; +max_message_bytes+ replaces the app's +ws_max_message_bytes+.
     def websocket(path, subprotocols: [], max_message_bytes: nil, **options, &handler)
+      websocket_in(0, path, subprotocols: subprotocols, max_message_bytes: max_message_bytes, **options, &handler)
+    end
+
+    # A filter run before the route's block for every request (Sinatra's +before+) — those
+    # the core refused, and those no route takes, too — in the block's context (+halt+,
+    # +status+, +headers+); with a +pattern+ (<tt>"/admin/*"</tt>, File.fnmatch's globs), only
+    # for the paths it matches.
+    def before(pattern = nil, &block)
+      filter_in(0, :on_request, pattern, block)
+    end
+
+    # A filter run after the route's block (Sinatra's +after+): it may change the status,
+    # the headers (+headers+) and the body (+body+) before the response is written.
+    def after(pattern = nil, &block)
+      filter_in(0, :on_send, pattern, block)
+    end
+
+    # Any of the hooks by its phase, in Fastify's order: +:on_request+ (as +before+),
+    # +:pre_handler+ (after validation, with the typed request), +:on_send+ (as +after+),
+    # +:on_error+ (<tt>{ |error, req| ... }</tt>: sees what a filter or block raised).
+    def hook(phase, &block)
+      hook_in(0, phase, block)
+    end
+
+    # Sinatra's error blocks: <tt>error(NotFoundInDb) { |e| [404, "gone"] }</tt> answers what
+    # a filter or block raised of that class (the nearest registered), <tt>error(404)</tt> or
+    # <tt>error(400..499)</tt> an HTTP error of that status — the core's refusals included (no
+    # route, a failed validation: Ferrule::ValidationError with +errors+) — and +error+ alone
+    # StandardError. The block runs in the request's context (+status+ is the error's) and
+    # returns what a route block returns. Without one, an HTTP error gets the core's problem
+    # response and anything else a bare 500.
+    def error(*keys, &block)
+      raise ArgumentError, "ferrule: error needs a block" unless block
+
+      keys = [StandardError] if keys.empty?
+      keys.each do |key|
+        @error_handlers << [key, block]
+        catch_refusals(key)
+      end
+      @native.chain_every_request
+      self
+    end
+
+    # Sinatra's +not_found+: answers the requests no route takes (and HTTP errors of 404).
+    def not_found(&block)
+      error(404, &block)
+    end
+
+    # Methods the route blocks, filters and error blocks can call (Sinatra's +helpers+): a
+    # block of +def+s, or modules.
+    def helpers(*modules, &block)
+      @context_class.include(*modules) unless modules.empty?
+      @context_class.class_eval(&block) if block
+      self
+    end
+
+    # Routes and filters under +prefix+ (<tt>app.group("/admin") { |admin| admin.before { ... } }</tt>):
+    # the group's filters run after the app's, for its own routes (and for the paths under
+    # its prefix that no route takes). Returns the group; groups nest.
+    def group(prefix, &block)
+      group_in(0, prefix, &block)
+    end
+
+    # Runs once per worker process before it serves (and before the first Rack call);
+    # a block that raises stops the app (Ferrule::StartupFailed; +run+ exits with status 3).
+    def on_start(&block)
+      @on_start << block
+      self
+    end
+
+    # Runs once per worker process after its drain.
+    def on_stop(&block)
+      @on_stop << block
+      self
+    end
+
+    # :nodoc: what Group forwards to, with its group.
+    def route_in(group, method, path, status: 200, **options, &handler)
+      raise ArgumentError, "ferrule: #{method} #{path} needs a block" unless handler
+
+      Array(method).each do |m|
+        m = m.to_s.upcase
+        raise ArgumentError, "ferrule: #{m} is not a supported method (#{METHODS.join(', ')})" unless METHODS.include?(m)
+
+        declare(spec(m, path, options.dup, status), status, sinatra_style(handler, status), group: group, block: handler)
+      end
+      self
+    end
+
+    # :nodoc:
+    def filter_in(group, phase, pattern, block)
+      raise ArgumentError, "ferrule: a filter needs a block" unless block
+
+      hook_in(group, phase, pattern.nil? ? block : Filter.new(pattern.to_s, block))
+    end
+
+    # :nodoc:
+    def hook_in(group, phase, block)
+      raise ArgumentError, "ferrule: hook #{phase} needs a block" unless block
+
+      slot = @hook_blocks.length
+      @native.hook(group, phase.to_s, slot)
+      @hook_blocks << block
+      self
+    end
+
+    # :nodoc:
+    def group_in(parent, prefix)
+      group = Group.new(self, @native.group(parent, prefix.to_s))
+      yield group if block_given?
+      group
+    end
+
+    # :nodoc:
+    def websocket_in(group, path, subprotocols: [], max_message_bytes: nil, **options, &handler)
       raise ArgumentError, "ferrule: websocket #{path} needs a block" unless handler
 
       options.each_key do |name|
@@ -114,7 +237,7 @@ module Ferrule
       spec = spec("GET", path, options)
       spec["websocket"] = { "subprotocols" => Array(subprotocols).map(&:to_s) }
       spec["websocket"]["max_message_bytes"] = max_message_bytes if max_message_bytes
-      declare(spec, 200, handler)
+      declare(spec, 200, handler, group: group)
       self
     end
 
@@ -145,7 +268,13 @@ module Ferrule
       print_openapi_and_exit if ENV["FERRULE_PRINT_OPENAPI"] == "1"
       raise ArgumentError, "ferrule: workers must be at least 1" if workers < 1
       if workers == 1
-        clean = serve(host: host, port: port, threads: threads, runtime_threads: runtime_threads, &on_ready)
+        clean = begin
+          serve(host: host, port: port, threads: threads, runtime_threads: runtime_threads, &on_ready)
+        rescue StartupFailed => e
+          warn(e.cause.full_message) if e.cause
+          warn e.message
+          exit(STARTUP_FAILED)
+        end
         exit(1) unless clean
         return
       end
@@ -163,13 +292,48 @@ module Ferrule
     # Returns true after a clean drain, false when the drain deadline cut requests off.
     def serve(host: "127.0.0.1", port: 8000, fd: nil, threads: DEFAULT_THREADS, runtime_threads: nil, signals: true)
       print_openapi_and_exit if ENV["FERRULE_PRINT_OPENAPI"] == "1"
+      start_app
+      begin
+        serve_started(host, port, fd, threads, runtime_threads, signals) { |bound| yield bound if block_given? }
+      ensure
+        stop_app
+      end
+    end
+
+    # The startup blocks, once (a failure: StartupFailed, the app not started).
+    def start_app
+      @start_lock.synchronize do
+        return if @started
+
+        @on_start.each(&:call)
+        @started = true
+      end
+    rescue StandardError => e
+      raise StartupFailed, "ferrule: startup failed: #{e.class}: #{e.message}"
+    end
+
+    # The stop blocks (each failure reported, the others still run).
+    def stop_app
+      @start_lock.synchronize do
+        return unless @started
+
+        @started = false
+        @on_stop.each do |block|
+          block.call
+        rescue StandardError => e
+          warn "ferrule: an on_stop block raised #{e.class}: #{e.message}"
+        end
+      end
+    end
+
+    private def serve_started(host, port, fd, threads, runtime_threads, signals)
       start_logging
       bound = @native.start(host, port, fd, runtime_threads)
       @port = bound
       # One thread takes whole batches (fastest); several take one request each, so a
       # handler that blocks does not hold up the others.
       batch = threads > 1 ? 1 : 256
-      workers = Array.new(threads) { Thread.new { @native.work(batch, @handlers) } }
+      workers = Array.new(threads) { Thread.new { @native.work(batch, @handlers, @chain_runner) } }
       previous = signals ? %w[INT TERM].to_h { |s| [s, trap(s) { @native.stop }] } : {}
       @native.announce if signals
       yield bound if block_given?
@@ -192,6 +356,7 @@ module Ferrule
     # validation, middleware, problem responses) without a socket, so the app runs under
     # +rackup+ / Puma and in Rack::Test. The calling thread runs the handler blocks.
     def call(env)
+      start_app
       start_logging
       path = "#{env["SCRIPT_NAME"]}#{env["PATH_INFO"]}"
       path = "/" if path.empty?
@@ -209,7 +374,7 @@ module Ferrule
       input = env["rack.input"]
       body = input ? input.read.to_s.b : "".b
       input.rewind if input.respond_to?(:rewind)
-      status, flat, payload, cut_off = @native.call_rack(env["REQUEST_METHOD"], query.empty? ? path : "#{path}?#{query}", headers, body, @handlers)
+      status, flat, payload, cut_off = @native.call_rack(env["REQUEST_METHOD"], query.empty? ? path : "#{path}?#{query}", headers, body, @handlers, @chain_runner)
       [status, rack_headers(flat), cut_off ? CutOffBody.new(payload) : [payload]]
     end
 
@@ -280,12 +445,36 @@ module Ferrule
     # +halt+): one object, a +catch+ and an +instance_exec+ per request, measured at 0.4 µs
     # of CPU (1M calls of a block returning a Hash: 0.14 µs called directly, 0.55 µs so).
     def sinatra_style(handler, status)
-      ->(request) { Context.new(request, status).run(handler) }
+      context_class = @context_class
+      ->(request) { context_class.new(request, status).run(handler) }
     end
 
-    def declare(spec, status, handler)
-      index = @native.add_route(JSON.generate(spec), status)
+    def declare(spec, status, handler, group: 0, block: handler)
+      index = @native.add_route(JSON.generate(spec), status, group)
       @handlers[index] = handler
+      @blocks[index] = block
+      @statuses[index] = status
+    end
+
+    # A request with hooks, or a refused one they must see (NativeApp#work calls it): the
+    # chain's filters and the route's block run in one Context.
+    def run_chain(number, index, request, refusal)
+      chain = @chains[number] ||= Chain.new(@hook_blocks, @native.hooks_of(number))
+      status = index ? @statuses[index] : refusal[0]
+      @context_class.new(request, status).run_chain(chain, index && @blocks[index], refusal, @error_handlers)
+    end
+
+    # Which of the core's refusals the language must now see, for an error block's +key+.
+    def catch_refusals(key)
+      case key
+      when Integer then @native.catch(key)
+      when Range then key.each { |code| @native.catch(code) if code.is_a?(Integer) && (400..599).cover?(code) }
+      when Class
+        if key <= ValidationError then @native.catch(422)
+        elsif key <= HTTPError then @native.catch(nil)
+        end
+      else raise ArgumentError, "ferrule: an error block is for an exception class, a status or a range of them, not #{key.inspect}"
+      end
     end
 
     def params_of(schema, where)
@@ -370,15 +559,24 @@ module Ferrule
     def run(&serve)
       previous = %w[INT TERM].to_h { |s| [s, trap(s) { stop }] }
       @count.times { spawn(&serve) }
+      failed = false
       until @children.empty?
         pid, status = Process.wait2
         @children.delete(pid)
         next if @stopping
 
+        if status.exitstatus == App::STARTUP_FAILED
+          warn "ferrule: worker #{pid} failed its startup; stopping"
+          failed = true
+          stop
+          next
+        end
+
         warn "ferrule: worker #{pid} exited (#{status.exitstatus || status.termsig}); starting another"
         sleep 1
         spawn(&serve)
       end
+      exit(App::STARTUP_FAILED) if failed
       nil
     ensure
       previous&.each { |s, handler| trap(s, handler || "DEFAULT") }
@@ -390,6 +588,10 @@ module Ferrule
       @children << fork do
         %w[INT TERM].each { |s| trap(s, "DEFAULT") }
         exit!(serve.call == false ? 1 : 0)
+      rescue StartupFailed => e
+        warn(e.cause.full_message) if e.cause
+        warn e.message
+        exit!(App::STARTUP_FAILED)
       rescue Exception => e # rubocop:disable Lint/RescueException -- a worker reports and exits
         warn "ferrule: worker #{Process.pid} failed: #{e.class}: #{e.message}"
         exit!(1)

@@ -26,6 +26,32 @@ module Ferrule
       finish(result)
     end
 
+    # Runs a request's whole chain in this context: the +before+ filters (+on_request+), the
+    # refusal of a request the core refused, the +pre_handler+ hooks, the route's +block+; what
+    # raises goes to the +on_error+ hooks and then the nearest error block; then the +after+
+    # filters (+on_send+), which may change the status, headers and body. A +halt+ in a
+    # filter answers at once.
+    def run_chain(chain, block, refusal, error_handlers)
+      @result = catch(:halt) do
+        chain.on_request.each { |filter| instance_exec(@request, &filter) }
+        raise refusal_error(refusal) if refusal
+        chain.pre_handler.each { |hook| instance_exec(@request, &hook) }
+        instance_exec(@request, &block)
+      rescue StandardError => e
+        recovered(e, chain, refusal, error_handlers)
+      end
+      chain.on_send.each { |filter| catch(:halt) { instance_exec(@request, &filter) } }
+      finish(@result)
+    end
+
+    # In an +after+ filter, the body the route answered with (what its block returned); given
+    # a value, replaces it.
+    def body(value = NOT_GIVEN)
+      return (@result.is_a?(Halted) ? @result.body : @result) if value.equal?(NOT_GIVEN)
+
+      @result = value
+    end
+
     # Sets the status (or returns the one set so far).
     def status(code = nil)
       @status = Integer(code) unless code.nil?
@@ -80,13 +106,77 @@ module Ferrule
     Halted = Struct.new(:body)
     private_constant :Halted
 
+    NOT_GIVEN = Object.new.freeze
+    private_constant :NOT_GIVEN
+
     private
+
+    # The exception a refused request is raised as: ValidationError for a 422 with its
+    # errors, else HTTPError with the problem's status, detail and headers.
+    def refusal_error(refusal)
+      status, problem, flat = refusal
+      parsed = JSON.parse(problem)
+      headers = flat.each_slice(2).to_h
+      @refusal = if status == 422 && parsed["errors"].is_a?(Array)
+                   ValidationError.new(parsed["errors"], parsed["detail"], headers: headers)
+                 else
+                   HTTPError.new(status, parsed["detail"], headers: headers)
+                 end
+      @refusal_answer = [status, problem, headers]
+      @refusal
+    end
+
+    # What answers +error+: the +on_error+ hooks see it first (not a refusal of the core's:
+    # that is no failure of the app's); then the nearest error block (its status preset), or
+    # the default: the core's own answer to a refusal, an HTTPError's problem response; any
+    # other error goes on (a bare 500, logged).
+    def recovered(error, chain, refusal, error_handlers)
+      unless error.equal?(@refusal)
+        chain.on_error.each do |hook|
+          instance_exec(error, @request, &hook)
+        rescue StandardError => e
+          warn "ferrule: an on_error hook raised #{e.class}: #{e.message}"
+        end
+      end
+      is_http = error.is_a?(HTTPError)
+      handler = error_block(error, error_handlers)
+      # What the error block answers goes with the error's status unless it says otherwise.
+      @default_status = is_http ? error.status : 500
+      @status_applies = true
+      return catch(:halt) { instance_exec(error, @request, &handler) } if handler
+      return problem_response(*@refusal_answer) if refusal && error.equal?(@refusal)
+      raise error unless is_http
+
+      body = NativeApp.problem_body(error.status, error.detail&.to_s)
+      problem_response(error.status, body, (error.headers || {}).transform_keys { |k| k.to_s.downcase })
+    end
+
+    def problem_response(status, body, headers)
+      @status = status
+      Response.new(body, status: status, headers: headers.merge("content-type" => PROBLEM_JSON))
+    end
+
+    # The error block for +error+: one for its status (an HTTP error's), else the one for its
+    # class nearest in its ancestry; HTTP errors stop at HTTPError, whose default is the
+    # core's answer, so a block for StandardError never takes them.
+    def error_block(error, handlers)
+      if error.is_a?(HTTPError)
+        by_status = handlers.find { |key, _| (key.is_a?(Integer) && key == error.status) || (key.is_a?(Range) && key.cover?(error.status)) }
+        return by_status[1] if by_status
+      end
+      error.class.ancestors.each do |ancestor|
+        found = handlers.reverse_each.find { |key, _| key.equal?(ancestor) }
+        return found[1] if found
+        return nil if ancestor.equal?(HTTPError)
+      end
+      nil
+    end
 
     def finish(result)
       if result.is_a?(Halted)
         return Response.new(result.body.nil? ? "" : result.body, status: status, headers: @headers)
       end
-      return result if @status.nil? && @headers.nil?
+      return result if @status.nil? && @headers.nil? && !@status_applies
 
       case result
       when Response

@@ -1,0 +1,130 @@
+# frozen_string_literal: true
+
+# Sinatra's filters, error blocks, not_found, helpers and groups, the other hooks by phase,
+# and on_start/on_stop — through Rack::Test, as Sinatra users test (no socket needed).
+require "minitest/autorun"
+require "open3"
+require "rack/test"
+require_relative "support"
+
+class HooksTest < Minitest::Test
+  include Rack::Test::Methods
+
+  OutOfStock = Class.new(StandardError)
+
+  def app
+    @app ||= begin
+      seen = @seen = []
+      app = Ferrule::App.new
+      app.helpers do
+        def current_user = request.header("authorization")&.delete_prefix("Bearer ")
+      end
+      app.before { |req| seen << "before #{req.method} #{req.path}" }
+      app.before("/admin/*") { halt 401, { "www-authenticate" => "Bearer" }, "who are you?" unless current_user }
+      app.hook(:pre_handler) { |req| seen << "pre_handler #{req.params}" }
+      app.after { |_req| headers "x-served-by" => "ferrule" }
+      app.after("/wrapped/*") { body({ wrapped: body }) }
+      app.hook(:on_error) { |error, _req| seen << "on_error #{error.class}" }
+      app.error(OutOfStock) { |e| status 409; { detail: e.message } }
+      app.error(ArgumentError) { |_e| [400, {}, ["bad argument"]] }
+      app.not_found { |_e| { missing: request.path } }
+      app.error(Ferrule::ValidationError) { |e| status 400; { invalid: e.errors.map { |i| i["loc"].join(".") } } }
+      app.get("/items/{id:int}") { |req| seen << "handler"; { id: req.params[:id] } }
+      app.get("/admin/stats") { { users: 3, by: current_user } }
+      app.get("/buy/{item}") { |req| raise OutOfStock, "#{req.params[:item]} is out of stock" }
+      app.get("/argue") { raise ArgumentError, "no" }
+      app.get("/boom") { raise "SECRET-TOKEN-42" }
+      app.get("/teapot") { raise Ferrule::HTTPError.new(418, "short and stout") }
+      app.get("/wrapped/one") { { a: 1 } }
+      app.group("/v1") do |v1|
+        v1.before { |req| seen << "v1 #{req.path}" }
+        v1.get("/hello") { "hi" }
+      end
+      app
+    end
+  end
+
+  def test_filters_and_hooks_run_in_order_around_the_block
+    get "/items/3"
+    assert_equal 200, last_response.status
+    assert_equal({ "id" => 3 }, JSON.parse(last_response.body))
+    assert_equal "ferrule", last_response.headers["x-served-by"]
+    assert_equal ["before GET /items/3", "pre_handler {:id=>3}", "handler"], @seen
+  end
+
+  def test_a_before_filter_with_a_pattern_halts_and_helpers_are_callable
+    get "/admin/stats"
+    assert_equal 401, last_response.status
+    assert_equal "Bearer", last_response.headers["www-authenticate"]
+    assert_equal "who are you?", last_response.body
+    assert_equal "ferrule", last_response.headers["x-served-by"], "after filters run for halted requests too"
+    get "/admin/stats", {}, { "HTTP_AUTHORIZATION" => "Bearer ada" }
+    assert_equal({ "users" => 3, "by" => "ada" }, JSON.parse(last_response.body))
+  end
+
+  def test_before_sees_requests_the_core_refused_and_error_blocks_answer_them
+    get "/items/seven"
+    assert_equal 400, last_response.status
+    assert_equal({ "invalid" => ["path.id"] }, JSON.parse(last_response.body))
+    get "/nowhere"
+    assert_equal 404, last_response.status
+    assert_equal({ "missing" => "/nowhere" }, JSON.parse(last_response.body))
+    assert_equal ["before GET /items/seven", "before GET /nowhere"], @seen
+  end
+
+  def test_error_blocks_by_class_and_the_defaults
+    get "/buy/pen"
+    assert_equal [409, { "detail" => "pen is out of stock" }], [last_response.status, JSON.parse(last_response.body)]
+    get "/argue"
+    assert_equal [400, "bad argument"], [last_response.status, last_response.body]
+    get "/teapot"
+    assert_equal 418, last_response.status
+    assert_equal "short and stout", JSON.parse(last_response.body)["detail"]
+    assert_equal "application/problem+json", last_response.headers["content-type"]
+    get "/boom"
+    assert_equal 500, last_response.status
+    refute_includes last_response.body, "SECRET"
+    assert_includes @seen, "on_error HooksTest::OutOfStock"
+    assert_includes @seen, "on_error RuntimeError"
+  end
+
+  def test_an_after_filter_may_replace_the_body
+    get "/wrapped/one"
+    assert_equal({ "wrapped" => { "a" => 1 } }, JSON.parse(last_response.body))
+  end
+
+  def test_groups_scope_their_filters_after_the_apps
+    get "/v1/hello"
+    assert_equal "hi", last_response.body
+    assert_equal ["before GET /v1/hello", "v1 /v1/hello", "pre_handler {}"], @seen
+  end
+
+  def test_on_start_runs_once_before_the_first_request_and_a_failure_stops_the_app
+    started = []
+    app = Ferrule::App.new
+    app.on_start { started << :once }
+    app.get("/") { started.size }
+    2.times { assert_equal "1", Rack::MockRequest.new(app).get("/").body }
+    broken = Ferrule::App.new
+    broken.on_start { raise IOError, "the database is down" }
+    error = assert_raises(Ferrule::StartupFailed) { Rack::MockRequest.new(broken).get("/") }
+    assert_equal "ferrule: startup failed: IOError: the database is down", error.message
+  end
+
+  def test_run_exits_with_status_3_and_one_line_when_startup_fails
+    script = <<~RUBY
+      require "ferrule"
+      app = Ferrule::App.new
+      app.on_start { raise IOError, "the database is down" }
+      app.run(port: 0)
+    RUBY
+    output, status = Open3.capture2e("ruby", "-e", script)
+    assert_equal 3, status.exitstatus, output
+    assert_equal "ferrule: startup failed: IOError: the database is down", output.lines.last.strip
+  end
+
+  def test_a_misspelled_phase_names_the_nearest
+    error = assert_raises(ArgumentError) { Ferrule::App.new.hook(:on_sned) { nil } }
+    assert_match(/unknown hook on_sned \(did you mean on_send\?\)/, error.message)
+  end
+end
