@@ -811,10 +811,22 @@ class Dispatcher {
     const notFound = error === refused && refusal.status === 404 && route < 0 ? chain.notFound : null;
     if (notFound || chain.errorHandler) {
       const result = notFound ? callHook(notFound, [ctx, reply]) : callHook(chain.errorHandler, [error, ctx, reply]);
-      reply.recovered = Promise.resolve(result).then((value) => { if (!reply.sent) reply.send(value); });
+      reply.recovered = Promise.resolve(result).then((value) => {
+        if (!reply.sent) reply.send(value);
+        // `reply.send(error)`, Fastify's way back to the default answer for that error.
+        if (reply.payload instanceof Error) this.answerError(reply.payload, refused, refusal, ctx, reply);
+      });
       return;
     }
     reply.recovered = undefined;
+    this.answerError(error, refused, refusal, ctx, reply);
+  }
+
+  /** The default answer to `error`, sent on `reply`. */
+  answerError(error, refused, refusal, ctx, reply) {
+    const { logger } = this; // `native` here is the addon itself (problemJson, problemBody)
+    reply.sent = false;
+    reply.code(statusOfError(error));
     if (error === refused) {
       reply.headers(pairsToObject(refusal.headers)).type(native.problemJson()).send(refusal.problem);
     } else if (error instanceof HttpError) {

@@ -8,7 +8,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { execFile } = require('node:child_process');
 const { App } = require('ferrule');
-const { SYNC, ASYNC } = require('./fixture_handlers');
+const { SYNC, ASYNC, installHooks } = require('./fixture_handlers');
 const { serving } = require('./support');
 
 const FIXTURES = process.env.FERRULE_FIXTURES_DIR || path.resolve(__dirname, '../../../fixtures');
@@ -26,6 +26,7 @@ function build(category, handlers) {
     const { handler, ...spec } = route;
     app.addRoute(spec, handlers[handler]);
   }
+  installHooks(app, fixture.hooks || [], { asynchronous: handlers === ASYNC });
   return app;
 }
 

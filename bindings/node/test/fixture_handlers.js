@@ -142,4 +142,36 @@ ASYNC.socket_echo = async (socket, ctx) => {
   }
 };
 
-module.exports = { SYNC, ASYNC };
+/**
+ * The hook setups of fixtures/README.md ("Hooks"), in Fastify's idiom, registered in order;
+ * `asynchronous` uses async hooks, else `done` callbacks.
+ */
+function installHooks(app, names, { asynchronous }) {
+  // Fastify's two shapes of a request hook: async, or taking a `done` callback.
+  const hook = (fn) => (asynchronous ? async (ctx, reply) => fn(ctx, reply) : (ctx, reply, done) => { fn(ctx, reply); done(); });
+  for (const name of names) {
+    if (name === 'trace') {
+      app.decorateRequest('trace', null);
+      app.addHook('onRequest', hook((ctx) => { ctx.trace = ['on_request']; }));
+      app.addHook('preHandler', hook((ctx) => { ctx.trace.push('pre_handler'); }));
+      app.addHook('onSend', async (ctx, reply, payload) => {
+        reply.header('x-trace', [...(ctx.trace || []), 'on_send'].join(','));
+        return payload;
+      });
+    } else if (name === 'key_required') {
+      app.addHook('onRequest', hook((ctx, reply) => {
+        if (ctx.header('x-key') === undefined) reply.code(401).send({ error: 'key required' });
+      }));
+    } else if (name === 'invalid_is_400') {
+      app.setErrorHandler((error, ctx, reply) => (error.validation
+        ? reply.code(400).send({ invalid: error.validation.map((issue) => issue.loc.join('.')) })
+        : reply.send(error)));
+    } else if (name === 'missing_is_404') {
+      app.setNotFoundHandler((ctx, reply) => reply.code(404).send({ missing: ctx.path }));
+    } else {
+      throw new Error(`unknown hook setup ${name}`);
+    }
+  }
+}
+
+module.exports = { SYNC, ASYNC, installHooks };

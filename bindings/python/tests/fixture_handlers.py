@@ -200,3 +200,60 @@ ASYNC["socket_echo"] = socket_echo
 ASYNC["sleep"] = _async_sleep
 # The async flavour streams from async generators.
 ASYNC.update(stream=_async_stream, events=_async_events, stream_fail=_async_stream_fail, events_fail=_async_events_fail)
+
+
+# -- the hook setups of fixtures/README.md ("Hooks"), in FastAPI's idiom ---------------------
+
+
+def install_hooks(app: Any, names: list[str], *, asynchronous: bool) -> None:
+    """Registers each named setup on ``app``, in order; ``asynchronous`` uses ``async def``
+    hooks (the chain then runs as a task)."""
+    from ferrule import JSONResponse, RequestValidationError
+
+    def hook(func: Callable[..., Any]) -> Callable[..., Any]:
+        if not asynchronous:
+            return func
+
+        async def run(*args: Any) -> Any:
+            return func(*args)
+
+        return run
+
+    for name in names:
+        if name == "trace":
+
+            def start(request: Request) -> None:
+                request.state.trace = ["on_request"]
+
+            def middle(request: Request) -> None:
+                request.state.trace.append("pre_handler")
+
+            def end(request: Request, response: Response) -> None:
+                trace = [*getattr(request.state, "trace", []), "on_send"]
+                response.headers["x-trace"] = ",".join(trace)
+
+            app.add_hook("on_request", hook(start))
+            app.add_hook("pre_handler", hook(middle))
+            app.add_hook("on_send", hook(end))
+        elif name == "key_required":
+
+            def key_required(request: Request) -> Any:
+                if request.header("x-key") is None:
+                    return JSONResponse({"error": "key required"}, status_code=401)
+                return None
+
+            app.add_hook("on_request", hook(key_required))
+        elif name == "invalid_is_400":
+
+            def invalid(request: Request, exc: RequestValidationError) -> Any:
+                return JSONResponse({"invalid": [".".join(map(str, e["loc"])) for e in exc.errors()]}, status_code=400)
+
+            app.add_exception_handler(RequestValidationError, hook(invalid))
+        elif name == "missing_is_404":
+
+            def missing(request: Request, exc: Exception) -> Any:
+                return JSONResponse({"missing": request.path}, status_code=404)
+
+            app.add_exception_handler(404, hook(missing))
+        else:
+            raise ValueError(f"unknown hook setup {name!r}")

@@ -17,7 +17,7 @@ import pytest
 from ferrule import App
 from ferrule.testing import TestClient
 
-from fixture_handlers import ASYNC, SYNC
+from fixture_handlers import ASYNC, SYNC, install_hooks
 from support import serving
 
 FIXTURES = pathlib.Path(os.environ.get("FERRULE_FIXTURES_DIR", pathlib.Path(__file__).resolve().parents[3] / "fixtures"))
@@ -33,6 +33,7 @@ def build(category: str, handlers: dict) -> App:
         kind = spec.pop("handler")
         # A def handler that sleeps is a blocking handler, and is declared as one.
         app.add_route(spec, handlers[kind], blocking=kind == "sleep" and handlers is SYNC)
+    install_hooks(app, fixture.get("hooks", []), asynchronous=handlers is ASYNC)
     return app
 
 

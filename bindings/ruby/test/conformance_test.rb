@@ -29,6 +29,7 @@ class ConformanceTest < Minitest::Test
         app.add_route(spec) { |req| handler.call(req) }
       end
     end
+    FixtureHandlers.install_hooks(app, fixture.fetch("hooks", []))
     app
   end
 

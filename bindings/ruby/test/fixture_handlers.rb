@@ -101,4 +101,24 @@ module FixtureHandlers
     "events_fail" => ->(_req) { partial_then_fail(Ferrule::EventStream) },
     "socket_echo" => ->(ws, req) { socket_echo(ws, req) },
   }.freeze
+
+  # The hook setups of fixtures/README.md ("Hooks"), in Sinatra's idiom, registered in order.
+  def self.install_hooks(app, names)
+    names.each do |name|
+      case name
+      when "trace"
+        app.before { @trace = ["on_request"] }
+        app.hook(:pre_handler) { @trace << "pre_handler" }
+        app.after { headers "x-trace" => [*@trace, "on_send"].join(",") }
+      when "key_required"
+        app.before { |req| halt 401, { error: "key required" } unless req.header("x-key") }
+      when "invalid_is_400"
+        app.error(Ferrule::ValidationError) { |e| status 400; { invalid: e.errors.map { |issue| issue["loc"].join(".") } } }
+      when "missing_is_404"
+        app.not_found { { missing: request.path } }
+      else
+        raise ArgumentError, "unknown hook setup #{name}"
+      end
+    end
+  end
 end

@@ -18,6 +18,10 @@ pub struct FixtureFile {
     pub description: String,
     #[serde(default)]
     pub app: Option<Json>,
+    /// Hook setups the app registers, in order (fixtures/README.md, "Hooks"): each language
+    /// implements them in its own idiom.
+    #[serde(default)]
+    pub hooks: Vec<String>,
     pub routes: Vec<FixtureRoute>,
     pub cases: Vec<Case>,
 }

@@ -4,6 +4,24 @@
 
 mod handlers;
 
+/// The `hooks` category judges the language bindings: hooks are functions of their languages
+/// (Rust's are tower layers). Against the Rust API, which registers none, its cases must fail
+/// (all but the one that holds without hooks): proof that they need the hooks to pass.
+#[test]
+fn hooks() {
+    let file = ferrule_conformance::load(&ferrule_conformance::fixtures_dir(), "hooks").unwrap_or_else(|e| panic!("{e}"));
+    assert!(!file.hooks.is_empty(), "the hooks category declares its hook setups");
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let server = runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        handlers::build_app(&file, |_| true).serve(listener).await.unwrap()
+    });
+    let results = ferrule_conformance::check_category(&format!("http://{}", server.local_addr()), &file);
+    runtime.block_on(server.shutdown()).expect("clean shutdown");
+    let passed: Vec<&str> = results.iter().filter(|r| r.problems.is_empty()).map(|r| r.name.as_str()).collect();
+    assert_eq!(passed, ["a_failing_handler_is_still_a_bare_500"], "cases that pass without any hook");
+}
+
 fn run_category(category: &str) {
     let file = ferrule_conformance::load(&ferrule_conformance::fixtures_dir(), category).unwrap_or_else(|e| panic!("{e}"));
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
@@ -49,10 +67,15 @@ categories!(
     response_validation,
 );
 
+/// Every category: those run above, and those with a test of their own (`hooks`).
+fn all_categories() -> Vec<&'static str> {
+    CATEGORIES.iter().copied().chain(["hooks"]).collect()
+}
+
 #[test]
 fn every_fixture_file_has_a_test() {
     let on_disk = ferrule_conformance::categories(&ferrule_conformance::fixtures_dir()).unwrap();
-    let mut listed: Vec<String> = CATEGORIES.iter().map(|s| s.to_string()).collect();
+    let mut listed: Vec<String> = all_categories().iter().map(|s| s.to_string()).collect();
     listed.sort();
     assert_eq!(on_disk, listed, "fixture files and test functions differ");
 }
@@ -60,7 +83,7 @@ fn every_fixture_file_has_a_test() {
 #[test]
 fn corpus_is_large_enough() {
     let fixtures = ferrule_conformance::fixtures_dir();
-    let total: usize = CATEGORIES.iter().map(|c| ferrule_conformance::load(&fixtures, c).unwrap().cases.len()).sum();
+    let total: usize = all_categories().iter().map(|c| ferrule_conformance::load(&fixtures, c).unwrap().cases.len()).sum();
     assert!(total >= 200, "the corpus has {total} cases; at least 200 are required");
 }
 
@@ -85,7 +108,7 @@ fn fixtures_follow_their_schema_and_the_schema_follows_the_core() {
             files += 1;
         }
     }
-    assert_eq!(files, CATEGORIES.len(), "every category file is run by this suite");
+    assert_eq!(files, all_categories().len(), "every category file is run by this suite");
 
     let keys = |value: &serde_json::Value| -> std::collections::BTreeSet<String> { value.as_object().unwrap().keys().cloned().collect() };
     let app_in_schema = keys(&schema["properties"]["app"]["properties"]);
