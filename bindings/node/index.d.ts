@@ -290,6 +290,25 @@ export declare class App {
   hasRequestDecorator(name: string): boolean;
   /** Waits for async plugins, then runs the `onReady` hooks (once). */
   ready(): Promise<void>;
+  /** Serves a directory (@fastify/static's `root` and `prefix`), by the core. */
+  static(options: StaticOptions): this;
+}
+
+export interface StaticOptions {
+  /** The directory to serve. */
+  root: string;
+  /** Where (default `/`: the paths no route takes). */
+  prefix?: string;
+  /** A directory's `index.html` answers for it (default true). */
+  index?: boolean;
+  /** A `.br`/`.gz` sibling goes to a client that accepts it (default true). */
+  precompressed?: boolean;
+  /** The files' `Cache-Control` (none by default). */
+  cacheControl?: string;
+  /** Serve hidden files too (default false). */
+  dotfiles?: boolean;
+  /** Follow a symlink even where it leads outside `root` (default false: 404). */
+  followSymlinks?: boolean;
 }
 
 /** What hooks and error handlers answer through (Fastify's `reply`). */

@@ -364,6 +364,24 @@ class App {
   }
 
   /**
+   * Serves a directory (@fastify/static's `root` and `prefix`): `static({ root, prefix = '/',
+   * index = true, precompressed = true, cacheControl, dotfiles = false })`. The core serves the
+   * files (ETag and Last-Modified with 304s, Range, `.br`/`.gz` siblings, `index.html`) and
+   * refuses any path that climbs out of `root`, and hidden files unless `dotfiles`; a prefix of
+   * `/` serves the paths no route takes.
+   */
+  static(options) {
+    if (options === null || typeof options !== 'object') throw new TypeError('ferrule: static takes { root, prefix }');
+    checkOptions(options, ['root', 'prefix', 'index', 'precompressed', 'cacheControl', 'dotfiles', 'followSymlinks'], 'static option');
+    const { root, prefix = '/', index = true, precompressed = true, cacheControl, dotfiles = false, followSymlinks = false } = options;
+    if (typeof root !== 'string') throw new TypeError('ferrule: static needs root, the directory to serve');
+    const spec = { prefix, directory: require('node:path').resolve(root), index, precompressed, dotfiles, follow_symlinks: followSymlinks };
+    if (cacheControl !== undefined) spec.cache_control = String(cacheControl);
+    nativeCall(() => this._native.mountStatic(JSON.stringify(spec)));
+    return this;
+  }
+
+  /**
    * Fastify's `addHook(name, fn)`, in Fastify's order: `onRequest(ctx, reply)` first — for
    * every request of this app or scope, those the core refused too — `preHandler(ctx, reply)`
    * after validation, `onSend(ctx, reply, payload)` before the response is written (return a

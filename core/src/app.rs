@@ -7,7 +7,8 @@ use crate::problem::Problem;
 use crate::route::{CompiledRoute, Handlers};
 use crate::socket::SocketHandler;
 use crate::server::Server;
-use crate::spec::{AppConfig, CompressionConfig, CorsConfig, RouteSpec};
+use crate::spec::{AppConfig, CompressionConfig, CorsConfig, RouteSpec, StaticSpec};
+use crate::static_files::StaticDir;
 use axum::routing::{MethodFilter, MethodRouter};
 use axum::Router;
 use http::{header, HeaderValue, Method, StatusCode};
@@ -39,6 +40,8 @@ pub struct App {
     /// Takes the requests no route takes (404, 405) when it wants them
     /// ([`Handler::takes_rejection`]); the core answers the rest.
     fallback: Option<Arc<dyn Handler>>,
+    /// Directories served under a prefix (see [`crate::static_files`]).
+    statics: Vec<StaticDir>,
 }
 
 /// A route table or setting that cannot work; found when the app is built, never per request.
@@ -67,7 +70,26 @@ impl App {
     }
 
     pub fn with_config(config: AppConfig) -> Self {
-        App { config, routes: Vec::new(), fallback: None }
+        App { config, routes: Vec::new(), fallback: None, statics: Vec::new() }
+    }
+
+    /// Serves a directory under a prefix ([`crate::static_files`]): refused here when the
+    /// directory cannot be opened or the prefix is taken by another directory.
+    ///
+    /// ```no_run
+    /// use ferrule_core::{App, StaticSpec};
+    /// # fn main() -> Result<(), ferrule_core::AppError> {
+    /// let mut app = App::new();
+    /// app.mount_static(StaticSpec { cache_control: Some("public, max-age=3600".into()), ..StaticSpec::new("/assets", "public") })?;
+    /// # Ok(()) }
+    /// ```
+    pub fn mount_static(&mut self, spec: StaticSpec) -> Result<(), AppError> {
+        let dir = StaticDir::open(&spec).map_err(AppError)?;
+        if self.statics.iter().any(|d| d.prefix() == dir.prefix()) {
+            return Err(AppError(format!("static files: {} is mounted twice", spec.prefix)));
+        }
+        self.statics.push(dir);
+        Ok(())
     }
 
     /// Hands the requests no route takes — 404, and 405 with its `Allow` — to `handler`'s
@@ -147,6 +169,7 @@ impl App {
         let served = self.served_by_core()?;
         let config = self.config;
         let fallback = self.fallback;
+        let statics = self.statics;
         let mut groups: Vec<PathGroup> = Vec::new();
         for (spec, handler) in self.routes {
             let template = PathTemplate::parse(&spec.path).map_err(AppError)?;
@@ -218,7 +241,23 @@ impl App {
         if let Some(cors) = &config.cors {
             not_found = not_found.layer(cors_layer(cors).map_err(AppError)?);
         }
-        router = router.fallback_service(not_found);
+        // Each directory's missing files go the app's own not-found way (its hooks and
+        // handlers included); one served at `/` answers first for what no route takes.
+        let mut root = None;
+        for dir in statics {
+            let service = dir.service(not_found.clone());
+            if dir.prefix() == "/" {
+                root = Some(service);
+                continue;
+            }
+            let prefix = dir.prefix().trim_end_matches('/').to_owned();
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| router.clone().nest_service(&prefix, service)));
+            router = result.map_err(|_| AppError(format!("static files at {prefix}: the prefix clashes with a route")))?;
+        }
+        router = match root {
+            Some(root) => router.fallback_service(root),
+            None => router.fallback_service(not_found),
+        };
         // App-wide layers wrap the router once. `Router::layer` would wrap every route in each
         // of them, each time behind a box that is cloned and allocated again per request.
         let app = ServiceBuilder::new()

@@ -27,6 +27,7 @@ mod response;
 mod route;
 mod server;
 pub mod socket;
+pub mod static_files;
 pub mod shape;
 pub mod spec;
 pub mod stream;
@@ -41,7 +42,7 @@ pub use problem::{Issue, LocSegment, Problem, PROBLEM_JSON, VALIDATION_PROBLEM_T
 pub use request::{cookie_pairs, query_pairs, Body, ExtractError, RequestData};
 pub use response::{IntoResponse, Json, Response, ResponseBody};
 pub use server::{bind, is_body_timeout, listener_from_fd, shutdown_signal, BodyTimeout, Server, ShutdownError};
-pub use spec::{AppConfig, BodyKind, BodySpec, CompressionConfig, CorsConfig, ParamSpec, ParamStyle, RouteSpec, SocketSpec};
+pub use spec::{AppConfig, BodyKind, BodySpec, CompressionConfig, CorsConfig, ParamSpec, ParamStyle, RouteSpec, SocketSpec, StaticSpec};
 pub use value::{DateTimeValue, Params, UploadedFile, Value};
 
 /// Re-exported so bindings and users name the same versions (`futures` for building streams).

@@ -80,6 +80,52 @@ fn is_true(value: &bool) -> bool {
     *value
 }
 
+/// A directory served under a path prefix (see [`crate::static_files`]): Starlette's
+/// `StaticFiles`, `@fastify/static`, Sinatra's public folder.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct StaticSpec {
+    /// Where it is served: `/static`; `/` serves it beside the routes, for the paths no route
+    /// takes.
+    pub prefix: String,
+    /// The directory on disk (relative to the working directory, or absolute).
+    pub directory: String,
+    /// A directory's `index.html` answers for it (default true).
+    #[serde(default = "yes")]
+    pub index: bool,
+    /// A file's `.br` or `.gz` sibling is sent to a client that accepts it (default true).
+    #[serde(default = "yes")]
+    pub precompressed: bool,
+    /// `Cache-Control` of the files (none by default: clients revalidate with the ETag).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_control: Option<String>,
+    /// Files and directories whose names start with `.` are served too (default false: 404,
+    /// so a `.env` or `.git` left in the directory is never sent).
+    #[serde(default)]
+    pub dotfiles: bool,
+    /// A symlink is followed wherever it leads (default false: one whose target is outside
+    /// the directory is a 404, as in Starlette's `StaticFiles`).
+    #[serde(default)]
+    pub follow_symlinks: bool,
+}
+
+impl StaticSpec {
+    pub fn new(prefix: impl Into<String>, directory: impl Into<String>) -> Self {
+        StaticSpec { prefix: prefix.into(), directory: directory.into(), index: true, precompressed: true, cache_control: None, dotfiles: false, follow_symlinks: false }
+    }
+}
+
+/// A mount's prefix is a plain path and its `Cache-Control` a value HTTP can carry.
+pub(crate) fn check_static(spec: &StaticSpec) -> Result<(), String> {
+    if !spec.prefix.starts_with('/') || spec.prefix.contains(['{', '}', '*', '?', '#']) || spec.prefix.contains("/:") {
+        return Err(format!("static files: the prefix is a plain path starting with `/`, not `{}`", spec.prefix));
+    }
+    if let Some(value) = &spec.cache_control {
+        http::HeaderValue::from_str(value).map_err(|_| format!("static files at {}: cache_control `{value}` is not a header value", spec.prefix))?;
+    }
+    Ok(())
+}
+
 /// What a WebSocket route accepts beyond its parameters.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]

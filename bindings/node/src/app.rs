@@ -292,6 +292,12 @@ impl NativeApp {
         Ok(index)
     }
 
+    /// Serves a directory under a prefix (`specJson`: the core's `StaticSpec`).
+    #[napi]
+    pub fn mount_static(&self, spec_json: String) -> Result<()> {
+        self.host.mount_static_json(&spec_json).map_err(host_error)
+    }
+
     /// A group of routes (a `register` scope) under `parent`, served under `prefix`.
     #[napi]
     pub fn group(&self, parent: u32, prefix: String) -> Result<u32> {

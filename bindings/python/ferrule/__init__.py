@@ -20,6 +20,7 @@ from .app import APIRouter, App, DrainTimeout, Router, StartupFailed
 from .hooks import RequestValidationError
 from .params import Body, Cookie, Field, File, Form, Header, Path, Query
 from .request import Request, UploadFile
+from .staticfiles import StaticFiles
 from .websocket import WebSocket, WebSocketDisconnect
 from .responses import (
     EventSourceResponse,
@@ -60,6 +61,7 @@ __all__ = [
     "Router",
     "ServerSentEvent",
     "StartupFailed",
+    "StaticFiles",
     "StreamingResponse",
     "UploadFile",
     "WebSocket",

@@ -464,6 +464,16 @@ class App(_Routes):
         elif issubclass(key, HTTPException):
             self._native_app.catch(None)
 
+    def mount(self, path: str, app: Any, name: Optional[str] = None) -> None:
+        """Starlette's ``app.mount("/static", StaticFiles(directory="public"))``: serves the
+        directory under ``path`` (``/`` serves it for the paths no route takes). The files are
+        served by the core; only ``StaticFiles`` can be mounted."""
+        from .staticfiles import StaticFiles
+
+        if not isinstance(app, StaticFiles):
+            raise TypeError(f"only StaticFiles can be mounted, not {type(app).__name__} (ASGI apps do not run here)")
+        self._native_app.mount_static(json.dumps(app.spec(path or "/")))
+
     def include_router(self, router: Router, *, prefix: str = "", tags: Optional[Sequence[str]] = None) -> None:
         """Serves ``router``'s routes under ``prefix`` + its own prefix, with its hooks after
         the app's (FastAPI's ``include_router``; what the router declares later is not

@@ -67,6 +67,11 @@ impl NativeApp {
         self.host.catch(GroupId::APP, catch).map_err(host_error)
     }
 
+    /// Serves a directory under a prefix (`spec_json`: the core's `StaticSpec`).
+    fn mount_static(&self, spec_json: &str) -> PyResult<()> {
+        self.host.mount_static_json(spec_json).map_err(host_error)
+    }
+
     /// The OpenAPI document of the routes declared so far, as indented JSON.
     fn openapi(&self) -> PyResult<String> {
         self.host.openapi().map_err(host_error)

@@ -114,6 +114,11 @@ impl NativeApp {
         Ok(index)
     }
 
+    /// `mount_static(spec_json)`: serves a directory under a prefix (the core's `StaticSpec`).
+    pub fn mount_static(ruby: &Ruby, rb_self: &Self, spec_json: String) -> Result<(), Error> {
+        rb_self.host.mount_static_json(&spec_json).map_err(|e| host_error(ruby, e))
+    }
+
     /// `group(parent, prefix)`: a group of routes under `parent`, served under `prefix`.
     pub fn group(ruby: &Ruby, rb_self: &Self, parent: usize, prefix: String) -> Result<usize, Error> {
         rb_self.host.group(GroupId::from_index(parent), &prefix).map(GroupId::index).map_err(|e| host_error(ruby, e))

@@ -41,6 +41,7 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     class.define_singleton_method("unknown_option", function!(app::unknown_option, 3))?;
     class.define_method("add_route", method!(NativeApp::add_route, 3))?;
     class.define_method("group", method!(NativeApp::group, 2))?;
+    class.define_method("mount_static", method!(NativeApp::mount_static, 1))?;
     class.define_method("hook", method!(NativeApp::hook, 3))?;
     class.define_method("catch", method!(NativeApp::catch, 1))?;
     class.define_method("chain_every_request", method!(NativeApp::chain_every_request, 0))?;

@@ -50,6 +50,12 @@ impl<R: Send + Sync + 'static> Inbox<R> {
                 app.add_route(route.spec.clone(), Arc::new(handler));
             }
         }
+        for spec in &snapshot.statics {
+            // Checked when mounted; a directory removed since is served as empty.
+            if let Err(e) = app.mount_static(spec.clone()) {
+                tracing::error!(target: "ferrule::static", "{e}");
+            }
+        }
         if !snapshot.groups.is_empty() {
             app.set_fallback(Arc::new(HostFallback::<R> { groups: snapshot.groups.clone(), resolved: Default::default(), mailbox, side }));
         }

@@ -60,6 +60,7 @@ struct Table<R> {
     routes: Vec<Arc<HostRoute<R>>>,
     checks: RouteTable,
     groups: Groups,
+    statics: Vec<crate::spec::StaticSpec>,
 }
 
 /// The routes and groups as a server (or an in-process router) starts with them: each route
@@ -67,6 +68,7 @@ struct Table<R> {
 pub(crate) struct Snapshot<R> {
     pub(crate) routes: Vec<(Arc<HostRoute<R>>, Arc<Hooks>)>,
     pub(crate) groups: Groups,
+    pub(crate) statics: Vec<crate::spec::StaticSpec>,
 }
 
 /// A declared route, as the binding gets it back with each request.
@@ -158,7 +160,7 @@ impl<R: Send + Sync + 'static> Host<R> {
         Ok(Host {
             logs: Mutex::new(Logs::stderr(config.log_level)),
             config,
-            table: Mutex::new(Table { routes: Vec::new(), checks: RouteTable::default(), groups: Groups::default() }),
+            table: Mutex::new(Table { routes: Vec::new(), checks: RouteTable::default(), groups: Groups::default(), statics: Vec::new() }),
             serving: Mutex::new(Weak::new()),
         })
     }
@@ -224,7 +226,25 @@ impl<R: Send + Sync + 'static> Host<R> {
     fn snapshot(&self) -> Snapshot<R> {
         let table = lock(&self.table);
         let routes = table.routes.iter().map(|route| (route.clone(), table.groups.resolve(route.group))).collect();
-        Snapshot { routes, groups: table.groups.clone() }
+        Snapshot { routes, groups: table.groups.clone(), statics: table.statics.clone() }
+    }
+
+    /// Serves a directory under a prefix (see [`crate::static_files`]); a directory that cannot
+    /// be opened, or a prefix mounted twice, is refused now.
+    pub fn mount_static(&self, spec: crate::spec::StaticSpec) -> Result<(), HostError> {
+        let mut table = lock(&self.table);
+        let mut probe = App::with_config(self.config.clone());
+        for mounted in table.statics.iter().chain([&spec]) {
+            probe.mount_static(mounted.clone()).map_err(|e| HostError::Route(e.0))?;
+        }
+        table.statics.push(spec);
+        Ok(())
+    }
+
+    /// [`Host::mount_static`] with the mount as the core's `StaticSpec` JSON.
+    pub fn mount_static_json(&self, spec_json: &str) -> Result<(), HostError> {
+        let spec = serde_json::from_str(spec_json).map_err(|e| HostError::Route(format!("static files: {e}")))?;
+        self.mount_static(spec)
     }
 
     /// Sends the app's log records (at its `log_level`) to the binding's logger from now on:

@@ -9,7 +9,7 @@ pub(crate) type CompressWhen = And<And<And<WholeBody, SizeAbove>, NotForContentT
 
 pub(crate) fn compression_layer(config: &CompressionConfig) -> Compression {
     // Streams, already-compressed images and never-ending event streams are left alone.
-    let when = WholeBody.and(SizeAbove::new(config.min_size)).and(NotForContentType::IMAGES).and(NotForContentType::SSE);
+    let when = WholeBody.and(SizeAbove::new(u64::from(config.min_size))).and(NotForContentType::IMAGES).and(NotForContentType::SSE);
     CompressionLayer::new()
         .gzip(config.gzip)
         .br(config.br)

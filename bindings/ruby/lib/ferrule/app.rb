@@ -175,6 +175,18 @@ module Ferrule
       group_in(0, prefix, &block)
     end
 
+    # Serves +directory+ under +prefix+ (Sinatra's public folder; <tt>static("/", "public")</tt>
+    # serves it for the paths no route takes). The core serves the files — ETag and
+    # Last-Modified with 304s, Range, +.br+/+.gz+ siblings, +index.html+ for a directory — and
+    # refuses any path that climbs out of +directory+, and hidden files unless +dotfiles+.
+    def static(prefix, directory, index: true, precompressed: true, cache_control: nil, dotfiles: false, follow_symlinks: false)
+      spec = { prefix: prefix.to_s, directory: File.expand_path(directory.to_s), index: index, precompressed: precompressed,
+               dotfiles: dotfiles, follow_symlinks: follow_symlinks }
+      spec[:cache_control] = cache_control.to_s if cache_control
+      @native.mount_static(JSON.generate(spec))
+      self
+    end
+
     # Runs once per worker process before it serves (and before the first Rack call);
     # a block that raises stops the app (Ferrule::StartupFailed; +run+ exits with status 3).
     def on_start(&block)

@@ -1,0 +1,53 @@
+'use strict';
+// app.static({ root, prefix }): files served by the core, as @fastify/static users expect.
+const { test } = require('node:test');
+const assert = require('node:assert');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { App } = require('ferrule');
+
+function publicDir() {
+  const base = fs.mkdtempSync(path.join(process.env.TEST_TMPDIR || os.tmpdir(), 'ferrule-static-'));
+  fs.mkdirSync(path.join(base, 'public', 'js'), { recursive: true });
+  fs.writeFileSync(path.join(base, 'public', 'js', 'app.js'), 'console.log(1);\n');
+  fs.writeFileSync(path.join(base, 'public', 'index.html'), '<h1>home</h1>');
+  fs.writeFileSync(path.join(base, 'public', '.env'), 'SECRET=1');
+  fs.writeFileSync(path.join(base, 'secret.txt'), 'outside');
+  fs.symlinkSync(path.join(base, 'secret.txt'), path.join(base, 'public', 'link.txt'));
+  return path.join(base, 'public');
+}
+
+test('files are served with validators, ranges and caching', async () => {
+  const app = new App().static({ root: publicDir(), prefix: '/assets', cacheControl: 'public, max-age=300' });
+  const js = await app.inject('/assets/js/app.js');
+  assert.deepStrictEqual([js.statusCode, js.body, js.headers['content-type']], [200, 'console.log(1);\n', 'text/javascript']);
+  assert.strictEqual(js.headers['cache-control'], 'public, max-age=300');
+  assert.strictEqual((await app.inject({ url: '/assets/js/app.js', headers: { 'if-none-match': js.headers.etag } })).statusCode, 304);
+  const part = await app.inject({ url: '/assets/js/app.js', headers: { range: 'bytes=0-6' } });
+  assert.deepStrictEqual([part.statusCode, part.body], [206, 'console']);
+  assert.strictEqual((await app.inject('/assets/')).body, '<h1>home</h1>');
+});
+
+test('climbing out and hidden files are refused', async () => {
+  const app = new App().static({ root: publicDir(), prefix: '/assets' });
+  for (const url of ['/assets/../secret.txt', '/assets/%2e%2e/secret.txt', '/assets/..%5csecret.txt', '/assets/link.txt', '/assets/.env', '/assets/index.html%00.js']) {
+    const response = await app.inject(url);
+    assert.strictEqual(response.statusCode, 404, url);
+    assert.ok(!response.body.includes('outside') && !response.body.includes('SECRET'), url);
+  }
+});
+
+test('at the root the files answer what no route takes, and a missing one meets the not-found handler', async () => {
+  const app = new App().static({ root: publicDir() });
+  app.get('/api/ping', () => ({ pong: true }));
+  app.setNotFoundHandler((ctx, reply) => reply.code(404).send({ missing: ctx.path }));
+  assert.deepStrictEqual((await app.inject('/api/ping')).json(), { pong: true });
+  assert.strictEqual((await app.inject('/js/app.js')).statusCode, 200);
+  assert.deepStrictEqual((await app.inject('/nope.js')).json(), { missing: '/nope.js' });
+});
+
+test('a static mount that cannot work is refused at once', () => {
+  assert.throws(() => new App().static({ root: '/nonexistent/ferrule', prefix: '/x' }), /cannot open directory/);
+  assert.throws(() => new App().static({ root: publicDir(), prefix: '/x', cachecontrol: 'x' }), /unknown static option cachecontrol \(did you mean cacheControl\?\)/);
+});

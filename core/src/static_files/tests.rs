@@ -1,0 +1,180 @@
+use crate::request::RequestData;
+use crate::spec::{RouteSpec, StaticSpec};
+use crate::App;
+use http::{header, Request, StatusCode};
+use http_body_util::BodyExt;
+use tower::ServiceExt;
+
+/// A directory of its own for one test: `public/` with files, and a secret beside it.
+fn scratch(name: &str) -> std::path::PathBuf {
+    let base = std::env::var_os("TEST_TMPDIR").map(std::path::PathBuf::from).unwrap_or_else(std::env::temp_dir);
+    let dir = base.join(format!("ferrule-static-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("public/docs")).unwrap();
+    std::fs::create_dir_all(dir.join("public/.git")).unwrap();
+    std::fs::write(dir.join("public/app.js"), "console.log('hi');\n".repeat(10)).unwrap();
+    std::fs::write(dir.join("public/docs/index.html"), "<h1>docs</h1>").unwrap();
+    std::fs::write(dir.join("public/.env"), "SECRET=1").unwrap();
+    std::fs::write(dir.join("public/.git/config"), "[core]").unwrap();
+    std::fs::write(dir.join("secret.txt"), "do not serve").unwrap();
+    std::os::unix::fs::symlink(dir.join("secret.txt"), dir.join("public/escape.txt")).unwrap();
+    std::os::unix::fs::symlink(dir.join("public/app.js"), dir.join("public/alias.js")).unwrap();
+    dir
+}
+
+fn router(dir: &std::path::Path, prefix: &str) -> axum::Router {
+    let mut app = App::new().route(RouteSpec::get("/hello"), |_: RequestData| async { "from a route" });
+    let spec = StaticSpec { cache_control: Some("public, max-age=60".into()), ..StaticSpec::new(prefix, dir.join("public").to_string_lossy()) };
+    app.mount_static(spec).unwrap();
+    app.into_router().unwrap()
+}
+
+async fn send(router: &axum::Router, request: Request<axum::body::Body>) -> (StatusCode, http::HeaderMap, Vec<u8>) {
+    let response = router.clone().oneshot(request).await.unwrap();
+    let (parts, body) = response.into_parts();
+    (parts.status, parts.headers, body.collect().await.unwrap().to_bytes().to_vec())
+}
+
+fn get(path: &str) -> Request<axum::body::Body> {
+    Request::get(path).body(axum::body::Body::empty()).unwrap()
+}
+
+#[tokio::test]
+async fn a_file_is_served_with_its_type_validators_and_caching() {
+    let dir = scratch("file");
+    let router = router(&dir, "/assets");
+    let (status, headers, body) = send(&router, get("/assets/app.js")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body.len(), 190);
+    assert_eq!(headers[header::CONTENT_TYPE], "text/javascript");
+    assert_eq!(headers[header::CACHE_CONTROL], "public, max-age=60");
+    assert_eq!(headers[header::X_CONTENT_TYPE_OPTIONS], "nosniff");
+    let etag = headers[header::ETAG].clone();
+    assert!(headers.contains_key(header::LAST_MODIFIED));
+    let again = Request::get("/assets/app.js").header(header::IF_NONE_MATCH, etag).body(axum::body::Body::empty()).unwrap();
+    let (status, _, body) = send(&router, again).await;
+    assert_eq!((status, body.len()), (StatusCode::NOT_MODIFIED, 0));
+    assert_eq!(send(&router, get("/hello")).await.2, b"from a route", "routes are untouched");
+}
+
+#[tokio::test]
+async fn ranges_and_unsatisfiable_ranges() {
+    let dir = scratch("range");
+    let router = router(&dir, "/assets");
+    let ranged = Request::get("/assets/app.js").header(header::RANGE, "bytes=0-6").body(axum::body::Body::empty()).unwrap();
+    let (status, headers, body) = send(&router, ranged).await;
+    assert_eq!((status, &body[..]), (StatusCode::PARTIAL_CONTENT, &b"console"[..]));
+    assert_eq!(headers[header::CONTENT_RANGE], "bytes 0-6/190");
+    let beyond = Request::get("/assets/app.js").header(header::RANGE, "bytes=500-600").body(axum::body::Body::empty()).unwrap();
+    let (status, headers, body) = send(&router, beyond).await;
+    assert_eq!(status, StatusCode::RANGE_NOT_SATISFIABLE);
+    assert_eq!(headers[header::CONTENT_TYPE], crate::PROBLEM_JSON);
+    assert_eq!(headers[header::CONTENT_RANGE], "bytes */190");
+    assert!(String::from_utf8_lossy(&body).contains("\"status\":416"));
+}
+
+#[tokio::test]
+async fn a_precompressed_sibling_goes_to_a_client_that_accepts_it() {
+    let dir = scratch("precompressed");
+    std::fs::write(dir.join("public/app.js.gz"), b"pretend gzip").unwrap();
+    let router = router(&dir, "/assets");
+    let gzip = Request::get("/assets/app.js").header(header::ACCEPT_ENCODING, "gzip").body(axum::body::Body::empty()).unwrap();
+    let (_, headers, body) = send(&router, gzip).await;
+    assert_eq!((headers[header::CONTENT_ENCODING].to_str().unwrap(), &body[..]), ("gzip", &b"pretend gzip"[..]));
+    assert_eq!(headers[header::CONTENT_TYPE], "text/javascript");
+    let (_, headers, body) = send(&router, get("/assets/app.js")).await;
+    assert!(!headers.contains_key(header::CONTENT_ENCODING));
+    assert_eq!(body.len(), 190);
+}
+
+#[tokio::test]
+async fn a_directory_answers_with_its_index() {
+    let dir = scratch("index");
+    let router = router(&dir, "/assets");
+    let (status, _, body) = send(&router, get("/assets/docs/")).await;
+    assert_eq!((status, &body[..]), (StatusCode::OK, &b"<h1>docs</h1>"[..]));
+}
+
+#[tokio::test]
+async fn traversal_in_every_encoding_and_hidden_files_are_refused() {
+    let dir = scratch("traversal");
+    let router = router(&dir, "/assets");
+    for path in [
+        "/assets/../secret.txt",
+        "/assets/%2e%2e/secret.txt",
+        "/assets/%2E%2E%2Fsecret.txt",
+        "/assets/%252e%252e/secret.txt",
+        "/assets/..%5csecret.txt",
+        "/assets/..%255csecret.txt",
+        "/assets/app.js%00.png",
+        "/assets/escape.txt",
+        "/assets/.env",
+        "/assets/.git/config",
+        "/assets/%2egit/config",
+    ] {
+        let (status, headers, body) = send(&router, get(path)).await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{path}");
+        assert_eq!(headers[header::CONTENT_TYPE], crate::PROBLEM_JSON, "{path}");
+        assert!(!String::from_utf8_lossy(&body).contains("do not serve") && !String::from_utf8_lossy(&body).contains("SECRET"), "{path}");
+    }
+    let (status, _, _) = send(&router, get("/assets/alias.js")).await;
+    assert_eq!(status, StatusCode::OK, "a symlink that stays inside is served");
+}
+
+#[tokio::test]
+async fn only_get_and_head_and_a_missing_file_is_the_apps_404() {
+    let dir = scratch("methods");
+    let router = router(&dir, "/assets");
+    let post = Request::post("/assets/app.js").body(axum::body::Body::from("x")).unwrap();
+    let (status, headers, _) = send(&router, post).await;
+    assert_eq!((status, headers[header::ALLOW].to_str().unwrap()), (StatusCode::METHOD_NOT_ALLOWED, "GET, HEAD"));
+    let head = Request::head("/assets/app.js").body(axum::body::Body::empty()).unwrap();
+    let (status, headers, body) = send(&router, head).await;
+    assert_eq!((status, body.len(), headers[header::CONTENT_LENGTH].to_str().unwrap()), (StatusCode::OK, 0, "190"));
+    let (status, headers, _) = send(&router, get("/assets/missing.js")).await;
+    assert_eq!((status, headers[header::CONTENT_TYPE].to_str().unwrap()), (StatusCode::NOT_FOUND, crate::PROBLEM_JSON));
+}
+
+#[tokio::test]
+async fn a_directory_at_the_root_answers_what_no_route_takes() {
+    let dir = scratch("root");
+    let router = router(&dir, "/");
+    assert_eq!(send(&router, get("/hello")).await.2, b"from a route");
+    assert_eq!(send(&router, get("/app.js")).await.0, StatusCode::OK);
+    assert_eq!(send(&router, get("/nothing")).await.0, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn following_symlinks_anywhere_is_a_choice_made_explicitly() {
+    let dir = scratch("follow");
+    let mut app = App::new();
+    app.mount_static(StaticSpec { follow_symlinks: true, ..StaticSpec::new("/assets", dir.join("public").to_string_lossy()) }).unwrap();
+    let router = app.into_router().unwrap();
+    let (status, _, body) = send(&router, get("/assets/escape.txt")).await;
+    assert_eq!((status, &body[..]), (StatusCode::OK, &b"do not serve"[..]));
+    assert_eq!(send(&router, get("/assets/%2e%2e/secret.txt")).await.0, StatusCode::NOT_FOUND, "`..` stays refused");
+}
+
+#[test]
+fn a_mount_that_cannot_work_is_refused_where_it_is_declared() {
+    let dir = scratch("refused");
+    let mut app = App::new();
+    let missing = app.mount_static(StaticSpec::new("/a", dir.join("nope").to_string_lossy())).unwrap_err();
+    assert!(missing.0.contains("cannot open directory"), "{missing}");
+    let file = app.mount_static(StaticSpec::new("/a", dir.join("secret.txt").to_string_lossy())).unwrap_err();
+    assert!(file.0.contains("is not a directory"), "{file}");
+    let pattern = app.mount_static(StaticSpec::new("/{x}", dir.join("public").to_string_lossy())).unwrap_err();
+    assert!(pattern.0.contains("plain path"), "{pattern}");
+    app.mount_static(StaticSpec::new("/a", dir.join("public").to_string_lossy())).unwrap();
+    assert!(app.mount_static(StaticSpec::new("/a", dir.join("public").to_string_lossy())).unwrap_err().0.contains("twice"));
+}
+
+#[test]
+fn traversal_is_seen_through_any_number_of_encodings() {
+    for path in ["/a/../b", "/%2e%2e/", "/%252E%252E/x", "/x%5c..", "/x%00", "/a\\\\b"] {
+        assert!(super::is_traversal(path), "{path}");
+    }
+    for path in ["/a/b.c", "/a..b/c", "/%2e/x", "/.../x"] {
+        assert!(!super::is_traversal(path), "{path}");
+    }
+}
