@@ -88,6 +88,11 @@ fn add_fault_routes(app: &mut App) {
             "late"
         }),
     );
+    if let Some(dir) = std::env::var_os("FERRULE_PROBE_STATIC") {
+        if let Err(e) = app.mount_static(ferrule_core::StaticSpec::new("/files", dir.to_string_lossy())) {
+            eprintln!("ferrule-bench serve: {e}");
+        }
+    }
 }
 
 fn echo(request: RequestData) -> Json {

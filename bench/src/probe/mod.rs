@@ -7,6 +7,7 @@
 //! | `malformed` | no / two `Host`, a broken HTTP/2 preface, CL+TE smuggling shapes, a header bomb, a body bomb | each is refused (400, 431, 413, or closed unanswered) and `/health` still answers |
 //! | `h2spec` | the pinned h2spec against a route that reads no body, one that reads JSON, and a path with no route | no case fails |
 //! | `idle-flood` | 1,100 connections that never send a byte, beyond the 1,024 descriptors | `/health` on a new connection answers within 100 ms, every time |
+//! | `traversal` | raw requests for a served directory's files (fixtures/traversal.json) with the path climbing out in every encoding (`..`, `%2e%2e`, double-encoded, backslashes, NUL, a symlink leading outside, a hidden file) | each is refused (404 or 400) and the secret beside the directory never appears; the files inside are served |
 //! | `handler-faults` | a handler that raises; 5, then 30, concurrent overruns of a 3 s blocking handler with a 1 s deadline; 5 of one that sleeps 3 s (bench/src/generate/faults.rs) | 500 without the message; 504s after 1 s; `/health` within 3.5 s (5 overruns) or 5 s after the last 504 (30) |
 //! | `ws-idle-10k` | 10,000 WebSocket connections to `/ws/echo` opened and left idle (server limit 16,384 descriptors) | all 10,000 open, every 100th still echoes, `/health` answers; the server's RSS with them open is reported |
 //! | `keep-alive-10k` | 10,000 connections opened and kept, each answered twice (server limit 16,384 descriptors) | all 10,000 answered twice, and `/health` on a new connection within 1 s |
@@ -21,6 +22,7 @@ mod clients;
 mod faults;
 mod load;
 mod sockets;
+mod traversal;
 
 use crate::frameworks;
 use crate::runner::{RunOptions, Server};
@@ -30,7 +32,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 const DEFAULT_FRAMEWORKS: &str = "ferrule-rust,ferrule-python-sync,ferrule-node,ferrule-ruby";
-const PROBES: &[&str] = &["malformed", "h2spec", "idle-flood", "slow-clients", "handler-faults", "soak", "keep-alive-10k", "ws-idle-10k", "shutdown"];
+const PROBES: &[&str] = &["malformed", "h2spec", "idle-flood", "slow-clients", "handler-faults", "traversal", "soak", "keep-alive-10k", "ws-idle-10k", "shutdown"];
 /// The servers' descriptor limit: a common service default.
 const SERVER_NOFILE: u64 = 1024;
 /// The limit of the server that holds 10,000 connections (within the usual hard limit).
@@ -63,10 +65,12 @@ pub fn run(args: &Args, fixtures: &Path, options: RunOptions) -> Result<(), Stri
         .build()
         .map_err(|e| format!("cannot start the probe runtime: {e}"))?;
     let request = json_small_request(fixtures)?;
+    let files = traversal::Tree::create(fixtures)?;
     let mut outcomes = Vec::new();
     for name in names {
         let framework = frameworks::find(name)?;
-        let command = framework.command(fixtures)?;
+        let mut command = framework.command(fixtures)?;
+        command.env.push(("FERRULE_PROBE_STATIC".into(), files.served().display().to_string()));
         // One server for the probes it survives; `keep-alive-10k` needs more descriptors and
         // `shutdown` ends its server, so each starts one of its own.
         let mut shared = Server::start_limited(name, &command, &options, Some(SERVER_NOFILE))?;
@@ -89,6 +93,7 @@ pub fn run(args: &Args, fixtures: &Path, options: RunOptions) -> Result<(), Stri
                 "idle-flood" => runtime.block_on(clients::idle_flood(port)),
                 "slow-clients" => runtime.block_on(clients::slow_clients(port)),
                 "handler-faults" => runtime.block_on(faults::handler_faults(port)),
+                "traversal" => runtime.block_on(traversal::traversal(port, &files.paths)),
                 "soak" => runtime.block_on(load::soak(port, server.pid(), request.clone())),
                 "keep-alive-10k" => runtime.block_on(load::keep_alive_10k(port)),
                 "ws-idle-10k" => runtime.block_on(sockets::ws_idle_10k(port, server.pid())),

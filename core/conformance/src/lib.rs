@@ -13,6 +13,7 @@ pub mod expect;
 pub mod fixture;
 pub mod socket;
 pub mod stdio;
+pub mod traversal;
 
 pub use fixture::{categories, fixtures_dir, load, Case, FixtureFile, FixtureRoute};
 

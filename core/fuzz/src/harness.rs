@@ -5,6 +5,7 @@ mod handlers;
 
 use crate::input;
 use crate::target::Target;
+use ferrule_conformance::traversal::Traversal;
 use axum::Router;
 use std::path::Path;
 use tower::ServiceExt;
@@ -17,10 +18,22 @@ pub const MAX_LEN: usize = 16 * 1024;
 pub struct Harness {
     runtime: tokio::runtime::Runtime,
     apps: Vec<Router>,
+    /// The `static` target's: what must never be in an answer.
+    secret: Option<String>,
 }
 
 impl Harness {
     pub fn new(fixtures: &Path, target: &Target) -> Result<Self, String> {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
+        if target.files {
+            let traversal = Traversal::load(fixtures)?;
+            let base = std::env::var_os("TEST_TMPDIR").map(std::path::PathBuf::from).unwrap_or_else(std::env::temp_dir);
+            let public = traversal.make_tree(&base.join(format!("ferrule-fuzz-files-{}", std::process::id()))).map_err(|e| e.to_string())?;
+            let mut app = ferrule_core::App::new();
+            app.mount_static(ferrule_core::StaticSpec::new("/files", public.to_string_lossy())).map_err(|e| e.to_string())?;
+            let apps = vec![app.into_router().map_err(|e| e.to_string())?];
+            return Ok(Harness { runtime, apps, secret: Some(traversal.secret) });
+        }
         let mut apps = Vec::new();
         for category in target.categories {
             let file = ferrule_conformance::load(fixtures, category)?;
@@ -29,8 +42,7 @@ impl Harness {
             let app = handlers::build_app(&file, |route| matches!(route.handler.as_str(), "echo" | "text"));
             apps.push(app.into_router().map_err(|e| format!("{category}: {e}"))?);
         }
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
-        Ok(Harness { runtime, apps })
+        Ok(Harness { runtime, apps, secret: None })
     }
 
     /// Serves one input; panics (a finding) when the answer breaks an invariant.
@@ -45,6 +57,9 @@ impl Harness {
             (parts, axum::body::to_bytes(body, usize::MAX).await.expect("a response body that can be read"))
         });
         check(&parts, &body, head);
+        if let Some(secret) = &self.secret {
+            assert!(!body.windows(secret.len()).any(|w| w == secret.as_bytes()), "the secret beside the served directory was sent ({})", parts.status);
+        }
     }
 }
 
@@ -74,6 +89,17 @@ fn check(parts: &http::response::Parts, body: &[u8], head: bool) {
 /// The seed inputs of `target`: every case of its categories, encoded (named `<category>-<n>`).
 pub fn seeds(fixtures: &Path, target: &Target) -> Result<Vec<(String, Vec<u8>)>, String> {
     let mut seeds = Vec::new();
+    if target.files {
+        let traversal = Traversal::load(fixtures)?;
+        let paths = traversal.served.iter().map(|(path, _)| path).chain(&traversal.refused);
+        for (n, path) in paths.enumerate() {
+            // Written as the input format writes a request line: the path's bytes as they are.
+            let mut bytes = vec![0u8];
+            bytes.extend_from_slice(format!("GET {path}\n\n").as_bytes());
+            seeds.push((format!("static-{n:03}"), bytes));
+        }
+        return Ok(seeds);
+    }
     for (index, category) in target.categories.iter().enumerate() {
         let file = ferrule_conformance::load(fixtures, category)?;
         for (n, case) in file.cases.iter().enumerate() {

@@ -102,6 +102,17 @@ where
             }
             refused
         }
+        // Any other refusal of `ServeDir`'s (412 for a failed `If-Match`, 400) is a problem too,
+        // with the validators it carried.
+        status if status.is_client_error() && is_empty(&response) => {
+            let mut refused = Problem::status(status).into_http();
+            for name in [header::ETAG, header::LAST_MODIFIED] {
+                if let Some(value) = response.headers().get(&name) {
+                    refused.headers_mut().insert(name, value.clone());
+                }
+            }
+            refused
+        }
         _ => {
             if let Some(value) = cache_control.filter(|_| response.status().is_success() || response.status() == StatusCode::NOT_MODIFIED) {
                 response.headers_mut().insert(header::CACHE_CONTROL, value);
@@ -160,7 +171,9 @@ impl Confined {
         if !self.dotfiles && hidden(asked) {
             return Err(io::ErrorKind::NotFound.into());
         }
-        let real = tokio::fs::canonicalize(&path).await?;
+        // A path the file system cannot resolve (missing, too long, through a file, a loop)
+        // names no file to serve.
+        let real = tokio::fs::canonicalize(&path).await.map_err(|_| io::Error::from(io::ErrorKind::NotFound))?;
         match real.strip_prefix(&self.root) {
             Ok(inside) if !self.dotfiles && hidden(inside) => Err(io::ErrorKind::NotFound.into()),
             Ok(_) => Ok(real),
