@@ -67,6 +67,10 @@ export interface Context<Path extends string = string, Body = any, Query = Recor
   readonly rawHeaders: string[];
   /** Every cookie as `[name, value]` pairs, declared or not, in order. */
   readonly cookiePairs: Array<[string, string]>;
+  /** The caller's W3C `traceparent`, validated (undefined when absent or invalid). */
+  readonly traceparent: string | undefined;
+  /** The W3C trace id (32 hex digits) of the caller's `traceparent`. */
+  readonly traceId: string | undefined;
   /** Any header by name, declared or not; repeated ones joined with ", ". */
   header(name: string): string | undefined;
 }

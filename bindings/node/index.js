@@ -1058,6 +1058,12 @@ class Context {
   /** Every cookie as `[name, value]` pairs, declared or not, in order. */
   get cookiePairs() { return pairsOf(rawParts(this)[4]); }
 
+  /** The caller's W3C `traceparent`, validated (undefined when absent or invalid), to send on. */
+  get traceparent() { return rawParts(this)[5]?.[0] ?? undefined; }
+
+  /** The W3C trace id (32 hex digits) of the caller's `traceparent`. */
+  get traceId() { return rawParts(this)[5]?.[1] ?? undefined; }
+
   get signal() {
     if (this[SIGNAL] === undefined) {
       const ms = this[NATIVE].remainingMs(this[ID]);

@@ -42,6 +42,8 @@ pub struct App {
     fallback: Option<Arc<dyn Handler>>,
     /// Directories served under a prefix (see [`crate::static_files`]).
     statics: Vec<StaticDir>,
+    /// How many requests wait for the language's interpreter, for the metrics.
+    queue_depth: Option<crate::QueueDepth>,
 }
 
 /// A route table or setting that cannot work; found when the app is built, never per request.
@@ -70,7 +72,13 @@ impl App {
     }
 
     pub fn with_config(config: AppConfig) -> Self {
-        App { config, routes: Vec::new(), fallback: None, statics: Vec::new() }
+        App { config, routes: Vec::new(), fallback: None, statics: Vec::new(), queue_depth: None }
+    }
+
+    /// How the metrics (`metrics_url`) read the interpreter's queue depth: a binding's host
+    /// sets it to its mailbox's count of requests handed over and not yet answered.
+    pub fn set_queue_depth(&mut self, depth: crate::QueueDepth) {
+        self.queue_depth = Some(depth);
     }
 
     /// Serves a directory under a prefix ([`crate::static_files`]): refused here when the
@@ -166,7 +174,8 @@ impl App {
     /// Compiles every route (paths, schemas, middleware) into an axum [`Router`].
     pub fn into_router(self) -> Result<Router, AppError> {
         self.config.check().map_err(AppError)?;
-        let served = self.served_by_core()?;
+        let metrics = self.config.metrics_url.as_ref().map(|_| crate::middleware::Metrics::new(self.queue_depth.clone()));
+        let served = self.served_by_core(metrics.clone())?;
         let config = self.config;
         let fallback = self.fallback;
         let statics = self.statics;
@@ -260,7 +269,10 @@ impl App {
         };
         // App-wide layers wrap the router once. `Router::layer` would wrap every route in each
         // of them, each time behind a box that is cloned and allocated again per request.
+        // The metrics (when on) outside the panic catcher, so a caught panic counts as the 500
+        // it became; off, `option_layer` leaves nothing in the stack.
         let app = ServiceBuilder::new()
+            .option_layer(metrics.map(crate::middleware::MetricsLayer))
             .layer(CatchPanicLayer::custom(|_| Problem::internal().into_http()))
             .layer(HeaderLimitLayer::new(config.max_header_bytes))
             .service(router);
@@ -280,7 +292,7 @@ impl App {
     /// What the core serves itself, made once: the OpenAPI document at `openapi_url` and the
     /// docs page with its assets at `docs_url` (see [`crate::docs`]), except where a route of
     /// the app's own is at the same path (it wins) or the setting is `None`.
-    fn served_by_core(&self) -> Result<Vec<(String, MethodRouter)>, AppError> {
+    fn served_by_core(&self, metrics: Option<Arc<crate::middleware::Metrics>>) -> Result<Vec<(String, MethodRouter)>, AppError> {
         let taken = |path: &str| self.routes.iter().any(|(spec, _)| PathTemplate::parse(&spec.path).is_ok_and(|t| t.axum_path == path));
         let mut served = Vec::new();
         if let Some(url) = self.config.openapi_url.clone().filter(|url| !taken(url)) {
@@ -290,6 +302,13 @@ impl App {
             served.push((url, route));
         }
         served.extend(crate::docs::routes(&self.config).into_iter().filter(|(path, _)| !taken(path)));
+        if let (Some(url), Some(metrics)) = (self.config.metrics_url.clone().filter(|url| !taken(url)), metrics) {
+            let scrape = axum::routing::get(move || {
+                let text = metrics.render();
+                std::future::ready(([(header::CONTENT_TYPE, crate::middleware::OPENMETRICS)], text))
+            });
+            served.push((url, scrape));
+        }
         Ok(served)
     }
 
@@ -435,6 +454,44 @@ mod tests {
         let response = router.oneshot(request).await.unwrap();
         let body = http_body_util::BodyExt::collect(response.into_body()).await.unwrap().to_bytes();
         assert_eq!(&body[..], b"abc");
+    }
+
+    #[tokio::test]
+    async fn metrics_count_each_route_and_are_served_only_when_asked_for() {
+        let app = |metrics_url: Option<&str>| {
+            App::with_config(AppConfig { metrics_url: metrics_url.map(str::to_owned), ..Default::default() })
+                .route(RouteSpec::get("/users/{id:int}"), |_: RequestData| async { "user" })
+                .into_router()
+                .unwrap()
+        };
+        let send = |router: &Router, path: &str| {
+            let request = http::Request::get(path).body(axum::body::Body::empty()).unwrap();
+            router.clone().oneshot(request)
+        };
+        let router = app(Some("/metrics"));
+        for path in ["/users/1", "/users/2", "/users/x", "/nowhere"] {
+            send(&router, path).await.unwrap();
+        }
+        let scraped = send(&router, "/metrics").await.unwrap();
+        assert_eq!(scraped.headers()[header::CONTENT_TYPE], crate::middleware::OPENMETRICS);
+        let text = String::from_utf8(http_body_util::BodyExt::collect(scraped.into_body()).await.unwrap().to_bytes().to_vec()).unwrap();
+        assert!(text.contains(r#"ferrule_requests_total{route="/users/{id:int}",method="GET",status="200"} 2"#), "{text}");
+        assert!(text.contains(r#"ferrule_requests_total{route="/users/{id:int}",method="GET",status="422"} 1"#), "{text}");
+        assert!(text.contains(r#"ferrule_requests_total{route="unmatched",method="GET",status="404"} 1"#), "{text}");
+        assert!(text.contains(r#"ferrule_request_duration_seconds_count{route="/users/{id:int}",method="GET"} 3"#), "{text}");
+
+        let quiet = app(None);
+        let response = send(&quiet, "/users/1").await.unwrap();
+        assert!(response.extensions().get::<crate::middleware::RouteLabel>().is_none(), "off: routes do not label");
+        assert_eq!(send(&quiet, "/metrics").await.unwrap().status(), StatusCode::NOT_FOUND);
+    }
+
+    #[test]
+    fn a_metrics_url_must_be_its_own_path() {
+        let clash = AppConfig { metrics_url: Some("/docs".into()), ..Default::default() };
+        assert!(clash.check().unwrap_err().contains("already the OpenAPI document's or the docs page's path"));
+        let relative = AppConfig { metrics_url: Some("metrics".into()), ..Default::default() };
+        assert!(relative.check().unwrap_err().contains("starting with `/`"));
     }
 
     #[tokio::test]

@@ -104,6 +104,12 @@ impl<J> Mailbox<J> {
         }
     }
 
+    /// How many requests handed over through [`hand_over`] wait for or run in this mailbox's
+    /// interpreter now.
+    pub fn waiting(&self) -> usize {
+        self.admission.outstanding.load(Ordering::Relaxed)
+    }
+
     /// At most `limit` requests handed over through [`hand_over`] wait for or run in this
     /// mailbox's interpreter at once; more are answered 503.
     pub fn set_queue_limit(&self, limit: usize) {

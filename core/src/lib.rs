@@ -31,12 +31,14 @@ pub mod static_files;
 pub mod shape;
 pub mod spec;
 pub mod stream;
+pub mod trace;
 pub mod validation;
 mod value;
 
 pub use app::{App, AppError};
 pub use handler::{Handler, HandlerError, HandlerErrorKind, HandlerFuture, Rejection};
 pub use key_cache::KeyCache;
+pub use middleware::QueueDepth;
 pub use path::{PathParam, PathTemplate};
 pub use problem::{Issue, LocSegment, Problem, PROBLEM_JSON, VALIDATION_PROBLEM_TYPE};
 pub use request::{cookie_pairs, query_pairs, Body, ExtractError, RequestData};

@@ -55,6 +55,8 @@ pub struct RequestData {
     /// When the handler's time limit (`timeout_ms`) runs out: the core answers 504 then, and a
     /// binding cancels what it can (a Python task, a Node `AbortSignal`). `None`: no limit.
     pub deadline: Option<std::time::Instant>,
+    /// The caller's W3C trace (`traceparent`), when it sent a valid one ([`crate::trace`]).
+    pub trace: Option<crate::trace::TraceContext>,
 }
 
 /// A typed view that did not fit the handler's Rust type.
@@ -84,6 +86,7 @@ impl RequestData {
             body: Body::None,
             raw_query: parts.uri.query().unwrap_or("").to_owned(),
             raw_body,
+            trace: crate::trace::TraceContext::of(&parts.headers),
             raw_headers: parts.headers,
             deadline: None,
         }

@@ -33,6 +33,8 @@ pub(crate) struct CompiledRoute {
     /// What the core does with the declared responses (see `shape::rules`); `None` for most
     /// routes, which then pay nothing.
     responses: Option<ResponseRules>,
+    /// Its responses carry its template for the metrics (only when they are on).
+    labeled: bool,
 }
 
 /// What a route runs once its request has passed: a handler that answers it, or (a WebSocket
@@ -77,11 +79,17 @@ impl CompiledRoute {
             timeout: spec.timeout_ms.or(config.timeout_ms).filter(|ms| *ms > 0).map(Duration::from_millis),
             handler,
             responses,
+            labeled: config.metrics_url.is_some(),
             label: label.into(),
         })
     }
 
-    pub(crate) async fn handle(self: Arc<Self>, mut request: axum::extract::Request) -> axum::response::Response {
+    pub(crate) async fn handle(self: Arc<Self>, request: axum::extract::Request) -> axum::response::Response {
+        let response = self.answer_request(request).await;
+        self.labeled(response)
+    }
+
+    async fn answer_request(&self, mut request: axum::extract::Request) -> axum::response::Response {
         if let Target::Socket(socket) = &self.handler {
             let accepted = match socket.check(request.version(), request.headers()) {
                 Ok(accepted) => accepted,
@@ -122,6 +130,15 @@ impl CompiledRoute {
         let handler = handler.clone();
         let request = RequestData::refused(parts, raw_body);
         answer(&self.label, self.timeout, self.responses.as_ref(), async move { handler.rejected(request, Rejection::new(problem)).await }).await
+    }
+
+    /// `response` with this route's template, for the metrics, when they are on.
+    fn labeled(&self, mut response: axum::response::Response) -> axum::response::Response {
+        if self.labeled {
+            let template = self.label.split_once(' ').map_or(&*self.label, |(_, path)| path);
+            response.extensions_mut().insert(crate::middleware::RouteLabel(template.into()));
+        }
+        response
     }
 
     async fn extract(&self, parts: &mut Parts, body: axum::body::Body, issues: &mut Vec<Issue>) -> Result<RequestData, Problem> {
@@ -167,6 +184,7 @@ impl CompiledRoute {
             request_id: parts.headers.get("x-request-id").and_then(|v| v.to_str().ok()).map(str::to_owned),
             raw_query: parts.uri.query().unwrap_or("").to_owned(),
             raw_body,
+            trace: crate::trace::TraceContext::of(&parts.headers),
             raw_headers: std::mem::take(&mut parts.headers),
             deadline: None,
         })

@@ -400,6 +400,9 @@ pub struct AppConfig {
     /// served (GET); `None` serves none, and so does an `openapi_url` of `None`, as in FastAPI.
     /// A route of the app's own at the same path wins.
     pub docs_url: Option<String>,
+    /// Where the Prometheus metrics are served (`/metrics`); `None` (the default) keeps them
+    /// out of the request path altogether (see `middleware::metrics`).
+    pub metrics_url: Option<String>,
 }
 
 impl Default for AppConfig {
@@ -439,6 +442,7 @@ impl Default for AppConfig {
             openapi_tags: Vec::new(),
             openapi_url: Some("/openapi.json".into()),
             docs_url: Some("/docs".into()),
+            metrics_url: None,
         }
     }
 }
@@ -492,6 +496,14 @@ impl AppConfig {
         }
         if self.docs_url.is_some() && self.docs_url == self.openapi_url {
             return Err(format!("docs_url and openapi_url are the same path, `{}`", self.openapi_url.as_deref().unwrap_or_default()));
+        }
+        if let Some(url) = self.metrics_url.as_deref() {
+            if !url.starts_with('/') {
+                return Err(format!("metrics_url must be a path starting with `/`, not `{url}`"));
+            }
+            if Some(url) == self.openapi_url.as_deref() || Some(url) == self.docs_url.as_deref() {
+                return Err(format!("metrics_url `{url}` is already the OpenAPI document's or the docs page's path"));
+            }
         }
         Ok(())
     }

@@ -516,7 +516,12 @@ impl NativeApp {
         let headers: Vec<(String, String)> =
             raw.headers.iter().filter_map(|(n, v)| Some((n.as_str().to_owned(), v.to_str().ok()?.to_owned()))).collect();
         let cookies = ferrule_core::cookie_pairs(&raw.headers);
-        let parts = [env.buffer(&raw.body), env.string(&raw.query), flat(query), flat(headers), flat(cookies)];
+        let trace = ferrule_core::trace::TraceContext::of(&raw.headers);
+        let trace = match trace {
+            Some(trace) => flat(vec![(trace.header(), trace.trace_id_hex())]),
+            None => env.null(),
+        };
+        let parts = [env.buffer(&raw.body), env.string(&raw.query), flat(query), flat(headers), flat(cookies), trace];
         let parts = parts.into_iter().collect::<std::result::Result<Vec<_>, _>>().map_err(js_error)?;
         shapes::array(env, &parts).map(Js).map_err(js_error)
     }

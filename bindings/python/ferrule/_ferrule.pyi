@@ -33,6 +33,15 @@ class Request:
         ``UploadFile``), bytes, str, or None."""
     @property
     def request_id(self) -> Optional[str]: ...
+    @property
+    def trace_id(self) -> Optional[str]:
+        """The W3C trace id of the caller's ``traceparent`` (when valid)."""
+    @property
+    def traceparent(self) -> Optional[str]:
+        """The caller's ``traceparent``, validated (``None`` when absent or invalid)."""
+    @property
+    def state(self) -> Any:
+        """What hooks and middleware leave for the handler (Starlette's ``request.state``)."""
     def header(self, name: str, default: Optional[str] = None) -> Optional[str]:
         """Any request header (case-insensitive); repeated headers joined with ", "."""
     def header_items(self) -> list[tuple[str, str]]: ...

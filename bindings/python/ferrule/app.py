@@ -312,7 +312,8 @@ class App(_Routes):
     ``version``, ``description``, ``servers``, ``openapi_tags``, and ``openapi_url`` (default
     ``/openapi.json``; ``None`` serves none). The docs page (Swagger UI, served from the core's
     own copy, no CDN): ``docs_url`` (default ``/docs``; ``None`` serves none, nor does an
-    ``openapi_url`` of ``None``).
+    ``openapi_url`` of ``None``). Prometheus metrics: ``metrics_url`` (``"/metrics"``; none
+    by default).
 
     Life cycle (run once per worker process, as FastAPI's): ``lifespan``, an async context
     manager factory taking the app (its code before ``yield`` runs before serving, after it
@@ -358,6 +359,7 @@ class App(_Routes):
         openapi_tags: Optional[list[dict[str, Any]]] = None,
         openapi_url: Optional[str] = _UNSET,
         docs_url: Optional[str] = _UNSET,
+        metrics_url: Optional[str] = None,
         lifespan: Optional[Callable[["App"], AsyncContextManager[Any]]] = None,
         on_startup: Optional[Sequence[Callable[[], Any]]] = None,
         on_shutdown: Optional[Sequence[Callable[[], Any]]] = None,
@@ -395,6 +397,7 @@ class App(_Routes):
             "description": description,
             "servers": servers,
             "openapi_tags": openapi_tags,
+            "metrics_url": metrics_url,
         }
         self.config = {k: v for k, v in settings.items() if v is not None}
         # None switches the document or the page off, as in FastAPI: sent, unlike other Nones.

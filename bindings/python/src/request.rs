@@ -99,6 +99,19 @@ impl Request {
         self.data.request_id.as_deref()
     }
 
+    /// The W3C trace id (32 hex digits) of the caller's `traceparent`, when it sent a valid one.
+    #[getter]
+    fn trace_id(&self) -> Option<String> {
+        self.data.trace.map(|t| t.trace_id_hex())
+    }
+
+    /// The caller's `traceparent` (validated; `None` when absent or invalid), to send on to
+    /// the services this handler calls, or to start a span under.
+    #[getter]
+    fn traceparent(&self) -> Option<String> {
+        self.data.trace.map(|t| t.header())
+    }
+
     /// Any request header by name (case-insensitive); repeated headers are joined with ", ".
     #[pyo3(signature = (name, default = None))]
     fn header(&self, py: Python<'_>, name: &str, default: Option<Py<PyAny>>) -> PyResult<Py<PyAny>> {

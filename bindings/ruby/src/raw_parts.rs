@@ -44,6 +44,11 @@ impl RawParts {
         flat(ruby, rb_self.headers.iter().filter_map(|(n, v)| Some((n.as_str(), v.to_str().ok()?))))
     }
 
+    /// The caller's W3C trace: `[traceparent, trace id]`, or nil without a valid `traceparent`.
+    pub fn trace(&self) -> Option<(String, String)> {
+        ferrule_core::trace::TraceContext::of(&self.headers).map(|t| (t.header(), t.trace_id_hex()))
+    }
+
     /// Every cookie as `[name, value, …]`.
     pub fn cookie_pairs(ruby: &Ruby, rb_self: &Self) -> Result<RArray, Error> {
         flat(ruby, ferrule_core::cookie_pairs(&rb_self.headers).iter().map(|(k, v)| (k.as_str(), v.as_str())))

@@ -1,6 +1,7 @@
 //! The access log: one line per request, written when the response head is ready —
-//! `GET /users/7 200 15B 0.42ms id=3f2…` (method, path, status, body bytes when known, time to
-//! the response head, request id). Off by default (`access_log`), and then it is not in the
+//! `GET /users/7 200 15B 0.42ms id=3f2… trace=4bf9…` (method, path, status, body bytes when
+//! known, time to the response head, request id, and the W3C trace id when the request carried
+//! a `traceparent`). Off by default (`access_log`), and then it is not in the
 //! stack at all; on, it costs a clock read and one record per request (`ferrule::access`, with
 //! each value as a field), which goes where the app's log records go (`crate::log`): standard
 //! error, or the language's logger.
@@ -47,6 +48,7 @@ where
         let started = Instant::now();
         let method = request.method().clone();
         let path = request.uri().path().to_owned();
+        let trace_id = crate::trace::TraceContext::of(request.headers()).map(|t| t.trace_id_hex());
         let answer = self.inner.call(request);
         Box::pin(async move {
             let response = answer.await?;
@@ -59,8 +61,9 @@ where
                 bytes = entry.bytes,
                 duration_ms = entry.duration_ms,
                 request_id = entry.request_id.as_deref().unwrap_or(""),
+                trace_id = trace_id.as_deref().unwrap_or(""),
                 "{}",
-                entry.line(&method, &path)
+                entry.line(&method, &path, trace_id.as_deref())
             );
             Ok(response)
         })
@@ -88,10 +91,11 @@ impl Entry {
         Entry { status: response.status().as_u16(), bytes, duration_ms: took.as_secs_f64() * 1000.0, request_id }
     }
 
-    fn line(&self, method: &http::Method, path: &str) -> String {
+    fn line(&self, method: &http::Method, path: &str, trace_id: Option<&str>) -> String {
         let bytes = self.bytes.map_or_else(|| "-".to_owned(), |n| format!("{n}B"));
         let id = self.request_id.as_deref().unwrap_or("-");
-        format!("{method} {path} {} {bytes} {:.2}ms id={id}", self.status, self.duration_ms)
+        let trace = trace_id.map_or_else(String::new, |t| format!(" trace={t}"));
+        format!("{method} {path} {} {bytes} {:.2}ms id={id}{trace}", self.status, self.duration_ms)
     }
 }
 
@@ -103,9 +107,10 @@ mod tests {
     fn a_line_names_method_path_status_bytes_time_and_id() {
         let response = Response::builder().status(201).header("x-request-id", "abc").body(http_body_util::Full::new(bytes::Bytes::from_static(b"hello"))).unwrap();
         let entry = Entry::of(&response, std::time::Duration::from_micros(1500));
-        assert_eq!(entry.line(&http::Method::POST, "/items"), "POST /items 201 5B 1.50ms id=abc");
+        assert_eq!(entry.line(&http::Method::POST, "/items", None), "POST /items 201 5B 1.50ms id=abc");
+        assert_eq!(entry.line(&http::Method::POST, "/items", Some("4bf9")), "POST /items 201 5B 1.50ms id=abc trace=4bf9");
         assert_eq!((entry.status, entry.bytes, entry.request_id.as_deref()), (201, Some(5), Some("abc")));
         let unknown = Response::builder().status(200).body(http_body_util::StreamBody::new(futures_util::stream::empty::<Result<hyper::body::Frame<bytes::Bytes>, std::io::Error>>())).unwrap();
-        assert_eq!(Entry::of(&unknown, std::time::Duration::ZERO).line(&http::Method::GET, "/"), "GET / 200 - 0.00ms id=-");
+        assert_eq!(Entry::of(&unknown, std::time::Duration::ZERO).line(&http::Method::GET, "/", None), "GET / 200 - 0.00ms id=-");
     }
 }

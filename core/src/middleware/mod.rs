@@ -4,10 +4,13 @@ mod access_log;
 mod compression;
 mod cors;
 mod header_limit;
+mod metrics;
 mod request_id;
 
 pub(crate) use access_log::AccessLogLayer;
 pub(crate) use compression::compression_layer;
 pub(crate) use cors::cors_layer;
 pub(crate) use header_limit::HeaderLimitLayer;
+pub(crate) use metrics::{Metrics, MetricsLayer, RouteLabel, OPENMETRICS};
+pub use metrics::QueueDepth;
 pub(crate) use request_id::MakeRandomUuid;

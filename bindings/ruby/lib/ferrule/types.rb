@@ -20,6 +20,10 @@ module Ferrule
     def query_pairs = @raw ? @raw.query_pairs.each_slice(2).to_a : []
     def raw_headers = @raw ? @raw.header_pairs.each_slice(2).to_a : []
     def cookie_pairs = @raw ? @raw.cookie_pairs.each_slice(2).to_a : []
+    # The caller's W3C +traceparent+, validated (nil when absent or invalid), to send on.
+    def traceparent = @raw&.trace&.first
+    # The W3C trace id (32 hex digits) of the caller's +traceparent+.
+    def trace_id = @raw&.trace&.last
 
     # Any header by name (case-insensitive), declared or not; repeated ones joined with ", ".
     def header(name)
