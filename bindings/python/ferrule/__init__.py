@@ -18,7 +18,7 @@ request gets an RFC 9457 problem response without entering Python.
 from ._ferrule import PROBLEM_JSON, __version__
 from .app import APIRouter, App, DrainTimeout, Router, StartupFailed
 from .hooks import RequestValidationError
-from .params import Body, Cookie, Field, File, Form, Header, Path, Query
+from .params import Body, Cookie, Depends, Field, File, Form, Header, Path, Query
 from .request import Request, UploadFile
 from .staticfiles import StaticFiles
 from .websocket import WebSocket, WebSocketDisconnect
@@ -40,6 +40,7 @@ __all__ = [
     "App",
     "Body",
     "Cookie",
+    "Depends",
     "DrainTimeout",
     "EventSourceResponse",
     "Field",

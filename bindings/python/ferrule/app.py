@@ -24,6 +24,7 @@ Hook = TypeVar("Hook", bound=Callable[..., Any])
 
 _METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
 _ROUTE_OPTIONS = (
+    "dependencies",
     "cors",
     "compression",
     "body_limit",
@@ -39,18 +40,39 @@ _UNSET: Any = object()
 
 
 class _Route:
-    __slots__ = ("spec", "handler", "arguments", "is_async", "status_code")
+    __slots__ = ("spec", "handler", "arguments", "is_async", "status_code", "chained")
 
-    def __init__(self, spec: dict, handler: Callable[..., Any], arguments: list[Argument], status_code: int, blocking: bool) -> None:
+    def __init__(self, spec: dict, handler: Callable[..., Any], arguments: list[Argument], status_code: int, blocking: bool, chained: bool = False) -> None:
         self.spec = spec
         self.arguments = arguments
         self.status_code = status_code
+        # Its requests run through `ferrule.hooks` (its dependencies' teardowns run there).
+        self.chained = chained
         if blocking:
             if inspect.iscoroutinefunction(handler):
                 raise TypeError(f"{handler.__qualname__}: blocking=True is for def handlers; async handlers never block the loop")
             handler = _in_thread_pool(handler)
         self.handler = handler
         self.is_async = inspect.iscoroutinefunction(handler)
+
+
+def _resolved(handler: Callable[..., Any], analysis: Any, route_dependencies: Sequence[Any]) -> tuple[Callable[..., Any], list[Argument]]:
+    """``handler`` with its ``Depends`` (and the route's ``dependencies=``) resolved per request
+    in Python: it then takes the whole ``Request``. Their inputs joined the route's spec."""
+    from .dependencies import Resolver, with_dependencies
+    from .params import Dependency
+    from .signature import merge_spec
+
+    extra = []
+    for dependency in route_dependencies:
+        if not isinstance(dependency, Dependency):
+            raise TypeError(f"dependencies= takes Depends(...) markers, not {dependency!r}")
+        sub = analyse(dependency.dependency, analysis.path, request_type=Request)
+        merge_spec(analysis.spec, sub.spec, getattr(handler, "__qualname__", repr(handler)))
+        extra.append(Resolver(dependency.dependency, sub, dependency))
+    run, _ = with_dependencies(handler, analysis, extra)
+    functools.update_wrapper(run, handler)
+    return run, [Argument("request", True, "request", "", None, None)]
 
 
 def _documented(handler: Callable[..., Any]) -> dict[str, Any]:
@@ -106,6 +128,8 @@ class _Routes:
     """Declaring routes and hooks: what an ``App`` and a ``Router`` share."""
 
     _tags: list[str] = []
+    # `Depends(...)` run before each route's handler (FastAPI's `dependencies=`), values unused.
+    _dependencies: list[Any] = []
 
     def _declare(self, route: "_Route") -> None:
         raise NotImplementedError
@@ -138,6 +162,8 @@ class _Routes:
             if name not in _ROUTE_OPTIONS:
                 raise TypeError(_ferrule.unknown_option("route option", name, [*_ROUTE_OPTIONS, "status_code", "blocking", "response_model"]))
 
+        route_dependencies = [*self._dependencies, *options.pop("dependencies", [])]
+
         def register(handler: Handler) -> Handler:
             analysis = analyse(handler, path, request_type=Request, response_type=Response)
             called: Callable[..., Any] = handler
@@ -145,6 +171,10 @@ class _Routes:
             responses = {"responses": {str(status_code): {"schema": answers}}} if answers is not None else {}
             if analysis.response_param is not None:
                 called = _with_response(handler, analysis.response_param, status_code)
+            arguments, chained = analysis.arguments, False
+            if analysis.dependencies or route_dependencies:
+                called, arguments = _resolved(called, analysis, route_dependencies)
+                chained = True
             tags = [*self._tags, *options.pop("tags", [])] if self._tags or "tags" in options else None
             for method in methods:
                 method = method.upper()
@@ -153,7 +183,7 @@ class _Routes:
                 spec = {"method": method, "path": analysis.path, **analysis.spec, **_documented(handler), **responses, **options}
                 if tags is not None:
                     spec["tags"] = tags
-                self._declare(_Route(spec, called, analysis.arguments, status_code, blocking))
+                self._declare(_Route(spec, called, arguments, status_code, blocking, chained))
             return handler
 
         return register
@@ -204,6 +234,8 @@ class _Routes:
                 raise TypeError(f"{handler.__qualname__}: a WebSocket handler takes a parameter annotated WebSocket")
             if "body" in analysis.spec:
                 raise TypeError(f"{handler.__qualname__}: a WebSocket handler takes no body")
+            if analysis.dependencies:
+                raise TypeError(f"{handler.__qualname__}: Depends is for request handlers; a WebSocket handler reads its parameters itself")
             socket: dict[str, Any] = {"subprotocols": list(subprotocols)}
             if max_message_bytes is not None:
                 socket["max_message_bytes"] = max_message_bytes
@@ -264,9 +296,10 @@ class Router(_Routes):
     routes (and for requests no route takes under its prefix), after the app's. ``tags`` are
     added to each route's."""
 
-    def __init__(self, *, prefix: str = "", tags: Optional[Sequence[str]] = None) -> None:
+    def __init__(self, *, prefix: str = "", tags: Optional[Sequence[str]] = None, dependencies: Optional[Sequence[Any]] = None) -> None:
         self.prefix = prefix
         self._tags = list(tags or [])
+        self._dependencies = list(dependencies or [])
         self._declared: list[tuple[str, Any]] = []
 
     def _declare(self, route: "_Route") -> None:
@@ -416,7 +449,7 @@ class App(_Routes):
     # -- hooks, middleware, exception handlers, groups --------------------------------------
 
     def _declare(self, route: _Route, group: int = 0) -> None:
-        self._native_app.add_route(json.dumps(route.spec), route.handler, route.arguments, route.is_async, route.status_code, group)
+        self._native_app.add_route(json.dumps(route.spec), route.handler, route.arguments, route.is_async, route.status_code, group, route.chained)
 
     def _hook(self, phase: str, func: Callable[..., Any], group: int = 0) -> None:
         slot = self._hooks.add(phase, func)
@@ -489,7 +522,7 @@ class App(_Routes):
             if kind == "route":
                 route: _Route = item
                 if tags:
-                    route = _Route({**route.spec, "tags": [*tags, *route.spec.get("tags", [])]}, route.handler, route.arguments, route.status_code, False)
+                    route = _Route({**route.spec, "tags": [*tags, *route.spec.get("tags", [])]}, route.handler, route.arguments, route.status_code, False, route.chained)
                 self._declare(route, group)
             elif kind == "hook":
                 phase, func = item

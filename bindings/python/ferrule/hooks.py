@@ -25,6 +25,7 @@ import json
 from typing import Any, Awaitable, Callable, Optional, Sequence
 
 from . import _ferrule
+from .dependencies import close_after
 from .responses import HTTPException, MutableHeaders, Response
 
 __all__ = ["PHASES", "Registry", "RequestValidationError", "run_sync", "run_async"]
@@ -187,6 +188,8 @@ def run_sync(chain: Chain, call: Any) -> None:
             raise
         return
     call.finish(response)
+    # The rest of the handler's generator dependencies, once the response has gone.
+    close_after(request)
 
 
 def _before(chain: Chain, request: Any, call: Any) -> Any:
@@ -253,6 +256,9 @@ async def run_async(chain: Chain, call: Any) -> None:
             raise
         return
     call.finish(response)
+    closing = close_after(request)
+    if closing is not None:
+        await closing
 
 
 def _wrapped(middleware: Callable[..., Any], inner: Callable[[Any], Awaitable[Response]]) -> Callable[[Any], Awaitable[Response]]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
-__all__ = ["Param", "Path", "Query", "Header", "Cookie", "Body", "Form", "File", "Field", "MISSING"]
+__all__ = ["Param", "Path", "Query", "Header", "Cookie", "Body", "Form", "File", "Field", "Depends", "Dependency", "MISSING"]
 
 
 
@@ -153,6 +153,29 @@ class FieldParam(Param):
     TypedDict or dataclass. (``annotated_types`` constraints such as ``Ge(1)`` work too.)"""
 
     source = "body"
+
+
+class Dependency:
+    """What ``Depends(dependency)`` marks: a callable whose result the handler gets."""
+
+    def __init__(self, dependency: Any, *, use_cache: bool = True) -> None:
+        if not callable(dependency):
+            raise TypeError(f"Depends takes a callable, not {dependency!r}")
+        self.dependency = dependency
+        self.use_cache = use_cache
+
+    def __repr__(self) -> str:
+        return f"Depends({getattr(self.dependency, '__qualname__', self.dependency)!r})"
+
+
+def Depends(dependency: Any, *, use_cache: bool = True) -> Any:
+    """FastAPI's ``Depends``: the argument is what ``dependency`` returns (or yields) for this
+    request. Its own parameters are read from the request as a handler's are — they join the
+    route's declared inputs and are validated in Rust before any Python runs — and may be
+    dependencies too. Called once per request (``use_cache=False``: once per use); a generator
+    dependency's code after ``yield`` runs once the response is sent (and sees the handler's
+    exception, if any). ``def`` or ``async def``."""
+    return Dependency(dependency, use_cache=use_cache)
 
 
 def Path(

@@ -16,9 +16,9 @@ from typing import Any, Callable, NamedTuple, Optional
 
 from . import _ferrule
 from . import schema as schemas
-from .params import MISSING, FileParam, Param, QueryParam
+from .params import MISSING, Dependency, FileParam, Param, QueryParam
 
-__all__ = ["Argument", "Analysis", "analyse", "template_params"]
+__all__ = ["Argument", "Analysis", "DependencyUse", "analyse", "template_params"]
 
 _TEMPLATE_PARAM = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)(?::([a-z]+))?\}")
 
@@ -54,11 +54,21 @@ class Argument(NamedTuple):
     default: Any  # used when the source has no value (MISSING: the core guarantees one)
 
 
+class DependencyUse(NamedTuple):
+    """One ``Depends(...)``: the marker, and its callable's own analysis (its parameters joined
+    the route's spec)."""
+
+    marker: Dependency
+    analysis: "Analysis"
+
+
 class Analysis(NamedTuple):
     path: str  # the template, with types filled in from annotations
     spec: dict  # RouteSpec fields except method/path
     arguments: list[Argument]
     response_param: Optional[str] = None  # a `response: Response` parameter, filled in Python
+    # The `Depends` arguments, by index: an argument of source "depends" names one by its key.
+    dependencies: list[DependencyUse] = []
 
 
 def template_params(path: str) -> dict[str, Optional[str]]:
@@ -75,11 +85,14 @@ def analyse(
 ) -> Analysis:
     path = _ferrule.normalize_path(path)
     in_template = template_params(path)
+    # A class used as a dependency is called with its __init__'s parameters.
+    hinted = func.__init__ if isinstance(func, type) else func
     try:
-        hints = typing.get_type_hints(func, include_extras=True)
+        hints = typing.get_type_hints(hinted, include_extras=True)
     except Exception as e:  # unresolved forward references etc.
         raise TypeError(f"{_name(func)}: cannot read type hints: {e}") from e
     signature = inspect.signature(func)
+    dependencies: list[DependencyUse] = []
     spec: dict[str, Any] = {}
     arguments: list[Argument] = []
     form_fields: dict[str, Any] = {}
@@ -96,6 +109,13 @@ def analyse(
         positional = positional and parameter.kind is parameter.POSITIONAL_OR_KEYWORD
         annotation = hints.get(parameter.name, Any)
         base, extras = schemas.strip_annotated(annotation)
+        dependency = parameter.default if isinstance(parameter.default, Dependency) else next((e for e in extras if isinstance(e, Dependency)), None)
+        if dependency is not None:
+            sub = analyse(dependency.dependency, path, request_type=request_type)
+            path = sub.path
+            dependencies.append(DependencyUse(dependency, sub))
+            arguments.append(Argument(parameter.name, positional, "depends", str(len(dependencies) - 1), None, MISSING))
+            continue
         marker = next((e for e in extras if isinstance(e, Param)), None)
         if isinstance(parameter.default, Param):
             marker = parameter.default
@@ -209,11 +229,30 @@ def analyse(
         spec["body"] = {"kind": "multipart" if has_file else "form", "schema": form_schema, "required": bool(form_required)}
         if "_max_file_size" in spec:
             spec["body"]["max_file_size"] = spec.pop("_max_file_size")
+    # A dependency's own inputs are the route's too: validated in Rust with the handler's.
+    for use in dependencies:
+        merge_spec(spec, use.analysis.spec, _name(func))
     # A template parameter the handler does not take is still parsed and validated by the core.
     if response_param is not None:
         # The wrapper that supplies the response passes every other argument by keyword.
         arguments = [a._replace(positional=False) for a in arguments]
-    return Analysis(path, spec, arguments, response_param)
+    return Analysis(path, spec, arguments, response_param, dependencies)
+
+
+def merge_spec(spec: dict, other: dict, where: str) -> None:
+    """Adds ``other``'s declared inputs (a dependency's) to ``spec``: a parameter both declare
+    alike is one parameter, as in FastAPI; declared differently, or two bodies, is refused."""
+    for key in ("path_params", "query", "headers", "cookies"):
+        for entry in other.get(key, []):
+            existing = next((e for e in spec.get(key, []) if e["name"] == entry["name"]), None)
+            if existing is None:
+                spec.setdefault(key, []).append(entry)
+            elif existing != entry:
+                raise TypeError(f"{where}: {key} parameter {entry['name']!r} is declared twice, differently ({existing} and {entry})")
+    if "body" in other:
+        if "body" in spec and spec["body"] != other["body"]:
+            raise TypeError(f"{where}: the handler and its dependencies declare more than one body")
+        spec["body"] = other["body"]
 
 
 def _name(func: Callable[..., Any]) -> str:

@@ -41,10 +41,11 @@ impl NativeApp {
     /// Declares a route in `group` (0: the app). `spec_json` is a core `RouteSpec`;
     /// `arguments` lists `ferrule.signature.Argument`s in call order; `status` is a plain
     /// return value's.
-    #[pyo3(signature = (spec_json, handler, arguments, is_async, status, group = 0))]
-    fn add_route(&self, spec_json: &str, handler: Py<PyAny>, arguments: &Bound<'_, PyList>, is_async: bool, status: i64, group: usize) -> PyResult<()> {
+    #[pyo3(signature = (spec_json, handler, arguments, is_async, status, group = 0, chained = false))]
+    #[allow(clippy::too_many_arguments)]
+    fn add_route(&self, spec_json: &str, handler: Py<PyAny>, arguments: &Bound<'_, PyList>, is_async: bool, status: i64, group: usize, chained: bool) -> PyResult<()> {
         let plans = arguments.iter().map(|a| ArgumentPlan::from_python(&a)).collect::<PyResult<Vec<_>>>()?;
-        self.host.declare_json(group_id(group), spec_json, status, PyRoute::new(handler, plans, is_async)).map_err(host_error)?;
+        self.host.declare_json(group_id(group), spec_json, status, PyRoute::new(handler, plans, is_async, chained)).map_err(host_error)?;
         Ok(())
     }
 

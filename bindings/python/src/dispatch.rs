@@ -90,7 +90,9 @@ impl Dispatcher {
     pub fn run_jobs(self: &Arc<Self>, py: Python<'_>, jobs: Vec<Job<PyRoute>>) {
         for job in jobs {
             match job {
-                Job::Call(Call { route, hooks, request, reply }) if hooks.is_empty() && !self.every_request_chained => self.run(py, route, request, reply),
+                Job::Call(Call { route, hooks, request, reply }) if hooks.is_empty() && !self.every_request_chained && !route.data.chained => {
+                    self.run(py, route, request, reply)
+                }
                 Job::Call(Call { route, hooks, request, reply }) => self.run_chain(py, Some(route), &hooks, request, reply, None),
                 Job::Reject(Reject { route, hooks, request, rejection, reply }) => self.run_chain(py, route, &hooks, request, reply, Some(rejection)),
                 Job::Pull(pull) => self.types.streams.pull(py, &self.inbox, pull),

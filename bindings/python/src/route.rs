@@ -61,13 +61,16 @@ pub struct PyRoute {
     pub func: Py<PyAny>,
     pub arguments: Vec<ArgumentPlan>,
     pub is_async: bool,
+    /// Its requests run through `ferrule.hooks` even without hooks (its dependencies' code
+    /// after `yield` runs there, once the response has gone).
+    pub chained: bool,
     takes_request: bool,
 }
 
 impl PyRoute {
-    pub fn new(func: Py<PyAny>, arguments: Vec<ArgumentPlan>, is_async: bool) -> Self {
+    pub fn new(func: Py<PyAny>, arguments: Vec<ArgumentPlan>, is_async: bool, chained: bool) -> Self {
         let takes_request = arguments.iter().any(|a| a.source == Source::Request);
-        PyRoute { func, arguments, is_async, takes_request }
+        PyRoute { func, arguments, is_async, chained, takes_request }
     }
 }
 

@@ -1,0 +1,212 @@
+"""Running a handler's dependencies (``Depends``) for one request, as FastAPI does.
+
+At declaration, a dependency's parameters were analysed like a handler's and joined the
+route's declared inputs (``signature.merge_spec``), so the core has parsed and validated them
+before any Python runs. Per request, the handler becomes ``run(request)``: each dependency is
+called once (its result cached by callable, unless ``use_cache=False``), sub-dependencies
+first, with its arguments read from the already typed ``Request``; then the handler. A
+generator dependency gives the value it yields; the rest of it runs after the response is sent
+(``close_after``), or at once, with the exception thrown into it, when the handler raises.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from typing import Any, Callable, Optional, Sequence
+
+from .params import MISSING, Dependency
+from .signature import Analysis, Argument
+
+__all__ = ["Resolver", "with_dependencies", "close_after"]
+
+_EXITS = "_ferrule_dependency_exits"
+
+
+class Resolver:
+    """One callable (a dependency, or the handler) and how to fill its arguments."""
+
+    def __init__(self, func: Callable[..., Any], analysis: Analysis, marker: Optional[Dependency] = None) -> None:
+        self.func = func
+        self.marker = marker
+        self.arguments = analysis.arguments
+        self.subs = [Resolver(use.marker.dependency, use.analysis, use.marker) for use in analysis.dependencies]
+        target = func.__call__ if not inspect.isroutine(func) and not isinstance(func, type) else func
+        self.generator = inspect.isgeneratorfunction(target)
+        self.async_generator = inspect.isasyncgenfunction(target)
+        self.coroutine = inspect.iscoroutinefunction(target)
+        self.is_async = self.coroutine or self.async_generator or any(sub.is_async for sub in self.subs)
+        self.yields = self.generator or self.async_generator or any(sub.yields for sub in self.subs)
+
+    def _argument(self, argument: Argument, request: Any, resolved: list[Any]) -> Any:
+        source = argument.source
+        if source == "depends":
+            return resolved[int(argument.key)]
+        if source == "request":
+            return request
+        if source == "path":
+            value = request.path_params.get(argument.key)
+        elif source == "query":
+            value = request.query.get(argument.key)
+        elif source == "header":
+            value = request.headers.get(argument.key)
+        elif source == "cookie":
+            value = request.cookies.get(argument.key)
+        elif source == "body":
+            value = request.body
+        elif source == "form":
+            body = request.body
+            value = body.get(argument.key) if isinstance(body, dict) else None
+        else:
+            raise TypeError(f"{getattr(self.func, '__qualname__', self.func)}: a dependency cannot take a {source}")
+        if value is None:
+            return None if argument.default is MISSING else argument.default
+        return argument.convert(value) if argument.convert is not None else value
+
+    def _call_arguments(self, request: Any, resolved: list[Any]) -> tuple[list[Any], dict[str, Any]]:
+        args: list[Any] = []
+        kwargs: dict[str, Any] = {}
+        for argument in self.arguments:
+            value = self._argument(argument, request, resolved)
+            if argument.positional and not kwargs:
+                args.append(value)
+            else:
+                kwargs[argument.name] = value
+        return args, kwargs
+
+    def value(self, request: Any, cache: dict[Any, Any], exits: list[Any]) -> Any:
+        """This dependency's value for ``request`` (sync)."""
+        cached = self.marker is None or self.marker.use_cache
+        if cached and self.func in cache:
+            return cache[self.func]
+        resolved = [sub.value(request, cache, exits) for sub in self.subs]
+        args, kwargs = self._call_arguments(request, resolved)
+        if self.generator:
+            generator = self.func(*args, **kwargs)
+            result = next(generator)
+            exits.append(generator)
+        else:
+            result = self.func(*args, **kwargs)
+        if cached:
+            cache[self.func] = result
+        return result
+
+    async def value_async(self, request: Any, cache: dict[Any, Any], exits: list[Any]) -> Any:
+        """This dependency's value for ``request``: sync dependencies run where they are."""
+        cached = self.marker is None or self.marker.use_cache
+        if cached and self.func in cache:
+            return cache[self.func]
+        resolved = [await sub.value_async(request, cache, exits) for sub in self.subs]
+        args, kwargs = self._call_arguments(request, resolved)
+        if self.async_generator:
+            generator = self.func(*args, **kwargs)
+            result = await generator.__anext__()
+            exits.append(generator)
+        elif self.generator:
+            generator = self.func(*args, **kwargs)
+            result = next(generator)
+            exits.append(generator)
+        else:
+            result = self.func(*args, **kwargs)
+            if inspect.isawaitable(result):
+                result = await result
+        if cached:
+            cache[self.func] = result
+        return result
+
+
+def with_dependencies(handler: Callable[..., Any], analysis: Analysis, extra: Sequence[Resolver] = ()) -> tuple[Callable[..., Any], bool]:
+    """``handler`` as ``run(request)``, its dependencies (and the route's own ``extra`` ones,
+    whose values are not passed) resolved first; and whether it is async."""
+    root = Resolver(handler, analysis)
+    is_async = root.is_async or any(resolver.is_async for resolver in extra)
+
+    if is_async:
+
+        async def run_async(request: Any) -> Any:
+            cache: dict[Any, Any] = {}
+            exits = _exits(request)
+            try:
+                for resolver in extra:
+                    await resolver.value_async(request, cache, exits)
+                resolved = [await sub.value_async(request, cache, exits) for sub in root.subs]
+                args, kwargs = root._call_arguments(request, resolved)
+                result = handler(*args, **kwargs)
+                return await result if inspect.isawaitable(result) else result
+            except BaseException as exc:
+                await _close_async(exits, exc)
+                raise
+
+        return run_async, True
+
+    def run(request: Any) -> Any:
+        cache: dict[Any, Any] = {}
+        exits = _exits(request)
+        try:
+            for resolver in extra:
+                resolver.value(request, cache, exits)
+            resolved = [sub.value(request, cache, exits) for sub in root.subs]
+            args, kwargs = root._call_arguments(request, resolved)
+            return handler(*args, **kwargs)
+        except BaseException as exc:
+            _close(exits, exc)
+            raise
+
+    return run, False
+
+
+def _exits(request: Any) -> list[Any]:
+    exits: list[Any] = []
+    setattr(request.state, _EXITS, exits)
+    return exits
+
+
+def _close(exits: list[Any], exc: Optional[BaseException]) -> None:
+    """Runs the code after each generator dependency's ``yield``, last entered first; with
+    ``exc``, thrown in where it waits. What the teardown raises instead is logged."""
+    while exits:
+        generator = exits.pop()
+        try:
+            if exc is None:
+                next(generator)
+            else:
+                generator.throw(exc)
+        except StopIteration:
+            pass
+        except BaseException as raised:
+            if raised is not exc:
+                logging.getLogger("ferrule.handler").error("a dependency's teardown raised", exc_info=raised)
+        else:
+            logging.getLogger("ferrule.handler").error("a generator dependency yielded twice: %r", generator)
+
+
+async def _close_async(exits: list[Any], exc: Optional[BaseException]) -> None:
+    while exits:
+        generator = exits.pop()
+        if not inspect.isasyncgen(generator):
+            _close([generator], exc)
+            continue
+        try:
+            if exc is None:
+                await generator.__anext__()
+            else:
+                await generator.athrow(exc)
+        except StopAsyncIteration:
+            pass
+        except BaseException as raised:
+            if raised is not exc:
+                logging.getLogger("ferrule.handler").error("a dependency's teardown raised", exc_info=raised)
+        else:
+            logging.getLogger("ferrule.handler").error("a generator dependency yielded twice: %r", generator)
+
+
+def close_after(request: Any) -> Any:
+    """After the response: the rest of each generator dependency of ``request`` (an awaitable
+    when one of them is async, else ``None``)."""
+    exits = getattr(request.state, _EXITS, None)
+    if not exits:
+        return None
+    if any(inspect.isasyncgen(generator) for generator in exits):
+        return _close_async(exits, None)
+    _close(exits, None)
+    return None

@@ -1,0 +1,165 @@
+"""``Depends``: FastAPI's dependencies, with their inputs validated in Rust as the route's own.
+
+(No ``from __future__ import annotations`` here: the dependencies are local functions, which an
+annotation read later as a string could not name — as in FastAPI.)"""
+
+import asyncio
+from dataclasses import dataclass
+from typing import Annotated, Any, AsyncIterator, Iterator, Optional
+
+import pytest
+
+from ferrule import App, Depends, Header, HTTPException, Query, Request, Router
+from ferrule.testing import TestClient
+
+
+@dataclass
+class Page:
+    limit: int
+    offset: int
+
+
+def paging(limit: Annotated[int, Query(ge=1, le=100)] = 10, offset: int = 0) -> Page:
+    return Page(limit, offset)
+
+
+def test_a_dependencys_parameters_are_the_routes_and_validated_in_rust() -> None:
+    app = App()
+    calls: list[str] = []
+
+    def counted(limit: Annotated[int, Query(ge=1, le=100)] = 10, offset: int = 0) -> Page:
+        calls.append("paging")
+        return Page(limit, offset)
+
+    @app.get("/items")
+    def items(page: Annotated[Page, Depends(counted)], q: Optional[str] = None) -> dict:
+        return {"limit": page.limit, "offset": page.offset, "q": q}
+
+    with TestClient(app) as client:
+        assert client.get("/items", params={"limit": 5, "q": "pen"}).json() == {"limit": 5, "offset": 0, "q": "pen"}
+        invalid = client.get("/items", params={"limit": 500})
+        assert invalid.status_code == 422
+        assert invalid.json()["errors"][0]["loc"] == ["query", "limit"]
+    assert calls == ["paging"], "the invalid request never entered Python"
+    parameters = {p["name"] for p in app.openapi()["paths"]["/items"]["get"]["parameters"]}
+    assert parameters == {"limit", "offset", "q"}
+
+
+def test_sub_dependencies_are_called_once_per_request() -> None:
+    app = App()
+    calls: list[str] = []
+
+    def token(authorization: Annotated[str, Header()]) -> str:
+        calls.append("token")
+        return authorization.removeprefix("Bearer ")
+
+    def user(token: Annotated[str, Depends(token)]) -> dict:
+        calls.append("user")
+        if token != "good":
+            raise HTTPException(401, "bad token")
+        return {"name": "ada"}
+
+    def admin(user: Annotated[dict, Depends(user)], token: Annotated[str, Depends(token)]) -> dict:
+        return {**user, "admin": True, "token": token}
+
+    @app.get("/me")
+    def me(user: Annotated[dict, Depends(user)], admin: Annotated[dict, Depends(admin)]) -> dict:
+        return {"user": user, "admin": admin}
+
+    with TestClient(app) as client:
+        ok = client.get("/me", headers={"authorization": "Bearer good"})
+        assert ok.json() == {"user": {"name": "ada"}, "admin": {"name": "ada", "admin": True, "token": "good"}}
+        assert calls == ["token", "user"], "each dependency ran once"
+        assert client.get("/me", headers={"authorization": "Bearer bad"}).status_code == 401
+        assert client.get("/me").json()["errors"][0]["loc"] == ["header", "authorization"]
+
+
+def test_yield_dependencies_tear_down_after_the_response_and_see_errors() -> None:
+    app = App()
+    events: list[str] = []
+
+    def session() -> Iterator[str]:
+        events.append("open")
+        try:
+            yield "session"
+        except ZeroDivisionError:
+            events.append("rolled back")
+            raise
+        finally:
+            events.append("closed")
+
+    async def pool() -> AsyncIterator[str]:
+        events.append("pool in")
+        yield "pool"
+        await asyncio.sleep(0)
+        events.append("pool out")
+
+    @app.get("/ok")
+    def ok(db: Annotated[str, Depends(session)]) -> dict:
+        events.append("handler")
+        return {"db": db}
+
+    @app.get("/fail")
+    def fail(db: Annotated[str, Depends(session)]) -> dict:
+        return {"x": 1 / 0}
+
+    @app.get("/async")
+    async def with_pool(db: Annotated[str, Depends(session)], p: Annotated[str, Depends(pool)]) -> dict:
+        return {"db": db, "pool": p}
+
+    with TestClient(app, raise_server_exceptions=False) as client:
+        assert client.get("/ok").json() == {"db": "session"}
+        assert events == ["open", "handler", "closed"]
+        events.clear()
+        assert client.get("/fail").status_code == 500
+        assert events == ["open", "rolled back", "closed"]
+        events.clear()
+        assert client.get("/async").json() == {"db": "session", "pool": "pool"}
+        assert events == ["open", "pool in", "pool out", "closed"]
+
+
+def test_route_and_router_dependencies_run_without_passing_a_value() -> None:
+    seen: list[str] = []
+
+    def verify_key(x_key: Annotated[str, Header()]) -> None:
+        if x_key != "secret":
+            raise HTTPException(403, "bad key")
+        seen.append("verified")
+
+    class Tenant:
+        def __init__(self, tenant: str = "main") -> None:
+            self.name = tenant
+
+    app = App()
+    admin = Router(prefix="/admin", dependencies=[Depends(verify_key)])
+
+    @admin.get("/stats")
+    def stats(tenant: Annotated[Tenant, Depends(Tenant)]) -> dict:
+        return {"tenant": tenant.name}
+
+    @app.get("/open", dependencies=[Depends(verify_key)])
+    def opened() -> str:
+        return "open"
+
+    app.include_router(admin)
+    with TestClient(app) as client:
+        assert client.get("/admin/stats", headers={"x-key": "secret"}, params={"tenant": "acme"}).json() == {"tenant": "acme"}
+        assert client.get("/admin/stats", headers={"x-key": "nope"}).status_code == 403
+        assert client.get("/open", headers={"x-key": "secret"}).text == "open"
+    assert seen == ["verified", "verified"]
+
+
+def test_conflicting_declarations_are_refused_at_the_decorator() -> None:
+    app = App()
+
+    def a(limit: int = 10) -> int:
+        return limit
+
+    def b(limit: str = "x") -> str:
+        return limit
+
+    with pytest.raises(TypeError, match="declared twice, differently"):
+
+        @app.get("/clash")
+        def clash(x: Annotated[Any, Depends(a)], y: Annotated[Any, Depends(b)]) -> dict:
+            return {}
