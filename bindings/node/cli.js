@@ -5,16 +5,39 @@
 // FERRULE_PRINT_OPENAPI=1: an app that listens when loaded prints its document from listen()
 // and exits there; one that only exports itself (`module.exports = app`, or `{ app }`) is
 // printed here.
+// `ferrule <app.js> --reload [--reload-dir DIR]…`: development: runs `node <app.js>` and runs it
+// again when a .js, .mjs, .cjs or .json file changes (the core's supervisor, as Python's and
+// Ruby's --reload).
 const fs = require('node:fs');
 const path = require('node:path');
+
+const USAGE = 'usage: ferrule openapi <app.js> | ferrule <app.js> --reload [--reload-dir DIR]...';
 
 function fail(message) {
   process.stderr.write(`ferrule: ${message}\n`);
   process.exit(1);
 }
 
-const [command, file, ...rest] = process.argv.slice(2);
-if (command !== 'openapi' || !file || rest.length > 0) fail('usage: ferrule openapi <app.js>');
+const args = process.argv.slice(2);
+if (args.includes('--reload')) {
+  const dirs = [];
+  const rest = [];
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === '--reload') continue;
+    if (args[i] === '--reload-dir') dirs.push(path.resolve(args[++i] ?? fail(USAGE)));
+    else rest.push(args[i]);
+  }
+  if (rest.length !== 1) fail(USAGE);
+  const native = require('./ferrule.node');
+  // The supervisor handles SIGINT and SIGTERM. Node's own handlers for them restore the
+  // terminal and re-raise, which the supervisor's handler chains to: listeners replace them
+  // with libuv's, which only wake an event loop that the blocking call below never runs.
+  for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => {});
+  process.exitCode = native.reload([process.execPath, path.resolve(rest[0])], dirs.length ? dirs : [process.cwd()], ['.js', '.mjs', '.cjs', '.json'], 200);
+  return;
+}
+const [command, file, ...rest] = args;
+if (command !== 'openapi' || !file || rest.length > 0) fail(USAGE);
 process.env.FERRULE_PRINT_OPENAPI = '1';
 const { App } = require('./index.js');
 let exported;

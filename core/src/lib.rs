@@ -22,6 +22,7 @@ pub mod openapi;
 pub mod params;
 mod path;
 mod problem;
+pub mod reload;
 mod request;
 mod response;
 mod route;

@@ -66,6 +66,21 @@ pub fn problem_body(status: Option<u32>, detail: Option<String>) -> Result<Buffe
     Ok(body.into())
 }
 
+/// `ferrule app.js --reload`: runs `command` and starts it again when a file ending in one of
+/// `extensions` changes under `directories`; returns the exit status once SIGINT or SIGTERM
+/// stopped it (see `ferrule_core::reload`). Blocks: the supervisor runs no JavaScript.
+#[napi]
+pub fn reload(command: Vec<String>, directories: Vec<String>, extensions: Vec<String>, debounce_ms: u32) -> Result<i32> {
+    let spec = ferrule_core::reload::ReloadSpec {
+        command,
+        directories: directories.into_iter().map(std::path::PathBuf::from).collect(),
+        extensions,
+        debounce: std::time::Duration::from_millis(debounce_ms.into()),
+        drain: std::time::Duration::from_secs(10),
+    };
+    ferrule_core::reload::supervise(spec).map_err(|e| Error::new(Status::GenericFailure, format!("Error|ferrule: {e}")))
+}
+
 /// The app settings the core knows (snake_case), which the App options map onto.
 #[napi]
 pub fn app_setting_names() -> Vec<String> {

@@ -63,6 +63,21 @@ mod _ferrule {
         Ok(pyo3::types::PyBytes::new(py, &body))
     }
 
+    /// `--reload`: runs `command` (the app, served as without `--reload`) and starts it again
+    /// when a file ending in one of `extensions` changes under `directories`; returns the exit
+    /// status once SIGINT or SIGTERM stopped it (see `ferrule_core::reload`).
+    #[pyo3::pyfunction]
+    fn reload(py: pyo3::Python<'_>, command: Vec<String>, directories: Vec<std::path::PathBuf>, extensions: Vec<String>, debounce_ms: u64) -> pyo3::PyResult<i32> {
+        let spec = ferrule_core::reload::ReloadSpec {
+            command,
+            directories,
+            extensions,
+            debounce: std::time::Duration::from_millis(debounce_ms),
+            drain: std::time::Duration::from_secs(10),
+        };
+        py.detach(|| ferrule_core::reload::supervise(spec)).map_err(pyo3::exceptions::PyRuntimeError::new_err)
+    }
+
     /// The app settings the core knows (the `App` keyword arguments).
     #[pyo3::pyfunction]
     fn app_setting_names() -> Vec<String> {

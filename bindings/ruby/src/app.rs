@@ -490,6 +490,21 @@ impl NativeApp {
     }
 }
 
+/// `NativeApp.reload(command, directories, extensions, debounce_ms)`: runs `command` and starts
+/// it again when a source changes; the exit status once SIGINT or SIGTERM stopped it (see
+/// `ferrule_core::reload`). Waits without the GVL.
+pub fn reload(ruby: &Ruby, command: Vec<String>, directories: Vec<String>, extensions: Vec<String>, debounce_ms: u64) -> Result<i32, Error> {
+    let spec = ferrule_core::reload::ReloadSpec {
+        command,
+        directories: directories.into_iter().map(std::path::PathBuf::from).collect(),
+        extensions,
+        debounce: std::time::Duration::from_millis(debounce_ms),
+        drain: std::time::Duration::from_secs(10),
+    };
+    let outcome = without_gvl(ruby, move || ferrule_core::reload::supervise(spec), || {})?;
+    outcome.map_err(|e| Error::new(ruby.exception_runtime_error(), format!("ferrule: {e}")))
+}
+
 /// `NativeApp.problem_body(status, detail)`: the body of the core's problem response for
 /// `status` with `detail` (an `HTTPError`'s, as `after` filters see it).
 pub fn problem_body(ruby: &Ruby, status: u16, detail: Option<String>) -> Result<RString, Error> {

@@ -48,6 +48,7 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     class.define_method("chain_every_request", method!(NativeApp::chain_every_request, 0))?;
     class.define_method("hooks_of", method!(NativeApp::hooks_of, 1))?;
     class.define_singleton_method("problem_body", function!(app::problem_body, 2))?;
+    class.define_singleton_method("reload", function!(app::reload, 4))?;
     class.define_method("openapi", method!(NativeApp::openapi, 0))?;
     class.define_method("start", method!(NativeApp::start, 4))?;
     class.define_method("announce", method!(NativeApp::announce, 0))?;

@@ -89,7 +89,7 @@ class OpenapiTest < Minitest::Test
       assert_equal [1, "ferrule: #{File.join(dir, 'none.rb')} makes no Ferrule::App\n"], [status.exitstatus, err]
     end
     _, err, status = ferrule_command("openapi")
-    assert_equal [1, "ferrule: usage: ferrule openapi <app.rb>\n"], [status.exitstatus, err]
+    assert_equal [1, "ferrule: usage: ferrule openapi <app.rb> | ferrule <app.rb> --reload [--reload-dir DIR]...\n"], [status.exitstatus, err]
   end
 
   def test_openapi_url_moves_the_document_or_nil_switches_it_off

@@ -6,8 +6,12 @@ module Ferrule
   # The file is loaded with FERRULE_PRINT_OPENAPI=1: an app that runs when loaded prints its
   # document from App#run / App#serve and exits there; otherwise the one Ferrule::App the file
   # made is printed here.
+  #
+  # <tt>ferrule app.rb --reload [--reload-dir DIR]...</tt>: development: runs <tt>ruby app.rb</tt>
+  # and runs it again when a .rb, .ru or .erb file changes (the core's supervisor, as Python's
+  # and Node's --reload).
   module CLI
-    USAGE = "usage: ferrule openapi <app.rb>"
+    USAGE = "usage: ferrule openapi <app.rb> | ferrule <app.rb> --reload [--reload-dir DIR]..."
 
     # The apps made while FERRULE_PRINT_OPENAPI is set (App#initialize adds itself).
     def self.made
@@ -16,6 +20,8 @@ module Ferrule
 
     # Returns the exit status.
     def self.main(argv, out: $stdout, err: $stderr)
+      return reload(argv, err) if argv.include?("--reload")
+
       command, file, *rest = argv
       return fail(err, USAGE) unless command == "openapi" && file && rest.empty?
 
@@ -31,6 +37,23 @@ module Ferrule
 
       out.write(apps.first.openapi_json, "\n")
       0
+    end
+
+    # The core's reload supervisor over <tt>ruby app.rb</tt>; returns its exit status.
+    def self.reload(argv, err)
+      dirs = []
+      rest = []
+      args = argv.dup
+      while (arg = args.shift)
+        next if arg == "--reload"
+
+        arg == "--reload-dir" ? dirs << File.expand_path(args.shift || (return fail(err, USAGE))) : rest << arg
+      end
+      return fail(err, USAGE) unless rest.size == 1
+
+      # The supervisor handles SIGINT and SIGTERM; Ruby would raise Interrupt once it returns.
+      %w[INT TERM].each { |signal| trap(signal) {} }
+      NativeApp.reload([RbConfig.ruby, File.expand_path(rest.first)], dirs.empty? ? [Dir.pwd] : dirs, %w[.rb .ru .erb], 200)
     end
 
     def self.fail(err, message)
