@@ -42,8 +42,8 @@ pub struct App {
     fallback: Option<Arc<dyn Handler>>,
     /// Directories served under a prefix (see [`crate::static_files`]).
     statics: Vec<StaticDir>,
-    /// How many requests wait for the language's interpreter, for the metrics.
-    queue_depth: Option<crate::QueueDepth>,
+    /// What the metrics read from the language's interpreter.
+    interpreter: Option<crate::InterpreterStats>,
 }
 
 /// A route table or setting that cannot work; found when the app is built, never per request.
@@ -72,13 +72,13 @@ impl App {
     }
 
     pub fn with_config(config: AppConfig) -> Self {
-        App { config, routes: Vec::new(), fallback: None, statics: Vec::new(), queue_depth: None }
+        App { config, routes: Vec::new(), fallback: None, statics: Vec::new(), interpreter: None }
     }
 
-    /// How the metrics (`metrics_url`) read the interpreter's queue depth: a binding's host
-    /// sets it to its mailbox's count of requests handed over and not yet answered.
-    pub fn set_queue_depth(&mut self, depth: crate::QueueDepth) {
-        self.queue_depth = Some(depth);
+    /// How the metrics (`metrics_url`) read the interpreter's queue depth and calls: a
+    /// binding's host sets them to its mailbox's counts of requests handed over.
+    pub fn set_interpreter_stats(&mut self, stats: crate::InterpreterStats) {
+        self.interpreter = Some(stats);
     }
 
     /// Serves a directory under a prefix ([`crate::static_files`]): refused here when the
@@ -174,7 +174,7 @@ impl App {
     /// Compiles every route (paths, schemas, middleware) into an axum [`Router`].
     pub fn into_router(self) -> Result<Router, AppError> {
         self.config.check().map_err(AppError)?;
-        let metrics = self.config.metrics_url.as_ref().map(|_| crate::middleware::Metrics::new(self.queue_depth.clone()));
+        let metrics = self.config.metrics_url.as_ref().map(|_| crate::middleware::Metrics::new(self.interpreter.clone()));
         let served = self.served_by_core(metrics.clone())?;
         let config = self.config;
         let fallback = self.fallback;

@@ -30,7 +30,7 @@
 
 use std::collections::VecDeque;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use crate::{App, HandlerError, HandlerFuture, Response, ShutdownError};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
@@ -58,6 +58,8 @@ pub struct Mailbox<J> {
 struct Admission {
     outstanding: AtomicUsize,
     limit: AtomicUsize,
+    /// Every request admitted since the start: the interpreter's entries for requests.
+    admitted: AtomicU64,
 }
 
 /// One admitted request; leaving (answered, timed out, client gone) makes room for another.
@@ -74,7 +76,11 @@ impl Admission {
         let limit = self.limit.load(Ordering::Relaxed);
         let before = self.outstanding.fetch_add(1, Ordering::AcqRel);
         let admitted = Admitted(self.clone());
-        (before < limit).then_some(admitted)
+        let within = before < limit;
+        if within {
+            self.admitted.fetch_add(1, Ordering::Relaxed);
+        }
+        within.then_some(admitted)
     }
 }
 
@@ -100,7 +106,7 @@ impl<J> Mailbox<J> {
             arrived: Condvar::new(),
             doorbell: None,
             waker: None,
-            admission: Arc::new(Admission { outstanding: AtomicUsize::new(0), limit: AtomicUsize::new(usize::MAX) }),
+            admission: Arc::new(Admission { outstanding: AtomicUsize::new(0), limit: AtomicUsize::new(usize::MAX), admitted: AtomicU64::new(0) }),
         }
     }
 
@@ -108,6 +114,12 @@ impl<J> Mailbox<J> {
     /// interpreter now.
     pub fn waiting(&self) -> usize {
         self.admission.outstanding.load(Ordering::Relaxed)
+    }
+
+    /// How many requests [`hand_over`] has handed to this mailbox's interpreter since it was
+    /// made (those refused at the queue limit not counted).
+    pub fn handed_over(&self) -> u64 {
+        self.admission.admitted.load(Ordering::Relaxed)
     }
 
     /// At most `limit` requests handed over through [`hand_over`] wait for or run in this

@@ -39,7 +39,7 @@ mod value;
 pub use app::{App, AppError};
 pub use handler::{Handler, HandlerError, HandlerErrorKind, HandlerFuture, Rejection};
 pub use key_cache::KeyCache;
-pub use middleware::QueueDepth;
+pub use middleware::InterpreterStats;
 pub use path::{PathParam, PathTemplate};
 pub use problem::{Issue, LocSegment, Problem, PROBLEM_JSON, VALIDATION_PROBLEM_TYPE};
 pub use request::{cookie_pairs, query_pairs, Body, ExtractError, RequestData};

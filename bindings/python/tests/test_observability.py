@@ -28,6 +28,33 @@ def test_metrics_count_requests_by_route_and_show_the_interpreter_queue() -> Non
     assert "ferrule_request_duration_seconds_bucket" in text
 
 
+def test_hooks_and_the_built_in_layers_add_no_call_into_python() -> None:
+    app = App(metrics_url="/metrics", cors={"allow_origins": ["*"]}, compression={"min_size": 10}, request_id=True)
+    seen: list[str] = []
+
+    @app.pre_handler
+    def note(request: Request) -> None:
+        seen.append(request.path)
+
+    @app.get("/users/{user_id:int}")
+    def user(user_id: int) -> dict:
+        return {"id": user_id, "padding": "x" * 100}
+
+    with TestClient(app) as client:
+        for user_id in range(3):
+            served = client.get(f"/users/{user_id}", headers={"origin": "https://a.example", "accept-encoding": "gzip"})
+            assert served.headers["content-encoding"] == "gzip"
+            assert served.headers["access-control-allow-origin"] == "*"
+        preflight = client.options("/users/1", headers={"origin": "https://a.example", "access-control-request-method": "GET"})
+        assert preflight.status_code == 200
+        assert client.get("/users/x").status_code == 422
+        text = client.get("/metrics").text
+    assert seen == ["/users/0", "/users/1", "/users/2"]
+    # One call per handled request, the pre-handler hook within it; the preflight, the refusal
+    # and the scrape were the core's alone.
+    assert "ferrule_interpreter_calls_total 3\n" in text, text
+
+
 def test_no_metrics_unless_asked_for() -> None:
     with TestClient(App()) as client:
         assert client.get("/metrics").status_code == 404

@@ -29,6 +29,27 @@ class ObservabilityTest < Minitest::Test
     assert_includes last_response.body, "ferrule_interpreter_queue_depth"
   end
 
+  def test_hooks_and_the_built_in_layers_add_no_call_into_ruby
+    seen = []
+    hooked = Ferrule::App.new(metrics_url: "/metrics", cors: { allow_origins: ["*"] }, compression: { min_size: 10 }, request_id: true)
+    hooked.hook(:pre_handler) { |req| seen << req.path }
+    hooked.get("/users/{id:int}") { |req| { id: req.params[:id], padding: "x" * 100 } }
+    session = Rack::MockRequest.new(hooked)
+    3.times do |id|
+      served = session.get("/users/#{id}", "HTTP_ORIGIN" => "https://a.example", "HTTP_ACCEPT_ENCODING" => "gzip")
+      assert_equal "gzip", served.headers["content-encoding"]
+      assert_equal "*", served.headers["access-control-allow-origin"]
+    end
+    preflight = session.options("/users/1", "HTTP_ORIGIN" => "https://a.example", "HTTP_ACCESS_CONTROL_REQUEST_METHOD" => "GET")
+    assert_equal 200, preflight.status
+    assert_equal 422, session.get("/users/x").status
+    scraped = session.get("/metrics")
+    assert_equal ["/users/0", "/users/1", "/users/2"], seen
+    # One call per handled request, the pre-handler hook within it; the preflight, the refusal
+    # and the scrape were the core's alone.
+    assert_includes scraped.body, "ferrule_interpreter_calls_total 3\n"
+  end
+
   def test_the_callers_trace_reaches_the_block
     get "/traced", {}, { "HTTP_TRACEPARENT" => TRACEPARENT }
     assert_equal({ "trace_id" => "4bf92f3577b34da6a3ce929d0e0e4736", "traceparent" => TRACEPARENT }, JSON.parse(last_response.body))

@@ -42,8 +42,11 @@ impl<R: Send + Sync + 'static> Inbox<R> {
     /// takes come here too, for those that must see them.
     pub(super) fn add_all(&self, app: &mut crate::App, snapshot: &Snapshot<R>) {
         let (mailbox, side) = (self.mailbox.clone(), self.side);
-        let counted = Arc::downgrade(&mailbox);
-        app.set_queue_depth(Arc::new(move || counted.upgrade().map_or(0, |m| m.waiting() as i64)));
+        let (waiting, handed) = (Arc::downgrade(&mailbox), Arc::downgrade(&mailbox));
+        app.set_interpreter_stats(crate::InterpreterStats {
+            queue_depth: Arc::new(move || waiting.upgrade().map_or(0, |m| m.waiting() as i64)),
+            calls: Arc::new(move || handed.upgrade().map_or(0, |m| m.handed_over())),
+        });
         for (route, hooks) in &snapshot.routes {
             if route.spec.websocket.is_some() {
                 app.add_socket_route(route.spec.clone(), Arc::new(HostSocketHandler { route: route.clone(), mailbox: mailbox.clone() }));

@@ -285,3 +285,56 @@ fn a_slow_client_holds_the_producer_back_and_one_that_leaves_releases_it() {
     assert_eq!(seen.last(), Some(&"release"), "{seen:?}");
     assert_eq!(seen.iter().filter(|s| **s == "release").count(), 1);
 }
+
+/// Sends `request` through `client`, answering each call with a kilobyte of JSON; returns the
+/// answer and how many jobs reached the language.
+fn answered_by_language(client: &InProcess<&'static str>, request: http::Request<bytes::Bytes>) -> (Answer, usize) {
+    let exchange = client.send(request);
+    let (mut jobs, mut entered) = (Vec::new(), 0);
+    while !exchange.is_done() {
+        if client.wait(&exchange, &mut jobs) == Waited::Jobs {
+            for job in jobs.drain(..) {
+                entered += 1;
+                let Job::Call(call) = job else { panic!("only calls here") };
+                client.answer(call.reply, crate::Response::json(&serde_json::json!({ "padding": "x".repeat(1024) })));
+            }
+            client.flush();
+        }
+    }
+    (exchange.take().unwrap(), entered)
+}
+
+#[test]
+fn the_built_in_layers_and_the_languages_hooks_add_no_entry_into_the_language() {
+    let config = AppConfig {
+        cors: Some(crate::CorsConfig { allow_origins: vec!["*".into()], ..Default::default() }),
+        compression: Some(crate::CompressionConfig::default()),
+        request_id: true,
+        metrics_url: Some("/metrics".into()),
+        ..AppConfig::default()
+    };
+    let host = Host::new(config).unwrap();
+    host.declare(RouteSpec::get("/items/{id:int}"), 200, "item").unwrap();
+    // Hooks in the language ride with the call; they never need an entry of their own.
+    host.hook(GroupId::APP, Phase::PreHandler, 0).unwrap();
+    host.hook(GroupId::APP, Phase::OnSend, 1).unwrap();
+    let client = host.in_process(Wake::Blocking).unwrap();
+    let get = |uri: &str| http::Request::get(uri).header("origin", "https://a.example").header("accept-encoding", "gzip").body(bytes::Bytes::new()).unwrap();
+
+    let (served, entered) = answered_by_language(&client, get("/items/7"));
+    assert_eq!(entered, 1);
+    assert_eq!(served.headers["content-encoding"], "gzip", "compressed in Rust");
+    assert_eq!(served.headers["access-control-allow-origin"], "*");
+    assert!(served.headers.contains_key("x-request-id"));
+    let preflight = http::Request::options("/items/7")
+        .header("origin", "https://a.example")
+        .header("access-control-request-method", "GET")
+        .body(bytes::Bytes::new())
+        .unwrap();
+    let (answered, entered) = answered_by_language(&client, preflight);
+    assert_eq!((answered.status.as_u16(), entered), (200, 0), "a preflight is the core's");
+    let (metrics, entered) = answered_by_language(&client, http::Request::get("/metrics").body(bytes::Bytes::new()).unwrap());
+    assert_eq!(entered, 0, "the metrics are the core's");
+    let text = String::from_utf8(metrics.body.to_vec()).unwrap();
+    assert!(text.contains("ferrule_interpreter_calls_total 1\n"), "{text}");
+}

@@ -7,6 +7,12 @@
 //! | `ferrule_request_duration_seconds` | histogram (time to the response head) | `route`, `method` |
 //! | `ferrule_requests_in_flight` | gauge | |
 //! | `ferrule_interpreter_queue_depth` | gauge: requests handed to the language's interpreter, waiting or running | |
+//! | `ferrule_interpreter_calls_total` | counter: requests handed to the language's interpreter | |
+//!
+//! The last counter shows what stays in Rust: a request meets its hooks in the language within
+//! its one call, and the built-in layers (CORS, compression, request ids, limits, refusals the
+//! core answers) add none, so it grows by one per request a handler answers and by none for a
+//! preflight or a refused request that no hook or exception handler must see.
 //!
 //! Off, the layer is not in the stack and routes do not label their responses. On, a request
 //! costs a clock read, two atomic updates, and two lookups of its label set in a map behind a
@@ -14,7 +20,7 @@
 
 use http::{Method, Request, Response};
 use prometheus_client::encoding::{EncodeLabelSet, EncodeMetric};
-use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::counter::{ConstCounter, Counter};
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::{ConstGauge, Gauge};
 use prometheus_client::metrics::histogram::Histogram;
@@ -30,8 +36,14 @@ use tower::{Layer, Service};
 #[derive(Clone)]
 pub(crate) struct RouteLabel(pub(crate) Arc<str>);
 
-/// How many requests wait for or run in the language's interpreter now (the host's mailbox).
-pub type QueueDepth = Arc<dyn Fn() -> i64 + Send + Sync>;
+/// What the metrics read from the language's interpreter (a binding host's mailbox).
+#[derive(Clone)]
+pub struct InterpreterStats {
+    /// How many requests wait for or run in it now.
+    pub queue_depth: Arc<dyn Fn() -> i64 + Send + Sync>,
+    /// How many requests were handed to it since the start.
+    pub calls: Arc<dyn Fn() -> u64 + Send + Sync>,
+}
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct Answered {
@@ -62,7 +74,7 @@ pub(crate) struct Metrics {
 }
 
 impl Metrics {
-    pub(crate) fn new(queue_depth: Option<QueueDepth>) -> Arc<Metrics> {
+    pub(crate) fn new(interpreter: Option<InterpreterStats>) -> Arc<Metrics> {
         let mut registry = Registry::default();
         let answered = Family::<Answered, Counter>::default();
         let timed = Family::<Timed, Histogram, fn() -> Histogram>::new_with_constructor(histogram as fn() -> Histogram);
@@ -70,8 +82,8 @@ impl Metrics {
         registry.register("ferrule_requests", "Requests answered, by route, method and status", answered.clone());
         registry.register("ferrule_request_duration_seconds", "Time to the response head, by route and method", timed.clone());
         registry.register("ferrule_requests_in_flight", "Requests being answered", in_flight.clone());
-        if let Some(depth) = queue_depth {
-            registry.register_collector(Box::new(QueueDepthCollector(depth)));
+        if let Some(interpreter) = interpreter {
+            registry.register_collector(Box::new(InterpreterCollector(interpreter)));
         }
         Arc::new(Metrics { registry, answered, timed, in_flight, unmatched: Arc::from("unmatched") })
     }
@@ -95,24 +107,27 @@ impl Metrics {
 pub(crate) const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
 #[derive(Clone)]
-struct QueueDepthCollector(QueueDepth);
+struct InterpreterCollector(InterpreterStats);
 
-impl std::fmt::Debug for QueueDepthCollector {
+impl std::fmt::Debug for InterpreterCollector {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("QueueDepthCollector")
+        f.write_str("InterpreterCollector")
     }
 }
 
-impl prometheus_client::collector::Collector for QueueDepthCollector {
+impl prometheus_client::collector::Collector for InterpreterCollector {
     fn encode(&self, mut encoder: prometheus_client::encoding::DescriptorEncoder) -> Result<(), std::fmt::Error> {
-        let gauge = ConstGauge::new((self.0)());
+        let gauge = ConstGauge::new((self.0.queue_depth)());
         let metric = encoder.encode_descriptor(
             "ferrule_interpreter_queue_depth",
             "Requests handed to the language's interpreter, waiting or running",
             None,
             gauge.metric_type(),
         )?;
-        gauge.encode(metric)
+        gauge.encode(metric)?;
+        let calls = ConstCounter::new((self.0.calls)());
+        let metric = encoder.encode_descriptor("ferrule_interpreter_calls", "Requests handed to the language's interpreter", None, calls.metric_type())?;
+        calls.encode(metric)
     }
 }
 
@@ -192,7 +207,7 @@ mod tests {
 
     #[test]
     fn requests_are_counted_by_route_method_and_status_and_timed() {
-        let metrics = Metrics::new(Some(Arc::new(|| 3)));
+        let metrics = Metrics::new(Some(InterpreterStats { queue_depth: Arc::new(|| 3), calls: Arc::new(|| 41) }));
         let route = RouteLabel(Arc::from("/users/{id:int}"));
         metrics.record(Some(&route), "GET", 200, std::time::Duration::from_millis(2));
         metrics.record(Some(&route), "GET", 200, std::time::Duration::from_millis(30));
@@ -204,6 +219,8 @@ mod tests {
         assert!(text.contains(r#"ferrule_request_duration_seconds_count{route="/users/{id:int}",method="GET"} 2"#), "{text}");
         assert!(text.contains("ferrule_requests_in_flight 0"), "{text}");
         assert!(text.contains("ferrule_interpreter_queue_depth 3"), "{text}");
+        assert!(text.contains("# TYPE ferrule_interpreter_calls counter"), "{text}");
+        assert!(text.contains("ferrule_interpreter_calls_total 41"), "{text}");
         assert!(text.ends_with("# EOF\n"));
     }
 

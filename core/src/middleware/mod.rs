@@ -12,5 +12,5 @@ pub(crate) use compression::compression_layer;
 pub(crate) use cors::cors_layer;
 pub(crate) use header_limit::HeaderLimitLayer;
 pub(crate) use metrics::{Metrics, MetricsLayer, RouteLabel, OPENMETRICS};
-pub use metrics::QueueDepth;
+pub use metrics::InterpreterStats;
 pub(crate) use request_id::MakeRandomUuid;
