@@ -22,24 +22,43 @@ pub struct Framework {
     pub ferrule: bool,
     /// Packages whose versions the results record (Python distributions, npm packages).
     pub packages: &'static [&'static str],
+    /// A feature whose price this server shows: another framework's server with it switched on.
+    pub priced: Option<Priced>,
+}
+
+/// `base`'s server with `feature` switched on (`FERRULE_BENCH_FEATURE`, generate/features.rs),
+/// measured beside `base` on the workloads that price it.
+#[derive(Debug, Clone, Copy)]
+pub struct Priced {
+    pub base: &'static str,
+    pub feature: &'static str,
 }
 
 pub const ALL: &[Framework] = &[
-    Framework { name: "ferrule-rust", language: "rust", ferrule: true, packages: &[] },
-    Framework { name: "axum", language: "rust", ferrule: false, packages: &[] },
-    Framework { name: "ferrule-python-sync", language: "python", ferrule: true, packages: &["ferrule"] },
-    Framework { name: "ferrule-python-async", language: "python", ferrule: true, packages: &["ferrule", "uvloop"] },
-    Framework { name: "fastapi", language: "python", ferrule: false, packages: &["fastapi", "uvicorn", "pydantic", "httptools", "uvloop"] },
-    Framework { name: "robyn", language: "python", ferrule: false, packages: &["robyn", "msgspec"] },
-    Framework { name: "granian", language: "python", ferrule: false, packages: &["granian", "msgspec", "uvloop"] },
-    Framework { name: "spikard", language: "python", ferrule: false, packages: &["spikard", "msgspec"] },
-    Framework { name: "ferrule-node", language: "node", ferrule: true, packages: &["ferrule"] },
-    Framework { name: "fastify", language: "node", ferrule: false, packages: &["fastify", "@fastify/formbody", "@fastify/multipart"] },
-    Framework { name: "express", language: "node", ferrule: false, packages: &["express", "multer", "ajv"] },
-    Framework { name: "ferrule-ruby", language: "ruby", ferrule: true, packages: &[] },
-    Framework { name: "sinatra", language: "ruby", ferrule: false, packages: &["puma", "sinatra", "rack", "json_schemer"] },
-    Framework { name: "rack", language: "ruby", ferrule: false, packages: &["puma", "rack", "json_schemer"] },
+    Framework { name: "ferrule-rust", language: "rust", ferrule: true, packages: &[], priced: None },
+    Framework { name: "axum", language: "rust", ferrule: false, packages: &[], priced: None },
+    Framework { name: "ferrule-python-sync", language: "python", ferrule: true, packages: &["ferrule"], priced: None },
+    Framework { name: "ferrule-python-async", language: "python", ferrule: true, packages: &["ferrule", "uvloop"], priced: None },
+    Framework { name: "fastapi", language: "python", ferrule: false, packages: &["fastapi", "uvicorn", "pydantic", "httptools", "uvloop"], priced: None },
+    Framework { name: "robyn", language: "python", ferrule: false, packages: &["robyn", "msgspec"], priced: None },
+    Framework { name: "granian", language: "python", ferrule: false, packages: &["granian", "msgspec", "uvloop"], priced: None },
+    Framework { name: "spikard", language: "python", ferrule: false, packages: &["spikard", "msgspec"], priced: None },
+    Framework { name: "ferrule-node", language: "node", ferrule: true, packages: &["ferrule"], priced: None },
+    Framework { name: "fastify", language: "node", ferrule: false, packages: &["fastify", "@fastify/formbody", "@fastify/multipart"], priced: None },
+    Framework { name: "express", language: "node", ferrule: false, packages: &["express", "multer", "ajv"], priced: None },
+    Framework { name: "ferrule-ruby", language: "ruby", ferrule: true, packages: &[], priced: None },
+    Framework { name: "sinatra", language: "ruby", ferrule: false, packages: &["puma", "sinatra", "rack", "json_schemer"], priced: None },
+    Framework { name: "rack", language: "ruby", ferrule: false, packages: &["puma", "rack", "json_schemer"], priced: None },
+    priced("ferrule-python-sync+hook", "python", "ferrule-python-sync", "hook"),
+    priced("ferrule-node+hook", "node", "ferrule-node", "hook"),
+    priced("ferrule-ruby+hook", "ruby", "ferrule-ruby", "hook"),
+    priced("ferrule-rust+metrics", "rust", "ferrule-rust", "metrics"),
 ];
+
+const fn priced(name: &'static str, language: &'static str, base: &'static str, feature: &'static str) -> Framework {
+    let packages: &'static [&'static str] = if matches!(language.as_bytes(), b"python" | b"node") { &["ferrule"] } else { &[] };
+    Framework { name, language, ferrule: true, packages, priced: Some(Priced { base, feature }) }
+}
 
 /// The frameworks whose servers have the stream routes (`GET /ws/echo`, `GET /ws/room`,
 /// `GET /sse/events`):
@@ -82,6 +101,11 @@ fn env_path(name: &str, framework: &str) -> Result<PathBuf, String> {
 
 impl Framework {
     pub fn command(&self, fixtures: &std::path::Path) -> Result<ServerCommand, String> {
+        if let Some(priced) = self.priced {
+            let mut command = find(priced.base)?.command(fixtures)?;
+            command.env.push((generate::features::ENV.to_owned(), priced.feature.to_owned()));
+            return Ok(command);
+        }
         if self.language == "rust" {
             let me = std::env::current_exe().map_err(|e| e.to_string())?;
             let args = ["serve", self.name, "--port", "{port}", "--fixtures"].map(str::to_owned);
@@ -189,8 +213,12 @@ impl Framework {
     }
 
     /// Whether this framework serves the workload (the axum baseline serves only JSON and the
-    /// stream routes; the stream routes are served by the frameworks of [`STREAMING`]).
+    /// stream routes; the stream routes are served by the frameworks of [`STREAMING`]; a priced
+    /// feature's server only the workloads that price it).
     pub fn serves(&self, workload: &str) -> bool {
+        if self.priced.is_some() {
+            return generate::features::WORKLOADS.contains(&workload);
+        }
         if crate::stream::is_stream(workload) {
             return STREAMING.contains(&self.name);
         }

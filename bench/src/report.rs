@@ -170,6 +170,33 @@ fn stream_section(out: &mut String, set: &ResultSet) {
     let _ = writeln!(out);
 }
 
+/// What each priced feature costs (frameworks.rs `Priced`): its server beside its base's, both
+/// measured in the same turn of each round.
+fn features_section(out: &mut String, set: &ResultSet) {
+    let priced: Vec<(String, crate::frameworks::Priced)> = frameworks(set)
+        .into_iter()
+        .filter_map(|name| crate::frameworks::find(&name).ok().and_then(|f| f.priced).map(|p| (name, p)))
+        .collect();
+    if priced.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "## What a feature costs\n");
+    let _ = writeln!(
+        out,
+        "Each row: the base server and the same server with one feature on (`FERRULE_BENCH_FEATURE`, bench/src/generate/features.rs), measured back to back in every round. Cost = CPU-µs/req with it ÷ without, less one. The target for one request hook written in the language is at most +10% on path-simple (Robyn's middleware costs 26–42% of its throughput).\n"
+    );
+    let _ = writeln!(out, "| feature | server | workload | CPU-µs/req without | with | cost | req/s without | with |");
+    let _ = writeln!(out, "|---|---|---|---:|---:|---:|---:|---:|");
+    for (name, p) in &priced {
+        for w in workloads(set) {
+            let (Some(base), Some(with)) = (cell(set, p.base, &w), cell(set, name, &w)) else { continue };
+            let cost = if base.cpu_us > 0.0 { format!("{:+.1}%", (with.cpu_us / base.cpu_us - 1.0) * 100.0) } else { "–".into() };
+            let _ = writeln!(out, "| {} | {} | {w} | {:.1} | {:.1} | {cost} | {:.0} | {:.0} |", p.feature, p.base, base.cpu_us, with.cpu_us, base.rps, with.rps);
+        }
+    }
+    let _ = writeln!(out);
+}
+
 pub fn markdown(set: &ResultSet, reference: &Reference) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "# Ferrule benchmark report\n");
@@ -241,6 +268,7 @@ pub fn markdown(set: &ResultSet, reference: &Reference) -> String {
     }
 
     stream_section(&mut out, set);
+    features_section(&mut out, set);
 
     let _ = writeln!(out, "## All results\n");
     let _ = writeln!(out, "| workload | framework | req/s | p50 ms | p99 ms | CPU-µs/req | failed | req bytes | resp bytes | startup ms | peak RSS MB | runs |");

@@ -6,8 +6,10 @@ use serde_json::{Map, Value as Json};
 use std::sync::Arc;
 
 /// Ferrule with the Rust API: each workload's route, answered with what the handler received.
+/// `FERRULE_BENCH_FEATURE=metrics` serves it with `metrics_url` on (generate/features.rs).
 pub fn ferrule_app(workloads: &[Workload]) -> App {
-    let mut app = App::new();
+    let metrics = std::env::var(crate::generate::features::ENV).is_ok_and(|f| f == "metrics");
+    let mut app = App::with_config(ferrule_core::AppConfig { metrics_url: metrics.then(|| "/metrics".to_owned()), ..Default::default() });
     for workload in workloads {
         app.add_route(workload.route.clone(), Arc::new(|request: RequestData| async move { Response::json(&echo(request)) }));
     }

@@ -39,6 +39,7 @@ app = App()"#
         "{sleep}",
         if asynchronous { "await asyncio.sleep(3)" } else { "time.sleep(3)" },
     ));
+    code.lines(super::features::PYTHON);
     let mut code = code.finish();
     code.push_str(&body.finish());
     code.push_str(&super::streams::FERRULE_PYTHON.replace("{async}", if asynchronous { "async " } else { "" }));

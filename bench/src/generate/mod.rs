@@ -8,6 +8,7 @@
 mod code;
 mod fastapi;
 pub mod faults;
+pub mod features;
 mod ferrule_python;
 mod granian;
 mod msgspec_python;

@@ -50,6 +50,7 @@ pub fn ferrule_node(routes: &[Route<'_>]) -> String {
     code.line("const app = new App();");
     code.line("app.get('/health', () => 'ok');");
     code.lines(super::faults::NODE);
+    code.lines(super::features::NODE);
     for route in routes {
         let mut options = serde_json::Map::new();
         let mut echo = Vec::new();

@@ -50,6 +50,7 @@ app = Ferrule::App.new
 app.get(\"/health\") { \"ok\" }",
     );
     code.lines(super::faults::RUBY);
+    code.lines(super::features::RUBY);
     for route in routes {
         let mut options = Vec::new();
         let mut echo = Vec::new();
