@@ -115,4 +115,40 @@ function callHook(hook, args) {
   return hook(...args);
 }
 
-module.exports = { PHASE_OF, NOT_OFFERED, Reply, callHook };
+/** Whether `value` is a Promise (or any thenable) to wait for. */
+function isThenable(value) {
+  return value !== null && (typeof value === 'object' || typeof value === 'function') && typeof value.then === 'function';
+}
+
+/**
+ * Calls a request hook now, with `arity` arguments (`ctx, reply`, and `payload` for onSend). One
+ * that takes a `done` callback after them and calls it before returning, as most do, gives its
+ * value back at once (or throws its error); one that calls it later gives a Promise, as does an
+ * `async` hook. Waiting only where a hook makes the chain wait keeps a request's hooks in its
+ * one synchronous turn, as Fastify's callback-based hook runner does.
+ */
+function callHookNow(hook, arity, ctx, reply, payload) {
+  if (hook.length <= arity) return arity === 2 ? hook(ctx, reply) : hook(ctx, reply, payload);
+  let called = false;
+  let failure;
+  let value;
+  let settle = null;
+  const done = (error, result) => {
+    if (settle !== null) return settle(error, result);
+    called = true;
+    failure = error;
+    value = result;
+    return undefined;
+  };
+  if (arity === 2) hook(ctx, reply, done);
+  else hook(ctx, reply, payload, done);
+  if (called) {
+    if (failure) throw failure;
+    return value;
+  }
+  return new Promise((resolve, reject) => {
+    settle = (error, result) => (error ? reject(error) : resolve(result));
+  });
+}
+
+module.exports = { PHASE_OF, NOT_OFFERED, Reply, callHook, callHookNow, isThenable };

@@ -15,7 +15,7 @@
 const cluster = require('node:cluster');
 const native = require('./ferrule.node');
 const { WebSocket, Sockets } = require('./websocket.js');
-const { PHASE_OF, NOT_OFFERED, Reply, callHook } = require('./hooks.js');
+const { PHASE_OF, NOT_OFFERED, Reply, callHook, callHookNow, isThenable } = require('./hooks.js');
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'];
 /** The descriptor a worker process finds the primary's listening socket on (see supervise). */
@@ -765,54 +765,98 @@ class Dispatcher {
   }
 
   /**
-   * A request with hooks (or a refused one they must see): the chain runs as an async function
-   * (each hook awaited), then the answer goes to the core as a plain result or, when the reply's
-   * code or headers were set, as a Response.
+   * A request with hooks (or a refused one they must see), in Fastify's order. Hooks that
+   * return no Promise (and `done`-style ones that call back at once) run on the spot, as the
+   * handler does in `run()`, and their answer goes with the batch; the chain waits only where
+   * a hook or the handler gives it a Promise. Then the answer goes to the core as a plain
+   * result or, when the reply's code or headers were set, as a Response.
    */
-  async runHooked(id, route, ctx, number, refusal) {
-    const { native, logger } = this;
+  runHooked(id, route, ctx, number, refusal) {
     const chain = this.chain(number);
     const reply = new Reply(refusal ? refusal.status : this.app._statuses[route] ?? 200);
     const refused = refusal ? refusalError(refusal) : null;
+    const waited = this.continueHooked(id, route, ctx, chain, reply, refused, refusal, 0);
+    if (waited !== undefined) waited.then(this.flushSoon, this.flushSoon);
+  }
+
+  /**
+   * The chain from step `step` on (the `onRequest` hooks, then the `preHandler` ones, then the
+   * handler: one step each): runs what answers at once, and returns a Promise (the rest) only
+   * when something had to be waited for.
+   */
+  continueHooked(id, route, ctx, chain, reply, refused, refusal, step) {
+    const before = chain.onRequest.length;
+    const last = before + chain.preHandler.length;
     try {
-      try {
-        for (const hook of chain.onRequest) {
-          await callHook(hook, [ctx, reply]);
-          if (reply.sent) break;
+      for (; step <= last && !reply.sent; step++) {
+        let value;
+        if (step < before) value = callHookNow(chain.onRequest[step], 2, ctx, reply);
+        else if (refused) throw refused;
+        else if (step < last) value = callHookNow(chain.preHandler[step - before], 2, ctx, reply);
+        else value = this.handlers[route](ctx);
+        if (isThenable(value)) {
+          const next = step + 1;
+          return value.then(
+            (settled) => {
+              if (next > last && !reply.sent) reply.send(settled);
+              return this.continueHooked(id, route, ctx, chain, reply, refused, refusal, next);
+            },
+            (error) => this.recoverHooked(id, route, ctx, chain, reply, refused, refusal, error),
+          );
         }
-        if (!reply.sent && refused) throw refused;
-        if (!reply.sent) {
-          for (const hook of chain.preHandler) {
-            await callHook(hook, [ctx, reply]);
-            if (reply.sent) break;
-          }
-        }
-        if (!reply.sent) reply.send(await this.handlers[route](ctx));
-      } catch (error) {
-        if (error !== refused) {
-          for (const hook of chain.onError) {
-            try {
-              await callHook(hook, [ctx, reply, error]);
-            } catch (failure) {
-              handlerError(logger, ctx, 'an onError hook threw', failure);
-            }
-          }
-        }
-        this.recover(error, refused, refusal, route, chain, ctx, reply);
-        await reply.recovered;
+        if (step === last && !reply.sent) reply.send(value);
       }
-      let payload = reply.payload;
-      for (const hook of chain.onSend) {
-        const next = await callHook(hook, [ctx, reply, payload]);
+    } catch (error) {
+      return this.recoverHooked(id, route, ctx, chain, reply, refused, refusal, error);
+    }
+    return this.sendHooked(id, ctx, chain, reply, reply.payload, 0);
+  }
+
+  /** `onError` hooks, then what answers `error` (`recover`), then the `onSend` hooks. */
+  async recoverHooked(id, route, ctx, chain, reply, refused, refusal, error) {
+    if (error !== refused) {
+      for (const hook of chain.onError) {
+        try {
+          await callHook(hook, [ctx, reply, error]);
+        } catch (failure) {
+          handlerError(this.logger, ctx, 'an onError hook threw', failure);
+        }
+      }
+    }
+    try {
+      this.recover(error, refused, refusal, route, chain, ctx, reply);
+      await reply.recovered;
+    } catch (failure) {
+      return this.failHooked(id, ctx, failure);
+    }
+    return this.sendHooked(id, ctx, chain, reply, reply.payload, 0);
+  }
+
+  /** The `onSend` hooks from `index` on (each may replace the payload), then the answer. */
+  sendHooked(id, ctx, chain, reply, payload, index) {
+    try {
+      for (; index < chain.onSend.length; index++) {
+        const next = callHookNow(chain.onSend[index], 3, ctx, reply, payload);
+        if (isThenable(next)) {
+          const after = index + 1;
+          return next.then(
+            (value) => this.sendHooked(id, ctx, chain, reply, value === undefined ? payload : value, after),
+            (failure) => this.failHooked(id, ctx, failure),
+          );
+        }
         if (next !== undefined) payload = next;
       }
-      this.answerWith(id, ctx, reply, payload);
-    } catch (error) {
-      // A hook that threw on the way out (or a handler for errors that threw): a bare 500.
-      handlerError(logger, ctx, 'a hook threw', error);
-      native.fail(id, error && error.name ? `${error.name} thrown by a hook` : 'a hook failed');
+    } catch (failure) {
+      return this.failHooked(id, ctx, failure);
     }
-    this.flushSoon();
+    this.answerWith(id, ctx, reply, payload);
+    return undefined;
+  }
+
+  /** A hook that threw on the way out (or a handler for errors that threw): a bare 500. */
+  failHooked(id, ctx, error) {
+    handlerError(this.logger, ctx, 'a hook threw', error);
+    this.native.fail(id, error && error.name ? `${error.name} thrown by a hook` : 'a hook failed');
   }
 
   /**
@@ -1049,6 +1093,8 @@ class Context {
   /** Any header by name, declared or not; repeated ones joined with ", " (undefined: absent). */
   header(name) {
     const wanted = String(name).toLowerCase();
+    // Until something fetched every raw part, one header is one small native call.
+    if (this[RAW] === undefined) return this[NATIVE].header(this[ID], wanted);
     const flat = this.rawHeaders;
     const values = [];
     for (let i = 0; i < flat.length; i += 2) if (flat[i] === wanted) values.push(flat[i + 1]);

@@ -154,6 +154,18 @@ pub fn cookie_pairs(headers: &HeaderMap) -> Vec<(String, String)> {
     cookie_items(headers).map(|(k, v)| (k.to_owned(), v.to_owned())).collect()
 }
 
+/// Header `name` (any case) as every binding's `header(name)` gives it: its text values
+/// joined with ", " (RFC 9110 §5.3), none when absent. One value, the usual case, is borrowed:
+/// a hook that reads one header per request costs no copy here.
+pub fn header_text<'a>(headers: &'a HeaderMap, name: &str) -> Option<std::borrow::Cow<'a, str>> {
+    let mut values = headers.get_all(name).iter().filter_map(|v| v.to_str().ok());
+    let first = values.next()?;
+    Some(match values.next() {
+        None => std::borrow::Cow::Borrowed(first),
+        Some(second) => std::borrow::Cow::Owned([first, second].into_iter().chain(values).collect::<Vec<_>>().join(", ")),
+    })
+}
+
 /// The `name=value` pairs of every `Cookie` header (RFC 6265 §5.4), quotes around a value
 /// removed.
 pub(crate) fn cookie_items(headers: &HeaderMap) -> impl Iterator<Item = (&str, &str)> {
@@ -168,4 +180,24 @@ pub(crate) fn cookie_items(headers: &HeaderMap) -> impl Iterator<Item = (&str, &
 
 fn from_json<T: DeserializeOwned>(json: serde_json::Result<serde_json::Value>) -> Result<T, ExtractError> {
     json.and_then(serde_json::from_value).map_err(|e| ExtractError(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::header_text;
+    use http::{HeaderMap, HeaderValue};
+
+    #[test]
+    fn a_header_is_found_in_any_case_and_repeated_ones_are_joined() {
+        let mut headers = HeaderMap::new();
+        headers.append("user-agent", HeaderValue::from_static("curl/8"));
+        headers.append("accept", HeaderValue::from_static("text/html"));
+        headers.append("accept", HeaderValue::from_static("application/json"));
+        headers.append("x-binary", HeaderValue::from_bytes(b"\xff").unwrap());
+        assert!(matches!(header_text(&headers, "User-Agent"), Some(std::borrow::Cow::Borrowed("curl/8"))), "one value is borrowed");
+        assert_eq!(header_text(&headers, "accept").as_deref(), Some("text/html, application/json"));
+        assert_eq!(header_text(&headers, "x-binary"), None, "no text value");
+        assert_eq!(header_text(&headers, "missing"), None);
+        assert_eq!(header_text(&headers, "not a name"), None);
+    }
 }

@@ -23,6 +23,36 @@ test('hooks run in Fastify order around the handler', async () => {
   assert.deepStrictEqual(seen, ['onRequest GET /items/3', 'preHandler 3', 'handler', 'onSend 201']);
 });
 
+test('plain, done-now, done-later and async hooks keep their order, and each may fail', async () => {
+  const app = new App();
+  const seen = [];
+  app.addHook('onRequest', (ctx) => { seen.push('plain'); });
+  app.addHook('onRequest', (ctx, reply, done) => { seen.push('done now'); done(); });
+  app.addHook('onRequest', (ctx, reply, done) => { setTimeout(() => { seen.push('done later'); done(); }, 5); });
+  app.addHook('preHandler', async (ctx) => { await new Promise((r) => setImmediate(r)); seen.push('async'); });
+  app.addHook('preHandler', (ctx, reply, done) => {
+    if (ctx.path === '/fails-later') setTimeout(() => done(new HttpError(409, 'later')), 1);
+    else if (ctx.path === '/fails-now') done(new HttpError(418, 'now'));
+    else if (ctx.path === '/throws') throw new HttpError(400, 'thrown');
+    else done();
+  });
+  app.addHook('onSend', (ctx, reply, payload, done) => { setTimeout(() => done(null, { wrapped: payload }), 1); });
+  app.addHook('onSend', (ctx, reply, payload) => ({ ...payload, last: true }));
+  for (const path of ['/ok', '/fails-later', '/fails-now', '/throws']) {
+    app.get(path, async () => { seen.push('handler'); return { path }; });
+  }
+  const ok = await app.inject('/ok');
+  assert.deepStrictEqual(ok.json(), { wrapped: { path: '/ok' }, last: true });
+  assert.deepStrictEqual(seen, ['plain', 'done now', 'done later', 'async', 'handler']);
+  for (const [path, status] of [['/fails-later', 409], ['/fails-now', 418], ['/throws', 400]]) {
+    seen.length = 0;
+    const failed = await app.inject(path);
+    assert.strictEqual(failed.statusCode, status, path);
+    assert.strictEqual(failed.headers['content-type'], 'application/problem+json', path);
+    assert.ok(!seen.includes('handler'), path);
+  }
+});
+
 test('a hook answers the request itself with reply.send and the handler never runs', async () => {
   const app = new App();
   let called = 0;

@@ -42,6 +42,9 @@ class Request:
     @property
     def state(self) -> Any:
         """What hooks and middleware leave for the handler (Starlette's ``request.state``)."""
+    @property
+    def _state_if_made(self) -> Any:
+        """``state`` if anything made it, else ``None``."""
     def header(self, name: str, default: Optional[str] = None) -> Optional[str]:
         """Any request header (case-insensitive); repeated headers joined with ", "."""
     def header_items(self) -> list[tuple[str, str]]: ...

@@ -203,7 +203,8 @@ async def _close_async(exits: list[Any], exc: Optional[BaseException]) -> None:
 def close_after(request: Any) -> Any:
     """After the response: the rest of each generator dependency of ``request`` (an awaitable
     when one of them is async, else ``None``)."""
-    exits = getattr(request.state, _EXITS, None)
+    state = request._state_if_made
+    exits = getattr(state, _EXITS, None) if state is not None else None
     if not exits:
         return None
     if any(inspect.isasyncgen(generator) for generator in exits):

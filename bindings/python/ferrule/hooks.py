@@ -28,7 +28,7 @@ from . import _ferrule
 from .dependencies import close_after
 from .responses import HTTPException, MutableHeaders, Response
 
-__all__ = ["PHASES", "Registry", "RequestValidationError", "run_sync", "run_async"]
+__all__ = ["PHASES", "Registry", "RequestValidationError", "finish_sync", "run_async"]
 
 PHASES = ("on_request", "pre_handler", "on_send", "on_error")
 
@@ -166,16 +166,19 @@ def _recovered(chain: Chain, request: Any, exc: Exception, call: Any) -> Any:
     return handler(request, exc) if handler is not None else _default(exc, call)
 
 
-def run_sync(chain: Chain, call: Any) -> None:
-    """A chain of ``def`` hooks around a ``def`` handler, run where the request arrived."""
-    request = call.request()
+def finish_sync(chain: Chain, call: Any, request: Any, outcome: Any, failed: bool) -> None:
+    """The rest of a chain of ``def`` hooks around a ``def`` handler, which the dispatcher runs
+    where the request arrived (``on_request``, then ``pre_handler``, then the handler, the
+    first to return something answering): ``outcome`` is that answer, or what raised
+    (``failed``). ``on_error`` hooks and the exception handler recover; ``on_send`` hooks see
+    the response; then it is sent, and generator dependencies are closed."""
     try:
-        try:
-            response = _before(chain, request, call)
-            if response is None:
-                response = call.handle(request)
-        except Exception as exc:
-            response = _recovered(chain, request, exc, call)
+        if failed:
+            if not isinstance(outcome, Exception):
+                raise outcome
+            response = _recovered(chain, request, outcome, call)
+        else:
+            response = outcome
         if chain.on_send:
             response = _as_response(response, call.status)
             for hook in chain.on_send:
@@ -190,19 +193,6 @@ def run_sync(chain: Chain, call: Any) -> None:
     call.finish(response)
     # The rest of the handler's generator dependencies, once the response has gone.
     close_after(request)
-
-
-def _before(chain: Chain, request: Any, call: Any) -> Any:
-    for hook in chain.on_request:
-        answer = hook(request)
-        if answer is not None:
-            return answer
-    if call.refusal is None:
-        for hook in chain.pre_handler:
-            answer = hook(request)
-            if answer is not None:
-                return answer
-    return None
 
 
 async def _maybe(value: Any) -> Any:

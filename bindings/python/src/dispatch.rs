@@ -48,7 +48,18 @@ pub struct Dispatcher {
     every_request_chained: bool,
     /// Each route's `ferrule.hooks.Chain`, by its resolved hooks (one `Arc` per route for the
     /// server's life), built on first use.
-    chains: Mutex<HashMap<usize, Py<PyAny>>>,
+    chains: Mutex<HashMap<usize, Arc<Chain>>>,
+}
+
+/// A route's `ferrule.hooks.Chain`, with what a chain of `def`s needs from it at hand.
+struct Chain {
+    object: Py<PyAny>,
+    /// Every function in it is a `def` (and it has no middleware).
+    sync: bool,
+    /// The `on_request` hooks, then the `pre_handler` ones.
+    on_request: Vec<Py<PyAny>>,
+    pre_handler: Vec<Py<PyAny>>,
+    on_send: bool,
 }
 
 impl Dispatcher {
@@ -121,7 +132,7 @@ impl Dispatcher {
 
     /// Starts a task on the loop that runs the request from start to reply.
     fn schedule(self: &Arc<Self>, py: Python<'_>, route: Route, request: RequestData, reply: Reply) {
-        let call = PendingCall::new(self, Some(route), request, reply, None);
+        let call = PendingCall::new(self, Some(route), request, reply, None, true);
         // If this fails before the call is a Python object, dropping it drops the reply,
         // which the waiting request sees as a failed handler.
         let Ok(call) = Bound::new(py, call) else { return };
@@ -136,31 +147,42 @@ impl Dispatcher {
             return;
         }
         let runs_async = rejection.is_none() && route.as_ref().is_some_and(|r| r.data.is_async);
-        let Ok(call) = Bound::new(py, PendingCall::new(self, route, request, reply, rejection)) else { return };
         let chain = match self.chain(py, hooks) {
             Ok(chain) => chain,
-            Err(error) => return call.get().answer(py, Err(error)),
-        };
-        let sync = !runs_async && chain.getattr(pyo3::intern!(py, "sync")).and_then(|s| s.is_truthy()).unwrap_or(false);
-        if sync {
-            if let Err(error) = RUN_SYNC.import(py, "ferrule.hooks", "run_sync").and_then(|run| run.call1((chain, &call))) {
-                call.get().answer(py, Err(error));
+            Err(error) => {
+                let label = route.as_ref().map_or_else(|| format!("{} {}", request.method, request.path), |r| r.label.clone());
+                return self.inbox.answer(reply, response::from_exception_in(py, self, &label, error));
             }
+        };
+        let sync = !runs_async && chain.sync;
+        // A chain run here answers within this batch, which `run_jobs` sends at its end; a task
+        // answers later, on its own.
+        let Ok(call) = Bound::new(py, PendingCall::new(self, route, request, reply, rejection, !sync)) else { return };
+        if sync {
+            run_sync_chain(py, &chain, &call);
         } else {
-            let coroutine = RUN_ASYNC.import(py, "ferrule.hooks", "run_async").and_then(|run| run.call1((chain, &call)));
+            let coroutine = RUN_ASYNC.import(py, "ferrule.hooks", "run_async").and_then(|run| run.call1((chain.object.bind(py), &call)));
             self.start_task(py, &call, coroutine);
         }
     }
 
     /// The route's `ferrule.hooks.Chain` for `hooks`, built once.
-    fn chain<'py>(&self, py: Python<'py>, hooks: &Arc<Hooks>) -> PyResult<Bound<'py, PyAny>> {
+    fn chain(&self, py: Python<'_>, hooks: &Arc<Hooks>) -> PyResult<Arc<Chain>> {
         let key = Arc::as_ptr(hooks) as usize;
         if let Some(chain) = lock(&self.chains).get(&key) {
-            return Ok(chain.bind(py).clone());
+            return Ok(chain.clone());
         }
         let lists = [&hooks.on_request, &hooks.pre_handler, &hooks.on_send, &hooks.on_error].map(|slots| slots.clone());
-        let chain = self.registry.bind(py).call_method1(pyo3::intern!(py, "chain"), (lists[0].clone(), lists[1].clone(), lists[2].clone(), lists[3].clone()))?;
-        lock(&self.chains).insert(key, chain.clone().unbind());
+        let object = self.registry.bind(py).call_method1(pyo3::intern!(py, "chain"), (lists[0].clone(), lists[1].clone(), lists[2].clone(), lists[3].clone()))?;
+        let functions = |name: &str| -> PyResult<Vec<Py<PyAny>>> { object.getattr(name)?.try_iter()?.map(|f| f.map(Bound::unbind)).collect() };
+        let chain = Arc::new(Chain {
+            sync: object.getattr("sync")?.is_truthy()?,
+            on_request: functions("on_request")?,
+            pre_handler: functions("pre_handler")?,
+            on_send: object.getattr("on_send")?.is_truthy()?,
+            object: object.unbind(),
+        });
+        lock(&self.chains).insert(key, chain.clone());
         Ok(chain)
     }
 
@@ -205,8 +227,57 @@ impl Dispatcher {
     }
 }
 
+/// A chain of `def`s, run here as `ferrule.hooks` would run it: the `on_request` hooks, the
+/// `pre_handler` ones (not for a refused request), the first that returns something answering,
+/// else the handler. What is left when something raised or `on_send` hooks must see the
+/// response is `ferrule.hooks.finish_sync`'s; a plain answer is sent from here. Running the
+/// common case in Rust rather than in a Python frame of its own took a third off the cost of
+/// one request hook (1.6 µs of 13 µs per request on path-simple, measured as the benchmarks'
+/// `hook` feature does).
+fn run_sync_chain(py: Python<'_>, chain: &Chain, object: &Bound<'_, PendingCall>) {
+    let call = object.get();
+    let request = match call.request(py) {
+        Ok(request) => request,
+        Err(error) => return call.answer(py, Err(error)),
+    };
+    let pre_handler = if call.rejection.is_none() { &chain.pre_handler[..] } else { &[] };
+    let mut outcome = None;
+    for hook in chain.on_request.iter().chain(pre_handler) {
+        match hook.bind(py).call1((&request,)) {
+            Ok(answer) if answer.is_none() => {}
+            answered => {
+                outcome = Some(answered);
+                break;
+            }
+        }
+    }
+    let outcome = outcome.unwrap_or_else(|| call.handle(py, &request));
+    match outcome {
+        Ok(response) if !chain.on_send => {
+            call.answer(py, Ok(response));
+            if request.get().has_state(py) {
+                // A generator dependency's teardown, once the response has gone.
+                if let Err(error) = CLOSE_AFTER.import(py, "ferrule.dependencies", "close_after").and_then(|close| close.call1((&request,))) {
+                    error.display(py);
+                }
+            }
+        }
+        outcome => {
+            let (value, failed) = match outcome {
+                Ok(response) => (response, false),
+                Err(error) => (error.into_value(py).into_bound(py).into_any(), true),
+            };
+            let finished = FINISH_SYNC.import(py, "ferrule.hooks", "finish_sync").and_then(|finish| finish.call1((chain.object.bind(py), object, &request, value, failed)));
+            if let Err(error) = finished {
+                call.answer(py, Err(error));
+            }
+        }
+    }
+}
+
 static RUN_HANDLER: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-static RUN_SYNC: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+static FINISH_SYNC: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+static CLOSE_AFTER: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 static RUN_ASYNC: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 static VALIDATION_ERROR: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 static CANCEL_AT_DEADLINE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
@@ -246,6 +317,10 @@ pub struct PendingCall {
     /// The core's refusal, for a request it refused; raised in the language as `refusal`.
     rejection: Option<Rejection>,
     refusal: PyOnceLock<Py<PyAny>>,
+    /// Whether its answer is sent at once (a task's), or with its batch's (a chain of `def`s
+    /// run inside `run_jobs`): one flush per request wakes the runtime's delivery task once
+    /// per request, which cost a sync chain about 1 µs of the runtime's CPU per request.
+    flushes: bool,
 }
 
 struct CallState {
@@ -254,7 +329,7 @@ struct CallState {
 }
 
 impl PendingCall {
-    fn new(dispatcher: &Arc<Dispatcher>, route: Option<Route>, request: RequestData, reply: Reply, rejection: Option<Rejection>) -> Self {
+    fn new(dispatcher: &Arc<Dispatcher>, route: Option<Route>, request: RequestData, reply: Reply, rejection: Option<Rejection>, flushes: bool) -> Self {
         let status = match (&rejection, &route) {
             (Some(rejection), _) => rejection.problem.status_code(),
             (None, Some(route)) => route.status,
@@ -270,6 +345,7 @@ impl PendingCall {
             request_object: PyOnceLock::new(),
             rejection,
             refusal: PyOnceLock::new(),
+            flushes,
         }
     }
 }
@@ -376,7 +452,9 @@ impl PendingCall {
         };
         let inbox = self.dispatcher.inbox();
         inbox.answer(reply, outcome);
-        inbox.flush();
+        if self.flushes {
+            inbox.flush();
+        }
     }
 
     fn is_refusal(&self, py: Python<'_>, error: &PyErr) -> bool {

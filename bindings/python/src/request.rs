@@ -20,6 +20,11 @@ pub struct Request {
 }
 
 impl Request {
+    /// Whether anything made `state` (a dependency with teardown keeps its generators there).
+    pub fn has_state(&self, py: Python<'_>) -> bool {
+        self.state.get(py).is_some()
+    }
+
     pub fn new(data: RequestData) -> Self {
         Request {
             data,
@@ -88,9 +93,17 @@ impl Request {
 
     /// What hooks and middleware leave for the handler (Starlette's `request.state`): any
     /// attributes, set and read on this one request.
+    /// The state if anything made it (`None` else): what runs after every request reads it
+    /// without making one.
+    #[getter]
+    fn _state_if_made(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+        self.state.get(py).map(|state| state.clone_ref(py))
+    }
+
     #[getter]
     fn state(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        let state = self.state.get_or_try_init(py, || py.import("types")?.getattr("SimpleNamespace")?.call0().map(Bound::unbind))?;
+        static NAMESPACE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+        let state = self.state.get_or_try_init(py, || NAMESPACE.import(py, "types", "SimpleNamespace")?.call0().map(Bound::unbind))?;
         Ok(state.clone_ref(py))
     }
 
@@ -115,12 +128,10 @@ impl Request {
     /// Any request header by name (case-insensitive); repeated headers are joined with ", ".
     #[pyo3(signature = (name, default = None))]
     fn header(&self, py: Python<'_>, name: &str, default: Option<Py<PyAny>>) -> PyResult<Py<PyAny>> {
-        let mut values = self.data.raw_headers.get_all(name).iter().filter_map(|v| v.to_str().ok()).peekable();
-        if values.peek().is_none() {
-            return Ok(default.unwrap_or_else(|| py.None()));
-        }
-        let joined: Vec<&str> = values.collect();
-        Ok(PyString::new(py, &joined.join(", ")).into_any().unbind())
+        Ok(match ferrule_core::header_text(&self.data.raw_headers, name) {
+            Some(text) => PyString::new(py, &text).into_any().unbind(),
+            None => default.unwrap_or_else(|| py.None()),
+        })
     }
 
     /// Every request header as (name, value) pairs, in the order received.

@@ -33,6 +33,7 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     raw.define_method("query_string", method!(raw_parts::RawParts::query_string, 0))?;
     raw.define_method("query_pairs", method!(raw_parts::RawParts::query_pairs, 0))?;
     raw.define_method("header_pairs", method!(raw_parts::RawParts::header_pairs, 0))?;
+    raw.define_method("header", method!(raw_parts::RawParts::header, 1))?;
     raw.define_method("cookie_pairs", method!(raw_parts::RawParts::cookie_pairs, 0))?;
     raw.define_method("trace", method!(raw_parts::RawParts::trace, 0))?;
     let class = module.define_class("NativeApp", ruby.class_object())?;

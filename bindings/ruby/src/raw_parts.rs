@@ -44,6 +44,11 @@ impl RawParts {
         flat(ruby, rb_self.headers.iter().filter_map(|(n, v)| Some((n.as_str(), v.to_str().ok()?))))
     }
 
+    /// One header (`name` in lower case), repeated ones joined with ", "; nil when absent.
+    pub fn header(&self, name: String) -> Option<String> {
+        ferrule_core::header_text(&self.headers, &name).map(std::borrow::Cow::into_owned)
+    }
+
     /// The caller's W3C trace: `[traceparent, trace id]`, or nil without a valid `traceparent`.
     pub fn trace(&self) -> Option<(String, String)> {
         ferrule_core::trace::TraceContext::of(&self.headers).map(|t| (t.header(), t.trace_id_hex()))

@@ -27,9 +27,7 @@ module Ferrule
 
     # Any header by name (case-insensitive), declared or not; repeated ones joined with ", ".
     def header(name)
-      wanted = name.to_s.downcase
-      values = raw_headers.filter_map { |n, v| v if n == wanted }
-      values.empty? ? nil : values.join(", ")
+      @raw&.header(name.to_s.downcase)
     end
   end
 
