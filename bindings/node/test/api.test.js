@@ -4,7 +4,6 @@
 const { test } = require('node:test');
 const assert = require('node:assert');
 const { App, Response, HttpError } = require('ferrule');
-const { serving, request } = require('./support');
 
 const SECRET = 'SECRET-TOKEN-42';
 
@@ -96,165 +95,165 @@ const STRINGIFY_CASES = {
   scalar: 42,
 };
 
-test('the API, served', async (t) => {
-  await serving(makeApp(), async (port) => {
-    await t.test('template types and query defaults', async () => {
-      const reply = await request(port, 'GET', '/users/7?verbose=yes');
-      assert.deepStrictEqual(reply.json(), { id: 7, idType: 'number', verbose: true });
-      assert.deepStrictEqual((await request(port, 'GET', '/users/8')).json(), { id: 8, idType: 'number', verbose: false });
-    });
+test('the API, injected', async (t) => {
+  const app = makeApp();
 
-    await t.test('uuid and date parameters arrive as canonical strings', async () => {
-      const reply = await request(port, 'GET', '/orders/550E8400-E29B-41D4-A716-446655440000/2024-02-29');
-      assert.deepStrictEqual(reply.json(), { orderId: '550e8400-e29b-41d4-a716-446655440000', day: '2024-02-29' });
-    });
+  await t.test('template types and query defaults', async () => {
+    const response = await app.inject('/users/7?verbose=yes');
+    assert.deepStrictEqual(response.json(), { id: 7, idType: 'number', verbose: true });
+    assert.deepStrictEqual((await app.inject('/users/8')).json(), { id: 8, idType: 'number', verbose: false });
+  });
 
-    await t.test('validation errors are problems located in Rust', async () => {
-      const reply = await request(port, 'GET', '/search?q=a&page=0', { headers: { 'x-count': 'many' } });
-      assert.strictEqual(reply.status, 422);
-      assert.strictEqual(reply.headers['content-type'], 'application/problem+json');
-      const types = Object.fromEntries(reply.json().errors.map((e) => [e.loc.join('.'), e.type]));
-      assert.deepStrictEqual(types, { 'query.q': 'string_too_short', 'query.page': 'greater_than_equal', 'header.x-count': 'int_parsing' });
-    });
+  await t.test('uuid and date parameters arrive as canonical strings', async () => {
+    const response = await app.inject('/orders/550E8400-E29B-41D4-A716-446655440000/2024-02-29');
+    assert.deepStrictEqual(response.json(), { orderId: '550e8400-e29b-41d4-a716-446655440000', day: '2024-02-29' });
+  });
 
-    await t.test('query arrays and header coercion', async () => {
-      const reply = await request(port, 'GET', '/search?q=abc&tags=a&tags=b', { headers: { 'x-count': '3' } });
-      assert.deepStrictEqual(reply.json(), { query: { q: 'abc', page: 1, tags: ['a', 'b'] }, headers: { 'x-count': 3 } });
-    });
+  await t.test('validation errors are problems located in Rust', async () => {
+    const response = await app.inject({ url: '/search', query: { q: 'a', page: 0 }, headers: { 'x-count': 'many' } });
+    assert.strictEqual(response.statusCode, 422);
+    assert.strictEqual(response.headers['content-type'], 'application/problem+json');
+    const types = Object.fromEntries(response.json().errors.map((e) => [e.loc.join('.'), e.type]));
+    assert.deepStrictEqual(types, { 'query.q': 'string_too_short', 'query.page': 'greater_than_equal', 'header.x-count': 'int_parsing' });
+  });
 
-    await t.test('JSON body with defaults, async handler, route status', async () => {
-      const reply = await request(port, 'POST', '/items', { json: { name: 'pen' } });
-      assert.strictEqual(reply.status, 201);
-      assert.deepStrictEqual(reply.json(), { name: 'pen', price: 1.5 });
-      assert.strictEqual((await request(port, 'POST', '/items', { json: { price: -1 } })).status, 422);
-    });
+  await t.test('query arrays and header coercion', async () => {
+    const response = await app.inject({ url: '/search', query: { q: 'abc', tags: ['a', 'b'] }, headers: { 'x-count': '3' } });
+    assert.deepStrictEqual(response.json(), { query: { q: 'abc', page: 1, tags: ['a', 'b'] }, headers: { 'x-count': 3 } });
+  });
 
-    await t.test('arrays arrive whole and in order, short or long', async () => {
-      // Short arrays are made in one call, long ones element by element.
-      const sent = { empty: [], few: [1, 'two', null, [3], { four: 4 }], many: Array.from({ length: 5000 }, (_, i) => (i % 3 ? i : `s${i}`)) };
-      const reply = await request(port, 'POST', '/echo', { json: sent });
-      assert.strictEqual(reply.status, 200);
-      const { body } = reply.json();
-      assert.deepStrictEqual(body, sent);
-    });
+  await t.test('JSON body with defaults, async handler, route status', async () => {
+    const response = await app.inject({ method: 'POST', url: '/items', payload: { name: 'pen' } });
+    assert.strictEqual(response.statusCode, 201);
+    assert.deepStrictEqual(response.json(), { name: 'pen', price: 1.5 });
+    assert.strictEqual((await app.inject({ method: 'POST', url: '/items', payload: { price: -1 } })).statusCode, 422);
+  });
 
-    await t.test('JSON objects keep every key as an own property, whatever it says', async () => {
-      // Objects are made by compiled literals (one per list of keys): keys must stay data.
-      const long = 'k'.repeat(2000);
-      const text = '{"__proto__":{"polluted":true},"a\\"b":1,"});globalThis.pwned=1;({":2,"x\u2028y":3,'
-        + `"items":[{"id":1,"name":"a"},{"id":2,"name":"b"},{"id":3,"name":"c","extra":null},{"${long}":4,"id":5}]}`;
-      const reply = await request(port, 'POST', '/echo', { body: Buffer.from(text), headers: { 'content-type': 'application/json' } });
-      assert.strictEqual(reply.status, 200);
-      const { keys, plainPrototype, body } = reply.json();
-      assert.deepStrictEqual(keys.sort(), ['});globalThis.pwned=1;({', '__proto__', 'a"b', 'items', 'x\u2028y'].sort());
-      assert.strictEqual(plainPrototype, true);
-      assert.ok(Object.hasOwn(body, '__proto__'));
-      assert.deepStrictEqual(body.items, [{ id: 1, name: 'a' }, { id: 2, name: 'b' }, { extra: null, id: 3, name: 'c' }, { [long]: 4, id: 5 }]);
-      assert.strictEqual(globalThis.pwned, undefined);
-      assert.strictEqual({}.polluted, undefined);
-    });
+  await t.test('arrays arrive whole and in order, short or long', async () => {
+    // Short arrays are made in one call, long ones element by element.
+    const sent = { empty: [], few: [1, 'two', null, [3], { four: 4 }], many: Array.from({ length: 5000 }, (_, i) => (i % 3 ? i : `s${i}`)) };
+    const response = await app.inject({ method: 'POST', url: '/echo', payload: sent });
+    assert.strictEqual(response.statusCode, 200);
+    const { body } = response.json();
+    assert.deepStrictEqual(body, sent);
+  });
 
-    await t.test('arrays of records arrive as separate objects, however many', async () => {
-      // Records with one list of keys are made in one call (keys named like the maker's own
-      // variables, nested values); past one call's values, and for `__proto__`, one by one.
-      const items = Array.from({ length: 3 }, (_, i) => ({ v: i, j: `j${i}`, n: { deep: [i, { i }] }, out: null, 'a"b': [] }));
-      const many = Array.from({ length: 1000 }, (_, i) => ({ i, s: `s${i}`, even: i % 2 === 0, f: i / 8, z: null }));
-      const hostile = [{ '});globalThis.pwned=1;({': 1 }, { '});globalThis.pwned=1;({': 2 }];
-      const proto = '[{"__proto__":{"x":1},"k":1},{"__proto__":{"x":2},"k":2}]';
-      // A run of records, then one whose second key differs, more objects and non-objects.
-      const mixed = [{ a: 1, b: { c: [2] } }, { a: 3, b: null }, { a: 5, c: 6 }, { a: 7, b: 8 }, 9, [{ a: 10, b: 11 }], 'x'];
-      const text = `{"items":${JSON.stringify(items)},"many":${JSON.stringify(many)},"hostile":${JSON.stringify(hostile)},"proto":${proto},"mixed":${JSON.stringify(mixed)}}`;
-      const reply = await request(port, 'POST', '/records', { body: Buffer.from(text), headers: { 'content-type': 'application/json' } });
-      assert.strictEqual(reply.status, 200);
-      const { distinct, ownProto, body } = reply.json();
-      assert.strictEqual(distinct, true);
-      assert.strictEqual(ownProto, true);
-      assert.deepStrictEqual(body.items, items);
-      assert.deepStrictEqual(body.many, many);
-      assert.deepStrictEqual(body.hostile, hostile);
-      assert.deepStrictEqual(body.mixed, mixed);
-      assert.strictEqual(JSON.stringify(body.proto), proto);
-      assert.strictEqual(globalThis.pwned, undefined);
-    });
+  await t.test('JSON objects keep every key as an own property, whatever it says', async () => {
+    // Objects are made by compiled literals (one per list of keys): keys must stay data.
+    const long = 'k'.repeat(2000);
+    const text = '{"__proto__":{"polluted":true},"a\\"b":1,"});globalThis.pwned=1;({":2,"x\u2028y":3,'
+      + `"items":[{"id":1,"name":"a"},{"id":2,"name":"b"},{"id":3,"name":"c","extra":null},{"${long}":4,"id":5}]}`;
+    const response = await app.inject({ method: 'POST', url: '/echo', payload: text, headers: { 'content-type': 'application/json' } });
+    assert.strictEqual(response.statusCode, 200);
+    const { keys, plainPrototype, body } = response.json();
+    assert.deepStrictEqual(keys.sort(), ['});globalThis.pwned=1;({', '__proto__', 'a"b', 'items', 'x\u2028y'].sort());
+    assert.strictEqual(plainPrototype, true);
+    assert.ok(Object.hasOwn(body, '__proto__'));
+    assert.deepStrictEqual(body.items, [{ id: 1, name: 'a' }, { id: 2, name: 'b' }, { extra: null, id: 3, name: 'c' }, { [long]: 4, id: 5 }]);
+    assert.strictEqual(globalThis.pwned, undefined);
+    assert.strictEqual({}.polluted, undefined);
+  });
 
-    await t.test('forms and uploads', async () => {
-      const form = await request(port, 'POST', '/login', { body: Buffer.from('user=ada&remember=on'), headers: { 'content-type': 'application/x-www-form-urlencoded' } });
-      assert.deepStrictEqual(form.json(), { user: 'ada', remember: true });
-      const boundary = 'b0undary';
-      const payload = Buffer.concat([
-        Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="note"\r\n\r\nhello\r\n--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`),
-        Buffer.from([0xff, 0x00, 0x10]),
-        Buffer.from(`\r\n--${boundary}--\r\n`),
-      ]);
-      const upload = await request(port, 'POST', '/upload', { body: payload, headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } });
-      assert.deepStrictEqual(upload.json(), { note: 'hello', filename: 'a.bin', type: 'application/octet-stream', size: 3, head: 'ff00' });
-    });
+  await t.test('arrays of records arrive as separate objects, however many', async () => {
+    // Records with one list of keys are made in one call (keys named like the maker's own
+    // variables, nested values); past one call's values, and for `__proto__`, one by one.
+    const items = Array.from({ length: 3 }, (_, i) => ({ v: i, j: `j${i}`, n: { deep: [i, { i }] }, out: null, 'a"b': [] }));
+    const many = Array.from({ length: 1000 }, (_, i) => ({ i, s: `s${i}`, even: i % 2 === 0, f: i / 8, z: null }));
+    const hostile = [{ '});globalThis.pwned=1;({': 1 }, { '});globalThis.pwned=1;({': 2 }];
+    const proto = '[{"__proto__":{"x":1},"k":1},{"__proto__":{"x":2},"k":2}]';
+    // A run of records, then one whose second key differs, more objects and non-objects.
+    const mixed = [{ a: 1, b: { c: [2] } }, { a: 3, b: null }, { a: 5, c: 6 }, { a: 7, b: 8 }, 9, [{ a: 10, b: 11 }], 'x'];
+    const text = `{"items":${JSON.stringify(items)},"many":${JSON.stringify(many)},"hostile":${JSON.stringify(hostile)},"proto":${proto},"mixed":${JSON.stringify(mixed)}}`;
+    const response = await app.inject({ method: 'POST', url: '/records', payload: text, headers: { 'content-type': 'application/json' } });
+    assert.strictEqual(response.statusCode, 200);
+    const { distinct, ownProto, body } = response.json();
+    assert.strictEqual(distinct, true);
+    assert.strictEqual(ownProto, true);
+    assert.deepStrictEqual(body.items, items);
+    assert.deepStrictEqual(body.many, many);
+    assert.deepStrictEqual(body.hostile, hostile);
+    assert.deepStrictEqual(body.mixed, mixed);
+    assert.strictEqual(JSON.stringify(body.proto), proto);
+    assert.strictEqual(globalThis.pwned, undefined);
+  });
 
-    await t.test('strings, buffers and JSON.stringify rules', async () => {
-      const text = await request(port, 'GET', '/text');
-      assert.strictEqual(text.headers['content-type'], 'text/plain; charset=utf-8');
-      assert.strictEqual(text.text(), 'plain words');
-      const bytes = await request(port, 'GET', '/bytes');
-      assert.strictEqual(bytes.headers['content-type'], 'application/octet-stream');
-      assert.deepStrictEqual([...bytes.body], [0, 1, 2]);
-      const values = await request(port, 'GET', '/values');
-      assert.strictEqual(values.text(), '{"date":"2024-01-15T10:30:00.000Z","nested":[1,2.5,null,true,"x",null]}');
-    });
+  await t.test('forms and uploads', async () => {
+    const form = await app.inject({ method: 'POST', url: '/login', payload: 'user=ada&remember=on', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    assert.deepStrictEqual(form.json(), { user: 'ada', remember: true });
+    const boundary = 'b0undary';
+    const payload = Buffer.concat([
+      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="note"\r\n\r\nhello\r\n--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`),
+      Buffer.from([0xff, 0x00, 0x10]),
+      Buffer.from(`\r\n--${boundary}--\r\n`),
+    ]);
+    const upload = await app.inject({ method: 'POST', url: '/upload', payload, headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } });
+    assert.deepStrictEqual(upload.json(), { note: 'hello', filename: 'a.bin', type: 'application/octet-stream', size: 3, head: 'ff00' });
+  });
 
-    await t.test('objects are serialised as JSON.stringify does', async () => {
-      for (const [name, value] of Object.entries(STRINGIFY_CASES)) {
-        const reply = await request(port, 'GET', `/stringify/${name}`);
-        assert.strictEqual(reply.status, 200, name);
-        assert.strictEqual(reply.text(), JSON.stringify(value), name);
-      }
-      // A large response leaves no state behind: a small one after it is whole.
-      assert.strictEqual((await request(port, 'GET', '/stringify/nested')).text(), JSON.stringify(STRINGIFY_CASES.nested));
-    });
+  await t.test('strings, buffers and JSON.stringify rules', async () => {
+    const text = await app.inject('/text');
+    assert.strictEqual(text.headers['content-type'], 'text/plain; charset=utf-8');
+    assert.strictEqual(text.body, 'plain words');
+    const bytes = await app.inject('/bytes');
+    assert.strictEqual(bytes.headers['content-type'], 'application/octet-stream');
+    assert.deepStrictEqual([...bytes.rawPayload], [0, 1, 2]);
+    const values = await app.inject('/values');
+    assert.strictEqual(values.body, '{"date":"2024-01-15T10:30:00.000Z","nested":[1,2.5,null,true,"x",null]}');
+  });
 
-    await t.test('explicit responses', async () => {
-      const created = await request(port, 'GET', '/explicit');
-      assert.strictEqual(created.status, 201);
-      assert.strictEqual(created.headers['x-custom'], 'yes');
-      assert.deepStrictEqual(created.json(), { created: true });
-      const html = await request(port, 'GET', '/html');
-      assert.strictEqual(html.headers['content-type'], 'text/html');
-      const empty = await request(port, 'GET', '/empty');
-      assert.strictEqual(empty.status, 204);
-      assert.strictEqual(empty.body.length, 0);
-    });
-
-    await t.test('integers beyond 2^53 arrive as BigInt and go back exactly', async () => {
-      const text = '{"small": 9007199254740991, "big": 9007199254740993, "top": 18446744073709551615, "low": -9223372036854775808}';
-      const reply = await request(port, 'POST', '/integers', { body: Buffer.from(text), headers: { 'content-type': 'application/json' } });
-      assert.strictEqual(reply.status, 200);
-      assert.deepStrictEqual(reply.json().types, { small: 'number', big: 'bigint', top: 'bigint', low: 'bigint' });
-      for (const exact of ['"small":9007199254740991', '"big":9007199254740993', '"top":18446744073709551615', '"low":-9223372036854775808']) {
-        assert.ok(reply.text().includes(exact), `${exact} in ${reply.text()}`);
-      }
-      assert.strictEqual((await request(port, 'GET', '/bigint')).text(), '{"n":10,"big":-1180591620717411303424}');
-    });
-
-    for (const path of ['/throws', '/rejects', '/cycle', '/bad-status', '/bad-status-async']) {
-      await t.test(`${path} is a bare 500 and the server keeps serving`, async () => {
-        const reply = await request(port, 'GET', path);
-        assert.strictEqual(reply.status, 500);
-        assert.strictEqual(reply.headers['content-type'], 'application/problem+json');
-        assert.ok(!reply.text().includes(SECRET));
-        assert.strictEqual((await request(port, 'GET', '/users/1')).status, 200);
-      });
+  await t.test('objects are serialised as JSON.stringify does', async () => {
+    for (const [name, value] of Object.entries(STRINGIFY_CASES)) {
+      const response = await app.inject(`/stringify/${name}`);
+      assert.strictEqual(response.statusCode, 200, name);
+      assert.strictEqual(response.body, JSON.stringify(value), name);
     }
+    // A large response leaves no state behind: a small one after it is whole.
+    assert.strictEqual((await app.inject('/stringify/nested')).body, JSON.stringify(STRINGIFY_CASES.nested));
+  });
 
-    await t.test('HttpError is a problem with its status and headers', async () => {
-      const reply = await request(port, 'GET', '/missing/9');
-      assert.strictEqual(reply.status, 404);
-      assert.strictEqual(reply.headers['x-reason'], 'gone');
-      assert.strictEqual(reply.json().detail, 'No item 9');
-    });
+  await t.test('explicit responses', async () => {
+    const created = await app.inject('/explicit');
+    assert.strictEqual(created.statusCode, 201);
+    assert.strictEqual(created.headers['x-custom'], 'yes');
+    assert.deepStrictEqual(created.json(), { created: true });
+    const html = await app.inject('/html');
+    assert.strictEqual(html.headers['content-type'], 'text/html');
+    const empty = await app.inject('/empty');
+    assert.strictEqual(empty.statusCode, 204);
+    assert.strictEqual(empty.rawPayload.length, 0);
+  });
 
-    await t.test('a handler past the app timeout is a 504', async () => {
-      const reply = await request(port, 'GET', '/slow');
-      assert.strictEqual(reply.status, 504);
+  await t.test('integers beyond 2^53 arrive as BigInt and go back exactly', async () => {
+    const text = '{"small": 9007199254740991, "big": 9007199254740993, "top": 18446744073709551615, "low": -9223372036854775808}';
+    const response = await app.inject({ method: 'POST', url: '/integers', payload: text, headers: { 'content-type': 'application/json' } });
+    assert.strictEqual(response.statusCode, 200);
+    assert.deepStrictEqual(response.json().types, { small: 'number', big: 'bigint', top: 'bigint', low: 'bigint' });
+    for (const exact of ['"small":9007199254740991', '"big":9007199254740993', '"top":18446744073709551615', '"low":-9223372036854775808']) {
+      assert.ok(response.body.includes(exact), `${exact} in ${response.body}`);
+    }
+    assert.strictEqual((await app.inject('/bigint')).body, '{"n":10,"big":-1180591620717411303424}');
+  });
+
+  for (const path of ['/throws', '/rejects', '/cycle', '/bad-status', '/bad-status-async']) {
+    await t.test(`${path} is a bare 500 and the app keeps serving`, async () => {
+      const response = await app.inject(path);
+      assert.strictEqual(response.statusCode, 500);
+      assert.strictEqual(response.headers['content-type'], 'application/problem+json');
+      assert.ok(!response.body.includes(SECRET));
+      assert.strictEqual((await app.inject('/users/1')).statusCode, 200);
     });
+  }
+
+  await t.test('HttpError is a problem with its status and headers', async () => {
+    const response = await app.inject('/missing/9');
+    assert.strictEqual(response.statusCode, 404);
+    assert.strictEqual(response.headers['x-reason'], 'gone');
+    assert.strictEqual(response.json().detail, 'No item 9');
+  });
+
+  await t.test('a handler past the app timeout is a 504', async () => {
+    const response = await app.inject('/slow');
+    assert.strictEqual(response.statusCode, 504);
   });
 });
 

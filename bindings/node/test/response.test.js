@@ -5,7 +5,6 @@
 const { test } = require('node:test');
 const assert = require('node:assert');
 const { App, Response } = require('ferrule');
-const { serving, request } = require('./support');
 
 const userOut = {
   title: 'UserOut',
@@ -31,19 +30,18 @@ function users(options = {}) {
 }
 
 test('a response schema drops the password and everything else it does not declare', async () => {
-  await serving(users(), async (port) => {
-    for (const path of ['/user', '/fastify']) {
-      const reply = await request(port, 'GET', path);
-      assert.strictEqual(reply.status, 200, path);
-      assert.deepStrictEqual(reply.json(), { id: 1, name: 'ada', friends: [{ name: 'bob' }] }, path);
-      assert.ok(!reply.body.includes('hunter2') && !reply.body.includes('t-1'), path);
-    }
-    const created = await request(port, 'POST', '/created');
-    assert.deepStrictEqual([created.status, created.json()], [201, { id: 1, name: 'ada', friends: [{ name: 'bob' }] }]);
-    assert.strictEqual((await request(port, 'GET', '/other')).json().password, 'hunter2', 'no schema for 202');
-    assert.deepStrictEqual((await request(port, 'GET', '/unicode')).json(), { id: 2, name: 'Zoë "ü" 中' });
-    assert.strictEqual((await request(port, 'GET', '/free')).json().password, 'hunter2');
-  });
+  const app = users();
+  for (const path of ['/user', '/fastify']) {
+    const response = await app.inject(path);
+    assert.strictEqual(response.statusCode, 200, path);
+    assert.deepStrictEqual(response.json(), { id: 1, name: 'ada', friends: [{ name: 'bob' }] }, path);
+    assert.ok(!response.body.includes('hunter2') && !response.body.includes('t-1'), path);
+  }
+  const created = await app.inject({ method: 'POST', url: '/created' });
+  assert.deepStrictEqual([created.statusCode, created.json()], [201, { id: 1, name: 'ada', friends: [{ name: 'bob' }] }]);
+  assert.strictEqual((await app.inject('/other')).json().password, 'hunter2', 'no schema for 202');
+  assert.deepStrictEqual((await app.inject('/unicode')).json(), { id: 2, name: 'Zoë "ü" 中' });
+  assert.strictEqual((await app.inject('/free')).json().password, 'hunter2');
 });
 
 test('the response schema is the document\'s, named by its title', () => {
@@ -57,12 +55,10 @@ test('the response schema is the document\'s, named by its title', () => {
 test('validateResponses turns a result the schema forbids into a 500 that says where', async () => {
   const app = new App({ validateResponses: true });
   app.get('/broken', { response: { 200: userOut } }, () => ({ id: 'one', password: 'hunter2' }));
-  await serving(app, async (port) => {
-    const reply = await request(port, 'GET', '/broken');
-    assert.strictEqual(reply.status, 500);
-    assert.deepStrictEqual(reply.json().errors.map((e) => [e.type, e.loc]), [['int_type', ['response', 'id']], ['missing', ['response', 'name']]]);
-    assert.ok(!reply.body.includes('hunter2'));
-  });
+  const response = await app.inject('/broken');
+  assert.strictEqual(response.statusCode, 500);
+  assert.deepStrictEqual(response.json().errors.map((e) => [e.type, e.loc]), [['int_type', ['response', 'id']], ['missing', ['response', 'name']]]);
+  assert.ok(!response.body.includes('hunter2'));
 });
 
 test('a response option that is not a map of statuses is refused where it is declared', () => {

@@ -14,8 +14,7 @@ import pytest
 import annotated_types
 
 from ferrule import App, Body, Cookie, Field, File, Form, Header, Query, Request, UploadFile
-
-from support import request, serving
+from ferrule.testing import TestClient
 
 
 class Color(enum.Enum):
@@ -107,101 +106,95 @@ def make_app() -> App:
 
 
 @pytest.fixture(scope="module")
-def port():
-    with serving(make_app()) as p:
-        yield p
+def client():
+    with TestClient(make_app()) as client:
+        yield client
 
 
-def test_template_type_coerces_without_a_hint(port):
-    assert request(port, "GET", "/items/7?q=hi").json() == {"item_id": 7, "type": "int", "q": "hi"}
+def test_template_type_coerces_without_a_hint(client):
+    assert client.get("/items/7", params={"q": "hi"}).json() == {"item_id": 7, "type": "int", "q": "hi"}
 
 
-def test_hints_type_path_and_query(port):
-    reply = request(port, "GET", "/orders/550E8400-E29B-41D4-A716-446655440000?day=2024-02-29")
-    assert reply.status == 200, reply
-    assert reply.json() == {"order_id": "550e8400-e29b-41d4-a716-446655440000", "is_uuid": True, "day": "2024-02-29", "limit": 10}
+def test_hints_type_path_and_query(client):
+    response = client.get("/orders/550E8400-E29B-41D4-A716-446655440000", params={"day": "2024-02-29"})
+    assert response.status_code == 200, response.text
+    assert response.json() == {"order_id": "550e8400-e29b-41d4-a716-446655440000", "is_uuid": True, "day": "2024-02-29", "limit": 10}
 
 
-def test_hint_type_errors_are_problems_located_in_rust(port):
-    reply = request(port, "GET", "/orders/nope?day=yesterday&limit=x")
-    assert reply.status == 422
-    assert reply.headers["content-type"] == "application/problem+json"
-    locs = {tuple(e["loc"]): e["type"] for e in reply.json()["errors"]}
+def test_hint_type_errors_are_problems_located_in_rust(client):
+    response = client.get("/orders/nope", params={"day": "yesterday", "limit": "x"})
+    assert response.status_code == 422
+    assert response.headers["content-type"] == "application/problem+json"
+    locs = {tuple(e["loc"]): e["type"] for e in response.json()["errors"]}
     assert locs == {("path", "order_id"): "uuid_parsing", ("query", "day"): "date_parsing", ("query", "limit"): "int_parsing"}
 
 
-def test_query_constraints_defaults_arrays_and_enums(port):
-    reply = request(port, "GET", "/search?q=abc&tags=a&tags=b&color=blue&mode=slow")
-    assert reply.json() == {"q": "abc", "page": 1, "tags": ["a", "b"], "color": "blue", "is_enum": True, "mode": "slow"}
-    reply = request(port, "GET", "/search?q=a&page=0&color=green&mode=warp")
-    assert reply.status == 422
-    types = {e["loc"][-1]: e["type"] for e in reply.json()["errors"]}
+def test_query_constraints_defaults_arrays_and_enums(client):
+    response = client.get("/search", params={"q": "abc", "tags": ["a", "b"], "color": "blue", "mode": "slow"})
+    assert response.json() == {"q": "abc", "page": 1, "tags": ["a", "b"], "color": "blue", "is_enum": True, "mode": "slow"}
+    response = client.get("/search", params={"q": "a", "page": 0, "color": "green", "mode": "warp"})
+    assert response.status_code == 422
+    types = {e["loc"][-1]: e["type"] for e in response.json()["errors"]}
     assert types == {"q": "string_too_short", "page": "greater_than_equal", "color": "enum", "mode": "enum"}
 
 
-def test_missing_required_query(port):
-    reply = request(port, "GET", "/search")
-    assert reply.status == 422
-    assert reply.json()["errors"][0]["type"] == "missing"
-    assert reply.json()["errors"][0]["loc"] == ["query", "q"]
+def test_missing_required_query(client):
+    response = client.get("/search")
+    assert response.status_code == 422
+    assert response.json()["errors"][0]["type"] == "missing"
+    assert response.json()["errors"][0]["loc"] == ["query", "q"]
 
 
-def test_headers_use_hyphens_and_cookies(port):
-    reply = request(port, "GET", "/headers", headers={"User-Agent": "probe/1", "X-Count": "3", "Cookie": "session=abc"})
-    assert reply.json() == {"user_agent": "probe/1", "x_count": 3, "session": "abc"}
+def test_headers_use_hyphens_and_cookies(client):
+    response = client.get("/headers", headers={"User-Agent": "probe/1", "X-Count": "3"}, cookies={"session": "abc"})
+    assert response.json() == {"user_agent": "probe/1", "x_count": 3, "session": "abc"}
 
 
-def test_dataclass_body_is_validated_then_built(port):
+def test_dataclass_body_is_validated_then_built(client):
     user = {"name": "Ada", "age": 36, "id": str(uuid.uuid4()), "born": "1815-12-10", "address": {"city": "London"}}
-    reply = request(port, "POST", "/users", json_body=user)
-    assert reply.status == 201, reply
-    body = reply.json()
+    response = client.post("/users", json=user)
+    assert response.status_code == 201, response.text
+    body = response.json()
     assert body["is_user"] and body["city_type"] == "Address"
     assert body["user"] == {**user, "address": {"city": "London", "zip": "00000"}, "tags": []}
 
 
-def test_dataclass_body_errors_point_into_the_body(port):
-    reply = request(port, "POST", "/users", json_body={"name": "Ada", "age": "old", "address": {}})
-    assert reply.status == 422
-    locs = {tuple(e["loc"]) for e in reply.json()["errors"]}
+def test_dataclass_body_errors_point_into_the_body(client):
+    response = client.post("/users", json={"name": "Ada", "age": "old", "address": {}})
+    assert response.status_code == 422
+    locs = {tuple(e["loc"]) for e in response.json()["errors"]}
     assert ("body", "age") in locs and ("body", "address", "city") in locs and ("body", "id") in locs
 
 
-def test_typeddict_and_dict_bodies(port):
-    assert request(port, "POST", "/points", json_body={"x": 1.5, "y": 2}).json() == {"sum": 3.5}
-    assert request(port, "POST", "/points", json_body={"x": 1}).status == 422
-    assert request(port, "POST", "/raw", json_body={"b": 1, "a": 2}).json() == {"keys": ["a", "b"]}
-    assert request(port, "POST", "/raw", json_body=[1, 2]).status == 422
+def test_typeddict_and_dict_bodies(client):
+    assert client.post("/points", json={"x": 1.5, "y": 2}).json() == {"sum": 3.5}
+    assert client.post("/points", json={"x": 1}).status_code == 422
+    assert client.post("/raw", json={"b": 1, "a": 2}).json() == {"keys": ["a", "b"]}
+    assert client.post("/raw", json=[1, 2]).status_code == 422
 
 
-def test_constraints_inside_body_types(port):
-    assert request(port, "POST", "/products", json_body={"id": 1, "name": "pen"}).json() == {"id": 1, "name": "pen"}
-    reply = request(port, "POST", "/products", json_body={"id": 0, "name": "toolong", "tags": ["a", "b", "c"]})
-    assert reply.status == 422
-    types = {tuple(e["loc"]): e["type"] for e in reply.json()["errors"]}
+def test_constraints_inside_body_types(client):
+    assert client.post("/products", json={"id": 1, "name": "pen"}).json() == {"id": 1, "name": "pen"}
+    response = client.post("/products", json={"id": 0, "name": "toolong", "tags": ["a", "b", "c"]})
+    assert response.status_code == 422
+    types = {tuple(e["loc"]): e["type"] for e in response.json()["errors"]}
     assert types == {("body", "id"): "greater_than_equal", ("body", "name"): "string_too_long", ("body", "tags"): "too_long"}
 
 
-def test_form_fields(port):
-    reply = request(port, "POST", "/login", body=b"username=ada&remember=on", headers={"content-type": "application/x-www-form-urlencoded"})
-    assert reply.json() == {"username": "ada", "remember": True}
+def test_form_fields(client):
+    response = client.post("/login", data={"username": "ada", "remember": "on"})
+    assert response.json() == {"username": "ada", "remember": True}
 
 
-def test_multipart_file(port):
-    boundary = "b0undary"
-    payload = (
-        f"--{boundary}\r\nContent-Disposition: form-data; name=\"title\"\r\n\r\nReport\r\n"
-        f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"r.bin\"\r\n"
-        "Content-Type: application/octet-stream\r\n\r\n"
-    ).encode() + b"\x89PNG\x00\xff" + f"\r\n--{boundary}--\r\n".encode()
-    reply = request(port, "POST", "/upload", body=payload, headers={"content-type": f"multipart/form-data; boundary={boundary}"})
-    assert reply.status == 200, reply
-    assert reply.json() == {"title": "Report", "filename": "r.bin", "size": 6, "head": "89504e47"}
+def test_multipart_file(client):
+    response = client.post("/upload", data={"title": "Report"}, files={"file": ("r.bin", b"\x89PNG\x00\xff", "application/octet-stream")})
+    assert response.status_code == 200, response.text
+    assert response.json() == {"title": "Report", "filename": "r.bin", "size": 6, "head": "89504e47"}
 
 
-def test_request_argument_next_to_typed_ones(port):
-    reply = request(port, "GET", "/whole/5", headers={"User-Agent": "probe/2"})
-    assert reply.json() == {"id": 5, "method": "GET", "agent": "probe/2"}
+def test_request_argument_next_to_typed_ones(client):
+    response = client.get("/whole/5", headers={"User-Agent": "probe/2"})
+    assert response.json() == {"id": 5, "method": "GET", "agent": "probe/2"}
 
 
 def test_declaration_errors_are_raised_at_decoration():
@@ -254,12 +247,12 @@ def test_a_deep_object_query_parameter_is_built_typed_and_validated():
 
     spec = app.openapi()["paths"]["/items"]["get"]["parameters"][0]
     assert (spec["style"], spec["explode"]) == ("deepObject", True)
-    with serving(app) as port:
-        reply = request(port, "GET", "/items?filter[price][gte]=10&filter[tags][]=new&filter[tags][]=sale&filter[since]=2024-01-15")
-        assert reply.json() == {"price": {"gte": 10.0}, "tags": ["new", "sale"], "since": "2024-01-15"}
-        assert request(port, "GET", "/items").json() == {"filter": None}
-        bad = request(port, "GET", "/items?filter[price][gte]=cheap")
-        assert bad.status == 422
+    with TestClient(app) as client:
+        response = client.get("/items?filter[price][gte]=10&filter[tags][]=new&filter[tags][]=sale&filter[since]=2024-01-15")
+        assert response.json() == {"price": {"gte": 10.0}, "tags": ["new", "sale"], "since": "2024-01-15"}
+        assert client.get("/items").json() == {"filter": None}
+        bad = client.get("/items?filter[price][gte]=cheap")
+        assert bad.status_code == 422
         assert [e["loc"] for e in bad.json()["errors"]] == [["query", "filter", "price", "gte"]]
 
 
@@ -273,16 +266,13 @@ def test_a_sniffed_upload_must_be_what_it_claims():
     field = app.openapi()["paths"]["/avatar"]["post"]["requestBody"]["content"]["multipart/form-data"]["schema"]
     assert field["properties"]["photo"]["x-sniff"] is True
 
-    def upload(port: int, content_type: str, data: bytes) -> Any:
-        boundary = "b0undary"
-        head = f"--{boundary}\r\nContent-Disposition: form-data; name=\"photo\"; filename=\"a\"\r\nContent-Type: {content_type}\r\n\r\n"
-        body = head.encode() + data + f"\r\n--{boundary}--\r\n".encode()
-        return request(port, "POST", "/avatar", body=body, headers={"content-type": f"multipart/form-data; boundary={boundary}"})
+    def upload(client: TestClient, content_type: str, data: bytes) -> Any:
+        return client.post("/avatar", files={"photo": ("a", data, content_type)})
 
     png = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
     gif = b"GIF89a\x01\x00\x01\x00\x80\x00\x00"
-    with serving(app) as port:
-        assert upload(port, "image/png", png).json() == {"type": "image/png", "size": len(png)}
-        refused = upload(port, "image/png", gif)
-        assert refused.status == 422
+    with TestClient(app) as client:
+        assert upload(client, "image/png", png).json() == {"type": "image/png", "size": len(png)}
+        refused = upload(client, "image/png", gif)
+        assert refused.status_code == 422
         assert [(e["type"], e["ctx"]) for e in refused.json()["errors"]] == [("file_content_mismatch", {"claimed": "image/png", "found": "image/gif"})]

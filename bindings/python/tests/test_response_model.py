@@ -13,8 +13,7 @@ import pydantic
 import pytest
 
 from ferrule import App, Response
-
-from support import request, serving
+from ferrule.testing import TestClient
 
 
 @dataclasses.dataclass
@@ -114,26 +113,26 @@ def users() -> App:
 
 
 def test_an_annotation_drops_what_the_model_does_not_declare_whatever_is_returned() -> None:
-    with serving(users()) as port:
+    with TestClient(users()) as client:
         for path in ("/dict", "/row", "/explicit"):
-            reply = request(port, "GET", path)
-            assert (reply.status, reply.json()) == (200, {"id": 1, "name": "ada", "address": {"city": "Paris"}}), path
-            assert b"hunter2" not in reply.body and b"secret" not in reply.body, path
+            response = client.get(path)
+            assert (response.status_code, response.json()) == (200, {"id": 1, "name": "ada", "address": {"city": "Paris"}}), path
+            assert b"hunter2" not in response.content and b"secret" not in response.content, path
         for path in ("/pydantic", "/struct"):
-            assert request(port, "GET", path).json() == {"id": 1, "name": "ada"}, path
-        assert request(port, "GET", "/list").json() == [{"id": 1, "name": "ada", "address": {"city": "Paris"}}] * 2
-        assert request(port, "GET", "/maybe/1").json() == {"id": 1, "name": "ada", "address": {"city": "Paris"}}
-        assert request(port, "GET", "/maybe/0").json() is None
+            assert client.get(path).json() == {"id": 1, "name": "ada"}, path
+        assert client.get("/list").json() == [{"id": 1, "name": "ada", "address": {"city": "Paris"}}] * 2
+        assert client.get("/maybe/1").json() == {"id": 1, "name": "ada", "address": {"city": "Paris"}}
+        assert client.get("/maybe/0").json() is None
 
 
 def test_response_model_wins_over_the_annotation_and_none_switches_it_off() -> None:
-    with serving(users()) as port:
-        reply = request(port, "POST", "/created")
-        assert (reply.status, reply.json()) == (201, {"id": 1, "name": "ada", "address": {"city": "Paris"}})
-        assert request(port, "GET", "/unfiltered").json()["password"] == "hunter2"
+    with TestClient(users()) as client:
+        response = client.post("/created")
+        assert (response.status_code, response.json()) == (201, {"id": 1, "name": "ada", "address": {"city": "Paris"}})
+        assert client.get("/unfiltered").json()["password"] == "hunter2"
         # The model is declared for the route's status: a response with another one is sent as it is.
-        assert request(port, "GET", "/other-status").json()["password"] == "hunter2"
-        assert request(port, "GET", "/text").body == b"plain"
+        assert client.get("/other-status").json()["password"] == "hunter2"
+        assert client.get("/text").content == b"plain"
 
 
 def test_the_model_is_the_responses_schema_in_the_document() -> None:
@@ -161,10 +160,10 @@ def test_an_aliased_pydantic_field_is_sent_by_its_alias_and_kept() -> None:
 
     document = json.dumps(app.openapi())
     assert '"userId"' in document and '"user_id"' not in document, "the schema names the field by its alias"
-    with serving(app) as port:
+    with TestClient(app) as client:
         # As FastAPI sends it (by alias); before, the dump's field name missed the schema's alias
         # and the shape left the field out.
-        assert request(port, "GET", "/aliased").json() == {"userId": 3, "name": "ada"}
+        assert client.get("/aliased").json() == {"userId": 3, "name": "ada"}
 
 
 class RenamedStruct(msgspec.Struct, rename="camel"):
@@ -179,8 +178,8 @@ def test_a_renamed_msgspec_field_is_sent_by_its_encoded_name_and_kept() -> None:
     def renamed() -> RenamedStruct:
         return RenamedStruct(user_id=3, name="ada")
 
-    with serving(app) as port:
-        assert request(port, "GET", "/renamed").json() == {"userId": 3, "name": "ada"}
+    with TestClient(app) as client:
+        assert client.get("/renamed").json() == {"userId": 3, "name": "ada"}
 
 
 def test_validate_responses_reports_a_result_the_model_forbids() -> None:
@@ -194,13 +193,13 @@ def test_validate_responses_reports_a_result_the_model_forbids() -> None:
     def fine() -> UserOut:
         return RECORD  # type: ignore[return-value]
 
-    with serving(app) as port:
-        reply = request(port, "GET", "/broken")
-        assert reply.status == 500
-        problem: Any = reply.json()
+    with TestClient(app) as client:
+        response = client.get("/broken")
+        assert response.status_code == 500
+        problem: Any = response.json()
         assert [(e["type"], e["loc"]) for e in problem["errors"]] == [("int_type", ["response", "id"]), ("missing", ["response", "name"])]
-        assert b"hunter2" not in reply.body
-        assert request(port, "GET", "/fine").status == 200
+        assert b"hunter2" not in response.content
+        assert client.get("/fine").status_code == 200
 
 
 def test_an_annotation_that_cannot_be_a_schema_is_refused_at_the_decorator() -> None:

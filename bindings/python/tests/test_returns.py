@@ -12,8 +12,7 @@ import uuid
 import pytest
 
 from ferrule import App, Response
-
-from support import request, serving
+from ferrule.testing import TestClient
 
 
 class Level(enum.IntEnum):
@@ -106,38 +105,38 @@ def make_app() -> App:
 
 
 @pytest.fixture(scope="module")
-def port():
-    with serving(make_app()) as p:
-        yield p
+def client():
+    with TestClient(make_app()) as client:
+        yield client
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
 @pytest.mark.parametrize("kind", sorted(VALUES))
-def test_values_are_serialised_by_rust(port, mode, kind):
-    reply = request(port, "GET", f"/{mode}/{kind}")
-    assert reply.status == 200, reply
-    assert reply.headers["content-type"] == "application/json"
-    assert reply.json() == EXPECTED[kind]
+def test_values_are_serialised_by_rust(client, mode, kind):
+    response = client.get(f"/{mode}/{kind}")
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"] == "application/json"
+    assert response.json() == EXPECTED[kind]
 
 
-def test_str_is_text_and_bytes_are_octets(port):
-    reply = request(port, "GET", "/text")
-    assert (reply.headers["content-type"], reply.text) == ("text/plain; charset=utf-8", "plain words")
-    reply = request(port, "GET", "/bytes")
-    assert (reply.headers["content-type"], reply.body) == ("application/octet-stream", b"\x00\x01binary")
+def test_str_is_text_and_bytes_are_octets(client):
+    response = client.get("/text")
+    assert (response.headers["content-type"], response.text) == ("text/plain; charset=utf-8", "plain words")
+    response = client.get("/bytes")
+    assert (response.headers["content-type"], response.content) == ("application/octet-stream", b"\x00\x01binary")
 
 
-def test_explicit_response(port):
-    reply = request(port, "GET", "/explicit")
-    assert reply.status == 201
-    assert reply.headers["x-custom"] == "yes" and reply.headers["location"] == "/items/1"
-    assert reply.json() == {"created": True}
-    reply = request(port, "GET", "/explicit-text")
-    assert reply.headers["content-type"] == "text/html"
-    assert reply.text == "<b>hi</b>"
+def test_explicit_response(client):
+    response = client.get("/explicit")
+    assert response.status_code == 201
+    assert response.headers["x-custom"] == "yes" and response.headers["location"] == "/items/1"
+    assert response.json() == {"created": True}
+    response = client.get("/explicit-text")
+    assert response.headers["content-type"] == "text/html"
+    assert response.text == "<b>hi</b>"
 
 
-def test_no_content_and_route_status(port):
-    reply = request(port, "GET", "/no-content")
-    assert (reply.status, reply.body) == (204, b"")
-    assert request(port, "POST", "/created").status == 201
+def test_no_content_and_route_status(client):
+    response = client.get("/no-content")
+    assert (response.status_code, response.content) == (204, b"")
+    assert client.post("/created").status_code == 201

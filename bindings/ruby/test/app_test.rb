@@ -3,10 +3,11 @@
 # The API: routes from options, typed request values, what each return value becomes on the
 # wire, and failures (exceptions, unserialisable results, HTTPError).
 require "minitest/autorun"
+require "rack/test"
 require_relative "support"
 
 class AppTest < Minitest::Test
-  include Support
+  include Rack::Test::Methods
 
   SECRET = "SECRET-TOKEN-42"
   ITEM = { type: "object", required: ["name"], properties: { name: { type: "string" }, price: { type: "number", minimum: 0, default: 1.5 } } }.freeze
@@ -44,83 +45,72 @@ class AppTest < Minitest::Test
     end
   end
 
-  def with_server(&block)
-    serving(self.class.app, threads: 2, &block)
-  end
+  def app = self.class.app
 
   def test_template_types_and_query_defaults
-    with_server do |port|
-      assert_equal({ "id" => 7, "id_class" => "Integer", "verbose" => true }, request(port, "GET", "/users/7?verbose=yes").json)
-      assert_equal({ "id" => 8, "id_class" => "Integer", "verbose" => false }, request(port, "GET", "/users/8").json)
-    end
+    get "/users/7?verbose=yes"
+    assert_equal({ "id" => 7, "id_class" => "Integer", "verbose" => true }, JSON.parse(last_response.body))
+    get "/users/8"
+    assert_equal({ "id" => 8, "id_class" => "Integer", "verbose" => false }, JSON.parse(last_response.body))
   end
 
   def test_uuid_and_date
-    with_server do |port|
-      reply = request(port, "GET", "/orders/550E8400-E29B-41D4-A716-446655440000/2024-02-29")
-      assert_equal({ "order" => "550e8400-e29b-41d4-a716-446655440000", "day" => "2024-02-29", "day_class" => "Date" }, reply.json)
-    end
+    get "/orders/550E8400-E29B-41D4-A716-446655440000/2024-02-29"
+    assert_equal({ "order" => "550e8400-e29b-41d4-a716-446655440000", "day" => "2024-02-29", "day_class" => "Date" }, JSON.parse(last_response.body))
   end
 
   def test_validation_errors_are_problems_located_in_rust
-    with_server do |port|
-      reply = request(port, "GET", "/search?q=a&page=0", headers: { "x-count" => "many" })
-      assert_equal 422, reply.status
-      assert_equal "application/problem+json", reply.headers["content-type"]
-      types = reply.json["errors"].to_h { |e| [e["loc"].join("."), e["type"]] }
-      assert_equal({ "query.q" => "string_too_short", "query.page" => "greater_than_equal", "header.x-count" => "int_parsing" }, types)
-      ok = request(port, "GET", "/search?q=abc&tags=a&tags=b", headers: { "x-count" => "3" })
-      assert_equal({ "query" => { "q" => "abc", "page" => 1, "tags" => %w[a b] }, "headers" => { "x-count" => 3 } }, ok.json)
-    end
+    get "/search?q=a&page=0", {}, { "HTTP_X_COUNT" => "many" }
+    assert_equal 422, last_response.status
+    assert_equal "application/problem+json", last_response.headers["content-type"]
+    types = JSON.parse(last_response.body)["errors"].to_h { |e| [e["loc"].join("."), e["type"]] }
+    assert_equal({ "query.q" => "string_too_short", "query.page" => "greater_than_equal", "header.x-count" => "int_parsing" }, types)
+    get "/search?q=abc&tags=a&tags=b", {}, { "HTTP_X_COUNT" => "3" }
+    assert_equal({ "query" => { "q" => "abc", "page" => 1, "tags" => %w[a b] }, "headers" => { "x-count" => 3 } }, JSON.parse(last_response.body))
   end
 
   def test_bodies
-    with_server do |port|
-      created = request(port, "POST", "/items", json: { name: "pen" })
-      assert_equal 201, created.status
-      assert_equal({ "name" => "pen", "price" => 1.5 }, created.json)
-      assert_equal 422, request(port, "POST", "/items", json: { price: -1 }).status
-      form = request(port, "POST", "/login", body: "user=ada&remember=on", headers: { "content-type" => "application/x-www-form-urlencoded" })
-      assert_equal({ "user" => "ada", "remember" => true }, form.json)
-      boundary = "b0undary"
-      payload = "--#{boundary}\r\nContent-Disposition: form-data; name=\"note\"\r\n\r\nhello\r\n" \
-                "--#{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.bin\"\r\nContent-Type: application/octet-stream\r\n\r\n".b +
-                "\xff\x00\x10".b + "\r\n--#{boundary}--\r\n".b
-      upload = request(port, "POST", "/upload", body: payload, headers: { "content-type" => "multipart/form-data; boundary=#{boundary}" })
-      assert_equal({ "note" => "hello", "filename" => "a.bin", "type" => "application/octet-stream", "size" => 3, "head" => "ff00", "binary" => "ASCII-8BIT" }, upload.json)
-    end
+    post "/items", JSON.generate(name: "pen"), { "CONTENT_TYPE" => "application/json" }
+    assert_equal 201, last_response.status
+    assert_equal({ "name" => "pen", "price" => 1.5 }, JSON.parse(last_response.body))
+    post "/items", JSON.generate(price: -1), { "CONTENT_TYPE" => "application/json" }
+    assert_equal 422, last_response.status
+    post "/login", { user: "ada", remember: "on" }
+    assert_equal({ "user" => "ada", "remember" => true }, JSON.parse(last_response.body))
+    file = Rack::Test::UploadedFile.new(StringIO.new("\xff\x00\x10".b), "application/octet-stream", true, original_filename: "a.bin")
+    post "/upload", { note: "hello", file: file }
+    assert_equal({ "note" => "hello", "filename" => "a.bin", "type" => "application/octet-stream", "size" => 3, "head" => "ff00", "binary" => "ASCII-8BIT" }, JSON.parse(last_response.body))
   end
 
   def test_return_values
-    with_server do |port|
-      text = request(port, "GET", "/text")
-      assert_equal ["text/plain; charset=utf-8", "plain words"], [text.headers["content-type"], text.body]
-      bytes = request(port, "GET", "/bytes")
-      assert_equal ["application/octet-stream", "\x00\x01\x02".b], [bytes.headers["content-type"], bytes.body.b]
-      values = request(port, "GET", "/values")
-      assert_equal '{"time":"2024-01-15T10:30:00+00:00","date":"2024-02-29","sym":"on","big":1180591620717411303424,"point":{"x":1,"y":2.5},"list":[null,true,"x"]}', values.body
-      explicit = request(port, "GET", "/explicit")
-      assert_equal [201, "yes", { "created" => true }], [explicit.status, explicit.headers["x-custom"], explicit.json]
-      assert_equal "text/html", request(port, "GET", "/html").headers["content-type"]
-      rack = request(port, "GET", "/rack")
-      assert_equal [202, "1", "ab"], [rack.status, rack.headers["x-rack"], rack.body]
-    end
+    get "/text"
+    assert_equal ["text/plain; charset=utf-8", "plain words"], [last_response.headers["content-type"], last_response.body]
+    get "/bytes"
+    assert_equal ["application/octet-stream", "\x00\x01\x02".b], [last_response.headers["content-type"], last_response.body.b]
+    get "/values"
+    assert_equal '{"time":"2024-01-15T10:30:00+00:00","date":"2024-02-29","sym":"on","big":1180591620717411303424,"point":{"x":1,"y":2.5},"list":[null,true,"x"]}', last_response.body
+    get "/explicit"
+    assert_equal [201, "yes", { "created" => true }], [last_response.status, last_response.headers["x-custom"], JSON.parse(last_response.body)]
+    get "/html"
+    assert_equal "text/html", last_response.headers["content-type"]
+    get "/rack"
+    assert_equal [202, "1", "ab"], [last_response.status, last_response.headers["x-rack"], last_response.body]
   end
 
-  def test_failures_are_bare_500s_and_the_server_keeps_serving
-    with_server do |port|
-      %w[/raises /opaque /nan].each do |path|
-        reply = request(port, "GET", path)
-        assert_equal 500, reply.status, path
-        assert_equal "application/problem+json", reply.headers["content-type"]
-        refute_includes reply.body, SECRET
-        refute_includes reply.body, "Object"
-        assert_equal 200, request(port, "GET", "/users/1").status
-      end
-      missing = request(port, "GET", "/missing/9")
-      assert_equal [404, "gone", "No item 9"], [missing.status, missing.headers["x-reason"], missing.json["detail"]]
-      assert_equal 504, request(port, "GET", "/slow").status
+  def test_failures_are_bare_500s_and_the_app_keeps_serving
+    %w[/raises /opaque /nan].each do |path|
+      get path
+      assert_equal 500, last_response.status, path
+      assert_equal "application/problem+json", last_response.headers["content-type"]
+      refute_includes last_response.body, SECRET
+      refute_includes last_response.body, "Object"
+      get "/users/1"
+      assert_equal 200, last_response.status
     end
+    get "/missing/9"
+    assert_equal [404, "gone", "No item 9"], [last_response.status, last_response.headers["x-reason"], JSON.parse(last_response.body)["detail"]]
+    get "/slow"
+    assert_equal 504, last_response.status
   end
 
   def test_bad_declarations_fail_where_they_are_made
