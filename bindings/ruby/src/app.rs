@@ -390,19 +390,37 @@ impl NativeApp {
         let called = handlers
             .entry::<Proc>(call.route.data.index as isize)
             .and_then(|handler| to_ruby::request(ruby, &self.types, &mut call.request).and_then(|request| handler.call::<_, magnus::Value>((request,))));
-        // A streamed body is opened while the result is converted and started once answered.
+        let shapes = |status: i64| call.route.response_shape(status);
+        self.answer_called(ruby, answers, call.reply, called, call.route.status, &shapes, &call.route.label)
+    }
+
+    /// Sends what a block returned (or raised) as the answer to `reply`: a plain result with
+    /// `status` and the route's `shapes`, an explicit response, a streamed body (opened while
+    /// the result is converted, started once answered); an error that must stop the thread
+    /// running handlers is returned after the answer has gone.
+    #[allow(clippy::too_many_arguments)]
+    fn answer_called(
+        &self,
+        ruby: &Ruby,
+        answers: &Arc<dyn Answers>,
+        reply: ferrule_core::bridge::Reply,
+        called: Result<magnus::Value, Error>,
+        status: StatusCode,
+        shapes: &response::Shapes<'_>,
+        label: &str,
+    ) -> Result<(), Error> {
         let opened = std::cell::RefCell::new(None);
         let open = |body: magnus::Value, events: bool| {
-            let (stream, out) = self.streams.open(answers.clone(), events, self.host.logs(), &call.route.label);
+            let (stream, out) = self.streams.open(answers.clone(), events, self.host.logs(), label);
             *opened.borrow_mut() = Some((body, out));
             stream
         };
         let (outcome, propagate) = match called {
-            Ok(value) => (response::from_result(ruby, &self.types, value, call.route.status, &|status| call.route.response_shape(status), &open), None),
-            Err(error) => response::from_error(ruby, &self.types, &self.host.logs(), &call.route.label, error),
+            Ok(value) => (response::from_result(ruby, &self.types, value, status, shapes, &open), None),
+            Err(error) => response::from_error(ruby, &self.types, &self.host.logs(), label, error),
         };
         let start = outcome.is_ok();
-        answers.inbox().answer(call.reply, outcome);
+        answers.inbox().answer(reply, outcome);
         if let Some((body, out)) = opened.into_inner() {
             if start {
                 let streaming: magnus::RModule = ruby.class_object().const_get::<_, magnus::RModule>("Ferrule")?.const_get("Streaming")?;
@@ -462,31 +480,8 @@ impl NativeApp {
         let index = route.as_ref().map_or(ruby.qnil().as_value(), |r| ruby.integer_from_i64(r.data.index as i64).as_value());
         let called = to_ruby::request(ruby, &self.types, &mut request)
             .and_then(|request| runner.call::<_, magnus::Value>((number, index, request, refusal)));
-        let opened = std::cell::RefCell::new(None);
-        let open = |body: magnus::Value, events: bool| {
-            let (stream, out) = self.streams.open(answers.clone(), events, self.host.logs(), &label);
-            *opened.borrow_mut() = Some((body, out));
-            stream
-        };
         let shapes = |status: i64| route.as_ref().map_or(ferrule_core::shape::Shape::any(), |route| route.response_shape(status));
-        let (outcome, propagate) = match called {
-            Ok(value) => (response::from_result(ruby, &self.types, value, status, &shapes, &open), None),
-            Err(error) => response::from_error(ruby, &self.types, &self.host.logs(), &label, error),
-        };
-        let start = outcome.is_ok();
-        answers.inbox().answer(reply, outcome);
-        if let Some((body, out)) = opened.into_inner() {
-            if start {
-                let streaming: magnus::RModule = ruby.class_object().const_get::<_, magnus::RModule>("Ferrule")?.const_get("Streaming")?;
-                streaming.funcall::<_, _, magnus::Value>("start", (out, body))?;
-            } else if body.respond_to("close", false).unwrap_or(false) {
-                let _ = body.funcall::<_, _, magnus::Value>("close", ());
-            }
-        }
-        match propagate {
-            Some(error) => Err(error),
-            None => Ok(()),
-        }
+        self.answer_called(ruby, answers, reply, called, status, &shapes, &label)
     }
 }
 
