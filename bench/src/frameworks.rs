@@ -1,6 +1,7 @@
 //! The frameworks under test: how to start each one's server, and which version it is.
 //!
-//! Ferrule (Rust) and plain axum are served by this binary itself (`serve`); every other
+//! Ferrule (Rust), plain axum and the ceiling (bare hyper, one fixed answer: `ceiling`) are
+//! served by this binary itself (`serve`); every other
 //! framework runs a source generated from the workloads (see `generate`), started with the
 //! interpreter and package paths the wrapper script hands over in the environment:
 //!
@@ -37,6 +38,8 @@ pub struct Priced {
 pub const ALL: &[Framework] = &[
     Framework { name: "ferrule-rust", language: "rust", ferrule: true, packages: &[], priced: None },
     Framework { name: "axum", language: "rust", ferrule: false, packages: &[], priced: None },
+    // Not a peer: what oha can drive through hyper + tokio on this machine (crate::ceiling).
+    Framework { name: "ceiling", language: "rust", ferrule: false, packages: &[], priced: None },
     Framework { name: "ferrule-python-sync", language: "python", ferrule: true, packages: &["ferrule"], priced: None },
     Framework { name: "ferrule-python-async", language: "python", ferrule: true, packages: &["ferrule", "uvloop"], priced: None },
     Framework { name: "fastapi", language: "python", ferrule: false, packages: &["fastapi", "uvicorn", "pydantic", "httptools", "uvloop"], priced: None },
@@ -77,6 +80,9 @@ pub const STREAMING: &[&str] = &[
     "ferrule-ruby",
     "rack",
 ];
+
+/// The framework every other's requests/s is reported as a fraction of.
+pub const CEILING: &str = "ceiling";
 
 pub fn find(name: &str) -> Result<&'static Framework, String> {
     ALL.iter().find(|f| f.name == name).ok_or_else(|| {
@@ -161,6 +167,9 @@ impl Framework {
 
     /// `name version` of every package the framework runs on.
     pub fn versions(&self) -> Vec<String> {
+        if self.name == CEILING {
+            return vec!["hyper 1 and hyper-util 0.1 as Cargo.lock pins them for the core".to_owned()];
+        }
         if self.language == "rust" {
             return vec![format!("ferrule-core {}", env!("CARGO_PKG_VERSION"))];
         }
@@ -213,7 +222,7 @@ impl Framework {
     }
 
     /// Whether this framework serves the workload (the axum baseline serves only JSON and the
-    /// stream routes; the stream routes are served by the frameworks of [`STREAMING`]; a priced
+    /// stream routes; the ceiling every HTTP workload, no stream; the stream routes are served by the frameworks of [`STREAMING`]; a priced
     /// feature's server only the workloads that price it).
     pub fn serves(&self, workload: &str) -> bool {
         if self.priced.is_some() {
@@ -223,5 +232,18 @@ impl Framework {
             return STREAMING.contains(&self.name);
         }
         self.name != "axum" || crate::serve::AXUM_WORKLOADS.contains(&workload)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ceiling_serves_every_http_workload_and_no_stream() {
+        let ceiling = find(CEILING).expect("in the matrix by default");
+        assert!(["path-int", "json-large", "multipart-small", "mixed"].iter().all(|w| ceiling.serves(w)));
+        assert!(crate::stream::ALL.iter().all(|w| !ceiling.serves(w.name)));
+        assert!(!ceiling.ferrule, "its requests are no one's to fail");
     }
 }

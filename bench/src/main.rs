@@ -1,5 +1,6 @@
 //! `ferrule-bench`: runs the benchmark workloads against Ferrule and its peers.
 
+mod ceiling;
 mod frameworks;
 mod fuzz;
 mod generate;
@@ -27,7 +28,7 @@ commands:
   frameworks                         list the frameworks and their versions
   doctor                             check that every tool the harness needs is present
   generate <framework> --out FILE    write the generated server source of a framework
-  serve <framework> --port N         run a built-in server (ferrule-rust, axum)
+  serve <framework> --port N         run a built-in server (ferrule-rust, axum, ceiling)
   run --framework F --workload W     measure one framework × workload, print JSON
   matrix --out DIR                   measure every framework × workload, write results and report
   report <results.json> --out DIR    render report.md and report.html from a results file

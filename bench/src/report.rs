@@ -2,6 +2,7 @@
 //! Ferrule's Python/Rust cost ratio beside the reference framework's published ratios, and
 //! Ferrule (Python) against each Python peer.
 
+use crate::frameworks::CEILING;
 use crate::runner::RunResult;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write;
@@ -116,6 +117,12 @@ fn ratio_rows(set: &ResultSet, reference: &Reference) -> Vec<RatioRow> {
         })
         .filter(|row| row.sync.is_some() || row.asynchronous.is_some())
         .collect()
+}
+
+/// `rps` as a fraction of the ceiling's requests/s on the same workload (both medians of their
+/// rounds); none when the ceiling was not measured there or answered nothing.
+fn of_ceiling(rps: f64, ceiling: Option<&Cell>) -> Option<f64> {
+    ceiling.filter(|c| c.rps > 0.0).map(|c| rps / c.rps)
 }
 
 fn fmt_ratio(x: Option<f64>) -> String {
@@ -271,14 +278,23 @@ pub fn markdown(set: &ResultSet, reference: &Reference) -> String {
     features_section(&mut out, set);
 
     let _ = writeln!(out, "## All results\n");
-    let _ = writeln!(out, "| workload | framework | req/s | p50 ms | p99 ms | CPU-µs/req | failed | req bytes | resp bytes | startup ms | peak RSS MB | runs |");
-    let _ = writeln!(out, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    if set.results.iter().any(|r| r.framework == CEILING) {
+        let _ = writeln!(
+            out,
+            "**of ceiling** = the framework's req/s ÷ the ceiling's on the same workload in this run. The ceiling is bare hyper on the same tokio runtime as the Rust servers, answering every request, whatever its path, with one fixed {}-byte JSON body after reading the request body: what oha can drive on this machine through the same core stack. It is no peer; it shows how much of the machine's reach each framework keeps.\n",
+            crate::ceiling::BODY.len()
+        );
+    }
+    let _ = writeln!(out, "| workload | framework | req/s | of ceiling | p50 ms | p99 ms | CPU-µs/req | failed | req bytes | resp bytes | startup ms | peak RSS MB | runs |");
+    let _ = writeln!(out, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for w in workloads(set) {
+        let ceiling = cell(set, CEILING, &w);
         for f in frameworks(set) {
             if let Some(c) = cell(set, &f, &w) {
+                let share = of_ceiling(c.rps, ceiling.as_ref()).map(|x| format!("{:.0}%", x * 100.0)).unwrap_or_else(|| "–".into());
                 let _ = writeln!(
                     out,
-                    "| {w} | {f} | {:.0} | {:.2} | {:.2} | {:.1} | {} | {} | {} | {:.0} | {:.1} | {} |",
+                    "| {w} | {f} | {:.0} | {share} | {:.2} | {:.2} | {:.1} | {} | {} | {} | {:.0} | {:.1} | {} |",
                     c.rps, c.p50, c.p99, c.cpu_us, c.failed, c.request_bytes, c.response_bytes, c.startup_ms, c.peak_rss_mb, c.runs
                 );
             }
@@ -455,6 +471,37 @@ mod tests {
         assert!(md.contains("robyn (all workloads): did not start"));
         let page = html(&set, &reference);
         assert!(page.contains("<svg") && page.contains("reference 24.67x") && page.contains("<table>"));
+    }
+
+    #[test]
+    fn each_framework_is_shown_as_a_share_of_the_ceiling_on_its_workload() {
+        let set = ResultSet {
+            metadata: serde_json::json!({}),
+            results: vec![
+                result("ceiling", "path-int", 80000.0, 10.0),
+                result("ferrule-rust", "path-int", 60000.0, 14.0),
+                result("ceiling", "json-large", 10000.0, 90.0),
+                result("ferrule-rust", "json-large", 2500.0, 400.0),
+                result("axum", "json-small", 50000.0, 15.0),
+            ],
+            errors: Vec::new(),
+        };
+        let md = markdown(&set, &Reference::default());
+        assert!(md.contains("| path-int | ferrule-rust | 60000 | 75% |"), "{md}");
+        assert!(md.contains("| path-int | ceiling | 80000 | 100% |"), "{md}");
+        assert!(md.contains("| json-large | ferrule-rust | 2500 | 25% |"), "{md}");
+        // No ceiling measured on that workload: no share to show.
+        assert!(md.contains("| json-small | axum | 50000 | – |"), "{md}");
+        assert!(md.contains("what oha can drive on this machine through the same core stack"));
+        assert!(html(&set, &Reference::default()).contains("<th>of ceiling</th>"));
+    }
+
+    #[test]
+    fn no_share_of_a_ceiling_that_answered_nothing() {
+        let cell = |rps: f64| cell(&ResultSet { metadata: serde_json::json!({}), results: vec![result("ceiling", "w", rps, 1.0)], errors: Vec::new() }, "ceiling", "w");
+        assert_eq!(of_ceiling(500.0, cell(1000.0).as_ref()), Some(0.5));
+        assert_eq!(of_ceiling(500.0, cell(0.0).as_ref()), None);
+        assert_eq!(of_ceiling(500.0, None), None);
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! The Rust servers under test: Ferrule's Rust API and plain axum doing the same work.
+//! The Rust servers under test: Ferrule's Rust API and plain axum doing the same work, and
+//! the ceiling (`crate::ceiling`) on the same runtime.
 
 use crate::workload::Workload;
 use ferrule_core::{App, Body, RequestData, Response};
@@ -223,7 +224,11 @@ pub fn serve(framework: &str, port: u16, workloads: &[Workload]) -> Result<(), S
                     .await
                     .map_err(|e| e.to_string())
             }
-            other => Err(format!("unknown framework `{other}` (known: ferrule-rust, axum)")),
+            "ceiling" => {
+                let listener = tokio::net::TcpListener::bind(&addr).await.map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+                crate::ceiling::serve(listener, ferrule_core::shutdown_signal()).await
+            }
+            other => Err(format!("unknown framework `{other}` (known: ferrule-rust, axum, ceiling)")),
         }
     })
 }
