@@ -43,7 +43,7 @@ fn chosen_frameworks(args: &Args) -> Result<Vec<&'static Framework>, String> {
     }
 }
 
-fn metadata(args: &Args, options: &RunOptions, frameworks: &[&Framework]) -> serde_json::Value {
+pub fn metadata(args: &Args, options: &RunOptions, frameworks: &[&Framework]) -> serde_json::Value {
     let git = std::process::Command::new("git").args(["rev-parse", "HEAD"]).output().ok().filter(|o| o.status.success());
     let commit = std::env::var("FERRULE_COMMIT").ok().or_else(|| git.map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned()));
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
@@ -79,101 +79,38 @@ fn turn_order<T: Copy>(frameworks: &[T], turn: u64) -> Vec<T> {
     }
 }
 
+/// What one measurement covers: the frameworks, the HTTP workloads (with their bodies) and the
+/// stream workloads, how many rounds, and which framework × workload pairs to measure.
+pub struct Plan<'a> {
+    pub frameworks: Vec<&'static Framework>,
+    pub workloads: Vec<Workload>,
+    pub bodies: Vec<Vec<u8>>,
+    pub streams: Vec<&'static StreamWorkload>,
+    pub repeat: u64,
+    /// The matrix measures whatever a framework serves; `check` only what its budgets need.
+    pub wants: &'a dyn Fn(&Framework, &str) -> bool,
+}
+
+/// Every run of a plan, and what could not be measured.
+pub struct Measured {
+    pub results: Vec<RunResult>,
+    pub errors: Vec<RunError>,
+}
+
 pub fn run(args: &Args, fixtures: &Path, options: RunOptions) -> Result<(), String> {
     let out = PathBuf::from(args.get("out").ok_or("matrix needs --out DIR")?);
-    let repeat = crate::repeats(args)?;
     let workloads = chosen_workloads(args, fixtures)?;
-    let streams = chosen_streams(args)?;
-    let frameworks = chosen_frameworks(args)?;
-    let bodies: Vec<Vec<u8>> = workloads.iter().map(|w| w.body(fixtures)).collect::<Result<_, _>>()?;
-    let served = |f: &Framework| workloads.iter().filter(|w| f.serves(&w.name)).count() + streams.iter().filter(|s| f.serves(s.name)).count();
-    let runs: usize = frameworks.iter().map(|f| served(f)).sum::<usize>() * repeat as usize;
-    let per_run = options.duration + options.warmup + Duration::from_millis(150);
-    let metadata = metadata(args, &options, &frameworks);
+    let plan = Plan {
+        frameworks: chosen_frameworks(args)?,
+        bodies: workloads.iter().map(|w| w.body(fixtures)).collect::<Result<_, _>>()?,
+        workloads,
+        streams: chosen_streams(args)?,
+        repeat: crate::repeats(args)?,
+        wants: &|f: &Framework, w: &str| f.serves(w),
+    };
+    let metadata = metadata(args, &options, &plan.frameworks);
     let started = Instant::now();
-    let mut results: Vec<RunResult> = Vec::new();
-    let mut errors: Vec<RunError> = Vec::new();
-    let mut done = 0usize;
-    // Repeats are rounds over the whole matrix, not runs back to back: this machine's speed
-    // drifts over minutes, and back-to-back repeats would catch a framework in one phase of it.
-    let mut unstartable: Vec<&str> = Vec::new();
-    for round in 1..=repeat {
-        // All of the round's servers run at once: an idle one only waits on its socket, and
-        // each is charged the CPU of its own process tree.
-        let mut servers: Vec<(&Framework, Server)> = Vec::new();
-        for framework in &frameworks {
-            if unstartable.contains(&framework.name) {
-                continue;
-            }
-            match framework.command(fixtures).and_then(|c| Server::start(framework.name, &c, &options)) {
-                Ok(server) => {
-                    eprintln!("{} started in {:.0} ms (round {round} of {repeat})", framework.name, server.startup_ms());
-                    servers.push((framework, server));
-                }
-                Err(error) => {
-                    eprintln!("  {}: {error}", framework.name);
-                    errors.push(RunError { framework: framework.name.into(), workload: None, error });
-                    unstartable.push(framework.name);
-                    done += served(framework) * (repeat - round + 1) as usize;
-                }
-            }
-        }
-        let indices: Vec<usize> = (0..servers.len()).collect();
-        for (position, (w, body)) in workloads.iter().zip(&bodies).enumerate() {
-            for index in turn_order(&indices, round + position as u64) {
-                let (framework, server) = &mut servers[index];
-                if !framework.serves(&w.name) {
-                    continue;
-                }
-                done += 1;
-                let left = per_run * (runs - done + 1) as u32;
-                eprint!(
-                    "[{done}/{runs}] {:<21} × {:<22} {}m{:02}s left … ",
-                    framework.name,
-                    w.name,
-                    left.as_secs() / 60,
-                    left.as_secs() % 60
-                );
-                match server.measure(w, body, &options) {
-                    Ok(r) => {
-                        eprintln!(
-                            "{:>8.0} req/s  p99 {:>6.2} ms  {:>6.1} CPU-µs/req  {} failed",
-                            r.requests_per_sec, r.latency_p99_ms, r.server_cpu_us_per_request, r.failed_requests
-                        );
-                        results.push(r);
-                    }
-                    Err(error) => {
-                        eprintln!("error: {error}");
-                        errors.push(RunError { framework: framework.name.into(), workload: Some(w.name.clone()), error });
-                    }
-                }
-            }
-        }
-        for (position, w) in streams.iter().enumerate() {
-            for index in turn_order(&indices, round + (workloads.len() + position) as u64) {
-                let (framework, server) = &mut servers[index];
-                if !framework.serves(w.name) {
-                    continue;
-                }
-                done += 1;
-                let left = per_run * (runs - done + 1) as u32;
-                eprint!("[{done}/{runs}] {:<21} × {:<22} {}m{:02}s left … ", framework.name, w.name, left.as_secs() / 60, left.as_secs() % 60);
-                match server.measure_stream(w, &options) {
-                    Ok(r) => {
-                        eprintln!(
-                            "{:>8.0} msg/s  p99 {:>6.2} ms  {:>6.1} CPU-µs/msg  {} failed",
-                            r.requests_per_sec, r.latency_p99_ms, r.server_cpu_us_per_request, r.failed_requests
-                        );
-                        results.push(r);
-                    }
-                    Err(error) => {
-                        eprintln!("error: {error}");
-                        errors.push(RunError { framework: framework.name.into(), workload: Some(w.name.to_owned()), error });
-                    }
-                }
-            }
-        }
-    }
+    let Measured { results, errors } = measure(&plan, fixtures, &options);
     let set = ResultSet { metadata, results, errors };
     std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
     let json = serde_json::to_string_pretty(&set).map_err(|e| e.to_string())?;
@@ -192,6 +129,100 @@ pub fn run(args: &Args, fixtures: &Path, options: RunOptions) -> Result<(), Stri
         }
     }
     Ok(())
+}
+
+/// Measures a plan round by round, with progress on the terminal. Each result carries its
+/// round, so ratios can be taken between runs of the same round.
+pub fn measure(plan: &Plan, fixtures: &Path, options: &RunOptions) -> Measured {
+    let Plan { frameworks, workloads, bodies, streams, repeat, wants } = plan;
+    let repeat = *repeat;
+    let served = |f: &Framework| workloads.iter().filter(|w| wants(f, &w.name)).count() + streams.iter().filter(|s| wants(f, s.name)).count();
+    let runs: usize = frameworks.iter().map(|f| served(f)).sum::<usize>() * repeat as usize;
+    let per_run = options.duration + options.warmup + Duration::from_millis(150);
+    let mut results: Vec<RunResult> = Vec::new();
+    let mut errors: Vec<RunError> = Vec::new();
+    let mut done = 0usize;
+    // Repeats are rounds over the whole matrix, not runs back to back: this machine's speed
+    // drifts over minutes, and back-to-back repeats would catch a framework in one phase of it.
+    let mut unstartable: Vec<&str> = Vec::new();
+    for round in 1..=repeat {
+        // All of the round's servers run at once: an idle one only waits on its socket, and
+        // each is charged the CPU of its own process tree.
+        let mut servers: Vec<(&Framework, Server)> = Vec::new();
+        for framework in frameworks {
+            if unstartable.contains(&framework.name) {
+                continue;
+            }
+            match framework.command(fixtures).and_then(|c| Server::start(framework.name, &c, options)) {
+                Ok(server) => {
+                    eprintln!("{} started in {:.0} ms (round {round} of {repeat})", framework.name, server.startup_ms());
+                    servers.push((framework, server));
+                }
+                Err(error) => {
+                    eprintln!("  {}: {error}", framework.name);
+                    errors.push(RunError { framework: framework.name.into(), workload: None, error });
+                    unstartable.push(framework.name);
+                    done += served(framework) * (repeat - round + 1) as usize;
+                }
+            }
+        }
+        let indices: Vec<usize> = (0..servers.len()).collect();
+        for (position, (w, body)) in workloads.iter().zip(bodies).enumerate() {
+            for index in turn_order(&indices, round + position as u64) {
+                let (framework, server) = &mut servers[index];
+                if !wants(framework, &w.name) {
+                    continue;
+                }
+                done += 1;
+                let left = per_run * (runs - done + 1) as u32;
+                eprint!(
+                    "[{done}/{runs}] {:<21} × {:<22} {}m{:02}s left … ",
+                    framework.name,
+                    w.name,
+                    left.as_secs() / 60,
+                    left.as_secs() % 60
+                );
+                match server.measure(w, body, options) {
+                    Ok(r) => {
+                        eprintln!(
+                            "{:>8.0} req/s  p99 {:>6.2} ms  {:>6.1} CPU-µs/req  {} failed",
+                            r.requests_per_sec, r.latency_p99_ms, r.server_cpu_us_per_request, r.failed_requests
+                        );
+                        results.push(RunResult { round, ..r });
+                    }
+                    Err(error) => {
+                        eprintln!("error: {error}");
+                        errors.push(RunError { framework: framework.name.into(), workload: Some(w.name.clone()), error });
+                    }
+                }
+            }
+        }
+        for (position, w) in streams.iter().enumerate() {
+            for index in turn_order(&indices, round + (workloads.len() + position) as u64) {
+                let (framework, server) = &mut servers[index];
+                if !wants(framework, w.name) {
+                    continue;
+                }
+                done += 1;
+                let left = per_run * (runs - done + 1) as u32;
+                eprint!("[{done}/{runs}] {:<21} × {:<22} {}m{:02}s left … ", framework.name, w.name, left.as_secs() / 60, left.as_secs() % 60);
+                match server.measure_stream(w, options) {
+                    Ok(r) => {
+                        eprintln!(
+                            "{:>8.0} msg/s  p99 {:>6.2} ms  {:>6.1} CPU-µs/msg  {} failed",
+                            r.requests_per_sec, r.latency_p99_ms, r.server_cpu_us_per_request, r.failed_requests
+                        );
+                        results.push(RunResult { round, ..r });
+                    }
+                    Err(error) => {
+                        eprintln!("error: {error}");
+                        errors.push(RunError { framework: framework.name.into(), workload: Some(w.name.to_owned()), error });
+                    }
+                }
+            }
+        }
+    }
+    Measured { results, errors }
 }
 
 #[cfg(test)]

@@ -450,6 +450,7 @@ mod tests {
             request_body_bytes: 86,
             response_body_bytes: 100,
             status_codes: Default::default(),
+            round: 0,
         }
     }
 

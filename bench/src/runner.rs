@@ -49,6 +49,10 @@ pub struct RunResult {
     pub request_body_bytes: usize,
     pub response_body_bytes: u64,
     pub status_codes: std::collections::BTreeMap<String, u64>,
+    /// Which round of a repeated run this is, 1-based (set by `matrix::measure`; 0 for a single
+    /// `run` and in results written before rounds were recorded).
+    #[serde(default)]
+    pub round: u64,
 }
 
 pub fn free_port() -> Result<u16, String> {
@@ -167,6 +171,7 @@ impl Server {
             request_body_bytes: body.len(),
             response_body_bytes: report["summary"]["sizePerRequest"].as_u64().unwrap_or(0),
             status_codes: summary.status_codes,
+            round: 0,
         })
     }
 }
@@ -205,6 +210,7 @@ impl Server {
             request_body_bytes: workload.kind.message_bytes(),
             response_body_bytes: if report.messages > 0 { report.bytes_received / report.messages } else { 0 },
             status_codes: Default::default(),
+            round: 0,
         })
     }
 }
