@@ -1,6 +1,7 @@
 //! `ferrule-bench`: runs the benchmark workloads against Ferrule and its peers.
 
 mod ceiling;
+mod check;
 mod frameworks;
 mod fuzz;
 mod generate;
@@ -32,6 +33,8 @@ commands:
   run --framework F --workload W     measure one framework × workload, print JSON
   matrix --out DIR                   measure every framework × workload, write results and report
   report <results.json> --out DIR    render report.md and report.html from a results file
+  check [--budgets FILE] [--out DIR] measure what the budgets need (3 rounds unless --repeat),
+                                     print each budget's verdict; exit 1 when one is missed
   compare <a.json> <b.json>          compare repeated runs (Welch's t-test, Cohen's d)
   stream-client <workload> --port N --duration SECS
                                      the stream load client (WebSocket echo, SSE): run one
@@ -62,6 +65,7 @@ options:
   --corpus DIR          fuzz: where each target's grown corpus and the execution totals live
                         (default: DIR/corpus of --out)
   --jobs N              fuzz: targets run at a time (default 2)
+  --budgets FILE        check: the budgets (default: $FERRULE_BENCH_BUDGETS, else bench/budgets.json)
   --strict              exit 1 if Ferrule fails a request, any framework cannot be measured, or a
                         probe fails";
 
@@ -172,6 +176,7 @@ fn dispatch(args: &Args) -> Result<(), String> {
             Ok(())
         }
         "matrix" => matrix::run(args, &fixtures, run_options(args)?),
+        "check" => check::run(args, &fixtures, run_options(args)?),
         "probe" => probe::run(args, &fixtures, run_options(args)?),
         "fuzz" => fuzz::run(args, &fixtures),
         "report" => {
