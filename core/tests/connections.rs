@@ -213,6 +213,32 @@ fn a_broken_http2_preface_or_request_line_is_closed_unanswered() {
 }
 
 #[test]
+fn a_head_longer_than_the_first_read_is_served_whole() {
+    // The protocol is told from the first 1 KiB; the rest of a longer head, and a second
+    // request sent with it, are hyper's to read.
+    let running = serve(config());
+    let mut stream = connect(running.server.local_addr());
+    let padding = "p".repeat(3000);
+    let requests = format!("GET /health HTTP/1.1\r\nhost: a\r\nx-padding: {padding}\r\n\r\nGET /health HTTP/1.1\r\nhost: a\r\nconnection: close\r\n\r\n");
+    stream.write_all(requests.as_bytes()).unwrap();
+    let answer = read_to_close(&mut stream);
+    assert_eq!(answer.matches("HTTP/1.1 200 OK\r\n").count(), 2, "{answer}");
+}
+
+#[test]
+fn endless_empty_lines_before_a_request_line_close_the_connection() {
+    // Empty lines before a request line are skipped, but a client that sends nothing else is
+    // not buffered until the head deadline (here far away).
+    let running = serve(AppConfig { header_read_timeout_ms: 10_000, ..config() });
+    let mut stream = connect(running.server.local_addr());
+    let started = Instant::now();
+    let _ = stream.write_all("\r\n".repeat(8 * 1024).as_bytes());
+    assert_eq!(read_to_close(&mut stream), "");
+    assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+    assert_eq!(get(running.server.local_addr(), "\r\n\r\nGET /health HTTP/1.1\r\nhost: a\r\n\r\n"), "HTTP/1.1 200 OK");
+}
+
+#[test]
 fn a_client_that_stops_reading_has_its_connection_closed_after_the_send_timeout() {
     let running = serve(config());
     // A small receive window, so the server's writes soon have to wait for this client.

@@ -98,12 +98,25 @@ impl GuardedIo {
 
     /// Reads the first bytes (under the header deadline) and decides the protocol; the bytes
     /// are kept for hyper.
+    ///
+    /// Memory: this runs in every connection's task, which is as large as its largest await
+    /// point. Reading into a 4 KiB scratch array here made every task 4 KiB bigger for the
+    /// connection's whole life, and the kept bytes held a 4 KiB buffer until it closed (see
+    /// `poll_read`). Reading straight into a small buffer that is let go once hyper has it:
+    /// 10,000 connections to the Rust server, RSS per connection that has sent nothing
+    /// 9.8 → 5.5 KiB, per idle keep-alive connection after one request 23.4 → 22.1 KiB. Most
+    /// of the rest is hyper's own (bare hyper on the same runtime: 18.8 KiB): its read buffer
+    /// and its header buffer, 8 KiB each, which it lets no one make smaller.
     pub async fn sniff(&mut self) -> io::Result<Protocol> {
         use tokio::io::AsyncReadExt;
-        let mut first = Vec::with_capacity(4096);
+        // Most request heads arrive whole in it; a longer one is told apart by its start and
+        // hyper reads the rest.
+        let mut first = Vec::with_capacity(SNIFF_BYTES);
         loop {
-            let mut chunk = [0u8; 4096];
-            let n = match self.read(&mut chunk).await {
+            if first.len() == first.capacity() {
+                first.reserve(SNIFF_BYTES);
+            }
+            let n = match self.read_buf(&mut first).await {
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::TimedOut => return Ok(Protocol::Gone),
                 Err(e) => return Err(e),
@@ -111,8 +124,8 @@ impl GuardedIo {
             if n == 0 {
                 return Ok(if first.is_empty() { Protocol::Gone } else { Protocol::Neither });
             }
-            first.extend_from_slice(&chunk[..n]);
-            if let Some(protocol) = classify(&first) {
+            let protocol = classify(&first).or_else(|| (first.len() >= MAX_LEADING_EMPTY_LINE_BYTES).then_some(Protocol::Neither));
+            if let Some(protocol) = protocol {
                 self.http1 = protocol != Protocol::Http2;
                 self.replay = bytes::Bytes::from(first);
                 return Ok(protocol);
@@ -186,6 +199,13 @@ impl GuardedIo {
 }
 
 /// Decides the protocol from the bytes read so far; `None` while undecided.
+/// The first read's buffer: a request head from curl or oha fits in it several times over.
+const SNIFF_BYTES: usize = 1024;
+
+/// Empty lines before a request line are skipped (RFC 9112 §2.2), but not forever: a client
+/// sending nothing else would otherwise grow the buffer above until the head deadline.
+const MAX_LEADING_EMPTY_LINE_BYTES: usize = 8 * 1024;
+
 fn classify(first: &[u8]) -> Option<Protocol> {
     let compared = first.len().min(PREFACE.len());
     if first[..compared] == PREFACE[..compared] {
@@ -229,7 +249,13 @@ impl AsyncRead for GuardedIo {
         let this = &mut *self;
         if !this.replay.is_empty() {
             let n = this.replay.len().min(buf.remaining());
-            buf.put_slice(&this.replay.split_to(n));
+            buf.put_slice(&this.replay[..n]);
+            if n == this.replay.len() {
+                // An emptied `Bytes` still holds its whole buffer: let it go, not at the close.
+                this.replay = bytes::Bytes::new();
+            } else {
+                bytes::Buf::advance(&mut this.replay, n);
+            }
             return Poll::Ready(Ok(()));
         }
         let before = buf.filled().len();
