@@ -198,7 +198,6 @@ impl GuardedIo {
     }
 }
 
-/// Decides the protocol from the bytes read so far; `None` while undecided.
 /// The first read's buffer: a request head from curl or oha fits in it several times over.
 const SNIFF_BYTES: usize = 1024;
 
@@ -206,6 +205,7 @@ const SNIFF_BYTES: usize = 1024;
 /// sending nothing else would otherwise grow the buffer above until the head deadline.
 const MAX_LEADING_EMPTY_LINE_BYTES: usize = 8 * 1024;
 
+/// Decides the protocol from the bytes read so far; `None` while undecided.
 fn classify(first: &[u8]) -> Option<Protocol> {
     let compared = first.len().min(PREFACE.len());
     if first[..compared] == PREFACE[..compared] {
