@@ -10,6 +10,8 @@ require "tmpdir"
 require_relative "support"
 
 class ReloadTest < Minitest::Test
+  include Support
+
   def source(port, version)
     <<~RUBY
       require "ferrule"
@@ -17,13 +19,6 @@ class ReloadTest < Minitest::Test
       app.get("/version") { "#{version}" }
       app.run(port: #{port})
     RUBY
-  end
-
-  def free_port
-    server = TCPServer.new("127.0.0.1", 0)
-    server.addr[1]
-  ensure
-    server&.close
   end
 
   def answer(port)

@@ -4,12 +4,21 @@
 # HTTP client (Net::HTTP).
 require "json"
 require "net/http"
+require "socket"
 require "ferrule"
 
 module Support
   # +fields+: every header's values as an Array (repeated headers such as set-cookie).
   Reply = Struct.new(:status, :headers, :body, :fields) do
     def json = JSON.parse(body)
+  end
+
+  # A port nothing listens on now, for a server started in another process.
+  def free_port
+    server = TCPServer.new("127.0.0.1", 0)
+    server.addr[1]
+  ensure
+    server&.close
   end
 
   def serving(app, threads: 2)

@@ -10,13 +10,6 @@ require_relative "support"
 class WorkersTest < Minitest::Test
   include Support
 
-  def free_port
-    server = TCPServer.new("127.0.0.1", 0)
-    server.addr[1]
-  ensure
-    server&.close
-  end
-
   def start(workers)
     port = free_port
     # Its own process group, so a failing test can clean up the workers too.
