@@ -65,7 +65,8 @@ options:
   --corpus DIR          fuzz: where each target's grown corpus and the execution totals live
                         (default: DIR/corpus of --out)
   --jobs N              fuzz: targets run at a time (default 2)
-  --budgets FILE        check: the budgets (default: $FERRULE_BENCH_BUDGETS, else bench/budgets.json)
+  --budgets FILE        check: the budgets; report, matrix: the budgets the report judges (default:
+                        $FERRULE_BENCH_BUDGETS, else bench/budgets.json)
   --strict              exit 1 if Ferrule fails a request, any framework cannot be measured, or a
                         probe fails";
 
@@ -183,7 +184,8 @@ fn dispatch(args: &Args) -> Result<(), String> {
             let input = args.positional.get(1).ok_or("report needs a results file")?;
             let out = PathBuf::from(args.get("out").ok_or("report needs --out DIR")?);
             let set: report::ResultSet = read_json(Path::new(input))?;
-            report::write(&set, &fixtures, &out)
+            let budgets = args.get("budgets").map(PathBuf::from).unwrap_or_else(check::budgets::default_path);
+            report::write(&set, &fixtures, &budgets, &out)
         }
         "compare" => compare(args),
         "stream-client" => {

@@ -115,7 +115,8 @@ pub fn run(args: &Args, fixtures: &Path, options: RunOptions) -> Result<(), Stri
     std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
     let json = serde_json::to_string_pretty(&set).map_err(|e| e.to_string())?;
     std::fs::write(out.join("results.json"), json).map_err(|e| e.to_string())?;
-    report::write(&set, fixtures, &out)?;
+    let budgets = args.get("budgets").map(PathBuf::from).unwrap_or_else(crate::check::budgets::default_path);
+    report::write(&set, fixtures, &budgets, &out)?;
     eprintln!("wrote {0}/results.json, {0}/report.md and {0}/report.html in {1:.0} s", out.display(), started.elapsed().as_secs_f64());
     if args.flag("strict") {
         let ferrule_failures: u64 = set

@@ -61,7 +61,7 @@ pub fn run(args: &Args, fixtures: &Path, options: RunOptions) -> Result<(), Stri
     metadata["repeat"] = repeat.into();
     let Measured { results, errors } = matrix::measure(&plan, fixtures, &options);
 
-    let judged: Vec<(&Row, Judgement, u64)> = rows.iter().map(|row| (row, judge::judge(row.bound, &rounds(&results, row)), failures(&results, row))).collect();
+    let judged = judge_rows(&rows, &results);
     let table = table(&judged);
     println!("{table}");
     if let Some(out) = args.get("out").map(PathBuf::from) {
@@ -70,7 +70,7 @@ pub fn run(args: &Args, fixtures: &Path, options: RunOptions) -> Result<(), Stri
         let json = serde_json::to_string_pretty(&set).map_err(|e| e.to_string())?;
         std::fs::write(out.join("results.json"), json).map_err(|e| e.to_string())?;
         std::fs::write(out.join("budgets.md"), &table).map_err(|e| e.to_string())?;
-        report::write(&set, fixtures, &out)?;
+        report::write(&set, fixtures, &path, &out)?;
         eprintln!("wrote {0}/budgets.md, {0}/results.json, {0}/report.md and {0}/report.html", out.display());
     }
     let count = |v: Verdict| judged.iter().filter(|(_, j, _)| j.verdict == v).count();
@@ -79,6 +79,12 @@ pub fn run(args: &Args, fixtures: &Path, options: RunOptions) -> Result<(), Stri
         return Err(format!("{missed} of {} budget rows missed, {unmeasured} not measured ({})", judged.len(), path.display()));
     }
     Ok(())
+}
+
+/// Each row judged on the results' rounds, with the requests either side failed; the report
+/// judges a result set's budgets with this too.
+pub fn judge_rows<'r>(rows: &'r [Row], results: &[RunResult]) -> Vec<(&'r Row, Judgement, u64)> {
+    rows.iter().map(|row| (row, judge::judge(row.bound, &rounds(results, row)), failures(results, row))).collect()
 }
 
 /// The (numerator, denominator) values of each round that measured both, in round order.
