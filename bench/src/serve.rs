@@ -3,7 +3,7 @@
 
 use crate::workload::Workload;
 use ferrule_core::{App, Body, RequestData, Response};
-use serde_json::{Map, Value as Json};
+use serde_json::Value as Json;
 use std::sync::Arc;
 
 /// Ferrule with the Rust API: each workload's route, answered with what the handler received.
@@ -98,23 +98,33 @@ fn add_fault_routes(app: &mut App) {
     }
 }
 
-fn echo(request: RequestData) -> Json {
-    let mut out = Map::new();
-    for (key, params) in [("path", &request.path_params), ("query", &request.query)] {
-        if !params.is_empty() {
-            out.insert(key.into(), serde_json::to_value(params).unwrap_or_default());
-        }
-    }
-    match request.body {
-        Body::None => {}
-        Body::Json(json) => {
-            out.insert("body".into(), json);
-        }
-        other => {
-            out.insert("body".into(), other.to_json());
-        }
-    }
-    Json::Object(out)
+/// What a Rust handler of the workloads answers: the typed inputs it received. A JSON body is
+/// written straight from the core's document, as a handler returning it would be.
+#[derive(serde::Serialize)]
+struct Echo {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    body: Option<EchoBody>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    path: Option<Json>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    query: Option<Json>,
+}
+
+#[derive(serde::Serialize)]
+#[serde(untagged)]
+enum EchoBody {
+    Document(ferrule_core::document::Document),
+    Other(Json),
+}
+
+fn echo(request: RequestData) -> Echo {
+    let params = |params: &ferrule_core::Params| (!params.is_empty()).then(|| serde_json::to_value(params).unwrap_or_default());
+    let body = match request.body {
+        Body::None => None,
+        Body::Json(document) => Some(EchoBody::Document(document)),
+        other => Some(EchoBody::Other(other.to_json())),
+    };
+    Echo { body, path: params(&request.path_params), query: params(&request.query) }
 }
 
 /// Plain axum, no Ferrule: typed extraction with serde where axum users would use it. Only the

@@ -13,6 +13,7 @@ mod app;
 mod body;
 pub mod bridge;
 pub mod docs;
+pub mod document;
 mod handler;
 pub mod host;
 mod key_cache;

@@ -9,7 +9,8 @@ use serde::de::DeserializeOwned;
 #[derive(Debug, Clone, PartialEq)]
 pub enum Body {
     None,
-    Json(serde_json::Value),
+    /// A JSON body, parsed once by the core's engine ([`crate::document`]).
+    Json(crate::document::Document),
     /// Url-encoded or multipart fields, coerced by the body schema (files as [`Value::File`]).
     Form(Params),
     Bytes(Bytes),
@@ -24,7 +25,7 @@ impl Body {
     pub fn to_json(&self) -> serde_json::Value {
         match self {
             Body::None => serde_json::Value::Null,
-            Body::Json(json) => json.clone(),
+            Body::Json(json) => json.to_tree(),
             Body::Form(fields) => serde_json::to_value(fields).unwrap_or_default(),
             Body::Bytes(bytes) => serde_json::Value::String(String::from_utf8_lossy(bytes).into_owned()),
             Body::Text(text) => serde_json::Value::String(text.clone()),
@@ -137,7 +138,8 @@ impl RequestData {
     /// The validated body as a Rust type.
     pub fn body_as<T: DeserializeOwned>(&self) -> Result<T, ExtractError> {
         match &self.body {
-            Body::Json(json) => T::deserialize(json).map_err(|e| ExtractError(e.to_string())),
+            // Through the tree: a typed Rust extractor is the one reader that wants serde's data model.
+            Body::Json(json) => T::deserialize(json.to_tree()).map_err(|e| ExtractError(e.to_string())),
             other => from_json(Ok(other.to_json())),
         }
     }

@@ -2,6 +2,8 @@
 //! pydantic-style issue types.
 
 use crate::problem::{Issue, LocSegment};
+use crate::document::schema::Tape;
+use crate::document::Document;
 use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::{Draft, Validator};
 use serde_json::{json, Value as Json};
@@ -18,9 +20,16 @@ impl std::fmt::Display for SchemaError {
     }
 }
 
+fn invalid(error: jsonschema::ValidationError<'_>) -> SchemaError {
+    SchemaError { message: format!("invalid JSON Schema: {error}") }
+}
+
 /// A compiled schema; cheap to share across requests.
 pub struct CompiledSchema {
     validator: Validator,
+    /// The same schema for a parsed body, validated in place (`document::schema`); compiled
+    /// only for the schemas of JSON bodies ([`CompiledSchema::compile_for_documents`]).
+    document_validator: Option<Validator<Tape>>,
 }
 
 impl std::fmt::Debug for CompiledSchema {
@@ -31,12 +40,29 @@ impl std::fmt::Debug for CompiledSchema {
 
 impl CompiledSchema {
     pub fn compile(schema: &Json) -> Result<Self, SchemaError> {
-        jsonschema::options()
-            .with_draft(Draft::Draft202012)
-            .should_validate_formats(true)
-            .build(schema)
-            .map(|validator| CompiledSchema { validator })
-            .map_err(|e| SchemaError { message: format!("invalid JSON Schema: {e}") })
+        let validator = jsonschema::options().with_draft(Draft::Draft202012).should_validate_formats(true).build(schema).map_err(invalid)?;
+        Ok(CompiledSchema { validator, document_validator: None })
+    }
+
+    /// For a JSON body's schema: compiled for its documents as well as for trees.
+    pub fn compile_for_documents(schema: &Json) -> Result<Self, SchemaError> {
+        let mut compiled = Self::compile(schema)?;
+        compiled.document_validator =
+            Some(jsonschema::options_for::<Tape>().with_draft(Draft::Draft202012).should_validate_formats(true).build(schema).map_err(invalid)?);
+        Ok(compiled)
+    }
+
+    /// Every failure of a parsed body, as [`CompiledSchema::issues`] reports them. A valid body
+    /// is judged in place; only a failing one is turned into a tree, to locate its issues.
+    pub fn document_issues(&self, document: &Document, loc_prefix: &[LocSegment]) -> Vec<Issue> {
+        match &self.document_validator {
+            Some(validator) if validator.is_valid(document.root()) => return Vec::new(),
+            Some(_) => {}
+            // Compiled for trees only: judged as a tree (correct, at a tree's cost).
+            None if self.validator.is_valid(&document.to_tree()) => return Vec::new(),
+            None => {}
+        }
+        self.issues(&document.to_tree(), loc_prefix)
     }
 
     pub fn is_valid(&self, instance: &Json) -> bool {
@@ -271,6 +297,19 @@ mod tests {
             .into_iter()
             .map(|i| (i.kind, serde_json::to_value(&i.loc).unwrap()))
             .collect()
+    }
+
+    #[test]
+    fn a_document_gets_the_issues_its_tree_would() {
+        let schema = json!({"type": "object", "required": ["id"], "properties": {"id": {"type": "integer"}, "tags": {"type": "array", "items": {"type": "string"}}}});
+        let prefix = ["body".into()];
+        for compiled in [CompiledSchema::compile_for_documents(&schema).unwrap(), CompiledSchema::compile(&schema).unwrap()] {
+            for instance in [json!({"id": 1, "tags": ["a"]}), json!({"tags": ["a", 3]}), json!({"id": "x"}), json!([1])] {
+                let as_tree = serde_json::to_value(compiled.issues(&instance, &prefix)).unwrap();
+                let as_document = serde_json::to_value(compiled.document_issues(&Document::from_tree(&instance), &prefix)).unwrap();
+                assert_eq!(as_document, as_tree, "{instance}");
+            }
+        }
     }
 
     #[test]

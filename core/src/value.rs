@@ -22,8 +22,9 @@ pub enum Value {
     DateTime(DateTimeValue),
     File(UploadedFile),
     Array(Vec<Value>),
-    /// Structured data that came from JSON (a JSON body, or an object-valued default).
-    Json(serde_json::Value),
+    /// Structured data that came from JSON (a `deepObject` parameter, an object-valued default),
+    /// in the core's one JSON representation, so a binding has one converter for it and bodies.
+    Json(crate::document::Document),
 }
 
 /// A date-time with or without a UTC offset, as clients send both.

@@ -9,6 +9,7 @@
 
 use crate::raw::{Env, Result, Value};
 use crate::shapes;
+use ferrule_core::document::{Document, Items, Members, NodeRef, View};
 use ferrule_core::{Body, KeyCache, Params, RequestData, Value as Typed};
 
 /// How many values [`context_parts`] gives for each request.
@@ -97,48 +98,44 @@ fn uuid_buffer() -> [u8; 36] {
     [0; 36]
 }
 
-pub fn json(env: Env, json: &serde_json::Value) -> Result<Value> {
-    json_with_keys(env, json, &mut KeyCache::new())
+pub fn json(env: Env, json: &Document) -> Result<Value> {
+    json_with_keys(env, json.root(), &mut KeyCache::new())
 }
 
-fn json_with_keys<'j>(env: Env, json: &'j serde_json::Value, keys: &mut KeyCache<'j, Value>) -> Result<Value> {
-    use serde_json::Value as J;
-    match json {
-        J::Null => env.null(),
-        J::Bool(b) => env.boolean(*b),
-        J::Number(n) => match (n.as_i64(), n.as_u64()) {
-            (Some(i), _) => env.integer(i),
-            (None, Some(u)) => env.unsigned(u),
-            _ => env.number(n.as_f64().unwrap_or(f64::NAN)),
-        },
-        J::String(s) => env.string(s),
-        J::Array(items) => array(env, items, keys),
-        J::Object(map) => {
-            let values = map.values().map(|item| json_with_keys(env, item, keys)).collect::<Result<Vec<_>>>()?;
-            object(env, map, &values, keys)
+/// JavaScript values built by one walk of the core's document.
+fn json_with_keys<'j>(env: Env, json: NodeRef<'j>, keys: &mut KeyCache<'j, Value>) -> Result<Value> {
+    match json.view() {
+        View::Null => env.null(),
+        View::Bool(b) => env.boolean(b),
+        View::Int(i) => env.integer(i),
+        View::UInt(u) => env.unsigned(u),
+        View::Float(f) => env.number(f),
+        View::Str(s) => env.string(s),
+        View::Array(items) => array(env, items, keys),
+        View::Object(members) => {
+            let values = members.map(|(_, item)| json_with_keys(env, item, keys)).collect::<Result<Vec<_>>>()?;
+            object(env, members, &values, keys)
         }
     }
 }
 
-type JsonMap = serde_json::Map<String, serde_json::Value>;
-
-fn object<'j>(env: Env, map: &'j JsonMap, values: &[Value], keys: &mut KeyCache<'j, Value>) -> Result<Value> {
-    shapes::object_or_defined(env, map.keys().map(String::as_str), values, |key| keys.get_or_insert_with(key, |k| env.string(k)))
+fn object<'j>(env: Env, members: Members<'j>, values: &[Value], keys: &mut KeyCache<'j, Value>) -> Result<Value> {
+    shapes::object_or_defined(env, members.keys(), values, |key| keys.get_or_insert_with(key, |k| env.string(k)))
 }
 
 /// An array; a run of objects with the same keys at its start (an array of records, most of
 /// a large body) is made by one call. Keys are checked while the values are made, in one walk
 /// of each object: a separate check first cost a second walk of every record.
-fn array<'j>(env: Env, items: &'j [serde_json::Value], keys: &mut KeyCache<'j, Value>) -> Result<Value> {
-    let first = items.first().and_then(serde_json::Value::as_object).filter(|map| !map.is_empty() && items.len() > 1);
+fn array<'j>(env: Env, items: Items<'j>, keys: &mut KeyCache<'j, Value>) -> Result<Value> {
+    let first = items.clone().next().and_then(NodeRef::as_object).filter(|members| members.len() > 0 && items.len() > 1);
     let mut values = Vec::new();
     let mut records = 0;
     if let Some(first) = first {
         values.reserve(items.len() * first.len());
         'items: for item in items {
-            let Some(map) = item.as_object().filter(|map| map.len() == first.len()) else { break };
+            let Some(members) = item.as_object().filter(|members| members.len() == first.len()) else { break };
             let mark = values.len();
-            for ((key, value), expected) in map.iter().zip(first.keys()) {
+            for ((key, value), expected) in members.zip(first.keys()) {
                 if key != expected {
                     // Its values made so far are left to the garbage collector: at most one object's.
                     values.truncate(mark);
@@ -150,17 +147,17 @@ fn array<'j>(env: Env, items: &'j [serde_json::Value], keys: &mut KeyCache<'j, V
         }
     }
     if let Some(first) = first.filter(|_| records == items.len()) {
-        if let Some(array) = shapes::records(env, first.keys().map(String::as_str), records, &values)? {
+        if let Some(array) = shapes::records(env, first.keys(), records, &values)? {
             return Ok(array);
         }
     }
     let mut elements = Vec::with_capacity(items.len());
     if let Some(first) = first {
-        for (item, values) in items.iter().zip(values.chunks(first.len())).take(records) {
+        for (item, values) in items.zip(values.chunks(first.len())).take(records) {
             elements.push(object(env, item.as_object().expect("counted as a record"), values, keys)?);
         }
     }
-    for item in &items[records..] {
+    for item in items.skip(records) {
         elements.push(json_with_keys(env, item, keys)?);
     }
     shapes::array(env, &elements)

@@ -390,7 +390,7 @@ impl PendingCall {
             let problem = &rejection.problem;
             if problem.status == 422 && !problem.errors.is_empty() {
                 let errors = serde_json::to_value(&problem.errors).map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))?;
-                let errors = to_python::json(py, &errors)?;
+                let errors = to_python::json(py, &ferrule_core::document::Document::from_tree(&errors))?;
                 let raw_body = lock(&self.state).request.as_ref().map(|r| r.raw_body.clone());
                 let body = match (self.request_object.get(py), raw_body) {
                     (Some(object), _) => PyBytes::new(py, &object.get().data().raw_body).into_any(),

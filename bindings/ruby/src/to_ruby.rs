@@ -9,6 +9,7 @@
 use crate::raw_parts::RawParts;
 use crate::types::Types;
 use chrono::{Datelike, Timelike};
+use ferrule_core::document::{Document, NodeRef, View};
 use ferrule_core::{Body, DateTimeValue, KeyCache, Params, RequestData, Value as Typed};
 use magnus::{prelude::*, Error, RHash, RString, Ruby, Value};
 
@@ -109,36 +110,33 @@ fn typed(ruby: &Ruby, types: &Types, value: &Typed) -> Result<Value, Error> {
     })
 }
 
-pub fn json(ruby: &Ruby, json: &serde_json::Value) -> Result<Value, Error> {
-    json_with_keys(ruby, json, &mut KeyCache::new())
+pub fn json(ruby: &Ruby, json: &Document) -> Result<Value, Error> {
+    json_with_keys(ruby, json.root(), &mut KeyCache::new())
 }
 
 /// Hash keys are frozen, deduplicated strings made once per distinct key: `Hash#[]=` would
 /// otherwise copy and freeze every string key it is given. The cache lives on the Rust heap,
 /// where Ruby's GC does not look; a cached key stays alive because it is already a key of a
 /// Hash in the tree being built, whose root is held on this thread's stack.
-fn json_with_keys<'j>(ruby: &Ruby, json: &'j serde_json::Value, keys: &mut KeyCache<'j, RString>) -> Result<Value, Error> {
-    use serde_json::Value as J;
-    Ok(match json {
-        J::Null => ruby.qnil().as_value(),
-        J::Bool(true) => ruby.qtrue().as_value(),
-        J::Bool(false) => ruby.qfalse().as_value(),
-        J::Number(n) => match (n.as_i64(), n.as_u64()) {
-            (Some(i), _) => ruby.integer_from_i64(i).as_value(),
-            (None, Some(u)) => ruby.integer_from_u64(u).as_value(),
-            _ => ruby.float_from_f64(n.as_f64().unwrap_or(f64::NAN)).as_value(),
-        },
-        J::String(s) => ruby.str_new(s).as_value(),
-        J::Array(items) => {
+fn json_with_keys<'j>(ruby: &Ruby, json: NodeRef<'j>, keys: &mut KeyCache<'j, RString>) -> Result<Value, Error> {
+    Ok(match json.view() {
+        View::Null => ruby.qnil().as_value(),
+        View::Bool(true) => ruby.qtrue().as_value(),
+        View::Bool(false) => ruby.qfalse().as_value(),
+        View::Int(i) => ruby.integer_from_i64(i).as_value(),
+        View::UInt(u) => ruby.integer_from_u64(u).as_value(),
+        View::Float(f) => ruby.float_from_f64(f).as_value(),
+        View::Str(s) => ruby.str_new(s).as_value(),
+        View::Array(items) => {
             let array = ruby.ary_new_capa(items.len());
             for item in items {
                 array.push(json_with_keys(ruby, item, keys)?)?;
             }
             array.as_value()
         }
-        J::Object(map) => {
+        View::Object(members) => {
             let hash = ruby.hash_new();
-            for (key, item) in map {
+            for (key, item) in members {
                 let key = keys.get_or_insert_with(key, |k| Ok::<_, Error>(ruby.str_new(k).to_interned_str()))?;
                 hash.aset(key, json_with_keys(ruby, item, keys)?)?;
             }

@@ -4,7 +4,8 @@
 //! holds its declared default. Ferrule hands handlers plain JSON in every language; filling the
 //! defaults here, once, keeps that promise without each binding re-walking the schema.
 
-use serde_json::{Map, Value as Json};
+use crate::document::{Builder as Tape, Document, NodeRef, View};
+use serde_json::Value as Json;
 use std::collections::HashMap;
 
 /// Where defaults live in a schema, found once when the route is compiled. Nodes sit in an
@@ -17,8 +18,9 @@ pub struct Defaults {
 
 #[derive(Debug, Default)]
 struct Node {
-    /// Object properties: name, its own default, and the node for its value.
-    properties: Vec<(String, Option<Json>, Option<usize>)>,
+    /// Object properties: name, its own default (ready to insert into a body), and the node for
+    /// its value.
+    properties: Vec<(String, Option<Document>, Option<usize>)>,
     /// The node for every array item.
     items: Option<usize>,
 }
@@ -64,7 +66,7 @@ impl<'a> Builder<'a> {
         if let Some(props) = schema.get("properties").and_then(Json::as_object) {
             for (name, prop) in props {
                 let inner = self.node(prop);
-                let default = prop.get("default").cloned();
+                let default = prop.get("default").map(Document::from_tree);
                 if default.is_some() || inner.is_some() {
                     node.properties.push((name.clone(), default, inner));
                 }
@@ -92,36 +94,68 @@ impl Defaults {
     }
 
     /// Inserts every missing property that has a default; present values (even `null`) stay.
-    pub fn apply(&self, value: &mut Json) {
-        if let Some(root) = self.root {
-            self.apply_node(root, value);
+    /// A filled object lists the members that were sent, in their order, then the defaults, by
+    /// name (the compiled schema's order: serde_json keeps an object's keys sorted).
+    ///
+    /// A document is a tape, so filling writes a new one. It is first read for whether any
+    /// default is missing at all: a body that sent every property costs one read-only walk.
+    pub fn apply(&self, document: &mut Document) {
+        let Some(root) = self.root else { return };
+        if !self.wanted(root, document.root()) {
+            return;
         }
+        let mut out = Tape::with_capacity(0);
+        self.fill(root, document.root(), &mut out);
+        *document = out.finish();
     }
 
-    fn apply_node(&self, id: usize, value: &mut Json) {
+    /// Whether a default is missing in `value` or below it.
+    fn wanted(&self, id: usize, value: NodeRef<'_>) -> bool {
         let node = &self.nodes[id];
-        match value {
-            Json::Object(map) => self.apply_to_object(node, map),
-            Json::Array(items) => {
-                if let Some(inner) = node.items {
-                    items.iter_mut().for_each(|item| self.apply_node(inner, item));
-                }
-            }
-            _ => {}
+        match value.view() {
+            View::Object(_) => node.properties.iter().any(|(name, default, inner)| match (value.get(name), inner) {
+                (Some(present), Some(inner)) => self.wanted(*inner, present),
+                (Some(_), None) => false,
+                (None, _) => default.is_some(),
+            }),
+            View::Array(mut items) => node.items.is_some_and(|inner| items.any(|item| self.wanted(inner, item))),
+            _ => false,
         }
     }
 
-    fn apply_to_object(&self, node: &Node, map: &mut Map<String, Json>) {
-        for (name, default, inner) in &node.properties {
-            match (map.get_mut(name), inner) {
-                (Some(present), Some(inner)) => self.apply_node(*inner, present),
-                (Some(_), None) => {}
-                (None, _) => {
-                    if let Some(default) = default {
-                        map.insert(name.clone(), default.clone());
+    /// Writes `value` with its defaults filled in.
+    fn fill(&self, id: usize, value: NodeRef<'_>, out: &mut Tape) {
+        let node = &self.nodes[id];
+        match value.view() {
+            View::Object(members) => {
+                let mut open = out.open_object();
+                for (key, member) in members {
+                    out.str(key);
+                    match node.properties.iter().find(|(name, ..)| name == key).and_then(|(_, _, inner)| *inner) {
+                        Some(inner) => self.fill(inner, member, out),
+                        None => out.copy(member),
+                    }
+                    out.counted(&mut open);
+                }
+                for (name, default, _) in &node.properties {
+                    if let (Some(default), None) = (default, value.get(name)) {
+                        out.str(name);
+                        out.copy(default.root());
+                        out.counted(&mut open);
                     }
                 }
+                out.close(open);
             }
+            View::Array(items) if node.items.is_some() => {
+                let inner = node.items.unwrap_or(id);
+                let mut open = out.open_array();
+                for item in items {
+                    self.fill(inner, item, out);
+                    out.counted(&mut open);
+                }
+                out.close(open);
+            }
+            _ => out.copy(value),
         }
     }
 }
@@ -131,9 +165,10 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn filled(schema: Json, mut value: Json) -> Json {
-        Defaults::compile(&schema).apply(&mut value);
-        value
+    fn filled(schema: Json, value: Json) -> Json {
+        let mut document = Document::from_tree(&value);
+        Defaults::compile(&schema).apply(&mut document);
+        document.to_tree()
     }
 
     #[test]
@@ -162,6 +197,28 @@ mod tests {
             "label": {"default": "x"}}}}});
         let value = filled(schema, json!({"children": [{"children": [{}]}]}));
         assert_eq!(value, json!({"label": "x", "children": [{"label": "x", "children": [{"label": "x"}]}]}));
+    }
+
+    fn keys(document: &Document) -> Vec<&str> {
+        document.root().as_object().unwrap().keys().collect()
+    }
+
+    #[test]
+    fn a_complete_body_is_left_as_it_was_sent() {
+        let schema = json!({"type": "object", "properties": {"qty": {"default": 1}, "inner": {"type": "object", "properties": {"x": {"default": 0}}}}});
+        let mut document = super::super::json::parse(br#"{"zed": 1, "qty": 2, "inner": {"x": 5, "a": 1}}"#, 127).unwrap();
+        let sent = document.clone();
+        Defaults::compile(&schema).apply(&mut document);
+        assert_eq!(document, sent);
+        assert_eq!(keys(&document), ["zed", "qty", "inner"]);
+    }
+
+    #[test]
+    fn sent_members_keep_their_order_and_defaults_follow_by_name() {
+        let schema = json!({"type": "object", "properties": {"d": {"default": 2}, "b": {"default": 1}, "a": {}}});
+        let mut document = super::super::json::parse(br#"{"e": 0, "a": 0, "c": 0}"#, 127).unwrap();
+        Defaults::compile(&schema).apply(&mut document);
+        assert_eq!(keys(&document), ["e", "a", "c", "b", "d"]);
     }
 
     #[test]

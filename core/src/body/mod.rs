@@ -63,7 +63,7 @@ impl BodyReader {
     pub fn compile(spec: &BodySpec, limit: usize, inputs: InputLimits) -> Result<Self, SchemaError> {
         let (schema, fields) = match (spec.kind, &spec.schema) {
             (BodyKind::Json, Some(schema)) if crate::params::has_constraints(schema) || schema.get("type").is_some() => {
-                (Some(CompiledSchema::compile(schema)?), None)
+                (Some(CompiledSchema::compile_for_documents(schema)?), None)
             }
             (BodyKind::Form | BodyKind::Multipart, Some(schema)) => {
                 (None, Some(ParamSet::compile("body", &form_fields(schema))?.empty_as_missing()))
@@ -117,7 +117,7 @@ impl BodyReader {
         Ok(match self.kind {
             BodyKind::Json => match json::parse(&bytes, self.max_json_depth) {
                 Ok(mut value) => {
-                    let found = self.schema.as_ref().map(|s| s.issues(&value, &["body".into()])).unwrap_or_default();
+                    let found = self.schema.as_ref().map(|s| s.document_issues(&value, &["body".into()])).unwrap_or_default();
                     // Defaults are not user input: filled in only once the input itself is valid.
                     if let (true, Some(defaults)) = (found.is_empty(), &self.defaults) {
                         defaults.apply(&mut value);

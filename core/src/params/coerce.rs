@@ -104,7 +104,7 @@ pub fn typed_default(kind: ScalarKind, default: &Json) -> Value {
         (_, Json::Bool(b)) => Value::Bool(*b),
         (_, Json::String(s)) => coerce(kind, s, &[]).unwrap_or_else(|_| Value::Str(s.clone())),
         (kind, Json::Array(items)) => Value::Array(items.iter().map(|i| typed_default(kind, i)).collect()),
-        (_, other) => Value::Json(other.clone()),
+        (_, other) => Value::Json(crate::document::Document::from_tree(other)),
     }
 }
 

@@ -158,7 +158,7 @@ impl ParamSet {
                         if let Some(instance) = instance.as_mut() {
                             instance.insert(param.name.to_string(), object.clone());
                         }
-                        Value::Json(object)
+                        Value::Json(crate::document::Document::from_tree(&object))
                     }
                     None => param.absent(loc, issues),
                 };

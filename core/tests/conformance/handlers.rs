@@ -78,7 +78,7 @@ pub fn handle(kind: &str, request: RequestData) -> ferrule_core::HandlerFuture {
             "part_headers" => Response::json(&part_headers(&request)),
             "result" => {
                 let body = match &request.body {
-                    ferrule_core::Body::Json(value) => value.clone(),
+                    ferrule_core::Body::Json(value) => value.to_tree(),
                     _ => serde_json::Value::Null,
                 };
                 let response = Response::json(&body)?;

@@ -1,6 +1,7 @@
 //! Request data → Python objects, built directly from the core's typed values.
 
 use crate::request::UploadFile;
+use ferrule_core::document::{Document, NodeRef, View};
 use ferrule_core::{Body, DateTimeValue, KeyCache, Params, Value};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -41,31 +42,29 @@ fn datetime<'py>(py: Python<'py>, dt: &DateTimeValue) -> PyResult<Bound<'py, PyA
     DATETIME.import(py, "datetime", "datetime")?.call_method1(pyo3::intern!(py, "fromisoformat"), (dt.to_iso8601(),))
 }
 
-pub fn json<'py>(py: Python<'py>, json: &serde_json::Value) -> PyResult<Bound<'py, PyAny>> {
-    json_with_keys(py, json, &mut KeyCache::new())
+pub fn json<'py>(py: Python<'py>, json: &Document) -> PyResult<Bound<'py, PyAny>> {
+    json_with_keys(py, json.root(), &mut KeyCache::new())
 }
 
-fn json_with_keys<'j, 'py>(py: Python<'py>, json: &'j serde_json::Value, keys: &mut KeyCache<'j, Bound<'py, PyString>>) -> PyResult<Bound<'py, PyAny>> {
-    use serde_json::Value as J;
-    Ok(match json {
-        J::Null => py.None().into_bound(py),
-        J::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
-        J::Number(n) => match (n.as_i64(), n.as_u64()) {
-            (Some(i), _) => i.into_pyobject(py)?.into_any(),
-            (None, Some(u)) => u.into_pyobject(py)?.into_any(),
-            _ => PyFloat::new(py, n.as_f64().unwrap_or(f64::NAN)).into_any(),
-        },
-        J::String(s) => PyString::new(py, s).into_any(),
-        J::Array(items) => {
+/// Dicts and lists built by one walk of the core's document.
+fn json_with_keys<'j, 'py>(py: Python<'py>, json: NodeRef<'j>, keys: &mut KeyCache<'j, Bound<'py, PyString>>) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match json.view() {
+        View::Null => py.None().into_bound(py),
+        View::Bool(b) => PyBool::new(py, b).to_owned().into_any(),
+        View::Int(i) => i.into_pyobject(py)?.into_any(),
+        View::UInt(u) => u.into_pyobject(py)?.into_any(),
+        View::Float(f) => PyFloat::new(py, f).into_any(),
+        View::Str(s) => PyString::new(py, s).into_any(),
+        View::Array(items) => {
             let list = PyList::empty(py);
             for item in items {
                 list.append(json_with_keys(py, item, keys)?)?;
             }
             list.into_any()
         }
-        J::Object(map) => {
+        View::Object(members) => {
             let dict = PyDict::new(py);
-            for (key, item) in map {
+            for (key, item) in members {
                 let key = keys.get_or_insert_with(key, |k| Ok::<_, PyErr>(PyString::new(py, k)))?;
                 dict.set_item(key, json_with_keys(py, item, keys)?)?;
             }
