@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `bazel run //bench:all [-- harness options]`: the whole matrix (every framework × workload,
 # quick profile unless told otherwise), written to bench/results/<time>/ in the workspace:
-# results.json, report.md, report.html.
+# results.json, report.md, report.html (the report judges bench/budgets.json on the run's rounds).
 # `bazel run //bench:check [-- harness options]` (its first argument after the runfiles paths is
 # `check`): the budgets of bench/budgets.json (or `--budgets FILE`, relative to where bazel was
 # run), written to bench/results/check-<time>/; exits 1 when a budget is missed.
@@ -15,6 +15,8 @@ if commit="$(git -C "$workspace" rev-parse HEAD 2>/dev/null)"; then
   export FERRULE_COMMIT="$commit"
 fi
 "$bench" doctor >/dev/null || { "$bench" doctor; exit 1; }
+# The budgets: what `check` measures, and what the report of either judges on the rounds it has.
+export FERRULE_BENCH_BUDGETS="$PWD/bench/budgets.json"
 if [[ "${1:-}" == check ]]; then
   shift
   # The harness runs in the runfiles tree: a budgets file the caller names is theirs, relative to
@@ -28,7 +30,6 @@ if [[ "${1:-}" == check ]]; then
     fi
   done
   out="$workspace/bench/results/check-$(date -u +%Y%m%d-%H%M%S)"
-  export FERRULE_BENCH_BUDGETS="$PWD/bench/budgets.json"
   "$bench" check --out "$out" ${args[@]+"${args[@]}"}
   exit
 fi

@@ -43,12 +43,19 @@ pub struct Row {
 pub struct Series {
     pub name: String,
     pub color: usize,
+    /// What a missing bar of this series says: "not measured" for a run, "not published" for
+    /// a reference figure.
+    pub missing: &'static str,
 }
 
 impl Series {
+    pub fn new(name: &str, color: usize) -> Series {
+        Series { name: name.to_owned(), color, missing: "not measured" }
+    }
+
     /// Names coloured by their position.
     pub fn numbered(names: &[String]) -> Vec<Series> {
-        names.iter().enumerate().map(|(color, name)| Series { name: name.clone(), color }).collect()
+        names.iter().enumerate().map(|(color, name)| Series::new(name, color)).collect()
     }
 }
 
@@ -222,8 +229,9 @@ impl BarChart {
             for (s, bar) in row.bars.iter().enumerate() {
                 let centre = top - gap / 2.0 - (s as f64 + 0.5) * bar_height;
                 let Some(bar) = bar else {
+                    let missing = self.series.get(s).map_or("not measured", |x| x.missing);
                     chart.draw_series(std::iter::once(
-                        EmptyElement::at((base, centre)) + Text::new("not measured", (4, 0), text.clone().color(&GREY).pos(Pos::new(HPos::Left, VPos::Center))),
+                        EmptyElement::at((base, centre)) + Text::new(missing, (4, 0), text.clone().color(&GREY).pos(Pos::new(HPos::Left, VPos::Center))),
                     ))?;
                     continue;
                 };

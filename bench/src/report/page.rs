@@ -134,7 +134,7 @@ pub fn language_charts(report: &Report, language: &Language) -> Vec<BarChart> {
         charts.push(BarChart {
             title: format!("{}: peer CPU-µs/req ÷ {ours}'s, per workload (> 1× Ferrule ahead)", language.name),
             // Each peer in the colour it has in the requests/s chart beside.
-            series: language.comparisons.iter().map(|c| Series { name: c.peer.clone(), color: language.members.iter().position(|m| *m == c.peer).unwrap_or(0) }).collect(),
+            series: language.comparisons.iter().map(|c| Series::new(&c.peer, language.members.iter().position(|m| *m == c.peer).unwrap_or(0))).collect(),
             rows: first
                 .workloads
                 .iter()
@@ -161,7 +161,11 @@ pub fn language_charts(report: &Report, language: &Language) -> Vec<BarChart> {
             let bar = |x: Option<f64>| x.map(|v| Bar { value: v, range: None, label: format!("{v:.2}×") });
             charts.push(BarChart {
                 title: format!("Python: how much more a request costs in Python than in Rust (lower is better), beside {}'s published Rust ÷ Python req/s", tables::reference_name(report)),
-                series: Series::numbered(&["sync: Python ÷ Rust CPU-µs/req".into(), "async: Python ÷ Rust CPU-µs/req".into(), format!("{}: Rust ÷ Python req/s", tables::reference_name(report))]),
+                series: vec![
+                    Series::new("sync: Python ÷ Rust CPU-µs/req", 0),
+                    Series::new("async: Python ÷ Rust CPU-µs/req", 1),
+                    Series { missing: "not published", ..Series::new(&format!("{}: Rust ÷ Python req/s", tables::reference_name(report)), 2) },
+                ],
                 rows: rows.iter().map(|r| Row { label: r.workload.clone(), bars: vec![bar(r.sync_ratio()), bar(r.async_ratio()), bar(r.reference)] }).collect(),
                 scale: Scale::Ratio,
             });
