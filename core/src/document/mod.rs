@@ -158,7 +158,7 @@ impl<'a> NodeRef<'a> {
     /// The value of member `key`, when this is an object that has it.
     #[inline]
     pub fn get(self, key: &str) -> Option<NodeRef<'a>> {
-        self.as_object()?.find(|(name, _)| *name == key).map(|(_, value)| value)
+        self.as_object()?.value_of(key)
     }
 
     /// Where this node sits in its document: unique among the nodes of one document.
@@ -252,7 +252,27 @@ impl<'a> Members<'a> {
     pub fn keys(self) -> impl Iterator<Item = &'a str> + Clone {
         self.map(|(key, _)| key)
     }
+
+    /// The value of the first member named `key`, from here on. Validation asks this once per
+    /// declared property of every object, so it compares raw key bytes, length first, without
+    /// making a `&str` of each key it passes.
+    #[inline]
+    pub fn value_of(self, key: &str) -> Option<NodeRef<'a>> {
+        let Members { document, mut next, remaining } = self;
+        let text = document.text.as_bytes();
+        for _ in 0..remaining {
+            let value_at = next + 1;
+            if let Node::Str { start, len } = document.node(next) {
+                if len as usize == key.len() && text.get(start as usize..(start + len) as usize) == Some(key.as_bytes()) {
+                    return Some(NodeRef { document, at: value_at });
+                }
+            }
+            next = document.skip(value_at);
+        }
+        None
+    }
 }
+
 
 /// Writes a document's tape, node by node. Containers are opened before their contents and
 /// closed after them; the caller keeps what [`Builder::open`] returned.

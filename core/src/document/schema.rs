@@ -111,7 +111,7 @@ impl<'a> Object<'a, Tape> for Members<'a> {
     }
 
     fn get(&self, key: &String) -> Option<NodeRef<'a>> {
-        { *self }.find(|(name, _)| name == key).map(|(_, value)| value)
+        self.value_of(key)
     }
 
     fn members(&self) -> Members<'a> {
