@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import enum
+import pickle
 import uuid
 from typing import Annotated, Any, Literal, NotRequired, Optional, TypedDict
 
@@ -98,6 +99,19 @@ def make_app() -> App:
     def upload(title: str = Form(), file: UploadFile = File()):
         return {"title": title, "filename": file.filename, "size": file.size, "head": file.read()[:4].hex()}
 
+    @app.get("/uuids/{id:uuid}")
+    def a_uuid(id: uuid.UUID):
+        same = uuid.UUID(str(id))
+        return {
+            "equal": id == same and hash(id) == hash(same),
+            "int": str(id.int),
+            "version": id.version,
+            "is_safe": id.is_safe.name,
+            "round_trip": pickle.loads(pickle.dumps(id)) == same,
+            "repr": repr(id),
+            "read_only": _refuses_writes(id),
+        }
+
     @app.get("/whole/{id:int}")
     def whole(id: int, request: Request):
         return {"id": id, "method": request.method, "agent": request.header("user-agent")}
@@ -119,6 +133,32 @@ def test_hints_type_path_and_query(client):
     response = client.get("/orders/550E8400-E29B-41D4-A716-446655440000", params={"day": "2024-02-29"})
     assert response.status_code == 200, response.text
     assert response.json() == {"order_id": "550e8400-e29b-41d4-a716-446655440000", "is_uuid": True, "day": "2024-02-29", "limit": 10}
+
+
+def _refuses_writes(value: uuid.UUID) -> bool:
+    try:
+        value.int = 0  # type: ignore[misc]
+    except TypeError:
+        return True
+    return False
+
+
+@pytest.mark.parametrize("text", ["550e8400-e29b-41d4-a716-446655440000", "ffffffff-ffff-ffff-ffff-ffffffffffff", "00000000-0000-0000-0000-000000000000"])
+def test_a_uuid_parameter_is_a_whole_uuid(client, text):
+    """The UUID the handler gets is built without `UUID.__init__`: it must be the same object
+    `UUID(text)` is, in every behaviour a handler can see, the upper 64 bits included."""
+    response = client.get(f"/uuids/{text}")
+    assert response.status_code == 200, response.text
+    expected = uuid.UUID(text)
+    assert response.json() == {
+        "equal": True,
+        "int": str(expected.int),
+        "version": expected.version,
+        "is_safe": "unknown",
+        "round_trip": True,
+        "repr": repr(expected),
+        "read_only": True,
+    }
 
 
 def test_hint_type_errors_are_problems_located_in_rust(client):

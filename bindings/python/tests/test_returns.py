@@ -20,6 +20,13 @@ class Level(enum.IntEnum):
     HIGH = 2
 
 
+class TaggedUUID(uuid.UUID):
+    """A subclass that prints itself its own way: sent as its str(), not as a plain UUID."""
+
+    def __str__(self) -> str:
+        return "order-" + self.hex
+
+
 @dataclasses.dataclass
 class Item:
     name: str
@@ -34,6 +41,8 @@ VALUES = {
     "none": None,
     "rich": {
         "uuid": uuid.UUID("12345678-1234-5678-1234-567812345678"),
+        "uuid_high_bits": uuid.UUID("ffffffff-0000-8000-8000-00000000000f"),
+        "uuid_subclass": TaggedUUID("12345678-1234-5678-1234-567812345678"),
         "date": datetime.date(2024, 1, 15),
         "datetime": datetime.datetime(2024, 1, 15, 10, 30, tzinfo=datetime.timezone.utc),
         "decimal": decimal.Decimal("19.99"),
@@ -53,6 +62,8 @@ EXPECTED = {
     "none": None,
     "rich": {
         "uuid": "12345678-1234-5678-1234-567812345678",
+        "uuid_high_bits": "ffffffff-0000-8000-8000-00000000000f",
+        "uuid_subclass": "order-12345678123456781234567812345678",
         "date": "2024-01-15",
         "datetime": "2024-01-15T10:30:00+00:00",
         "decimal": "19.99",

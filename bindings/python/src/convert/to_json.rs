@@ -22,7 +22,6 @@ const MAX_DEPTH: u16 = 256;
 
 static DATE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static TIME: PyOnceLock<Py<PyType>> = PyOnceLock::new();
-static UUID: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static DECIMAL: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static ENUM: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
@@ -147,6 +146,9 @@ impl<F: Fields> Json<'_, '_, F> {
     fn serialize_other<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let obj = self.obj;
         let py = obj.py();
+        if let Some(text) = super::uuid::text_of_exact(obj).map_err(py_err)? {
+            return s.serialize_str(&text);
+        }
         if obj.is_instance(ENUM.import(py, "enum", "Enum").map_err(py_err)?).map_err(py_err)? {
             let value = obj.getattr(pyo3::intern!(py, "value")).map_err(py_err)?;
             return self.child(&value, self.shape).serialize(s);
@@ -179,7 +181,7 @@ impl<F: Fields> Json<'_, '_, F> {
             let text = obj.call_method0(pyo3::intern!(py, "isoformat")).map_err(py_err)?;
             return serialize_str(&text, s);
         }
-        if obj.is_instance(UUID.import(py, "uuid", "UUID").map_err(py_err)?).map_err(py_err)?
+        if obj.is_instance(super::uuid::uuid_type(py).map_err(py_err)?).map_err(py_err)?
             || obj.is_instance(DECIMAL.import(py, "decimal", "Decimal").map_err(py_err)?).map_err(py_err)?
         {
             return serialize_str(&obj.str().map_err(py_err)?.into_any(), s);

@@ -7,7 +7,6 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyBytes, PyDate, PyDict, PyFloat, PyList, PyString, PyType};
 
-static UUID: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static DATETIME: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
 pub fn value<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
@@ -17,8 +16,7 @@ pub fn value<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>>
         Value::Int(i) => i.into_pyobject(py)?.into_any(),
         Value::Float(f) => PyFloat::new(py, *f).into_any(),
         Value::Str(s) => PyString::new(py, s).into_any(),
-        // UUID(hex, bytes, bytes_le, fields, int): the int form skips all text parsing.
-        Value::Uuid(u) => UUID.import(py, "uuid", "UUID")?.call1((py.None(), py.None(), py.None(), py.None(), u.as_u128()))?,
+        Value::Uuid(u) => super::uuid::to_python(py, u.as_u128())?,
         Value::Date(d) => {
             use chrono::Datelike;
             PyDate::new(py, d.year(), d.month() as u8, d.day() as u8)?.into_any()
