@@ -44,7 +44,9 @@ impl TraceContext {
 
     /// The request's context: its `traceparent` header, if it has a valid one.
     pub fn of(headers: &http::HeaderMap) -> Option<TraceContext> {
-        headers.get("traceparent").and_then(|value| TraceContext::parse(value.as_bytes()))
+        // A name made at compile time: a `&str` would be parsed and checked on every lookup.
+        const TRACEPARENT: http::HeaderName = http::HeaderName::from_static("traceparent");
+        headers.get(TRACEPARENT).and_then(|value| TraceContext::parse(value.as_bytes()))
     }
 
     pub fn trace_id_hex(&self) -> String {

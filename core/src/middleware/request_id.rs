@@ -9,6 +9,10 @@ use http::{HeaderValue, Request};
 use std::cell::RefCell;
 use tower_http::request_id::{MakeRequestId, RequestId};
 
+/// The header the ID travels in; a name made at compile time, as a `&str` key would be parsed
+/// and checked on every lookup.
+pub(crate) const X_REQUEST_ID: http::HeaderName = http::HeaderName::from_static("x-request-id");
+
 #[derive(Clone, Copy, Default)]
 pub(crate) struct MakeRandomUuid;
 

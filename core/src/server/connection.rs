@@ -4,6 +4,7 @@ use super::body::{PacedBody, StreamError};
 use super::io::{GuardedIo, Protocol};
 use super::limits::ConnectionLimits;
 use super::registry::{ConnState, Registered, Registry};
+use crate::app::AppService;
 use crate::problem::Problem;
 use futures_util::future::{ready, Either, Ready};
 use hyper::body::Incoming;
@@ -24,9 +25,9 @@ use tokio::sync::oneshot;
 /// wait in the kernel's backlog instead of taking the descriptors the server needs to answer.
 /// When the process runs out of descriptors anyway (`EMFILE`), the loop closes idle
 /// connections and backs off instead of spinning.
-pub(crate) async fn accept_loop(
+pub(crate) async fn accept_loop<A: AppService>(
     listener: TcpListener,
-    router: axum::Router,
+    app: A,
     limits: Arc<ConnectionLimits>,
     registry: Arc<Registry>,
     mut stop: oneshot::Receiver<()>,
@@ -55,7 +56,7 @@ pub(crate) async fn accept_loop(
                 backoff = Duration::from_millis(5);
                 let registered = registry.register();
                 let state = registered.state.clone();
-                let task = tokio::spawn(serve_connection(stream, router.clone(), limits.clone(), registered));
+                let task = tokio::spawn(serve_connection(stream, app.clone(), limits.clone(), registered));
                 let _ = state.task.set(task.abort_handle());
             }
             Err(error) if out_of_resources(&error) => {
@@ -73,7 +74,7 @@ fn out_of_resources(error: &std::io::Error) -> bool {
     matches!(error.raw_os_error(), Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM))
 }
 
-async fn serve_connection(stream: tokio::net::TcpStream, router: axum::Router, limits: Arc<ConnectionLimits>, registered: Registered) {
+async fn serve_connection<A: AppService>(stream: tokio::net::TcpStream, app: A, limits: Arc<ConnectionLimits>, registered: Registered) {
     let state = registered.state.clone();
     let _ = stream.set_nodelay(true);
     let mut io = GuardedIo::new(stream, state.clone(), limits.clone());
@@ -81,7 +82,7 @@ async fn serve_connection(stream: tokio::net::TcpStream, router: axum::Router, l
         protocol = io.sniff() => protocol,
         _ = state.close.notified() => return,
     };
-    let service = ConnService { router, state: state.clone(), limits: limits.clone() };
+    let service = ConnService { app, state: state.clone(), limits: limits.clone() };
     match protocol {
         Ok(Protocol::Http1) => {
             let connection = hyper::server::conn::http1::Builder::new()
@@ -150,19 +151,19 @@ async fn drive<C: Graceful>(connection: C, state: &ConnState) {
     let _ = connection.await;
 }
 
-/// The router, seen from one connection: counts the connection's requests in flight (what
+/// The app, seen from one connection: counts the connection's requests in flight (what
 /// makes it busy or idle) and paces each request body.
 #[derive(Clone)]
-struct ConnService {
-    router: axum::Router,
+struct ConnService<A> {
+    app: A,
     state: Arc<ConnState>,
     limits: Arc<ConnectionLimits>,
 }
 
-impl hyper::service::Service<http::Request<Incoming>> for ConnService {
+impl<A: AppService> hyper::service::Service<http::Request<Incoming>> for ConnService<A> {
     type Response = axum::response::Response;
     type Error = StreamError;
-    type Future = Either<Ready<Result<axum::response::Response, StreamError>>, InFlight<axum::routing::future::RouteFuture<Infallible>>>;
+    type Future = Either<Ready<Result<axum::response::Response, StreamError>>, InFlight<A::Future>>;
 
     fn call(&self, request: http::Request<Incoming>) -> Self::Future {
         if let Some(problem) = host_problem(&request) {
@@ -175,7 +176,7 @@ impl hyper::service::Service<http::Request<Incoming>> for ConnService {
         if !http2 && request.headers().contains_key(http::header::UPGRADE) {
             request.extensions_mut().insert(super::UpgradeSlot::new(self.state.clone()));
         }
-        let future = tower::Service::call(&mut self.router.clone(), request);
+        let future = tower::Service::call(&mut self.app.clone(), request);
         Either::Right(InFlight { future, state: Some(self.state.clone()), http2, sse_keep_alive: self.limits.sse_keep_alive })
     }
 }

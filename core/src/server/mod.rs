@@ -67,14 +67,14 @@ impl std::error::Error for ShutdownError {}
 impl Server {
     pub(crate) fn start(
         listener: tokio::net::TcpListener,
-        router: axum::Router,
+        app: impl crate::app::AppService,
         limits: ConnectionLimits,
         drain: Duration,
     ) -> std::io::Result<Server> {
         let local_addr = listener.local_addr()?;
         let (stop, stopped) = oneshot::channel::<()>();
         let registry = Arc::new(Registry::default());
-        let accepting = tokio::spawn(connection::accept_loop(listener, router, Arc::new(limits), registry.clone(), stopped));
+        let accepting = tokio::spawn(connection::accept_loop(listener, app, Arc::new(limits), registry.clone(), stopped));
         Ok(Server { local_addr, stop, accepting, registry, drain })
     }
 
