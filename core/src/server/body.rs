@@ -4,8 +4,9 @@
 //! too slow). Whoever reads the body — the core's body reader, the lingering drain after an
 //! early answer, a streaming handler — gets [`BodyTimeout`] as the frame's error.
 //!
-//! Cost: a body that arrives with its head (most small requests) is never timed; a timer is
-//! made only when a read has to wait.
+//! Cost: a body that arrives with its head (most small requests) is never timed, not even by a
+//! clock read; the clock is read and a timer made only when a read has to wait. The pace is
+//! counted from the body's first wait, which is when the server starts waiting for it.
 
 use super::limits::ConnectionLimits;
 use bytes::Bytes;
@@ -73,29 +74,61 @@ impl std::error::Error for StreamError {
     }
 }
 
+/// The clock is read only when the body has to wait for the client: the time of a read
+/// matters only to the deadline of the wait after it. A body that arrives with its head (every
+/// small request, and every request without a body) costs no clock read at all, where one at
+/// creation and one per chunk cost two per request (about 20 ns each on this machine's vDSO
+/// clock; json-small-unvalidated is about 10 µs).
 pub(crate) struct PacedBody {
     inner: Incoming,
     limits: Arc<ConnectionLimits>,
-    started: Instant,
-    last_read: Instant,
+    /// When the body first had to wait, and when it last received bytes before a wait; `None`
+    /// until its first wait.
+    times: Option<Times>,
+    /// Bytes arrived since the last wait (`last_read` is due).
+    fresh: bool,
     received: u64,
     timer: Option<Pin<Box<Sleep>>>,
 }
 
+#[derive(Clone, Copy)]
+struct Times {
+    started: Instant,
+    last_read: Instant,
+}
+
 impl PacedBody {
     pub fn new(inner: Incoming, limits: Arc<ConnectionLimits>) -> Self {
-        let now = Instant::now();
-        PacedBody { inner, limits, started: now, last_read: now, received: 0, timer: None }
+        PacedBody { inner, limits, times: None, fresh: false, received: 0, timer: None }
     }
 
-    fn deadline(&self) -> Option<Instant> {
+    /// Notes the time at the start of a wait: the first one starts the clock, and bytes since
+    /// the last one moved the last read to now.
+    fn waiting(&mut self) -> Times {
+        match &mut self.times {
+            Some(times) => {
+                if std::mem::take(&mut self.fresh) {
+                    times.last_read = Instant::now();
+                }
+                *times
+            }
+            None => {
+                let now = Instant::now();
+                self.fresh = false;
+                *self.times.insert(Times { started: now, last_read: now })
+            }
+        }
+    }
+
+    fn deadline(&mut self) -> Option<Instant> {
         let grace = self.limits.body_read?;
-        let pause = self.last_read + grace;
+        let Times { started, last_read } = self.waiting();
+        let pause = last_read + grace;
         if self.limits.min_body_rate == 0 {
             return Some(pause);
         }
         let earned = Duration::from_secs_f64(self.received as f64 / self.limits.min_body_rate as f64);
-        Some(pause.min(self.started + grace + earned))
+        Some(pause.min(started + grace + earned))
     }
 }
 
@@ -109,7 +142,7 @@ impl Body for PacedBody {
             Poll::Ready(Some(Ok(frame))) => {
                 if let Some(data) = frame.data_ref() {
                     this.received += data.len() as u64;
-                    this.last_read = Instant::now();
+                    this.fresh = true;
                 }
                 Poll::Ready(Some(Ok(frame)))
             }

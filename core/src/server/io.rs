@@ -14,7 +14,8 @@
 //! The other direction has a deadline too: a write the socket cannot take (the client stopped
 //! reading and its window is full) may wait `send_timeout_ms`, then the connection is closed.
 //!
-//! Cost: one clock read per socket read and write, and a timer armed once per connection and
+//! Cost: one clock read per socket read and write (a write that arms the keep-alive timer
+//! shares its read), and a timer armed once per connection and
 //! moved only when a deadline becomes *earlier* — a later deadline leaves the timer where it
 //! is, and when it fires early the read re-arms it (so a busy keep-alive connection moves its
 //! timer once per keep-alive period, not once per request).
@@ -161,12 +162,15 @@ impl GuardedIo {
     }
 
     /// `Some` once the deadline of the current wait has passed; otherwise arms the timer.
-    fn poll_deadline(&mut self, cx: &mut Context<'_>) -> Option<Waiting> {
+    /// `now`: the time, when the caller has just read it.
+    fn poll_deadline(&mut self, cx: &mut Context<'_>, mut now: Option<Instant>) -> Option<Waiting> {
         loop {
             let (deadline, waiting) = self.deadline()?;
-            if deadline <= Instant::now() {
+            if deadline <= *now.get_or_insert_with(Instant::now) {
                 return Some(waiting);
             }
+            // A timer that fired is seen by the next round: then the clock is read again.
+            now = None;
             match (&mut self.timer, self.timer_deadline) {
                 (Some(timer), Some(armed)) if armed <= deadline => {
                     if timer.as_mut().poll(cx).is_pending() {
@@ -276,7 +280,7 @@ impl AsyncRead for GuardedIo {
             Poll::Pending if this.http1 && this.state.is_idle() && this.state.closing.load(Ordering::Acquire) => {
                 Poll::Ready(Ok(()))
             }
-            Poll::Pending => match this.poll_deadline(cx) {
+            Poll::Pending => match this.poll_deadline(cx, None) {
                 Some(waiting) => Poll::Ready(Err(this.on_deadline(waiting))),
                 None => Poll::Pending,
             },
@@ -290,10 +294,11 @@ impl GuardedIo {
     /// here — hyper registered its read interest while the request was still in flight, so no
     /// read would arm it.
     fn wrote(&mut self, cx: &mut Context<'_>) {
-        self.last_activity = Instant::now();
+        let now = Instant::now();
+        self.last_activity = now;
         if self.state.is_idle() {
             // Just written, so the deadline is ahead: this only arms (or keeps) the timer.
-            let _ = self.poll_deadline(cx);
+            let _ = self.poll_deadline(cx, Some(now));
         }
     }
 }
