@@ -1,0 +1,118 @@
+"""An `async def` handler runs inside an asyncio task of its own (`ferrule.server.run_handler`,
+started from `src/dispatch.rs`): what a handler can see and do of its task is what any asyncio
+code expects of one."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import pytest
+
+from ferrule import App
+
+from support import request, serving
+
+
+def make_app() -> App:
+    app = App(timeout_ms=5000)
+
+    @app.get("/task")
+    async def task_facts():
+        task = asyncio.current_task()
+        assert task is not None
+        return {"is_task": isinstance(task, asyncio.Task), "running": not task.done()}
+
+    @app.get("/timeout")
+    async def with_timeout():
+        try:
+            async with asyncio.timeout(0.01):
+                await asyncio.sleep(5)
+        except TimeoutError:
+            return {"timed_out": True}
+        return {"timed_out": False}
+
+    @app.get("/many-waits/{n:int}")
+    async def many_waits(n: int):
+        loop = asyncio.get_running_loop()
+        total = 0
+        for i in range(n):
+            future = loop.create_future()
+            loop.call_later(0.001, future.set_result, i)
+            total += await future
+            await asyncio.sleep(0)
+        return {"total": total}
+
+    @app.get("/caught-cancel")
+    async def caught_cancel():
+        # A cancellation is thrown into the handler where it waits; one it catches is over.
+        asyncio.current_task().cancel()
+        try:
+            await asyncio.sleep(1)
+        except asyncio.CancelledError:
+            return {"caught": True}
+        return {"caught": False}
+
+    @app.get("/failed-child")
+    async def failed_child():
+        async def child():
+            await asyncio.sleep(0)
+            raise ValueError("from the child")
+
+        try:
+            await asyncio.create_task(child())
+        except ValueError as error:
+            return {"child": str(error)}
+
+    @app.get("/fails-late")
+    async def fails_late():
+        await asyncio.sleep(0.001)
+        raise RuntimeError("late failure")
+
+    return app
+
+
+@pytest.fixture(scope="module")
+def port():
+    with serving(make_app()) as p:
+        yield p
+
+
+def test_the_handler_runs_inside_its_own_running_task(port):
+    assert request(port, "GET", "/task").json() == {"is_task": True, "running": True}
+
+
+def test_asyncio_timeout_works_inside_a_handler(port):
+    assert request(port, "GET", "/timeout").json() == {"timed_out": True}
+
+
+def test_a_handler_that_waits_many_times_gets_each_result(port):
+    assert request(port, "GET", "/many-waits/20").json() == {"total": sum(range(20))}
+
+
+def test_a_cancellation_the_handler_catches_is_its_own_to_answer(port):
+    assert request(port, "GET", "/caught-cancel").json() == {"caught": True}
+
+
+def test_a_failed_child_task_raises_where_the_handler_awaits_it(port):
+    assert request(port, "GET", "/failed-child").json() == {"child": "from the child"}
+
+
+def test_an_exception_after_a_wait_is_a_500_and_the_server_goes_on(port):
+    reply = request(port, "GET", "/fails-late")
+    assert reply.status == 500 and "late failure" not in reply.text
+    assert request(port, "GET", "/task").status == 200
+
+
+def test_concurrent_handlers_each_get_their_own_answer(port):
+    answers: dict[int, object] = {}
+
+    def ask(n: int) -> None:
+        answers[n] = request(port, "GET", f"/many-waits/{n}").json()
+
+    threads = [threading.Thread(target=ask, args=(n,)) for n in range(1, 9)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert answers == {n: {"total": sum(range(n))} for n in range(1, 9)}
