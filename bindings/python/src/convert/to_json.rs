@@ -147,7 +147,7 @@ impl<F: Fields> Json<'_, '_, F> {
         let obj = self.obj;
         let py = obj.py();
         if let Some(text) = super::uuid::text_of_exact(obj).map_err(py_err)? {
-            return s.serialize_str(&text);
+            return s.serialize_str(std::str::from_utf8(&text).map_err(S::Error::custom)?);
         }
         if obj.is_instance(ENUM.import(py, "enum", "Enum").map_err(py_err)?).map_err(py_err)? {
             let value = obj.getattr(pyo3::intern!(py, "value")).map_err(py_err)?;
