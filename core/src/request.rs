@@ -77,7 +77,7 @@ impl RequestData {
     /// declared.
     pub(crate) fn refused(parts: http::request::Parts, raw_body: Bytes) -> Self {
         RequestData {
-            request_id: parts.headers.get(crate::middleware::X_REQUEST_ID).and_then(|v| v.to_str().ok()).map(str::to_owned),
+            request_id: crate::middleware::request_id_in(&parts.headers),
             method: parts.method,
             path: parts.uri.path().to_owned(),
             path_params: Params::default(),

@@ -181,7 +181,7 @@ impl CompiledRoute {
             headers,
             cookies,
             body,
-            request_id: parts.headers.get(crate::middleware::X_REQUEST_ID).and_then(|v| v.to_str().ok()).map(str::to_owned),
+            request_id: crate::middleware::request_id_in(&parts.headers),
             raw_query: parts.uri.query().unwrap_or("").to_owned(),
             raw_body,
             trace: crate::trace::TraceContext::of(&parts.headers),

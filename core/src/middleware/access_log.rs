@@ -87,7 +87,7 @@ impl Entry {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.parse().ok())
             .or_else(|| response.body().size_hint().exact());
-        let request_id = response.headers().get(super::X_REQUEST_ID).and_then(|v| v.to_str().ok()).map(str::to_owned);
+        let request_id = super::request_id_in(response.headers());
         Entry { status: response.status().as_u16(), bytes, duration_ms: took.as_secs_f64() * 1000.0, request_id }
     }
 

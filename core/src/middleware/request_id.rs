@@ -13,6 +13,11 @@ use tower_http::request_id::{MakeRequestId, RequestId};
 /// and checked on every lookup.
 pub(crate) const X_REQUEST_ID: http::HeaderName = http::HeaderName::from_static("x-request-id");
 
+/// The ID in `headers` (a request's, as the layer set or kept it; a response's), if it is text.
+pub(crate) fn request_id_in(headers: &http::HeaderMap) -> Option<String> {
+    headers.get(X_REQUEST_ID).and_then(|v| v.to_str().ok()).map(str::to_owned)
+}
+
 #[derive(Clone, Copy, Default)]
 pub(crate) struct MakeRandomUuid;
 
