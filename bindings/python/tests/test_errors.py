@@ -5,6 +5,7 @@ keeps serving."""
 from __future__ import annotations
 
 import asyncio
+import datetime
 
 import pytest
 
@@ -20,6 +21,20 @@ SECRET = "SECRET-TOKEN-42"
 
 class Opaque:
     pass
+
+
+class ClearsWhenWritten(datetime.date):
+    """A date whose isoformat() empties the container it is in: the items already read from
+    that container are freed while the response is being written."""
+
+    def __new__(cls, year, month, day, container):
+        date = super().__new__(cls, year, month, day)
+        date.container = container
+        return date
+
+    def isoformat(self):
+        self.container.clear()
+        return "2024-01-15"
 
 
 def make_app() -> App:
@@ -46,6 +61,19 @@ def make_app() -> App:
         d: dict = {}
         d["self"] = d
         return d
+
+    @app.get("/changed-while-written")
+    def changed_while_written():
+        # Writing the date runs Python code that empties the dict being written.
+        answer: dict = {"before": "x", "when": None, "after": "y"}
+        answer["when"] = ClearsWhenWritten(2024, 1, 15, answer)
+        return answer
+
+    @app.get("/shortened-while-written")
+    def shortened_while_written():
+        items: list = ["a", None, "b", "c", {"d": 1}]
+        items[1] = ClearsWhenWritten(2024, 1, 15, items)
+        return items
 
     @app.get("/not-found/{id:int}")
     def not_found(id: int):
@@ -80,7 +108,7 @@ def port():
         yield p
 
 
-@pytest.mark.parametrize("path", ["/raise", "/raise-async", "/unserialisable", "/unserialisable-async", "/nan", "/cycle"])
+@pytest.mark.parametrize("path", ["/raise", "/raise-async", "/unserialisable", "/unserialisable-async", "/nan", "/cycle", "/changed-while-written"])
 def test_failures_are_bare_500_problems(port, path):
     reply = request(port, "GET", path)
     assert reply.status == 500, reply
@@ -120,3 +148,11 @@ def test_many_failures_in_a_row_do_not_wear_the_server_down(port):
 
 def test_async_handlers_run_inside_a_task(port):
     assert request(port, "GET", "/in-task").json() == {"in_task": True}
+
+
+def test_a_list_shortened_while_written_ends_where_it_was_cut(port):
+    # As json.dumps: the items read before the list was emptied, then the end of the list.
+    reply = request(port, "GET", "/shortened-while-written")
+    assert reply.status == 200, reply
+    assert reply.json() == ["a", "2024-01-15"]
+    assert request(port, "GET", "/ok/1").json() == {"n": 1}
