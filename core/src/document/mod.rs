@@ -400,6 +400,12 @@ impl Builder {
         self.document.str_at(span.start, span.len)
     }
 
+    /// The bytes of `text(span)`: comparing keys needs no character boundaries checked.
+    #[inline]
+    pub fn bytes(&self, span: Span) -> &[u8] {
+        self.document.text.as_bytes().get(span.start as usize..(span.start + span.len) as usize).unwrap_or_default()
+    }
+
     /// Copies a value of another document.
     pub fn copy(&mut self, node: NodeRef<'_>) {
         match node.view() {
