@@ -425,9 +425,13 @@ mod tests {
 
     #[test]
     fn the_benchmark_bodies_take_the_fast_path() {
+        // Bazel points FERRULE_FIXTURES_DIR at its runfiles copy of the corpus; cargo runs here.
+        let fixtures = std::env::var_os("FERRULE_FIXTURES_DIR")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures"));
         for name in ["json-small", "json-medium", "json-large"] {
-            let path = format!("{}/../fixtures/benchmarks/payloads/{name}.json", env!("CARGO_MANIFEST_DIR"));
-            let text = std::fs::read_to_string(&path).unwrap();
+            let path = fixtures.join("benchmarks/payloads").join(format!("{name}.json"));
+            let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             assert!(agree(&text, MAX_DEPTH), "{name} was left to the strict parse");
         }
     }
@@ -447,6 +451,11 @@ mod tests {
             "-7",
             r#"{"k0":0,"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k10":10,"k11":11,"k12":12,"k13":13,"k14":14,"k15":15,"k16":16,"k17":17}"#,
             r#"{"a\u0062": 1, "ab\"": 2, "same": {"same": {"same": 3}}}"#,
+            // Sign of zero, and integral floats past 2^63 (the strict parse rescans those).
+            "[-0.0e-3, -0e400, 0e9999, -0e0, 1e19, 10000000000000000000.0, -9223372036854775808.0, 18446744073709551615]",
+            // Rounding edges: subnormal halfway, the normal boundary, f64::MAX, long tails.
+            "[2.4703282292062328e-324, 2.2250738585072011e-308, 1.7976931348623158e308, 18446744073709551616.5]",
+            "[9007199254740993.00000000000000000000000000000001, 0.000000000000000000000012345678901234567890123]",
         ];
         for text in accepted {
             assert!(agree(text, MAX_DEPTH), "{text:?} was left to the strict parse");
@@ -498,6 +507,17 @@ mod tests {
         }
         let many = format!("{{{}, \"k3\": 0}}", (0..40).map(|i| format!("\"k{i}\": {i}")).collect::<Vec<_>>().join(", "));
         assert!(!agree(&many, MAX_DEPTH), "a repeated key past the pairwise limit was accepted");
+    }
+
+    #[test]
+    fn a_long_mantissa_rounds_as_the_strict_parse_does() {
+        // Digits past the 768 that the strict parse's big-decimal path keeps exactly.
+        let mut long = String::from("[1.7976931348623157");
+        long.push_str(&"0".repeat(780));
+        long.push_str("1e308, 0.");
+        long.push_str(&"0".repeat(300));
+        long.push_str("123456789012345678901234567890]");
+        agree(&long, MAX_DEPTH);
     }
 
     #[test]
