@@ -49,6 +49,34 @@ struct Shared {
 /// Up to this many members an object's keys are compared pairwise; beyond, through a set.
 const PAIRWISE_KEYS: usize = 16;
 
+/// The keys of one object read so far, to refuse a repeated one (both parsers use it).
+struct SeenKeys {
+    /// Where the first keys lie in the tape's text.
+    spans: [Span; PAIRWISE_KEYS],
+    /// Every key, once the object has more than `PAIRWISE_KEYS`.
+    set: Option<HashSet<String>>,
+}
+
+impl SeenKeys {
+    fn new() -> Self {
+        SeenKeys { spans: [Span::default(); PAIRWISE_KEYS], set: None }
+    }
+
+    /// Whether the key at `span`, member number `count` of its object, repeats an earlier one;
+    /// it is remembered either way.
+    #[inline]
+    fn repeats(&mut self, builder: &Builder, count: usize, span: Span) -> bool {
+        if count < PAIRWISE_KEYS {
+            let key = builder.bytes(span);
+            self.spans[count] = span;
+            return self.spans[..count].iter().any(|earlier| builder.bytes(*earlier) == key);
+        }
+        let spans = &self.spans;
+        let set = self.set.get_or_insert_with(|| spans.iter().map(|earlier| builder.text(*earlier).to_owned()).collect());
+        !set.insert(builder.text(span).to_owned())
+    }
+}
+
 pub fn parse(bytes: &[u8], max_depth: usize) -> Result<Document, Issue> {
     if !Builder::fits(bytes.len()) {
         return Err(Issue::new("json_invalid", vec![LocSegment::Key("body".into())], "JSON decode error", json!({}))
@@ -242,9 +270,7 @@ impl<'de> Visitor<'de> for Strict<'_> {
             return Err(self.refuse(Refusal::TooDeep));
         }
         let mut open = self.builder.open_object();
-        // The keys so far: where they lie in the tape's text, up to `PAIRWISE_KEYS`; then a set.
-        let mut spans = [Span::default(); PAIRWISE_KEYS];
-        let mut seen: Option<HashSet<String>> = None;
+        let mut seen = SeenKeys::new();
         while let Some(()) = access.next_key_seed(Key { builder: &mut *self.builder })? {
             let key_at = self.builder.last();
             if let Err(error) = access.next_value_seed(self.nested()) {
@@ -253,18 +279,8 @@ impl<'de> Visitor<'de> for Strict<'_> {
                 return Err(error);
             }
             let span = self.builder.span_at(key_at);
-            let builder = &*self.builder;
-            let key = builder.text(span);
-            let count = open.len();
-            let repeated = if count < PAIRWISE_KEYS {
-                spans[count] = span;
-                spans[..count].iter().any(|earlier| builder.text(*earlier) == key)
-            } else {
-                let set = seen.get_or_insert_with(|| spans.iter().map(|earlier| builder.text(*earlier).to_owned()).collect());
-                !set.insert(key.to_owned())
-            };
-            if repeated {
-                let key = key.to_owned();
+            if seen.repeats(self.builder, open.len(), span) {
+                let key = self.builder.text(span).to_owned();
                 let error = self.refuse(Refusal::DuplicateKey(key.clone()));
                 self.locate(|| LocSegment::Key(key));
                 return Err(error);

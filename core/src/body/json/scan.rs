@@ -16,8 +16,8 @@
 //! short decimal is one exact operation ([`exact_float`]) and any other float goes through the
 //! standard library's parser (correctly rounded, as serde_json's `float_roundtrip`).
 
-use crate::document::{Builder, Document, Open, Span};
-use std::collections::HashSet;
+use super::SeenKeys;
+use crate::document::{Builder, Document, Span};
 
 /// The tape of `text`, or `None` when the strict parse must decide.
 pub(super) fn scan(text: &str, max_depth: usize) -> Option<Document> {
@@ -28,10 +28,6 @@ pub(super) fn scan(text: &str, max_depth: usize) -> Option<Document> {
     scanner.skip_whitespace();
     (scanner.at == scanner.bytes.len()).then(|| scanner.builder.finish())
 }
-
-/// Up to this many members an object's keys are compared pairwise; beyond, through a set
-/// (the same split as the strict parse, for the same reason).
-const PAIRWISE_KEYS: usize = 16;
 
 /// A float literal's exponent of more digits than this is left to the strict parse (no real
 /// body has one; `f64` ends at 10^308).
@@ -126,8 +122,7 @@ impl<'t> Scanner<'t> {
             self.builder.close(open);
             return Some(());
         }
-        let mut spans = [Span::default(); PAIRWISE_KEYS];
-        let mut seen: Option<HashSet<String>> = None;
+        let mut seen = SeenKeys::new();
         loop {
             self.skip_whitespace();
             if self.peek()? != b'"' {
@@ -141,7 +136,7 @@ impl<'t> Scanner<'t> {
             self.at += 1;
             self.skip_whitespace();
             self.value(depth + 1)?;
-            if repeated(&self.builder, &mut spans, &mut seen, &open, span) {
+            if seen.repeats(&self.builder, open.len(), span) {
                 return None;
             }
             self.builder.counted(&mut open);
@@ -386,19 +381,6 @@ fn exact_float(digits: u64, power: i32) -> Option<f64> {
         -22..=-1 => Some(digits as f64 / EXACT_POWERS_OF_TEN[(-power) as usize]),
         _ => None,
     }
-}
-
-/// Whether the key at `span` (the object's member number `open.len()`) repeats an earlier one.
-fn repeated(builder: &Builder, spans: &mut [Span; PAIRWISE_KEYS], seen: &mut Option<HashSet<String>>, open: &Open, span: Span) -> bool {
-    let count = open.len();
-    if count < PAIRWISE_KEYS {
-        let key = builder.bytes(span);
-        spans[count] = span;
-        return spans[..count].iter().any(|earlier| builder.bytes(*earlier) == key);
-    }
-    let key = builder.text(span);
-    let set = seen.get_or_insert_with(|| spans.iter().map(|earlier| builder.text(*earlier).to_owned()).collect());
-    !set.insert(key.to_owned())
 }
 
 #[cfg(test)]
