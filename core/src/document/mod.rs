@@ -96,8 +96,10 @@ impl Document {
         builder.finish()
     }
 
-    /// By reference: readers look at one field of a node, and a copy of the whole 16 bytes
-    /// was a measurable part of iterating members (json-large).
+    /// By reference: readers look at one field of a node. Returning a copy of the whole 16
+    /// bytes, some builds (`--config=dev`) sent every step of a member walk through the stack:
+    /// Rust json-large 83 → 67 CPU-µs there. The shipped build, measured with the scan that
+    /// came next (66 → 58), gained about what the scan alone gave the dev build.
     #[inline]
     fn node(&self, at: u32) -> &Node {
         self.nodes.get(at as usize).unwrap_or(&Node::Null)
