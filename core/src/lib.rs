@@ -16,6 +16,7 @@ pub mod docs;
 pub mod document;
 mod handler;
 pub mod host;
+pub mod json_text;
 mod key_cache;
 pub mod log;
 mod middleware;

@@ -233,31 +233,10 @@ impl<'t> Scanner<'t> {
     }
 
     /// Where the run of plain string bytes from `from` ends: at a `"`, a `\`, a control
-    /// character, or the end of the text. Eight bytes per step (SWAR): a byte `b` is flagged
-    /// when `b - k` borrows for `b ^ '"'`, `b ^ '\\'` or `b` itself against 0x20; the lowest
-    /// flagged byte is always a real match (borrows only run upwards).
+    /// character, or the end of the text (eight bytes per step; the writers' test too).
     #[inline]
     fn plain_run(&self, from: usize) -> usize {
-        const ONES: u64 = 0x0101_0101_0101_0101;
-        const HIGHS: u64 = 0x8080_8080_8080_8080;
-        let mut at = from;
-        while let Some(chunk) = self.bytes.get(at..at + 8) {
-            let word = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
-            let quote = word ^ (ONES * b'"' as u64);
-            let backslash = word ^ (ONES * b'\\' as u64);
-            let flagged = (quote.wrapping_sub(ONES) & !quote | backslash.wrapping_sub(ONES) & !backslash | word.wrapping_sub(ONES * 0x20) & !word) & HIGHS;
-            if flagged != 0 {
-                return at + (flagged.trailing_zeros() / 8) as usize;
-            }
-            at += 8;
-        }
-        while let Some(&byte) = self.bytes.get(at) {
-            if byte == b'"' || byte == b'\\' || byte < 0x20 {
-                break;
-            }
-            at += 1;
-        }
-        at
+        crate::json_text::plain_run(self.bytes, from)
     }
 
     /// `bytes[start..end]` as text. Both ends sit at ASCII bytes, so on character boundaries;
