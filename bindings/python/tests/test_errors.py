@@ -37,6 +37,16 @@ class ClearsWhenWritten(datetime.date):
         return "2024-01-15"
 
 
+class GrowsWhenCleared:
+    """Stands in for the container a ClearsWhenWritten empties: adds a member to it instead."""
+
+    def __init__(self, target: dict):
+        self.target = target
+
+    def clear(self):
+        self.target["added"] = 1
+
+
 def make_app() -> App:
     app = App(timeout_ms=2000)
 
@@ -68,6 +78,22 @@ def make_app() -> App:
         answer: dict = {"before": "x", "when": None, "after": "y"}
         answer["when"] = ClearsWhenWritten(2024, 1, 15, answer)
         return answer
+
+    @app.get("/grown-while-written")
+    def grown_while_written():
+        # Writing the date adds a member to the dict being written.
+        answer: dict = {"when": None, "after": "y"}
+        answer["when"] = ClearsWhenWritten(2024, 1, 15, answer)
+        answer["when"].container = GrowsWhenCleared(answer)
+        return answer
+
+    @app.get("/lone-surrogate-key")
+    def lone_surrogate_key():
+        return {"\ud800": 1}
+
+    @app.get("/lone-surrogate-value")
+    def lone_surrogate_value():
+        return ["fine", "\udc00"]
 
     @app.get("/shortened-while-written")
     def shortened_while_written():
@@ -108,7 +134,7 @@ def port():
         yield p
 
 
-@pytest.mark.parametrize("path", ["/raise", "/raise-async", "/unserialisable", "/unserialisable-async", "/nan", "/cycle", "/changed-while-written"])
+@pytest.mark.parametrize("path", ["/raise", "/raise-async", "/unserialisable", "/unserialisable-async", "/nan", "/cycle", "/changed-while-written", "/grown-while-written", "/lone-surrogate-key", "/lone-surrogate-value"])
 def test_failures_are_bare_500_problems(port, path):
     reply = request(port, "GET", path)
     assert reply.status == 500, reply

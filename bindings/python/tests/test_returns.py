@@ -27,6 +27,14 @@ class TaggedUUID(uuid.UUID):
         return "order-" + self.hex
 
 
+class Name(str):
+    """A str subclass, as a key and as a value: written as its text."""
+
+
+class Count(int):
+    """An int subclass (and so not written on the exact-int fast path)."""
+
+
 @dataclasses.dataclass
 class Item:
     name: str
@@ -53,6 +61,9 @@ VALUES = {
     "dataclass": Item("pen", 1.5, datetime.date(2024, 2, 29)),
     "unicode": {"text": "Jürgen \u2603 \"quoted\" \\ \n"},
     "big_int": {"n": 2**70},
+    # Each integer at the edges of 64 bits, in a list and in a dict (the two borrowed walks).
+    "int_edges": {"list": [2**63 - 1, -(2**63), 2**63, -(2**63) - 1, -(2**127)], "dict": {"max": 2**63 - 1, "past": 2**64}},
+    "subclasses": {Name("key"): Name("value"), "count": Count(7), Level.HIGH: "enum key", 2.5: "float key", True: "bool key", None: "none key"},
 }
 
 EXPECTED = {
@@ -74,7 +85,13 @@ EXPECTED = {
     "dataclass": {"name": "pen", "price": 1.5, "when": "2024-02-29"},
     "unicode": {"text": "Jürgen \u2603 \"quoted\" \\ \n"},
     "big_int": {"n": 2**70},
+    "int_edges": {"list": [2**63 - 1, -(2**63), 2**63, -(2**63) - 1, -(2**127)], "dict": {"max": 2**63 - 1, "past": 2**64}},
+    "subclasses": {"key": "value", "count": 7, "2": "enum key", "2.5": "float key", "true": "bool key", "null": "none key"},
 }
+
+# The exact bytes, where parsing the JSON back would hide a difference (escapes, number text).
+EXACT = {"text": ["tab\t", "quote\"", "nul\u0000", "del\x7f", "é"], "numbers": [1.5, -0.0, 1e100, 2.5e-8, 0.1, -7]}
+EXACT_TEXT = '{"text":["tab\\t","quote\\"","nul\\u0000","del\x7f","é"],"numbers":[1.5,-0.0,1e+100,2.5e-8,0.1,-7]}'
 
 
 def make_app() -> App:
@@ -87,6 +104,10 @@ def make_app() -> App:
     @app.get("/async/{kind}")
     async def async_value(kind: str):
         return VALUES[kind]
+
+    @app.get("/exact")
+    def exact():
+        return EXACT
 
     @app.get("/text")
     def text():
@@ -128,6 +149,11 @@ def test_values_are_serialised_by_rust(client, mode, kind):
     assert response.status_code == 200, response.text
     assert response.headers["content-type"] == "application/json"
     assert response.json() == EXPECTED[kind]
+
+
+def test_json_text_is_written_exactly(client):
+    response = client.get("/exact")
+    assert response.content.decode() == EXACT_TEXT
 
 
 def test_str_is_text_and_bytes_are_octets(client):
