@@ -14,6 +14,7 @@
 
 use crate::raw::{Env, Value};
 use crate::shapes;
+use ferrule_core::json_text;
 use ferrule_core::shape::Shape;
 
 /// The tape's ops; `flatten.js` writes the same numbers.
@@ -98,17 +99,8 @@ impl Text for u8 {
     }
 
     fn write_string(bytes: &[u8], out: &mut Vec<u8>) {
-        out.reserve(bytes.len() + 2);
-        out.push(b'"');
-        let mut rest = bytes;
-        loop {
-            let plain = rest.iter().position(|&b| needs_escape(b.into())).unwrap_or(rest.len());
-            out.extend_from_slice(&rest[..plain]);
-            let Some((&byte, after)) = rest[plain..].split_first() else { break };
-            escape(byte, out);
-            rest = after;
-        }
-        out.push(b'"');
+        // ASCII, so UTF-8.
+        json_text::string_of_utf8(out, bytes);
     }
 }
 
@@ -123,14 +115,14 @@ impl Text for u16 {
         out.push(b'"');
         let mut i = 0;
         while let Some(&unit) = units.get(i) {
-            let plain = units[i..].iter().take_while(|&&u| u < 0x80 && !needs_escape(u)).count();
+            let plain = units[i..].iter().take_while(|&&u| u < 0x80 && !json_text::needs_escape(u as u8)).count();
             if plain > 0 {
                 out.extend(units[i..i + plain].iter().map(|&u| u as u8));
                 i += plain;
                 continue;
             }
             if unit < 0x80 {
-                escape(unit as u8, out);
+                json_text::escape(unit as u8, out);
                 i += 1;
                 continue;
             }
@@ -142,30 +134,6 @@ impl Text for u16 {
             i += used;
         }
         out.push(b'"');
-    }
-}
-
-/// Whether an ASCII unit must be escaped inside a JSON string.
-fn needs_escape(unit: u16) -> bool {
-    unit < 0x20 || unit == u16::from(b'"') || unit == u16::from(b'\\')
-}
-
-/// The escape of one ASCII byte that `needs_escape`.
-fn escape(byte: u8, out: &mut Vec<u8>) {
-    match byte {
-        b'"' => out.extend_from_slice(b"\\\""),
-        b'\\' => out.extend_from_slice(b"\\\\"),
-        b'\n' => out.extend_from_slice(b"\\n"),
-        b'\r' => out.extend_from_slice(b"\\r"),
-        b'\t' => out.extend_from_slice(b"\\t"),
-        0x08 => out.extend_from_slice(b"\\b"),
-        0x0c => out.extend_from_slice(b"\\f"),
-        _ => {
-            const HEX: &[u8; 16] = b"0123456789abcdef";
-            out.extend_from_slice(b"\\u00");
-            out.push(HEX[usize::from(byte >> 4)]);
-            out.push(HEX[usize::from(byte & 0xf)]);
-        }
     }
 }
 
@@ -344,9 +312,9 @@ fn number(n: f64, out: &mut Vec<u8>) {
         out.extend_from_slice(b"null");
     } else if n.fract() == 0.0 && n.abs() < 9_007_199_254_740_992.0 {
         // Integral values print as integers, as JSON.stringify does (1, not 1.0).
-        let _ = serde_json::to_writer(&mut *out, &(n as i64));
+        json_text::int(out, n as i64);
     } else {
-        let _ = serde_json::to_writer(&mut *out, &n);
+        json_text::float(out, n);
     }
 }
 

@@ -80,6 +80,14 @@ pub fn string_text(s: RString) -> Option<String> {
     unsafe { s.as_str() }.ok().map(str::to_owned)
 }
 
+/// `each` applied to a String's text when it is UTF-8 (or 7-bit), read in place; `None` when
+/// it is not. `each` must not call Ruby: the text is Ruby's buffer, valid only while no Ruby
+/// code runs (we hold the GVL, and nothing else can change it meanwhile).
+pub fn with_string_text<R>(s: RString, each: impl FnOnce(&str) -> R) -> Option<R> {
+    // SAFETY: see above; the borrow ends when `each` returns.
+    unsafe { s.as_str() }.ok().map(each)
+}
+
 /// The class name of a live value (for log lines and messages).
 pub fn class_name<T: ReprValue>(value: T) -> String {
     // SAFETY: the name is copied before any Ruby code can run (we hold the GVL).

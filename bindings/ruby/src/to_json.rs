@@ -8,6 +8,7 @@
 //! leaves out are skipped as they are met, never converted.
 
 use magnus::r_hash::ForEach;
+use ferrule_core::json_text;
 use ferrule_core::shape::{Everything, Fields, Shape};
 use magnus::{value::ReprValue, Error, Fixnum, Float, Integer, RArray, RHash, RString, RStruct, Ruby, Symbol, Value};
 
@@ -33,7 +34,8 @@ fn class_name(value: Value) -> String {
 }
 
 fn write_str(out: &mut Vec<u8>, s: &str) -> Result<(), String> {
-    serde_json::to_writer(out, s).map_err(|e| e.to_string())
+    json_text::string(out, s);
+    Ok(())
 }
 
 /// A Ruby String's text: UTF-8 (or 7-bit binary) only; other bytes are not JSON text.
@@ -66,11 +68,15 @@ fn write<F: Fields>(ruby: &Ruby, value: Value, out: &mut Vec<u8>, depth: usize, 
         return Ok(());
     }
     if let Some(i) = Fixnum::from_value(value) {
-        out.extend_from_slice(i.to_i64().to_string().as_bytes());
+        json_text::int(out, i.to_i64());
         return Ok(());
     }
     if let Some(s) = RString::from_value(value) {
-        return write_str(out, &string_text(s)?);
+        // Written from Ruby's own bytes: no copy, and no Ruby code runs while they are read.
+        return match crate::raw::with_string_text(s, |text| json_text::string(out, text)) {
+            Some(()) => Ok(()),
+            None => write_str(out, &string_text(s)?),
+        };
     }
     if let Some(hash) = RHash::from_value(value) {
         out.push(b'{');
@@ -120,7 +126,8 @@ fn write<F: Fields>(ruby: &Ruby, value: Value, out: &mut Vec<u8>, depth: usize, 
         if !f.is_finite() {
             return Err(format!("{f} is not a JSON number"));
         }
-        return serde_json::to_writer(out, &f).map_err(|e| e.to_string());
+        json_text::float(out, f);
+        return Ok(());
     }
     if let Some(i) = Integer::from_value(value) {
         // A Bignum: its decimal digits are a valid JSON number.
