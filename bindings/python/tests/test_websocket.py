@@ -5,6 +5,7 @@ handler's return, exception or ``close()`` sends, the client leaving, and subpro
 from __future__ import annotations
 
 import logging
+import time
 
 import pytest
 from websockets.exceptions import ConnectionClosed, InvalidStatus
@@ -38,6 +39,11 @@ def test_a_chat_room_relays_between_connections_and_notices_who_left() -> None:
 
     with serving(app) as port:
         with connect(url(port, "/rooms/1?name=ann"), open_timeout=10) as ann, connect(url(port, "/rooms/1?name=bob")) as bob:
+            # The handshake is answered before the handler runs: wait until both have joined,
+            # or "hello" may be relayed before bob is in the room.
+            deadline = time.monotonic() + 10
+            while len(rooms.get(1, ())) < 2 and time.monotonic() < deadline:
+                time.sleep(0.01)
             ann.send("hello")
             assert bob.recv(timeout=10) == "ann: hello"
             assert ann.recv(timeout=10) == "ann: hello"
