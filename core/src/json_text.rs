@@ -99,12 +99,6 @@ pub fn int(out: &mut Vec<u8>, value: i64) {
     out.extend_from_slice(itoa::Buffer::new().format(value).as_bytes());
 }
 
-/// Writes an unsigned integer.
-#[inline]
-pub fn uint(out: &mut Vec<u8>, value: u64) {
-    out.extend_from_slice(itoa::Buffer::new().format(value).as_bytes());
-}
-
 /// Writes an integer of up to 128 bits (Python's and Ruby's integers are unbounded).
 pub fn int128(out: &mut Vec<u8>, value: i128) {
     out.extend_from_slice(itoa::Buffer::new().format(value).as_bytes());
@@ -170,11 +164,6 @@ mod tests {
         for value in [0i64, -1, 7, i64::MAX, i64::MIN, 1_000_000] {
             let mut out = Vec::new();
             int(&mut out, value);
-            assert_eq!(out, serde_json::to_vec(&value).unwrap());
-        }
-        for value in [0u64, u64::MAX] {
-            let mut out = Vec::new();
-            uint(&mut out, value);
             assert_eq!(out, serde_json::to_vec(&value).unwrap());
         }
         for value in [i128::MAX, i128::MIN, -5] {
