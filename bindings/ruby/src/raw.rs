@@ -76,8 +76,7 @@ pub fn string_bytes(s: RString) -> Vec<u8> {
 
 /// A String's text when it is UTF-8 (or 7-bit), copied.
 pub fn string_text(s: RString) -> Option<String> {
-    // SAFETY: the text is copied before any Ruby code can run (we hold the GVL).
-    unsafe { s.as_str() }.ok().map(str::to_owned)
+    with_string_text(s, str::to_owned)
 }
 
 /// `each` applied to a String's text when it is UTF-8 (or 7-bit), read in place; `None` when
