@@ -311,3 +311,75 @@ fn a_burst_of_connections_waits_in_the_backlog_instead_of_losing_syns() {
         .collect();
     assert_eq!(waiting.len(), 600);
 }
+
+// A keep-alive connection quiet for a second *rests*: hyper lets go of it and its buffers, and
+// its next request gets a new hyper connection (core/src/server/io.rs, `REST_AFTER`). Resting
+// must lose nothing and change no deadline.
+
+/// Longer than the rest period (1 s).
+const PAST_THE_REST: Duration = Duration::from_millis(1500);
+
+/// Reads one `/health` response (its body is "ok").
+fn read_health(stream: &mut TcpStream) -> String {
+    let mut answer = Vec::new();
+    let mut byte = [0u8; 1];
+    while !answer.ends_with(b"\r\n\r\nok") {
+        assert_eq!(stream.read(&mut byte).unwrap(), 1, "closed after {:?}", String::from_utf8_lossy(&answer));
+        answer.push(byte[0]);
+    }
+    String::from_utf8(answer).unwrap()
+}
+
+#[test]
+fn a_response_the_client_leaves_unread_past_the_rest_arrives_whole() {
+    // The write waits on the client the whole time: hyper still holds unsent bytes, so the
+    // connection must not rest (taking the socket back would cut the response short).
+    let running = serve(AppConfig { send_timeout_ms: 10_000, keep_alive_timeout_ms: 10_000, ..config() });
+    let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    socket.set_recv_buffer_size(64 * 1024).unwrap();
+    socket.connect(&running.server.local_addr().into()).unwrap();
+    let mut stream = TcpStream::from(socket);
+    stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    stream.write_all(b"GET /big HTTP/1.1\r\nHost: a\r\nconnection: close\r\n\r\n").unwrap();
+    std::thread::sleep(PAST_THE_REST);
+    let mut received = Vec::new();
+    let _ = stream.read_to_end(&mut received);
+    let head_end = received.windows(4).position(|w| w == b"\r\n\r\n").expect("a response head") + 4;
+    assert_eq!(received.len() - head_end, BIG, "the body was cut short");
+}
+
+#[test]
+fn a_head_half_sent_behind_a_request_is_finished_after_the_rest() {
+    let running = serve(AppConfig { header_read_timeout_ms: 10_000, keep_alive_timeout_ms: 10_000, ..config() });
+    let mut stream = connect(running.server.local_addr());
+    stream.write_all(b"GET /health HTTP/1.1\r\nHost: a\r\n\r\nGET /health HTTP/1.1\r\nHo").unwrap();
+    assert!(read_health(&mut stream).starts_with("HTTP/1.1 200 OK\r\n"));
+    std::thread::sleep(PAST_THE_REST);
+    stream.write_all(b"st: a\r\n\r\n").unwrap();
+    assert!(read_health(&mut stream).starts_with("HTTP/1.1 200 OK\r\n"));
+}
+
+#[test]
+fn a_rested_connection_still_closes_at_the_keep_alive_timeout() {
+    let running = serve(AppConfig { keep_alive_timeout_ms: 2_000, ..config() });
+    let mut stream = connect(running.server.local_addr());
+    stream.write_all(b"GET /health HTTP/1.1\r\nHost: a\r\n\r\n").unwrap();
+    assert!(read_health(&mut stream).starts_with("HTTP/1.1 200 OK\r\n"));
+    let started = Instant::now();
+    assert_eq!(read_to_close(&mut stream), "");
+    let waited = started.elapsed();
+    assert!(waited >= Duration::from_millis(1900) && waited < Duration::from_millis(3000), "{waited:?}");
+}
+
+#[test]
+fn shutdown_closes_a_rested_connection_at_once() {
+    let running = serve(AppConfig { keep_alive_timeout_ms: 60_000, ..config() });
+    let mut stream = connect(running.server.local_addr());
+    stream.write_all(b"GET /health HTTP/1.1\r\nHost: a\r\n\r\n").unwrap();
+    assert!(read_health(&mut stream).starts_with("HTTP/1.1 200 OK\r\n"));
+    std::thread::sleep(PAST_THE_REST);
+    let started = Instant::now();
+    running.runtime.block_on(running.server.shutdown()).expect("a clean drain");
+    assert!(started.elapsed() < Duration::from_millis(500), "{:?}", started.elapsed());
+    assert_eq!(read_to_close(&mut stream), "");
+}

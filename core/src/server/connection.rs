@@ -85,10 +85,15 @@ async fn serve_connection<A: AppService>(stream: tokio::net::TcpStream, app: A, 
     let service = ConnService { app, state: state.clone(), limits: limits.clone() };
     match protocol {
         Ok(Protocol::Http1) => {
-            let connection = hyper::server::conn::http1::Builder::new()
-                .serve_connection(TokioIo::new(io), service)
-                .with_upgrades();
-            drive(connection, &state).await;
+            let mut next = Some((io, service));
+            while let Some((io, service)) = next.take() {
+                let connection = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(io), service)
+                    .with_upgrades();
+                if let Some(parts) = drive_until_rest(connection, &state).await {
+                    next = rest(parts, &state).await;
+                }
+            }
             // Upgraded: the session runs here, so the registry still holds the connection
             // (busy) and the drain deadline can cut it off with the rest.
             if let Some(session) = state.upgraded.take() {
@@ -110,21 +115,10 @@ async fn serve_connection<A: AppService>(stream: tokio::net::TcpStream, app: A, 
     drop(registered);
 }
 
-/// A hyper connection that can be asked to finish what it is doing and close.
+/// An HTTP/2 connection that can be asked to finish what it is doing and close (HTTP/1's is
+/// [`drive_until_rest`]).
 trait Graceful: Future {
     fn graceful_shutdown(self: Pin<&mut Self>);
-}
-
-impl<S> Graceful for hyper::server::conn::http1::UpgradeableConnection<TokioIo<GuardedIo>, S>
-where
-    S: hyper::service::HttpService<Incoming>,
-    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-    S::ResBody: hyper::body::Body + 'static,
-    <S::ResBody as hyper::body::Body>::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-{
-    fn graceful_shutdown(self: Pin<&mut Self>) {
-        hyper::server::conn::http1::UpgradeableConnection::graceful_shutdown(self)
-    }
 }
 
 impl<S> Graceful for hyper::server::conn::http2::Connection<TokioIo<GuardedIo>, S, TokioExecutor>
@@ -149,6 +143,57 @@ async fn drive<C: Graceful>(connection: C, state: &ConnState) {
     }
     connection.as_mut().graceful_shutdown();
     let _ = connection.await;
+}
+
+type Http1<A> = hyper::server::conn::http1::UpgradeableConnection<TokioIo<GuardedIo>, ConnService<A>>;
+type Http1Parts<A> = hyper::server::conn::http1::Parts<TokioIo<GuardedIo>, ConnService<A>>;
+
+/// Drives an HTTP/1 connection until it ends (`None`), or until it has waited
+/// [`REST_AFTER`](super::io::REST_AFTER) for its next request with nothing left to send: then
+/// hyper gives the socket, the bytes it read and did not parse, and the service back.
+async fn drive_until_rest<A: AppService>(connection: Http1<A>, state: &ConnState) -> Option<Http1Parts<A>> {
+    enum Stop {
+        Ended,
+        Closing,
+        Rested,
+    }
+    let mut connection = connection;
+    let mut closing = std::pin::pin!(state.close.notified());
+    let stop = std::future::poll_fn(|cx| {
+        state.resting.store(false, Ordering::Relaxed);
+        match Pin::new(&mut connection).poll(cx) {
+            Poll::Ready(_) => return Poll::Ready(Stop::Ended),
+            // The socket flagged the rest in this very poll, in which hyper did nothing else.
+            Poll::Pending if state.resting.load(Ordering::Relaxed) => return Poll::Ready(Stop::Rested),
+            Poll::Pending => {}
+        }
+        closing.as_mut().poll(cx).map(|()| Stop::Closing)
+    })
+    .await;
+    match stop {
+        Stop::Ended => None,
+        Stop::Closing => {
+            Pin::new(&mut connection).graceful_shutdown();
+            let _ = connection.await;
+            None
+        }
+        Stop::Rested => connection.into_parts(),
+    }
+}
+
+/// A rested connection: hyper's buffers are gone; the socket waits for the client's next
+/// bytes, under the keep-alive deadline, and the connection's next request gets a new hyper
+/// connection. `None` when it is to close instead.
+async fn rest<A: AppService>(parts: Http1Parts<A>, state: &ConnState) -> Option<(GuardedIo, ConnService<A>)> {
+    #[cfg(test)]
+    state.rests.fetch_add(1, Ordering::Relaxed);
+    let mut io = parts.io.into_inner();
+    io.rested(parts.read_buf);
+    tokio::select! {
+        ready = io.next_request() => ready.ok()?,
+        _ = state.close.notified() => return None,
+    }
+    Some((io, parts.service))
 }
 
 /// The app, seen from one connection: counts the connection's requests in flight (what
@@ -241,5 +286,65 @@ impl<F: Future<Output = Result<axum::response::Response, Infallible>>> Future fo
             }
         }
         Poll::Ready(Ok(response))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Write};
+
+    const REQUEST: &[u8] = b"GET / HTTP/1.1\r\nhost: a\r\n\r\n";
+
+    /// Reads one response of the test app (its body is "ok").
+    fn read_response(stream: &mut std::net::TcpStream) -> String {
+        let mut answer = Vec::new();
+        let mut byte = [0u8; 1];
+        while !answer.ends_with(b"\r\n\r\nok") {
+            assert_eq!(stream.read(&mut byte).unwrap(), 1, "closed after {:?}", String::from_utf8_lossy(&answer));
+            answer.push(byte[0]);
+        }
+        String::from_utf8(answer).unwrap()
+    }
+
+    #[test]
+    fn a_quiet_keep_alive_connection_rests_and_a_busy_one_does_not() {
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+        let registry = Arc::new(Registry::default());
+        let (_stop, stopped) = oneshot::channel();
+        let addr = runtime.block_on(async {
+            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = listener.local_addr().unwrap();
+            let app = axum::Router::new().route("/", axum::routing::get(|| async { "ok" }));
+            let limits = Arc::new(ConnectionLimits::from_config(&crate::AppConfig::default()));
+            tokio::spawn(accept_loop(listener, app, limits, registry.clone(), stopped));
+            addr
+        });
+        let mut quiet = std::net::TcpStream::connect(addr).unwrap();
+        let mut busy = std::net::TcpStream::connect(addr).unwrap();
+        for stream in [&mut quiet, &mut busy] {
+            stream.set_read_timeout(Some(std::time::Duration::from_secs(5))).unwrap();
+            stream.write_all(REQUEST).unwrap();
+            assert!(read_response(stream).starts_with("HTTP/1.1 200 OK"));
+        }
+        // The busy one asks every 100 ms for 1.5 rest periods; the quiet one says nothing.
+        let started = std::time::Instant::now();
+        while started.elapsed() < super::super::io::REST_AFTER * 3 / 2 {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            busy.write_all(REQUEST).unwrap();
+            assert!(read_response(&mut busy).starts_with("HTTP/1.1 200 OK"));
+        }
+        let rests = |registry: &Registry| {
+            let mut counts: Vec<usize> = registry.states().iter().map(|s| s.rests.load(Ordering::Relaxed)).collect();
+            counts.sort();
+            counts
+        };
+        assert_eq!(rests(&registry), [0, 1], "the quiet connection rested once, the busy one never");
+        // A rested connection serves its next request, and another after it.
+        for _ in 0..2 {
+            quiet.write_all(REQUEST).unwrap();
+            assert!(read_response(&mut quiet).starts_with("HTTP/1.1 200 OK"));
+        }
+        assert_eq!(rests(&registry), [0, 1]);
     }
 }

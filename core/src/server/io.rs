@@ -14,11 +14,16 @@
 //! The other direction has a deadline too: a write the socket cannot take (the client stopped
 //! reading and its window is full) may wait `send_timeout_ms`, then the connection is closed.
 //!
+//! A keep-alive connection that has waited [`REST_AFTER`] for its next request *rests*: the
+//! guard tells the connection's task (through [`ConnState::resting`]), which takes the socket
+//! back from hyper and lets hyper's buffers go until the client sends again
+//! (`super::connection`).
+//!
 //! Cost: one clock read per socket read and write (a write that arms the keep-alive timer
 //! shares its read), and a timer armed once per connection and
 //! moved only when a deadline becomes *earlier* — a later deadline leaves the timer where it
 //! is, and when it fires early the read re-arms it (so a busy keep-alive connection moves its
-//! timer once per keep-alive period, not once per request).
+//! timer once per rest period, [`REST_AFTER`], not once per request).
 
 use super::limits::ConnectionLimits;
 use super::registry::ConnState;
@@ -60,7 +65,22 @@ enum Waiting {
     Idle,
     /// Part of a request head has arrived: 408, then closed.
     Head,
+    /// Between requests for [`REST_AFTER`]: hyper may let go of the connection.
+    Rest,
 }
+
+/// How long a keep-alive connection waits for its next request before hyper lets go of it.
+///
+/// Why: hyper keeps a read buffer and a write buffer (8 KiB each, its minimum) for as long as
+/// it holds a connection, and cannot shrink them. Measured by the `keep-alive-10k` probe
+/// (10,000 connections answered twice, then quiet for 2 s), RSS per connection of the Rust
+/// server: 23.5 KiB held by hyper, 6.7 KiB resting (with mimalloc's regions off transparent
+/// huge pages, see the workspace's Cargo.toml).
+/// Cost: a rested connection's next request builds hyper's connection again, and its buffers
+/// come back from the allocator: 10,000 rested connections asked at once took 16–18 CPU-µs per
+/// request against 12–15 µs for held ones. A connection asked at least once a second never
+/// rests; what it pays is one timer wake a second.
+pub(crate) const REST_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// How the first bytes of a connection read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,8 +126,8 @@ impl GuardedIo {
     /// `poll_read`). Reading straight into a small buffer that is let go once hyper has it:
     /// 10,000 connections to the Rust server, RSS per connection that has sent nothing
     /// 9.8 → 5.5 KiB, per idle keep-alive connection after one request 23.4 → 22.1 KiB. Most
-    /// of the rest is hyper's own (bare hyper on the same runtime: 18.8 KiB): its read buffer
-    /// and its header buffer, 8 KiB each, which it lets no one make smaller.
+    /// of the rest was hyper's read and header buffers, now let go when it rests
+    /// ([`REST_AFTER`]).
     pub async fn sniff(&mut self) -> io::Result<Protocol> {
         use tokio::io::AsyncReadExt;
         // Most request heads arrive whole in it; a longer one is told apart by its start and
@@ -145,7 +165,9 @@ impl GuardedIo {
         started
     }
 
-    fn deadline(&mut self) -> Option<(Instant, Waiting)> {
+    /// The deadline of the current wait, if any. `may_rest`: whether resting is one of them
+    /// (not while already resting, nor while a write waits: hyper still holds unsent bytes).
+    fn deadline(&mut self, may_rest: bool) -> Option<(Instant, Waiting)> {
         if !self.state.is_idle() || self.state.closing.load(Ordering::Acquire) {
             return None;
         }
@@ -158,15 +180,27 @@ impl GuardedIo {
                 return self.limits.header_read.map(|limit| (self.accepted + limit, Waiting::Idle));
             }
         }
-        self.limits.keep_alive.map(|limit| (self.last_activity + limit, Waiting::Idle))
+        let keep_alive = self.limits.keep_alive.map(|limit| (self.last_activity + limit, Waiting::Idle));
+        if !(self.http1 && may_rest && !self.send_waiting) {
+            return keep_alive;
+        }
+        let rest = (self.last_activity + REST_AFTER, Waiting::Rest);
+        Some(keep_alive.filter(|(closes, _)| *closes <= rest.0).unwrap_or(rest))
     }
 
-    /// `Some` once the deadline of the current wait has passed; otherwise arms the timer.
+    /// `Some` once the deadline of the current wait has passed; otherwise arms the timer. A
+    /// rest that is due is not returned: it is flagged in [`ConnState::resting`] for the
+    /// connection's task, and the next deadline is armed.
     /// `now`: the time, when the caller has just read it.
-    fn poll_deadline(&mut self, cx: &mut Context<'_>, mut now: Option<Instant>) -> Option<Waiting> {
+    fn poll_deadline(&mut self, cx: &mut Context<'_>, mut now: Option<Instant>, mut may_rest: bool) -> Option<Waiting> {
         loop {
-            let (deadline, waiting) = self.deadline()?;
+            let (deadline, waiting) = self.deadline(may_rest)?;
             if deadline <= *now.get_or_insert_with(Instant::now) {
+                if waiting == Waiting::Rest {
+                    self.state.resting.store(true, Ordering::Relaxed);
+                    may_rest = false;
+                    continue;
+                }
                 return Some(waiting);
             }
             // A timer that fired is seen by the next round: then the clock is read again.
@@ -190,6 +224,34 @@ impl GuardedIo {
                 }
             }
         }
+    }
+
+    /// Takes the socket back from a resting hyper connection: `unread` is what hyper had read
+    /// and not parsed yet (part of a pipelined head), replayed to the next one.
+    pub fn rested(&mut self, unread: bytes::Bytes) {
+        if !unread.is_empty() {
+            // Part of a head: its deadline runs from now, and it is not waited for again.
+            self.head_started = Some(Instant::now());
+            self.replay = unread;
+        }
+    }
+
+    /// Waits, holding no buffer, until the client sends its next request (or closes) after
+    /// [`rested`](Self::rested); fails when the keep-alive deadline passes first.
+    pub async fn next_request(&mut self) -> io::Result<()> {
+        std::future::poll_fn(|cx| {
+            if !self.replay.is_empty() {
+                return Poll::Ready(Ok(()));
+            }
+            match self.stream.poll_read_ready(cx) {
+                Poll::Pending => match self.poll_deadline(cx, None, false) {
+                    Some(waiting) => Poll::Ready(Err(self.on_deadline(waiting))),
+                    None => Poll::Pending,
+                },
+                ready => ready,
+            }
+        })
+        .await
     }
 
     fn on_deadline(&mut self, waiting: Waiting) -> io::Error {
@@ -280,7 +342,7 @@ impl AsyncRead for GuardedIo {
             Poll::Pending if this.http1 && this.state.is_idle() && this.state.closing.load(Ordering::Acquire) => {
                 Poll::Ready(Ok(()))
             }
-            Poll::Pending => match this.poll_deadline(cx, None) {
+            Poll::Pending => match this.poll_deadline(cx, None, true) {
                 Some(waiting) => Poll::Ready(Err(this.on_deadline(waiting))),
                 None => Poll::Pending,
             },
@@ -298,7 +360,7 @@ impl GuardedIo {
         self.last_activity = now;
         if self.state.is_idle() {
             // Just written, so the deadline is ahead: this only arms (or keeps) the timer.
-            let _ = self.poll_deadline(cx, Some(now));
+            let _ = self.poll_deadline(cx, Some(now), true);
         }
     }
 }

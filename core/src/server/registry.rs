@@ -23,6 +23,13 @@ pub(crate) struct ConnState {
     /// Notified (all waiters) with `close`: event streams of this connection end
     /// ([`super::streaming`]), so a graceful close need not wait for streams that never end.
     pub end_streams: Notify,
+    /// Set by the connection's socket when hyper is waiting, idle, past
+    /// [`REST_AFTER`](super::io::REST_AFTER) for the next request: the task may take the
+    /// connection back from hyper. Cleared by the task before each poll of hyper.
+    pub resting: AtomicBool,
+    /// How many times the connection has rested.
+    #[cfg(test)]
+    pub rests: AtomicUsize,
     /// The connection's task, for cutting it off at the drain deadline.
     pub task: OnceLock<tokio::task::AbortHandle>,
     /// The WebSocket session a request of this connection upgraded it to, run by the
@@ -117,6 +124,11 @@ impl Registry {
             }
         }
         connections.len()
+    }
+
+    #[cfg(test)]
+    pub fn states(&self) -> Vec<Arc<ConnState>> {
+        self.lock().values().cloned().collect()
     }
 
     /// Connections not yet asked to close (the accept loop's count when it is near the cap).
