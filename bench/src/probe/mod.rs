@@ -10,7 +10,7 @@
 //! | `traversal` | raw requests for a served directory's files (fixtures/traversal.json) with the path climbing out in every encoding (`..`, `%2e%2e`, double-encoded, backslashes, NUL, a symlink leading outside, a hidden file) | each is refused (404 or 400) and the secret beside the directory never appears; the files inside are served |
 //! | `handler-faults` | a handler that raises; 5, then 30, concurrent overruns of a 3 s blocking handler with a 1 s deadline; 5 of one that sleeps 3 s (bench/src/generate/faults.rs) | 500 without the message; 504s after 1 s; `/health` within 3.5 s (5 overruns) or 5 s after the last 504 (30) |
 //! | `ws-idle-10k` | 10,000 WebSocket connections to `/ws/echo` opened and left idle (server limit 16,384 descriptors) | all 10,000 open, every 100th still echoes, `/health` answers; the server's RSS with them open is reported |
-//! | `keep-alive-10k` | 10,000 connections opened and kept, each answered twice (server limit 16,384 descriptors) | all 10,000 answered twice, and `/health` on a new connection within 1 s |
+//! | `keep-alive-10k` | 10,000 connections opened and kept, each answered twice (server limit 16,384 descriptors), then left quiet for 2 s while 4 other connections send 2,000 requests | all 10,000 answered twice, `/health` on a new connection within 1 s, each kept connection adds at most 12 KiB to the server's RSS, and every 100th answers a third time |
 //! | `soak` | 20,000 requests to warm up, then 2 x 100,000 (`json-small`, 50 keep-alive connections) | none fails, RSS grows by at most 32 B/request over the second 100,000, descriptors return to their count before the load |
 //! | `shutdown` | SIGTERM after 2 s of `json-small` load on 50 connections, one connection holding half a request head (a server of its own) | exit status 0 within 1 s of the last response, no response truncated, the half-sent connection closed before the exit |
 //! | `slow-clients` | 500 slowloris heads and 200 slow bodies, one byte every 2 s | every one is closed within the default timeouts (30 s) + 1 s, and `/health`'s p99 (sampled every 100 ms) stays within 2x its unloaded p99 (or 5 ms over it: the 700 deadlines fire in one burst on a shared core) |
@@ -95,7 +95,7 @@ pub fn run(args: &Args, fixtures: &Path, options: RunOptions) -> Result<(), Stri
                 "handler-faults" => runtime.block_on(faults::handler_faults(port)),
                 "traversal" => runtime.block_on(traversal::traversal(port, &files.paths)),
                 "soak" => runtime.block_on(load::soak(port, server.pid(), request.clone())),
-                "keep-alive-10k" => runtime.block_on(load::keep_alive_10k(port)),
+                "keep-alive-10k" => runtime.block_on(load::keep_alive_10k(port, server.pid())),
                 "ws-idle-10k" => runtime.block_on(sockets::ws_idle_10k(port, server.pid())),
                 "shutdown" => runtime.block_on(load::shutdown_under_load(port, |within| server.terminate(within), request.clone())),
                 _ => unreachable!("checked above"),
