@@ -55,6 +55,16 @@ fn connect(addr: SocketAddr) -> TcpStream {
     stream
 }
 
+/// A connection with a small receive window, so the server's writes soon have to wait for it.
+fn connect_with_small_window(addr: SocketAddr) -> TcpStream {
+    let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    socket.set_recv_buffer_size(64 * 1024).unwrap();
+    socket.connect(&addr.into()).unwrap();
+    let stream = TcpStream::from(socket);
+    stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    stream
+}
+
 /// Everything the server sends until it closes the connection.
 fn read_to_close(stream: &mut TcpStream) -> String {
     let mut out = Vec::new();
@@ -241,12 +251,7 @@ fn endless_empty_lines_before_a_request_line_close_the_connection() {
 #[test]
 fn a_client_that_stops_reading_has_its_connection_closed_after_the_send_timeout() {
     let running = serve(config());
-    // A small receive window, so the server's writes soon have to wait for this client.
-    let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
-    socket.set_recv_buffer_size(64 * 1024).unwrap();
-    socket.connect(&running.server.local_addr().into()).unwrap();
-    let mut stream = TcpStream::from(socket);
-    stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut stream = connect_with_small_window(running.server.local_addr());
     stream.write_all(b"GET /big HTTP/1.1\r\nHost: a\r\n\r\n").unwrap();
     std::thread::sleep(Duration::from_millis(1000));
     let mut received = Vec::new();
@@ -330,16 +335,20 @@ fn read_health(stream: &mut TcpStream) -> String {
     String::from_utf8(answer).unwrap()
 }
 
+/// A keep-alive connection whose one `/health` request has been answered.
+fn answered_once(running: &Running) -> TcpStream {
+    let mut stream = connect(running.server.local_addr());
+    stream.write_all(b"GET /health HTTP/1.1\r\nHost: a\r\n\r\n").unwrap();
+    assert!(read_health(&mut stream).starts_with("HTTP/1.1 200 OK\r\n"));
+    stream
+}
+
 #[test]
 fn a_response_the_client_leaves_unread_past_the_rest_arrives_whole() {
     // The write waits on the client the whole time: hyper still holds unsent bytes, so the
     // connection must not rest (taking the socket back would cut the response short).
     let running = serve(AppConfig { send_timeout_ms: 10_000, keep_alive_timeout_ms: 10_000, ..config() });
-    let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
-    socket.set_recv_buffer_size(64 * 1024).unwrap();
-    socket.connect(&running.server.local_addr().into()).unwrap();
-    let mut stream = TcpStream::from(socket);
-    stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut stream = connect_with_small_window(running.server.local_addr());
     stream.write_all(b"GET /big HTTP/1.1\r\nHost: a\r\nconnection: close\r\n\r\n").unwrap();
     std::thread::sleep(PAST_THE_REST);
     let mut received = Vec::new();
@@ -362,9 +371,7 @@ fn a_head_half_sent_behind_a_request_is_finished_after_the_rest() {
 #[test]
 fn a_rested_connection_still_closes_at_the_keep_alive_timeout() {
     let running = serve(AppConfig { keep_alive_timeout_ms: 2_000, ..config() });
-    let mut stream = connect(running.server.local_addr());
-    stream.write_all(b"GET /health HTTP/1.1\r\nHost: a\r\n\r\n").unwrap();
-    assert!(read_health(&mut stream).starts_with("HTTP/1.1 200 OK\r\n"));
+    let mut stream = answered_once(&running);
     let started = Instant::now();
     assert_eq!(read_to_close(&mut stream), "");
     let waited = started.elapsed();
@@ -374,9 +381,7 @@ fn a_rested_connection_still_closes_at_the_keep_alive_timeout() {
 #[test]
 fn shutdown_closes_a_rested_connection_at_once() {
     let running = serve(AppConfig { keep_alive_timeout_ms: 60_000, ..config() });
-    let mut stream = connect(running.server.local_addr());
-    stream.write_all(b"GET /health HTTP/1.1\r\nHost: a\r\n\r\n").unwrap();
-    assert!(read_health(&mut stream).starts_with("HTTP/1.1 200 OK\r\n"));
+    let mut stream = answered_once(&running);
     std::thread::sleep(PAST_THE_REST);
     let started = Instant::now();
     running.runtime.block_on(running.server.shutdown()).expect("a clean drain");

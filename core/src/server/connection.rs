@@ -292,19 +292,24 @@ impl<F: Future<Output = Result<axum::response::Response, Infallible>>> Future fo
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::{Read, Write};
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::net::TcpStream;
 
     const REQUEST: &[u8] = b"GET / HTTP/1.1\r\nhost: a\r\n\r\n";
 
-    /// Reads one response of the test app (its body is "ok").
-    fn read_response(stream: &mut std::net::TcpStream) -> String {
-        let mut answer = Vec::new();
-        let mut byte = [0u8; 1];
-        while !answer.ends_with(b"\r\n\r\nok") {
-            assert_eq!(stream.read(&mut byte).unwrap(), 1, "closed after {:?}", String::from_utf8_lossy(&answer));
-            answer.push(byte[0]);
+    /// Sends the request on `stream` and reads the response by its `content-length`; returns
+    /// the status line.
+    fn ask(stream: &mut TcpStream) -> String {
+        stream.write_all(REQUEST).unwrap();
+        let mut reader = BufReader::new(stream.try_clone().unwrap());
+        let mut head = String::new();
+        while !head.ends_with("\r\n\r\n") {
+            assert!(reader.read_line(&mut head).unwrap() > 0, "closed after {head:?}");
         }
-        String::from_utf8(answer).unwrap()
+        let length = head.lines().find_map(|line| line.strip_prefix("content-length: ")).map_or(0, |n| n.parse().unwrap());
+        reader.read_exact(&mut vec![0; length]).unwrap();
+        assert!(reader.buffer().is_empty(), "one response at a time");
+        head.lines().next().unwrap_or_default().to_owned()
     }
 
     #[test]
@@ -320,19 +325,17 @@ mod tests {
             tokio::spawn(accept_loop(listener, app, limits, registry.clone(), stopped));
             addr
         });
-        let mut quiet = std::net::TcpStream::connect(addr).unwrap();
-        let mut busy = std::net::TcpStream::connect(addr).unwrap();
+        let mut quiet = TcpStream::connect(addr).unwrap();
+        let mut busy = TcpStream::connect(addr).unwrap();
         for stream in [&mut quiet, &mut busy] {
             stream.set_read_timeout(Some(std::time::Duration::from_secs(5))).unwrap();
-            stream.write_all(REQUEST).unwrap();
-            assert!(read_response(stream).starts_with("HTTP/1.1 200 OK"));
+            assert_eq!(ask(stream), "HTTP/1.1 200 OK");
         }
         // The busy one asks every 100 ms for 1.5 rest periods; the quiet one says nothing.
         let started = std::time::Instant::now();
         while started.elapsed() < super::super::io::REST_AFTER * 3 / 2 {
             std::thread::sleep(std::time::Duration::from_millis(100));
-            busy.write_all(REQUEST).unwrap();
-            assert!(read_response(&mut busy).starts_with("HTTP/1.1 200 OK"));
+            assert_eq!(ask(&mut busy), "HTTP/1.1 200 OK");
         }
         let rests = |registry: &Registry| {
             let mut counts: Vec<usize> = registry.states().iter().map(|s| s.rests.load(Ordering::Relaxed)).collect();
@@ -342,8 +345,7 @@ mod tests {
         assert_eq!(rests(&registry), [0, 1], "the quiet connection rested once, the busy one never");
         // A rested connection serves its next request, and another after it.
         for _ in 0..2 {
-            quiet.write_all(REQUEST).unwrap();
-            assert!(read_response(&mut quiet).starts_with("HTTP/1.1 200 OK"));
+            assert_eq!(ask(&mut quiet), "HTTP/1.1 200 OK");
         }
         assert_eq!(rests(&registry), [0, 1]);
     }
