@@ -108,34 +108,16 @@ async fn serve_connection<A: AppService>(stream: tokio::net::TcpStream, app: A, 
                 .max_concurrent_streams(limits.http2_max_concurrent_streams)
                 .max_header_list_size(limits.http2_max_header_list_size)
                 .keep_alive_interval(limits.http2_keep_alive_interval);
-            drive(builder.serve_connection(TokioIo::new(io), service), &state).await;
+            drive_http2(builder.serve_connection(TokioIo::new(io), service), &state).await;
         }
         Ok(Protocol::Neither | Protocol::Gone) | Err(_) => {}
     }
     drop(registered);
 }
 
-/// An HTTP/2 connection that can be asked to finish what it is doing and close (HTTP/1's is
-/// [`drive_until_rest`]).
-trait Graceful: Future {
-    fn graceful_shutdown(self: Pin<&mut Self>);
-}
-
-impl<S> Graceful for hyper::server::conn::http2::Connection<TokioIo<GuardedIo>, S, TokioExecutor>
-where
-    S: hyper::service::HttpService<Incoming>,
-    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-    S::ResBody: hyper::body::Body + Send + 'static,
-    <S::ResBody as hyper::body::Body>::Data: Send,
-    <S::ResBody as hyper::body::Body>::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-    S::Future: Send + 'static,
-{
-    fn graceful_shutdown(self: Pin<&mut Self>) {
-        hyper::server::conn::http2::Connection::graceful_shutdown(self)
-    }
-}
-
-async fn drive<C: Graceful>(connection: C, state: &ConnState) {
+/// Drives an HTTP/2 connection until it ends; asked to close, it finishes its streams first
+/// (GOAWAY). HTTP/1's is [`drive_until_rest`].
+async fn drive_http2<A: AppService>(connection: hyper::server::conn::http2::Connection<TokioIo<GuardedIo>, ConnService<A>, TokioExecutor>, state: &ConnState) {
     let mut connection = std::pin::pin!(connection);
     tokio::select! {
         _ = connection.as_mut() => return,
