@@ -167,12 +167,7 @@ pub async fn keep_alive_10k(port: u16, pid: u32) -> Verdict {
         }
     }
     let second_secs = second.elapsed().as_secs_f64();
-    // All quiet past the rest period (1 s); then 2,000 requests on 4 other connections, as a
-    // server in service keeps answering: the allocator returns freed pages to the system on
-    // its own allocation paths, not while the process sleeps.
-    tokio::time::sleep(Duration::from_secs(2)).await;
-    let others = load(port, 4, Arc::new(request.to_vec()), Arc::new(AtomicI64::new(2_000)), Arc::new(AtomicBool::new(false))).await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    let others_answered = quiet_while_serving_others(port).await;
     let held_kb = procfs::tree_rss_kb(pid);
     let per_connection_kib = held_kb.saturating_sub(before_kb) as f64 / kept.len().max(1) as f64;
     // Still held and answering after the rest: a sample of them asked a third time.
@@ -192,10 +187,22 @@ pub async fn keep_alive_10k(port: u16, pid: u32) -> Verdict {
     );
     let passed = twice == CONNECTIONS
         && fresh.is_some_and(|d| d < Duration::from_secs(1))
-        && others.ok == 2_000
+        && others_answered
         && per_connection_kib <= MAX_IDLE_KIB
         && third == sampled;
     (passed, detail)
+}
+
+/// Leaves the connections a probe holds quiet past the rest period (1 s), then sends 2,000
+/// requests on 4 other connections, as a server in service keeps answering: the allocator
+/// returns freed pages to the system on its own allocation paths, not while the process
+/// sleeps. Whether all 2,000 were answered.
+pub async fn quiet_while_serving_others(port: u16) -> bool {
+    let request = b"GET /health HTTP/1.1\r\nHost: probe\r\n\r\n".to_vec();
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let others = load(port, 4, Arc::new(request), Arc::new(AtomicI64::new(2_000)), Arc::new(AtomicBool::new(false))).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    others.ok == 2_000
 }
 
 /// RSS and descriptors of the server's process tree after `requests` more requests.

@@ -20,10 +20,10 @@ pub async fn ws_idle_10k(port: u16, pid: u32) -> Verdict {
     .await;
     let opened = open.len();
     let open_secs = started.elapsed().as_secs_f64();
-    // Let the server settle, then weigh it with every connection open and idle.
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // Weighed with every connection open and quiet past the rest period.
+    let others_answered = super::load::quiet_while_serving_others(port).await;
     let held_kb = crate::procfs::tree_rss_kb(pid);
-    // Every 100th connection still answers.
+    // Every 100th connection still answers after its rest.
     let mut answered = 0;
     for ws in open.iter_mut().step_by(100) {
         let echoed = async {
@@ -42,10 +42,11 @@ pub async fn ws_idle_10k(port: u16, pid: u32) -> Verdict {
     drop(open);
     let per_connection_kb = held_kb.saturating_sub(before_kb) as f64 / opened.max(1) as f64;
     let detail = format!(
-        "{opened} of {CONNECTIONS} opened in {open_secs:.1} s; server RSS {:.1} MiB idle → {:.1} MiB holding them ({per_connection_kb:.1} KiB each); {answered} of {sampled} sampled still echo; /health {}",
+        "{opened} of {CONNECTIONS} opened in {open_secs:.1} s; quiet for 2 s: server RSS {:.1} MiB idle → {:.1} MiB holding them ({per_connection_kb:.1} KiB each); {answered} of {sampled} sampled still echo; /health {}",
         before_kb as f64 / 1024.0,
         held_kb as f64 / 1024.0,
         fresh.map_or("did not answer".to_owned(), |d| format!("in {:.1} ms", d.as_secs_f64() * 1000.0))
     );
-    (opened == CONNECTIONS && answered == sampled && fresh.is_some(), detail)
+    let passed = opened == CONNECTIONS && others_answered && answered == sampled && fresh.is_some();
+    (passed, detail)
 }
