@@ -22,6 +22,7 @@ mod streaming;
 mod upgrade;
 
 pub use body::{is_body_timeout, BodyTimeout, StreamError};
+pub(crate) use io::REST_AFTER;
 pub(crate) use limits::ConnectionLimits;
 pub(crate) use upgrade::UpgradeSlot;
 

@@ -12,7 +12,8 @@
 //!   handler that returns without closing closes with 1000.
 //! * **Bounds.** Reading stops while a batch of arrivals waits untaken; sends past
 //!   `ws_send_buffer_bytes` unread close with 1008 ([`handle`]); a silent connection is pinged
-//!   and, still silent, closed ([`session`]). Memory per connection is bounded either way.
+//!   and, still silent, closed ([`session`]). Memory per connection is bounded either way,
+//!   and a quiet connection gives its buffers back until the client sends again ([`rest`]).
 //! * **Crossings.** A binding takes everything that arrived in one call ([`Socket::take`])
 //!   and is woken only when a take found nothing: a burst of messages is one wake-up of its
 //!   interpreter, not one per message — the cost model of streamed responses
@@ -23,6 +24,7 @@
 
 mod handle;
 mod handshake;
+mod rest;
 mod session;
 
 pub use handle::{Socket, SocketClosed, Taken};

@@ -1,22 +1,24 @@
 //! One WebSocket connection's task: reads what the client sends into the socket's arrivals,
-//! writes what the handler queued, keeps a silent connection checked, and closes with the code
-//! that says why.
+//! writes what the handler queued, keeps a silent connection checked, lets a quiet one rest
+//! without buffers ([`super::rest`]), and closes with the code that says why.
 //!
 //! One task, not a reader and a writer: writes are fed in a batch and flushed once, and while a
 //! write waits for a slow client no more is read — the client that does not read is the one
 //! held back. The write itself is bounded by the connection's `send_timeout_ms`.
 
 use super::handle::Outgoing;
+use super::rest::Watched;
 use super::{Closed, Message, Socket};
+use crate::server::REST_AFTER;
 use futures_util::task::{waker, ArcWake, AtomicWaker};
-use futures_util::{SinkExt, Stream, StreamExt};
+use futures_util::{FutureExt, SinkExt, Stream, StreamExt};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
-use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use tokio::time::Instant;
 use tokio_tungstenite::tungstenite::error::{CapacityError, Error as WsError};
 use tokio_tungstenite::tungstenite::protocol::{frame::coding::CloseCode, CloseFrame, Role, WebSocketConfig};
@@ -43,9 +45,10 @@ where
         // Allocated up front for every connection: tungstenite's 128 KiB default would make
         // 10,000 idle connections cost 1.25 GB. Measured on 64 KiB echoes against plain axum
         // (its 128 KiB): 4 KiB reads ran at 0.7x its rate, 16 KiB at 0.8–0.95x (2 s runs).
+        // A quiet connection gives it back (`rest`).
         .read_buffer_size(16 * 1024)
         .write_buffer_size(0);
-    let ws = WebSocketStream::from_raw_socket(io, Role::Server, Some(config)).await;
+    let ws = WebSocketStream::from_raw_socket(Watched::new(io), Role::Server, Some(config)).await;
     let (mut sink, mut stream) = ws.split();
     let mut going_away = going_away.unwrap_or_else(|| Box::pin(std::future::pending()));
     let mut leaving = false;
@@ -55,12 +58,17 @@ where
     // a busy connection does not touch the timer per message.
     let idle = settings.idle.unwrap_or(Duration::MAX);
     let mut idle_timer = Box::pin(tokio::time::sleep_until(heard + idle.min(Duration::from_secs(86_400 * 365))));
+    // Fires once per rest period; a connection that read or wrote in between (`stirred`) does
+    // not rest, so a busy one pays a flag per message and a timer wake a second.
+    let mut rest_timer = Box::pin(tokio::time::sleep(REST_AFTER));
+    let mut stirred = false;
     let mut out = Vec::new();
     let reads = ReadGate::new();
     let ended = loop {
         // What the handler queued goes first, and with it the close it asked for.
         let close = socket.take_sends(&mut out);
         if !out.is_empty() {
+            stirred = true;
             let mut written = Ok(());
             for outgoing in out.drain(..) {
                 let frame = match outgoing {
@@ -82,6 +90,7 @@ where
             break close_from_here(&mut sink, &mut stream, close).await;
         }
         let room = socket.has_room();
+        let mut rest_due = false;
         tokio::select! {
             biased;
             () = &mut going_away, if !leaving => {
@@ -104,6 +113,7 @@ where
             read = std::future::poll_fn(|cx| reads.poll_next(&mut stream, cx)), if room => {
                 heard = Instant::now();
                 pinged = false;
+                stirred = true;
                 match read {
                     Some(Ok(Frame::Text(text))) => socket.arrive(Message::Text(super::Text::from_frame(text))),
                     Some(Ok(Frame::Binary(data))) => socket.arrive(Message::Binary(data)),
@@ -123,9 +133,58 @@ where
                     None => break Closed::new(1006, "the connection dropped without a close"),
                 }
             }
+            () = &mut rest_timer, if room && !leaving => {
+                rest_timer.as_mut().reset(Instant::now() + REST_AFTER);
+                rest_due = !std::mem::take(&mut stirred);
+            }
+        }
+        if rest_due {
+            let mut ws = sink.reunite(stream).expect("the two halves of one stream");
+            // Nothing of the client's held, and nothing of ours (a pong, a message) unwritten.
+            let idle_now = ws.get_ref().holds_nothing_unread() && matches!(SinkExt::<Frame>::flush(&mut ws).now_or_never(), Some(Ok(())));
+            if idle_now {
+                let mut io = ws.into_inner();
+                #[cfg(test)]
+                tests::RESTS.with(|rests| rests.set(rests.get() + 1));
+                let Some(first) = rested(&mut io, &socket, &mut going_away, &mut leaving, idle_timer.as_mut(), settings.idle.is_some()).await else {
+                    break Closed::new(1006, "the connection dropped without a close");
+                };
+                ws = WebSocketStream::from_partially_read(io, first, Role::Server, Some(config)).await;
+                reads.reopen();
+            }
+            (sink, stream) = ws.split();
         }
     };
     socket.end(ended);
+}
+
+/// A rest (`rest`): tungstenite and its buffers are gone, and the task waits for the client's
+/// next bytes, a send or close from the handler, shutdown or the idle timer. The bytes that
+/// ended it go to the next tungstenite; `None` when the client left.
+async fn rested<S: AsyncRead + Unpin>(
+    io: &mut S,
+    socket: &Socket,
+    going_away: &mut GoingAway,
+    leaving: &mut bool,
+    idle_timer: Pin<&mut tokio::time::Sleep>,
+    idle: bool,
+) -> Option<Vec<u8>> {
+    let mut first = [0u8; 64];
+    tokio::select! {
+        biased;
+        () = going_away.as_mut(), if !*leaving => {
+            *leaving = true;
+            socket.close(1001, "server shutting down");
+            Some(Vec::new())
+        }
+        () = socket.session_notified() => Some(Vec::new()),
+        // Seen again, and acted on, by the session's own loop.
+        () = idle_timer, if idle => Some(Vec::new()),
+        read = io.read(&mut first) => match read {
+            Ok(0) | Err(_) => None,
+            Ok(n) => Some(first[..n].to_vec()),
+        },
+    }
 }
 
 /// Polls the read side only when it can make progress: after a message (more may be buffered),
@@ -158,6 +217,11 @@ impl ReadGate {
     fn new() -> Self {
         let readiness = Arc::new(Readiness { ready: AtomicBool::new(true), task: AtomicWaker::new() });
         ReadGate { socket_waker: waker(readiness.clone()), readiness }
+    }
+
+    /// A new tungstenite may hold bytes already: the next poll reads.
+    fn reopen(&self) {
+        self.readiness.ready.store(true, Ordering::Release);
     }
 
     fn poll_next<St: Stream + Unpin>(&self, stream: &mut St, cx: &mut Context<'_>) -> Poll<Option<St::Item>> {
@@ -210,12 +274,179 @@ where
 
 #[cfg(test)]
 mod tests {
-    use super::ReadGate;
+    use super::{run, GoingAway, ReadGate, Settings, REST_AFTER};
+    use crate::socket::{Message, Socket};
     use futures_util::task::noop_waker;
-    use futures_util::Stream;
+    use futures_util::{SinkExt, Stream, StreamExt};
+    use std::cell::Cell;
     use std::pin::Pin;
     use std::sync::{Arc, Mutex};
     use std::task::{Context, Poll, Waker};
+    use std::time::Duration;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
+    use tokio_tungstenite::tungstenite::protocol::Role;
+    use tokio_tungstenite::tungstenite::Message as Frame;
+    use tokio_tungstenite::WebSocketStream;
+
+    thread_local! {
+        /// Rests taken by sessions on this thread (each test's runtime has a thread of its own).
+        pub(super) static RESTS: Cell<usize> = const { Cell::new(0) };
+    }
+
+    fn rests() -> usize {
+        RESTS.with(Cell::get)
+    }
+
+    /// Long enough for a rest: the timer's first firing sees the last message, the second rests.
+    async fn quiet() {
+        tokio::time::sleep(REST_AFTER * 5 / 2).await;
+    }
+
+    /// A session over an in-memory pipe with an echoing handler: the client's end, the
+    /// handler's `Socket` and the session's task.
+    fn session(idle: Option<Duration>, going_away: Option<GoingAway>) -> (DuplexStream, Socket, tokio::task::JoinHandle<()>) {
+        let (server, client) = tokio::io::duplex(256 * 1024);
+        let socket = Socket::new(None, 1 << 20);
+        let handler = socket.clone();
+        tokio::spawn(async move {
+            while let Some(message) = handler.recv().await {
+                if handler.send(message).is_err() {
+                    break;
+                }
+            }
+        });
+        let settings = Settings { max_message_bytes: 1 << 20, idle };
+        let task = tokio::spawn(run(server, socket.clone(), settings, going_away, "test".into()));
+        (client, socket, task)
+    }
+
+    async fn client(io: DuplexStream) -> WebSocketStream<DuplexStream> {
+        WebSocketStream::from_raw_socket(io, Role::Client, None).await
+    }
+
+    async fn next(client: &mut WebSocketStream<DuplexStream>) -> Frame {
+        tokio::time::timeout(Duration::from_secs(5), client.next()).await.expect("in time").expect("a frame").expect("a valid frame")
+    }
+
+    /// A client frame with a zero mask (the payload goes as it is).
+    fn frame(fin: bool, opcode: u8, payload: &[u8]) -> Vec<u8> {
+        let mut out = vec![if fin { 0x80 } else { 0 } | opcode, 0x80 | payload.len() as u8, 0, 0, 0, 0];
+        out.extend_from_slice(payload);
+        out
+    }
+
+    /// A short frame from the server: its first byte and payload.
+    async fn server_frame(io: &mut DuplexStream) -> (u8, Vec<u8>) {
+        let mut head = [0u8; 2];
+        tokio::time::timeout(Duration::from_secs(5), io.read_exact(&mut head)).await.expect("in time").unwrap();
+        let mut payload = vec![0u8; usize::from(head[1] & 0x7f)];
+        io.read_exact(&mut payload).await.unwrap();
+        (head[0], payload)
+    }
+
+    #[tokio::test]
+    async fn a_quiet_socket_rests_and_then_echoes_and_answers_pings() {
+        let (io, _socket, _task) = session(None, None);
+        let mut client = client(io).await;
+        client.send(Frame::text("one")).await.unwrap();
+        assert_eq!(next(&mut client).await, Frame::text("one"));
+        quiet().await;
+        assert_eq!(rests(), 1);
+        client.send(Frame::Ping("p".into())).await.unwrap();
+        assert_eq!(next(&mut client).await, Frame::Pong("p".into()));
+        client.send(Frame::binary(vec![9; 3000])).await.unwrap();
+        assert_eq!(next(&mut client).await, Frame::binary(vec![9; 3000]));
+        quiet().await;
+        assert_eq!(rests(), 2, "quiet again, it rests again");
+    }
+
+    #[tokio::test]
+    async fn a_socket_in_use_does_not_rest() {
+        let (io, socket, _task) = session(None, None);
+        let mut client = client(io).await;
+        // The client pings (tungstenite answers: nothing goes through the handler)…
+        let started = tokio::time::Instant::now();
+        while started.elapsed() < REST_AFTER * 5 / 2 {
+            client.send(Frame::Ping("tick".into())).await.unwrap();
+            assert_eq!(next(&mut client).await, Frame::Pong("tick".into()));
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert_eq!(rests(), 0, "read from");
+        // …then only the handler speaks.
+        let started = tokio::time::Instant::now();
+        while started.elapsed() < REST_AFTER * 5 / 2 {
+            socket.send(Message::Text("news".into())).unwrap();
+            assert_eq!(next(&mut client).await, Frame::text("news"));
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert_eq!(rests(), 0, "written to");
+    }
+
+    #[tokio::test]
+    async fn a_message_whose_last_fragment_comes_after_a_quiet_spell_arrives_whole() {
+        let (mut io, _socket, _task) = session(None, None);
+        io.write_all(&frame(false, 0x1, b"hel")).await.unwrap();
+        quiet().await;
+        assert_eq!(rests(), 0, "a message in fragments is held by tungstenite");
+        io.write_all(&frame(true, 0x0, b"lo")).await.unwrap();
+        assert_eq!(server_frame(&mut io).await, (0x81, b"hello".to_vec()));
+    }
+
+    #[tokio::test]
+    async fn a_frame_half_sent_before_a_quiet_spell_arrives_whole() {
+        let (mut io, _socket, _task) = session(None, None);
+        let bytes = frame(true, 0x2, &[7; 100]);
+        io.write_all(&bytes[..50]).await.unwrap();
+        quiet().await;
+        assert_eq!(rests(), 0, "half a frame is held by tungstenite");
+        io.write_all(&bytes[50..]).await.unwrap();
+        assert_eq!(server_frame(&mut io).await, (0x82, vec![7; 100]));
+    }
+
+    #[tokio::test]
+    async fn a_resting_socket_sends_what_its_handler_queues() {
+        let (io, socket, _task) = session(None, None);
+        let mut client = client(io).await;
+        quiet().await;
+        assert_eq!(rests(), 1);
+        socket.send(Message::Text("pushed".into())).unwrap();
+        assert_eq!(next(&mut client).await, Frame::text("pushed"));
+    }
+
+    #[tokio::test]
+    async fn a_resting_socket_is_still_pinged_when_idle_and_closed_by_shutdown() {
+        let (shut_down, going_away) = tokio::sync::oneshot::channel::<()>();
+        let going_away: GoingAway = Box::pin(async move {
+            let _ = going_away.await;
+        });
+        let (io, socket, task) = session(Some(REST_AFTER * 3), Some(going_away));
+        let mut client = client(io).await;
+        quiet().await;
+        assert_eq!(rests(), 1);
+        assert_eq!(next(&mut client).await, Frame::Ping(Default::default()), "the idle timer's ping");
+        // The client's automatic pong goes out with a flush; then it is quiet again.
+        client.flush().await.unwrap();
+        quiet().await;
+        assert_eq!(rests(), 2);
+        shut_down.send(()).unwrap();
+        match next(&mut client).await {
+            Frame::Close(Some(close)) => assert_eq!(u16::from(close.code), 1001),
+            other => panic!("{other:?}"),
+        }
+        drop(client);
+        tokio::time::timeout(Duration::from_secs(5), task).await.expect("the session ends").unwrap();
+        assert_eq!(socket.closed().map(|c| c.code), Some(1001));
+    }
+
+    #[tokio::test]
+    async fn a_client_that_leaves_a_resting_socket_ends_its_session() {
+        let (io, socket, task) = session(None, None);
+        quiet().await;
+        assert_eq!(rests(), 1);
+        drop(io);
+        tokio::time::timeout(Duration::from_secs(5), task).await.expect("the session ends").unwrap();
+        assert_eq!(socket.closed().map(|c| c.code), Some(1006));
+    }
 
     /// A socket's read side: counts polls, yields what is put in it, keeps the last waker.
     #[derive(Default)]
