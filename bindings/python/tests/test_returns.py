@@ -35,6 +35,13 @@ class Count(int):
     """An int subclass (and so not written on the exact-int fast path)."""
 
 
+class Day(datetime.date):
+    """A date subclass with its own isoformat(): written with it (the exact-date path is not its)."""
+
+    def isoformat(self) -> str:
+        return "day " + super().isoformat()
+
+
 @dataclasses.dataclass
 class Item:
     name: str
@@ -59,6 +66,8 @@ VALUES = {
         1: "int keys become strings",
     },
     "dataclass": Item("pen", 1.5, datetime.date(2024, 2, 29)),
+    # Dates are written from their ordinal: the first and last, a leap day, a year under 1000.
+    "dates": [datetime.date.min, datetime.date.max, datetime.date(2000, 2, 29), datetime.date(987, 6, 5), datetime.date(1900, 3, 1), Day(2024, 1, 15)],
     "unicode": {"text": "Jürgen \u2603 \"quoted\" \\ \n"},
     "big_int": {"n": 2**70},
     # Each integer at the edges of 64 bits, in a list and in a dict (the two borrowed walks).
@@ -83,6 +92,7 @@ EXPECTED = {
         "1": "int keys become strings",
     },
     "dataclass": {"name": "pen", "price": 1.5, "when": "2024-02-29"},
+    "dates": ["0001-01-01", "9999-12-31", "2000-02-29", "0987-06-05", "1900-03-01", "day 2024-01-15"],
     "unicode": {"text": "Jürgen \u2603 \"quoted\" \\ \n"},
     "big_int": {"n": 2**70},
     "int_edges": {"list": [2**63 - 1, -(2**63), 2**63, -(2**63) - 1, -(2**127)], "dict": {"max": 2**63 - 1, "past": 2**64}},

