@@ -128,8 +128,9 @@ where
 /// What an idle keep-alive connection may add to the server's RSS. Measured here on the Rust
 /// server: 23.5 KiB with hyper holding the connection and mimalloc's regions on transparent
 /// huge pages; 6.7 KiB once connections rest and the regions stay on 4 KiB pages (Python 7.0,
-/// Node 7.3, Ruby 8.9).
-const MAX_IDLE_KIB: f64 = 12.0;
+/// Node 7.3, Ruby 8.9); 1.7 KiB once the connection's task holds no room for hyper's
+/// connection while it rests (Python 2.0, Node 2.3, Ruby 3.7).
+const MAX_IDLE_KIB: f64 = 6.0;
 
 /// 10,000 connections held open at once, each answered twice (so none was dropped to make
 /// room), while a new connection's `/health` still answers; then, with all of them quiet past
