@@ -7,6 +7,8 @@ use crate::problem::Problem;
 use crate::request::RequestData;
 use crate::server::UpgradeSlot;
 use crate::spec::{AppConfig, SocketSpec};
+use futures_util::future::OptionFuture;
+use futures_util::FutureExt;
 use http::{header, HeaderMap, HeaderValue, StatusCode};
 use std::sync::Arc;
 use std::time::Duration;
@@ -86,11 +88,16 @@ impl SocketRoute {
         let handler = self.handler.clone();
         let config = super::session::Settings { max_message_bytes: self.max_message_bytes, idle: self.idle };
         let going_away = slot.as_ref().map(UpgradeSlot::going_away);
-        let session = async move {
-            let Ok(upgraded) = on_upgrade.await else { return };
-            handler.open(request, socket.clone());
-            super::session::run(hyper_util::rt::TokioIo::new(upgraded), socket, config, going_away, label).await;
-        };
+        // Chained, not one `async` block: the block would keep the request (416 bytes) and its
+        // other captures for the whole session, beside the session's own future. `then` drops
+        // the closure, and what it holds, once the upgrade is done.
+        let session = on_upgrade.then(move |upgraded| {
+            let session = upgraded.ok().map(|upgraded| {
+                handler.open(request, socket.clone());
+                super::session::run(hyper_util::rt::TokioIo::new(upgraded), socket, config, going_away, label)
+            });
+            OptionFuture::from(session).map(drop)
+        });
         match slot {
             Some(slot) => slot.put(Box::pin(session)),
             None => {
