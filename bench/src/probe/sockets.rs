@@ -12,8 +12,9 @@ const CONNECTIONS: usize = 10_000;
 /// What an idle WebSocket may add to the server's RSS. Measured here: 25.8 KiB (Rust) to 32.5
 /// KiB (Ruby) while tungstenite kept its buffers; 10.8 (Rust), 13.3 (Python), 15.5 (Node) and
 /// 17.3 KiB (Ruby) once a quiet socket rests (core/src/socket/rest.rs); 5.8, 8.3, 10.4 and
-/// 12.2 KiB once the connection's task was made small (core/src/server/connection.rs).
-const MAX_IDLE_KIB: f64 = 16.0;
+/// 12.2 KiB once the connection's task was made small (core/src/server/connection.rs); 4.0,
+/// 6.5, 9.1 and 10.9 KiB once the session's was (core/src/socket/session.rs).
+const MAX_IDLE_KIB: f64 = 14.0;
 
 pub async fn ws_idle_10k(port: u16, pid: u32) -> Verdict {
     let before_kb = crate::procfs::tree_rss_kb(pid);
