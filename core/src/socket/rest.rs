@@ -6,8 +6,9 @@
 //! neither shrinks. Measured by the `ws-idle-10k` probe (10,000 echo sockets, quiet for 2 s),
 //! RSS per socket: Rust 25.8 → 10.8 KiB with rests, Python 28.5 → 13.3, Node 30.7 → 15.5,
 //! Ruby 32.5 → 17.3 (and 5.8, 8.3, 10.4, 12.2 once the connection's task was made small, see
-//! `server::connection`). What is left is the session (1.6 KiB of it its future), the
-//! handler's task and its objects in the interpreter, and the connection's own share.
+//! `server::connection`; 4.0, 6.5, 9.1, 10.9 once the session's was, see `session::run`).
+//! What is left is the session (744 bytes of it its task), the handler's task and its objects
+//! in the interpreter, and the connection's own share.
 //!
 //! Cost: a busy socket sets a flag per message and wakes once a second for the rest timer;
 //! the next message after a rest builds tungstenite again (its read buffer is allocated and
