@@ -34,24 +34,6 @@ _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 STARTUP_FAILED = 3
 
 
-async def run_handler(call: "_ferrule.PendingCall") -> None:
-    """One request to an ``async def`` handler, as a task on the loop (``call`` is a
-    ``_ferrule.PendingCall``): build the arguments, await the handler, send its result (or
-    its exception as a response) from inside the task, while the request's objects are fresh."""
-    try:
-        result = await call.start()
-    except asyncio.CancelledError:
-        # Past its deadline (the client has its 504) or cut off by a drain: nobody waits for
-        # an answer, and a cancellation is no handler failure to log.
-        raise
-    except BaseException as exc:
-        call.fail(exc)
-        if not isinstance(exc, Exception):
-            raise  # interpreter exits keep propagating
-    else:
-        call.finish(result)
-
-
 @contextlib.contextmanager
 def _ending(sink: "_ferrule.StreamSink") -> Iterator[None]:
     """Tells ``sink`` how its producer ended: ``finish()`` when it ran out, ``fail(exc)`` (logged

@@ -11,13 +11,14 @@
 //! through `ferrule.hooks`: right here when every function in it is a `def`, else as a task;
 //! so does a refused request the language must see (`Job::Reject`).
 //!
-//! An async request's task (`ferrule.server.run_handler`) builds the handler's arguments, awaits
-//! it and serialises its result itself. Building every waiting request's objects in
+//! An async request's task (`crate::handler_task::HandlerRun`) builds the handler's arguments,
+//! awaits it and serialises its result itself. Building every waiting request's objects in
 //! `dispatch()` and serialising later, as a done-callback would, keeps dozens of request bodies
 //! alive at once under load; measured on json-large at 50 connections that cost 35 % more CPU
 //! per request than the same handler as `def`, against none at 1 connection.
 
 use crate::convert::to_python;
+use crate::handler_task::{self, HandlerRun};
 use crate::request::Request;
 use crate::response::{self, ResultTypes};
 use crate::route::PyRoute;
@@ -28,7 +29,7 @@ use ferrule_core::http::StatusCode;
 use ferrule_core::{Rejection, RequestData};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBytes, PyDict, PyList};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -169,14 +170,15 @@ impl Dispatcher {
         self.inbox.answer(reply, outcome);
     }
 
-    /// Starts a task on the loop that runs the request from start to reply.
+    /// Starts a task on the loop that runs the request from start to reply
+    /// ([`HandlerRun`]: the handler's arguments are built when the task first steps).
     fn schedule(self: &Arc<Self>, py: Python<'_>, route: Route, request: RequestData, reply: Reply) {
-        let call = PendingCall::new(self, Some(route), request, reply, None, true);
-        // If this fails before the call is a Python object, dropping it drops the reply,
-        // which the waiting request sees as a failed handler.
-        let Ok(call) = Bound::new(py, call) else { return };
-        let coroutine = RUN_HANDLER.import(py, "ferrule.server", "run_handler").and_then(|run_handler| run_handler.call1((&call,)));
-        self.start_task(py, &call, coroutine);
+        let name = route.data.task_name(py, &route.label);
+        let run = HandlerRun::new(PendingCall::new(self, Some(route), request, reply, None, true));
+        // If this fails, dropping `run` drops the reply, which the waiting request sees as a
+        // failed handler.
+        let Ok(run) = Bound::new(py, run) else { return };
+        self.start_task(py, run.get().call(), Ok(run.clone().into_any()), &name);
     }
 
     /// Runs a request with its hooks (or a refused one the language must see) through
@@ -201,7 +203,11 @@ impl Dispatcher {
             run_sync_chain(py, &chain, &call);
         } else {
             let coroutine = RUN_ASYNC.import(py, "ferrule.hooks", "run_async").and_then(|run| run.call1((chain.object.bind(py), &call)));
-            self.start_task(py, &call, coroutine);
+            let name = match &call.get().route {
+                Some(route) => route.data.task_name(py, &route.label),
+                None => PyString::new(py, call.get().label()),
+            };
+            self.start_task(py, call.get(), coroutine, &name);
         }
     }
 
@@ -225,24 +231,23 @@ impl Dispatcher {
         Ok(chain)
     }
 
-    /// Runs `coroutine` (made for `call`) as a task on the loop; past the request's deadline
-    /// it is cancelled rather than left running for nobody (`ferrule.server.cancel_at_deadline`).
-    fn start_task(&self, py: Python<'_>, call: &Bound<'_, PendingCall>, coroutine: PyResult<Bound<'_, PyAny>>) {
-        let deadline = request_deadline(call.get());
+    /// Runs `coroutine` (made for `call`) as a task named `name` on the loop; past the
+    /// request's deadline it is cancelled rather than left running for nobody
+    /// (`ferrule.server.cancel_at_deadline`).
+    fn start_task(&self, py: Python<'_>, call: &PendingCall, coroutine: PyResult<Bound<'_, PyAny>>, name: &Bound<'_, PyString>) {
+        let deadline = request_deadline(call);
         let event_loop = self.event_loop.bind(py);
-        let started = coroutine
-            .and_then(|coroutine| event_loop.call_method1(pyo3::intern!(py, "create_task"), (coroutine,)))
-            .and_then(|task| match deadline {
-                // Past its deadline the request has its 504: the task is cancelled rather than
-                // left running for nobody (`ferrule.server.cancel_at_deadline`).
-                Some(seconds) => CANCEL_AT_DEADLINE
-                    .import(py, "ferrule.server", "cancel_at_deadline")
-                    .and_then(|cancel| cancel.call1((event_loop, task, seconds)))
-                    .map(drop),
-                None => Ok(()),
-            });
+        let started = coroutine.and_then(|coroutine| handler_task::start(event_loop, coroutine, name)).and_then(|task| match deadline {
+            // Past its deadline the request has its 504: the task is cancelled rather than
+            // left running for nobody (`ferrule.server.cancel_at_deadline`).
+            Some(seconds) => CANCEL_AT_DEADLINE
+                .import(py, "ferrule.server", "cancel_at_deadline")
+                .and_then(|cancel| cancel.call1((event_loop, task, seconds)))
+                .map(drop),
+            None => Ok(()),
+        });
         if let Err(error) = started {
-            call.get().answer(py, Err(error));
+            call.answer(py, Err(error));
         }
     }
 
@@ -257,7 +262,7 @@ impl Dispatcher {
                 Ok(coroutine) => converse.call1((&ws, coroutine))?,
                 Err(error) => converse.call1((&ws, py.None(), error.into_value(py)))?,
             };
-            self.event_loop.bind(py).call_method1(pyo3::intern!(py, "create_task"), (conversation,)).map(drop)
+            handler_task::start(self.event_loop.bind(py), conversation, &route.data.task_name(py, &route.label)).map(drop)
         });
         if let Err(error) = started {
             error.display(py);
@@ -314,7 +319,6 @@ fn run_sync_chain(py: Python<'_>, chain: &Chain, object: &Bound<'_, PendingCall>
     }
 }
 
-static RUN_HANDLER: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 static FINISH_SYNC: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 static CLOSE_AFTER: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 static RUN_ASYNC: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
@@ -339,16 +343,16 @@ fn request_deadline(call: &PendingCall) -> Option<f64> {
 }
 
 /// One request the loop answers later than it arrived: an async handler's
-/// (`ferrule.server.run_handler`: `start()` calls the handler with its arguments, then
-/// `finish(result)` or `fail(exception)` sends the reply), or a chain of hooks
-/// (`ferrule.hooks`: `request()`, `handle(request)`, `finish`/`fail`).
+/// (`crate::handler_task::HandlerRun`: `start()` calls the handler with its arguments, then
+/// `answer()` sends the reply), or a chain of hooks (`ferrule.hooks`: `request()`,
+/// `handle(request)`, `finish`/`fail`).
 #[pyclass(module = "ferrule._ferrule", frozen)]
 pub struct PendingCall {
     route: Option<Route>,
     /// What a plain result is sent with: the route's status, or a refusal's.
     status: StatusCode,
-    /// The request as the log names it.
-    label: String,
+    /// The request as the log names it, when it has no route (a route's is its label).
+    unrouted_label: String,
     dispatcher: Arc<Dispatcher>,
     state: Mutex<CallState>,
     /// The `Request` hooks and the handler share, made on first use.
@@ -375,11 +379,11 @@ impl PendingCall {
             (None, Some(route)) => route.status,
             (None, None) => StatusCode::OK,
         };
-        let label = route.as_ref().map_or_else(|| format!("{} {}", request.method, request.path), |r| r.label.clone());
+        let unrouted_label = if route.is_none() { format!("{} {}", request.method, request.path) } else { String::new() };
         PendingCall {
             route,
             status,
-            label,
+            unrouted_label,
             dispatcher: dispatcher.clone(),
             state: Mutex::new(CallState { request: Some(request), reply: Some(reply) }),
             request_object: PyOnceLock::new(),
@@ -392,14 +396,6 @@ impl PendingCall {
 
 #[pymethods]
 impl PendingCall {
-    /// The handler's coroutine, called with the request's arguments (once).
-    fn start<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let request = lock(&self.state).request.take();
-        let request = request.ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("the call has already started"))?;
-        let route = self.route.as_ref().ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("a refused request has no handler"))?;
-        route.data.call(py, request)
-    }
-
     /// The `Request` the hooks and the handler share.
     fn request<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, Request>> {
         let object = self.request_object.get_or_try_init(py, || {
@@ -481,19 +477,32 @@ impl PendingCall {
 }
 
 impl PendingCall {
+    /// The handler's coroutine, called with the request's arguments (once).
+    pub fn start<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let request = lock(&self.state).request.take();
+        let request = request.ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("the call has already started"))?;
+        let route = self.route.as_ref().ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("a refused request has no handler"))?;
+        route.data.call(py, request)
+    }
+
     /// Sends the reply (the first answer wins; later ones are ignored).
-    fn answer(&self, py: Python<'_>, outcome: PyResult<Bound<'_, PyAny>>) {
+    pub fn answer(&self, py: Python<'_>, outcome: PyResult<Bound<'_, PyAny>>) {
         let Some(reply) = lock(&self.state).reply.take() else { return };
         let outcome = match outcome {
             Ok(result) => response::from_result_as(py, &self.dispatcher, self.route.as_ref(), self.status, &result),
             // The refusal itself, unanswered by the app: the core's own answer.
             Err(error) if self.is_refusal(py, &error) => Ok(self.rejection.as_ref().map(Rejection::response).unwrap_or_else(|| ferrule_core::Response::new(self.status))),
-            Err(error) => response::from_exception_in(py, &self.dispatcher, &self.label, error),
+            Err(error) => response::from_exception_in(py, &self.dispatcher, self.label(), error),
         };
         self.dispatcher.inbox().answer(reply, outcome);
         if self.flushes {
             self.dispatcher.flush_soon(py);
         }
+    }
+
+    /// The request as the log names it.
+    fn label(&self) -> &str {
+        self.route.as_ref().map_or(&self.unrouted_label, |route| &route.label)
     }
 
     fn is_refusal(&self, py: Python<'_>, error: &PyErr) -> bool {

@@ -7,6 +7,7 @@
 mod app;
 mod convert;
 mod dispatch;
+mod handler_task;
 mod in_process;
 mod logs;
 mod request;

@@ -5,6 +5,7 @@ use crate::convert::to_python;
 use crate::request::Request;
 use ferrule_core::{Body, RequestData};
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyString, PyTuple};
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -65,16 +66,23 @@ pub struct PyRoute {
     /// after `yield` runs there, once the response has gone).
     pub chained: bool,
     takes_request: bool,
+    /// The name of its requests' asyncio tasks: the route's label (`GET /items/{item_id}`).
+    task_name: PyOnceLock<Py<PyString>>,
 }
 
 impl PyRoute {
     pub fn new(func: Py<PyAny>, arguments: Vec<ArgumentPlan>, is_async: bool, chained: bool) -> Self {
         let takes_request = arguments.iter().any(|a| a.source == Source::Request);
-        PyRoute { func, arguments, is_async, chained, takes_request }
+        PyRoute { func, arguments, is_async, chained, takes_request, task_name: PyOnceLock::new() }
     }
 }
 
 impl PyRoute {
+    /// The name of its requests' tasks, `label` (the core's, for logs) as a Python string made once.
+    pub fn task_name<'py>(&self, py: Python<'py>, label: &str) -> Bound<'py, PyString> {
+        self.task_name.get_or_init(py, || PyString::new(py, label).unbind()).bind(py).clone()
+    }
+
     /// Calls the handler with its arguments built from `request`.
     pub fn call<'py>(&self, py: Python<'py>, request: RequestData) -> PyResult<Bound<'py, PyAny>> {
         self.call_with(py, request, None)

@@ -1,10 +1,11 @@
-"""An `async def` handler runs inside an asyncio task of its own (`ferrule.server.run_handler`,
-started from `src/dispatch.rs`): what a handler can see and do of its task is what any asyncio
-code expects of one."""
+"""An `async def` handler runs inside an asyncio task of its own (`src/handler_task.rs`, started
+from `src/dispatch.rs`): what a handler can see and do of its task is what any asyncio code
+expects of one."""
 
 from __future__ import annotations
 
 import asyncio
+import io
 import threading
 
 import pytest
@@ -22,6 +23,17 @@ def make_app() -> App:
         task = asyncio.current_task()
         assert task is not None
         return {"is_task": isinstance(task, asyncio.Task), "running": not task.done()}
+
+    @app.get("/task-name")
+    async def task_name():
+        return {"name": asyncio.current_task().get_name()}
+
+    @app.get("/stack")
+    async def stack():
+        await asyncio.sleep(0)
+        printed = io.StringIO()
+        asyncio.current_task().print_stack(file=printed)
+        return {"stack": printed.getvalue()}
 
     @app.get("/timeout")
     async def with_timeout():
@@ -80,6 +92,37 @@ def port():
 
 def test_the_handler_runs_inside_its_own_running_task(port):
     assert request(port, "GET", "/task").json() == {"is_task": True, "running": True}
+
+
+def test_a_handler_task_is_named_after_its_route(port):
+    assert request(port, "GET", "/task-name").json() == {"name": "GET /task-name"}
+
+
+def test_a_handler_task_prints_the_handler_in_its_stack(port):
+    stack = request(port, "GET", "/stack").json()["stack"]
+    assert "in stack" in stack and "print_stack(file=printed)" in stack
+
+
+def test_a_task_factory_set_at_startup_makes_the_handlers_tasks():
+    app = App()
+    made: list[asyncio.Task] = []
+
+    def factory(loop, coroutine, **kwargs):
+        task = asyncio.Task(coroutine, loop=loop, **kwargs)
+        made.append(task)
+        return task
+
+    @app.on_event("startup")
+    async def install_factory():
+        asyncio.get_running_loop().set_task_factory(factory)
+
+    @app.get("/made")
+    async def made_by_factory():
+        return {"name": asyncio.current_task().get_name()}
+
+    with serving(app) as p:
+        assert request(p, "GET", "/made").json() == {"name": "GET /made"}
+    assert "GET /made" in [task.get_name() for task in made]
 
 
 def test_asyncio_timeout_works_inside_a_handler(port):
