@@ -16,6 +16,8 @@ import typing
 import uuid
 from typing import Any, Callable, Optional
 
+from . import _ferrule
+
 Converter = Optional[Callable[[Any], Any]]
 
 __all__ = ["TypeInfo", "describe", "strip_annotated", "is_structured"]
@@ -190,7 +192,7 @@ class _Describer:
         if tp is decimal.Decimal:
             return TypeInfo({"type": "number"}, lambda v: decimal.Decimal(str(v)), False)
         if tp is uuid.UUID:
-            return TypeInfo({"type": "string", "format": "uuid"}, uuid.UUID if self.body else None, False)
+            return TypeInfo({"type": "string", "format": "uuid"}, _ferrule.uuid_from_text if self.body else None, False)
         if tp is datetime.datetime:
             return TypeInfo({"type": "string", "format": "date-time"}, _parse_datetime if self.body else None, False)
         if tp is datetime.date:
@@ -352,10 +354,17 @@ def _json_literal(value: Any) -> bool:
 
 
 def _parse_datetime(text: str) -> datetime.datetime:
-    # fromisoformat in 3.10 does not take "Z".
-    if text.endswith(("Z", "z")):
-        text = text[:-1] + "+00:00"
-    return datetime.datetime.fromisoformat(text)
+    # RFC 3339 allows a lowercase "z", which fromisoformat refuses (and 3.10 refuses "Z" too);
+    # tried as given first, the common case is one C call.
+    try:
+        return _fromisoformat(text)
+    except ValueError:
+        if not text.endswith(("Z", "z")):
+            raise
+    return _fromisoformat(text[:-1] + "+00:00")
+
+
+_fromisoformat = datetime.datetime.fromisoformat
 
 
 def _inline_defs(schema: dict) -> dict:

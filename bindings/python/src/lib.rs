@@ -46,6 +46,12 @@ mod _ferrule {
         ferrule_core::PathTemplate::normalize(path).map_err(pyo3::exceptions::PyValueError::new_err)
     }
 
+    /// `uuid.UUID(value)`, parsed in Rust when it can be: a body's UUID fields.
+    #[pyo3::pyfunction]
+    fn uuid_from_text<'py>(value: &pyo3::Bound<'py, pyo3::PyAny>) -> pyo3::PyResult<pyo3::Bound<'py, pyo3::PyAny>> {
+        super::convert::uuid::from_text(value)
+    }
+
     /// The core's message for an unknown option, the same in every language.
     #[pyo3::pyfunction]
     fn unknown_option(what: &str, name: &str, known: Vec<String>) -> String {

@@ -7,6 +7,7 @@ import dataclasses
 import datetime
 import enum
 import pickle
+import re
 import uuid
 from typing import Annotated, Any, Literal, NotRequired, Optional, TypedDict
 
@@ -48,6 +49,11 @@ class Product(TypedDict):
     id: Annotated[int, Field(ge=1)]
     name: Annotated[str, annotated_types.MinLen(1), annotated_types.MaxLen(5)]
     tags: NotRequired[Annotated[list[str], Field(max_length=2)]]
+
+
+class Event(TypedDict):
+    id: uuid.UUID
+    at: datetime.datetime
 
 
 def make_app() -> App:
@@ -112,6 +118,15 @@ def make_app() -> App:
             "read_only": _refuses_writes(id),
         }
 
+    @app.post("/events")
+    def an_event(event: Event):
+        return {
+            "id_is_uuid": type(event["id"]) is uuid.UUID,
+            "id": event["id"].int,
+            "at": event["at"].isoformat(),
+            "utc": event["at"].tzinfo is datetime.timezone.utc,
+        }
+
     @app.get("/whole/{id:int}")
     def whole(id: int, request: Request):
         return {"id": id, "method": request.method, "agent": request.header("user-agent")}
@@ -159,6 +174,52 @@ def test_a_uuid_parameter_is_a_whole_uuid(client, text):
         "repr": repr(expected),
         "read_only": True,
     }
+
+
+# What `uuid.UUID(text)` accepts and refuses, with the spellings the uuid crate reads and those
+# only Python's own code does.
+UUID_SPELLINGS = [
+    "550e8400-e29b-41d4-a716-446655440000",
+    "550E8400-E29B-41D4-A716-446655440000",
+    "550e8400e29b41d4a716446655440000",
+    "{550e8400-e29b-41d4-a716-446655440000}",
+    "urn:uuid:550e8400-e29b-41d4-a716-446655440000",
+    "ffffffff-ffff-ffff-ffff-ffffffffffff",
+    "550e8400-e29b41d4-a716-446655440000",  # hyphens where Python alone allows them
+    " 550e8400e29b41d4a716446655440000",
+    "550e8400-e29b-41d4-a716-44665544000",  # one digit short
+    "550e8400-e29b-41d4-a716-44665544000g",
+    "",
+]
+
+
+@pytest.mark.parametrize("text", UUID_SPELLINGS)
+def test_a_body_uuid_is_what_uuid_uuid_makes_of_the_text(text):
+    from ferrule import _ferrule
+
+    try:
+        expected = uuid.UUID(text)
+    except ValueError as error:
+        with pytest.raises(ValueError, match=re.escape(str(error))):
+            _ferrule.uuid_from_text(text)
+        return
+    made = _ferrule.uuid_from_text(text)
+    assert type(made) is uuid.UUID and made == expected and made.int == expected.int
+    assert made.is_safe == expected.is_safe and pickle.loads(pickle.dumps(made)) == expected and _refuses_writes(made)
+
+
+def test_a_body_that_is_not_text_goes_to_uuid_uuid_for_its_error():
+    from ferrule import _ferrule
+
+    with pytest.raises(AttributeError):
+        _ferrule.uuid_from_text(5)
+
+
+@pytest.mark.parametrize("at", ["2024-01-15T10:30:00Z", "2024-01-15T10:30:00z", "2024-01-15T10:30:00+00:00"])
+def test_body_uuids_and_date_times_arrive_typed(client, at):
+    response = client.post("/events", json={"id": "550e8400-e29b-41d4-a716-446655440000", "at": at})
+    assert response.status_code == 200, response.text
+    assert response.json() == {"id_is_uuid": True, "id": uuid.UUID("550e8400-e29b-41d4-a716-446655440000").int, "at": "2024-01-15T10:30:00+00:00", "utc": True}
 
 
 def test_hint_type_errors_are_problems_located_in_rust(client):

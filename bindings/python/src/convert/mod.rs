@@ -3,4 +3,4 @@
 
 pub mod to_json;
 pub mod to_python;
-mod uuid;
+pub mod uuid;
