@@ -98,7 +98,11 @@ impl HandlerRun {
                     }
                     Err(error) => return self.ended(py, Err(error)),
                 },
-                Resume::Send(_) => return Err(PyTypeError::new_err("can't send non-None value to a just-started coroutine")),
+                Resume::Send(_) => {
+                    // Refused as CPython refuses it: the handler has still not started.
+                    *lock(&self.state) = State::Ready;
+                    return Err(PyTypeError::new_err("can't send non-None value to a just-started coroutine"));
+                }
                 // Thrown in before the handler started: it never runs, and nobody is answered
                 // (only a cancellation or the loop's end does this).
                 Resume::Throw(kind, value, _) => return Err(exception(kind, value)),
@@ -118,9 +122,9 @@ impl HandlerRun {
         }
     }
 
-    /// The handler is over: its result or exception is answered, as `ferrule.server` did. A
-    /// cancellation is not (the client has its 504, or the loop is closing) and goes on up to
-    /// the task; so does an interpreter exit, after its 500.
+    /// The handler is over: its result or exception is answered. A cancellation is not (the
+    /// client has its 504, or the loop is closing) and goes on up to the task; so does an
+    /// interpreter exit (`SystemExit`, `KeyboardInterrupt`), after its 500.
     fn ended(&self, py: Python<'_>, outcome: PyResult<Bound<'_, PyAny>>) -> PyResult<Option<Py<PyAny>>> {
         *lock(&self.state) = State::Done;
         match outcome {

@@ -5,6 +5,7 @@ expects of one."""
 from __future__ import annotations
 
 import asyncio
+import collections.abc
 import io
 import threading
 
@@ -27,6 +28,15 @@ def make_app() -> App:
     @app.get("/task-name")
     async def task_name():
         return {"name": asyncio.current_task().get_name()}
+
+    @app.get("/own-coroutine")
+    async def own_coroutine():
+        coroutine = asyncio.current_task().get_coro()
+        try:
+            coroutine.send(None)
+        except ValueError as error:
+            refused = str(error)
+        return {"is_coroutine": isinstance(coroutine, collections.abc.Coroutine), "reentry": refused}
 
     @app.get("/stack")
     async def stack():
@@ -96,6 +106,10 @@ def test_the_handler_runs_inside_its_own_running_task(port):
 
 def test_a_handler_task_is_named_after_its_route(port):
     assert request(port, "GET", "/task-name").json() == {"name": "GET /task-name"}
+
+
+def test_a_handler_task_runs_a_coroutine_that_cannot_be_reentered(port):
+    assert request(port, "GET", "/own-coroutine").json() == {"is_coroutine": True, "reentry": "coroutine already executing"}
 
 
 def test_a_handler_task_prints_the_handler_in_its_stack(port):
