@@ -1,8 +1,8 @@
 """Type stubs for the compiled module ``ferrule._ferrule``."""
 
 import asyncio
-from uuid import UUID
 from typing import Any, AsyncIterator, Awaitable, Callable, Optional, Sequence
+from uuid import UUID
 
 from .request import AwaitableBytes
 

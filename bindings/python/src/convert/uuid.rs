@@ -43,10 +43,9 @@ pub fn to_python(py: Python<'_>, value: u128) -> PyResult<Bound<'_, PyAny>> {
 /// conversion cost beyond building its dicts.
 pub fn from_text<'py>(value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     let py = value.py();
-    if let Ok(text) = value.cast::<PyString>() {
-        if let Ok(parsed) = uuid::Uuid::try_parse(text.to_str()?) {
-            return to_python(py, parsed.as_u128());
-        }
+    let text = value.cast::<PyString>().ok().and_then(|text| text.to_str().ok());
+    if let Some(Ok(parsed)) = text.map(uuid::Uuid::try_parse) {
+        return to_python(py, parsed.as_u128());
     }
     uuid_type(py)?.call1((value,))
 }
