@@ -101,11 +101,6 @@ async def produce_in_pool(sink: "_ferrule.StreamSink") -> None:
         await _pool.STREAMS.run(close)
 
 
-def start_task(coroutine: Any) -> "asyncio.Task[Any]":
-    """Runs ``coroutine`` as a task on the loop of this thread."""
-    return asyncio.get_running_loop().create_task(coroutine)
-
-
 _AFTER_THE_CORE = 0.005
 
 

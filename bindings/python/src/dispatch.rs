@@ -108,6 +108,11 @@ impl Dispatcher {
         &self.types
     }
 
+    /// The asyncio loop this dispatcher's jobs run on.
+    pub fn event_loop<'py>(&self, py: Python<'py>) -> &Bound<'py, PyAny> {
+        self.event_loop.bind(py)
+    }
+
     /// Keeps `exception`, raised by a handler, for an in-process client's test.
     pub fn keep_raised(&self, py: Python<'_>, exception: &Bound<'_, PyAny>) {
         if let Some(raised) = &self.raised {

@@ -60,7 +60,7 @@ impl Streams {
 
     /// Takes `content` (an iterable or async iterable) as a new stream's producer; the
     /// returned body pulls from it through `inbox`.
-    pub fn start(self: &Arc<Self>, inbox: &Inbox<PyRoute>, route: &Route, content: &Bound<'_, PyAny>, events: bool) -> Result<BodyStream, String> {
+    pub fn start(self: &Arc<Self>, inbox: &Inbox<PyRoute>, event_loop: &Bound<'_, PyAny>, route: &Route, content: &Bound<'_, PyAny>, events: bool) -> Result<BodyStream, String> {
         let py = content.py();
         let is_async = content.hasattr(pyo3::intern!(py, "__aiter__")).unwrap_or(false);
         let iterator = if is_async {
@@ -76,7 +76,7 @@ impl Streams {
         let producer = if is_async { PRODUCE.import(py, "ferrule.server", "produce") } else { PRODUCE_IN_POOL.import(py, "ferrule.server", "produce_in_pool") };
         let started = sink
             .and_then(|sink| producer?.call1((sink,)))
-            .and_then(|coroutine| create_task(py, &coroutine))
+            .and_then(|coroutine| crate::handler_task::start(event_loop, coroutine, &route.data.task_name(py, &route.label)))
             .map(|task| {
                 if is_async {
                     if let Some(producer) = self.lock().get_mut(&id) {
@@ -146,12 +146,6 @@ fn raised(py: Python<'_>, route: &Route, error: PyErr) -> HandlerError {
 
 static PRODUCE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 static PRODUCE_IN_POOL: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-static START_TASK: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-
-/// `asyncio.get_running_loop().create_task(coroutine)` on the loop this thread runs.
-fn create_task<'py>(py: Python<'py>, coroutine: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-    START_TASK.import(py, "ferrule.server", "start_task")?.call1((coroutine,))
-}
 
 fn log_raised(py: Python<'_>, route: &Route, error: PyErr) {
     static HANDLER_RAISED: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
