@@ -9,7 +9,7 @@
 //! short (json-large's average 10 bytes), so that alone was worth little: on json-large's
 //! response the Python writer's escaping took 11% of its time through this against 15%
 //! through serde_json. A string of up to 16 bytes is now tested and copied in a few fixed-size
-//! moves ([`quoted_short`]), a sixth less for a whole response. What this module also buys is
+//! moves ([`quoted_short`]): 15% less for a whole response. What this module also buys is
 //! one escaper for every writer (Python, Ruby and Node each had their own way), and writers
 //! free to walk their objects as suits them (`bindings/python/src/convert/to_json.rs` gained
 //! most by borrowing what it reads).
@@ -220,8 +220,9 @@ mod tests {
         ];
         // Every byte below 0x80 at every offset of strings of 1 to 18 bytes, so that each lands
         // in every lane of the short strings' words, halves and bytes, and in both the
-        // eight-byte scan and the byte-at-a-time tail of the longer ones.
-        // Fillers of other bits too, so that no byte is hidden by what surrounds it.
+        // eight-byte scan and the byte-at-a-time tail of the longer ones. Among fillers of
+        // different bits, as a byte can hide behind one: a short path that or-ed its two words
+        // before testing them wrote a NUL next to `x`s unescaped, and failed here.
         for filler in [b'x', b' ', b'~', b'A'] {
             for len in 1..=18 {
                 for byte in 0u8..0x80 {
