@@ -90,7 +90,12 @@ impl<'k, T: Clone> KeyCache<'k, T> {
 /// of the server's CPU beside the cache's own 4.8%.
 #[inline]
 fn same_key(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
+    same_bytes(a.as_bytes(), b.as_bytes())
+}
+
+/// [`same_key`] on bytes (the lasting table keeps its keys' text as bytes).
+#[inline]
+pub(crate) fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     let len = a.len();
     if len != b.len() {
         return false;

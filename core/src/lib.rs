@@ -18,6 +18,7 @@ mod handler;
 pub mod host;
 pub mod json_text;
 mod key_cache;
+pub mod lasting_keys;
 pub mod log;
 mod middleware;
 pub mod openapi;

@@ -275,6 +275,35 @@ def test_typeddict_and_dict_bodies(client):
     assert client.post("/raw", json=[1, 2]).status_code == 422
 
 
+def test_body_keys_are_one_string_from_request_to_request():
+    # Keys are kept for the process (ferrule_core::lasting_keys): each request's dict holds the
+    # same key objects, made and hashed once. A key too long to keep, or one never seen before,
+    # is an ordinary equal string.
+    app = App()
+    bodies = []
+
+    @app.post("/keep")
+    def keep(payload: dict = Body()):
+        bodies.append(payload)
+        return {"n": payload["name"]}
+
+    long_key = "k" * 40
+    with TestClient(app) as client:
+        for n in range(2):
+            body = {"name": n, "inner": {"name": -n, "ключ": n}, long_key: n, f"fresh{n}": n}
+            assert client.post("/keep", json=body).json() == {"n": n}
+    first, second = bodies
+    assert first == {"name": 0, "inner": {"name": 0, "ключ": 0}, long_key: 0, "fresh0": 0}
+    assert second == {"name": 1, "inner": {"name": -1, "ключ": 1}, long_key: 1, "fresh1": 1}
+
+    def key(d, text):
+        return next(k for k in d if k == text)
+
+    assert key(first, "name") is key(second, "name") is key(second["inner"], "name")
+    assert key(first["inner"], "ключ") is key(second["inner"], "ключ")
+    assert key(second, long_key) == long_key and type(key(second, long_key)) is str
+
+
 def test_constraints_inside_body_types(client):
     assert client.post("/products", json={"id": 1, "name": "pen"}).json() == {"id": 1, "name": "pen"}
     response = client.post("/products", json={"id": 0, "name": "toolong", "tags": ["a", "b", "c"]})

@@ -2,12 +2,22 @@
 
 use crate::request::UploadFile;
 use ferrule_core::document::{Document, NodeRef, View};
+use ferrule_core::lasting_keys::{Found, LastingKeys};
 use ferrule_core::{Body, DateTimeValue, KeyCache, Params, Value};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyBytes, PyDate, PyDict, PyFloat, PyList, PyString, PyType};
+use std::sync::{Mutex, MutexGuard, TryLockError};
 
 static DATETIME: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+
+/// Body keys made once for the process (see `ferrule_core::lasting_keys`); each keeps the hash
+/// its first dict computed. One conversion holds the table at a time; another one meanwhile
+/// (the GIL passed on mid-conversion) makes its keys as if it were empty.
+///
+/// The keys are not interned: that would cost every key an insert into Python's own table
+/// (and a removal when it is freed) for an identity that only speeds up a handler's lookups.
+static LASTING_KEYS: Mutex<LastingKeys<Py<PyString>>> = Mutex::new(LastingKeys::new());
 
 pub fn value<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
     Ok(match value {
@@ -41,11 +51,38 @@ fn datetime<'py>(py: Python<'py>, dt: &DateTimeValue) -> PyResult<Bound<'py, PyA
 }
 
 pub fn json<'py>(py: Python<'py>, json: &Document) -> PyResult<Bound<'py, PyAny>> {
-    json_with_keys(py, json.root(), &mut KeyCache::new())
+    let lasting = match LASTING_KEYS.try_lock() {
+        Ok(keys) => Some(keys),
+        // A panic while the table was held left it whole: every slot is written at once.
+        Err(TryLockError::Poisoned(poisoned)) => Some(poisoned.into_inner()),
+        Err(TryLockError::WouldBlock) => None,
+    };
+    let mut keys = Keys { request: KeyCache::new(), lasting };
+    json_with_keys(py, json.root(), &mut keys)
+}
+
+/// The keys of one conversion: this body's, in front of the process's.
+struct Keys<'j, 'py> {
+    request: KeyCache<'j, Bound<'py, PyString>>,
+    lasting: Option<MutexGuard<'static, LastingKeys<Py<PyString>>>>,
+}
+
+impl<'j, 'py> Keys<'j, 'py> {
+    #[inline]
+    fn get(&mut self, py: Python<'py>, key: &'j str) -> PyResult<Bound<'py, PyString>> {
+        let lasting = &mut self.lasting;
+        self.request.get_or_insert_with(key, |key| match lasting {
+            Some(lasting) => Ok(match lasting.get_or_make(key, |key| Ok::<_, PyErr>(PyString::new(py, key).unbind()))? {
+                Found::Kept(kept) => kept.clone_ref(py).into_bound(py),
+                Found::Made(made) => made.into_bound(py),
+            }),
+            None => Ok(PyString::new(py, key)),
+        })
+    }
 }
 
 /// Dicts and lists built by one walk of the core's document.
-fn json_with_keys<'j, 'py>(py: Python<'py>, json: NodeRef<'j>, keys: &mut KeyCache<'j, Bound<'py, PyString>>) -> PyResult<Bound<'py, PyAny>> {
+fn json_with_keys<'j, 'py>(py: Python<'py>, json: NodeRef<'j>, keys: &mut Keys<'j, 'py>) -> PyResult<Bound<'py, PyAny>> {
     Ok(match json.view() {
         View::Null => py.None().into_bound(py),
         View::Bool(b) => PyBool::new(py, b).to_owned().into_any(),
@@ -63,7 +100,7 @@ fn json_with_keys<'j, 'py>(py: Python<'py>, json: NodeRef<'j>, keys: &mut KeyCac
         View::Object(members) => {
             let dict = PyDict::new(py);
             for (key, item) in members {
-                let key = keys.get_or_insert_with(key, |k| Ok::<_, PyErr>(PyString::new(py, k)))?;
+                let key = keys.get(py, key)?;
                 dict.set_item(key, json_with_keys(py, item, keys)?)?;
             }
             dict.into_any()
