@@ -42,6 +42,54 @@ class Day(datetime.date):
         return "day " + super().isoformat()
 
 
+class Stamp(datetime.datetime):
+    """A datetime subclass with its own isoformat(): written with it."""
+
+    def isoformat(self, sep: str = "T", timespec: str = "auto") -> str:
+        return "stamp " + super().isoformat(sep, timespec)
+
+
+class Unknown(datetime.tzinfo):
+    """A zone that does not know its offset: its datetimes print as naive ones."""
+
+    def utcoffset(self, dt):
+        return None
+
+
+class ByMonth(datetime.tzinfo):
+    """A zone whose offset changes with the date, as daylight saving time's does."""
+
+    def utcoffset(self, dt):
+        return datetime.timedelta(hours=-dt.month, seconds=-dt.day)
+
+
+def _zone(**offset) -> datetime.timezone:
+    return datetime.timezone(datetime.timedelta(**offset))
+
+
+# Exact datetimes are written from their fields, not by isoformat(): every part of its text,
+# naive and aware, against isoformat() itself.
+DATETIMES = [
+    datetime.datetime(2024, 1, 15, 10, 30),
+    datetime.datetime(2024, 1, 15, 10, 30, 0, 5),
+    datetime.datetime(2024, 12, 31, 23, 59, 59, 999999),
+    datetime.datetime.min,
+    datetime.datetime.max,
+    datetime.datetime(987, 6, 5, 4, 3, 2, 10),
+    datetime.datetime(2024, 11, 3, 1, 30, fold=1),
+    datetime.datetime(2024, 1, 15, 10, 30, tzinfo=datetime.timezone.utc),
+    datetime.datetime(2024, 1, 15, 10, 30, 0, 120000, tzinfo=_zone(hours=5, minutes=30)),
+    datetime.datetime(2024, 1, 15, 10, 30, tzinfo=_zone(hours=-3)),
+    datetime.datetime(2024, 1, 15, 10, 30, tzinfo=_zone(hours=-1, seconds=-7)),
+    datetime.datetime(2024, 1, 15, 10, 30, tzinfo=_zone(minutes=1, microseconds=5)),
+    datetime.datetime(2024, 1, 15, 10, 30, tzinfo=_zone(hours=-23, minutes=-59, seconds=-59, microseconds=-999999)),
+    datetime.datetime(2024, 1, 15, 10, 30, tzinfo=_zone(hours=23, minutes=59)),
+    datetime.datetime(2024, 1, 15, 10, 30, tzinfo=Unknown()),
+    datetime.datetime(2024, 7, 9, 10, 30, tzinfo=ByMonth()),
+    Stamp(2024, 1, 15, 10, 30, tzinfo=datetime.timezone.utc),
+]
+
+
 @dataclasses.dataclass
 class Item:
     name: str
@@ -70,6 +118,7 @@ VALUES = {
     "dates": [datetime.date.min, datetime.date.max, datetime.date(2000, 2, 29), datetime.date(987, 6, 5), datetime.date(1900, 3, 1), Day(2024, 1, 15)],
     "unicode": {"text": "Jürgen \u2603 \"quoted\" \\ \n"},
     "big_int": {"n": 2**70},
+    "datetimes": DATETIMES,
     # Each integer at the edges of 64 bits, in a list and in a dict (the two borrowed walks).
     "int_edges": {"list": [2**63 - 1, -(2**63), 2**63, -(2**63) - 1, -(2**127)], "dict": {"max": 2**63 - 1, "past": 2**64}},
     "subclasses": {Name("key"): Name("value"), "count": Count(7), Level.HIGH: "enum key", 2.5: "float key", True: "bool key", None: "none key"},
@@ -95,6 +144,7 @@ EXPECTED = {
     "dates": ["0001-01-01", "9999-12-31", "2000-02-29", "0987-06-05", "1900-03-01", "day 2024-01-15"],
     "unicode": {"text": "Jürgen \u2603 \"quoted\" \\ \n"},
     "big_int": {"n": 2**70},
+    "datetimes": [moment.isoformat() for moment in DATETIMES],
     "int_edges": {"list": [2**63 - 1, -(2**63), 2**63, -(2**63) - 1, -(2**127)], "dict": {"max": 2**63 - 1, "past": 2**64}},
     "subclasses": {"key": "value", "count": 7, "2": "enum key", "2.5": "float key", "true": "bool key", "null": "none key"},
 }
