@@ -121,10 +121,11 @@ pub fn datetime_of_exact(obj: &Bound<'_, PyAny>) -> PyResult<Option<IsoText>> {
     let &[year_high, year_low, month, day, hour, minute, second, us_high, us_mid, us_low] = state.as_bytes() else {
         return Ok(None);
     };
-    let offset = match arguments.get_item(1) {
-        Err(_) => None,
-        Ok(zone) if zone.is(UTC.get_or_try_init(py, || Ok::<_, PyErr>(py.import("datetime")?.getattr("timezone")?.getattr("utc")?.unbind()))?) => Some(0),
-        Ok(_) => utc_offset_microseconds(obj)?,
+    // Naive: no zone in the state (asked by length: a missing item would raise IndexError).
+    let offset = match arguments.len() {
+        1 => None,
+        _ if arguments.get_item(1)?.is(UTC.get_or_try_init(py, || Ok::<_, PyErr>(py.import("datetime")?.getattr("timezone")?.getattr("utc")?.unbind()))?) => Some(0),
+        _ => utc_offset_microseconds(obj)?,
     };
     let mut text = IsoText::new();
     // The month's high bit is `fold` in the state of protocols above 3; `__reduce__` is 2.
