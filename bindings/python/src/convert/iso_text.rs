@@ -5,7 +5,9 @@
 //! datetime's offset through a second one: in a served profile of json-medium (one aware
 //! datetime in the echoed body), it took 10,100 of the request's 218,100 instructions. Read
 //! here through one `__reduce__` call, the request measured 207,100 (callgrind, 2,000
-//! requests). Subclasses keep their own `isoformat()`, which the caller calls.
+//! requests). A date, from its ordinal, was the first of these: a route echoing one went from
+//! 10.7 to 10.3 CPU-µs per request (A/B, 3 rounds). Subclasses keep their own `isoformat()`,
+//! which the caller calls.
 
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
