@@ -93,12 +93,44 @@ fn worst(latencies: &[Option<Duration>]) -> Option<Duration> {
     latencies.iter().try_fold(Duration::ZERO, |worst, l| l.map(|l| worst.max(l)))
 }
 
-/// The 99th percentile (nearest rank); None when any request failed.
-fn p99(latencies: &[Option<Duration>]) -> Option<Duration> {
+/// The `q` quantile (nearest rank); None when any request failed.
+fn quantile(latencies: &[Option<Duration>], q: f64) -> Option<Duration> {
     let mut sorted: Vec<Duration> = latencies.iter().copied().collect::<Option<_>>()?;
     sorted.sort();
-    let rank = ((sorted.len() as f64) * 0.99).ceil() as usize;
+    let rank = ((sorted.len() as f64) * q).ceil() as usize;
     sorted.get(rank.saturating_sub(1)).copied()
+}
+
+/// The longest `/health` may take, in any one sample, while a probe's clients load the server:
+/// longer is a frozen event loop, not a busy one.
+const HEALTH_WORST: Duration = Duration::from_millis(100);
+
+/// Whether `/health` stayed responsive while the slow clients trickled (the verdict and what was
+/// seen). Judged on the p95, not the p99, because this machine stalls on its own: with ~315
+/// samples the p99 is the 4th-slowest, so 4 samples of a few ms fail a p99 bound. They did:
+/// Python's p99 was 7.2 ms against 5.3 while another test shared the cores, and 5.9 ms against
+/// 5.4 in a run alone, where Node's *unloaded* p99 was 7.5 ms; a rerun gave 0.9 ms. A server
+/// the flood really slows moves its p95 (every slowloris wake-up competing with `/health`), and
+/// a server the flood freezes, even briefly, exceeds [`HEALTH_WORST`] in some sample.
+/// Measured 2026-11-28, all four languages, during the flood: p95 0.7–1.7 ms, worst 4.5–28 ms.
+fn health_held(unloaded: &[Option<Duration>], during: &[Option<Duration>]) -> (bool, String) {
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    let (Some(baseline), Some(p95), Some(worst)) = (quantile(unloaded, 0.95), quantile(during, 0.95), quantile(during, 1.0)) else {
+        return (false, "/health did not answer".into());
+    };
+    // 5 ms over: the 700 deadlines fire within two seconds on a shared core.
+    let allowed = (baseline * 2).max(baseline + Duration::from_millis(5));
+    let held = p95 <= allowed && worst <= HEALTH_WORST;
+    let seen = format!(
+        "/health p95 {:.1} ms unloaded, {:.1} ms during (limit {:.1}), worst {:.1} ms (limit {}) of {} samples",
+        ms(baseline),
+        ms(p95),
+        ms(allowed),
+        ms(worst),
+        HEALTH_WORST.as_millis(),
+        during.len()
+    );
+    (held, seen)
 }
 
 pub async fn malformed(port: u16) -> Verdict {
@@ -201,10 +233,10 @@ pub async fn idle_flood(port: u16) -> Verdict {
     let opened = idle.len();
     drop(idle);
     match worst(&latencies) {
-        Some(worst) if worst <= Duration::from_millis(100) => {
+        Some(worst) if worst <= HEALTH_WORST => {
             (true, format!("{opened} idle connections; /health worst of 20: {:.1} ms", worst.as_secs_f64() * 1000.0))
         }
-        Some(worst) => (false, format!("{opened} idle connections; /health worst of 20: {:.1} ms (limit 100 ms)", worst.as_secs_f64() * 1000.0)),
+        Some(worst) => (false, format!("{opened} idle connections; /health worst of 20: {:.1} ms (limit {} ms)", worst.as_secs_f64() * 1000.0, HEALTH_WORST.as_millis())),
         None => (false, format!("{opened} idle connections; /health did not answer")),
     }
 }
@@ -240,8 +272,7 @@ pub async fn slow_clients(port: u16) -> Verdict {
     // The defaults: 30 s for a head, 30 s grace then 240 B/s for a body; one second of slack.
     let limit = Duration::from_secs(31);
     let give_up = Duration::from_secs(45);
-    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-    let baseline = p99(&health_latencies(port, 100).await);
+    let unloaded = health_latencies(port, 100).await;
     let interval = Duration::from_secs(2);
     let mut clients = tokio::task::JoinSet::new();
     // They arrive over two seconds, as a flood does, not in one instant.
@@ -282,21 +313,65 @@ pub async fn slow_clients(port: u16) -> Verdict {
     let slowest = connected.iter().map(|(d, _)| *d).max().unwrap_or_default();
     let told = connected.iter().filter(|(_, said_408)| *said_408).count();
     let closed_in_time = connected.iter().filter(|(d, _)| *d <= limit).count();
-    let samples = during.len();
-    let (Some(baseline), Some(during)) = (baseline, p99(&during)) else {
-        return (false, "/health did not answer".into());
-    };
-    let allowed = (baseline * 2).max(baseline + Duration::from_millis(5));
+    let (health_held, health_seen) = health_held(&unloaded, &during);
     let detail = format!(
-        "{} of {} slow clients closed within {} s (slowest {:.1} s, {} told 408); /health p99 {:.1} ms unloaded, {:.1} ms during ({} samples)",
+        "{} of {} slow clients closed within {} s (slowest {:.1} s, {} told 408); {}",
         closed_in_time,
         HEADS + BODIES,
         limit.as_secs(),
         slowest.as_secs_f64(),
         told,
-        ms(baseline),
-        ms(during),
-        samples
+        health_seen
     );
-    (closed_in_time == HEADS + BODIES && during <= allowed, detail)
+    (closed_in_time == HEADS + BODIES && health_held, detail)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn samples(ms: &[(f64, usize)]) -> Vec<Option<Duration>> {
+        ms.iter().flat_map(|&(ms, count)| std::iter::repeat(Some(Duration::from_secs_f64(ms / 1000.0))).take(count)).collect()
+    }
+
+    #[test]
+    fn a_few_machine_stalls_do_not_fail_a_responsive_server() {
+        // The shape of the runs that failed the p99 bound: 311 quick samples, 4 of ~6-7 ms.
+        let unloaded = samples(&[(0.3, 99), (0.4, 1)]);
+        let during = samples(&[(0.8, 300), (2.0, 11), (5.9, 2), (7.2, 2)]);
+        let (held, seen) = health_held(&unloaded, &during);
+        assert!(held, "{seen}");
+    }
+
+    #[test]
+    fn a_server_the_flood_slows_fails() {
+        let unloaded = samples(&[(0.3, 100)]);
+        let during = samples(&[(0.8, 280), (8.0, 35)]);
+        assert!(!health_held(&unloaded, &during).0);
+    }
+
+    #[test]
+    fn one_freeze_fails_even_when_the_rest_is_quick() {
+        let unloaded = samples(&[(0.3, 100)]);
+        let during = samples(&[(0.8, 314), (150.0, 1)]);
+        let (held, seen) = health_held(&unloaded, &during);
+        assert!(!held);
+        assert!(seen.contains("worst 150.0 ms"), "{seen}");
+    }
+
+    #[test]
+    fn a_slow_server_is_allowed_twice_its_own_unloaded_time() {
+        let unloaded = samples(&[(8.0, 100)]);
+        assert!(health_held(&unloaded, &samples(&[(15.0, 100)])).0);
+        assert!(!health_held(&unloaded, &samples(&[(17.0, 100)])).0);
+    }
+
+    #[test]
+    fn an_unanswered_request_fails() {
+        let mut during = samples(&[(0.8, 100)]);
+        during.push(None);
+        let (held, seen) = health_held(&samples(&[(0.3, 100)]), &during);
+        assert!(!held);
+        assert_eq!(seen, "/health did not answer");
+    }
 }
