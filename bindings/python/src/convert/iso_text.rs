@@ -17,6 +17,16 @@ static DATE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static DATETIME: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static UTC: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
+/// `datetime.date`, imported once for the process.
+pub fn date_type(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
+    DATE.import(py, "datetime", "date")
+}
+
+/// `datetime.datetime`, imported once for the process.
+pub fn datetime_type(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
+    DATETIME.import(py, "datetime", "datetime")
+}
+
 /// ISO 8601 text of at most `YYYY-MM-DDTHH:MM:SS.ffffff+HH:MM:SS.ffffff`, on the stack.
 pub struct IsoText {
     bytes: [u8; 42],
@@ -93,7 +103,7 @@ impl IsoText {
 pub fn date_of_exact(obj: &Bound<'_, PyAny>) -> PyResult<Option<IsoText>> {
     use chrono::Datelike;
     let py = obj.py();
-    if !obj.get_type().is(DATE.import(py, "datetime", "date")?) {
+    if !obj.get_type().is(date_type(py)?) {
         return Ok(None);
     }
     let ordinal: i32 = obj.call_method0(pyo3::intern!(py, "toordinal"))?.extract()?;
@@ -113,7 +123,7 @@ pub fn date_of_exact(obj: &Bound<'_, PyAny>) -> PyResult<Option<IsoText>> {
 /// is fixed; any other shape is left to `isoformat()`.
 pub fn datetime_of_exact(obj: &Bound<'_, PyAny>) -> PyResult<Option<IsoText>> {
     let py = obj.py();
-    if !obj.get_type().is(DATETIME.import(py, "datetime", "datetime")?) {
+    if !obj.get_type().is(datetime_type(py)?) {
         return Ok(None);
     }
     let reduced = obj.call_method0(pyo3::intern!(py, "__reduce__"))?;

@@ -31,7 +31,6 @@ use ferrule_core::shape::{Everything, Fields, Shape};
 /// Deeper than any real response; stops reference cycles before the stack does.
 const MAX_DEPTH: u16 = 256;
 
-static DATE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static TIME: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static DECIMAL: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static ENUM: PyOnceLock<Py<PyType>> = PyOnceLock::new();
@@ -244,7 +243,7 @@ impl<F: Fields> Json<'_, '_, F> {
             return self.write_items(tuple.iter(), out);
         }
         // Subclasses of date (datetime among them) and time print ISO 8601 with isoformat().
-        let iso = obj.is_instance(DATE.import(py, "datetime", "date").map_err(py_err)?).map_err(py_err)?
+        let iso = obj.is_instance(super::iso_text::date_type(py).map_err(py_err)?).map_err(py_err)?
             || obj.is_instance(TIME.import(py, "datetime", "time").map_err(py_err)?).map_err(py_err)?;
         if iso {
             let text = obj.call_method0(pyo3::intern!(py, "isoformat")).map_err(py_err)?;

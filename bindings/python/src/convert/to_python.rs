@@ -5,11 +5,8 @@ use ferrule_core::document::{Document, NodeRef, View};
 use ferrule_core::lasting_keys::{Found, LastingKeys};
 use ferrule_core::{Body, DateTimeValue, KeyCache, Params, Value};
 use pyo3::prelude::*;
-use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBool, PyBytes, PyDate, PyDict, PyFloat, PyList, PyString, PyType};
+use pyo3::types::{PyBool, PyBytes, PyDate, PyDict, PyFloat, PyList, PyString};
 use std::sync::{Mutex, MutexGuard, TryLockError};
-
-static DATETIME: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
 /// Body keys made once for the process (see `ferrule_core::lasting_keys`); each keeps the hash
 /// its first dict computed. One conversion holds the table at a time; another one meanwhile
@@ -47,7 +44,7 @@ pub fn value<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>>
 fn datetime<'py>(py: Python<'py>, dt: &DateTimeValue) -> PyResult<Bound<'py, PyAny>> {
     // One call with the canonical text (offset included) instead of building a timezone and
     // eight integer arguments: under the limited API both go through Python anyway.
-    DATETIME.import(py, "datetime", "datetime")?.call_method1(pyo3::intern!(py, "fromisoformat"), (dt.to_iso8601(),))
+    super::iso_text::datetime_type(py)?.call_method1(pyo3::intern!(py, "fromisoformat"), (dt.to_iso8601(),))
 }
 
 pub fn json<'py>(py: Python<'py>, json: &Document) -> PyResult<Bound<'py, PyAny>> {
