@@ -36,6 +36,12 @@ class TypeInfo(typing.NamedTuple):
     schema: dict
     convert: Converter
     optional: bool  # `X | None`: may be absent / null
+    # The same conversion as `convert`, done by Rust while it builds a body from JSON, when
+    # every part of it can be (see `bindings/python/src/convert/body_plan.rs`): "uuid",
+    # "datetime" or "date" for a string; {key: plan} for an object's members; ("list", plan)
+    # for a list's items; ("values", plan) for a dict's values. None: no conversion, or one
+    # only `convert` can do.
+    native: Any = None
 
 
 def strip_annotated(tp: Any) -> tuple[Any, list]:
@@ -114,7 +120,7 @@ class _Describer:
         info = self._describe(tp)
         constraints = constraint_keywords(extras, info.schema)
         if constraints:
-            info = TypeInfo({**info.schema, **constraints}, info.convert, info.optional)
+            info = TypeInfo({**info.schema, **constraints}, info.convert, info.optional, info.native)
         return info
 
     def _describe(self, tp: Any) -> TypeInfo:
@@ -133,7 +139,8 @@ class _Describer:
                 convert = inner.convert
                 if convert is not None and optional:
                     convert = _none_passes(convert)
-                return TypeInfo(schema, convert, optional or inner.optional)
+                # A null is left as it is by a native plan too.
+                return TypeInfo(schema, convert, optional or inner.optional, inner.native)
             infos = [self.describe(m) for m in members]
             schemas = [i.schema for i in infos]
             if optional and self.body:
@@ -163,7 +170,7 @@ class _Describer:
             if value.convert is not None:
                 item = value.convert
                 convert = lambda v: {k: item(x) for k, x in v.items()}  # noqa: E731
-            return TypeInfo(mapping, convert, False)
+            return TypeInfo(mapping, convert, False, None if value.native is None else ("values", value.native))
         if dataclasses.is_dataclass(tp) and isinstance(tp, type):
             return self._guarded(tp, self._dataclass)
         if _typeddict(tp):
@@ -192,11 +199,17 @@ class _Describer:
         if tp is decimal.Decimal:
             return TypeInfo({"type": "number"}, lambda v: decimal.Decimal(str(v)), False)
         if tp is uuid.UUID:
-            return TypeInfo({"type": "string", "format": "uuid"}, _ferrule.uuid_from_text if self.body else None, False)
+            if self.body:
+                return TypeInfo({"type": "string", "format": "uuid"}, _ferrule.uuid_from_text, False, "uuid")
+            return TypeInfo({"type": "string", "format": "uuid"}, None, False)
         if tp is datetime.datetime:
-            return TypeInfo({"type": "string", "format": "date-time"}, _parse_datetime if self.body else None, False)
+            if self.body:
+                return TypeInfo({"type": "string", "format": "date-time"}, _parse_datetime, False, "datetime")
+            return TypeInfo({"type": "string", "format": "date-time"}, None, False)
         if tp is datetime.date:
-            return TypeInfo({"type": "string", "format": "date"}, datetime.date.fromisoformat if self.body else None, False)
+            if self.body:
+                return TypeInfo({"type": "string", "format": "date"}, datetime.date.fromisoformat, False, "date")
+            return TypeInfo({"type": "string", "format": "date"}, None, False)
         if tp is bytes:
             return TypeInfo({"type": "string", "format": "binary"}, None, False)
         if tp in (dict,):
@@ -231,7 +244,9 @@ class _Describer:
         make = container or list
         if convert is None:
             return TypeInfo(schema, make, False)
-        return TypeInfo(schema, lambda v: make(convert(x) for x in v), False)
+        # Only a list can be built natively: sets and tuples are made by Python.
+        native = ("list", item.native) if container is None and item.native is not None else None
+        return TypeInfo(schema, lambda v: make(convert(x) for x in v), False, native)
 
     def _guarded(self, tp: type, build: Callable[[type], TypeInfo]) -> TypeInfo:
         if id(tp) in self.active:
@@ -279,11 +294,16 @@ class _Describer:
         hints = typing.get_type_hints(cls, include_extras=True)
         properties = {}
         converters = {}
+        natives: Optional[dict[str, Any]] = {}
         for name, hint in hints.items():
             info = self.describe(hint)
             properties[name] = info.schema
             if info.convert is not None:
                 converters[name] = info.convert
+                if natives is not None and info.native is not None:
+                    natives[name] = info.native
+                else:
+                    natives = None
         schema: dict[str, Any] = {"title": cls.__name__, "type": "object", "properties": properties}
         # With postponed annotations a class sees "NotRequired[...]" only as text; the resolved
         # hints are authoritative.
@@ -307,7 +327,7 @@ class _Describer:
                     out[name] = c(out[name])
             return out
 
-        return TypeInfo(schema, convert, False)
+        return TypeInfo(schema, convert, False, natives)
 
 
 # annotated_types / pydantic-style metadata objects: attribute → JSON Schema keyword.

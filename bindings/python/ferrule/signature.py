@@ -52,6 +52,9 @@ class Argument(NamedTuple):
     key: str  # the name in that source
     convert: Optional[Callable[[Any], Any]]
     default: Any  # used when the source has no value (MISSING: the core guarantees one)
+    # A body's conversion done by Rust as it builds the body (TypeInfo.native); `convert` is
+    # then not called. Dependencies, which read `request.body`, still call `convert`.
+    native: Any = None
 
 
 class DependencyUse(NamedTuple):
@@ -165,7 +168,7 @@ def analyse(
             if "body" in spec:
                 raise TypeError(f"{where}: a handler takes at most one body argument")
             spec["body"] = body
-            arguments.append(Argument(parameter.name, positional, "body", "", info.convert, None if default is MISSING else default))
+            arguments.append(Argument(parameter.name, positional, "body", "", info.convert, None if default is MISSING else default, info.native))
             continue
 
         if source in ("form", "file"):

@@ -1,6 +1,7 @@
 //! A Python route: the handler, how to fill its arguments from the core's request data, and
 //! how its result becomes a response.
 
+use crate::convert::body_plan::BodyPlan;
 use crate::convert::to_python;
 use crate::request::Request;
 use ferrule_core::{Body, RequestData};
@@ -48,13 +49,19 @@ pub struct ArgumentPlan {
     key: String,
     convert: Option<Py<PyAny>>,
     default: Py<PyAny>,
+    /// A body's conversion, done as the body is built (then `convert` is `None`).
+    native: Option<BodyPlan>,
 }
 
 impl ArgumentPlan {
     pub fn from_python(argument: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let (name, positional, source, key, convert, default): (Bound<'_, PyString>, bool, String, String, Option<Py<PyAny>>, Py<PyAny>) =
+        let (name, positional, source, key, convert, default, native): (Bound<'_, PyString>, bool, String, String, Option<Py<PyAny>>, Py<PyAny>, Option<Bound<'_, PyAny>>) =
             argument.extract()?;
-        Ok(ArgumentPlan { name: name.unbind(), positional, source: Source::parse(&source)?, key, convert, default })
+        let source = Source::parse(&source)?;
+        // Only a body is built from JSON; its plan replaces its converter.
+        let native = native.filter(|_| source == Source::Body).map(|plan| BodyPlan::from_python(&plan)).transpose()?;
+        let convert = if native.is_some() { None } else { convert };
+        Ok(ArgumentPlan { name: name.unbind(), positional, source, key, convert, default, native })
     }
 }
 
@@ -129,9 +136,10 @@ impl PyRoute {
             Source::Query => data.query.get(&argument.key).map(|v| to_python::value(py, v)).transpose()?,
             Source::Header => data.headers.get(&argument.key).map(|v| to_python::value(py, v)).transpose()?,
             Source::Cookie => data.cookies.get(&argument.key).map(|v| to_python::value(py, v)).transpose()?,
-            Source::Body => match &data.body {
-                Body::None => None,
-                body => Some(to_python::body(py, body)?),
+            Source::Body => match (&data.body, &argument.native) {
+                (Body::None, _) => None,
+                (body, Some(plan)) => Some(to_python::body_planned(py, body, plan)?),
+                (body, None) => Some(to_python::body(py, body)?),
             },
             Source::Form => match &data.body {
                 Body::Form(fields) => fields.get(&argument.key).map(|v| to_python::value(py, v)).transpose()?,

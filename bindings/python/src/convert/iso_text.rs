@@ -27,6 +27,21 @@ pub fn datetime_type(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
     DATETIME.import(py, "datetime", "datetime")
 }
 
+/// `datetime.fromisoformat(text)`, with RFC 3339's `Z` or `z` read as `+00:00`: Python 3.10
+/// refuses both and 3.11 the lowercase one (the same as `ferrule.schema._parse_datetime`).
+pub fn datetime_from_text<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
+    let fromisoformat = pyo3::intern!(py, "fromisoformat");
+    match text.strip_suffix(['Z', 'z']) {
+        Some(local) => datetime_type(py)?.call_method1(fromisoformat, (format!("{local}+00:00"),)),
+        None => datetime_type(py)?.call_method1(fromisoformat, (text,)),
+    }
+}
+
+/// `datetime.date.fromisoformat(text)`.
+pub fn date_from_text<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
+    date_type(py)?.call_method1(pyo3::intern!(py, "fromisoformat"), (text,))
+}
+
 /// ISO 8601 text of at most `YYYY-MM-DDTHH:MM:SS.ffffff+HH:MM:SS.ffffff`, on the stack.
 pub struct IsoText {
     bytes: [u8; 42],

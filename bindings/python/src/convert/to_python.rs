@@ -1,5 +1,6 @@
 //! Request data → Python objects, built directly from the core's typed values.
 
+use super::body_plan::BodyPlan;
 use crate::request::UploadFile;
 use ferrule_core::document::{Document, NodeRef, View};
 use ferrule_core::lasting_keys::{Found, LastingKeys};
@@ -48,13 +49,7 @@ fn datetime<'py>(py: Python<'py>, dt: &DateTimeValue) -> PyResult<Bound<'py, PyA
 }
 
 pub fn json<'py>(py: Python<'py>, json: &Document) -> PyResult<Bound<'py, PyAny>> {
-    let lasting = match LASTING_KEYS.try_lock() {
-        Ok(keys) => Some(keys),
-        // A panic while the table was held left it whole: every slot is written at once.
-        Err(TryLockError::Poisoned(poisoned)) => Some(poisoned.into_inner()),
-        Err(TryLockError::WouldBlock) => None,
-    };
-    let mut keys = Keys { request: KeyCache::new(), lasting };
+    let mut keys = Keys::for_one_conversion();
     json_with_keys(py, json.root(), &mut keys)
 }
 
@@ -65,6 +60,16 @@ struct Keys<'j, 'py> {
 }
 
 impl<'j, 'py> Keys<'j, 'py> {
+    fn for_one_conversion() -> Self {
+        let lasting = match LASTING_KEYS.try_lock() {
+            Ok(keys) => Some(keys),
+            // A panic while the table was held left it whole: every slot is written at once.
+            Err(TryLockError::Poisoned(poisoned)) => Some(poisoned.into_inner()),
+            Err(TryLockError::WouldBlock) => None,
+        };
+        Keys { request: KeyCache::new(), lasting }
+    }
+
     #[inline]
     fn get(&mut self, py: Python<'py>, key: &'j str) -> PyResult<Bound<'py, PyString>> {
         let lasting = &mut self.lasting;
@@ -76,6 +81,41 @@ impl<'j, 'py> Keys<'j, 'py> {
             None => Ok(PyString::new(py, key)),
         })
     }
+}
+
+/// [`json`], with the strings `plan` names built as the handler's types (see
+/// [`super::body_plan`]): a subtree the plan says nothing about is built as [`json`] builds it.
+pub fn json_planned<'py>(py: Python<'py>, json: &Document, plan: &BodyPlan) -> PyResult<Bound<'py, PyAny>> {
+    let mut keys = Keys::for_one_conversion();
+    json_with_plan(py, json.root(), plan, &mut keys)
+}
+
+fn json_with_plan<'j, 'py>(py: Python<'py>, json: NodeRef<'j>, plan: &BodyPlan, keys: &mut Keys<'j, 'py>) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match (plan, json.view()) {
+        (BodyPlan::Uuid, View::Str(text)) => super::uuid::from_str(py, text)?,
+        (BodyPlan::DateTime, View::Str(text)) => super::iso_text::datetime_from_text(py, text)?,
+        (BodyPlan::Date, View::Str(text)) => super::iso_text::date_from_text(py, text)?,
+        (BodyPlan::Items(item), View::Array(items)) => {
+            let list = PyList::empty(py);
+            for value in items {
+                list.append(json_with_plan(py, value, item, keys)?)?;
+            }
+            list.into_any()
+        }
+        (BodyPlan::Members(_) | BodyPlan::Values(_), View::Object(members)) => {
+            let dict = PyDict::new(py);
+            for (key, value) in members {
+                let value = match plan.member(key) {
+                    Some(plan) => json_with_plan(py, value, plan, keys)?,
+                    None => json_with_keys(py, value, keys)?,
+                };
+                dict.set_item(keys.get(py, key)?, value)?;
+            }
+            dict.into_any()
+        }
+        // A null, or a value of another kind than the plan's (a union the schema allowed).
+        _ => json_with_keys(py, json, keys)?,
+    })
 }
 
 /// Dicts and lists built by one walk of the core's document.
@@ -111,6 +151,14 @@ pub fn params<'py>(py: Python<'py>, params: &Params) -> PyResult<Bound<'py, PyDi
         dict.set_item(PyString::new(py, name), value(py, item)?)?;
     }
     Ok(dict)
+}
+
+/// [`body`], a JSON one converted by `plan` as it is built.
+pub fn body_planned<'py>(py: Python<'py>, body: &Body, plan: &BodyPlan) -> PyResult<Bound<'py, PyAny>> {
+    match body {
+        Body::Json(json) => json_planned(py, json, plan),
+        other => self::body(py, other),
+    }
 }
 
 /// The whole body: JSON as dicts and lists, form fields as a dict, bytes, text, or None.

@@ -43,11 +43,18 @@ pub fn to_python(py: Python<'_>, value: u128) -> PyResult<Bound<'_, PyAny>> {
 /// conversion cost beyond building its dicts.
 pub fn from_text<'py>(value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     let py = value.py();
-    let text = value.cast::<PyString>().ok().and_then(|text| text.to_str().ok());
-    if let Some(Ok(parsed)) = text.map(uuid::Uuid::try_parse) {
+    if let Some(Ok(parsed)) = value.cast::<PyString>().ok().and_then(|text| text.to_str().ok()).map(uuid::Uuid::try_parse) {
         return to_python(py, parsed.as_u128());
     }
     uuid_type(py)?.call1((value,))
+}
+
+/// [`from_text`] for text still in Rust (a JSON body's string, converted as it is built).
+pub fn from_str<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
+    match uuid::Uuid::try_parse(text) {
+        Ok(parsed) => to_python(py, parsed.as_u128()),
+        Err(_) => uuid_type(py)?.call1((text,)),
+    }
 }
 
 /// `object.__setattr__(obj, name, value)`: past a class's own `__setattr__`.
