@@ -139,7 +139,8 @@ fn write<F: Fields>(ruby: &Ruby, value: Value, out: &mut Vec<u8>, depth: usize, 
         return write_str(out, &sym.name().map_err(text)?);
     }
     if value.is_kind_of(ruby.class_time()) {
-        let iso: String = value.funcall("strftime", ("%Y-%m-%dT%H:%M:%S%:z",)).map_err(text)?;
+        let nanoseconds: u32 = value.funcall("nsec", ()).map_err(text)?;
+        let iso: String = value.funcall("strftime", (time_format(nanoseconds),)).map_err(text)?;
         return write_str(out, &iso);
     }
     if value.respond_to("iso8601", false).map_err(text)? && class_name(value) == "Date" {
@@ -151,6 +152,19 @@ fn write<F: Fields>(ruby: &Ruby, value: Value, out: &mut Vec<u8>, depth: usize, 
         return write(ruby, hash, out, depth + 1, shape);
     }
     Err(format!("an object of class {} is not JSON-serialisable", class_name(value)))
+}
+
+/// RFC 3339 for a `Time` with `nanoseconds` past its second: the fraction only when there is
+/// one, in as many digits as it needs of 3, 6 or 9 (as the core writes a date-time, and as
+/// chrono's `AutoSi` does). Without a fraction a time echoed from `…:00.25Z` lost its quarter
+/// second.
+fn time_format(nanoseconds: u32) -> &'static str {
+    match nanoseconds {
+        0 => "%Y-%m-%dT%H:%M:%S%:z",
+        n if n % 1_000_000 == 0 => "%Y-%m-%dT%H:%M:%S.%L%:z",
+        n if n % 1_000 == 0 => "%Y-%m-%dT%H:%M:%S.%6N%:z",
+        _ => "%Y-%m-%dT%H:%M:%S.%9N%:z",
+    }
 }
 
 /// A Hash key as JSON names it: a String's text, a Symbol's name, anything else's `to_s`.

@@ -33,6 +33,11 @@ class AppTest < Minitest::Test
       app.get("/text") { "plain words" }
       app.get("/bytes") { "\x00\x01\x02".b }
       app.get("/values") { { time: Time.utc(2024, 1, 15, 10, 30), date: Date.new(2024, 2, 29), sym: :on, big: 2**70, point: Point.new(1, 2.5), list: [nil, true, "x"] } }
+      app.get("/fractions") do
+        base = Time.new(2024, 1, 15, 10, 30, 0, "+05:30")
+        [Rational(1, 4), Rational(123_456, 1_000_000), Rational(1, 1_000_000_000)].map { |fraction| base + fraction }
+      end
+      app.get("/when", query: { at: { type: "string", format: "date-time" } }) { |req| { at: req.query[:at] } }
       app.get("/explicit") { Ferrule::Response.new({ created: true }, status: 201, headers: { "x-custom" => "yes" }) }
       app.get("/html") { Ferrule::Response.new("<b>hi</b>", type: "text/html") }
       app.get("/rack") { [202, { "x-rack" => "1" }, ["a", "b"]] }
@@ -89,6 +94,11 @@ class AppTest < Minitest::Test
     assert_equal ["application/octet-stream", "\x00\x01\x02".b], [last_response.headers["content-type"], last_response.body.b]
     get "/values"
     assert_equal '{"time":"2024-01-15T10:30:00+00:00","date":"2024-02-29","sym":"on","big":1180591620717411303424,"point":{"x":1,"y":2.5},"list":[null,true,"x"]}', last_response.body
+    # A fraction of a second is written when there is one, in 3, 6 or 9 digits.
+    get "/fractions"
+    assert_equal '["2024-01-15T10:30:00.250+05:30","2024-01-15T10:30:00.123456+05:30","2024-01-15T10:30:00.000000001+05:30"]', last_response.body
+    get "/when", at: "2024-01-15T10:30:00.25Z"
+    assert_equal '{"at":"2024-01-15T10:30:00.250+00:00"}', last_response.body
     get "/explicit"
     assert_equal [201, "yes", { "created" => true }], [last_response.status, last_response.headers["x-custom"], JSON.parse(last_response.body)]
     get "/html"
