@@ -45,7 +45,7 @@ pub fn value<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>>
 fn datetime<'py>(py: Python<'py>, dt: &DateTimeValue) -> PyResult<Bound<'py, PyAny>> {
     // One call with the canonical text (offset included) instead of building a timezone and
     // eight integer arguments: under the limited API both go through Python anyway.
-    super::iso_text::datetime_type(py)?.call_method1(pyo3::intern!(py, "fromisoformat"), (dt.to_iso8601(),))
+    super::iso_text::datetime_from_text(py, &dt.to_iso8601())
 }
 
 pub fn json<'py>(py: Python<'py>, json: &Document) -> PyResult<Bound<'py, PyAny>> {
