@@ -112,7 +112,8 @@ const HEALTH_WORST: Duration = Duration::from_millis(100);
 /// 5.4 in a run alone, where Node's *unloaded* p99 was 7.5 ms; a rerun gave 0.9 ms. A server
 /// the flood really slows moves its p95 (every slowloris wake-up competing with `/health`), and
 /// a server the flood freezes, even briefly, exceeds [`HEALTH_WORST`] in some sample.
-/// Measured 2026-11-28, all four languages, during the flood: p95 0.7–1.7 ms, worst 4.5–28 ms.
+/// Measured 2026-11-28, all four languages, two runs, during the flood: p95 0.7–2.6 ms, worst
+/// 4.5–28 ms.
 fn health_held(unloaded: &[Option<Duration>], during: &[Option<Duration>]) -> (bool, String) {
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
     let (Some(baseline), Some(p95), Some(worst)) = (quantile(unloaded, 0.95), quantile(during, 0.95), quantile(during, 1.0)) else {
