@@ -204,7 +204,7 @@ class _Describer:
             return TypeInfo({"type": "string", "format": "uuid"}, None, False)
         if tp is datetime.datetime:
             if self.body:
-                return TypeInfo({"type": "string", "format": "date-time"}, _parse_datetime, False, "datetime")
+                return TypeInfo({"type": "string", "format": "date-time"}, _ferrule.datetime_from_text, False, "datetime")
             return TypeInfo({"type": "string", "format": "date-time"}, None, False)
         if tp is datetime.date:
             if self.body:
@@ -371,20 +371,6 @@ def _none_passes(convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
 
 def _json_literal(value: Any) -> bool:
     return value is None or isinstance(value, (bool, int, float, str))
-
-
-def _parse_datetime(text: str) -> datetime.datetime:
-    # RFC 3339 allows a lowercase "z", which fromisoformat refuses (and 3.10 refuses "Z" too);
-    # tried as given first, the common case is one C call.
-    try:
-        return _fromisoformat(text)
-    except ValueError:
-        if not text.endswith(("Z", "z")):
-            raise
-    return _fromisoformat(text[:-1] + "+00:00")
-
-
-_fromisoformat = datetime.datetime.fromisoformat
 
 
 def _inline_defs(schema: dict) -> dict:

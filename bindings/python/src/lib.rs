@@ -52,6 +52,13 @@ mod _ferrule {
         super::convert::uuid::from_text(value)
     }
 
+    /// `datetime.fromisoformat(value)`, with RFC 3339's `Z`/`z` read as `+00:00`: a body's
+    /// date-time fields (what is not text goes to `fromisoformat` for its own error).
+    #[pyo3::pyfunction]
+    fn datetime_from_text<'py>(value: &pyo3::Bound<'py, pyo3::PyAny>) -> pyo3::PyResult<pyo3::Bound<'py, pyo3::PyAny>> {
+        super::convert::iso_text::datetime_from_value(value)
+    }
+
     /// The core's message for an unknown option, the same in every language.
     #[pyo3::pyfunction]
     fn unknown_option(what: &str, name: &str, known: Vec<String>) -> String {

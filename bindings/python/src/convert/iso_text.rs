@@ -11,7 +11,7 @@
 
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBytes, PyTuple, PyType};
+use pyo3::types::{PyBytes, PyString, PyTuple, PyType};
 
 static DATE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static DATETIME: PyOnceLock<Py<PyType>> = PyOnceLock::new();
@@ -28,12 +28,23 @@ pub fn datetime_type(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
 }
 
 /// `datetime.fromisoformat(text)`, with RFC 3339's `Z` or `z` read as `+00:00`: Python 3.10
-/// refuses both and 3.11 the lowercase one (the same as `ferrule.schema._parse_datetime`).
+/// refuses both and 3.11 the lowercase one. Python's own body converter calls it too
+/// (`_ferrule.datetime_from_text`).
 pub fn datetime_from_text<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
     let fromisoformat = pyo3::intern!(py, "fromisoformat");
     match text.strip_suffix(['Z', 'z']) {
         Some(local) => datetime_type(py)?.call_method1(fromisoformat, (format!("{local}+00:00"),)),
         None => datetime_type(py)?.call_method1(fromisoformat, (text,)),
+    }
+}
+
+/// [`datetime_from_text`] for a Python value (`_ferrule.datetime_from_text`); what is not text
+/// goes to `fromisoformat` for its own error.
+pub fn datetime_from_value<'py>(value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let py = value.py();
+    match value.cast::<PyString>().ok().and_then(|text| text.to_str().ok()) {
+        Some(text) => datetime_from_text(py, text),
+        None => datetime_type(py)?.call_method1(pyo3::intern!(py, "fromisoformat"), (value,)),
     }
 }
 

@@ -42,11 +42,10 @@ pub fn to_python(py: Python<'_>, value: u128) -> PyResult<Bound<'_, PyAny>> {
 /// 2.13 µs a call on this repository's 2-core machine, most of what a json-medium body's
 /// conversion cost beyond building its dicts.
 pub fn from_text<'py>(value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-    let py = value.py();
-    if let Some(Ok(parsed)) = value.cast::<PyString>().ok().and_then(|text| text.to_str().ok()).map(uuid::Uuid::try_parse) {
-        return to_python(py, parsed.as_u128());
+    match value.cast::<PyString>().ok().and_then(|text| text.to_str().ok()) {
+        Some(text) => from_str(value.py(), text),
+        None => uuid_type(value.py())?.call1((value,)),
     }
-    uuid_type(py)?.call1((value,))
 }
 
 /// [`from_text`] for text still in Rust (a JSON body's string, converted as it is built).
