@@ -1,7 +1,7 @@
 //! The app: routes plus settings, compiled into one axum router.
 
 use crate::handler::{Handler, Rejection};
-use crate::middleware::{compression_layer, cors_layer, AccessLogLayer, HeaderLimitLayer, MakeRandomUuid};
+use crate::middleware::{compression_layer, cors_layer, AccessLogLayer, HeaderLimitLayer, RequestIdLayer};
 use crate::path::PathTemplate;
 use crate::problem::Problem;
 use crate::route::{CompiledRoute, Handlers};
@@ -15,7 +15,6 @@ use http::{header, HeaderValue, Method, StatusCode};
 use std::sync::Arc;
 use tower::ServiceBuilder;
 use tower_http::catch_panic::CatchPanicLayer;
-use tower_http::request_id::{PropagateRequestIdLayer, SetRequestIdLayer};
 
 /// A Ferrule application.
 ///
@@ -286,8 +285,7 @@ impl App {
         // A layer that is off is not in the stack at all (`option_layer`).
         Ok(ServiceBuilder::new()
             .option_layer(config.access_log.then_some(AccessLogLayer))
-            .option_layer(config.request_id.then(|| SetRequestIdLayer::x_request_id(MakeRandomUuid)))
-            .option_layer(config.request_id.then(PropagateRequestIdLayer::x_request_id))
+            .option_layer(config.request_id.then_some(RequestIdLayer))
             .option_layer(metrics.map(crate::middleware::MetricsLayer))
             // tower-http's panic catcher boxes its body its own way: one body type for all.
             .map_response(axum::response::IntoResponse::into_response)
