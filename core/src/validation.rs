@@ -3,6 +3,7 @@
 
 use crate::problem::{Issue, LocSegment};
 use crate::document::schema::Tape;
+use crate::document::walk_validator::WalkValidator;
 use crate::document::Document;
 use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::{Draft, Validator};
@@ -30,6 +31,9 @@ pub struct CompiledSchema {
     /// The same schema for a parsed body, validated in place (`document::schema`); compiled
     /// only for the schemas of JSON bodies ([`CompiledSchema::compile_for_documents`]).
     document_validator: Option<Validator<Tape>>,
+    /// The same again as one walk of the document, when the schema's keywords allow it
+    /// (`document::walk_validator`): asked first, as it answers a valid body for less.
+    walk_validator: Option<WalkValidator>,
 }
 
 impl std::fmt::Debug for CompiledSchema {
@@ -41,26 +45,31 @@ impl std::fmt::Debug for CompiledSchema {
 impl CompiledSchema {
     pub fn compile(schema: &Json) -> Result<Self, SchemaError> {
         let validator = jsonschema::options().with_draft(Draft::Draft202012).should_validate_formats(true).build(schema).map_err(invalid)?;
-        Ok(CompiledSchema { validator, document_validator: None })
+        Ok(CompiledSchema { validator, document_validator: None, walk_validator: None })
     }
 
     /// For a JSON body's schema: compiled for its documents as well as for trees.
     pub fn compile_for_documents(schema: &Json) -> Result<Self, SchemaError> {
         let mut compiled = Self::compile(schema)?;
-        compiled.document_validator =
-            Some(jsonschema::options_for::<Tape>().with_draft(Draft::Draft202012).should_validate_formats(true).build(schema).map_err(invalid)?);
+        compiled.walk_validator = WalkValidator::compile(schema, &|keywords| compile_for_tape(keywords).ok());
+        if compiled.walk_validator.is_none() {
+            compiled.document_validator = Some(compile_for_tape(schema).map_err(invalid)?);
+        }
         Ok(compiled)
     }
 
     /// Every failure of a parsed body, as [`CompiledSchema::issues`] reports them. A valid body
     /// is judged in place; only a failing one is turned into a tree, to locate its issues.
     pub fn document_issues(&self, document: &Document, loc_prefix: &[LocSegment]) -> Vec<Issue> {
-        match &self.document_validator {
-            Some(validator) if validator.is_valid(document.root()) => return Vec::new(),
-            Some(_) => {}
+        match (&self.walk_validator, &self.document_validator) {
+            (Some(walk), _) if walk.is_valid(document.root()) => return Vec::new(),
+            // Refused by the walk: jsonschema below is the judge, and finds the issues.
+            (Some(_), _) => {}
+            (None, Some(validator)) if validator.is_valid(document.root()) => return Vec::new(),
+            (None, Some(_)) => {}
             // Compiled for trees only: judged as a tree (correct, at a tree's cost).
-            None if self.validator.is_valid(&document.to_tree()) => return Vec::new(),
-            None => {}
+            (None, None) if self.validator.is_valid(&document.to_tree()) => return Vec::new(),
+            (None, None) => {}
         }
         self.issues(&document.to_tree(), loc_prefix)
     }
@@ -87,6 +96,11 @@ impl CompiledSchema {
             .collect();
         missing_after_properties(issues)
     }
+}
+
+/// A schema compiled for documents, with the options every route's schema has.
+fn compile_for_tape(schema: &Json) -> Result<Validator<Tape>, jsonschema::ValidationError<'_>> {
+    jsonschema::options_for::<Tape>().with_draft(Draft::Draft202012).should_validate_formats(true).build(schema)
 }
 
 /// Puts each object's missing properties after the issues found inside its properties: the

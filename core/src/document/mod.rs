@@ -1,7 +1,8 @@
 //! The one JSON representation of request bodies: a body is parsed once into a [`Document`],
-//! validated where it lies ([`schema`]), given its defaults, and each binding builds its native
-//! objects by one walk of it. serde_json's tree remains where a typed Rust API wants one
-//! ([`Document::to_tree`]) and on cold paths (a failed validation's issues).
+//! validated where it lies ([`walk_validator`], else jsonschema through [`schema`]), given its
+//! defaults, and each binding builds its native objects by one walk of it. serde_json's tree
+//! remains where a typed Rust API wants one ([`Document::to_tree`]) and on cold paths (a failed
+//! validation's issues).
 //!
 //! A document is a tape: one vector of fixed-size nodes in document order, with every string
 //! (keys and values) in one text buffer. A container's node records its member count and where
@@ -26,6 +27,7 @@
 //! generated bodies in tests and on every body the fuzz build serves.
 
 pub mod schema;
+pub mod walk_validator;
 
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
@@ -252,6 +254,24 @@ impl<'a> Iterator for Members<'a> {
 impl ExactSizeIterator for Members<'_> {}
 
 impl<'a> Members<'a> {
+    /// The next member with its key as bytes: [`Iterator::next`] without making a `&str` of
+    /// the key (a char-boundary check), for readers that only compare keys.
+    #[inline]
+    pub fn next_raw(&mut self) -> Option<(&'a [u8], NodeRef<'a>)> {
+        if self.remaining == 0 {
+            return None;
+        }
+        let document = self.document;
+        let key = match *document.node(self.next) {
+            Node::Str { start, len } => document.text.as_bytes().get(start as usize..(start + len) as usize).unwrap_or_default(),
+            _ => &[],
+        };
+        let value_at = self.next + 1;
+        self.next = document.skip(value_at);
+        self.remaining -= 1;
+        Some((key, NodeRef { document, at: value_at }))
+    }
+
     /// The keys alone, in order (restartable: the iterator is `Copy`).
     #[inline]
     pub fn keys(self) -> impl Iterator<Item = &'a str> + Clone {
