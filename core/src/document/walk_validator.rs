@@ -269,7 +269,35 @@ impl WalkValidator {
         let mut compiler = Compiler { root: schema, checks: Vec::new(), refs: HashMap::new(), leaf };
         compiler.refs.insert("#".to_owned(), 0);
         compiler.schema(schema, true)?;
-        Some(WalkValidator { checks: compiler.checks })
+        let walk = WalkValidator { checks: compiler.checks };
+        // A schema that applies itself to the same value (`{"anyOf": [{"$ref": "#"}, …]}`)
+        // would recurse without end; jsonschema is left to judge it.
+        (!walk.applies_itself()).then_some(walk)
+    }
+
+    /// Whether some check reaches itself through applicators alone (`allOf`, `anyOf`,
+    /// `oneOf`, `not`, `$ref`), which judge the same value rather than a member or an item.
+    fn applies_itself(&self) -> bool {
+        // 0: not visited, 1: on the current path, 2: done.
+        fn cycle(checks: &[Check], at: usize, state: &mut [u8]) -> bool {
+            match state[at] {
+                1 => return true,
+                2 => return false,
+                _ => {}
+            }
+            state[at] = 1;
+            let check = &checks[at];
+            let applied = check.all_of.iter().chain(&check.any_of).chain(&check.one_of).chain(&check.not);
+            for &next in applied {
+                if cycle(checks, next, state) {
+                    return true;
+                }
+            }
+            state[at] = 2;
+            false
+        }
+        let mut state = vec![0; self.checks.len()];
+        (0..self.checks.len()).any(|at| cycle(&self.checks, at, &mut state))
     }
 
     /// Whether the document at `node` is valid against the schema.
@@ -784,6 +812,9 @@ mod tests {
             json!({"$ref": "other.json#/a"}),
             json!({"$schema": "http://json-schema.org/draft-07/schema#", "type": "object"}),
             json!({"items": [{"type": "string"}]}),
+            // Applied to the same value again and again: left to jsonschema, never recursed.
+            json!({"$ref": "#"}),
+            json!({"anyOf": [{"type": "string"}, {"allOf": [{"$ref": "#/$defs/a"}]}], "$defs": {"a": {"not": {"$ref": "#"}}}}),
         ] {
             assert!(walk(&schema).is_none(), "walked {schema}");
         }
