@@ -232,18 +232,13 @@ impl<'a> Iterator for Members<'a> {
 
     #[inline]
     fn next(&mut self) -> Option<(&'a str, NodeRef<'a>)> {
-        if self.remaining == 0 {
-            return None;
-        }
         let document = self.document;
-        let key = match *document.node(self.next) {
+        let (key, value) = self.advance()?;
+        let key = match key {
             Node::Str { start, len } => document.str_at(start, len),
             _ => "",
         };
-        let value_at = self.next + 1;
-        self.next = document.skip(value_at);
-        self.remaining -= 1;
-        Some((key, NodeRef { document, at: value_at }))
+        Some((key, value))
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
@@ -258,14 +253,23 @@ impl<'a> Members<'a> {
     /// the key (a char-boundary check), for readers that only compare keys.
     #[inline]
     pub fn next_raw(&mut self) -> Option<(&'a [u8], NodeRef<'a>)> {
+        let document = self.document;
+        let (key, value) = self.advance()?;
+        let key = match key {
+            Node::Str { start, len } => document.text.as_bytes().get(start as usize..(start + len) as usize).unwrap_or_default(),
+            _ => &[],
+        };
+        Some((key, value))
+    }
+
+    /// Steps past the next member: its key's node and its value.
+    #[inline]
+    fn advance(&mut self) -> Option<(Node, NodeRef<'a>)> {
         if self.remaining == 0 {
             return None;
         }
         let document = self.document;
-        let key = match *document.node(self.next) {
-            Node::Str { start, len } => document.text.as_bytes().get(start as usize..(start + len) as usize).unwrap_or_default(),
-            _ => &[],
-        };
+        let key = *document.node(self.next);
         let value_at = self.next + 1;
         self.next = document.skip(value_at);
         self.remaining -= 1;

@@ -312,13 +312,9 @@ impl WalkValidator {
             return false;
         }
         let own = match view {
-            View::Str(text) if check.has & STRING_RULES != 0 => length_within(text, check.min_length, check.max_length),
-            View::Int(i) if check.has & NUMBER_RULES != 0 => within_bounds(check, Number::Int(i)),
-            View::UInt(u) if check.has & NUMBER_RULES != 0 => within_bounds(check, Number::UInt(u)),
-            View::Float(f) if check.has & NUMBER_RULES != 0 => within_bounds(check, Number::Float(f)),
             View::Object(members) if check.has & OBJECT_RULES != 0 => self.valid_object(check, members),
             View::Array(items) if check.has & ARRAY_RULES != 0 => self.valid_array(check, items),
-            _ => true,
+            scalar => valid_scalar(check, scalar),
         };
         own && (check.has & APPLIED == 0 || self.valid_applied(check, node))
     }
@@ -332,14 +328,7 @@ impl WalkValidator {
             return self.valid(at, node);
         }
         let view = node.view();
-        check.types.admit(&view)
-            && match view {
-                View::Str(text) if check.has & STRING_RULES != 0 => length_within(text, check.min_length, check.max_length),
-                View::Int(i) if check.has & NUMBER_RULES != 0 => within_bounds(check, Number::Int(i)),
-                View::UInt(u) if check.has & NUMBER_RULES != 0 => within_bounds(check, Number::UInt(u)),
-                View::Float(f) if check.has & NUMBER_RULES != 0 => within_bounds(check, Number::Float(f)),
-                _ => true,
-            }
+        check.types.admit(&view) && valid_scalar(check, view)
     }
 
     #[inline(never)]
@@ -390,6 +379,18 @@ fn declared(properties: &[Property], from: usize, key: &[u8]) -> Option<usize> {
     match after.iter().position(matches) {
         Some(at) => Some(from + at),
         None => properties[..from.min(properties.len())].iter().position(matches),
+    }
+}
+
+/// A string's length and a number's bounds; any other value has no rules here.
+#[inline(always)]
+fn valid_scalar(check: &Check, view: View<'_>) -> bool {
+    match view {
+        View::Str(text) if check.has & STRING_RULES != 0 => length_within(text, check.min_length, check.max_length),
+        View::Int(i) if check.has & NUMBER_RULES != 0 => within_bounds(check, Number::Int(i)),
+        View::UInt(u) if check.has & NUMBER_RULES != 0 => within_bounds(check, Number::UInt(u)),
+        View::Float(f) if check.has & NUMBER_RULES != 0 => within_bounds(check, Number::Float(f)),
+        _ => true,
     }
 }
 
