@@ -18,6 +18,16 @@ pub(crate) fn status_code(code: i64) -> Result<StatusCode, String> {
         .ok_or_else(|| format!("{code} is not an HTTP status a response can have (200-599)"))
 }
 
+/// Room for headers in a response's map, sized for the map's second life: once HTTP/1 has
+/// written the response, hyper empties the map and parses the connection's next request into
+/// it, reserving only what that request sent, and the request-id layer then adds one more.
+/// A map made by its first insert holds 6 (maps hold three quarters of a power of two: 3, 6,
+/// 12, 24), so a client sending 6 headers (oha does) made every request re-hash its map into
+/// one twice the size: json-small cost 35,412 instructions a request in Rust, 34,684 with
+/// this room (callgrind, 3,000 requests). Requests of up to 11 headers now never grow the
+/// map, and those of 7 to 11 no longer make hyper allocate a larger one before parsing.
+const RECYCLED_HEADER_ROOM: usize = 12;
+
 /// A response: status, headers, and a body that is whole or streamed.
 #[derive(Debug)]
 pub struct Response {
@@ -45,7 +55,7 @@ impl ResponseBody {
 
 impl Response {
     pub fn new(status: StatusCode) -> Self {
-        Response { status, headers: HeaderMap::new(), body: ResponseBody::Full(Bytes::new()) }
+        Response { status, headers: HeaderMap::with_capacity(RECYCLED_HEADER_ROOM), body: ResponseBody::Full(Bytes::new()) }
     }
 
     /// A streamed body (`application/octet-stream` unless a `content-type` is set after).
@@ -205,6 +215,27 @@ pub trait IntoResponse {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Replays what hyper's HTTP/1 server does with a response's map (1.x, `proto/h1`): it
+    /// keeps the map once the head is written, empties it, reserves room for the headers the
+    /// connection's next request sent and parses them into it; the request-id layer then adds
+    /// its own. None of that may re-hash the map, for any client sending up to 11 headers.
+    #[test]
+    fn a_responses_map_takes_the_next_requests_headers_and_id_without_growing() {
+        const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+        for sent in 0..RECYCLED_HEADER_ROOM {
+            let mut map = Response::json_bytes("{}").headers;
+            map.insert(X_REQUEST_ID, HeaderValue::from_static("the response's id"));
+            map.clear();
+            let room = map.capacity();
+            map.reserve(sent);
+            for i in 0..sent {
+                map.append(HeaderName::try_from(format!("x-sent-{i}")).unwrap(), HeaderValue::from_static("v"));
+            }
+            map.insert(X_REQUEST_ID, HeaderValue::from_static("the request's id"));
+            assert_eq!(map.capacity(), room, "a request with {sent} headers grew the map");
+        }
+    }
 
     fn header_values(response: &Response, name: &str) -> Vec<String> {
         response.headers.get_all(name).iter().map(|v| v.to_str().unwrap().to_owned()).collect()
