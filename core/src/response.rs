@@ -222,7 +222,7 @@ mod tests {
     /// its own. None of that may re-hash the map, for any client sending up to 11 headers.
     #[test]
     fn a_responses_map_takes_the_next_requests_headers_and_id_without_growing() {
-        const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+        use crate::middleware::request_id::X_REQUEST_ID;
         for sent in 0..RECYCLED_HEADER_ROOM {
             let mut map = Response::json_bytes("{}").headers;
             map.insert(X_REQUEST_ID, HeaderValue::from_static("the response's id"));

@@ -5,7 +5,7 @@ mod compression;
 mod cors;
 mod header_limit;
 mod metrics;
-mod request_id;
+pub(crate) mod request_id;
 
 pub(crate) use access_log::AccessLogLayer;
 pub(crate) use compression::compression_layer;
