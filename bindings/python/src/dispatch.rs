@@ -143,27 +143,49 @@ impl Dispatcher {
     }
 
     /// Runs every job of a batch, then sends their answers.
+    ///
+    /// The tasks a batch starts take their first step in the loop's next turn, in the order
+    /// they were made. A flush queued after the last of them runs in that same turn, so the
+    /// answers of handlers that return without waiting go back with it; queued by the first
+    /// answer instead, it would run a turn later.
     pub fn run_jobs(self: &Arc<Self>, py: Python<'_>, jobs: Vec<Job<PyRoute>>) {
+        let mut started_tasks = false;
         for job in jobs {
-            match job {
+            started_tasks |= match job {
                 Job::Call(Call { route, hooks, request, reply }) if hooks.is_empty() && !self.every_request_chained && !route.data.chained => {
                     self.run(py, route, request, reply)
                 }
                 Job::Call(Call { route, hooks, request, reply }) => self.run_chain(py, Some(route), &hooks, request, reply, None),
                 Job::Reject(Reject { route, hooks, request, rejection, reply }) => self.run_chain(py, route, &hooks, request, reply, Some(rejection)),
-                Job::Pull(pull) => self.types.streams.pull(py, &self.inbox, pull),
-                Job::Release(stream) => self.types.streams.release(py, stream),
-                Job::Open(open) => self.open(py, open),
-                Job::Socket(id) => arrived(py, id),
-            }
+                Job::Pull(pull) => {
+                    self.types.streams.pull(py, &self.inbox, pull);
+                    false
+                }
+                Job::Release(stream) => {
+                    self.types.streams.release(py, stream);
+                    false
+                }
+                Job::Open(open) => {
+                    self.open(py, open);
+                    false
+                }
+                Job::Socket(id) => {
+                    arrived(py, id);
+                    false
+                }
+            };
         }
         self.inbox.flush();
+        if started_tasks {
+            self.flush_soon(py);
+        }
     }
 
-    fn run(self: &Arc<Self>, py: Python<'_>, route: Route, request: RequestData, reply: Reply) {
+    /// Runs one request's handler; `true` when it went on the loop as a task.
+    fn run(self: &Arc<Self>, py: Python<'_>, route: Route, request: RequestData, reply: Reply) -> bool {
         if is_abandoned(&reply) {
             // Its deadline passed while an earlier handler ran: nobody waits for this one.
-            return;
+            return false;
         }
         if route.data.is_async {
             return self.schedule(py, route, request, reply);
@@ -173,46 +195,50 @@ impl Dispatcher {
             Err(error) => response::from_exception(py, self, &route, error),
         };
         self.inbox.answer(reply, outcome);
+        false
     }
 
     /// Starts a task on the loop that runs the request from start to reply
     /// ([`HandlerRun`]: the handler's arguments are built when the task first steps).
-    fn schedule(self: &Arc<Self>, py: Python<'_>, route: Route, request: RequestData, reply: Reply) {
+    fn schedule(self: &Arc<Self>, py: Python<'_>, route: Route, request: RequestData, reply: Reply) -> bool {
         let name = route.data.task_name(py, &route.label);
         let run = HandlerRun::new(PendingCall::new(self, Some(route), request, reply, None, true));
         // If this fails, dropping `run` drops the reply, which the waiting request sees as a
         // failed handler.
-        let Ok(run) = Bound::new(py, run) else { return };
-        self.start_task(py, run.get().call(), Ok(run.clone().into_any()), &name);
+        let Ok(run) = Bound::new(py, run) else { return false };
+        self.start_task(py, run.get().call(), Ok(run.clone().into_any()), &name)
     }
 
     /// Runs a request with its hooks (or a refused one the language must see) through
-    /// `ferrule.hooks`: at once when its chain and handler are all `def`s, else as a task.
-    fn run_chain(self: &Arc<Self>, py: Python<'_>, route: Option<Route>, hooks: &Arc<Hooks>, request: RequestData, reply: Reply, rejection: Option<Rejection>) {
+    /// `ferrule.hooks`: at once when its chain and handler are all `def`s, else as a task
+    /// (then `true`).
+    fn run_chain(self: &Arc<Self>, py: Python<'_>, route: Option<Route>, hooks: &Arc<Hooks>, request: RequestData, reply: Reply, rejection: Option<Rejection>) -> bool {
         if is_abandoned(&reply) {
-            return;
+            return false;
         }
         let runs_async = rejection.is_none() && route.as_ref().is_some_and(|r| r.data.is_async);
         let chain = match self.chain(py, hooks) {
             Ok(chain) => chain,
             Err(error) => {
                 let label = route.as_ref().map_or_else(|| format!("{} {}", request.method, request.path), |r| r.label.clone());
-                return self.inbox.answer(reply, response::from_exception_in(py, self, &label, error));
+                self.inbox.answer(reply, response::from_exception_in(py, self, &label, error));
+                return false;
             }
         };
         let sync = !runs_async && chain.sync;
         // A chain run here answers within this batch, which `run_jobs` sends at its end; a task
         // answers later, on its own.
-        let Ok(call) = Bound::new(py, PendingCall::new(self, route, request, reply, rejection, !sync)) else { return };
+        let Ok(call) = Bound::new(py, PendingCall::new(self, route, request, reply, rejection, !sync)) else { return false };
         if sync {
             run_sync_chain(py, &chain, &call);
+            false
         } else {
             let coroutine = RUN_ASYNC.import(py, "ferrule.hooks", "run_async").and_then(|run| run.call1((chain.object.bind(py), &call)));
             let name = match &call.get().route {
                 Some(route) => route.data.task_name(py, &route.label),
                 None => PyString::new(py, call.get().label()),
             };
-            self.start_task(py, call.get(), coroutine, &name);
+            self.start_task(py, call.get(), coroutine, &name)
         }
     }
 
@@ -238,11 +264,13 @@ impl Dispatcher {
 
     /// Runs `coroutine` (made for `call`) as a task named `name` on the loop; past the
     /// request's deadline it is cancelled rather than left running for nobody
-    /// (`ferrule.server.cancel_at_deadline`).
-    fn start_task(&self, py: Python<'_>, call: &PendingCall, coroutine: PyResult<Bound<'_, PyAny>>, name: &Bound<'_, PyString>) {
+    /// (`ferrule.server.cancel_at_deadline`). `true` when the task was made.
+    fn start_task(&self, py: Python<'_>, call: &PendingCall, coroutine: PyResult<Bound<'_, PyAny>>, name: &Bound<'_, PyString>) -> bool {
         let deadline = request_deadline(call);
         let event_loop = self.event_loop.bind(py);
-        let started = coroutine.and_then(|coroutine| handler_task::start(event_loop, coroutine, name)).and_then(|task| match deadline {
+        let task = coroutine.and_then(|coroutine| handler_task::start(event_loop, coroutine, name));
+        let made = task.is_ok();
+        let started = task.and_then(|task| match deadline {
             // Past its deadline the request has its 504: the task is cancelled rather than
             // left running for nobody (`ferrule.server.cancel_at_deadline`).
             Some(seconds) => CANCEL_AT_DEADLINE
@@ -254,6 +282,7 @@ impl Dispatcher {
         if let Err(error) = started {
             call.answer(py, Err(error));
         }
+        made
     }
 
     /// Starts a WebSocket route's handler as a task (`ferrule.websocket.converse`), with its

@@ -91,7 +91,26 @@ def make_app() -> App:
         await asyncio.sleep(0.001)
         raise RuntimeError("late failure")
 
+    @app.get("/answered-before-queued-work")
+    async def answered_before_queued_work():
+        # Queued by the handler, this runs after whatever the loop had queued before the
+        # handler's step; it holds the loop until the client has the answer, or 2 s.
+        def hold_the_loop() -> None:
+            queued_work["saw_the_answer"] = client_has_answer.wait(2)
+
+        asyncio.get_running_loop().call_soon(hold_the_loop)
+        return {"answered": True}
+
+    @app.get("/queued-work")
+    def queued_work_report():
+        return dict(queued_work)
+
     return app
+
+
+# What the loop callback queued by `/answered-before-queued-work` saw.
+queued_work: dict[str, bool] = {}
+client_has_answer = threading.Event()
 
 
 @pytest.fixture(scope="module")
@@ -173,3 +192,14 @@ def test_concurrent_handlers_each_get_their_own_answer(port):
     for thread in threads:
         thread.join(30)
     assert answers == {n: {"total": sum(range(n))} for n in range(1, 9)}
+
+
+def test_an_answer_goes_back_in_the_turn_its_task_first_steps_in(port):
+    # The flush of a batch's answers is queued behind the tasks the batch starts, so an
+    # answer is not held back by work its handler queued: were the flush queued by the
+    # answer, it would wait behind `hold_the_loop`.
+    client_has_answer.clear()
+    queued_work.clear()
+    assert request(port, "GET", "/answered-before-queued-work").json() == {"answered": True}
+    client_has_answer.set()
+    assert request(port, "GET", "/queued-work").json() == {"saw_the_answer": True}
