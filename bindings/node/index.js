@@ -537,7 +537,9 @@ class App {
     let signals = null;
     let stoppedBySignal = false;
     let resolveClosed;
-    this._closed = new Promise((resolve) => { resolveClosed = resolve; });
+    // Becomes `_closed` once the server is up: a listen() refused (a port in use, a server
+    // already running) leaves close() waiting for the server that is, or for nothing.
+    const closed = new Promise((resolve) => { resolveClosed = resolve; });
     const native = this._native;
     const logger = this._logger;
     const dispatcher = this._dispatch();
@@ -568,6 +570,7 @@ class App {
     const fd = inWorker && process.env.FERRULE_LISTEN_FD ? Number(process.env.FERRULE_LISTEN_FD) : undefined;
     try {
       this._port = nativeCall(() => native.listen(onJobs, onLogs || undefined, host, port, fd, threads));
+      this._closed = closed;
     } catch (error) {
       // A cluster started by hand: each worker binds the port, and the second finds it taken.
       if (error.code === 'EADDRINUSE' && inWorker && fd === undefined) {

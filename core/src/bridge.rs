@@ -16,8 +16,8 @@
 //!   workers, and an in-process caller waiting for its own answer);
 //! * an event loop that watches a file descriptor ([`Mailbox::with_doorbell`]): an `eventfd`
 //!   that becomes readable when jobs arrive (Python's asyncio `add_reader`);
-//! * an event loop that is woken by a callback ([`Mailbox::with_waker`]): Node's thread-safe
-//!   functions, which queue a call onto the JavaScript thread.
+//! * an event loop that is woken by a callback ([`Mailbox::with_waker`]): Node's, through a
+//!   libuv async handle that calls JavaScript on its thread.
 //!
 //! A mailbox also bounds how many requests wait for its interpreter ([`Mailbox::set_queue_limit`],
 //! the app's `max_queued_requests`): a request beyond it is answered 503 at once instead of

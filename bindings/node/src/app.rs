@@ -2,7 +2,7 @@
 //! handed to the JavaScript thread in batches.
 //!
 //! Runtime threads never wait on JavaScript: a request becomes a job in a mailbox whose waker
-//! is a thread-safe function call (one per batch). On the JS thread, `dispatch()` turns every
+//! rings a libuv async handle (one ring per batch; `raw::Doorbell`). On the JS thread, `dispatch()` turns every
 //! waiting job into a context object and hands them to the JS glue (index.js), which calls
 //! the handlers and answers each with `reply`/`replyResponse`/`fail`; results are serialised
 //! here, on the JS thread, and sent back to the runtime in one batch per `flush()`.
@@ -45,6 +45,9 @@ struct Conversations {
     /// per route and server, so each is resolved into functions once.
     chains: Vec<Arc<Hooks>>,
     chain_numbers: std::collections::HashMap<usize, u32>,
+    /// How the server's runtime wakes the JavaScript thread while it serves: for jobs, and
+    /// for log records when the app has a logger.
+    doorbells: [Option<raw::Doorbell>; 2],
 }
 
 /// The routes served without a socket, for `app.inject()`: built for a number of routes, and
@@ -336,39 +339,57 @@ impl NativeApp {
 
     /// Starts serving on `fd` (a listening socket inherited from the primary process) or
     /// `host:port`; returns the bound port. `onJobs` is called on the JS thread whenever
-    /// requests wait for `dispatch()`.
+    /// requests wait for `dispatch()`, and `onLogs` whenever log records wait for `takeLogs()`.
+    /// A server that does not start leaves nothing behind to keep Node's event loop alive.
     #[napi]
+    #[allow(clippy::too_many_arguments)]
     pub fn listen(
         &self,
-        on_jobs: ThreadsafeFunction<(), (), (), Status, false>,
-        on_logs: Option<ThreadsafeFunction<(), (), (), Status, false>>,
+        env: napi::Env,
+        on_jobs: Js,
+        on_logs: Option<Js>,
         host: String,
         port: u32,
         fd: Option<i32>,
         threads: Option<u32>,
     ) -> Result<u32> {
+        let env = Env(env.raw());
         let mut running = lock(&self.running);
+        // Refused here, before the logs are routed anew: the running server keeps its own.
+        if running.serving.is_some() {
+            return Err(host_error(HostError::AlreadyServing));
+        }
         let port = u16::try_from(port).map_err(|_| Error::new(Status::GenericFailure, format!("TypeError|ferrule: port {port} is not a TCP port (0-65535)")))?;
         let listen = match fd {
             Some(fd) => Listen::Inherited(fd),
             None => Listen::Address { host: &host, port },
         };
-        let wake = Wake::Callback(Box::new(move || {
-            let _ = on_jobs.call((), ThreadsafeFunctionCallMode::NonBlocking);
-        }));
-        // With a logger, records wait in a queue and `onLogs` (one call per batch) drains them
-        // on the JavaScript thread; without one, the core writes its lines to stderr itself.
-        if let Some(on_logs) = on_logs {
-            self.host
-                .route_logs(LogWake::Callback(Box::new(move || {
-                    let _ = on_logs.call((), ThreadsafeFunctionCallMode::NonBlocking);
-                })))
-                .map_err(host_error)?;
+        // Each rung once per batch by the runtime's threads; they keep Node's event loop alive
+        // until `release()`.
+        let jobs_bell = raw::Doorbell::new(env, on_jobs.0).map_err(js_error)?;
+        let logs_bell = match on_logs.map(|on_logs| raw::Doorbell::new(env, on_logs.0)).transpose() {
+            Ok(bell) => bell,
+            Err(e) => {
+                jobs_bell.close();
+                return Err(js_error(e));
+            }
+        };
+        match self.start(listen, threads, &jobs_bell, logs_bell.as_ref()) {
+            Ok(serving) => {
+                let bound = serving.port();
+                running.serving = Some(serving);
+                running.doorbells = [Some(jobs_bell), logs_bell];
+                Ok(bound as u32)
+            }
+            Err(e) => {
+                self.host.unroute_logs();
+                jobs_bell.close();
+                if let Some(bell) = logs_bell {
+                    bell.close();
+                }
+                Err(host_error(e))
+            }
         }
-        let serving = self.host.serve(listen, threads.map(|t| t as usize), wake, "the JavaScript side").map_err(host_error)?;
-        let bound = serving.port();
-        running.serving = Some(serving);
-        Ok(bound as u32)
     }
 
     /// Prints the startup line (the same in every language).
@@ -705,13 +726,15 @@ impl NativeApp {
         shapes::array(env, &entries).map(Js).map_err(js_error)
     }
 
-    /// Forgets the stopped server (and with it the thread-safe function that kept Node's
-    /// event loop alive). The app can listen again afterwards.
+    /// Forgets the stopped server and closes its doorbell, which kept Node's event loop alive.
+    /// The app can listen again afterwards.
     #[napi]
     pub fn release(&self) {
         let mut conversations = lock(&self.running);
-        // Requests and streams of the stopped server hold its mailbox, and through its waker
-        // the thread-safe function that keeps Node's event loop alive: let go of them too.
+        for doorbell in conversations.doorbells.iter_mut().filter_map(Option::take) {
+            doorbell.close();
+        }
+        // Requests and streams of the stopped server hold its mailbox: let go of them too.
         if let Some(serving) = conversations.serving.take() {
             let served = serving.inbox();
             let Conversations { pending, free, streams, .. } = &mut *conversations;
@@ -724,13 +747,25 @@ impl NativeApp {
             streams.retain(|_, (_, inbox)| !inbox.same_as(&served));
         }
         drop(conversations);
-        // The logs' thread-safe function would keep Node's event loop alive; the next listen()
-        // routes them again.
+        // The next listen() routes the logs again.
         self.host.unroute_logs();
     }
 }
 
 impl NativeApp {
+    /// Routes the logs (with a logger, records wait in a queue and the logs' doorbell drains
+    /// them on the JavaScript thread; without one, the core writes its lines to stderr itself)
+    /// and starts the server.
+    fn start(&self, listen: Listen<'_>, threads: Option<u32>, jobs_bell: &raw::Doorbell, logs_bell: Option<&raw::Doorbell>) -> std::result::Result<Arc<Serving<JsRoute>>, HostError> {
+        if let Some(bell) = logs_bell {
+            let ringer = bell.ringer();
+            self.host.route_logs(LogWake::Callback(Box::new(move || ringer.ring())))?;
+        }
+        let ringer = jobs_bell.ringer();
+        let wake = Wake::Callback(Box::new(move || ringer.ring()));
+        self.host.serve(listen, threads.map(|t| t as usize), wake, "the JavaScript side")
+    }
+
     /// Request `id`'s reply channel, route, plain status and inbox, once (the slot is freed).
     #[allow(clippy::type_complexity)]
     fn take(&self, id: u32) -> Option<(Reply, Option<Arc<HostRoute<JsRoute>>>, StatusCode, Inbox<JsRoute>)> {

@@ -5,6 +5,9 @@
 //! keeps the `unsafe` in one place. Every function here must run on the JavaScript thread
 //! with the `env` of the current call.
 
+mod doorbell;
+
+pub use doorbell::Doorbell;
 use napi::sys;
 use std::ptr;
 
