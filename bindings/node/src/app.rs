@@ -18,7 +18,6 @@ use ferrule_core::stream::Event;
 use ferrule_core::log::{FieldValue, LogRecord, LogWake};
 use ferrule_core::{HandlerError, Response};
 use napi::bindgen_prelude::*;
-use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 use std::sync::{Arc, Mutex};
 
@@ -54,15 +53,15 @@ struct Conversations {
 /// built again once more are declared.
 struct Local {
     client: InProcess<JsRoute>,
+    /// Rings the glue's in-process dispatcher. Unref'd: it does not keep Node's event loop
+    /// alive (the glue holds a timer while an injected request is under way, as an open socket
+    /// would), so a test file ends when its last inject has.
+    bell: raw::Doorbell,
     routes: usize,
     exchanges: std::collections::HashMap<u32, Exchange>,
     next_exchange: u32,
 }
 
-/// The glue's in-process dispatcher, called through the in-process mailbox's waker. Weak: it
-/// does not keep Node's event loop alive (the glue holds a timer while an injected request is
-/// under way, as an open socket would), so a test file ends when its last inject has.
-type WeakTsfn = ThreadsafeFunction<(), (), (), Status, false, true>;
 
 struct Pending {
     /// Where its answer goes: the server's inbox or the in-process router's.
@@ -459,15 +458,24 @@ impl NativeApp {
     /// the exchange id its answer comes back under (`[-5, …]` from `dispatchLocal`). `onJobs`
     /// is the glue's dispatcher for in-process jobs; `headers` is `[name, value, …]`.
     #[napi]
-    pub fn inject(&self, on_jobs: WeakTsfn, method: String, url: String, headers: Vec<String>, body: Buffer) -> Result<u32> {
+    pub fn inject(&self, env: napi::Env, on_jobs: Js, method: String, url: String, headers: Vec<String>, body: Buffer) -> Result<u32> {
         let mut conversations = lock(&self.running);
         let routes = self.host.routes().len();
         if conversations.local.as_ref().is_none_or(|local| local.routes != routes) {
-            let wake = Wake::Callback(Box::new(move || {
-                let _ = on_jobs.call((), ThreadsafeFunctionCallMode::NonBlocking);
-            }));
-            let client = self.host.in_process(wake).map_err(host_error)?;
-            conversations.local = Some(Local { client, routes, exchanges: Default::default(), next_exchange: 0 });
+            let bell = raw::Doorbell::new(Env(env.raw()), on_jobs.0).map_err(js_error)?;
+            bell.unref();
+            let ringer = bell.ringer();
+            let client = match self.host.in_process(Wake::Callback(Box::new(move || ringer.ring()))) {
+                Ok(client) => client,
+                Err(e) => {
+                    bell.close();
+                    return Err(host_error(e));
+                }
+            };
+            // The router it replaces (built for fewer routes) is done with: so is its bell.
+            if let Some(old) = conversations.local.replace(Local { client, bell, routes, exchanges: Default::default(), next_exchange: 0 }) {
+                old.bell.close();
+            }
         }
         let local = conversations.local.as_mut().expect("just built");
         let mut request = ferrule_core::http::Request::builder().method(method.as_str()).uri(url.as_str());

@@ -37,6 +37,7 @@ extern "C" {
     fn uv_async_init(event_loop: *mut sys::uv_loop_s, handle: *mut c_void, callback: unsafe extern "C" fn(*mut c_void)) -> i32;
     fn uv_async_send(handle: *mut c_void) -> i32;
     fn uv_close(handle: *mut c_void, closed: Option<unsafe extern "C" fn(*mut c_void)>);
+    fn uv_unref(handle: *mut c_void);
     fn uv_handle_set_data(handle: *mut c_void, data: *mut c_void);
     fn uv_handle_get_data(handle: *const c_void) -> *mut c_void;
 }
@@ -145,6 +146,16 @@ impl Doorbell {
             return Err(Failed("add a cleanup hook"));
         }
         Ok(Doorbell { env, shared })
+    }
+
+    /// Lets Node's event loop end while the doorbell is open (as `timer.unref()` does): for a
+    /// waker that must not keep a program alive by itself.
+    pub fn unref(&self) {
+        let handle = self.shared.handle.read().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(handle) = handle.as_ref() {
+            // SAFETY: JS thread; an open handle.
+            unsafe { uv_unref(handle.0) };
+        }
     }
 
     /// What the runtime's threads ring with.
