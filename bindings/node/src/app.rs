@@ -2,10 +2,11 @@
 //! handed to the JavaScript thread in batches.
 //!
 //! Runtime threads never wait on JavaScript: a request becomes a job in a mailbox whose waker
-//! rings a libuv async handle (one ring per batch; `raw::Doorbell`). On the JS thread, `dispatch()` turns every
-//! waiting job into a context object and hands them to the JS glue (index.js), which calls
-//! the handlers and answers each with `reply`/`replyResponse`/`fail`; results are serialised
-//! here, on the JS thread, and sent back to the runtime in one batch per `flush()`.
+//! rings a libuv async handle (one ring per batch; `raw::Doorbell`). On the JS thread,
+//! `dispatch()` turns every waiting job into a context object and hands them to the JS glue
+//! (index.js), which calls the handlers and answers each with `reply`/`replyResponse`/`fail`;
+//! results are serialised here, on the JS thread, and sent back to the runtime in one batch
+//! per `flush()`.
 
 use crate::raw::{self, Env};
 use crate::{shapes, to_js, to_json};
@@ -61,7 +62,6 @@ struct Local {
     exchanges: std::collections::HashMap<u32, Exchange>,
     next_exchange: u32,
 }
-
 
 struct Pending {
     /// Where its answer goes: the server's inbox or the in-process router's.

@@ -88,7 +88,7 @@ impl Ringer {
 
 /// The JavaScript thread's end: calls `function` (with no arguments) on that thread after one or
 /// more rings. Closed by [`Doorbell::close`], by the environment's teardown, or not at all when the
-/// process exits first.
+/// process exits first. Dropping it does not close it: one dropped open stays so until teardown.
 pub struct Doorbell {
     env: sys::napi_env,
     shared: Arc<Shared>,
@@ -104,12 +104,9 @@ impl Doorbell {
         let mut reference = ptr::null_mut();
         // SAFETY: as above; `function` is a live value of this call.
         check(unsafe { sys::napi_create_reference(env, function, 1, &mut reference) }, "keep the dispatch function")?;
-        let mut name = ptr::null_mut();
         let mut context = ptr::null_mut();
         let made = (|| {
-            let text = "ferrule.dispatch";
-            // SAFETY: as above.
-            check(unsafe { sys::napi_create_string_latin1(env, text.as_ptr().cast(), text.len() as isize, &mut name) }, "create string")?;
+            let name = super::Env(env).string("ferrule.dispatch")?;
             // SAFETY: as above; a null resource lets Node make one.
             check(unsafe { sys::napi_async_init(env, ptr::null_mut(), name, &mut context) }, "make an async context")
         })();
