@@ -286,6 +286,9 @@ class App {
     this._logger = loggerOf(logger);
     if (logger === false && settings.logLevel === undefined) settings.logLevel = 'off';
     this._native = nativeCall(() => new native.NativeApp(JSON.stringify(appConfig(settings))));
+    // dispatch, reply, replyTape, flush and serialise: the calls made per request or batch, as
+    // plain functions (a method through napi-rs costs several times the call itself).
+    Object.assign(this._native, this._native.hotPath());
     this._handlers = [];
     /** Each route's status for plain results, by its index. */
     this._statuses = [];
@@ -1065,14 +1068,19 @@ function pairsOf(flat) {
  * its work. Made on first read only (one native call and a timer), so handlers that never
  * read it pay nothing; without a deadline it never aborts.
  */
+/** The methods the addon sends as their index here (`METHODS` in to_js.rs, same order). */
+const METHOD_BY_INDEX = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS', 'CONNECT', 'TRACE'];
+
 class Context {
   constructor(native, batch, i) {
-    this.method = batch[i + 2];
+    // A method from the table and empty objects made here cost less than made in the addon.
+    const method = batch[i + 2];
+    this.method = typeof method === 'number' ? METHOD_BY_INDEX[method] : method;
     this.path = batch[i + 3];
-    this.params = batch[i + 4];
-    this.query = batch[i + 5];
-    this.headers = batch[i + 6];
-    this.cookies = batch[i + 7];
+    this.params = batch[i + 4] ?? {};
+    this.query = batch[i + 5] ?? {};
+    this.headers = batch[i + 6] ?? {};
+    this.cookies = batch[i + 7] ?? {};
     this.body = batch[i + 8];
     this.requestId = batch[i + 9];
     this[ID] = batch[i];
@@ -1157,6 +1165,21 @@ function answer(native, id, value, ctx, logger, streams) {
       handlerError(logger, ctx, `returned ${refused}, which cannot be sent`);
       native.fail(id, `returned ${refused}`);
       return;
+    }
+    if (typeof value === 'object' && value !== null && !ArrayBuffer.isView(value)) {
+      // Flattened here, where the walk is a plain JavaScript call; the addon writes the JSON.
+      let flat;
+      try {
+        flat = native.serialise(value);
+      } catch (error) {
+        // A cycle, or a toJSON() that threw: the same 500 and log line as from the addon.
+        native.fail(id, `returned a value that cannot be sent: ${typeof error?.message === 'string' ? error.message : 'an exception'}`);
+        return;
+      }
+      if (flat !== null) {
+        native.replyTape(id, flat[0], flat[1], flat[2]);
+        return;
+      }
     }
     native.reply(id, value === undefined ? null : value);
   } catch (error) {

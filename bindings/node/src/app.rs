@@ -6,7 +6,8 @@
 //! `dispatch()` turns every waiting job into a context object and hands them to the JS glue
 //! (index.js), which calls the handlers and answers each with `reply`/`replyResponse`/`fail`;
 //! results are serialised here, on the JS thread, and sent back to the runtime in one batch
-//! per `flush()`.
+//! per `flush()`. Those four calls (and `replyTape`, a result the glue flattened itself) are
+//! plain N-API functions ([`NativeApp::hot_path`], `raw::function`), not napi-rs methods.
 
 use crate::raw::{self, Env};
 use crate::{shapes, to_js, to_json};
@@ -86,10 +87,24 @@ struct RawParts {
 
 #[napi]
 pub struct NativeApp {
+    /// Shared with the functions of the request path ([`NativeApp::hot_path`]), which hold it
+    /// for as long as JavaScript holds them.
+    state: std::rc::Rc<AppState>,
+}
+
+pub struct AppState {
     host: Host<JsRoute>,
     running: Mutex<Conversations>,
     /// The last drain ended at its deadline with requests cut off.
     cut_off: std::sync::atomic::AtomicBool,
+}
+
+impl std::ops::Deref for NativeApp {
+    type Target = AppState;
+
+    fn deref(&self) -> &AppState {
+        &self.state
+    }
 }
 
 impl Conversations {
@@ -281,7 +296,26 @@ impl NativeApp {
     #[napi(constructor)]
     pub fn new(config_json: String) -> Result<Self> {
         let host = Host::from_json(&config_json).map_err(host_error)?;
-        Ok(NativeApp { host, running: Mutex::new(Conversations::default()), cut_off: Default::default() })
+        Ok(NativeApp { state: std::rc::Rc::new(AppState { host, running: Mutex::new(Conversations::default()), cut_off: Default::default() }) })
+    }
+
+    /// The functions the glue calls for every request or batch, made without napi-rs's
+    /// per-call wrapper (`raw::function`): `{ dispatch, reply, replyTape, flush, serialise }`.
+    /// The glue puts them on this object, in place of methods.
+    #[napi]
+    pub fn hot_path(&self, env: napi::Env) -> Result<Js> {
+        let env = Env(env.raw());
+        let made = (|| {
+            let mut properties = Vec::with_capacity(5);
+            let bodies: [(&str, raw::Body<AppState>); 4] = [("dispatch", AppState::dispatch), ("reply", AppState::reply), ("replyTape", AppState::reply_tape), ("flush", AppState::flush)];
+            for (name, body) in bodies {
+                properties.push((env.string(name)?, raw::function(env, name, self.state.clone(), body)?));
+            }
+            let serialise = to_json::serialiser(env).map_err(|_| raw::Failed("compile the serialiser"))?;
+            properties.push((env.string("serialise")?, serialise));
+            env.object_from(&properties)
+        })();
+        made.map(Js).map_err(js_error)
     }
 
     /// Declares a route (a core `RouteSpec` as JSON); returns its index, which `dispatch`
@@ -397,29 +431,6 @@ impl NativeApp {
         if let Some(serving) = lock(&self.running).serving.as_ref() {
             serving.announce();
         }
-    }
-
-    /// Every waiting request as `[id, route, …context parts]` repeated (see
-    /// `to_js::context_parts`), and stream jobs as `[-1, stream]` (a pull) or `[-2, stream]`
-    /// (a release); `null` once the server has stopped.
-    #[napi]
-    pub fn dispatch(&self, env: napi::Env) -> Result<Js> {
-        let env = Env(env.raw());
-        let mut conversations = lock(&self.running);
-        let Some(serving) = conversations.serving.clone() else { return env.null().map(Js).map_err(js_error) };
-        let mut jobs = Vec::new();
-        serving.mailbox().take_all(&mut jobs);
-        if let Some(outcome) = serving.outcome() {
-            // The runtime is gone before the outcome is known, and with it every request
-            // still waiting: calls taken with it have nobody to answer.
-            if outcome.is_err() {
-                self.cut_off.store(true, std::sync::atomic::Ordering::Relaxed);
-            }
-            return env.null().map(Js).map_err(js_error);
-        }
-        let entries = conversations.entries(env, jobs, &serving.inbox())?;
-        // Exactly as long as its entries: a request left out must not leave a hole.
-        shapes::array(env, &entries).map(Js).map_err(js_error)
     }
 
     /// `dispatch()` for the in-process router: its waiting jobs as the same entries, then
@@ -572,19 +583,6 @@ impl NativeApp {
         .map_err(js_error)
     }
 
-    /// Answers request `id` with a handler's plain return value: a string (text/plain), a
-    /// Buffer (application/octet-stream), or anything else as JSON, serialised here.
-    #[napi]
-    pub fn reply(&self, env: napi::Env, id: u32, value: Js) -> Result<()> {
-        let env = Env(env.raw());
-        let Some((reply, route, status, inbox)) = self.take(id) else { return Ok(()) };
-        let outcome = plain(env, value.0, shape_of(&route, status.as_u16().into()))
-            .map(|response| response.with_status(status))
-            .map_err(|message| HandlerError::new(format!("returned a value that cannot be sent: {message}")));
-        inbox.answer(reply, outcome);
-        Ok(())
-    }
-
     /// Answers request `id` with an explicit response (`new Response(body, {status, headers})`);
     /// `headers` is a flat `[name, value, …]` list (arrays of values already repeated).
     #[napi]
@@ -699,18 +697,6 @@ impl NativeApp {
         Ok(())
     }
 
-    /// Sends every answer given since the last flush to the waiting requests.
-    #[napi]
-    pub fn flush(&self) {
-        let running = lock(&self.running);
-        if let Some(serving) = &running.serving {
-            serving.flush();
-        }
-        if let Some(local) = &running.local {
-            local.client.flush();
-        }
-    }
-
     /// Stops accepting connections and drains in-flight requests; `dispatch()` returns `null`
     /// once done. Calling it again does nothing.
     #[napi]
@@ -760,7 +746,7 @@ impl NativeApp {
     }
 }
 
-impl NativeApp {
+impl AppState {
     /// Routes the logs (with a logger, records wait in a queue and the logs' doorbell drains
     /// them on the JavaScript thread; without one, the core writes its lines to stderr itself)
     /// and starts the server.
@@ -808,6 +794,82 @@ impl NativeApp {
             }
             inbox.answer_pull(reply, outcome);
         }
+    }
+}
+
+/// The request path's functions (see [`NativeApp::hot_path`]): called from JavaScript with
+/// the arguments as given; an `Err` is thrown.
+impl AppState {
+    /// `dispatch()`: every waiting request as `[id, route, …context parts]` repeated (see
+    /// `to_js::context_parts`), and stream jobs as `[-1, stream]` (a pull) or `[-2, stream]`
+    /// (a release); `null` once the server has stopped.
+    fn dispatch(env: Env, app: &AppState, _: &[raw::Value]) -> std::result::Result<raw::Value, String> {
+        let failed = |e: raw::Failed| format!("ferrule: {}", e.0);
+        let mut conversations = lock(&app.running);
+        let Some(serving) = conversations.serving.clone() else { return env.null().map_err(failed) };
+        let mut jobs = Vec::new();
+        serving.mailbox().take_all(&mut jobs);
+        if let Some(outcome) = serving.outcome() {
+            // The runtime is gone before the outcome is known, and with it every request
+            // still waiting: calls taken with it have nobody to answer.
+            if outcome.is_err() {
+                app.cut_off.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+            return env.null().map_err(failed);
+        }
+        let entries = conversations.entries(env, jobs, &serving.inbox()).map_err(|e| e.reason)?;
+        // Exactly as long as its entries: a request left out must not leave a hole.
+        shapes::array(env, &entries).map_err(failed)
+    }
+
+    /// `reply(id, value)`: answers request `id` with a handler's plain return value: a string
+    /// (text/plain), a Buffer (application/octet-stream), or anything else as JSON, serialised
+    /// here.
+    fn reply(env: Env, app: &AppState, args: &[raw::Value]) -> std::result::Result<raw::Value, String> {
+        let id = request_id(env, args[0])?;
+        if let Some((reply, route, status, inbox)) = app.take(id) {
+            let outcome = plain(env, args[1], shape_of(&route, status.as_u16().into()))
+                .map(|response| response.with_status(status))
+                .map_err(|message| HandlerError::new(format!("returned a value that cannot be sent: {message}")));
+            inbox.answer(reply, outcome);
+        }
+        env.undefined().map_err(|e| e.0.to_owned())
+    }
+
+    /// `replyTape(id, tape, used, text)`: answers request `id` with the JSON of a value the glue
+    /// flattened itself (`serialise(value)`, see `to_json::from_tape`).
+    fn reply_tape(env: Env, app: &AppState, args: &[raw::Value]) -> std::result::Result<raw::Value, String> {
+        let id = request_id(env, args[0])?;
+        if let Some((reply, route, status, inbox)) = app.take(id) {
+            let used = env.as_f64(args[2]).map_err(|e| e.0.to_owned())?;
+            let outcome = to_json::from_tape(env, args[1], used, args[3], shape_of(&route, status.as_u16().into()))
+                .map(|json| Response::json_bytes(json).with_status(status))
+                .map_err(|message| HandlerError::new(format!("returned a value that cannot be sent: {message}")));
+            inbox.answer(reply, outcome);
+        }
+        env.undefined().map_err(|e| e.0.to_owned())
+    }
+
+    /// `flush()`: sends every answer given since the last flush to the waiting requests.
+    fn flush(env: Env, app: &AppState, _: &[raw::Value]) -> std::result::Result<raw::Value, String> {
+        let running = lock(&app.running);
+        if let Some(serving) = &running.serving {
+            serving.flush();
+        }
+        if let Some(local) = &running.local {
+            local.client.flush();
+        }
+        env.undefined().map_err(|e| e.0.to_owned())
+    }
+}
+
+/// A request's id as the glue passes it back.
+fn request_id(env: Env, value: raw::Value) -> std::result::Result<u32, String> {
+    let id = env.as_f64(value).map_err(|e| format!("TypeError|ferrule: a request id must be a number ({})", e.0))?;
+    if id >= 0.0 && id <= f64::from(u32::MAX) && id.fract() == 0.0 {
+        Ok(id as u32)
+    } else {
+        Err(format!("ferrule: {id} is not a request id"))
     }
 }
 

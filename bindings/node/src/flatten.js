@@ -4,8 +4,10 @@
 // type, contents), which made serialisation the largest cost of a JSON response. This walk
 // runs as optimised JavaScript instead and leaves only data behind: a tape of numbers (an
 // op, with a number's value or a string's length after it) and one string holding every
-// key and string value in order. Rust reads both with three calls and does the rest:
-// escaping, number formatting, commas and brackets. No JSON text is made here.
+// key and string value in order. Rust reads both and does the rest: escaping, number
+// formatting, commas and brackets. No JSON text is made here. The glue calls this itself for
+// a handler's plain object or array (as `serialise`, then `replyTape`); to_json.rs calls it
+// for the rest (a Response's body, an event's data).
 //
 // The rules are JSON.stringify's: toJSON(key) is honoured (Dates become ISO strings), boxed
 // primitives are unwrapped, undefined, functions and symbols are left out of objects and are

@@ -38,7 +38,7 @@ mod op {
 const FLATTEN_SOURCE: &str = include_str!("flatten.js");
 
 pub fn to_vec(env: Env, value: Value, shape: Shape<'_>) -> Result<Vec<u8>, String> {
-    let flatten = shapes::compiled(env, FLATTEN_SOURCE).map_err(|e| format!("cannot compile the serialiser ({})", e.0))?;
+    let flatten = serialiser(env)?;
     let receiver = env.undefined().map_err(|e| e.0.to_owned())?;
     let flat = env.call(receiver, flatten, &[value]).map_err(|_| env.take_exception())?;
     let read = |index| env.index(flat, index).map_err(|e| format!("cannot read the serialised value ({})", e.0));
@@ -47,9 +47,26 @@ pub fn to_vec(env: Env, value: Value, shape: Shape<'_>) -> Result<Vec<u8>, Strin
         return Ok(b"null".to_vec());
     }
     let (tape, used, text) = (read(0)?, read(1)?, read(2)?);
-    let used = env.as_f64(used).map_err(|e| e.0.to_owned())? as usize;
+    let used = env.as_f64(used).map_err(|e| e.0.to_owned())?;
+    from_tape(env, tape, used, text, shape)
+}
+
+/// The walk in `flatten.js`, compiled once per environment: the glue calls it itself for a
+/// handler's plain result (a call from JavaScript to JavaScript, where one from here costs
+/// an entry into V8 and a read of each part of its result), then passes the parts to
+/// [`from_tape`] through `replyTape`.
+pub fn serialiser(env: Env) -> Result<Value, String> {
+    shapes::compiled(env, FLATTEN_SOURCE).map_err(|e| format!("cannot compile the serialiser ({})", e.0))
+}
+
+/// The JSON of a flattened value: its tape (a Float64Array, of which `used` elements count)
+/// and its text.
+pub fn from_tape(env: Env, tape: Value, used: f64, text: Value, shape: Shape<'_>) -> Result<Vec<u8>, String> {
+    if !(used >= 0.0 && used.fract() == 0.0) {
+        return Err(format!("the serialised value's length is {used}"));
+    }
     // Only the used part: the tape is kept large between calls.
-    let tape = env.f64s(tape, used).map_err(|e| e.0.to_owned())?;
+    let tape = env.f64s(tape, used as usize).map_err(|e| e.0.to_owned())?;
     // Most responses are all ASCII: read as bytes, their text needs no decoding.
     if let Some(bytes) = env.ascii(text).map_err(|e| e.0.to_owned())? {
         let mut out = Vec::with_capacity(bytes.len() + tape.len() * 4 + 16);

@@ -6,8 +6,10 @@
 //! with the `env` of the current call.
 
 mod doorbell;
+mod function;
 
 pub use doorbell::Doorbell;
+pub use function::{function, Body};
 use napi::sys;
 use std::ptr;
 
