@@ -112,7 +112,7 @@ fn insert(object: &mut Map<String, Json>, node: &DeepNode, path: &[&str], value:
         (DeepNode::Array(kind), [] | [""]) => {
             let Json::Array(items) = object.entry(key).or_insert_with(|| Json::Array(Vec::new())) else { return };
             loc.push(LocSegment::Index(items.len()));
-            match coerce_raw(*kind, value, loc) {
+            match coerce_raw(*kind, value, || loc.to_vec()) {
                 Ok(item) => items.push(instance(&item)),
                 Err(issue) => issues.push(issue),
             }
@@ -122,7 +122,7 @@ fn insert(object: &mut Map<String, Json>, node: &DeepNode, path: &[&str], value:
                 insert(inner, member, deeper, value, loc, issues);
             }
         }
-        (DeepNode::Scalar(kind), []) => match coerce_raw(*kind, value, loc) {
+        (DeepNode::Scalar(kind), []) => match coerce_raw(*kind, value, || loc.to_vec()) {
             Ok(item) => {
                 // A repeated scalar key takes the last value, as every other parameter does.
                 object.insert(key.to_owned(), instance(&item));

@@ -170,16 +170,20 @@ impl ParamSet {
                     .values(&param.name)
                     .last()
                     .filter(|v| !(self.empty_is_missing && matches!(v, RawValue::Text(t) if t.is_empty())))
-                    .map(|v| coerce_raw(kind, v, &loc())),
+                    .map(|v| coerce_raw(kind, v, loc)),
                 FieldType::Array(kind) => {
                     let mut items = Vec::new();
                     let mut failed = None;
                     let mut index = 0;
                     let mut item = |value: &RawValue<'_>| {
-                        let mut item_loc = loc();
-                        item_loc.push(LocSegment::Index(index));
+                        let at = index;
                         index += 1;
-                        match coerce_raw(kind, value, &item_loc) {
+                        let item_loc = move || {
+                            let mut item_loc = loc();
+                            item_loc.push(LocSegment::Index(at));
+                            item_loc
+                        };
+                        match coerce_raw(kind, value, item_loc) {
                             Ok(v) => items.push(v),
                             Err(issue) => {
                                 issues.push(issue);
@@ -233,24 +237,24 @@ impl ParamSet {
     }
 }
 
-fn coerce_raw(kind: ScalarKind, value: &RawValue<'_>, loc: &[LocSegment]) -> Result<Value, Issue> {
+fn coerce_raw(kind: ScalarKind, value: &RawValue<'_>, loc: impl FnOnce() -> Vec<LocSegment>) -> Result<Value, Issue> {
     match (kind, value) {
         (ScalarKind::Binary, RawValue::File(file)) => Ok(Value::File(file.clone())),
         (ScalarKind::Binary, RawValue::Text(text)) => Err(Issue::new(
             "file_type",
-            loc.to_vec(),
+            loc(),
             "Input should be a file",
             Json::String(text.to_string()),
         )),
         (_, RawValue::File(file)) => Err(Issue::new(
             "string_type",
-            loc.to_vec(),
+            loc(),
             "Input should be a valid string",
             Json::String(file.filename.clone().unwrap_or_default()),
         )),
         (_, RawValue::Invalid(bytes)) => Err(Issue::new(
             "string_unicode",
-            loc.to_vec(),
+            loc(),
             "Input should be a valid string, unable to parse raw data as a unicode string",
             Json::String(String::from_utf8_lossy(bytes).into_owned()),
         )),
