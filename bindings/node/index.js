@@ -1062,15 +1062,15 @@ function pairsOf(flat) {
   return pairs;
 }
 
+/** The methods the addon sends as their index here (`METHODS` in to_js.rs, same order). */
+const METHOD_BY_INDEX = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS', 'CONNECT', 'TRACE'];
+
 /**
  * What a handler receives (`Context` in index.d.ts). `signal` aborts at the request's deadline,
  * when the core answers 504: an async handler hands it to fetch, timers or streams and stops
  * its work. Made on first read only (one native call and a timer), so handlers that never
  * read it pay nothing; without a deadline it never aborts.
  */
-/** The methods the addon sends as their index here (`METHODS` in to_js.rs, same order). */
-const METHOD_BY_INDEX = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS', 'CONNECT', 'TRACE'];
-
 class Context {
   constructor(native, batch, i) {
     // A method from the table and empty objects made here cost less than made in the addon.

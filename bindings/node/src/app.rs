@@ -841,8 +841,11 @@ impl AppState {
     fn reply_tape(env: Env, app: &AppState, args: &[raw::Value]) -> std::result::Result<raw::Value, String> {
         let id = request_id(env, args[0])?;
         if let Some((reply, route, status, inbox)) = app.take(id) {
-            let used = env.as_f64(args[2]).map_err(|e| e.0.to_owned())?;
-            let outcome = to_json::from_tape(env, args[1], used, args[3], shape_of(&route, status.as_u16().into()))
+            // Taken: whatever fails from here is this request's 500, never a request left waiting.
+            let outcome = env
+                .as_f64(args[2])
+                .map_err(|e| e.0.to_owned())
+                .and_then(|used| to_json::from_tape(env, args[1], used, args[3], shape_of(&route, status.as_u16().into())))
                 .map(|json| Response::json_bytes(json).with_status(status))
                 .map_err(|message| HandlerError::new(format!("returned a value that cannot be sent: {message}")));
             inbox.answer(reply, outcome);
@@ -865,7 +868,7 @@ impl AppState {
 
 /// A request's id as the glue passes it back.
 fn request_id(env: Env, value: raw::Value) -> std::result::Result<u32, String> {
-    let id = env.as_f64(value).map_err(|e| format!("TypeError|ferrule: a request id must be a number ({})", e.0))?;
+    let id = env.as_f64(value).map_err(|e| format!("ferrule: a request id must be a number ({})", e.0))?;
     if id >= 0.0 && id <= f64::from(u32::MAX) && id.fract() == 0.0 {
         Ok(id as u32)
     } else {
