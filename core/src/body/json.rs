@@ -100,7 +100,7 @@ impl SeenKeys {
 pub fn parse(bytes: &[u8], max_depth: usize) -> Result<Document, Issue> {
     if !Builder::fits(bytes.len()) {
         return Err(Issue::new("json_invalid", vec![LocSegment::Key("body".into())], "JSON decode error", json!({}))
-            .with_ctx(json!({"error": "a JSON body must be under 4 GiB"})));
+            .with_ctx(json!({"error": "a JSON body must be under 2 GiB"})));
     }
     let max_depth = max_depth.min(MAX_DEPTH);
     // One UTF-8 check of the whole body is cheaper than a check of every string.
