@@ -681,13 +681,16 @@ class Dispatcher {
     /** Injected requests under way: their promises' resolve functions, by exchange id. */
     this.exchanges = new Map();
     /** A timer held while injected requests are under way: the addon's in-process callback
-     * does not keep Node's event loop alive by itself, and a pending Promise does not either. */
+     * does not keep Node's event loop alive by itself, and a pending Promise does not either.
+     * It also holds this dispatcher, and so the app: the addon holds the app's in-process
+     * callback weakly, so that an app is collected once its program lets go of it, and
+     * `await build().inject(…)` lets go of it before the answer arrives. */
     this.keepAlive = null;
   }
 
   awaitExchange(exchange, resolve) {
     this.exchanges.set(exchange, resolve);
-    if (this.keepAlive === null) this.keepAlive = setInterval(() => {}, 0x7fffffff);
+    if (this.keepAlive === null) this.keepAlive = setInterval(() => this, 0x7fffffff);
   }
 
   answered(exchange, response) {

@@ -57,7 +57,9 @@ struct Local {
     client: InProcess<JsRoute>,
     /// Rings the glue's in-process dispatcher. Unref'd: it does not keep Node's event loop
     /// alive (the glue holds a timer while an injected request is under way, as an open socket
-    /// would), so a test file ends when its last inject has.
+    /// would), so a test file ends when its last inject has. It holds the dispatcher weakly:
+    /// the app keeps it (`_onLocalJobs`), that timer keeps the app while answers are awaited,
+    /// and an app its program has let go of is collected, this router and doorbell with it.
     bell: raw::Doorbell,
     routes: usize,
     exchanges: std::collections::HashMap<u32, Exchange>,
@@ -399,8 +401,8 @@ impl NativeApp {
         };
         // Each rung once per batch by the runtime's threads; they keep Node's event loop alive
         // until `release()`.
-        let jobs_bell = raw::Doorbell::new(env, on_jobs.0).map_err(js_error)?;
-        let logs_bell = match on_logs.map(|on_logs| raw::Doorbell::new(env, on_logs.0)).transpose() {
+        let jobs_bell = raw::Doorbell::new(env, on_jobs.0, raw::Hold::Strong).map_err(js_error)?;
+        let logs_bell = match on_logs.map(|on_logs| raw::Doorbell::new(env, on_logs.0, raw::Hold::Strong)).transpose() {
             Ok(bell) => bell,
             Err(e) => {
                 jobs_bell.close();
@@ -473,7 +475,7 @@ impl NativeApp {
         let mut conversations = lock(&self.running);
         let routes = self.host.routes().len();
         if conversations.local.as_ref().is_none_or(|local| local.routes != routes) {
-            let bell = raw::Doorbell::new(Env(env.raw()), on_jobs.0).map_err(js_error)?;
+            let bell = raw::Doorbell::new(Env(env.raw()), on_jobs.0, raw::Hold::Weak).map_err(js_error)?;
             bell.unref();
             let ringer = bell.ringer();
             let client = match self.host.in_process(Wake::Callback(Box::new(move || ringer.ring()))) {

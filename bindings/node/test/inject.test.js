@@ -2,8 +2,18 @@
 // app.inject(): the whole core stack without a socket, with Fastify's call and response shape.
 const { test } = require('node:test');
 const assert = require('node:assert');
+const path = require('node:path');
+const { spawnSync } = require('node:child_process');
 const { App, HttpError, Response } = require('ferrule');
 const { serving, request } = require('./support');
+
+/** Runs `script` in a Node process with `gc()` exposed; returns what it printed, line by line. */
+function withGc(script) {
+  const run = spawnSync(process.execPath, ['--expose-gc', '-e', script], { cwd: path.join(__dirname, '..'), encoding: 'utf8', timeout: 20000 });
+  assert.strictEqual(run.error, undefined, 'the program did not end by itself');
+  assert.strictEqual(run.status, 0, run.stderr);
+  return run.stdout.trim().split('\n');
+}
 
 function makeApp() {
   const app = new App({ compression: { min_size: 10 } });
@@ -115,4 +125,48 @@ test('inject works while the app listens, and both answer alike', async () => {
 
 test('a misspelled option is refused by name', async () => {
   await assert.rejects(makeApp().inject({ url: '/users/1', querry: {} }), /unknown inject option querry \(did you mean query\?\)/);
+});
+
+test('an app that used inject() is collected once its program lets go of it', () => {
+  // Its in-process router rang a callback the addon held strongly, and that callback holds the
+  // app: a cycle through Node-API the collector could not see, about 175 KiB an app.
+  const script = `const { App } = require('ferrule');
+    const collected = new Set();
+    const registry = new FinalizationRegistry((name) => collected.add(name));
+    async function used(name) {
+      const app = new App({ logger: false });
+      app.get('/', () => 'hi');
+      registry.register(app, name);
+      return (await app.inject('/')).body;
+    }
+    (async () => {
+      const bodies = [];
+      for (const name of ['a', 'b', 'c']) bodies.push(await used(name));
+      for (let round = 0; round < 100 && collected.size < 3; round++) {
+        gc();
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      console.log(bodies.join(','));
+      console.log([...collected].sort().join(','));
+    })();`;
+  assert.deepStrictEqual(withGc(script), ['hi,hi,hi', 'a,b,c']);
+});
+
+test('an app let go of right after inject() still answers it', () => {
+  // `await build().inject(…)`: only the pending request keeps the app while its handler waits.
+  const script = `const { App } = require('ferrule');
+    function build() {
+      const app = new App({ logger: false });
+      app.get('/slow', async () => { await new Promise((resolve) => setTimeout(resolve, 100)); return 'late'; });
+      return app;
+    }
+    (async () => {
+      const pending = build().inject('/slow');
+      for (let round = 0; round < 5; round++) {
+        gc();
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      console.log((await pending).body);
+    })();`;
+  assert.deepStrictEqual(withGc(script), ['late']);
 });

@@ -8,7 +8,7 @@
 mod doorbell;
 mod function;
 
-pub use doorbell::Doorbell;
+pub use doorbell::{Doorbell, Hold};
 pub use function::{function, Body};
 use napi::sys;
 use std::ptr;
