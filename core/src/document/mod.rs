@@ -398,6 +398,7 @@ impl Builder {
     /// of the source (the bytes around a plain string are ASCII quotes).
     #[inline]
     pub fn str_of_source(&mut self, start: usize, len: usize) -> Span {
+        debug_assert!(self.document.text.is_char_boundary(start) && self.document.text.is_char_boundary(start + len));
         let span = Span { start: start as u32, len: len as u32 };
         self.document.nodes.push(Node::Str { start: span.start, len: span.len });
         span

@@ -25,7 +25,8 @@
 //! function, and whatever it closes over, lives until the doorbell is closed, which is right
 //! for a listening server. The in-process router's doorbell is owned by the app its function
 //! closes over, so a strong hold made a cycle through Node-API that the garbage collector
-//! cannot see: every app that had used `inject()` stayed in memory, about 175 KiB each.
+//! cannot see: every app that had used `inject()` stayed in memory with its router's runtime
+//! thread (400 such apps, then `gc()`: 457 threads before, 7 after).
 
 use super::{check, Failed, Result};
 use napi::sys;
