@@ -652,6 +652,9 @@ class App {
       root._lifecycle.ready = null;
       for (const hook of root._lifecycle.onClose) await callHook(hook, []);
     }
+    // The in-process router's thread goes too (unless an inject is under way); inject() after
+    // close() builds another.
+    root._native.releaseInProcess();
   }
 }
 

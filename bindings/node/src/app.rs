@@ -722,6 +722,20 @@ impl NativeApp {
         shapes::array(env, &entries).map(Js).map_err(js_error)
     }
 
+    /// Lets go of the in-process router, its runtime thread and its doorbell, unless an
+    /// injected request is under way: `close()` calls it, and the next `inject()` builds
+    /// another. Otherwise they last until the app is collected, and a test file that makes an
+    /// app per test keeps one thread per app until the collector runs.
+    #[napi]
+    pub fn release_in_process(&self) {
+        let mut conversations = lock(&self.running);
+        let idle = conversations.local.as_ref().is_some_and(|local| local.exchanges.is_empty());
+        let released = if idle { conversations.local.take() } else { None };
+        drop(conversations);
+        // Its runtime's thread is joined here, with the app's lock released.
+        drop(released);
+    }
+
     /// Forgets the stopped server and closes its doorbell, which kept Node's event loop alive.
     /// The app can listen again afterwards.
     #[napi]

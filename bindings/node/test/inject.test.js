@@ -170,3 +170,22 @@ test('an app let go of right after inject() still answers it', () => {
     })();`;
   assert.deepStrictEqual(withGc(script), ['late']);
 });
+
+test('close() lets go of the in-process router and its thread; inject() still works after it', () => {
+  // In a process of its own: another test's app, collected meanwhile, would take its thread too.
+  const script = `const { App } = require('ferrule');
+    const threads = () => Number(require('node:fs').readFileSync('/proc/self/status', 'utf8').match(/Threads:\\s+(\\d+)/)[1]);
+    (async () => {
+      const app = new App({ logger: false });
+      app.get('/', () => 'hi');
+      const before = threads();
+      const first = (await app.inject('/')).body;
+      const injecting = threads();
+      await app.close();
+      const closed = threads();
+      const again = (await app.inject('/')).body;
+      console.log([first, again].join(','));
+      console.log(injecting > before, closed === before);
+    })();`;
+  assert.deepStrictEqual(withGc(script), ['hi,hi', 'true true']);
+});
