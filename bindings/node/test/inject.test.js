@@ -2,18 +2,11 @@
 // app.inject(): the whole core stack without a socket, with Fastify's call and response shape.
 const { test } = require('node:test');
 const assert = require('node:assert');
-const path = require('node:path');
-const { spawnSync } = require('node:child_process');
 const { App, HttpError, Response } = require('ferrule');
-const { serving, request } = require('./support');
+const { serving, request, runScript } = require('./support');
 
-/** Runs `script` in a Node process with `gc()` exposed; returns what it printed, line by line. */
-function withGc(script) {
-  const run = spawnSync(process.execPath, ['--expose-gc', '-e', script], { cwd: path.join(__dirname, '..'), encoding: 'utf8', timeout: 20000 });
-  assert.strictEqual(run.error, undefined, 'the program did not end by itself');
-  assert.strictEqual(run.status, 0, run.stderr);
-  return run.stdout.trim().split('\n');
-}
+/** `runScript` with `gc()` exposed. */
+const withGc = (script) => runScript(script, ['--expose-gc']);
 
 function makeApp() {
   const app = new App({ compression: { min_size: 10 } });
@@ -129,7 +122,7 @@ test('a misspelled option is refused by name', async () => {
 
 test('an app that used inject() is collected once its program lets go of it', () => {
   // Its in-process router rang a callback the addon held strongly, and that callback holds the
-  // app: a cycle through Node-API the collector could not see, about 175 KiB an app.
+  // app: a cycle through Node-API the collector could not see, each app kept with its thread.
   const script = `const { App } = require('ferrule');
     const collected = new Set();
     const registry = new FinalizationRegistry((name) => collected.add(name));

@@ -4,10 +4,8 @@
 // program alive, and a closed one lets it end.
 const { test } = require('node:test');
 const assert = require('node:assert');
-const path = require('node:path');
-const { spawnSync } = require('node:child_process');
 const { App } = require('ferrule');
-const { serving, request } = require('./support');
+const { serving, request, runScript } = require('./support');
 
 test('requests that arrive while JavaScript is busy are all dispatched when it is free', async () => {
   const app = new App();
@@ -36,10 +34,7 @@ test('a listening server keeps the program alive; closing it lets the program en
     app.listen({ port: 0, handleSignals: false }).then(({ port }) => {
       setTimeout(() => fetch('http://127.0.0.1:' + port + '/').then((r) => r.text()).then((text) => { console.log(text); return app.close(); }).then(() => console.log('closed')), 300).unref();
     });`;
-  const run = spawnSync(process.execPath, ['-e', script], { cwd: path.join(__dirname, '..'), encoding: 'utf8', timeout: 20000 });
-  assert.strictEqual(run.error, undefined, 'the program did not end by itself');
-  assert.strictEqual(run.status, 0, run.stderr);
-  assert.deepStrictEqual(run.stdout.trim().split('\n'), ['hi', 'closed']);
+  assert.deepStrictEqual(runScript(script), ['hi', 'closed']);
 });
 
 test('a server that cannot start leaves nothing to keep the program alive, with a logger too', () => {
@@ -55,10 +50,7 @@ test('a server that cannot start leaves nothing to keep the program alive, with 
       console.log('closed');
       taken.close();
     });`;
-  const run = spawnSync(process.execPath, ['-e', script], { cwd: path.join(__dirname, '..'), encoding: 'utf8', timeout: 20000 });
-  assert.strictEqual(run.error, undefined, 'the program did not end by itself');
-  assert.strictEqual(run.status, 0, run.stderr);
-  assert.deepStrictEqual(run.stdout.trim().split('\n'), ['EADDRINUSE', 'closed']);
+  assert.deepStrictEqual(runScript(script), ['EADDRINUSE', 'closed']);
 });
 
 test('a second listen() while serving is refused and leaves the first server and its logs as they were', async () => {
