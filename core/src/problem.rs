@@ -145,7 +145,7 @@ impl Problem {
 
     pub fn into_http(self) -> http::Response<axum::body::Body> {
         let status = self.status_code();
-        let body = serde_json::to_vec(&self).map(Bytes::from).unwrap_or_default();
+        let body = crate::json_text::to_vec(&self).map(Bytes::from).unwrap_or_default();
         let mut response = http::Response::new(axum::body::Body::from(body));
         *response.status_mut() = status;
         response

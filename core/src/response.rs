@@ -83,8 +83,10 @@ impl Response {
             .with_header(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))
     }
 
+    /// `value` as JSON, written by the core's own writer ([`crate::json_text::to_vec`]): the
+    /// same text serde_json writes, with the escaping every binding's answers get.
     pub fn json<T: Serialize + ?Sized>(value: &T) -> Result<Self, HandlerError> {
-        let bytes = serde_json::to_vec(value).map_err(|e| HandlerError::new(format!("response is not JSON-serialisable: {e}")))?;
+        let bytes = crate::json_text::to_vec(value).map_err(|e| HandlerError::new(format!("response is not JSON-serialisable: {e}")))?;
         Ok(Response::json_bytes(bytes))
     }
 
@@ -101,7 +103,7 @@ impl Response {
     }
 
     pub fn problem(problem: &Problem) -> Self {
-        let body = serde_json::to_vec(problem).unwrap_or_default();
+        let body = crate::json_text::to_vec(problem).unwrap_or_default();
         Response::new(problem.status_code())
             .with_body(body)
             .with_header(header::CONTENT_TYPE, HeaderValue::from_static(crate::problem::PROBLEM_JSON))

@@ -1,6 +1,7 @@
 //! JSON text written straight into a byte buffer: strings escaped and numbers printed exactly
 //! as serde_json writes them, for the writers that walk a language's own objects (every
-//! binding's `to_json`) and have no use for serde's calls per value.
+//! binding's `to_json`) and have no use for serde's calls per value, and behind serde's
+//! interface for Rust's own values ([`to_vec`], in `serializer.rs`).
 //!
 //! Why not serde_json's `Serializer`: it looks up an escape table for every byte of every
 //! string and goes through `io::Write` for every piece. This scans a string eight bytes at a
@@ -19,6 +20,10 @@
 //! other control character as `\u00xx` (lower-case hex), everything else (DEL, non-ASCII) as
 //! it is; integers in decimal; a float as serde_json prints it (`zmij`, shortest round trip).
 //! The tests below hold the two to that.
+
+mod serializer;
+
+pub use serializer::{to_vec, Error};
 
 /// Where the plain run of string text starting at `from` ends: at the first `"`, `\` or
 /// control character (below 0x20), or at the end of `bytes`. Eight bytes at a time
@@ -130,6 +135,13 @@ fn half(bytes: &[u8]) -> u32 {
 fn string_with_escapes(out: &mut Vec<u8>, text: &[u8]) {
     out.reserve(text.len() + 2);
     out.push(b'"');
+    string_contents(out, text);
+    out.push(b'"');
+}
+
+/// A string's text escaped, without its quotes: for text that arrives in pieces (a value's
+/// `Display`, written as it is formatted).
+pub fn string_contents(out: &mut Vec<u8>, text: &[u8]) {
     let mut start = 0;
     loop {
         let end = plain_run(text, start);
@@ -138,7 +150,6 @@ fn string_with_escapes(out: &mut Vec<u8>, text: &[u8]) {
         escape(byte, out);
         start = end + 1;
     }
-    out.push(b'"');
 }
 
 /// Writes the escape of one byte that [`needs_escape`].
