@@ -143,9 +143,17 @@ impl Problem {
         StatusCode::from_u16(self.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
     }
 
+    /// The problem's `application/problem+json` body, written by the core's JSON writer: the
+    /// one way every answer and every binding (an `HTTPException`'s body) writes a problem.
+    pub fn body(&self) -> Vec<u8> {
+        // Every member is a string, a number or JSON already, under string keys: nothing here
+        // can be refused.
+        crate::json_text::to_vec(self).unwrap_or_default()
+    }
+
     pub fn into_http(self) -> http::Response<axum::body::Body> {
         let status = self.status_code();
-        let body = crate::json_text::to_vec(&self).map(Bytes::from).unwrap_or_default();
+        let body = Bytes::from(self.body());
         let mut response = http::Response::new(axum::body::Body::from(body));
         *response.status_mut() = status;
         response

@@ -103,9 +103,8 @@ impl Response {
     }
 
     pub fn problem(problem: &Problem) -> Self {
-        let body = crate::json_text::to_vec(problem).unwrap_or_default();
         Response::new(problem.status_code())
-            .with_body(body)
+            .with_body(problem.body())
             .with_header(header::CONTENT_TYPE, HeaderValue::from_static(crate::problem::PROBLEM_JSON))
     }
 

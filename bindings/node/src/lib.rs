@@ -62,8 +62,7 @@ pub fn problem_body(status: Option<u32>, detail: Option<String>) -> Result<Buffe
             problem
         }
     };
-    let body = ferrule_core::serde_json::to_vec(&problem).map_err(|e| Error::new(Status::GenericFailure, e.to_string()))?;
-    Ok(body.into())
+    Ok(problem.body().into())
 }
 
 /// `ferrule app.js --reload`: runs `command` and starts it again when a file ending in one of

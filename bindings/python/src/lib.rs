@@ -73,8 +73,7 @@ mod _ferrule {
         let status = ferrule_core::http::StatusCode::from_u16(status).map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
         let mut problem = ferrule_core::Problem::status(status);
         problem.detail = detail;
-        let body = ferrule_core::serde_json::to_vec(&problem).map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
-        Ok(pyo3::types::PyBytes::new(py, &body))
+        Ok(pyo3::types::PyBytes::new(py, &problem.body()))
     }
 
     /// `--reload`: runs `command` (the app, served as without `--reload`) and starts it again

@@ -506,8 +506,7 @@ pub fn problem_body(ruby: &Ruby, status: u16, detail: Option<String>) -> Result<
     let code = StatusCode::from_u16(status).map_err(|e| Error::new(ruby.exception_arg_error(), format!("ferrule: {e}")))?;
     let mut problem = ferrule_core::Problem::status(code);
     problem.detail = detail;
-    let body = ferrule_core::serde_json::to_vec(&problem).map_err(|e| Error::new(ruby.exception_runtime_error(), e.to_string()))?;
-    Ok(ruby.str_from_slice(&body))
+    Ok(ruby.str_from_slice(&problem.body()))
 }
 
 /// `Ferrule::WebSocket`, where the glue of open sockets lives.

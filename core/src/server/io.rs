@@ -297,10 +297,7 @@ fn classify(first: &[u8]) -> Option<Protocol> {
 }
 
 fn request_timeout_response() -> Vec<u8> {
-    let body = serde_json::to_vec(
-        &Problem::status(StatusCode::REQUEST_TIMEOUT).with_detail("The request was not received in time."),
-    )
-    .unwrap_or_default();
+    let body = Problem::status(StatusCode::REQUEST_TIMEOUT).with_detail("The request was not received in time.").body();
     let mut response = format!(
         "HTTP/1.1 408 Request Timeout\r\ncontent-type: {}\r\nconnection: close\r\ncontent-length: {}\r\n\r\n",
         crate::problem::PROBLEM_JSON,
