@@ -58,12 +58,32 @@ impl<T> Slot<T> {
     }
 }
 
-/// What [`LastingKeys::get_or_make`] gives back.
+/// What [`LastingKeys::get_or_make`] and [`KeyCache::get_or_insert_with`](crate::KeyCache::get_or_insert_with)
+/// give back.
 pub enum Found<'a, T> {
     /// The value in the table (found there, or made and kept): the caller takes a reference.
     Kept(&'a T),
     /// Made and not kept: the caller's own.
     Made(T),
+}
+
+impl<T: Clone> Found<'_, T> {
+    /// The value as the caller's own: the table's cloned, or the one made.
+    pub fn into_owned(self) -> T {
+        match self {
+            Found::Kept(kept) => kept.clone(),
+            Found::Made(made) => made,
+        }
+    }
+}
+
+impl<T> AsRef<T> for Found<'_, T> {
+    fn as_ref(&self) -> &T {
+        match self {
+            Found::Kept(kept) => kept,
+            Found::Made(made) => made,
+        }
+    }
 }
 
 impl<T> LastingKeys<T> {
@@ -133,7 +153,7 @@ impl<T> Default for LastingKeys<T> {
 /// overlapping loads), plus the middle eight of a key longer than 16: numbered fields of one
 /// length (`line_item_01_attribute_value`, `line_item_02_attribute_value`) differ only there.
 #[inline]
-fn hash(key: &[u8]) -> u64 {
+pub(crate) fn hash(key: &[u8]) -> u64 {
     let len = key.len();
     let word = |at: usize| u64::from_le_bytes(key[at..at + 8].try_into().unwrap());
     let (first, last, middle) = match len {

@@ -10,6 +10,7 @@
 use crate::raw::{Env, Result, Value};
 use crate::shapes;
 use ferrule_core::document::{Document, Items, Members, NodeRef, View};
+use ferrule_core::lasting_keys::Found;
 use ferrule_core::http::Method;
 use ferrule_core::{Body, KeyCache, Params, RequestData, Value as Typed};
 
@@ -134,7 +135,7 @@ fn json_with_keys<'j>(env: Env, json: NodeRef<'j>, keys: &mut KeyCache<'j, Value
 }
 
 fn object<'j>(env: Env, members: Members<'j>, values: &[Value], keys: &mut KeyCache<'j, Value>) -> Result<Value> {
-    shapes::object_or_defined(env, members.keys(), values, |key| keys.get_or_insert_with(key, |k| env.string(k)))
+    shapes::object_or_defined(env, members.keys(), values, |key| keys.get_or_insert_with(key, |k| env.string(k)).map(Found::into_owned))
 }
 
 /// An array; a run of objects with the same keys at its start (an array of records, most of

@@ -70,8 +70,9 @@ impl<'j, 'py> Keys<'j, 'py> {
         Keys { request: KeyCache::new(), lasting }
     }
 
+    /// The key's string: this conversion's own (borrowed), or one made for a single use.
     #[inline]
-    fn get(&mut self, py: Python<'py>, key: &'j str) -> PyResult<Bound<'py, PyString>> {
+    fn get(&mut self, py: Python<'py>, key: &'j str) -> PyResult<Found<'_, Bound<'py, PyString>>> {
         let lasting = &mut self.lasting;
         self.request.get_or_insert_with(key, |key| match lasting {
             Some(lasting) => Ok(match lasting.get_or_make(key, |key| Ok::<_, PyErr>(PyString::new(py, key).unbind()))? {
@@ -109,7 +110,7 @@ fn json_with_plan<'j, 'py>(py: Python<'py>, json: NodeRef<'j>, plan: &BodyPlan, 
                     Some(plan) => json_with_plan(py, value, plan, keys)?,
                     None => json_with_keys(py, value, keys)?,
                 };
-                dict.set_item(keys.get(py, key)?, value)?;
+                set_member(&dict, keys.get(py, key)?.as_ref(), &value)?;
             }
             dict.into_any()
         }
@@ -137,12 +138,24 @@ fn json_with_keys<'j, 'py>(py: Python<'py>, json: NodeRef<'j>, keys: &mut Keys<'
         View::Object(members) => {
             let dict = PyDict::new(py);
             for (key, item) in members {
-                let key = keys.get(py, key)?;
-                dict.set_item(key, json_with_keys(py, item, keys)?)?;
+                let value = json_with_keys(py, item, keys)?;
+                set_member(&dict, keys.get(py, key)?.as_ref(), &value)?;
             }
             dict.into_any()
         }
     })
+}
+
+/// `dict[key] = value` through the C API, which takes its own references: pyo3's `set_item`
+/// wants its arguments owned, so a key borrowed from the cache would be counted up for it and
+/// down after it, two calls into the interpreter per member under the stable ABI.
+#[inline]
+fn set_member(dict: &Bound<'_, PyDict>, key: &Bound<'_, PyString>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+    // SAFETY: three live objects, the first a dict; the call adds a reference to key and value.
+    match unsafe { pyo3::ffi::PyDict_SetItem(dict.as_ptr(), key.as_ptr(), value.as_ptr()) } {
+        0 => Ok(()),
+        _ => Err(PyErr::fetch(dict.py())),
+    }
 }
 
 pub fn params<'py>(py: Python<'py>, params: &Params) -> PyResult<Bound<'py, PyDict>> {
