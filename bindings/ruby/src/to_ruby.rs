@@ -10,6 +10,7 @@ use crate::raw_parts::RawParts;
 use crate::types::Types;
 use chrono::{Datelike, Timelike};
 use ferrule_core::document::{Document, NodeRef, View};
+use ferrule_core::lasting_keys::Found;
 use ferrule_core::{Body, DateTimeValue, KeyCache, Params, RequestData, Value as Typed};
 use magnus::{prelude::*, Error, RHash, RString, Ruby, Value};
 
@@ -137,7 +138,7 @@ fn json_with_keys<'j>(ruby: &Ruby, json: NodeRef<'j>, keys: &mut KeyCache<'j, RS
         View::Object(members) => {
             let hash = ruby.hash_new();
             for (key, item) in members {
-                let key = keys.get_or_insert_with(key, |k| Ok::<_, Error>(ruby.str_new(k).to_interned_str()))?;
+                let key = keys.get_or_insert_with(key, |k| Ok::<_, Error>(ruby.str_new(k).to_interned_str())).map(Found::into_owned)?;
                 hash.aset(key, json_with_keys(ruby, item, keys)?)?;
             }
             hash.as_value()
