@@ -206,49 +206,31 @@ fn form_fields(schema: &Json) -> Vec<ParamSpec> {
         .unwrap_or_default()
 }
 
+/// The whole body, or a 413 as soon as it grows past `limit` (when no Content-Length said so).
 /// A whole body of at most `limit` bytes (413 past it, refused on its Content-Length alone
 /// when that says so).
 async fn read_within(headers: &HeaderMap, body: axum::body::Body, limit: usize) -> Result<bytes::Bytes, Problem> {
-    let length = content_length(headers);
-    if length.is_some_and(|length| length > limit as u64) {
-        discard(body);
-        return Err(too_large(limit));
-    }
-    read_limited(body, limit, length.map_or(0, |length| length as usize)).await
-}
-
-/// The whole body, or a 413 as soon as it grows past `limit` (when no Content-Length said so).
-///
-/// A body that arrives as one frame (hyper hands over what one read of the socket brought:
-/// json-small's and json-medium's) is kept as it came, a view of hyper's buffer. A body of more
-/// frames is joined into one buffer, sized at once by the Content-Length (`expected`) when the
-/// request has one. Copying every body into a buffer grown from empty cost json-large's 15 KB
-/// request four copies, 14,600 instructions (callgrind), and every JSON request an allocation.
-async fn read_limited(mut body: axum::body::Body, limit: usize, expected: usize) -> Result<bytes::Bytes, Problem> {
-    let mut first: Option<bytes::Bytes> = None;
-    let mut joined = bytes::BytesMut::new();
-    while let Some(frame) = body.frame().await {
-        let frame = frame.map_err(unreadable)?;
-        let Ok(data) = frame.into_data() else { continue };
-        if data.is_empty() {
-            continue;
-        }
-        let read = first.as_ref().map_or(0, bytes::Bytes::len) + joined.len();
-        if read + data.len() > limit {
+    if let Some(length) = content_length(headers) {
+        if length > limit as u64 {
             discard(body);
             return Err(too_large(limit));
         }
-        match first.take() {
-            None if joined.is_empty() => first = Some(data),
-            None => joined.extend_from_slice(&data),
-            Some(head) => {
-                joined.reserve(expected.max(head.len() + data.len()));
-                joined.extend_from_slice(&head);
-                joined.extend_from_slice(&data);
-            }
-        }
     }
-    Ok(first.unwrap_or_else(|| joined.freeze()))
+    read_limited(body, limit).await
+}
+
+async fn read_limited(mut body: axum::body::Body, limit: usize) -> Result<bytes::Bytes, Problem> {
+    let mut buffer = bytes::BytesMut::new();
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(unreadable)?;
+        let Ok(data) = frame.into_data() else { continue };
+        if buffer.len() + data.len() > limit {
+            discard(body);
+            return Err(too_large(limit));
+        }
+        buffer.extend_from_slice(&data);
+    }
+    Ok(buffer.freeze())
 }
 
 fn unreadable(error: axum::Error) -> Problem {
@@ -361,33 +343,6 @@ mod tests {
             let sent = tokio::time::timeout(Duration::from_secs(2), tx.send(Ok(Bytes::from_static(b"more")))).await;
             assert!(matches!(sent, Ok(Ok(()))), "the rest of the body was not drained");
         }
-    }
-
-    #[tokio::test]
-    async fn a_body_of_one_frame_is_kept_as_it_came_and_one_of_many_is_joined() {
-        let one = Bytes::from(b"{\"id\": 1}".to_vec());
-        let read = read_limited(axum::body::Body::from(one.clone()), 64, one.len()).await.unwrap();
-        assert_eq!(read, one);
-        assert_eq!(read.as_ptr(), one.as_ptr(), "a single frame is not copied");
-
-        for expected in [0, 12, 5] {
-            let (tx, body) = streamed();
-            tokio::spawn(async move {
-                for chunk in [&b"abcd"[..], b"", b"efgh", b"ijkl"] {
-                    tx.send(Ok(Bytes::from_static(chunk))).await.unwrap();
-                }
-            });
-            let read = read_limited(body, 12, expected).await.unwrap();
-            assert_eq!(read, Bytes::from_static(b"abcdefghijkl"), "Content-Length {expected}");
-        }
-
-        let (tx, body) = streamed();
-        tokio::spawn(async move {
-            for chunk in [&b"abcd"[..], b"efgh", b"ijklm"] {
-                let _ = tx.send(Ok(Bytes::from_static(chunk))).await;
-            }
-        });
-        assert_eq!(read_limited(body, 12, 0).await.unwrap_err().status, 413);
     }
 
     #[tokio::test]
