@@ -2,10 +2,11 @@
 //! JSON body into Python, JavaScript or Ruby objects.
 //!
 //! Bodies repeat a few keys many times (an array of records), and creating a language string
-//! per occurrence is a large part of the crossing's cost. A walk of a document meets keys in the
-//! order they were sent, and the records of one body list their fields in one order, so each key
-//! remembers which key was asked for after it last time: the next lookup compares that one key
-//! first and usually hits at once.
+//! per occurrence is a large part of the crossing's cost. A binding asks for a body's keys in an
+//! order fixed by its walk (the order they were sent, or Python's: a member's key after its
+//! value), and the records of one body list their fields in one order, so each key remembers
+//! which key was asked for after it last time: the next lookup compares that one key first and
+//! usually hits at once.
 //!
 //! Remembering only a position (the entry after the last hit) missed whenever a record's field
 //! had first been seen elsewhere: json-large's items reuse `name` from the customer, so every
