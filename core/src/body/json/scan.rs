@@ -60,6 +60,14 @@ impl<'t> Scanner<'t> {
         }
     }
 
+    /// A value at `self.at`, written to the tape. Inlined into its callers, so a scalar is read
+    /// in its container's loop and only an object or an array is a call of its own (they are
+    /// kept out of line, which also ends the recursion). As a call for every value, each paid
+    /// its register saves and restores: json-large's body parsed and freed went from 14.2–15.0
+    /// to 12.6–12.8 µs, json-medium's from 1.40–1.53 to 1.34–1.36 µs (one pinned core, four
+    /// interleaved runs of 40,000 parses each), for 3% fewer instructions (callgrind, 1,000
+    /// parses each of json-small, json-medium and json-large: 336.3M → 326.3M).
+    #[inline(always)]
     fn value(&mut self, depth: usize) -> Option<()> {
         match self.peek()? {
             b'{' => self.object(depth),
@@ -85,6 +93,7 @@ impl<'t> Scanner<'t> {
     }
 
     /// Containers at `depth` (the body itself is 0) exist only below the app's limit.
+    #[inline(never)]
     fn array(&mut self, depth: usize) -> Option<()> {
         if depth >= self.max_depth {
             return None;
@@ -114,6 +123,7 @@ impl<'t> Scanner<'t> {
         }
     }
 
+    #[inline(never)]
     fn object(&mut self, depth: usize) -> Option<()> {
         if depth >= self.max_depth {
             return None;
