@@ -7,6 +7,7 @@ import dataclasses
 import datetime
 import decimal
 import enum
+import json
 import uuid
 
 import pytest
@@ -153,6 +154,11 @@ EXPECTED = {
 EXACT = {"text": ["tab\t", "quote\"", "nul\u0000", "del\x7f", "é"], "numbers": [1.5, -0.0, 1e100, 2.5e-8, 0.1, -7]}
 EXACT_TEXT = '{"text":["tab\\t","quote\\"","nul\\u0000","del\x7f","é"],"numbers":[1.5,-0.0,1e+100,2.5e-8,0.1,-7]}'
 
+# Records whose keys repeat (as a list of records' keys do), more distinct keys than the
+# writer's key table has slots, keys that need escapes, and keys too long to be kept there.
+ODD_KEYS = ["quote\"d", "tab\there", "nul\u0000", "é ☃", "", "a key well past thirty bytes of text, never kept"]
+KEYED_RECORDS = [{"".join(["field", str(i % 100)]): i, "shared": [i], ODD_KEYS[i % len(ODD_KEYS)]: {"nested": i}} for i in range(300)]
+
 
 def make_app() -> App:
     app = App()
@@ -168,6 +174,25 @@ def make_app() -> App:
     @app.get("/exact")
     def exact():
         return EXACT
+
+    @app.get("/keys")
+    def keys():
+        return KEYED_RECORDS
+
+    @app.get("/freed-key")
+    def freed_key():
+        first = {"".join(["key-", "one"]): 1}
+        third = {}
+
+        class FreesAKey(datetime.date):
+            """Written between the two dicts, by Python code of its own (its isoformat)."""
+
+            def isoformat(self) -> str:
+                first.clear()  # the key already written is freed here...
+                third["".join(["key-", "two"])] = 2  # ...and a str of its size is likely given its address
+                return "between"
+
+        return [first, FreesAKey(2024, 1, 15), third]
 
     @app.get("/text")
     def text():
@@ -237,3 +262,16 @@ def test_no_content_and_route_status(client):
     response = client.get("/no-content")
     assert (response.status_code, response.content) == (204, b"")
     assert client.post("/created").status_code == 201
+
+
+def test_keys_are_written_from_the_key_table_as_the_long_way_writes_them(client):
+    expected = json.dumps(KEYED_RECORDS, separators=(",", ":"), ensure_ascii=False)
+    for _ in range(3):
+        assert client.get("/keys").content.decode() == expected
+
+
+def test_a_freed_key_is_not_mistaken_for_a_new_one_at_its_address(client):
+    # The key table knows keys by their address and owns each key it keeps, so no new str can
+    # be given a kept key's address while it is kept.
+    for _ in range(3):
+        assert client.get("/freed-key").content.decode() == '[{"key-one":1},"between",{"key-two":2}]'

@@ -3,6 +3,7 @@
 
 pub mod body_plan;
 pub mod iso_text;
+pub mod written_keys;
 pub mod to_json;
 pub mod to_python;
 pub mod uuid;

@@ -26,6 +26,8 @@ use pyo3::Borrowed;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PyString, PyTuple, PyType};
 use ferrule_core::json_text;
+
+use super::written_keys::{self, WrittenKeys};
 use ferrule_core::shape::{Everything, Fields, Shape};
 
 /// Deeper than any real response; stops reference cycles before the stack does.
@@ -49,28 +51,30 @@ pub fn to_vec(obj: &Bound<'_, PyAny>, shape: Shape<'_>) -> Result<Vec<u8>, Strin
     let hint = LAST_LENGTH.with(Cell::get);
     let mut out = Vec::with_capacity(hint);
     if shape.keeps_everything() {
-        Json { obj, depth: 0, shape: Everything }.write(&mut out)?;
+        written_keys::with(|keys| Json { obj, depth: 0, shape: Everything, keys }.write(&mut out))?;
     } else {
-        Json { obj, depth: 0, shape }.write(&mut out)?;
+        written_keys::with(|keys| Json { obj, depth: 0, shape, keys }.write(&mut out))?;
     }
     LAST_LENGTH.with(|last| last.set(out.len().clamp(MIN_CAPACITY, MAX_CAPACITY_HINT)));
     Ok(out)
 }
 
 /// A value to write, with what is kept of it (`F`: see [`Fields`]).
-struct Json<'a, 'py, F> {
+struct Json<'a, 'k, 'py, F> {
     obj: &'a Bound<'py, PyAny>,
     depth: u16,
     shape: F,
+    /// This thread's table of written keys, for the whole response.
+    keys: &'k WrittenKeys,
 }
 
 type Written = Result<(), String>;
 
 const NOT_UTF8: &str = "bytes that are not UTF-8 cannot be sent as JSON";
 
-impl<F: Fields> Json<'_, '_, F> {
-    fn child<'b, 'py>(&self, obj: &'b Bound<'py, PyAny>, shape: F) -> Json<'b, 'py, F> {
-        Json { obj, depth: self.depth + 1, shape }
+impl<'k, F: Fields> Json<'_, 'k, '_, F> {
+    fn child<'b, 'py>(&self, obj: &'b Bound<'py, PyAny>, shape: F) -> Json<'b, 'k, 'py, F> {
+        Json { obj, depth: self.depth + 1, shape, keys: self.keys }
     }
 }
 
@@ -82,14 +86,14 @@ fn py_err(err: PyErr) -> String {
     err.to_string()
 }
 
-impl<F: Fields> Json<'_, '_, F> {
+impl<F: Fields> Json<'_, '_, '_, F> {
     fn write(&self, out: &mut Vec<u8>) -> Written {
         if self.depth > MAX_DEPTH {
             return Err("nested too deeply (a reference cycle?)".into());
         }
         if !F::PLAIN && self.shape.keeps_everything() {
             // Nothing below is filtered: the plain writer from here on.
-            return Json { obj: self.obj, depth: self.depth, shape: Everything }.write(out);
+            return Json { obj: self.obj, depth: self.depth, shape: Everything, keys: self.keys }.write(out);
         }
         let obj = self.obj;
         if let Some(written) = write_scalar(obj, out) {
@@ -127,14 +131,22 @@ impl<F: Fields> Json<'_, '_, F> {
             // (see above).
             let (key, value) = unsafe { (Borrowed::from_ptr(py, key), Borrowed::from_ptr(py, value)) };
             if key.is_exact_instance_of::<PyString>() {
-                let name = utf8(&key).map_err(py_err)?;
-                let kept = if F::PLAIN { Some(self.shape) } else { self.shape.field(text_of(name)) };
-                let Some(shape) = kept else { continue };
-                if !std::mem::replace(&mut first, false) {
-                    out.push(b',');
-                }
-                json_text::string_of_utf8(out, name);
-                out.push(b':');
+                let shape = if F::PLAIN {
+                    if !std::mem::replace(&mut first, false) {
+                        out.push(b',');
+                    }
+                    self.keys.write(&key, out).map_err(py_err)?;
+                    self.shape
+                } else {
+                    let name = utf8(&key).map_err(py_err)?;
+                    let Some(shape) = self.shape.field(text_of(name)) else { continue };
+                    if !std::mem::replace(&mut first, false) {
+                        out.push(b',');
+                    }
+                    json_text::string_of_utf8(out, name);
+                    out.push(b':');
+                    shape
+                };
                 if let Some(written) = write_scalar(&value, out) {
                     written?;
                     continue;
@@ -354,7 +366,7 @@ fn write_scalar(obj: &Bound<'_, PyAny>, out: &mut Vec<u8>) -> Option<Written> {
 /// The UTF-8 text of a str (or subclass), read in place: CPython keeps it with the object, so
 /// it lives as long as the borrow of `text`. An error for a lone surrogate.
 #[inline]
-fn utf8<'a>(text: &'a Bound<'_, PyAny>) -> PyResult<&'a [u8]> {
+pub(super) fn utf8<'a>(text: &'a Bound<'_, PyAny>) -> PyResult<&'a [u8]> {
     let mut size: pyo3::ffi::Py_ssize_t = 0;
     // SAFETY: `text` is a live str (every caller checked its type first).
     let data = unsafe { pyo3::ffi::PyUnicode_AsUTF8AndSize(text.as_ptr(), &mut size) };
