@@ -10,16 +10,17 @@
 //! Identity is sound only while the object lives: a freed str's address can be given to a new
 //! one. So each slot owns a reference to its key, and a key's address can name no other object
 //! while it sits in the table. A str never changes its text. The table is per thread (no lock)
-//! and borrowed once a response ([`with`]); a key may sit in one of two slots chosen by its
-//! address (a miss costs the long way); it holds at most [`SLOTS`] keys of up to [`LONGEST`]
+//! and borrowed once a response ([`with`]); a key may sit in one of [`WAYS`] slots chosen by
+//! its address (a miss costs the long way); it holds at most [`SLOTS`] keys of up to [`LONGEST`]
 //! bytes of text each; and it is only read and written with the interpreter held, the only state
 //! in which a reference may be dropped at once.
 //!
 //! What it saves, json-large's body echoed by a `def` handler (838 keys, 18 of them distinct):
-//! 1,522,946 → 1,462,583 instructions a request (callgrind, the whole process), and 106 → 101
-//! CPU-µs a request (medians of six interleaved runs each, server and load generator pinned to
-//! one core each; every run of the six was lower). json-medium (83 keys) and path-simple
-//! (2 keys) moved within their noise.
+//! 1,522,946–1,539,321 → 1,448,874–1,459,932 instructions a request (callgrind, the whole
+//! process, two runs before and three after), and 137 → 129 CPU-µs a request (medians of six
+//! interleaved runs each, server and load generator pinned to one core each; every run after
+//! was below its pair). json-medium (83 keys) and path-simple (2 keys) moved within their
+//! noise.
 //!
 //! Tested by `tests/test_returns.py`: `test_keys_are_written_from_the_key_table_as_the_long_way_writes_them`,
 //! and `test_a_freed_key_is_not_mistaken_for_a_new_one_at_its_address`, which fails when the
@@ -34,11 +35,16 @@ use ferrule_core::json_text;
 
 /// Keys kept per thread: a record has a handful of keys, and a response a few dozen distinct
 /// ones.
-const SLOTS: usize = 64;
+const SLOTS: usize = 128;
 
-/// The slots a key may sit in. With one, keys of a record that share it take turns missing:
-/// json-large's echo cost 4,200 more instructions a request that way (callgrind).
-const WAYS: usize = 2;
+/// The slots a key may sit in, chosen by its address. Addresses are random from one process
+/// to the next, so this decides how often a response's hot keys outnumber their slots. With
+/// one slot, keys of a record that share it take turns missing. With two (64 slots), 18 keys
+/// put three in one pair 0.8 times on average, and one of two callgrind runs of json-large's
+/// echo met it: a key of every record went the long way (1,526,813 instructions a request
+/// against 1,462,583). With four, five keys must meet in one set (0.008 times on average for
+/// 18); three runs measured 1,448,874 to 1,459,932.
+const WAYS: usize = 4;
 
 /// The longest key text kept, quotes and colon included: keys are names, and a longer one
 /// takes the long way each time.
@@ -47,8 +53,8 @@ const LONGEST: usize = 30;
 struct Slot {
     /// The key, owned (see the module's notes); `None` while the slot is empty.
     key: Option<Py<PyString>>,
-    /// Whether the key was written from here since a key last missed this slot's pair: keys
-    /// that share a pair would otherwise take it from each other at every record, each time a
+    /// Whether the key was written from here since a key last missed this slot's set: keys
+    /// that share a set would otherwise take it from each other at every record, each time a
     /// reference taken and one let go.
     recent: bool,
     len: u8,
@@ -60,7 +66,7 @@ const EMPTY: Slot = Slot { key: None, recent: false, len: 0, text: [0; LONGEST] 
 /// One thread's table (see the module's notes), borrowed for a whole response by [`with`].
 pub struct WrittenKeys {
     /// On the heap, made at the thread's first response: a dynamically loaded module's
-    /// thread-local storage must stay small (2.5 KiB of it in place failed the import:
+    /// thread-local storage must stay small (2.5 KiB of it in place, for 64 slots, failed the import:
     /// "cannot allocate memory in static TLS block").
     slots: RefCell<Box<[Slot; SLOTS]>>,
 }
@@ -87,21 +93,21 @@ impl WrittenKeys {
         // Nothing here runs Python code, so the table is never borrowed twice; should it ever
         // be, the key is written the long way.
         let Ok(mut slots) = self.slots.try_borrow_mut() else { return write_uncached(key, out).map(drop) };
-        // CPython's objects are 16-byte aligned: the bits above those choose a pair of slots,
-        // and a key may sit in either.
+        // CPython's objects are 16-byte aligned: the bits above those choose a set of slots,
+        // and a key may sit in any of them.
         let set = (key.as_ptr() as usize >> 4) % (SLOTS / WAYS) * WAYS;
-        let pair = &mut slots[set..set + WAYS];
-        if let Some(slot) = pair.iter_mut().find(|slot| slot.key.as_ref().is_some_and(|kept| kept.as_ptr() == key.as_ptr())) {
+        let set = &mut slots[set..set + WAYS];
+        if let Some(slot) = set.iter_mut().find(|slot| slot.key.as_ref().is_some_and(|kept| kept.as_ptr() == key.as_ptr())) {
             slot.recent = true;
             out.extend_from_slice(&slot.text[..usize::from(slot.len)]);
             return Ok(());
         }
         let written = write_uncached(key, out)?;
-        // A slot of the pair not written from since the pair last missed is given to this key.
-        // When both were, both lose that mark instead: a key no longer met gives way at the
+        // A slot of the set not written from since the set last missed is given to this key.
+        // When all were, all lose that mark instead: a key no longer met gives way at the
         // next miss after.
-        let Some(slot) = pair.iter_mut().find(|slot| !slot.recent) else {
-            pair.iter_mut().for_each(|slot| slot.recent = false);
+        let Some(slot) = set.iter_mut().find(|slot| !slot.recent) else {
+            set.iter_mut().for_each(|slot| slot.recent = false);
             return Ok(());
         };
         if let Some(text) = out.get(written..).filter(|text| text.len() <= LONGEST) {
