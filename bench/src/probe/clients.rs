@@ -95,12 +95,13 @@ const HEALTH_PACE: Duration = Duration::from_millis(100);
 /// `/health` sampled at [`HEALTH_PACE`] on a quiet server: the baseline for samples taken at the
 /// same pace under load (`slow-clients` takes it before and after its clients). Back-to-back
 /// samples are not that baseline: they find the server's threads awake, and a sample 100 ms
-/// after the last finds them asleep. Measured on this machine (2026-11-29, no load at all): Rust p50 0.10 → 0.98 ms and p95 0.12 → 1.66 ms,
-/// Node p50 0.13 → 2.40 ms and p95 0.22 → 3.78 ms, back-to-back → paced. Node's wake-up is
-/// two threads (the connection's, then JavaScript's). Under 700 slow clients Node's p95 was
-/// 3.4 ms, so the clients cost nothing the paced baseline does not already show, and the
-/// back-to-back baseline left a 5 ms margin over 0.2 ms for a 3.8 ms wake-up: CI failed
-/// Node at 8.0 ms and Ruby at 7.1 ms on a slower day.
+/// after the last finds them asleep. Measured on this machine (2026-11-29, no load at all),
+/// back-to-back → paced: Rust p50 0.10 → 0.98 ms and p95 0.12 → 1.66 ms, Node p50 0.13 →
+/// 2.40 ms and p95 0.22 → 3.78 ms. Node's wake-up is two threads (the connection's, then
+/// JavaScript's). Under 700 slow clients Node's p95 was 3.4 ms, so the clients cost nothing
+/// the paced baseline does not already show, and the back-to-back baseline left a 5 ms margin
+/// over 0.2 ms for a 3.8 ms wake-up: CI failed Node at 8.0 ms and Ruby at 7.1 ms on a slower
+/// day.
 async fn paced_health_latencies(port: u16, count: usize) -> Vec<Option<Duration>> {
     let mut out = Vec::with_capacity(count);
     for _ in 0..count {
