@@ -26,9 +26,9 @@ use pyo3::Borrowed;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PyString, PyTuple, PyType};
 use ferrule_core::json_text;
+use ferrule_core::shape::{Everything, Fields, Shape};
 
 use super::written_keys::{self, WrittenKeys};
-use ferrule_core::shape::{Everything, Fields, Shape};
 
 /// Deeper than any real response; stops reference cycles before the stack does.
 const MAX_DEPTH: u16 = 256;
