@@ -93,7 +93,7 @@ async fn health_latencies(port: u16, count: usize) -> Vec<Option<Duration>> {
 const HEALTH_PACE: Duration = Duration::from_millis(100);
 
 /// `/health` sampled at [`HEALTH_PACE`] on a quiet server: the baseline for samples taken at the
-/// same pace under load (`slow-clients` takes it before and after its clients). Back-to-back
+/// same pace under load (`slow-clients` takes it before its clients). Back-to-back
 /// samples are not that baseline: they find the server's threads awake, and a sample 100 ms
 /// after the last finds them asleep. Measured on this machine (2026-11-29, no load at all),
 /// back-to-back → paced: Rust p50 0.10 → 0.98 ms and p95 0.12 → 1.66 ms, Node p50 0.13 →
@@ -295,9 +295,9 @@ pub async fn slow_clients(port: u16) -> Verdict {
     // The defaults: 30 s for a head, 30 s grace then 240 B/s for a body; one second of slack.
     let limit = Duration::from_secs(31);
     let give_up = Duration::from_secs(45);
-    // The quiet baseline: 5 s before the clients and 5 s after them, so that a machine whose
-    // wake-ups slow down or speed up during the probe is compared with both ends.
-    let mut unloaded = paced_health_latencies(port, 50).await;
+    // The quiet baseline, 10 s of it. Before the clients only: a sample after them would let a
+    // server the clients left slower raise its own bar.
+    let unloaded = paced_health_latencies(port, 100).await;
     let interval = Duration::from_secs(2);
     let mut clients = tokio::task::JoinSet::new();
     // They arrive over two seconds, as a flood does, not in one instant.
@@ -334,7 +334,6 @@ pub async fn slow_clients(port: u16) -> Verdict {
         }
     }
     clients.abort_all();
-    unloaded.extend(paced_health_latencies(port, 50).await);
     let connected: Vec<(Duration, bool)> = results.iter().flatten().copied().collect();
     let slowest = connected.iter().map(|(d, _)| *d).max().unwrap_or_default();
     let told = connected.iter().filter(|(_, said_408)| *said_408).count();
