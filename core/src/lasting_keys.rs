@@ -8,9 +8,12 @@
 //! json-medium went from 226,200 to 218,100 instructions a request, json-small from 52,100 to
 //! 50,400.
 //!
-//! Python is the binding that keeps its keys here. Node's object literals (its `shapes`) carry
-//! their keys from request to request already, and Ruby's keys are interned strings, which Ruby
-//! keeps in its own table.
+//! Python is the binding that keeps its keys here, and, in a second table, its short string
+//! values (a str is immutable, so one object can stand for a value sent again; the numbers are
+//! with that table in `bindings/python/src/convert/to_python.rs`). Node's object literals (its
+//! `shapes`) carry their keys from request to request already, and Ruby's keys are interned
+//! strings, which Ruby keeps in its own table; a Ruby string value is mutable, so one object
+//! cannot stand for two.
 //!
 //! The table is two-way set-associative: each key has two slots, chosen by a hash of its length
 //! and of its first and last bytes, so it never holds more than [`SLOTS`] keys of at most

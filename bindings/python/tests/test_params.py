@@ -405,6 +405,35 @@ def test_body_keys_are_one_string_from_request_to_request():
     assert key(second, long_key) == long_key and type(key(second, long_key)) is str
 
 
+def test_short_body_values_are_one_string_from_request_to_request():
+    # Short string values are kept for the process too, in a table of their own: a value sent
+    # again is the same str object, not one made again. What is not kept (too long, sent once)
+    # and what CPython keeps itself (one character, none) are equal strings all the same.
+    app = App()
+    bodies = []
+
+    @app.post("/keep-values")
+    def keep(payload: dict = Body()):
+        bodies.append(payload)
+        return payload
+
+    kept_longest, too_long = "v" * 32, "v" * 33
+    values = ["active", 'say "hi"\n', "Zürich", "名前", kept_longest, too_long, "x", ""]
+    with TestClient(app) as client:
+        for n in range(2):
+            body = {"status": "active", "tags": values, "inner": {"city": "Zürich", "once": f"only-{n}"}}
+            response = client.post("/keep-values", json=body)
+            assert response.json() == body, response.text
+    first, second = bodies
+    assert first["tags"] == second["tags"] == values
+    assert first["status"] is second["status"] is second["tags"][0]
+    assert first["inner"]["city"] is second["inner"]["city"] is second["tags"][2]
+    for at in range(5):
+        assert first["tags"][at] is second["tags"][at], values[at]
+    assert second["tags"][5] == too_long and type(second["tags"][5]) is str
+    assert (first["inner"]["once"], second["inner"]["once"]) == ("only-0", "only-1")
+
+
 def test_constraints_inside_body_types(client):
     assert client.post("/products", json={"id": 1, "name": "pen"}).json() == {"id": 1, "name": "pen"}
     response = client.post("/products", json={"id": 0, "name": "toolong", "tags": ["a", "b", "c"]})
