@@ -17,6 +17,7 @@ pub mod document;
 mod handler;
 pub mod host;
 pub mod json_text;
+pub mod kept_by_address;
 mod key_cache;
 pub mod lasting_keys;
 pub mod log;

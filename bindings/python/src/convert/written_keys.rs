@@ -7,13 +7,12 @@
 //! because CPython keeps a function's constants. Request bodies' keys come from the lasting-key
 //! table (`ferrule_core::lasting_keys`), so an echoed body's keys are the same objects too.
 //!
-//! Identity is sound only while the object lives: a freed str's address can be given to a new
-//! one. So each slot owns a reference to its key, and a key's address can name no other object
-//! while it sits in the table. A str never changes its text. The table is per thread (no lock)
-//! and borrowed once a response ([`with`]); a key may sit in one of [`WAYS`] slots chosen by
-//! its address (a miss costs the long way); it holds at most [`SLOTS`] keys of up to [`LONGEST`]
-//! bytes of text each; and it is only read and written with the interpreter held, the only state
-//! in which a reference may be dropped at once.
+//! The table is `ferrule_core::kept_by_address`: each slot owns a reference to its key, so a
+//! key's address can name no other object while it sits there (a freed str's address can be
+//! given to a new one), and a str never changes its text. It is per thread (no lock) and
+//! borrowed once a response ([`with`]); it holds at most [`SLOTS`] keys of up to [`LONGEST`]
+//! bytes of text each (a miss costs the long way); and it is only read and written with the
+//! interpreter held, the only state in which a reference may be dropped at once.
 //!
 //! What it saves, json-large's body echoed by a `def` handler (838 keys, 18 of them distinct):
 //! 1,522,946–1,539,321 → 1,448,874–1,459,932 instructions a request (callgrind, the whole
@@ -32,47 +31,40 @@ use pyo3::prelude::*;
 use pyo3::types::PyString;
 
 use ferrule_core::json_text;
+use ferrule_core::kept_by_address::{KeptByAddress, WAYS};
 
 /// Keys kept per thread: a record has a handful of keys, and a response a few dozen distinct
 /// ones.
 const SLOTS: usize = 128;
 
-/// The slots a key may sit in, chosen by its address. Addresses are random from one process
-/// to the next, so this decides how often a response's hot keys outnumber their slots. With
-/// one slot, keys of a record that share it take turns missing. With two (64 slots), 18 keys
-/// put three in one pair 0.8 times on average, and one of two callgrind runs of json-large's
-/// echo met it: a key of every record went the long way (1,526,813 instructions a request
-/// against 1,462,583). With four, five keys must meet in one set (0.008 times on average for
-/// 18); three runs measured 1,448,874 to 1,459,932.
-const WAYS: usize = 4;
-
 /// The longest key text kept, quotes and colon included: keys are names, and a longer one
 /// takes the long way each time.
 const LONGEST: usize = 30;
 
-struct Slot {
-    /// The key, owned (see the module's notes); `None` while the slot is empty.
-    key: Option<Py<PyString>>,
-    /// Whether the key was written from here since a key last missed this slot's set: keys
-    /// that share a set would otherwise take it from each other at every record, each time a
-    /// reference taken and one let go.
-    recent: bool,
+/// A key and its text.
+struct Written {
+    /// Owned (see the module's notes).
+    _key: Py<PyString>,
     len: u8,
     text: [u8; LONGEST],
 }
-
-const EMPTY: Slot = Slot { key: None, recent: false, len: 0, text: [0; LONGEST] };
 
 /// One thread's table (see the module's notes), borrowed for a whole response by [`with`].
 pub struct WrittenKeys {
     /// On the heap, made at the thread's first response: a dynamically loaded module's
     /// thread-local storage must stay small (2.5 KiB of it in place, for 64 slots, failed the import:
     /// "cannot allocate memory in static TLS block").
-    slots: RefCell<Box<[Slot; SLOTS]>>,
+    slots: RefCell<KeptByAddress<Written, { SLOTS / WAYS }>>,
+}
+
+impl WrittenKeys {
+    fn new() -> Self {
+        WrittenKeys { slots: RefCell::new(KeptByAddress::new()) }
+    }
 }
 
 thread_local! {
-    static WRITTEN_KEYS: WrittenKeys = WrittenKeys { slots: RefCell::new(Box::new([EMPTY; SLOTS])) };
+    static WRITTEN_KEYS: WrittenKeys = WrittenKeys::new();
 }
 
 /// Runs `write` with this thread's table: one thread-local lookup a response, not one a key.
@@ -81,7 +73,7 @@ pub fn with<R>(write: impl FnOnce(&WrittenKeys) -> R) -> R {
     match WRITTEN_KEYS.try_with(|keys| write.take().map(|write| write(keys))) {
         Ok(Some(written)) => written,
         // The thread is ending and its table is gone: a table for this response alone.
-        _ => write.take().map(|write| write(&WrittenKeys { slots: RefCell::new(Box::new([EMPTY; SLOTS])) })).expect("not yet run"),
+        _ => write.take().map(|write| write(&WrittenKeys::new())).expect("not yet run"),
     }
 }
 
@@ -93,30 +85,21 @@ impl WrittenKeys {
         // Nothing here runs Python code, so the table is never borrowed twice; should it ever
         // be, the key is written the long way.
         let Ok(mut slots) = self.slots.try_borrow_mut() else { return write_uncached(key, out).map(drop) };
-        // CPython's objects are 16-byte aligned: the bits above those choose a set of slots,
-        // and a key may sit in any of them.
-        let set = (key.as_ptr() as usize >> 4) % (SLOTS / WAYS) * WAYS;
-        let set = &mut slots[set..set + WAYS];
-        if let Some(slot) = set.iter_mut().find(|slot| slot.key.as_ref().is_some_and(|kept| kept.as_ptr() == key.as_ptr())) {
-            slot.recent = true;
-            out.extend_from_slice(&slot.text[..usize::from(slot.len)]);
+        let address = key.as_ptr() as usize;
+        if let Some(kept) = slots.get(address) {
+            out.extend_from_slice(&kept.text[..usize::from(kept.len)]);
             return Ok(());
         }
         let written = write_uncached(key, out)?;
-        // A slot of the set not written from since the set last missed is given to this key.
-        // When all were, all lose that mark instead: a key no longer met gives way at the
-        // next miss after.
-        let Some(slot) = set.iter_mut().find(|slot| !slot.recent) else {
-            set.iter_mut().for_each(|slot| slot.recent = false);
-            return Ok(());
-        };
-        if let Some(text) = out.get(written..).filter(|text| text.len() <= LONGEST) {
-            slot.text[..text.len()].copy_from_slice(text);
-            slot.len = text.len() as u8;
-            // The key it replaces (if any) is let go here, with the interpreter held.
+        // A slot given to this key lets go of the one it held, here, with the interpreter held.
+        slots.keep(address, || {
+            let text = out.get(written..).filter(|text| text.len() <= LONGEST)?;
             // SAFETY: the caller checked that `key` is an exact str.
-            slot.key = Some(unsafe { key.clone().cast_into_unchecked::<PyString>() }.unbind());
-        }
+            let key = unsafe { key.clone().cast_into_unchecked::<PyString>() }.unbind();
+            let mut kept = Written { _key: key, len: text.len() as u8, text: [0; LONGEST] };
+            kept.text[..text.len()].copy_from_slice(text);
+            Some(kept)
+        });
         Ok(())
     }
 }
