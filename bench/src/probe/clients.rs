@@ -81,20 +81,14 @@ pub(super) async fn health(port: u16) -> Option<Duration> {
     (status_of(&answer) == Some(200)).then(|| started.elapsed())
 }
 
-async fn health_latencies(port: u16, count: usize) -> Vec<Option<Duration>> {
-    let mut out = Vec::with_capacity(count);
-    for _ in 0..count {
-        out.push(health(port).await);
-    }
-    out
-}
-
 /// How often `/health` is sampled while a probe's clients load the server.
 const HEALTH_PACE: Duration = Duration::from_millis(100);
 
-/// `/health` sampled at [`HEALTH_PACE`] on a quiet server: the baseline for samples taken at the
-/// same pace under load (`slow-clients` takes it before its clients). Back-to-back
-/// samples are not that baseline: they find the server's threads awake, and a sample 100 ms
+/// `/health` `count` times, each sample `pace` after the last answer (back to back without one).
+///
+/// Paced at [`HEALTH_PACE`] on a quiet server, it is the baseline for samples taken at the same
+/// pace under load (`slow-clients` takes it before its clients). Back-to-back samples are not
+/// that baseline: they find the server's threads awake, and a sample 100 ms
 /// after the last finds them asleep. Measured on this machine (2026-11-29, no load at all),
 /// back-to-back → paced: Rust p50 0.10 → 0.98 ms and p95 0.12 → 1.66 ms, Node p50 0.13 →
 /// 2.40 ms and p95 0.22 → 3.78 ms. Node's wake-up is two threads (the connection's, then
@@ -102,11 +96,13 @@ const HEALTH_PACE: Duration = Duration::from_millis(100);
 /// the paced baseline does not already show, and the back-to-back baseline left a 5 ms margin
 /// over 0.2 ms for a 3.8 ms wake-up: CI failed Node at 8.0 ms and Ruby at 7.1 ms on a slower
 /// day.
-async fn paced_health_latencies(port: u16, count: usize) -> Vec<Option<Duration>> {
+async fn health_latencies(port: u16, count: usize, pace: Option<Duration>) -> Vec<Option<Duration>> {
     let mut out = Vec::with_capacity(count);
     for _ in 0..count {
         out.push(health(port).await);
-        tokio::time::sleep(HEALTH_PACE).await;
+        if let Some(pace) = pace {
+            tokio::time::sleep(pace).await;
+        }
     }
     out
 }
@@ -252,7 +248,7 @@ pub async fn idle_flood(port: u16) -> Verdict {
         }
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let latencies = health_latencies(port, 20).await;
+    let latencies = health_latencies(port, 20, None).await;
     let opened = idle.len();
     drop(idle);
     match worst(&latencies) {
@@ -297,7 +293,7 @@ pub async fn slow_clients(port: u16) -> Verdict {
     let give_up = Duration::from_secs(45);
     // The quiet baseline, 10 s of it. Before the clients only: a sample after them would let a
     // server the clients left slower raise its own bar.
-    let unloaded = paced_health_latencies(port, 100).await;
+    let unloaded = health_latencies(port, 100, Some(HEALTH_PACE)).await;
     let interval = Duration::from_secs(2);
     let mut clients = tokio::task::JoinSet::new();
     // They arrive over two seconds, as a flood does, not in one instant.
