@@ -58,6 +58,8 @@ struct Check {
     min_length: Option<u64>,
     max_length: Option<u64>,
     bounds: Vec<(Limit, Number)>,
+    /// `bounds` as one interval of floats, when every bound is exactly a float.
+    interval: Option<Interval>,
     properties: Vec<Property>,
     /// The bits of [`Property::required`] that every object must have set.
     required_mask: u64,
@@ -91,6 +93,7 @@ impl Check {
             min_length: None,
             max_length: None,
             bounds: Vec::new(),
+            interval: None,
             properties: Vec::new(),
             required_mask: 0,
             required_undeclared: Vec::new(),
@@ -114,6 +117,7 @@ impl Check {
         }
         if !self.bounds.is_empty() {
             has |= NUMBER_RULES;
+            self.interval = Interval::of(&self.bounds);
         }
         if !self.properties.is_empty() || !self.required_undeclared.is_empty() || self.additional.is_some() {
             has |= OBJECT_RULES;
@@ -179,7 +183,7 @@ impl Types {
     }
 }
 
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 enum Limit {
     Minimum,
     Maximum,
@@ -208,6 +212,17 @@ impl Number {
             Some(Number::UInt(u))
         } else {
             number.as_f64().filter(|f| f.is_finite()).map(Number::Float)
+        }
+    }
+
+    /// The number as a float, when that float is exactly it.
+    #[inline(always)]
+    fn exact_float(self) -> Option<f64> {
+        match self {
+            Number::Int(i) if i.unsigned_abs() <= EXACT => Some(i as f64),
+            Number::UInt(u) if u <= EXACT => Some(u as f64),
+            Number::Float(f) => Some(f),
+            _ => None,
         }
     }
 
@@ -259,6 +274,52 @@ fn int_to_float(int: i128, float: f64) -> Ordering {
         Ordering::Equal if float > whole => Ordering::Less,
         Ordering::Equal if float < whole => Ordering::Greater,
         ordering => ordering,
+    }
+}
+
+/// A check's bounds folded into one interval, when every bound is exactly a float (a float, or
+/// an integer up to 2^53 in size). A number that is exactly a float too is then judged by two
+/// float comparisons, which are exact, instead of [`Number::cmp`] against each bound in turn.
+///
+/// Through the list, each bound cost about 60 instructions (a call, a match on both numbers'
+/// kinds, the limit's match), and json-large judges 332 a request (each item's `quantity` and
+/// `unit_price`). The Python benchmark app's json-large route, served (callgrind, instructions a
+/// request, `PYTHONHASHSEED=0`): 1,381,564 → 1,361,686 (−1.4%).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Interval {
+    low: f64,
+    low_open: bool,
+    high: f64,
+    high_open: bool,
+}
+
+impl Interval {
+    /// The tightest interval every bound of `bounds` admits, or `None` when one is not exactly a
+    /// float.
+    fn of(bounds: &[(Limit, Number)]) -> Option<Interval> {
+        let mut interval = Interval { low: f64::NEG_INFINITY, low_open: false, high: f64::INFINITY, high_open: false };
+        for &(limit, bound) in bounds {
+            let bound = bound.exact_float()?;
+            let (open, is_low) = match limit {
+                Limit::Minimum => (false, true),
+                Limit::ExclusiveMinimum => (true, true),
+                Limit::Maximum => (false, false),
+                Limit::ExclusiveMaximum => (true, false),
+            };
+            // A tighter bound replaces the last; at an equal one, an open bound is the tighter.
+            if is_low && (bound > interval.low || (bound == interval.low && open)) {
+                (interval.low, interval.low_open) = (bound, open);
+            }
+            if !is_low && (bound < interval.high || (bound == interval.high && open)) {
+                (interval.high, interval.high_open) = (bound, open);
+            }
+        }
+        Some(interval)
+    }
+
+    #[inline(always)]
+    fn contains(self, x: f64) -> bool {
+        (if self.low_open { x > self.low } else { x >= self.low }) && (if self.high_open { x < self.high } else { x <= self.high })
     }
 }
 
@@ -394,7 +455,18 @@ fn valid_scalar(check: &Check, view: View<'_>) -> bool {
     }
 }
 
+/// Whether `number` is within `check`'s bounds: two float comparisons when the number and every
+/// bound are exactly floats (see [`Interval`]), else each bound compared exactly.
+#[inline(always)]
 fn within_bounds(check: &Check, number: Number) -> bool {
+    match (check.interval, number.exact_float()) {
+        (Some(interval), Some(x)) => interval.contains(x),
+        _ => within_each_bound(check, number),
+    }
+}
+
+#[inline(never)]
+fn within_each_bound(check: &Check, number: Number) -> bool {
     check.bounds.iter().all(|&(limit, bound)| {
         let ordering = number.cmp(bound);
         match limit {
@@ -778,6 +850,42 @@ mod tests {
         let walk = walk(&schema).unwrap();
         let instances = [json!(9007199254740992u64), json!(9007199254740993u64), json!(9007199254740992.0), json!(1e19), json!(1.0000000000000002e19), json!(u64::MAX)];
         agrees(&schema, &walk, &instances);
+    }
+
+    /// The interval judges every number as the bounds compared one by one do, and is only
+    /// folded from bounds that are exactly floats.
+    #[test]
+    fn an_interval_judges_as_each_bound_does() {
+        use Limit::{ExclusiveMaximum, ExclusiveMinimum, Maximum, Minimum};
+        use Number::{Float, Int, UInt};
+        let bound_lists: [&[(Limit, Number)]; 8] = [
+            &[(Minimum, Int(1))],
+            &[(Minimum, Int(0)), (ExclusiveMinimum, Float(0.0))],
+            &[(ExclusiveMinimum, Int(0)), (Minimum, Float(0.0))],
+            &[(Minimum, Float(-1.5)), (Minimum, Int(-2)), (Maximum, Int(3)), (ExclusiveMaximum, Float(3.0))],
+            &[(ExclusiveMaximum, Float(2.5)), (Maximum, Int(2))],
+            &[(Minimum, Int(-9_007_199_254_740_992)), (Maximum, UInt(9_007_199_254_740_992))],
+            &[(Maximum, Float(1e300)), (ExclusiveMinimum, Float(-1e300))],
+            &[(Minimum, Int(5)), (Maximum, Int(4))],
+        ];
+        let numbers = [
+            Int(-3), Int(-2), Int(-1), Int(0), Int(1), Int(2), Int(3), Int(4), Int(5), Int(6), UInt(0), UInt(3), Float(-2.0),
+            Float(-1.5), Float(-1.0), Float(-0.0), Float(0.0), Float(0.5), Float(2.0), Float(2.5), Float(3.0), Float(4.5),
+            Int(-9_007_199_254_740_992), Int(-9_007_199_254_740_993), UInt(9_007_199_254_740_992), UInt(9_007_199_254_740_993),
+            Float(1e300), Float(-1e300), Int(i64::MIN), UInt(u64::MAX),
+        ];
+        for bounds in bound_lists {
+            let mut check = Check::new();
+            check.bounds = bounds.to_vec();
+            let check = check.noting_its_rules();
+            assert!(check.interval.is_some(), "{bounds:?} are exactly floats");
+            for &number in &numbers {
+                assert_eq!(within_bounds(&check, number), within_each_bound(&check, number), "{number:?} within {bounds:?}");
+            }
+        }
+        // A bound beyond 2^53 is not exactly a float: the list judges it.
+        assert_eq!(Interval::of(&[(Minimum, Int(9_007_199_254_740_993))]), None);
+        assert_eq!(Interval::of(&[(Maximum, UInt(u64::MAX))]), None);
     }
 
     #[test]
