@@ -434,6 +434,46 @@ def test_short_body_values_are_one_string_from_request_to_request():
     assert (first["inner"]["once"], second["inner"]["once"]) == ("only-0", "only-1")
 
 
+class ArrayBatch(TypedDict):
+    ids: list[uuid.UUID]
+    rows: list[Any]
+
+
+def test_arrays_arrive_as_full_lists_nested_and_empty():
+    # Lists are made at their length and filled in place: every item is there, in order, and
+    # each list is an ordinary one the handler can grow, in the plain walk, the typed walk
+    # (list[uuid.UUID] inside a body type) and a query list.
+    app = App()
+    seen = []
+
+    @app.post("/nested")
+    def nested(payload: Any = Body()):
+        seen.append(payload)
+        payload.append("grown")
+        return payload
+
+    @app.post("/batch")
+    def batch(payload: ArrayBatch, tags: list[str] = Query([])):
+        seen.append((payload, tags))
+        return {"ids": [str(i) for i in payload["ids"]], "rows": payload["rows"], "tags": tags}
+
+    nested_body = [[1, [2.5, []]], [], [{"a": [None, True, "x"]}, {"a": []}], "end"]
+    ids = [str(uuid.uuid4()) for _ in range(3)]
+    rows = [[], [[]], [1, "two", {"three": [3]}]]
+    with TestClient(app) as client:
+        response = client.post("/nested", json=nested_body)
+        assert response.json() == nested_body + ["grown"], response.text
+        response = client.post("/batch?tags=a&tags=b&tags=c", json={"ids": ids, "rows": rows})
+        assert response.json() == {"ids": ids, "rows": rows, "tags": ["a", "b", "c"]}, response.text
+        response = client.post("/batch", json={"ids": [], "rows": []})
+        assert response.json() == {"ids": [], "rows": [], "tags": []}, response.text
+    (first, (typed, tags), (empty, no_tags)) = seen
+    assert type(first) is list and all(type(item) is list for item in first[:3])
+    assert first[2][0]["a"] == [None, True, "x"]
+    assert [type(i) for i in typed["ids"]] == [uuid.UUID] * 3 and tags == ["a", "b", "c"]
+    assert typed["rows"] == rows and empty == {"ids": [], "rows": []} and no_tags == []
+
+
 def test_constraints_inside_body_types(client):
     assert client.post("/products", json={"id": 1, "name": "pen"}).json() == {"id": 1, "name": "pen"}
     response = client.post("/products", json={"id": 0, "name": "toolong", "tags": ["a", "b", "c"]})

@@ -6,7 +6,7 @@ use ferrule_core::document::{Document, NodeRef, View};
 use ferrule_core::lasting_keys::{Found, LastingKeys};
 use ferrule_core::{Body, DateTimeValue, KeyCache, Params, Value};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyBytes, PyDate, PyDict, PyFloat, PyList, PyString};
+use pyo3::types::{PyBool, PyBytes, PyDate, PyDict, PyFloat, PyString};
 use std::sync::{Mutex, MutexGuard, TryLockError};
 
 /// Body keys made once for the process (see `ferrule_core::lasting_keys`); each keeps the hash
@@ -51,13 +51,7 @@ pub fn value<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>>
         }
         Value::DateTime(dt) => datetime(py, dt)?,
         Value::File(file) => Bound::new(py, UploadFile::from(file))?.into_any(),
-        Value::Array(items) => {
-            let list = PyList::empty(py);
-            for item in items {
-                list.append(self::value(py, item)?)?;
-            }
-            list.into_any()
-        }
+        Value::Array(items) => list_of(py, items.iter(), |item| self::value(py, item))?,
         Value::Json(json) => self::json(py, json)?,
     })
 }
@@ -139,13 +133,7 @@ fn json_with_plan<'j, 'py>(py: Python<'py>, json: NodeRef<'j>, plan: &BodyPlan, 
         (BodyPlan::Uuid, View::Str(text)) => super::uuid::from_str(py, text)?,
         (BodyPlan::DateTime, View::Str(text)) => super::iso_text::datetime_from_text(py, text)?,
         (BodyPlan::Date, View::Str(text)) => super::iso_text::date_from_text(py, text)?,
-        (BodyPlan::Items(item), View::Array(items)) => {
-            let list = PyList::empty(py);
-            for value in items {
-                list.append(json_with_plan(py, value, item, strings)?)?;
-            }
-            list.into_any()
-        }
+        (BodyPlan::Items(item), View::Array(items)) => list_of(py, items, |value| json_with_plan(py, value, item, strings))?,
         (BodyPlan::Members(_) | BodyPlan::Values(_), View::Object(members)) => {
             let dict = PyDict::new(py);
             for (key, value) in members {
@@ -171,13 +159,7 @@ fn json_with_strings<'j, 'py>(py: Python<'py>, json: NodeRef<'j>, strings: &mut 
         View::UInt(u) => u.into_pyobject(py)?.into_any(),
         View::Float(f) => PyFloat::new(py, f).into_any(),
         View::Str(s) => strings.value(py, s)?.into_any(),
-        View::Array(items) => {
-            let list = PyList::empty(py);
-            for item in items {
-                list.append(json_with_strings(py, item, strings)?)?;
-            }
-            list.into_any()
-        }
+        View::Array(items) => list_of(py, items, |item| json_with_strings(py, item, strings))?,
         View::Object(members) => {
             let dict = PyDict::new(py);
             for (key, item) in members {
@@ -187,6 +169,38 @@ fn json_with_strings<'j, 'py>(py: Python<'py>, json: NodeRef<'j>, strings: &mut 
             dict.into_any()
         }
     })
+}
+
+/// A list of `items`, each made by `make`: allocated at its length once and filled in place,
+/// each slot taking its item's reference, where appending grew the list step by step and counted
+/// every item up and down, two calls into the interpreter each under the stable ABI. Served,
+/// instructions a request (callgrind, `PYTHONHASHSEED=0`): json-large (one list of 165 items)
+/// 1,360,892 → 1,352,601 (−0.6%), json-medium 175,546 → 174,671 (−0.5%).
+fn list_of<'py, T>(
+    py: Python<'py>,
+    items: impl ExactSizeIterator<Item = T>,
+    mut make: impl FnMut(T) -> PyResult<Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let len = items.len() as pyo3::ffi::Py_ssize_t;
+    // SAFETY: a new list of `len` empty (null) slots, or null with an exception set. A list with
+    // empty slots is CPython's own way to build one (`PyList_New`'s contract); it is not handed
+    // to any Python code before every slot is filled.
+    let list = unsafe { Bound::from_owned_ptr_or_err(py, pyo3::ffi::PyList_New(len))? };
+    let mut filled = 0;
+    for item in items.take(len as usize) {
+        let item = make(item)?;
+        // SAFETY: `filled < len`: an empty slot of this list, which takes the item's reference.
+        unsafe { pyo3::ffi::PyList_SetItem(list.as_ptr(), filled, item.into_ptr()) };
+        filled += 1;
+    }
+    if filled < len {
+        // An iterator shorter than it said: no empty slot may reach Python.
+        // SAFETY: a live list; deleting its unfilled tail.
+        if unsafe { pyo3::ffi::PyList_SetSlice(list.as_ptr(), filled, len, std::ptr::null_mut()) } != 0 {
+            return Err(PyErr::fetch(py));
+        }
+    }
+    Ok(list)
 }
 
 /// `dict[key] = value` through the C API, which takes its own references: pyo3's `set_item`
