@@ -338,6 +338,7 @@ impl<F: Fields> Json<'_, '_, '_, F> {
 /// `Option<Result<(), String>>` through memory. Inlined into its three callers, json-large's
 /// served request went from 1,353,410 to 1,329,736 instructions (−1.7%; callgrind,
 /// `PYTHONHASHSEED=0`), json-medium's from 174,893 to 172,049, json-small's unchanged.
+#[inline(always)]
 fn write_scalar(obj: &Bound<'_, PyAny>, out: &mut Vec<u8>) -> Option<Written> {
     if obj.is_exact_instance_of::<PyString>() {
         return Some(utf8(obj).map(|text| json_text::string_of_utf8(out, text)).map_err(py_err));
