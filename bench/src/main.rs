@@ -5,6 +5,7 @@ mod check;
 mod frameworks;
 mod fuzz;
 mod generate;
+mod interrupt;
 mod matrix;
 mod probe;
 mod procfs;

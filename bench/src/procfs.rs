@@ -4,7 +4,9 @@
 use std::collections::HashMap;
 
 struct Stat {
+    state: char,
     ppid: u32,
+    group: u32,
     cpu_ticks: u64,
 }
 
@@ -13,21 +15,29 @@ fn stat(pid: u32) -> Option<Stat> {
     // The command name may contain spaces and parentheses: fields start after the last ") ".
     let fields: Vec<&str> = text.rsplit_once(") ")?.1.split_whitespace().collect();
     Some(Stat {
+        state: fields.first()?.chars().next()?,
         ppid: fields.get(1)?.parse().ok()?,
+        group: fields.get(2)?.parse().ok()?,
         cpu_ticks: fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?,
     })
+}
+
+fn pids() -> impl Iterator<Item = u32> {
+    std::fs::read_dir("/proc").into_iter().flatten().flatten().filter_map(|entry| entry.file_name().to_str().and_then(|n| n.parse().ok()))
+}
+
+/// How many processes of process group `group` are running (zombies, which only wait to be
+/// reaped, not counted).
+pub fn group_members(group: u32) -> usize {
+    pids().filter_map(stat).filter(|s| s.group == group && s.state != 'Z').count()
 }
 
 /// `root` and every process descended from it.
 pub fn tree(root: u32) -> Vec<u32> {
     let mut children: HashMap<u32, Vec<u32>> = HashMap::new();
-    if let Ok(entries) = std::fs::read_dir("/proc") {
-        for entry in entries.flatten() {
-            if let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) {
-                if let Some(s) = stat(pid) {
-                    children.entry(s.ppid).or_default().push(pid);
-                }
-            }
+    for pid in pids() {
+        if let Some(s) = stat(pid) {
+            children.entry(s.ppid).or_default().push(pid);
         }
     }
     let mut out = vec![root];

@@ -8,7 +8,6 @@ use crate::workload::Workload;
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::net::TcpStream;
-use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -93,9 +92,10 @@ impl Server {
         if let Some(dir) = &command.dir {
             cmd.current_dir(dir);
         }
-        // Its own process group, so stopping it reaches the workers it forks too.
-        cmd.process_group(0).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::inherit());
-        let child = cmd.spawn().map_err(|e| format!("{framework}: cannot start {}: {e}", command.program.display()))?;
+        // Its own process group, so stopping it reaches the workers it forks too (and so the
+        // harness stops it if it is stopped first: `interrupt`).
+        cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::inherit());
+        let child = crate::interrupt::spawn_in_own_group(&mut cmd).map_err(|e| format!("{framework}: cannot start {}: {e}", command.program.display()))?;
         let mut server = Server { framework: framework.to_owned(), child, port, startup_ms: 0.0, rss_at_first_response_kb: 0 };
         wait_until_serving(port, &mut server.child, framework)?;
         server.startup_ms = started.elapsed().as_secs_f64() * 1000.0;
@@ -297,6 +297,7 @@ impl Drop for Server {
         let _ = Command::new("kill").args(["-KILL", "--", &group]).stderr(Stdio::null()).status();
         let _ = self.child.kill();
         let _ = self.child.wait();
+        crate::interrupt::forget_group(self.child.id());
     }
 }
 
