@@ -72,6 +72,12 @@ fn stop_servers_on_signal() {
         for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
             // SAFETY: `on_signal` only does what a signal handler may (an atomic load, write(2)).
             unsafe {
+                // A signal the harness was started ignoring (`nohup`, `&` in a script) stays
+                // ignored, as a shell leaves it.
+                let mut current: libc::sigaction = std::mem::zeroed();
+                if libc::sigaction(signal, std::ptr::null(), &mut current) == 0 && current.sa_sigaction == libc::SIG_IGN {
+                    continue;
+                }
                 let mut action: libc::sigaction = std::mem::zeroed();
                 action.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
                 action.sa_flags = libc::SA_RESTART;
@@ -136,12 +142,20 @@ mod tests {
     use std::os::unix::process::ExitStatusExt;
 
     const CHILD: &str = "interrupt::tests::a_harness_that_started_a_server";
+    /// The signal the child harness starts ignoring, if any (as `nohup` ignores SIGHUP).
+    const IGNORED: &str = "FERRULE_TEST_HARNESS_IGNORES";
 
     /// The harness in [`stopping_the_harness_stops_its_servers`]: started as a process of its
     /// own by that test, never by a plain test run.
     #[test]
     #[ignore = "a child process of stopping_the_harness_stops_its_servers"]
     fn a_harness_that_started_a_server() {
+        let ignored: Option<i32> = std::env::var(IGNORED).ok().map(|s| s.parse().unwrap());
+        for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            let disposition = if Some(signal) == ignored { libc::SIG_IGN } else { libc::SIG_DFL };
+            // SAFETY: as a shell sets them before it starts a program.
+            unsafe { libc::signal(signal, disposition) };
+        }
         // A server with a worker, as Granian and Robyn fork theirs.
         let mut command = Command::new("sh");
         command.args(["-c", "sleep 600 & exec sleep 600"]);
@@ -154,37 +168,65 @@ mod tests {
         server.wait().unwrap();
     }
 
+    /// A harness that started a server (with a worker), running, and its server's group.
+    fn harness(ignoring: Option<i32>) -> (std::process::Child, i32) {
+        let mut command = Command::new(std::env::current_exe().unwrap());
+        command.args(["--ignored", "--exact", CHILD, "--nocapture", "--test-threads", "1"]).stdout(std::process::Stdio::piped());
+        if let Some(signal) = ignoring {
+            command.env(IGNORED, signal.to_string());
+        }
+        let mut harness = command.spawn().unwrap();
+        let mut lines = std::io::BufReader::new(harness.stdout.take().unwrap()).lines();
+        let group: i32 = loop {
+            // After libtest's "test … ... " on the same line.
+            let line = lines.next().expect("the harness printed its server's group").unwrap();
+            if let Some((_, group)) = line.split_once("server group ") {
+                break group.trim().parse().unwrap();
+            }
+        };
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while crate::procfs::group_members(group as u32) < 2 {
+            assert!(Instant::now() < deadline, "the server's worker never started");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        (harness, group)
+    }
+
+    /// Signals the harness, waits for it, and says how many of its server's processes are left
+    /// (killing them, so a failed test leaves nothing behind either).
+    fn stop(harness: &mut std::process::Child, group: i32, signal: i32) -> (std::process::ExitStatus, usize) {
+        // SAFETY: the child this test started.
+        unsafe { libc::kill(harness.id() as i32, signal) };
+        let status = harness.wait().unwrap();
+        let left = crate::procfs::group_members(group as u32);
+        if left > 0 {
+            // SAFETY: the group the harness left behind.
+            unsafe { libc::kill(-group, libc::SIGKILL) };
+        }
+        (status, left)
+    }
+
     #[test]
     fn stopping_the_harness_stops_its_servers() {
-        for signal in [libc::SIGTERM, libc::SIGINT] {
-            let mut harness = Command::new(std::env::current_exe().unwrap())
-                .args(["--ignored", "--exact", CHILD, "--nocapture", "--test-threads", "1"])
-                .stdout(std::process::Stdio::piped())
-                .spawn()
-                .unwrap();
-            let mut lines = std::io::BufReader::new(harness.stdout.take().unwrap()).lines();
-            let group: i32 = loop {
-                // After libtest's "test … ... " on the same line.
-                let line = lines.next().expect("the harness printed its server's group").unwrap();
-                if let Some((_, group)) = line.split_once("server group ") {
-                    break group.trim().parse().unwrap();
-                }
-            };
-            let deadline = Instant::now() + Duration::from_secs(5);
-            while crate::procfs::group_members(group as u32) < 2 {
-                assert!(Instant::now() < deadline, "the server's worker never started");
-                std::thread::sleep(Duration::from_millis(10));
-            }
-            // SAFETY: the child this test started.
-            unsafe { libc::kill(harness.id() as i32, signal) };
-            let status = harness.wait().unwrap();
-            let still_running = crate::procfs::group_members(group as u32);
-            if still_running > 0 {
-                // SAFETY: clean up what the failed assertion below reports.
-                unsafe { libc::kill(-group, libc::SIGKILL) };
-            }
-            assert_eq!(still_running, 0, "signal {signal}: processes of the server's group outlived the harness");
+        for signal in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
+            let (mut harness, group) = harness(None);
+            let (status, left) = stop(&mut harness, group, signal);
+            assert_eq!(left, 0, "signal {signal}: processes of the server's group outlived the harness");
             assert_eq!(status.signal(), Some(signal), "signal {signal}: the harness ends as the signal would have ended it");
         }
+    }
+
+    #[test]
+    fn a_signal_the_harness_was_started_ignoring_stays_ignored() {
+        let (mut harness, group) = harness(Some(libc::SIGHUP));
+        // SAFETY: the child this test started.
+        unsafe { libc::kill(harness.id() as i32, libc::SIGHUP) };
+        std::thread::sleep(Duration::from_millis(300));
+        let running = harness.try_wait().unwrap().is_none();
+        let serving = crate::procfs::group_members(group as u32);
+        let (status, left) = stop(&mut harness, group, libc::SIGTERM);
+        assert!(running, "the harness ended on a SIGHUP it was started ignoring ({status})");
+        assert_eq!(serving, 2, "its server was stopped on a SIGHUP the harness ignores");
+        assert_eq!((status.signal(), left), (Some(libc::SIGTERM), 0));
     }
 }
