@@ -186,8 +186,8 @@ pub fn measure(plan: &Plan, fixtures: &Path, options: &RunOptions) -> Measured {
                 match server.measure(w, body, options) {
                     Ok(r) => {
                         eprintln!(
-                            "{:>8.0} req/s  p99 {:>6.2} ms  {:>6.1} CPU-µs/req  {} failed",
-                            r.requests_per_sec, r.latency_p99_ms, r.server_cpu_us_per_request, r.failed_requests
+                            "{:>8.0} req/s  p99 {:>6.2} ms  {:>6.1} CPU-µs/req ({:.1} kernel)  {} failed",
+                            r.requests_per_sec, r.latency_p99_ms, r.server_cpu_us_per_request, r.server_system_us_per_request, r.failed_requests
                         );
                         results.push(RunResult { round, ..r });
                     }
@@ -210,8 +210,8 @@ pub fn measure(plan: &Plan, fixtures: &Path, options: &RunOptions) -> Measured {
                 match server.measure_stream(w, options) {
                     Ok(r) => {
                         eprintln!(
-                            "{:>8.0} msg/s  p99 {:>6.2} ms  {:>6.1} CPU-µs/msg  {} failed",
-                            r.requests_per_sec, r.latency_p99_ms, r.server_cpu_us_per_request, r.failed_requests
+                            "{:>8.0} msg/s  p99 {:>6.2} ms  {:>6.1} CPU-µs/msg ({:.1} kernel)  {} failed",
+                            r.requests_per_sec, r.latency_p99_ms, r.server_cpu_us_per_request, r.server_system_us_per_request, r.failed_requests
                         );
                         results.push(RunResult { round, ..r });
                     }

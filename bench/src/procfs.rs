@@ -7,7 +7,8 @@ struct Stat {
     state: char,
     ppid: u32,
     group: u32,
-    cpu_ticks: u64,
+    user_ticks: u64,
+    system_ticks: u64,
 }
 
 fn stat(pid: u32) -> Option<Stat> {
@@ -18,7 +19,8 @@ fn stat(pid: u32) -> Option<Stat> {
         state: fields.first()?.chars().next()?,
         ppid: fields.get(1)?.parse().ok()?,
         group: fields.get(2)?.parse().ok()?,
-        cpu_ticks: fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?,
+        user_ticks: fields.get(11)?.parse().ok()?,
+        system_ticks: fields.get(12)?.parse().ok()?,
     })
 }
 
@@ -53,7 +55,14 @@ pub fn tree(root: u32) -> Vec<u32> {
 
 /// utime + stime of the tree (all threads), in clock ticks.
 pub fn tree_cpu_ticks(root: u32) -> u64 {
-    tree(root).into_iter().filter_map(stat).map(|s| s.cpu_ticks).sum()
+    let (user, system) = tree_cpu_ticks_split(root);
+    user + system
+}
+
+/// The tree's utime and stime (all threads), in clock ticks: its own work, and the kernel's on
+/// its behalf (sockets, wakes, scheduling).
+pub fn tree_cpu_ticks_split(root: u32) -> (u64, u64) {
+    tree(root).into_iter().filter_map(stat).fold((0, 0), |(user, system), s| (user + s.user_ticks, system + s.system_ticks))
 }
 
 pub fn rss_kb(pid: u32) -> Option<u64> {
@@ -90,14 +99,34 @@ mod tests {
         let mut child_ticks = 0;
         while child_ticks < 20 && started.elapsed() < std::time::Duration::from_secs(20) {
             std::thread::sleep(std::time::Duration::from_millis(50));
-            child_ticks = stat(child.id()).unwrap().cpu_ticks;
+            child_ticks = stat(child.id()).map(|s| s.user_ticks + s.system_ticks).unwrap();
         }
-        let own = stat(me).unwrap().cpu_ticks;
+        let own = stat(me).map(|s| s.user_ticks + s.system_ticks).unwrap();
         let whole = tree_cpu_ticks(me);
         child.kill().unwrap();
         child.wait().unwrap();
         assert!(child_ticks >= 20, "the busy child ran {child_ticks} ticks in 20 s");
         assert!(whole >= own + child_ticks, "tree {whole} < own {own} + child {child_ticks}");
+    }
+
+    #[test]
+    fn the_kernels_share_is_the_system_time() {
+        // A child that only makes system calls (one-byte reads and writes): its time is the
+        // kernel's, and the tree's system ticks must include it.
+        let mut child = std::process::Command::new("dd").args(["if=/dev/zero", "of=/dev/null", "bs=1"]).stderr(std::process::Stdio::null()).spawn().unwrap();
+        let started = std::time::Instant::now();
+        let mut child_system = 0;
+        while child_system < 20 && started.elapsed() < std::time::Duration::from_secs(20) {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            child_system = stat(child.id()).unwrap().system_ticks;
+        }
+        let (_, tree_system) = tree_cpu_ticks_split(std::process::id());
+        let child_user = stat(child.id()).unwrap().user_ticks;
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert!(child_system >= 20, "the child spent {child_system} ticks in the kernel in 20 s");
+        assert!(child_system > child_user, "one-byte copies are the kernel's work: system {child_system}, user {child_user}");
+        assert!(tree_system >= child_system, "tree's system ticks {tree_system} < the child's {child_system}");
     }
 }
 

@@ -37,6 +37,12 @@ pub struct RunResult {
     pub failed_requests: u64,
     pub deadline_aborted: u64,
     pub server_cpu_us_per_request: f64,
+    /// Of `server_cpu_us_per_request`, the system time: the kernel's work for the server
+    /// (receiving and sending on its sockets, waking its threads). Every framework pays it for
+    /// the same requests, so it is the floor under the CPU ratios (0 in results written before
+    /// it was recorded).
+    #[serde(default)]
+    pub server_system_us_per_request: f64,
     /// Mean server CPU use while measured (100 = one full core).
     pub server_cpu_percent: f64,
     /// Highest CPU use over any 100 ms sample while measured.
@@ -163,6 +169,7 @@ impl Server {
             failed_requests: summary.failed,
             deadline_aborted: summary.deadline_aborted,
             server_cpu_us_per_request: if summary.completed > 0 { cpu_us / summary.completed as f64 } else { 0.0 },
+            server_system_us_per_request: if summary.completed > 0 { sample.system_us / summary.completed as f64 } else { 0.0 },
             server_cpu_percent: cpu_us / (wall * 1_000_000.0) * 100.0,
             server_cpu_peak_percent: sample.peak_cpu_percent,
             startup_ms: self.startup_ms,
@@ -202,6 +209,7 @@ impl Server {
             failed_requests: report.failures,
             deadline_aborted: 0,
             server_cpu_us_per_request: per_message,
+            server_system_us_per_request: if report.messages > 0 { sample.system_us / report.messages as f64 } else { 0.0 },
             server_cpu_percent: sample.cpu_us / (sample.wall_secs * 1_000_000.0) * 100.0,
             server_cpu_peak_percent: sample.peak_cpu_percent,
             startup_ms: self.startup_ms,
@@ -215,10 +223,11 @@ impl Server {
     }
 }
 
-/// What the server's process tree did while something ran: CPU time (user + system), wall
-/// time, and from a sample every 100 ms its peak RSS and peak CPU rate.
+/// What the server's process tree did while something ran: CPU time (user + system, and the
+/// system part alone), wall time, and from a sample every 100 ms its peak RSS and peak CPU rate.
 struct Sample {
     cpu_us: f64,
+    system_us: f64,
     wall_secs: f64,
     peak_rss_kb: u64,
     peak_cpu_percent: f64,
@@ -245,15 +254,20 @@ impl Sample {
                 }
             })
         };
-        let cpu_before = procfs::tree_cpu_ticks(pid);
+        let before = procfs::tree_cpu_ticks_split(pid);
         let started = Instant::now();
         let outcome = run();
         let wall_secs = started.elapsed().as_secs_f64();
-        let cpu_after = procfs::tree_cpu_ticks(pid);
+        let after = procfs::tree_cpu_ticks_split(pid);
         sampling.store(false, Ordering::Relaxed);
         let _ = sampler.join();
+        let ticks_per_sec = procfs::clock_ticks_per_sec();
+        let us = |ticks: u64| ticks as f64 * 1_000_000.0 / ticks_per_sec;
+        let user = after.0.saturating_sub(before.0);
+        let system = after.1.saturating_sub(before.1);
         let sample = Sample {
-            cpu_us: cpu_after.saturating_sub(cpu_before) as f64 * 1_000_000.0 / procfs::clock_ticks_per_sec(),
+            cpu_us: us(user + system),
+            system_us: us(system),
             wall_secs,
             peak_rss_kb: peak.load(Ordering::Relaxed),
             peak_cpu_percent: peak_cpu_per_mille.load(Ordering::Relaxed) as f64 / 10.0,

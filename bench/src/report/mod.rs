@@ -101,6 +101,8 @@ struct Cell {
     p50: f64,
     p99: f64,
     cpu_us: f64,
+    /// Of `cpu_us`, the kernel's (0: not recorded).
+    system_us: f64,
     failed: u64,
     request_bytes: usize,
     response_bytes: u64,
@@ -120,6 +122,7 @@ fn cell(set: &ResultSet, framework: &str, workload: &str) -> Option<Cell> {
         p50: median(|r| r.latency_p50_ms),
         p99: median(|r| r.latency_p99_ms),
         cpu_us: median(|r| r.server_cpu_us_per_request),
+        system_us: median(|r| r.server_system_us_per_request),
         failed: runs.iter().map(|r| r.failed_requests).sum(),
         request_bytes: runs[0].request_body_bytes,
         response_bytes: runs[0].response_body_bytes,
@@ -160,6 +163,7 @@ pub(super) mod tests {
             failed_requests: 0,
             deadline_aborted: 3,
             server_cpu_us_per_request: cpu,
+            server_system_us_per_request: 0.0,
             server_cpu_percent: 99.0,
             server_cpu_peak_percent: 100.0,
             startup_ms: 100.0,
@@ -201,6 +205,17 @@ pub(super) mod tests {
         let page = page::html(&report);
         // The reference framework's published ratio is drawn beside Ferrule's.
         assert!(page.contains("<svg") && page.contains(&shown("spikard: Rust ÷ Python req/s")) && page.contains(&shown("24.67×")) && page.contains("<table>"), "{page}");
+    }
+
+    #[test]
+    fn the_kernel_share_of_the_cpu_is_shown_where_it_was_recorded() {
+        let mut recorded = result("ferrule-rust", "path-int", 60000.0, 11.5);
+        recorded.server_system_us_per_request = 7.6;
+        // Results written before the kernel's share was recorded read 0: shown as unknown.
+        let set = set(vec![recorded, result("fastify", "path-int", 40000.0, 24.0)]);
+        let md = tables::markdown(&Report::new(&set, Reference::default(), no_budgets()));
+        assert!(md.contains("| path-int | ferrule-rust | Rust | 60000 | – | 1.00 | 2.00 | 11.5 | 7.6 | 0 |"), "{md}");
+        assert!(md.contains("| path-int | fastify | Node.js | 40000 | – | 1.00 | 2.00 | 24.0 | – | 0 |"), "{md}");
     }
 
     #[test]

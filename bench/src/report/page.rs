@@ -51,7 +51,7 @@ pub fn html(report: &Report) -> String {
     let rows = table.lines().filter(|l| l.starts_with('|')).count().saturating_sub(2);
     let _ = write!(
         body,
-        "<details id=\"all-results\"><summary>All results: every framework × workload, {rows} rows (req/s, of ceiling, latency, CPU-µs/req, failures, sizes, startup, RSS)</summary>{}</details>",
+        "<details id=\"all-results\"><summary>All results: every framework × workload, {rows} rows (req/s, of ceiling, latency, CPU-µs/req and its kernel share, failures, sizes, startup, RSS)</summary>{}</details>",
         markdown_as_html(table.split_once('\n').map_or("", |(_, rest)| rest))
     );
     let _ = write!(body, "<details id=\"run\"><summary>The run: machine, tools, versions</summary>{}</details>", markdown_as_html(&tables::run_details(report.set)));

@@ -336,8 +336,9 @@ pub fn all_results(set: &ResultSet) -> String {
             crate::ceiling::BODY.len()
         );
     }
-    let _ = writeln!(out, "| workload | framework | language | req/s | of ceiling | p50 ms | p99 ms | CPU-µs/req | failed | req bytes | resp bytes | startup ms | peak RSS MB | runs |");
-    let _ = writeln!(out, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let _ = writeln!(out, "**kernel µs/req**: of CPU-µs/req, the system time — the kernel's work for the server (its sockets, waking its threads), which every framework pays for the same requests.\n");
+    let _ = writeln!(out, "| workload | framework | language | req/s | of ceiling | p50 ms | p99 ms | CPU-µs/req | kernel µs/req | failed | req bytes | resp bytes | startup ms | peak RSS MB | runs |");
+    let _ = writeln!(out, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     let mut names = frameworks(set);
     // A stable sort: within a language, the results' own order.
     names.sort_by_key(|f| super::summary::LANGUAGES.iter().position(|(k, _)| Some(*k) == super::summary::language_of(f)).unwrap_or(usize::MAX));
@@ -347,9 +348,10 @@ pub fn all_results(set: &ResultSet) -> String {
             if let Some(c) = cell(set, f, &w) {
                 let share = of_ceiling(c.rps, ceiling.as_ref()).map(|x| format!("{:.0}%", x * 100.0)).unwrap_or_else(|| "–".into());
                 let language = super::summary::language_of(f).map_or("?", language_name);
+                let kernel = if c.system_us > 0.0 { format!("{:.1}", c.system_us) } else { "–".into() };
                 let _ = writeln!(
                     out,
-                    "| {w} | {f} | {language} | {:.0} | {share} | {:.2} | {:.2} | {:.1} | {} | {} | {} | {:.0} | {:.1} | {} |",
+                    "| {w} | {f} | {language} | {:.0} | {share} | {:.2} | {:.2} | {:.1} | {kernel} | {} | {} | {} | {:.0} | {:.1} | {} |",
                     c.rps, c.p50, c.p99, c.cpu_us, c.failed, c.request_bytes, c.response_bytes, c.startup_ms, c.peak_rss_mb, c.runs
                 );
             }
