@@ -37,10 +37,10 @@ pub struct RunResult {
     pub failed_requests: u64,
     pub deadline_aborted: u64,
     pub server_cpu_us_per_request: f64,
-    /// Of `server_cpu_us_per_request`, the system time: the kernel's work for the server
-    /// (receiving and sending on its sockets, waking its threads). Every framework pays it for
-    /// the same requests, so it is the floor under the CPU ratios (0 in results written before
-    /// it was recorded).
+    /// Of `server_cpu_us_per_request`, the system time: the kernel's work for the server. Its
+    /// socket reads and writes are a floor every server pays for the same requests (the
+    /// ceiling's share shows it); the rest is the server's own doing (more system calls, threads
+    /// woken). 0 in results written before it was recorded.
     #[serde(default)]
     pub server_system_us_per_request: f64,
     /// Mean server CPU use while measured (100 = one full core).

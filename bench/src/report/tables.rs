@@ -336,7 +336,7 @@ pub fn all_results(set: &ResultSet) -> String {
             crate::ceiling::BODY.len()
         );
     }
-    let _ = writeln!(out, "**kernel µs/req**: of CPU-µs/req, the system time — the kernel's work for the server (its sockets, waking its threads), which every framework pays for the same requests.\n");
+    let _ = writeln!(out, "**kernel µs/req**: of CPU-µs/req, the system time — the kernel's work for the server. Its socket reads and writes are a floor every server pays for the same requests (the ceiling's share shows it); the rest is the server's own doing (more system calls, threads woken).\n");
     let _ = writeln!(out, "| workload | framework | language | req/s | of ceiling | p50 ms | p99 ms | CPU-µs/req | kernel µs/req | failed | req bytes | resp bytes | startup ms | peak RSS MB | runs |");
     let _ = writeln!(out, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     let mut names = frameworks(set);
