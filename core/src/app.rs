@@ -376,7 +376,8 @@ async fn unrouted(
     };
     let label: Arc<str> = format!("{} {} ({})", parts.method, parts.uri.path(), status.as_u16()).into();
     let request = crate::request::RequestData::refused(parts, raw_body);
-    crate::route::answer(&label, timeout, None, async move { fallback.rejected(request, rejection).await }).await
+    let started = crate::route::start(timeout, |_| fallback.rejected(request, rejection));
+    crate::route::answer(&label, None, started).await
 }
 
 fn build_method_router(group: &PathGroup, config: &AppConfig, fallback: Option<Arc<dyn Handler>>) -> Result<MethodRouter, AppError> {

@@ -132,7 +132,9 @@ impl BodyReader {
             },
             BodyKind::Form => Body::Form(self.fields(&RawPairs::from_urlencoded(&bytes), issues)),
             BodyKind::Multipart => {
-                let pairs = multipart::parse(content_type, bytes, self.max_file_size, self.multipart_limits).await?;
+                // Boxed: the parser's state is most of a route's future, and every route's
+                // future (no body, JSON) would otherwise be as large and copied as often.
+                let pairs = Box::pin(multipart::parse(content_type, bytes, self.max_file_size, self.multipart_limits)).await?;
                 Body::Form(self.fields(&pairs, issues))
             }
             BodyKind::Text => match String::from_utf8(bytes.to_vec()) {
