@@ -322,11 +322,12 @@ pub fn hand_over<J: Send + 'static>(mailbox: &Arc<Mailbox<J>>, side: &'static st
         return Box::pin(std::future::ready(Err(HandlerError::overloaded(format!("{side} has too many requests waiting")))));
     };
     let (reply, answer) = tokio::sync::oneshot::channel();
-    let posted = mailbox.post_deferred(make(reply));
+    // Whether it was posted, not the job given back: the future is boxed whole.
+    let posted = mailbox.post_deferred(make(reply)).is_ok();
     let mailbox = mailbox.clone();
     Box::pin(async move {
         let _admitted = admitted;
-        if posted.is_err() {
+        if !posted {
             return Err(HandlerError::new(format!("{side} stopped before the request reached it")));
         }
         tokio::task::yield_now().await;

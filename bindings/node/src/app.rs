@@ -118,10 +118,14 @@ impl Conversations {
         let mut entries = Vec::with_capacity(jobs.len() * (3 + to_js::CONTEXT_PARTS));
         for job in jobs {
             let (route, mut request, reply, hooks) = match job {
-                Job::Call(Call { route, hooks, request, reply }) => (route, request, reply, hooks),
+                Job::Call(call) => {
+                    let Call { route, hooks, request, reply } = *call;
+                    (route, request, reply, hooks)
+                }
                 // `[-6, id, route or -1, …context parts, chain, status, problem, [name, value, …]]`:
                 // a request the core refused that the glue's hooks or handlers must see.
-                Job::Reject(Reject { route, hooks, mut request, rejection, reply }) => {
+                Job::Reject(reject) => {
+                    let Reject { route, hooks, mut request, rejection, reply } = *reject;
                     if is_abandoned(&reply) {
                         continue;
                     }
@@ -171,7 +175,8 @@ impl Conversations {
                     continue;
                 }
                 // `[-3, socket, route, …context parts]`: a WebSocket is open; its handler runs.
-                Job::Open(Open { route, request, socket }) => {
+                Job::Open(open) => {
+                    let Open { route, request, socket } = *open;
                     let parts = match to_js::context_parts(env, &request) {
                         Ok(parts) => parts,
                         Err(_) => {

@@ -152,11 +152,18 @@ impl Dispatcher {
         let mut started_tasks = false;
         for job in jobs {
             started_tasks |= match job {
-                Job::Call(Call { route, hooks, request, reply }) if hooks.is_empty() && !self.every_request_chained && !route.data.chained => {
+                Job::Call(call) if call.hooks.is_empty() && !self.every_request_chained && !call.route.data.chained => {
+                    let Call { route, request, reply, .. } = *call;
                     self.run(py, route, request, reply)
                 }
-                Job::Call(Call { route, hooks, request, reply }) => self.run_chain(py, Some(route), &hooks, request, reply, None),
-                Job::Reject(Reject { route, hooks, request, rejection, reply }) => self.run_chain(py, route, &hooks, request, reply, Some(rejection)),
+                Job::Call(call) => {
+                    let Call { route, hooks, request, reply } = *call;
+                    self.run_chain(py, Some(route), &hooks, request, reply, None)
+                }
+                Job::Reject(reject) => {
+                    let Reject { route, hooks, request, rejection, reply } = *reject;
+                    self.run_chain(py, route, &hooks, request, reply, Some(rejection))
+                }
                 Job::Pull(pull) => {
                     self.types.streams.pull(py, &self.inbox, pull);
                     false
@@ -166,7 +173,7 @@ impl Dispatcher {
                     false
                 }
                 Job::Open(open) => {
-                    self.open(py, open);
+                    self.open(py, *open);
                     false
                 }
                 Job::Socket(id) => {

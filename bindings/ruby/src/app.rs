@@ -319,7 +319,7 @@ impl NativeApp {
             let call = match job {
                 Job::Call(call) if chained(&call) => {
                     if result.is_ok() {
-                        let Call { route, hooks, request, reply } = call;
+                        let Call { route, hooks, request, reply } = *call;
                         result = self.run_chained(ruby, runner, Some(route), &hooks, request, reply, None, answers);
                     } else {
                         inbox.answer(call.reply, Err(HandlerError::new("the thread running handlers was stopped")));
@@ -327,7 +327,8 @@ impl NativeApp {
                     continue;
                 }
                 Job::Call(call) => call,
-                Job::Reject(Reject { route, hooks, request, rejection, reply }) => {
+                Job::Reject(reject) => {
+                    let Reject { route, hooks, request, rejection, reply } = *reject;
                     if result.is_ok() {
                         result = self.run_chained(ruby, runner, route, &hooks, request, reply, Some(rejection), answers);
                     } else {
@@ -345,7 +346,7 @@ impl NativeApp {
                 }
                 Job::Open(open) => {
                     if result.is_ok() {
-                        result = self.open_socket(ruby, handlers, open);
+                        result = self.open_socket(ruby, handlers, *open);
                     } else {
                         open.socket.close(1011, "");
                     }
@@ -359,7 +360,7 @@ impl NativeApp {
                 }
             };
             if result.is_ok() {
-                result = self.run(ruby, handlers, call, answers);
+                result = self.run(ruby, handlers, *call, answers);
             } else {
                 inbox.answer(call.reply, Err(HandlerError::new("the thread running handlers was stopped")));
             }

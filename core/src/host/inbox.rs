@@ -125,7 +125,7 @@ struct HostHandler<R> {
 impl<R: Send + Sync + 'static> Handler for HostHandler<R> {
     fn call(&self, request: RequestData) -> HandlerFuture {
         let (route, hooks) = (self.route.clone(), self.hooks.clone());
-        hand_over(&self.mailbox, self.side, |reply| Job::Call(Call { route, hooks, request, reply }))
+        hand_over(&self.mailbox, self.side, |reply| Job::Call(Box::new(Call { route, hooks, request, reply })))
     }
 
     fn takes_rejection(&self, status: StatusCode, _path: &str) -> bool {
@@ -134,7 +134,7 @@ impl<R: Send + Sync + 'static> Handler for HostHandler<R> {
 
     fn rejected(&self, request: RequestData, rejection: Rejection) -> HandlerFuture {
         let (route, hooks) = (Some(self.route.clone()), self.hooks.clone());
-        hand_over(&self.mailbox, self.side, |reply| Job::Reject(Reject { route, hooks, request, rejection, reply }))
+        hand_over(&self.mailbox, self.side, |reply| Job::Reject(Box::new(Reject { route, hooks, request, rejection, reply })))
     }
 
     /// Each binding writes JSON with [`HostRoute::response_shape`].
@@ -174,7 +174,7 @@ impl<R: Send + Sync + 'static> Handler for HostFallback<R> {
 
     fn rejected(&self, request: RequestData, rejection: Rejection) -> HandlerFuture {
         let hooks = self.hooks_for(&request.path);
-        hand_over(&self.mailbox, self.side, |reply| Job::Reject(Reject { route: None, hooks, request, rejection, reply }))
+        hand_over(&self.mailbox, self.side, |reply| Job::Reject(Box::new(Reject { route: None, hooks, request, rejection, reply })))
     }
 }
 
@@ -193,7 +193,7 @@ impl<R: Send + Sync + 'static> SocketHandler for HostSocketHandler<R> {
                 let _ = mailbox.post(Job::Socket(id));
             }
         }));
-        let open = Job::Open(Open { route: self.route.clone(), request, socket: socket.clone() });
+        let open = Job::Open(Box::new(Open { route: self.route.clone(), request, socket: socket.clone() }));
         if self.mailbox.post(open).is_err() {
             socket.close(1001, "server shutting down");
         }

@@ -96,13 +96,19 @@ impl<R> HostRoute<R> {
 }
 
 /// What the binding's interpreter is asked to do, in the order asked.
+///
+/// A request's job is boxed: it is moved into the mailbox, out of it with its batch, and into
+/// the binding's loop, and each move of an unboxed one (672 bytes) copied the whole request.
+/// Boxed, with the hand-over's future no longer holding the job, path-simple went from 34,860
+/// to 34,271 instructions a request on Python `def` and from 48,131 to 47,665 on `async def`
+/// (callgrind).
 pub enum Job<R> {
     /// Run a route's handler: answer through [`Inbox::answer`].
-    Call(Call<R>),
+    Call(Box<Call<R>>),
     /// A request the core refused (or no route takes) that the language must see: run its
     /// `on_request` hooks, then its exception handlers on the refusal, then its `on_send` hooks;
     /// answer through [`Inbox::answer`] (see [`hooks`]).
-    Reject(Reject<R>),
+    Reject(Box<Reject<R>>),
     /// Produce the next chunks of a stream a handler returned ([`Inbox::stream`]): answer
     /// through [`Inbox::answer_pull`].
     Pull(Pull),
@@ -113,7 +119,7 @@ pub enum Job<R> {
     /// A WebSocket route's connection is open: run its handler with the socket, filed under
     /// [`Socket::id`]. When the handler is done the binding closes the socket: 1000 when it
     /// returned, 1011 (and a log line) when it raised.
-    Open(Open<R>),
+    Open(Box<Open<R>>),
     /// The socket filed under this id has messages or its end waiting: [`Socket::take`] them.
     /// Sent only after a take that found nothing, so one is in flight per socket at most.
     Socket(u64),

@@ -338,3 +338,11 @@ fn the_built_in_layers_and_the_languages_hooks_add_no_entry_into_the_language() 
     let text = String::from_utf8(metrics.body.to_vec()).unwrap();
     assert!(text.contains("ferrule_interpreter_calls_total 1\n"), "{text}");
 }
+
+/// A job is moved several times on its way to the interpreter (see [`Job`]): a pointer each
+/// time, never the request itself.
+#[test]
+fn a_job_moves_as_a_pointer_not_as_its_request() {
+    let size = std::mem::size_of::<Job<&'static str>>();
+    assert!(size <= 64, "a job is {size} bytes");
+}
