@@ -2,6 +2,7 @@
 
 mod ceiling;
 mod check;
+mod compare;
 mod frameworks;
 mod fuzz;
 mod generate;
@@ -36,7 +37,8 @@ commands:
   report <results.json> --out DIR    render report.md and report.html from a results file
   check [--budgets FILE] [--out DIR] measure what the budgets need (3 rounds unless --repeat),
                                      print each budget's verdict; exit 1 when one is missed
-  compare <a.json> <b.json>          compare repeated runs (Welch's t-test, Cohen's d)
+  compare <a.json> <b.json>          compare repeated runs (Welch's t-test, Cohen's d); either
+                                     side may be several files joined by commas, pooled
   stream-client <workload> --port N --duration SECS
                                      the stream load client (WebSocket echo, SSE): run one
                                      stream workload against 127.0.0.1:N, print JSON
@@ -267,56 +269,10 @@ pub fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, Strin
     serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
-/// Each framework × workload of a results file once, in the order first measured (repeated
-/// rounds interleave them, so neighbours are not duplicates).
-fn measured_pairs(results: &[runner::RunResult]) -> Vec<(String, String)> {
-    let mut pairs: Vec<(String, String)> = Vec::new();
-    for r in results {
-        let pair = (r.framework.clone(), r.workload.clone());
-        if !pairs.contains(&pair) {
-            pairs.push(pair);
-        }
-    }
-    pairs
-}
-
 fn compare(args: &Args) -> Result<(), String> {
     let (Some(a), Some(b)) = (args.positional.get(1), args.positional.get(2)) else {
-        return Err("compare needs two results files".into());
+        return Err("compare needs two results files (or two comma-separated lists of them)".into());
     };
-    let a: report::ResultSet = read_json(Path::new(a))?;
-    let b: report::ResultSet = read_json(Path::new(b))?;
-    println!("| framework | workload | CPU-µs/req A | CPU-µs/req B | B/A | t | d | significant |");
-    println!("|---|---|---:|---:|---:|---:|---:|---|");
-    for (framework, workload) in measured_pairs(&a.results) {
-        let samples = |set: &report::ResultSet| -> Vec<f64> {
-            set.results.iter().filter(|r| r.framework == framework && r.workload == workload).map(|r| r.server_cpu_us_per_request).collect()
-        };
-        match stats::welch(&samples(&a), &samples(&b)) {
-            Some(c) => println!(
-                "| {framework} | {workload} | {:.1} | {:.1} | {:.3} | {:.2} | {:.2} | {} |",
-                c.mean_a,
-                c.mean_b,
-                c.ratio,
-                c.t,
-                c.cohens_d,
-                if c.t.abs() > stats::critical_t95(c.degrees_of_freedom) { "yes" } else { "no" }
-            ),
-            None => println!("| {framework} | {workload} | – | – | – | – | – | needs ≥ 2 runs each (--repeat) |"),
-        }
-    }
+    print!("{}", compare::table(&compare::read_side(a)?, &compare::read_side(b)?));
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn compare_lists_each_pair_once_though_rounds_interleave() {
-        let run = |framework: &str, workload: &str| runner::RunResult { framework: framework.into(), workload: workload.into(), ..Default::default() };
-        let rounds = [run("a", "x"), run("b", "x"), run("a", "x"), run("b", "x")];
-        // Before: dedup() dropped only neighbours, so every pair was printed once per round.
-        assert_eq!(measured_pairs(&rounds), vec![("a".to_owned(), "x".to_owned()), ("b".to_owned(), "x".to_owned())]);
-    }
 }
