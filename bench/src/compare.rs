@@ -1,13 +1,13 @@
 //! `ferrule-bench compare A B`: whether each framework × workload changed between two sets of
-//! runs (a change, its baseline), judged on CPU-µs per request with Welch's t-test, with the
+//! runs (A, a baseline; B, a change), judged on CPU-µs per request with Welch's t-test, with the
 //! requests/s of each side beside it.
 //!
 //! Each side may be several results files joined by commas, whose runs are pooled. That is for
 //! rounds run alternately — one `--repeat 1` matrix of the baseline, one of the change, and
-//! again — so that what drifts on the machine over the hour both sides take (a neighbour's load,
-//! the page cache, thermal state) falls on both alike. Measured here: Python json-large read
-//! 99.8 and then 110.3 CPU-µs a request in two checks of the same build on the same day, a
-//! drift as large as the changes a comparison is run to find.
+//! again — so that whatever drifts on the machine over the hour both sides take falls on both
+//! alike. Measured here: Python json-large read 99.8 CPU-µs a request in one check and 110.3 in
+//! another four hours later, on two builds that an interleaved A/B then found equal on it (108.0
+//! to 114.7 and 107.7 to 111.7): a drift as large as the changes a comparison is run to find.
 
 use crate::report::ResultSet;
 use crate::runner::RunResult;
