@@ -18,7 +18,7 @@
 //! per request than the same handler as `def`, against none at 1 connection.
 
 use crate::convert::to_python;
-use crate::handler_task::{self, HandlerRun};
+use crate::handler_task::{HandlerRun, TaskStarter};
 use crate::request::Request;
 use crate::response::{self, ResultTypes};
 use crate::route::PyRoute;
@@ -39,7 +39,8 @@ type Route = Arc<HostRoute<PyRoute>>;
 pub struct Dispatcher {
     inbox: Inbox<PyRoute>,
     types: Arc<ResultTypes>,
-    event_loop: Py<PyAny>,
+    /// Starts handlers' tasks on the asyncio loop this dispatcher's jobs run on.
+    tasks: TaskStarter,
     /// An in-process client's: the last exception a handler raised, which its test raises
     /// again. `None` for a server, whose handlers' exceptions only go to the log.
     raised: Option<Mutex<Option<Py<PyAny>>>>,
@@ -92,7 +93,7 @@ impl Dispatcher {
             flush_scheduled,
             inbox,
             types,
-            event_loop,
+            tasks: TaskStarter::new(event_loop.bind(py))?,
             raised: keeps_raised.then(|| Mutex::new(None)),
             registry,
             every_request_chained,
@@ -110,7 +111,12 @@ impl Dispatcher {
 
     /// The asyncio loop this dispatcher's jobs run on.
     pub fn event_loop<'py>(&self, py: Python<'py>) -> &Bound<'py, PyAny> {
-        self.event_loop.bind(py)
+        self.tasks.event_loop(py)
+    }
+
+    /// What starts tasks on that loop.
+    pub fn tasks(&self) -> &TaskStarter {
+        &self.tasks
     }
 
     /// Keeps `exception`, raised by a handler, for an in-process client's test.
@@ -129,7 +135,7 @@ impl Dispatcher {
         if self.flush_scheduled.swap(true, Ordering::Relaxed) {
             return;
         }
-        let scheduled = self.event_loop.bind(py).call_method1(pyo3::intern!(py, "call_soon"), (self.flush_answers.clone_ref(py),));
+        let scheduled = self.event_loop(py).call_method1(pyo3::intern!(py, "call_soon"), (self.flush_answers.clone_ref(py),));
         if scheduled.is_err() {
             // A closed loop runs nothing more: send the answer now.
             self.flush_scheduled.store(false, Ordering::Relaxed);
@@ -274,8 +280,8 @@ impl Dispatcher {
     /// (`ferrule.server.cancel_at_deadline`). `true` when the task was made.
     fn start_task(&self, py: Python<'_>, call: &PendingCall, coroutine: PyResult<Bound<'_, PyAny>>, name: &Bound<'_, PyString>) -> bool {
         let deadline = request_deadline(call);
-        let event_loop = self.event_loop.bind(py);
-        let task = coroutine.and_then(|coroutine| handler_task::start(event_loop, coroutine, name));
+        let event_loop = self.event_loop(py);
+        let task = coroutine.and_then(|coroutine| self.tasks.start(coroutine, name));
         let made = task.is_ok();
         let started = task.and_then(|task| match deadline {
             // Past its deadline the request has its 504: the task is cancelled rather than
@@ -303,7 +309,7 @@ impl Dispatcher {
                 Ok(coroutine) => converse.call1((&ws, coroutine))?,
                 Err(error) => converse.call1((&ws, py.None(), error.into_value(py)))?,
             };
-            handler_task::start(self.event_loop.bind(py), conversation, &route.data.task_name(py, &route.label)).map(drop)
+            self.tasks.start(conversation, &route.data.task_name(py, &route.label)).map(drop)
         });
         if let Err(error) = started {
             error.display(py);

@@ -289,16 +289,45 @@ fn cancelled_error(py: Python<'_>) -> PyResult<&Bound<'_, pyo3::types::PyType>> 
     CANCELLED.import(py, "asyncio", "CancelledError")
 }
 
-/// Starts `coroutine` as a task named `name` on `event_loop`: `asyncio.Task` itself, named at
-/// once (see the module's notes), unless the loop has a task factory, which makes its tasks.
-pub fn start<'py>(event_loop: &Bound<'py, PyAny>, coroutine: Bound<'py, PyAny>, name: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyAny>> {
-    let py = event_loop.py();
-    let kwargs = PyDict::new(py);
-    kwargs.set_item(pyo3::intern!(py, "name"), name)?;
-    if !event_loop.call_method0(pyo3::intern!(py, "get_task_factory"))?.is_none() {
-        return event_loop.call_method(pyo3::intern!(py, "create_task"), (coroutine,), Some(&kwargs));
+/// Starts the tasks of one loop: `asyncio.Task` itself, named at once (see the module's notes),
+/// unless the loop has a task factory, which makes its tasks.
+///
+/// The keywords `Task` is called with (`loop` and `name`) live in one dict made with the
+/// starter, and only `name` changes from task to task: `Task`'s constructor reads its keywords
+/// and keeps no reference to the dict (a task factory gets a dict of its own, as it may keep
+/// one). Making the dict for each task cost an `async def` request 1.4% of its instructions
+/// (callgrind, path-simple, 3,000 requests at 50 connections, two runs each: 43,354 → 42,751 a
+/// request; starting the task itself 5,968 → 5,491).
+pub struct TaskStarter {
+    event_loop: Py<PyAny>,
+    keywords: Py<PyDict>,
+}
+
+impl TaskStarter {
+    pub fn new(event_loop: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let py = event_loop.py();
+        let keywords = PyDict::new(py);
+        keywords.set_item(pyo3::intern!(py, "loop"), event_loop)?;
+        Ok(TaskStarter { event_loop: event_loop.clone().unbind(), keywords: keywords.unbind() })
     }
-    static TASK: PyOnceLock<Py<pyo3::types::PyType>> = PyOnceLock::new();
-    kwargs.set_item(pyo3::intern!(py, "loop"), event_loop)?;
-    TASK.import(py, "asyncio", "Task")?.call((coroutine,), Some(&kwargs))
+
+    /// The loop its tasks run on.
+    pub fn event_loop<'py>(&self, py: Python<'py>) -> &Bound<'py, PyAny> {
+        self.event_loop.bind(py)
+    }
+
+    /// Starts `coroutine` as a task named `name`.
+    pub fn start<'py>(&self, coroutine: Bound<'py, PyAny>, name: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyAny>> {
+        let py = coroutine.py();
+        let event_loop = self.event_loop.bind(py);
+        if !event_loop.call_method0(pyo3::intern!(py, "get_task_factory"))?.is_none() {
+            let kwargs = PyDict::new(py);
+            kwargs.set_item(pyo3::intern!(py, "name"), name)?;
+            return event_loop.call_method(pyo3::intern!(py, "create_task"), (coroutine,), Some(&kwargs));
+        }
+        static TASK: PyOnceLock<Py<pyo3::types::PyType>> = PyOnceLock::new();
+        let keywords = self.keywords.bind(py);
+        keywords.set_item(pyo3::intern!(py, "name"), name)?;
+        TASK.import(py, "asyncio", "Task")?.call((coroutine,), Some(keywords))
+    }
 }

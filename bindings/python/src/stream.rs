@@ -60,7 +60,7 @@ impl Streams {
 
     /// Takes `content` (an iterable or async iterable) as a new stream's producer; the
     /// returned body pulls from it through `inbox`.
-    pub fn start(self: &Arc<Self>, inbox: &Inbox<PyRoute>, event_loop: &Bound<'_, PyAny>, route: &Route, content: &Bound<'_, PyAny>, events: bool) -> Result<BodyStream, String> {
+    pub fn start(self: &Arc<Self>, inbox: &Inbox<PyRoute>, tasks: &crate::handler_task::TaskStarter, route: &Route, content: &Bound<'_, PyAny>, events: bool) -> Result<BodyStream, String> {
         let py = content.py();
         let is_async = content.hasattr(pyo3::intern!(py, "__aiter__")).unwrap_or(false);
         let iterator = if is_async {
@@ -76,7 +76,7 @@ impl Streams {
         let producer = if is_async { PRODUCE.import(py, "ferrule.server", "produce") } else { PRODUCE_IN_POOL.import(py, "ferrule.server", "produce_in_pool") };
         let started = sink
             .and_then(|sink| producer?.call1((sink,)))
-            .and_then(|coroutine| crate::handler_task::start(event_loop, coroutine, &route.data.task_name(py, &route.label)))
+            .and_then(|coroutine| tasks.start(coroutine, &route.data.task_name(py, &route.label)))
             .map(|task| {
                 if is_async {
                     if let Some(producer) = self.lock().get_mut(&id) {

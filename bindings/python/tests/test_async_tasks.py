@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import collections.abc
+import concurrent.futures
 import io
 import threading
 
@@ -27,6 +28,12 @@ def make_app() -> App:
 
     @app.get("/task-name")
     async def task_name():
+        return {"name": asyncio.current_task().get_name()}
+
+    @app.get("/task-name/after-a-wait")
+    async def task_name_after_a_wait():
+        # Read once tasks started after this one have run their first step.
+        await asyncio.sleep(0.001)
         return {"name": asyncio.current_task().get_name()}
 
     @app.get("/own-coroutine")
@@ -126,6 +133,14 @@ def test_the_handler_runs_inside_its_own_running_task(port):
 
 def test_a_handler_task_is_named_after_its_route(port):
     assert request(port, "GET", "/task-name").json() == {"name": "GET /task-name"}
+
+
+def test_tasks_of_two_routes_started_together_keep_their_own_names(port):
+    # The dispatcher calls `asyncio.Task` with one keywords dict it reuses (`TaskStarter`).
+    paths = ["/task-name", "/task-name/after-a-wait"] * 10
+    with concurrent.futures.ThreadPoolExecutor(len(paths)) as pool:
+        names = list(pool.map(lambda path: request(port, "GET", path).json()["name"], paths))
+    assert names == [f"GET {path}" for path in paths]
 
 
 def test_a_handler_task_runs_a_coroutine_that_cannot_be_reentered(port):
