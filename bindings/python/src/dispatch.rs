@@ -110,7 +110,7 @@ impl Dispatcher {
     }
 
     /// The asyncio loop this dispatcher's jobs run on.
-    pub fn event_loop<'py>(&self, py: Python<'py>) -> &Bound<'py, PyAny> {
+    fn event_loop<'py>(&self, py: Python<'py>) -> &Bound<'py, PyAny> {
         self.tasks.event_loop(py)
     }
 

@@ -16,6 +16,7 @@
 //! one finds the stream gone at its next push or wait for room, and closes the generator.
 
 use crate::convert::to_json;
+use crate::handler_task::TaskStarter;
 use crate::route::PyRoute;
 use ferrule_core::bytes::Bytes;
 use ferrule_core::host::{HostRoute, Inbox, Pull, PushBuffer, StreamId};
@@ -60,7 +61,7 @@ impl Streams {
 
     /// Takes `content` (an iterable or async iterable) as a new stream's producer; the
     /// returned body pulls from it through `inbox`.
-    pub fn start(self: &Arc<Self>, inbox: &Inbox<PyRoute>, tasks: &crate::handler_task::TaskStarter, route: &Route, content: &Bound<'_, PyAny>, events: bool) -> Result<BodyStream, String> {
+    pub fn start(self: &Arc<Self>, inbox: &Inbox<PyRoute>, tasks: &TaskStarter, route: &Route, content: &Bound<'_, PyAny>, events: bool) -> Result<BodyStream, String> {
         let py = content.py();
         let is_async = content.hasattr(pyo3::intern!(py, "__aiter__")).unwrap_or(false);
         let iterator = if is_async {
