@@ -18,6 +18,15 @@ test('every kind of plain result is sent as JSON.stringify (or bytes, or text) w
     '/unicode': () => ({ text: 'é — 東京 😀', 'ключ': 'значение' }),
     '/bigint': () => ({ big: 2n ** 70n }),
     '/tojson-undefined': () => ({ toJSON() { return undefined; } }),
+    // Own enumerable string keys only, integer-like ones first (flatten.js walks with for...in).
+    '/own-keys': () => {
+      const value = Object.assign(Object.create({ inherited: 1 }), { own: 2, 10: 'b', 2: 'a' });
+      Object.defineProperty(value, 'hidden', { value: 3, enumerable: false });
+      value[Symbol('s')] = 4;
+      return value;
+    },
+    '/null-prototype': () => Object.assign(Object.create(null), { a: 1 }),
+    '/instance': () => new (class { x = 1; get y() { return 2; } })(),
     '/boxed': () => new String('hi'),
     '/number': () => 42,
     '/null': () => null,
@@ -34,6 +43,9 @@ test('every kind of plain result is sent as JSON.stringify (or bytes, or text) w
     '/unicode': ['application/json', JSON.stringify({ text: 'é — 東京 😀', 'ключ': 'значение' })],
     '/bigint': ['application/json', '{"big":1180591620717411303424}'],
     '/tojson-undefined': ['application/json', 'null'],
+    '/own-keys': ['application/json', '{"2":"a","10":"b","own":2}'],
+    '/null-prototype': ['application/json', '{"a":1}'],
+    '/instance': ['application/json', '{"x":1}'],
     '/boxed': ['application/json', '"hi"'],
     '/number': ['application/json', '42'],
     '/null': ['application/json', 'null'],
