@@ -18,7 +18,7 @@ test('every kind of plain result is sent as JSON.stringify (or bytes, or text) w
     '/unicode': () => ({ text: 'é — 東京 😀', 'ключ': 'значение' }),
     '/bigint': () => ({ big: 2n ** 70n }),
     '/tojson-undefined': () => ({ toJSON() { return undefined; } }),
-    // Own enumerable string keys only, integer-like ones first (flatten.js walks with for...in).
+    // Own enumerable string keys only, integer-like ones first, as JSON.stringify takes them.
     '/own-keys': () => {
       const value = Object.assign(Object.create({ inherited: 1 }), { own: 2, 10: 'b', 2: 'a' });
       Object.defineProperty(value, 'hidden', { value: 3, enumerable: false });
