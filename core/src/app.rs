@@ -365,7 +365,7 @@ async fn unrouted(
     let (parts, body) = request.into_parts();
     let status = rejection.problem.status_code();
     let fallback = fallback.filter(|f| f.takes_rejection(status, parts.uri.path()));
-    let raw_body = match crate::body::read_unwanted(body, body_limit, fallback.is_some()).await {
+    let raw_body = match crate::body::read_unwanted(body, &parts.headers, body_limit, fallback.is_some()).await {
         Ok(kept) => kept.unwrap_or_default(),
         Err(problem) => return problem.into_http(),
     };

@@ -174,11 +174,11 @@ impl CompiledRoute {
         };
         let headers = if self.headers.is_empty() { Default::default() } else { self.headers.extract(&header_pairs(parts), issues) };
         let cookies = if self.cookies.is_empty() { Default::default() } else { self.cookies.extract(&cookie_pairs(parts), issues) };
-        // A route that declares no body still keeps what was sent (within the body limit), so
+        // A route that declares no body still keeps what was sent (413 past the body limit), so
         // a handler can read it raw; a declared body is kept as sent beside its parsed form.
         let (body, raw_body) = match &self.body {
             Some(reader) => reader.read(&parts.headers, body, issues).await?,
-            None => (Body::None, crate::body::read_unwanted(body, self.body_limit, true).await?.unwrap_or_default()),
+            None => (Body::None, crate::body::read_unwanted(body, &parts.headers, self.body_limit, true).await?.unwrap_or_default()),
         };
         Ok(RequestData {
             method: parts.method.clone(),

@@ -251,12 +251,18 @@ fn unreadable(error: axum::Error) -> Problem {
 /// would let a broken body go unnoticed: over HTTP/2, a Content-Length that the DATA frames do
 /// not add up to, or a flow-control window pushed past 2^31 − 1, must reset the stream
 /// (RFC 9113 §8.1.1, §6.9.1), and only reading the stream finds them. Costs nothing for the
-/// usual request, whose head already says there is no body. With `keep` (a route, whose
-/// handler may read its raw body) what was read is returned when it fits the limit; past it
-/// the route still answers, without it. Without (404, 405) the bytes are only counted.
-pub(crate) async fn read_unwanted(mut body: axum::body::Body, limit: usize, keep: bool) -> Result<Option<bytes::Bytes>, Problem> {
+/// usual request, whose head already says there is no body. With `keep` (a route or a
+/// fallback, whose handler may read its raw body) what was read is returned, and a body past
+/// the limit is a 413 as on any route: a handler must see the whole body or none, never an
+/// empty one that looks as if the client sent nothing. Without (404, 405) the bytes are only
+/// counted, and the refusal stands.
+pub(crate) async fn read_unwanted(mut body: axum::body::Body, headers: &HeaderMap, limit: usize, keep: bool) -> Result<Option<bytes::Bytes>, Problem> {
     if axum::body::HttpBody::is_end_stream(&body) {
         return Ok(Some(bytes::Bytes::new()));
+    }
+    if keep && content_length(headers).is_some_and(|length| length > limit as u64) {
+        discard(body);
+        return Err(too_large(limit));
     }
     let (mut kept, mut read) = (bytes::BytesMut::new(), 0);
     while let Some(frame) = body.frame().await {
@@ -265,7 +271,7 @@ pub(crate) async fn read_unwanted(mut body: axum::body::Body, limit: usize, keep
         read += data.len();
         if read > limit {
             discard(body);
-            return Ok(None);
+            return if keep { Err(too_large(limit)) } else { Ok(None) };
         }
         if keep {
             kept.extend_from_slice(&data);
