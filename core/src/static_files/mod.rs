@@ -12,7 +12,10 @@
 //!   real path leaves the directory (unless `follow_symlinks`), and (unless `dotfiles`) one whose
 //!   path has a hidden part (`.env`, `.git/config`);
 //! * the answers that are not a file are the core's problem responses (404, 405 with `Allow`,
-//!   416 with `Content-Range`), and every answer says `X-Content-Type-Options: nosniff`.
+//!   416 with `Content-Range`), and every answer says `X-Content-Type-Options: nosniff`;
+//! * a directory asked for without its slash (the mount's own too) is redirected to it under
+//!   the mount, `If-Range` is honoured, and several ranges get the whole file (`ServeDir` sees
+//!   only the path below the mount, reads no `If-Range`, and refuses several ranges with 416).
 //!
 //! Cost: a file request is served in Rust and never enters a language. Resolving its real path
 //! costs one `realpath` (a `stat` per path component) per request.
@@ -63,15 +66,16 @@ impl StaticDir {
         }
         let dir = dir.fallback(next);
         let cache_control = self.spec.cache_control.as_deref().and_then(|v| HeaderValue::from_str(v).ok());
+        let index = self.spec.index;
         axum::routing::any_service(tower::service_fn(move |request: Request<Body>| {
             let (mut dir, cache_control) = (dir.clone(), cache_control.clone());
-            async move { Ok::<_, Infallible>(answer(&mut dir, request, cache_control).await) }
+            async move { Ok::<_, Infallible>(answer(&mut dir, request, cache_control, index).await) }
         }))
     }
 }
 
 /// Answers one request: refused, a file, or the core's problem for what is not one.
-async fn answer<F>(dir: &mut ServeDir<F, Confined>, request: Request<Body>, cache_control: Option<HeaderValue>) -> Response<Body>
+async fn answer<F>(dir: &mut ServeDir<F, Confined>, mut request: Request<Body>, cache_control: Option<HeaderValue>, index: bool) -> Response<Body>
 where
     F: tower::Service<Request<Body>, Response = Response<Body>, Error = Infallible> + Clone + Send + 'static,
     F::Future: Send + 'static,
@@ -80,6 +84,23 @@ where
         return not_found();
     }
     let method = request.method().clone();
+    // `ServeDir` sees the path below the mount (axum strips the prefix), so a redirect it
+    // writes would leave the mount; the client's own path is what a redirect must extend.
+    let asked = request.extensions().get::<axum::extract::OriginalUri>().map_or_else(|| request.uri().clone(), |original| original.0.clone());
+    if index && request.uri().path() == "/" && !asked.path().ends_with('/') && (method == Method::GET || method == Method::HEAD) {
+        // The mount itself, asked without its slash: its index's relative links would resolve
+        // against the parent, so send the client to the directory, as for any subdirectory.
+        return with_slash(&asked);
+    }
+    // Several ranges would be a multipart/byteranges answer, which `ServeDir` refuses with 416
+    // although the ranges are satisfiable; RFC 9110 §14.2 lets a server ignore Range instead.
+    if request.headers().get_all(header::RANGE).iter().count() > 1 || request.headers().get(header::RANGE).is_some_and(|range| range.as_bytes().contains(&b',')) {
+        request.headers_mut().remove(header::RANGE);
+    }
+    // `ServeDir` does not read If-Range: a range is only for the representation the client
+    // already holds part of, so keep the request to ask again for the whole when it is not.
+    let below = format!("{}/", request.uri().path());
+    let whole = request.headers().get(header::IF_RANGE).cloned().filter(|_| request.headers().contains_key(header::RANGE)).map(|validator| (validator, without_range(&request)));
     let mut response = match dir.try_call(request).await {
         Ok(response) => response.map(Body::new),
         Err(error) => {
@@ -87,6 +108,23 @@ where
             return Problem::internal().into_http();
         }
     };
+    if let Some((validator, whole)) = whole {
+        if response.status() == StatusCode::PARTIAL_CONTENT && !if_range_holds(&validator, response.headers()) {
+            response = match dir.try_call(whole).await {
+                Ok(response) => response.map(Body::new),
+                Err(error) => {
+                    tracing::error!(target: "ferrule::static", "static file: {error}");
+                    return Problem::internal().into_http();
+                }
+            };
+        }
+    }
+    // `ServeDir`'s redirect of a directory to its slash names the path below the mount.
+    if response.status().is_redirection() && response.headers().get(header::LOCATION).is_some_and(|location| location.as_bytes().starts_with(below.as_bytes())) {
+        if let Some(location) = with_slash(&asked).headers_mut().remove(header::LOCATION) {
+            response.headers_mut().insert(header::LOCATION, location);
+        }
+    }
     let mut response = match response.status() {
         StatusCode::NOT_FOUND if is_empty(&response) => not_found(),
         StatusCode::METHOD_NOT_ALLOWED => {
@@ -125,6 +163,43 @@ where
         *response.body_mut() = Body::empty();
     }
     response
+}
+
+/// A 307 to `asked` with a slash after its path (its query kept), as `ServeDir` redirects a
+/// directory asked for without one.
+fn with_slash(asked: &http::Uri) -> Response<Body> {
+    let location = match asked.query() {
+        Some(query) => format!("{}/?{query}", asked.path()),
+        None => format!("{}/", asked.path()),
+    };
+    let mut response = Response::new(Body::empty());
+    *response.status_mut() = StatusCode::TEMPORARY_REDIRECT;
+    if let Ok(location) = HeaderValue::from_str(&location) {
+        response.headers_mut().insert(header::LOCATION, location);
+    }
+    response
+}
+
+/// The same request without its range: what is sent when `If-Range` does not hold.
+fn without_range(request: &Request<Body>) -> Request<Body> {
+    let mut whole = Request::new(Body::empty());
+    *whole.method_mut() = request.method().clone();
+    *whole.uri_mut() = request.uri().clone();
+    *whole.headers_mut() = request.headers().clone();
+    whole.headers_mut().remove(header::RANGE);
+    whole.headers_mut().remove(header::IF_RANGE);
+    whole
+}
+
+/// Whether an `If-Range` validator names the representation being sent (RFC 9110 §13.1.5): a
+/// strong entity tag equal to its `ETag`, or a date equal to its `Last-Modified`.
+fn if_range_holds(validator: &HeaderValue, sent: &http::HeaderMap) -> bool {
+    let validator = validator.as_bytes();
+    if validator.starts_with(b"W/") {
+        return false;
+    }
+    let against = if validator.starts_with(b"\"") { header::ETAG } else { header::LAST_MODIFIED };
+    sent.get(against).is_some_and(|value| !value.as_bytes().starts_with(b"W/") && value.as_bytes() == validator)
 }
 
 fn not_found() -> Response<Body> {

@@ -178,3 +178,44 @@ fn traversal_is_seen_through_any_number_of_encodings() {
         assert!(!super::is_traversal(path), "{path}");
     }
 }
+
+// Found by a README-driven probe: `ServeDir` sees the path below the mount, so its redirect of
+// a directory to its slash left the mount (`/assets/docs` → `/docs/`, a 404).
+#[tokio::test]
+async fn a_directory_without_its_slash_is_sent_to_it_under_the_mount() {
+    let dir = scratch("slash");
+    let router = router(&dir, "/assets");
+    let (status, headers, _) = send(&router, get("/assets/docs?x=1")).await;
+    assert_eq!((status, headers[header::LOCATION].to_str().unwrap()), (StatusCode::TEMPORARY_REDIRECT, "/assets/docs/?x=1"));
+    std::fs::write(dir.join("public/index.html"), "<a href=app.js>").unwrap();
+    let (status, headers, _) = send(&router, get("/assets")).await;
+    assert_eq!((status, headers[header::LOCATION].to_str().unwrap()), (StatusCode::TEMPORARY_REDIRECT, "/assets/"));
+    assert_eq!(send(&router, get("/assets/")).await.2, b"<a href=app.js>");
+}
+
+// Found by the same probe: several satisfiable ranges were a 416, and If-Range was not read,
+// so a resumed download of a changed file got the new file's bytes spliced into the old.
+#[tokio::test]
+async fn several_ranges_or_a_stale_if_range_get_the_whole_file() {
+    let dir = scratch("if-range");
+    let router = router(&dir, "/assets");
+    let ranged = |range: &str, if_range: Option<&str>| {
+        let mut request = Request::get("/assets/app.js").header(header::RANGE, range);
+        if let Some(validator) = if_range {
+            request = request.header(header::IF_RANGE, validator);
+        }
+        request.body(axum::body::Body::empty()).unwrap()
+    };
+    let (status, _, body) = send(&router, ranged("bytes=0-1,5-6", None)).await;
+    assert_eq!((status, body.len()), (StatusCode::OK, 190));
+    let (_, headers, _) = send(&router, get("/assets/app.js")).await;
+    let (etag, modified) = (headers[header::ETAG].to_str().unwrap().to_owned(), headers[header::LAST_MODIFIED].to_str().unwrap().to_owned());
+    for current in [etag.as_str(), modified.as_str()] {
+        let (status, _, body) = send(&router, ranged("bytes=0-6", Some(current))).await;
+        assert_eq!((status, &body[..]), (StatusCode::PARTIAL_CONTENT, &b"console"[..]), "{current}");
+    }
+    for stale in ["\"stale\"", "W/\"weak\"", "Thu, 01 Jan 1970 00:00:00 GMT"] {
+        let (status, _, body) = send(&router, ranged("bytes=0-6", Some(stale))).await;
+        assert_eq!((status, body.len()), (StatusCode::OK, 190), "{stale}");
+    }
+}
