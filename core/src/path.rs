@@ -16,6 +16,9 @@ pub struct PathParam {
     pub kind: ScalarKind,
     /// A trailing `{name:path}` that matches the rest of the path, slashes included.
     pub wildcard: bool,
+    /// Whether the template names the type (`{id:int}`); `{id}` and `:id` leave it to the
+    /// route's parameter schema (Fastify's `schema.params`), a string when there is none.
+    pub typed: bool,
 }
 
 impl PathTemplate {
@@ -40,13 +43,13 @@ impl PathTemplate {
                 .find('}')
                 .map(|c| open + c)
                 .ok_or_else(|| format!("path `{template}`: unclosed `{{`"))?;
-            axum_path.push_str(&rest[..open]);
+            push_literal(&mut axum_path, &rest[..open]);
             let inner = &rest[open + 1..close];
-            let (name, ty, wildcard) = match inner.strip_prefix('*') {
-                Some(name) => (name, "path", true),
+            let (name, ty, wildcard, typed) = match inner.strip_prefix('*') {
+                Some(name) => (name, "path", true, true),
                 None => match inner.split_once(':') {
-                    Some((name, ty)) => (name, ty, ty == "path"),
-                    None => (inner, "str", false),
+                    Some((name, ty)) => (name, ty, ty == "path", true),
+                    None => (inner, "str", false, false),
                 },
             };
             if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
@@ -69,13 +72,31 @@ impl PathTemplate {
             } else {
                 axum_path.push_str(&format!("{{{name}}}"));
             }
-            params.push(PathParam { name: name.to_owned(), kind, wildcard });
+            params.push(PathParam { name: name.to_owned(), kind, wildcard, typed });
         }
         if rest.contains('}') {
             return Err(format!("path `{template}`: unmatched `}}`"));
         }
-        axum_path.push_str(rest);
+        push_literal(&mut axum_path, rest);
         Ok(PathTemplate { axum_path, params })
+    }
+}
+
+/// A literal part of a template as clients send it: a character a URI path cannot carry as it
+/// is (a space, `é`) percent-encoded in UTF-8, upper-case hex (RFC 3986 §2.1), so `/café`
+/// matches `/caf%C3%A9` and is the same route as a template that wrote it so. What a path may
+/// carry (`%` included, for a template that encoded it already) is kept.
+fn push_literal(out: &mut String, literal: &str) {
+    const KEPT: &str = "-._~!$&'()*+,;=:@/%";
+    for c in literal.chars() {
+        if c.is_ascii_alphanumeric() || KEPT.contains(c) {
+            out.push(c);
+        } else {
+            let mut bytes = [0u8; 4];
+            for byte in c.encode_utf8(&mut bytes).bytes() {
+                out.push_str(&format!("%{byte:02X}"));
+            }
+        }
     }
 }
 
@@ -89,8 +110,16 @@ pub(crate) fn param_specs(template: &PathTemplate, extra: &[crate::spec::ParamSp
             let mut schema = p.kind.schema();
             if let Some(extra) = extra.iter().find(|e| e.name == p.name) {
                 if let (Some(target), Some(source)) = (schema.as_object_mut(), extra.schema.as_object()) {
+                    // An untyped segment takes its type from the schema (`:id` with
+                    // `{ type: 'integer', minimum: 1 }` is an integer of at least 1, coerced
+                    // and checked); a typed one keeps the template's.
+                    let schema_types = !p.typed && source.contains_key("type");
                     for (key, value) in source {
-                        target.entry(key.clone()).or_insert_with(|| value.clone());
+                        if schema_types {
+                            target.insert(key.clone(), value.clone());
+                        } else {
+                            target.entry(key.clone()).or_insert_with(|| value.clone());
+                        }
                     }
                 }
             }
@@ -155,6 +184,28 @@ mod tests {
         assert!(PathTemplate::parse("/a/{id").unwrap_err().contains("unclosed"));
         assert!(PathTemplate::parse("/a/{id}/{id}").unwrap_err().contains("twice"));
         assert!(PathTemplate::parse("a").unwrap_err().contains("start with"));
+    }
+
+    // Found by a README-driven probe: Fastify's `schema.params` typing `:id` as an integer was
+    // merged under the segment's `string`, so `abc` passed and `minimum` meant nothing.
+    #[test]
+    fn an_untyped_segment_takes_its_type_from_the_schema_and_a_typed_one_keeps_its_own() {
+        let extra = [crate::spec::ParamSpec::new("id", serde_json::json!({"type": "integer", "minimum": 1}))];
+        let untyped = param_specs(&PathTemplate::parse("/x/:id").unwrap(), &extra);
+        assert_eq!(untyped[0].schema, serde_json::json!({"type": "integer", "minimum": 1}));
+        let extra = [crate::spec::ParamSpec::new("id", serde_json::json!({"type": "string", "maxLength": 3}))];
+        let typed = param_specs(&PathTemplate::parse("/x/{id:int}").unwrap(), &extra);
+        assert_eq!(typed[0].schema["type"], "integer");
+        assert_eq!(typed[0].schema["maxLength"], 3);
+    }
+
+    // Found by a README-driven probe: `/café` and `/a b` matched no request a client sends.
+    #[test]
+    fn literal_characters_a_path_cannot_carry_are_matched_as_clients_encode_them() {
+        assert_eq!(PathTemplate::parse("/café/{name}").unwrap().axum_path, "/caf%C3%A9/{name}");
+        assert_eq!(PathTemplate::parse("/a b").unwrap().axum_path, "/a%20b");
+        assert_eq!(PathTemplate::parse("/a%20b").unwrap().axum_path, "/a%20b", "one route, however it was written");
+        assert_eq!(PathTemplate::parse("/v1/items:batch@x").unwrap().axum_path, "/v1/items:batch@x");
     }
 
     #[test]
