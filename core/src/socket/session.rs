@@ -20,7 +20,7 @@ use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use tokio::time::Instant;
-use tokio_tungstenite::tungstenite::error::{CapacityError, Error as WsError};
+use tokio_tungstenite::tungstenite::error::{CapacityError, Error as WsError, ProtocolError};
 use tokio_tungstenite::tungstenite::protocol::{frame::coding::CloseCode, CloseFrame, Role, WebSocketConfig};
 use tokio_tungstenite::tungstenite::Message as Frame;
 use tokio_tungstenite::WebSocketStream;
@@ -277,6 +277,9 @@ impl ReadGate {
 /// The close a client's fault earns, or `None` when the connection is simply gone.
 fn violation(error: &WsError) -> Option<Closed> {
     match error {
+        // The connection ended without a close frame: gone (1006, as RFC 6455 §7.1.5 and
+        // browsers report it), not a broken frame (1002).
+        WsError::Protocol(ProtocolError::ResetWithoutClosingHandshake) => None,
         WsError::Protocol(problem) => Some(Closed::new(1002, problem.to_string())),
         WsError::Utf8(_) => Some(Closed::new(1007, "text message is not valid UTF-8")),
         WsError::Capacity(CapacityError::MessageTooLong { max_size, .. }) => {
@@ -523,6 +526,18 @@ mod tests {
         let (io, socket, task) = session(None, None);
         quiet().await;
         assert_eq!(rests(), 1);
+        drop(io);
+        tokio::time::timeout(Duration::from_secs(5), task).await.expect("the session ends").unwrap();
+        assert_eq!(socket.closed().map(|c| c.code), Some(1006));
+    }
+
+    // Found by a README-driven probe: a client that dropped its connection while the socket
+    // was awake was reported as 1002 (a broken frame) instead of 1006.
+    #[tokio::test]
+    async fn a_client_that_drops_an_awake_socket_is_gone_not_a_protocol_error() {
+        let (mut io, socket, task) = session(None, None);
+        io.write_all(&frame(true, 1, b"hi")).await.unwrap();
+        assert_eq!(server_frame(&mut io).await, (0x81, b"hi".to_vec()));
         drop(io);
         tokio::time::timeout(Duration::from_secs(5), task).await.expect("the session ends").unwrap();
         assert_eq!(socket.closed().map(|c| c.code), Some(1006));
