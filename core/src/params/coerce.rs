@@ -16,8 +16,10 @@ pub fn coerce(kind: ScalarKind, text: &str, loc: impl FnOnce() -> Vec<LocSegment
     match kind {
         ScalarKind::Str | ScalarKind::Binary => Ok(Value::Str(text.to_owned())),
         ScalarKind::Int => match parse_int(text) {
-            Some(i) => Ok(Value::Int(i)),
-            None => fail(
+            Ok(i) => Ok(Value::Int(i)),
+            // A whole number past 64 bits: the same error as in a JSON body (pydantic's).
+            Err(IntText::TooLarge) => fail("int_parsing_size", "Unable to parse input string as an integer, exceeded maximum size"),
+            Err(IntText::NotAnInteger) => fail(
                 "int_parsing",
                 "Input should be a valid integer, unable to parse string as an integer",
             ),
@@ -46,16 +48,24 @@ pub fn coerce(kind: ScalarKind, text: &str, loc: impl FnOnce() -> Vec<LocSegment
 }
 
 /// Integers as decimal text; like pydantic, a whole-number float text (`"3.0"`) is refused.
-fn parse_int(text: &str) -> Option<i64> {
+/// Why a text is no `i64`.
+enum IntText {
+    NotAnInteger,
+    /// A whole number, but past 64 bits.
+    TooLarge,
+}
+
+fn parse_int(text: &str) -> Result<i64, IntText> {
     let t = text.trim();
     let digits = t.strip_prefix(['+', '-']).unwrap_or(t);
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit() || b == b'_') {
-        return None;
+        return Err(IntText::NotAnInteger);
     }
     if digits.starts_with('_') || digits.ends_with('_') || digits.contains("__") {
-        return None;
+        return Err(IntText::NotAnInteger);
     }
-    t.replace('_', "").parse().ok()
+    // Only digits (and a sign) are left, so the one way to fail is to overflow.
+    t.replace('_', "").parse().map_err(|_| IntText::TooLarge)
 }
 
 /// The spellings pydantic accepts for booleans.
@@ -135,7 +145,8 @@ mod tests {
         assert_eq!(ok(ScalarKind::Int, "-42"), Value::Int(-42));
         assert_eq!(ok(ScalarKind::Int, "1_000"), Value::Int(1000));
         assert_eq!(err(ScalarKind::Int, "4.0"), "int_parsing");
-        assert_eq!(err(ScalarKind::Int, "99999999999999999999"), "int_parsing");
+        assert_eq!(err(ScalarKind::Int, "99999999999999999999"), "int_parsing_size");
+        assert_eq!(err(ScalarKind::Int, "-9223372036854775809"), "int_parsing_size");
         assert_eq!(err(ScalarKind::Int, ""), "int_parsing");
     }
 
