@@ -151,6 +151,20 @@ impl Problem {
         crate::json_text::to_vec(self).unwrap_or_default()
     }
 
+    /// The body with `detail` given as JSON text, any JSON value: FastAPI lets an
+    /// `HTTPException`'s detail be an object or a list, and its clients read it back as one.
+    /// (RFC 9457 §3.1 asks a consumer to ignore a `detail` that is not a string.)
+    pub fn body_with_detail_json(&self, detail: &[u8]) -> Vec<u8> {
+        let mut body = Problem { detail: None, stream_error: None, ..self.clone() }.body();
+        if body.last() == Some(&b'}') {
+            body.pop();
+            body.extend_from_slice(b",\"detail\":");
+            body.extend_from_slice(detail);
+            body.push(b'}');
+        }
+        body
+    }
+
     pub fn into_http(self) -> http::Response<axum::body::Body> {
         let status = self.status_code();
         let body = Bytes::from(self.body());

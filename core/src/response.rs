@@ -166,16 +166,37 @@ impl Response {
         Ok(response)
     }
 
+    /// [`Response::http_error`] with a detail that is any JSON value, given as its text (see
+    /// [`Problem::body_with_detail_json`]).
+    pub fn http_error_json<N: AsRef<str>, V: AsRef<str>>(
+        status: i64,
+        detail: &[u8],
+        headers: impl IntoIterator<Item = (N, V)>,
+    ) -> Result<Response, HandlerError> {
+        let status = status_code(status).map_err(|reason| HandlerError::new(format!("raised an HTTP error that cannot be sent: {reason}")))?;
+        let mut response = Response::problem(&Problem::status(status)).with_body(Problem::status(status).body_with_detail_json(detail));
+        response.extend_headers(headers).map_err(|e| HandlerError::new(format!("raised an HTTP error that cannot be sent: {e}")))?;
+        Ok(response)
+    }
+
     fn extend_headers<N: AsRef<str>, V: AsRef<str>>(&mut self, headers: impl IntoIterator<Item = (N, V)>) -> Result<(), HandlerError> {
-        let mut content_type_given = false;
         for (name, value) in headers {
             let (name, value) = (name.as_ref(), value.as_ref());
             let name = HeaderName::try_from(name).map_err(|_| HandlerError::new(format!("invalid header name {name:?}")))?;
             let value = HeaderValue::try_from(value).map_err(|_| HandlerError::new(format!("invalid value for header {name}")))?;
-            if name == header::CONTENT_TYPE && !std::mem::replace(&mut content_type_given, true) {
-                self.headers.remove(header::CONTENT_TYPE);
+            match name {
+                // The core frames the body it sends: a length or coding from the handler that
+                // did not match it would end the response early or run it into the next one
+                // on a kept-alive connection.
+                header::CONTENT_LENGTH | header::TRANSFER_ENCODING => {}
+                // One body has one type: the handler's last word replaces the body's own.
+                header::CONTENT_TYPE => {
+                    self.headers.insert(name, value);
+                }
+                _ => {
+                    self.headers.append(name, value);
+                }
             }
-            self.headers.append(name, value);
         }
         Ok(())
     }
@@ -183,16 +204,21 @@ impl Response {
     /// The response a route's handler gave, as axum sends it; a stream's failure is logged
     /// with `route`.
     pub(crate) fn into_http(self, route: &std::sync::Arc<str>) -> http::Response<axum::body::Body> {
-        // 204 and 304 never carry a body (RFC 9110 §15.3.5, §15.4.5).
+        // 204 and 304 never carry a body (RFC 9110 §15.3.5, §15.4.5), so nor a type for one
+        // (Rack::Lint refuses a 204 or 304 that names one).
+        let mut headers = self.headers;
         let body = match self.body {
-            _ if self.status == StatusCode::NO_CONTENT || self.status == StatusCode::NOT_MODIFIED => axum::body::Body::empty(),
+            _ if self.status == StatusCode::NO_CONTENT || self.status == StatusCode::NOT_MODIFIED => {
+                headers.remove(header::CONTENT_TYPE);
+                axum::body::Body::empty()
+            }
             ResponseBody::Full(bytes) => axum::body::Body::from(bytes),
             // Only a stream asks its content type (a header lookup a whole body does not pay).
-            ResponseBody::Stream(stream) => stream.logged(route.clone(), is_event_stream(&self.headers)).into_body(),
+            ResponseBody::Stream(stream) => stream.logged(route.clone(), is_event_stream(&headers)).into_body(),
         };
         let mut response = http::Response::new(body);
         *response.status_mut() = self.status;
-        *response.headers_mut() = self.headers;
+        *response.headers_mut() = headers;
         response
     }
 }
@@ -251,6 +277,16 @@ mod tests {
         assert_eq!(header_values(&response, "content-type"), ["text/html"]);
         let empty = Response::from_parts(204, None, [("x", "y")]).unwrap();
         assert!(empty.body.bytes().is_some_and(|b| b.is_empty()) && empty.headers.get("content-type").is_none());
+    }
+
+    #[test]
+    fn the_core_frames_the_body_whatever_the_handler_says() {
+        let pairs = [("content-length", "99"), ("transfer-encoding", "chunked"), ("content-type", "text/html"), ("content-type", "text/csv")];
+        let response = Response::from_parts(200, Some(Response::text("hello")), pairs).unwrap();
+        assert!(response.headers.get("content-length").is_none() && response.headers.get("transfer-encoding").is_none());
+        assert_eq!(header_values(&response, "content-type"), ["text/csv"], "one body, one type: the last given");
+        let sent = Response::from_parts(204, Some(Response::json_bytes("{}")), [("x", "y")]).unwrap().into_http(&"GET /".into());
+        assert!(sent.headers().get("content-type").is_none(), "a 204 names no type");
     }
 
     #[test]
