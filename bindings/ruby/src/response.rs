@@ -5,7 +5,7 @@
 //! String), a `Ferrule::Stream`, an Enumerator or a Rack body that is not an Array → streamed
 //! ([`crate::stream`]), anything else → JSON serialised by Rust. `Ferrule::HTTPError` → its problem
 //! response. What a status or a header may be is the core's decision (`Response::from_parts`).
-//! Any other `StandardError`, or a result that cannot be serialised, is logged with its
+//! Any other exception (but a signal), or a result that cannot be serialised, is logged with its
 //! backtrace and becomes a bare 500.
 
 use crate::to_json;
@@ -31,7 +31,7 @@ pub fn from_result(ruby: &Ruby, types: &Types, value: Value, status: StatusCode,
     if value.is_kind_of(types.response(ruby)) {
         return explicit(ruby, types, value, shapes, open);
     }
-    if let Some(triplet) = RArray::from_value(value).filter(|a| a.len() == 3 && a.entry::<Value>(0).map(|v| v.is_kind_of(ruby.class_integer())).unwrap_or(false)) {
+    if let Some(triplet) = RArray::from_value(value).filter(|a| is_rack_triplet(ruby, *a)) {
         return rack(ruby, types, triplet, open);
     }
     if let Some(streamed) = streamed(ruby, types, value, open) {
@@ -159,15 +159,26 @@ fn rack(ruby: &Ruby, types: &Types, triplet: RArray, open: &Open<'_>) -> Outcome
     Response::from_parts(status, Some(body), header_pairs(entry(1)?).map_err(unsendable)?)
 }
 
+/// Rack's `[status, headers, body]`: an Integer status and a Hash of headers (Rack 3 asks a
+/// Hash), so a JSON array that merely starts with a number (`[1, 2, 3]`) stays one.
+pub fn is_rack_triplet(ruby: &Ruby, array: RArray) -> bool {
+    array.len() == 3
+        && array.entry::<Value>(0).is_ok_and(|status| status.is_kind_of(ruby.class_integer()))
+        && array.entry::<Value>(1).is_ok_and(|headers| RHash::from_value(headers).is_some())
+}
+
 /// An exception from a handler: (the outcome, an error to propagate). `HTTPError` → its
-/// problem; other `StandardError`s → logged, bare 500; anything else (a kill, `Interrupt`,
-/// `SystemExit`) → bare 500 *and* propagated, so the worker thread stops as Ruby asked.
+/// problem; any other exception → logged, bare 500, as Sinatra and Puma rescue `Exception`:
+/// a `NotImplementedError` placeholder or an `exit` must not end the thread that runs
+/// handlers (with every thread gone, the server would stop answering). Only a signal
+/// (`Interrupt`) and a kill (not an exception) are propagated, after a bare 500, so the worker
+/// thread stops as Ruby asked.
 pub fn from_error(ruby: &Ruby, types: &Types, logs: &Logs, label: &str, error: Error) -> (Outcome, Option<Error>) {
     if let ErrorType::Exception(exception) = error.error_type() {
         if exception.is_kind_of(types.http_error(ruby)) {
             return (http_error(exception.as_value()), None);
         }
-        if exception.is_kind_of(ruby.exception_standard_error()) {
+        if !exception.is_kind_of(ruby.exception_signal()) {
             // With its backtrace, where the app's records go (stderr, or the app's Logger).
             logs.handler_failed(label, &format!("{label}: the handler raised {exception:#?}"));
             let class = crate::raw::class_name(*exception);

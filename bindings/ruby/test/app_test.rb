@@ -41,6 +41,10 @@ class AppTest < Minitest::Test
       app.get("/explicit") { Ferrule::Response.new({ created: true }, status: 201, headers: { "x-custom" => "yes" }) }
       app.get("/html") { Ferrule::Response.new("<b>hi</b>", type: "text/html") }
       app.get("/rack") { [202, { "x-rack" => "1" }, ["a", "b"]] }
+      app.get("/numbers") { [200, 300, 400] }
+      app.get("/own-status") { status 201; [202, { "x-t" => "1" }, ["t"]] }
+      app.get("/own-response") { status 201; Ferrule::Response.new("r", status: 202) }
+      app.get("/todo") { raise NotImplementedError }
       app.get("/raises") { raise ArgumentError, "#{SECRET} connection string" }
       app.get("/opaque") { { thing: Object.new } }
       app.get("/nan") { { x: Float::NAN } }
@@ -105,6 +109,27 @@ class AppTest < Minitest::Test
     assert_equal "text/html", last_response.headers["content-type"]
     get "/rack"
     assert_equal [202, "1", "ab"], [last_response.status, last_response.headers["x-rack"], last_response.body]
+    # Three values starting with a number are JSON: a Rack triplet has a Hash of headers.
+    get "/numbers"
+    assert_equal [200, "[200,300,400]"], [last_response.status, last_response.body]
+    # An explicit response is sent with its own status, as Sinatra sends it.
+    get "/own-status"
+    assert_equal [202, "1", "t"], [last_response.status, last_response.headers["x-t"], last_response.body]
+    get "/own-response"
+    assert_equal [202, "r"], [last_response.status, last_response.body]
+  end
+
+  # Found by a README-driven probe: an exception outside StandardError ended the thread that
+  # ran handlers, and with every thread gone the server stopped answering.
+  def test_an_exception_outside_standard_error_is_a_500_and_the_threads_live_on
+    get "/todo"
+    assert_equal 500, last_response.status
+    # Support's helpers on an object of their own: its `request` is not Rack::Test's.
+    client = Object.new.extend(Support)
+    client.serving(self.class.app, threads: 1) do |port|
+      3.times { assert_equal 500, client.request(port, "GET", "/todo").status }
+      assert_equal 200, client.request(port, "GET", "/users/1").status
+    end
   end
 
   def test_failures_are_bare_500s_and_the_app_keeps_serving

@@ -88,6 +88,34 @@ class HooksTest < Minitest::Test
     assert_includes @seen, "on_error RuntimeError"
   end
 
+  # Sinatra's +error 500+ takes an exception no block names by class; so does Ferrule's now.
+  def test_an_error_block_for_500_takes_what_no_block_names
+    app = Ferrule::App.new
+    app.error(500) { |_e| "error 500 block" }
+    app.get("/boom") { raise "plain" }
+    app.get("/todo") { raise NotImplementedError }
+    %w[/boom /todo].each do |path|
+      response = Rack::MockRequest.new(app).get(path)
+      assert_equal [500, "error 500 block"], [response.status, response.body], path
+    end
+  end
+
+  # Found by the same probe: a +halt+ in an after filter kept the route's body; +content_type+
+  # sent any other Symbol as it was written; +threads: 0+ served nothing, forever.
+  def test_halt_in_an_after_filter_content_type_symbols_and_threads_as_sinatra_and_puma_take_them
+    app = Ferrule::App.new
+    app.after("/x") { halt 299, "from after" }
+    app.get("/x") { "x" }
+    app.get("/png") { content_type :png; "\x89PNG".b }
+    app.get("/nonsense") { content_type :nonsense; "?" }
+    request = Rack::MockRequest.new(app)
+    assert_equal [299, "from after"], [request.get("/x").status, request.get("/x").body]
+    assert_equal "image/png", request.get("/png").headers["content-type"]
+    assert_equal 500, request.get("/nonsense").status
+    error = assert_raises(ArgumentError) { app.serve(port: 0, threads: 0, signals: false) }
+    assert_equal "ferrule: threads must be at least 1", error.message
+  end
+
   def test_an_after_filter_may_replace_the_body
     get "/wrapped/one"
     assert_equal({ "wrapped" => { "a" => 1 } }, JSON.parse(last_response.body))

@@ -49,6 +49,21 @@ class RackTest < Minitest::Test
     assert_equal 422, last_response.status
   end
 
+  # Found by a README-driven probe: mounted under a prefix, every route was a 404 (the core
+  # matched SCRIPT_NAME + PATH_INFO); and a 204 named a type, which Rack::Lint refuses.
+  def test_mounted_under_a_prefix_it_routes_on_path_info_and_passes_rack_lint
+    inner = app
+    inner.delete("/items/{id:int}", status: 204) { nil }
+    mounted = Rack::Builder.new do
+      use Rack::Lint
+      map("/api") { run inner }
+    end
+    request = Rack::MockRequest.new(mounted)
+    assert_equal [200, { "id" => 7, "verbose" => false }], [request.get("/api/users/7").status, JSON.parse(request.get("/api/users/7").body)]
+    deleted = request.delete("/api/items/1")
+    assert_equal [204, nil], [deleted.status, deleted.headers["content-type"]]
+  end
+
   def test_redirects_are_followable
     get "/old"
     assert_equal 302, last_response.status

@@ -279,6 +279,7 @@ module Ferrule
     def run(host: "127.0.0.1", port: 8000, workers: 1, threads: DEFAULT_THREADS, runtime_threads: nil, &on_ready)
       print_openapi_and_exit if ENV["FERRULE_PRINT_OPENAPI"] == "1"
       raise ArgumentError, "ferrule: workers must be at least 1" if workers < 1
+      raise ArgumentError, "ferrule: threads must be at least 1" unless threads.is_a?(Integer) && threads >= 1
       if workers == 1
         clean = begin
           serve(host: host, port: port, threads: threads, runtime_threads: runtime_threads, &on_ready)
@@ -339,6 +340,9 @@ module Ferrule
     end
 
     private def serve_started(host, port, fd, threads, runtime_threads, signals)
+      # No thread would take a request: every one would wait for its deadline.
+      raise ArgumentError, "ferrule: threads must be at least 1" unless threads.is_a?(Integer) && threads >= 1
+
       start_logging
       bound = @native.start(host, port, fd, runtime_threads)
       @port = bound
@@ -370,8 +374,10 @@ module Ferrule
     def call(env)
       start_app
       start_logging
-      path = "#{env["SCRIPT_NAME"]}#{env["PATH_INFO"]}"
-      path = "/" if path.empty?
+      # Routed on PATH_INFO, as Sinatra routes: mounted under a prefix (`map "/api"`), the
+      # prefix is SCRIPT_NAME and the routes are the app's own.
+      path = env["PATH_INFO"].to_s
+      path = "/#{path}" unless path.start_with?("/")
       query = env["QUERY_STRING"].to_s
       headers = []
       env.each do |key, value|

@@ -37,10 +37,16 @@ module Ferrule
         raise refusal_error(refusal) if refusal
         chain.pre_handler.each { |hook| instance_exec(@request, &hook) }
         instance_exec(@request, &block)
-      rescue StandardError => e
+      rescue SignalException
+        raise
+      rescue Exception => e # rubocop:disable Lint/RescueException -- as Sinatra: a NotImplementedError placeholder is the app's error too
         recovered(e, chain, refusal, error_handlers)
       end
-      chain.on_send.each { |filter| catch(:halt) { instance_exec(@request, &filter) } }
+      chain.on_send.each do |filter|
+        # A +halt+ here answers with what it gives, as Sinatra's after filters do.
+        halted = catch(:halt) { instance_exec(@request, &filter) }
+        @result = halted if halted.is_a?(Halted)
+      end
       finish(@result)
     end
 
@@ -66,7 +72,21 @@ module Ferrule
 
     # Sets Content-Type: a media type, or :json, :html, :text, :xml.
     def content_type(type)
-      headers("content-type" => MEDIA_TYPES.fetch(type.to_sym) { type.to_s })
+      headers("content-type" => type.is_a?(Symbol) ? Context.media_type(type) : type.to_s)
+    end
+
+    # A Symbol as Sinatra reads one: ours first, then Rack's table of extensions (+:png+ is
+    # image/png); a Symbol neither knows is a mistake in the program, not a type to send.
+    def self.media_type(symbol)
+      MEDIA_TYPES.fetch(symbol) do
+        begin
+          require "rack/mime"
+        rescue LoadError
+          nil
+        end
+        known = defined?(Rack::Mime) && Rack::Mime.mime_type(".#{symbol}", nil)
+        known or raise ArgumentError, "ferrule: unknown media type #{symbol.inspect}"
+      end
     end
 
     # Stops the block and redirects (302 after GET and HEAD, 303 otherwise, as Sinatra does).
@@ -169,7 +189,10 @@ module Ferrule
         return found[1] if found
         return nil if ancestor.equal?(HTTPError)
       end
-      nil
+      # An error no block names by class answers 500, so a block for 500 takes it (Sinatra's
+      # +error 500+ too).
+      by_status = handlers.find { |key, _| (key.is_a?(Integer) && key == 500) || (key.is_a?(Range) && key.cover?(500)) }
+      by_status&.[](1)
     end
 
     def finish(result)
@@ -179,12 +202,14 @@ module Ferrule
       return result if @status.nil? && @headers.nil? && !@status_applies
 
       case result
+      # An explicit response is sent with its own status (Sinatra's too): +status+ set before
+      # only fills in what it leaves out, its headers.
       when Response
-        Response.new(result.body, status: @status || result.status, headers: merged(result.headers), type: result.type)
+        Response.new(result.body, status: result.status, headers: merged(result.headers), type: result.type)
       when Array
-        return result unless result.length == 3 && result[0].is_a?(Integer)
+        return result unless result.length == 3 && result[0].is_a?(Integer) && result[1].is_a?(Hash)
 
-        [@status || result[0], merged(result[1]), result[2]]
+        [result[0], merged(result[1]), result[2]]
       else
         Response.new(result, status: status, headers: @headers)
       end
