@@ -40,12 +40,11 @@ const [command, file, ...rest] = args;
 if (command !== 'openapi' || !file || rest.length > 0) fail(USAGE);
 process.env.FERRULE_PRINT_OPENAPI = '1';
 const { App } = require('./index.js');
-let exported;
-try {
-  exported = require(path.resolve(file));
-} catch (error) {
-  fail(`cannot load ${file}: ${error.message}`);
-}
-const app = exported instanceof App ? exported : exported?.app instanceof App ? exported.app : null;
-if (app === null) fail(`${file} neither listens nor exports a ferrule App (module.exports = app, or { app })`);
-fs.writeSync(1, JSON.stringify(app.openapi(), null, 2) + '\n');
+// Loaded with import(), which takes CommonJS and ES modules alike: an ES module app (the
+// README's) may await listen() at its top level, which require() cannot load.
+import(require('node:url').pathToFileURL(path.resolve(file)).href).then((namespace) => {
+  const exported = namespace.default ?? namespace;
+  const app = [exported, exported?.app, namespace.app].find((candidate) => candidate instanceof App);
+  if (app === undefined) fail(`${file} neither listens nor exports a ferrule App (module.exports = app, or { app }; export default app, or export { app })`);
+  fs.writeSync(1, JSON.stringify(app.openapi(), null, 2) + '\n');
+}, (error) => fail(`cannot load ${file}: ${error.message}`));

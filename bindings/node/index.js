@@ -58,6 +58,8 @@ class Response {
  */
 class EventStream {
   constructor(source, { status = 200, headers = {} } = {}) {
+    // An Array (or any other iterable) of events is sent as they are, one after another.
+    if (source !== null && typeof source === 'object' && iteratorOf(source) === null && typeof source[Symbol.iterator] === 'function') source = source[Symbol.iterator]();
     if (iteratorOf(source) === null) throw new TypeError('ferrule: sse() takes an iterable, an async iterable or a stream');
     this.source = source;
     this.status = status;
@@ -244,6 +246,9 @@ function appConfig(options) {
 }
 
 const LOG_METHODS = ['error', 'warn', 'info'];
+/** `logger: false`: what the JavaScript side would log (a handler's error) goes nowhere, as the
+ * core's records do (`logLevel: 'off'`). */
+const SILENT = Object.freeze({ error() {}, warn() {}, info() {}, debug() {} });
 
 /**
  * The `logger` option: `true` or left out, the core writes `ferrule: …` lines to stderr itself;
@@ -252,7 +257,8 @@ const LOG_METHODS = ['error', 'warn', 'info'];
  * `(fields, message)`), the core's records are handed to it.
  */
 function loggerOf(logger) {
-  if (logger === undefined || typeof logger === 'boolean') return null;
+  if (logger === false) return SILENT;
+  if (logger === undefined || logger === true) return null;
   if (logger !== null && typeof logger === 'object' && LOG_METHODS.every((m) => typeof logger[m] === 'function')) return logger;
   throw new TypeError('ferrule: logger must be true, false or a pino-compatible logger (an object with error, warn and info methods)');
 }
@@ -308,7 +314,8 @@ class App {
 
   /** `route(method, path, [options], handler)`; `route({ method, url, handler, ...options })` too. */
   route(method, path, options, handler) {
-    if (typeof method === 'object' && method !== null) {
+    // Fastify's object form; an Array is a list of methods (`route(['GET', 'POST'], …)`).
+    if (typeof method === 'object' && method !== null && !Array.isArray(method)) {
       const { method: m, url, path: p, handler: h, ...rest } = method;
       return this.route(m, url || p, rest, h);
     }
@@ -322,6 +329,7 @@ class App {
       if (!METHODS.includes(m)) throw new TypeError(`ferrule: ${m} is not a supported method (${METHODS.join(', ')})`);
       const spec = JSON.stringify(specOf(m, path, options || {}));
       const status = options?.status ?? 200;
+      if (typeof status !== 'number') throw new TypeError(`ferrule: ${m} ${path}: status must be a number, not ${JSON.stringify(status)}`);
       const index = nativeCall(() => this._native.addRoute(spec, status, this._group));
       this._handlers[index] = handler;
       this._statuses[index] = status;
@@ -546,7 +554,7 @@ class App {
     const native = this._native;
     const logger = this._logger;
     const dispatcher = this._dispatch();
-    const onLogs = logger && (() => {
+    const onLogs = logger && logger !== SILENT && (() => {
       const records = native.takeLogs();
       for (let i = 0; i < records.length; i += 4) emitLog(logger, records[i], records[i + 1], records[i + 2], records[i + 3]);
     });
@@ -582,6 +590,8 @@ class App {
       throw error;
     }
     if (log) native.announce();
+    // Tells the primary of listen({ workers }) this worker started (see supervise).
+    if (inWorker && fd !== undefined && typeof process.send === 'function') process.send({ ferrule: 'serving' });
     if (handleSignals) {
       // A cluster worker's IPC channel would keep it alive after closing: let go of it too.
       signals = () => { stoppedBySignal = true; this.close().then(() => { if (inWorker) cluster.worker.disconnect(); }); };
@@ -903,17 +913,18 @@ class Dispatcher {
     reply.code(statusOfError(error));
     if (error === refused) {
       reply.headers(pairsToObject(refusal.headers)).type(native.problemJson()).send(refusal.problem);
-    } else if (error instanceof HttpError) {
-      reply.headers(error.headers || {}).type(native.problemJson()).send(native.problemBody(statusOf(error.status), error.detail === undefined ? null : String(error.detail)));
     } else {
-      handlerError(logger, ctx, 'the handler threw', error);
-      reply.type(native.problemJson()).send(native.problemBody(null, null));
+      const http = httpErrorOf(error);
+      if (!http || http.status >= 500 && !(error instanceof HttpError)) handlerError(logger, ctx, 'the handler threw', error);
+      if (http) reply.headers(http.headers || {}).type(native.problemJson()).send(native.problemBody(http.status, http.detail));
+      else reply.type(native.problemJson()).send(native.problemBody(null, null));
     }
   }
 
   /** The chain's answer: the payload with the reply's status and headers when they were set. */
   answerWith(id, ctx, reply, payload) {
     const { native, logger, streams } = this;
+    payload = webValue(payload);
     if (!reply._codeSet && reply._headers.length === 0) {
       answer(native, id, payload, ctx, logger, streams);
       return;
@@ -1148,8 +1159,32 @@ function socketContext(native, batch, i, ContextClass = Context) {
   return ctx;
 }
 
+/** The fetch API's Response (Node's global), which a handler may return beside ferrule's. */
+const WebResponse = globalThis.Response;
+
+/**
+ * A web platform value a handler returned, as ferrule's `Response`: the fetch API's Response
+ * (a proxied `await fetch(…)`, or one made without importing ferrule's) with its status,
+ * headers and body streamed — fetch has already decoded a fetched body, so the coding it
+ * arrived in is dropped — and a Blob as its bytes with its type. Anything else as it is.
+ */
+function webValue(value) {
+  if (value === null || typeof value !== 'object') return value;
+  if (typeof WebResponse === 'function' && value instanceof WebResponse) {
+    const headers = {};
+    for (const [name, header] of value.headers) {
+      if (value.url && name === 'content-encoding') continue;
+      headers[name] = name in headers ? [].concat(headers[name], header) : header;
+    }
+    return new Response(value.body, { status: value.status, headers });
+  }
+  if (typeof Blob === 'function' && value instanceof Blob) return new Response(value.stream(), { type: value.type || undefined });
+  return value;
+}
+
 function answer(native, id, value, ctx, logger, streams) {
   try {
+    value = webValue(value);
     if (value instanceof EventStream) {
       streams.start(id, iteratorOf(value.source), true, ctx, statusOf(value.status), flatHeaders(value.headers));
       return;
@@ -1319,6 +1354,21 @@ function statusOfError(error) {
   return Number.isInteger(status) && status >= 400 && status <= 599 ? status : 500;
 }
 
+/**
+ * The problem an error answers with when it says its status: an `HttpError`, or any error
+ * with a `statusCode` (or `status`) in 400–599 — what `http-errors` and `@fastify/error` make,
+ * and what Fastify and Express answer with. Its message is the detail for a 4xx (meant for
+ * the client, as `http-errors`' `expose`); a 5xx's stays in the log. Null for any other error.
+ */
+function httpErrorOf(error) {
+  if (error instanceof HttpError) return { status: statusOf(error.status), detail: error.detail === undefined ? null : String(error.detail), headers: error.headers };
+  if (!(error instanceof Error)) return null;
+  const status = error.statusCode ?? error.status;
+  if (!Number.isInteger(status) || status < 400 || status > 599) return null;
+  const headers = error.headers !== null && typeof error.headers === 'object' ? error.headers : undefined;
+  return { status, detail: status < 500 && error.message ? String(error.message) : null, headers };
+}
+
 /** `[name, value, …]` → `{ name: value | [values] }`. */
 function pairsToObject(flat) {
   const object = {};
@@ -1353,9 +1403,11 @@ function handlerError(logger, ctx, what, error) {
 }
 
 function failWith(native, id, error, ctx, logger) {
-  if (error instanceof HttpError) {
+  const http = httpErrorOf(error);
+  if (http) {
+    if (http.status >= 500 && !(error instanceof HttpError)) handlerError(logger, ctx, 'the handler threw', error);
     try {
-      native.failHttp(id, statusOf(error.status), error.detail === undefined ? null : String(error.detail), flatHeaders(error.headers));
+      native.failHttp(id, http.status, http.detail, flatHeaders(http.headers));
     } catch (unreadable) {
       handlerError(logger, ctx, "the handler's HttpError cannot be sent", unreadable);
       native.fail(id, 'threw an HttpError whose headers cannot be read');
@@ -1375,8 +1427,12 @@ function supervise(host, port, workers, handleSignals) {
   const fd = nativeCall(() => native.bindListener(host, port));
   cluster.setupPrimary({ stdio: ['inherit', 'inherit', 'inherit', 'ipc', fd] });
   const fork = () => cluster.fork({ FERRULE_LISTEN_FD: String(INHERITED_FD) });
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
     let stopping = false;
+    let failed = null;
+    // Workers that have served: one that exits before (its onReady threw, its app did not
+    // load) would fail the same way again, so the app stops instead of forking it forever.
+    const served = new Set();
     for (let i = 0; i < workers; i++) fork();
     const stop = () => {
       stopping = true;
@@ -1386,17 +1442,25 @@ function supervise(host, port, workers, handleSignals) {
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);
     }
+    cluster.on('message', (worker, message) => {
+      if (message && message.ferrule === 'serving') served.add(worker.id);
+    });
     cluster.on('exit', (worker, code, signal) => {
-      if (!stopping) {
+      if (!stopping && served.has(worker.id)) {
         console.error(`ferrule: worker ${worker.process.pid} exited (${signal || code}); starting another`);
         setTimeout(fork, 1000);
         return;
+      }
+      if (!stopping) {
+        failed = new Error(`ferrule: startup failed: worker ${worker.process.pid} exited (${signal || code}) before it served; stopping every worker`);
+        stop();
       }
       if (Object.keys(cluster.workers).length === 0) {
         require('node:fs').closeSync(fd);
         process.removeListener('SIGINT', stop);
         process.removeListener('SIGTERM', stop);
-        resolve({ workers });
+        if (failed) reject(failed);
+        else resolve({ workers });
       }
     });
   });

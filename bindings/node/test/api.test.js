@@ -265,3 +265,54 @@ test('bad declarations fail at declaration time', () => {
   assert.throws(() => new App({ colour: 'red' }), /unknown App option colour/);
   assert.throws(() => app.get('/y/{id:integer}', () => 'x'), /unknown type/);
 });
+
+// Found by a README-driven probe: a Fastify `schema.params` typing an Express-style `:id`
+// was ignored (`abc` and `0` passed) and the document said `{type: string, minimum: 1}`.
+test("Fastify's schema.params types an untyped segment: coerced, checked and documented", async () => {
+  const app = new App();
+  app.get('/x/:id', { schema: { params: { type: 'object', properties: { id: { type: 'integer', minimum: 1 } } } } }, ({ params }) => ({ id: params.id, type: typeof params.id }));
+  assert.deepStrictEqual((await app.inject('/x/7')).json(), { id: 7, type: 'number' });
+  for (const bad of ['abc', '0']) {
+    const refused = await app.inject(`/x/${bad}`);
+    assert.strictEqual(refused.statusCode, 422, bad);
+    assert.deepStrictEqual(refused.json().errors[0].loc, ['path', 'id'], bad);
+  }
+  const documented = app.openapi().paths['/x/{id}'].get.parameters[0].schema;
+  assert.deepStrictEqual(documented, { type: 'integer', minimum: 1 });
+});
+
+// Found by a README-driven probe: each of these was a TypeError or a silent `{}`.
+test('route() takes a list of methods, sse() an Array, and the fetch API Response and a Blob are sent', async () => {
+  const { sse } = require('ferrule');
+  const app = new App();
+  app.route(['GET', 'POST'], '/m', (ctx) => ({ method: ctx.method }));
+  app.route({ method: ['GET', 'PUT'], url: '/o', handler: (ctx) => ({ method: ctx.method }) });
+  app.get('/events', () => sse([{ data: 'x' }, 'y']));
+  app.get('/web', () => new globalThis.Response('hello', { status: 201, headers: { 'x-a': '1', 'content-type': 'text/plain' } }));
+  app.get('/empty', () => new globalThis.Response(null, { status: 204 }));
+  app.get('/blob', () => new Blob(['<p>'], { type: 'text/html' }));
+  assert.deepStrictEqual((await app.inject({ method: 'POST', url: '/m' })).json(), { method: 'POST' });
+  assert.deepStrictEqual((await app.inject({ method: 'PUT', url: '/o' })).json(), { method: 'PUT' });
+  assert.strictEqual((await app.inject('/events')).body, 'data: x\n\ndata: y\n\n');
+  const web = await app.inject('/web');
+  assert.deepStrictEqual([web.statusCode, web.headers['x-a'], web.headers['content-type'], web.body], [201, '1', 'text/plain', 'hello']);
+  assert.strictEqual((await app.inject('/empty')).statusCode, 204);
+  const blob = await app.inject('/blob');
+  assert.deepStrictEqual([blob.headers['content-type'], blob.body], ['text/html', '<p>']);
+});
+
+// Found by a README-driven probe: a literal segment with a character a URI cannot carry as it
+// is never matched the percent-encoded path a client sends.
+test('a literal non-ASCII or space segment matches the path as clients encode it', async () => {
+  const app = new App();
+  app.get('/café/{name}', ({ params }) => ({ name: params.name }));
+  app.get('/a b', () => 'spaced');
+  assert.deepStrictEqual((await app.inject('/caf%C3%A9/J%C3%BCrgen')).json(), { name: 'Jürgen' });
+  assert.strictEqual((await app.inject('/a%20b')).body, 'spaced');
+  assert.throws(() => app.get('/caf%C3%A9/{other}', () => 'x'), /same paths|declared twice/);
+});
+
+test('a status option that is not a number is a TypeError naming it, not a conversion error', () => {
+  const app = new App();
+  assert.throws(() => app.get('/s', { status: '201' }, () => 'x'), { name: 'TypeError', message: 'ferrule: GET /s: status must be a number, not "201"' });
+});

@@ -121,6 +121,26 @@ test('without an error handler, errors keep the core answers and leak nothing', 
   assert.strictEqual(boom.headers['x-seen'], '1');
 });
 
+// Found by a README-driven probe: with a hook, an error's statusCode set the status line
+// while the body said 500; without one, the statusCode was ignored.
+test('an error with a statusCode answers with it, with hooks or without, as Fastify does', async () => {
+  for (const hooked of [false, true]) {
+    const app = new App({ logger: false });
+    if (hooked) app.addHook('onRequest', async () => {});
+    app.get('/missing', () => { const error = new Error('no such item'); error.statusCode = 404; error.headers = { 'x-why': 'gone' }; throw error; });
+    app.get('/down', () => { const error = new Error('SECRET-TOKEN-42'); error.status = 503; throw error; });
+    app.get('/odd', () => { const error = new Error('SECRET-TOKEN-42'); error.statusCode = 302; throw error; });
+    const missing = await app.inject('/missing');
+    assert.deepStrictEqual([missing.statusCode, missing.json().status, missing.json().detail, missing.headers['x-why']], [404, 404, 'no such item', 'gone'], `hooked: ${hooked}`);
+    const down = await app.inject('/down');
+    assert.deepStrictEqual([down.statusCode, down.json().status], [503, 503], `hooked: ${hooked}`);
+    assert.ok(!down.body.includes('SECRET'), 'a 5xx keeps its message in the log');
+    const odd = await app.inject('/odd');
+    assert.deepStrictEqual([odd.statusCode, odd.json().status], [500, 500], `hooked: ${hooked}`);
+    assert.ok(!odd.body.includes('SECRET'));
+  }
+});
+
 test('setNotFoundHandler answers what no route takes', async () => {
   const app = new App();
   app.setNotFoundHandler((ctx, reply) => reply.code(404).send({ missing: ctx.path }));

@@ -72,8 +72,12 @@ test('logLevel leaves out what is below it', async () => {
 });
 
 test('logger: false logs nothing, not even the startup line; the default writes lines to stderr', () => {
+  // A handler that throws too: its error once went to stderr whatever the logger said.
   const script = (options) => `const { App } = require('ferrule'); const app = new App(${options}); app.get('/', () => 'hi');
-    app.listen({ port: 0 }).then(({ port }) => fetch('http://127.0.0.1:' + port + '/').then((r) => r.text())).then(() => app.close());`;
+    app.get('/boom', () => { throw new Error('boom'); });
+    const paths = ${options.includes('false') ? "['/', '/boom']" : "['/']"};
+    app.listen({ port: 0 }).then(async ({ port }) => { for (const p of paths) await fetch('http://127.0.0.1:' + port + p).then((r) => r.text()); })
+      .then(() => app.close());`;
   const run = (options) => spawnSync(process.execPath, ['-e', script(options)], { cwd: path.join(__dirname, '..'), encoding: 'utf8', timeout: 20000 });
   const quiet = run('{ logger: false, accessLog: true }');
   assert.strictEqual(quiet.status, 0, quiet.stderr);

@@ -81,10 +81,15 @@ test('`ferrule openapi app.js` prints the document of an app that listens, or ex
   fs.writeFileSync(path.join(dir, 'listens.js'), `${declare}\napp.listen(1);`); // port 1: it would fail to bind
   fs.writeFileSync(path.join(dir, 'exports.js'), `${declare}\nmodule.exports = app;`);
   fs.writeFileSync(path.join(dir, 'nothing.js'), 'module.exports = 42;');
+  // The README's shape: an ES module awaiting listen() at its top level (require() cannot load
+  // one). ES modules do not read NODE_PATH, so it imports the package by its file.
+  const esm = require('node:url').pathToFileURL(path.join(path.dirname(require.resolve('ferrule/package.json')), 'index.mjs')).href;
+  fs.writeFileSync(path.join(dir, 'awaits.mjs'), `import { App } from '${esm}';\n${declare.replace(/^const \{ App \} = require\('ferrule'\); /, '')}\nawait app.listen(1);`);
+  fs.writeFileSync(path.join(dir, 'default.mjs'), `import { App } from '${esm}';\n${declare.replace(/^const \{ App \} = require\('ferrule'\); /, '')}\nexport default app;`);
   // The apps live outside the test's project: they find `ferrule` where this test does.
   const nodeModules = path.dirname(path.dirname(require.resolve('ferrule/package.json')));
   const env = { ...process.env, NODE_PATH: [nodeModules, process.env.NODE_PATH].filter(Boolean).join(path.delimiter) };
-  for (const file of ['listens.js', 'exports.js']) {
+  for (const file of ['listens.js', 'exports.js', 'awaits.mjs', 'default.mjs']) {
     const document = JSON.parse(execFileSync(process.execPath, [cli, 'openapi', path.join(dir, file)], { env, timeout: 30000 }));
     assert.deepStrictEqual([document.info.title, Object.keys(document.paths)], ['Shop', ['/items/{id}']], file);
   }

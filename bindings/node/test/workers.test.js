@@ -109,3 +109,27 @@ test('close() ends when the drain deadline passes with a request still queued fo
     await client.terminate();
   }
 });
+
+// Found by a README-driven probe: with workers, an onReady that threw made each worker exit
+// and the primary fork another, every second, forever.
+test('a worker that fails to start stops listen({ workers }) instead of being forked again', async () => {
+  const fs = require('node:fs');
+  const os = require('node:os');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ferrule-workers-'));
+  const script = path.join(dir, 'fails.js');
+  fs.writeFileSync(script, `const { App } = require(${JSON.stringify(require.resolve('ferrule'))});
+    const app = new App({ logger: false });
+    app.addHook('onReady', () => { throw new Error('no database'); });
+    app.listen({ host: '127.0.0.1', port: 0, workers: 2, log: false }).then(() => process.exit(0), (error) => { console.error(error.message); process.exit(3); });`);
+  const child = spawn(process.execPath, [script], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (chunk) => { stderr += chunk; });
+  const exited = await Promise.race([
+    new Promise((resolve) => child.on('exit', (code) => resolve(code))),
+    new Promise((resolve) => setTimeout(() => resolve('still running'), 20000)),
+  ]);
+  child.kill('SIGKILL');
+  assert.strictEqual(exited, 3, stderr);
+  assert.match(stderr, /ferrule: startup failed: worker \d+ exited \(\d+\) before it served; stopping every worker/);
+  assert.ok(!stderr.includes('starting another'), stderr);
+});
