@@ -100,7 +100,7 @@ def _with_response(handler: Callable[..., Any], name: str, status_code: int) -> 
     def merged(response: Response, result: Any) -> Any:
         if isinstance(result, Response):
             return result
-        return Response(response.status, response.headers, result, media_type=response.media_type)
+        return Response(response.status, response._headers, result, media_type=response.media_type)
 
     if inspect.iscoroutinefunction(handler):
 

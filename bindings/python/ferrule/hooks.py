@@ -126,8 +126,7 @@ class Chain:
 def _as_response(value: Any, status: int) -> Response:
     """What a handler or hook answered, as a ``Response`` whose headers can be changed."""
     response = value if isinstance(value, Response) else Response(status, None, value)
-    if not isinstance(response.headers, MutableHeaders):
-        response.headers = MutableHeaders(response._header_pairs())
+    _ = response.headers  # from here on a MutableHeaders, which hooks change in place
     return response
 
 

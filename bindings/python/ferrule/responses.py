@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import datetime
 import email.utils
+import re
+import string
 from typing import Any, AsyncIterable, Iterable, Iterator, Literal, Mapping, MutableMapping, Optional, Sequence, Tuple, Union
 
 __all__ = [
@@ -79,6 +81,30 @@ class MutableHeaders(MutableMapping[str, str]):
         return f"MutableHeaders({self.raw!r})"
 
 
+_COOKIE_KEY = re.compile(r"[A-Za-z0-9!#$%&'*+\-.^_`|~]+")
+_COOKIE_ATTRIBUTE_BREAK = re.compile(r"[;\x00-\x1f\x7f]")
+# What `http.cookies` leaves unquoted; anything else is quoted, with octal escapes.
+_COOKIE_PLAIN = frozenset(string.ascii_letters + string.digits + "!#$%&'*+-.^_`|~:")
+_COOKIE_QUOTED = frozenset(_COOKIE_PLAIN | set(" ()/<=>?@[]{}"))
+
+
+def _cookie_value(value: str) -> str:
+    """``value`` as a cookie carries it: as it is when every character may stand there, else
+    in double quotes with ``"`` and ``\\`` backslashed and every other byte (UTF-8) that may not
+    stand there as ``\\ooo``, which ``http.cookies`` reads back."""
+    if all(ch in _COOKIE_PLAIN for ch in value):
+        return value
+    out = []
+    for ch in value:
+        if ch in _COOKIE_QUOTED:
+            out.append(ch)
+        elif ch in '"\\':
+            out.append("\\" + ch)
+        else:
+            out.extend(f"\\{byte:03o}" for byte in ch.encode("utf-8"))
+    return '"' + "".join(out) + '"'
+
+
 class Response:
     """A response with an explicit status and headers.
 
@@ -91,7 +117,7 @@ class Response:
     value.
     """
 
-    __slots__ = ("status", "headers", "body", "media_type", "as_json", "stream", "events")
+    __slots__ = ("status", "_headers", "body", "media_type", "as_json", "stream", "events")
 
     def __init__(
         self,
@@ -109,7 +135,7 @@ class Response:
             raise TypeError("give the body once: body or content")
         chosen = status if status is not None else status_code
         self.status: int = 200 if chosen is None else chosen
-        self.headers: Optional[Headers] = headers
+        self._headers: Union[Headers, MutableHeaders, None] = headers
         self.body: Any = body if body is not None else content
         self.media_type = media_type
         self.as_json = False
@@ -128,9 +154,24 @@ class Response:
 
     # -- headers and cookies ----------------------------------------------------------------
 
+    @property
+    def headers(self) -> MutableHeaders:
+        """The headers as Starlette's ``MutableHeaders`` (``response.headers["x-a"] = "1"``),
+        whatever form they were given in. Kept as given until asked for here: the server reads
+        the plain form, so a response nobody changes pays for no conversion."""
+        headers = self._headers
+        if not isinstance(headers, MutableHeaders):
+            headers = MutableHeaders(self._header_pairs())
+            self._headers = headers
+        return headers
+
+    @headers.setter
+    def headers(self, value: Union[Headers, MutableHeaders, None]) -> None:
+        self._headers = value
+
     def _header_pairs(self) -> list[tuple[str, str]]:
         """The headers as a list of pairs (from here on, the one form they are kept in)."""
-        headers = self.headers
+        headers = self._headers
         if isinstance(headers, MutableHeaders):
             return headers.raw
         pairs: list[tuple[str, str]] = []
@@ -144,7 +185,7 @@ class Response:
                     pairs.extend((name, v) for v in value)
         else:
             pairs.extend((name, value) for name, value in headers)
-        self.headers = pairs
+        self._headers = pairs
         return pairs
 
     def append_header(self, name: str, value: str) -> None:
@@ -155,10 +196,10 @@ class Response:
         """Sets a header, replacing every earlier line of that name."""
         pairs = [(n, v) for n, v in self._header_pairs() if n.lower() != name.lower()]
         pairs.append((name, value))
-        if isinstance(self.headers, MutableHeaders):
-            self.headers.raw = pairs
+        if isinstance(self._headers, MutableHeaders):
+            self._headers.raw = pairs
         else:
-            self.headers = pairs
+            self._headers = pairs
 
     def set_cookie(
         self,
@@ -172,8 +213,16 @@ class Response:
         httponly: bool = False,
         samesite: Optional[Literal["lax", "strict", "none"]] = "lax",
     ) -> None:
-        """Adds a ``Set-Cookie`` header (RFC 6265), with Starlette's parameters and defaults."""
-        parts = [f"{key}={value}"]
+        """Adds a ``Set-Cookie`` header (RFC 6265), with Starlette's parameters and defaults.
+        A value with characters a cookie cannot carry as they are (``;``, ``,``, spaces, quotes,
+        non-ASCII) is quoted with octal escapes, as ``http.cookies`` (Starlette's) quotes it,
+        so it can never add attributes of its own; a key or attribute that would is refused."""
+        if not key or not _COOKIE_KEY.fullmatch(key):
+            raise ValueError(f"set_cookie: {key!r} is not a cookie name (letters, digits and !#$%&'*+-.^_`|~)")
+        for name, attribute in (("path", path), ("domain", domain), ("expires", expires if isinstance(expires, str) else None)):
+            if attribute is not None and _COOKIE_ATTRIBUTE_BREAK.search(attribute):
+                raise ValueError(f"set_cookie: the {name} {attribute!r} holds a ';' or a control character")
+        parts = [f"{key}={_cookie_value(value)}"]
         if max_age is not None:
             parts.append(f"Max-Age={int(max_age)}")
         if expires is not None:
@@ -203,7 +252,7 @@ class Response:
         self.set_cookie(key, "", max_age=0, expires="Thu, 01 Jan 1970 00:00:00 GMT", path=path, domain=domain, secure=secure, httponly=httponly)
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(status={self.status!r}, headers={self.headers!r}, body={self.body!r})"
+        return f"{type(self).__name__}(status={self.status!r}, headers={self._headers!r}, body={self.body!r})"
 
 
 class JSONResponse(Response):
@@ -305,9 +354,11 @@ class EventSourceResponse(Response):
 
 
 class HTTPException(Exception):
-    """Raise to answer with an RFC 9457 problem response: ``raise HTTPException(404, "No such user")``."""
+    """Raise to answer with an RFC 9457 problem response: ``raise HTTPException(404, "No such user")``.
+    ``detail`` may also be any JSON-serialisable value (a dict, a list), sent as it is, as
+    FastAPI sends it."""
 
-    def __init__(self, status: int, detail: Optional[str] = None, headers: Optional[Mapping[str, HeaderValue]] = None) -> None:
+    def __init__(self, status: int, detail: Any = None, headers: Optional[Mapping[str, HeaderValue]] = None) -> None:
         super().__init__(status, detail)
         self.status = status
         self.detail = detail

@@ -12,6 +12,7 @@ import dataclasses
 import datetime
 import decimal
 import enum
+import sys
 import typing
 import uuid
 from typing import Any, Callable, Optional
@@ -75,7 +76,12 @@ def _pydantic_model(tp: Any) -> bool:
 
 
 def _typeddict(tp: Any) -> bool:
-    return typing.is_typeddict(tp)
+    if typing.is_typeddict(tp):
+        return True
+    # typing_extensions' own TypedDict (what pydantic asks for before Python 3.12), which
+    # `typing.is_typeddict` does not know; a program that made one has imported the module.
+    extensions = sys.modules.get("typing_extensions")
+    return extensions is not None and bool(extensions.is_typeddict(tp))
 
 
 def is_structured(tp: Any) -> bool:

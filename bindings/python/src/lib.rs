@@ -69,11 +69,21 @@ mod _ferrule {
     /// The body of the problem response for `status` with `detail` (an `HTTPException`'s).
     #[pyo3::pyfunction]
     #[pyo3(signature = (status, detail = None))]
-    fn problem_body(py: pyo3::Python<'_>, status: u16, detail: Option<String>) -> pyo3::PyResult<pyo3::Bound<'_, pyo3::types::PyBytes>> {
+    fn problem_body<'py>(py: pyo3::Python<'py>, status: u16, detail: Option<pyo3::Bound<'py, pyo3::PyAny>>) -> pyo3::PyResult<pyo3::Bound<'py, pyo3::types::PyBytes>> {
         let status = ferrule_core::http::StatusCode::from_u16(status).map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
         let mut problem = ferrule_core::Problem::status(status);
-        problem.detail = detail;
-        Ok(pyo3::types::PyBytes::new(py, &problem.body()))
+        let detail = match detail {
+            Some(detail) => crate::response::Detail::of(&detail).map_err(pyo3::exceptions::PyTypeError::new_err)?,
+            None => crate::response::Detail::Text(None),
+        };
+        let body = match detail {
+            crate::response::Detail::Text(text) => {
+                problem.detail = text;
+                problem.body()
+            }
+            crate::response::Detail::Json(json) => problem.body_with_detail_json(&json),
+        };
+        Ok(pyo3::types::PyBytes::new(py, &body))
     }
 
     /// `--reload`: runs `command` (the app, served as without `--reload`) and starts it again

@@ -63,6 +63,13 @@ pub fn from_exception_in(py: Python<'_>, dispatcher: &Dispatcher, label: &str, e
     if value.is_instance(dispatcher.types().http_exception.bind(py)).unwrap_or(false) {
         return http_exception(value);
     }
+    // On Python 3.11 a fetched error keeps its traceback beside the exception, not on it:
+    // without this, the log (and a test client's re-raise) would show no frame of the handler.
+    if let Some(traceback) = error.traceback(py) {
+        if value.getattr(pyo3::intern!(py, "__traceback__")).is_ok_and(|kept| kept.is_none()) {
+            let _ = value.setattr(pyo3::intern!(py, "__traceback__"), traceback);
+        }
+    }
     // An in-process test client raises it again in the test, as Starlette's does.
     dispatcher.keep_raised(py, value);
     // The traceback goes to the `ferrule.handler` logger; the core logs the summary below.
@@ -119,7 +126,7 @@ fn explicit<'s>(
     } else {
         Some(body(&content, shape).map_err(unsendable)?)
     };
-    let mut pairs = header_pairs(&attr("headers")?).map_err(unsendable)?;
+    let mut pairs = header_pairs(&attr("_headers")?).map_err(unsendable)?;
     let media_type = attr("media_type")?;
     if !media_type.is_none() {
         let text: String = media_type.extract().map_err(|_| unsendable("Response.media_type must be a str".into()))?;
@@ -161,12 +168,32 @@ fn header_pairs(headers: &Bound<'_, PyAny>) -> Result<Vec<(String, String)>, Str
 
 /// `ferrule.HTTPException(status, detail, headers)` → its problem+json response.
 fn http_exception(exception: &Bound<'_, PyAny>) -> Result<Response, HandlerError> {
-    let fields = || -> PyResult<(i64, Option<String>, Bound<'_, PyAny>)> {
-        let detail = exception.getattr("detail")?;
-        let detail = if detail.is_none() { None } else { Some(detail.str()?.to_string()) };
-        Ok((exception.getattr("status")?.extract()?, detail, exception.getattr("headers")?))
+    let fields = || -> PyResult<(i64, Bound<'_, PyAny>, Bound<'_, PyAny>)> {
+        Ok((exception.getattr("status")?.extract()?, exception.getattr("detail")?, exception.getattr("headers")?))
     };
     let (status, detail, headers) = fields().map_err(|e| HandlerError::new(format!("raised an HTTPException that cannot be read: {e}")))?;
     let pairs = header_pairs(&headers).map_err(|e| HandlerError::new(format!("raised an HTTPException whose {e}")))?;
-    Response::http_error(status, detail, pairs)
+    match Detail::of(&detail).map_err(|e| HandlerError::new(format!("raised an HTTPException whose detail {e}")))? {
+        Detail::Text(text) => Response::http_error(status, text, pairs),
+        Detail::Json(json) => Response::http_error_json(status, &json, pairs),
+    }
+}
+
+/// An `HTTPException`'s detail: text (a `str`, or none), or any other JSON-serialisable value
+/// (FastAPI's `detail` may be a dict or a list), written as JSON.
+pub enum Detail {
+    Text(Option<String>),
+    Json(Vec<u8>),
+}
+
+impl Detail {
+    pub fn of(detail: &Bound<'_, PyAny>) -> Result<Detail, String> {
+        if detail.is_none() {
+            return Ok(Detail::Text(None));
+        }
+        if let Ok(text) = detail.cast::<pyo3::types::PyString>() {
+            return Ok(Detail::Text(Some(text.to_string())));
+        }
+        to_json::to_vec(detail, Shape::any()).map(Detail::Json)
+    }
 }

@@ -155,6 +155,43 @@ def test_fastapi_response_helpers() -> None:
         assert request(port, "POST", "/raw", body=b"as sent", headers={"content-type": "text/plain"}).json() == {"raw": "as sent"}
 
 
+def test_headers_cookies_and_details_as_fastapi_code_writes_them() -> None:
+    """Found by a README-driven probe: ``response.headers[...] = ...`` was a 500, a cookie value
+    could add attributes of its own, and a dict detail was a 500."""
+    app = App()
+
+    @app.get("/header")
+    def header(response: Response) -> dict:
+        response.headers["x-h"] = "v"
+        response.set_cookie("k", "x; Domain=evil.example; Max-Age=99999")
+        response.headers.append("x-h2", "w")
+        return {"ok": True}
+
+    @app.get("/made")
+    def made() -> Response:
+        made = Response(content="x", media_type="text/plain")
+        made.headers["x-c"] = "1"
+        return made
+
+    @app.get("/detail")
+    def detail() -> None:
+        raise HTTPException(400, {"code": 1, "why": ["x"]})
+
+    with pytest.raises(ValueError, match="not a cookie name"):
+        Response().set_cookie("a b", "1")
+    with pytest.raises(ValueError, match="holds a ';'"):
+        Response().set_cookie("a", "1", path="/; Domain=evil")
+
+    with serving(app) as port:
+        reply = request(port, "GET", "/header")
+        assert (reply.status, reply.headers["x-h"], reply.headers["x-h2"]) == (200, "v", "w")
+        assert reply.header_values("set-cookie") == ['k="x\\073 Domain=evil.example\\073 Max-Age=99999"; Path=/; SameSite=Lax']
+        made_reply = request(port, "GET", "/made")
+        assert (made_reply.text, made_reply.headers["x-c"]) == ("x", "1")
+        detail_reply = request(port, "GET", "/detail")
+        assert (detail_reply.status, detail_reply.json()["detail"]) == (400, {"code": 1, "why": ["x"]})
+
+
 def test_options_are_the_cores_and_a_misspelling_names_the_nearest() -> None:
     import inspect
 

@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal, NotRequired, Optional, TypedDict
 import pytest
 
 import annotated_types
+import typing_extensions
 
 from ferrule import App, Body, Cookie, Depends, Field, File, Form, Header, Query, Request, UploadFile
 from ferrule.testing import TestClient
@@ -374,6 +375,25 @@ def test_typeddict_and_dict_bodies(client):
     assert client.post("/points", json={"x": 1}).status_code == 422
     assert client.post("/raw", json={"b": 1, "a": 2}).json() == {"keys": ["a", "b"]}
     assert client.post("/raw", json=[1, 2]).status_code == 422
+
+
+class Pair(typing_extensions.TypedDict):
+    a: int
+    b: typing_extensions.NotRequired[str]
+
+
+def test_a_typing_extensions_typeddict_is_a_body_too():
+    """Found by a README-driven probe: pydantic asks for typing_extensions' TypedDict before
+    Python 3.12, and the decorator refused it."""
+    app = App()
+
+    @app.post("/pair")
+    def pair(body: Pair) -> dict:
+        return {"a": body["a"], "keys": sorted(body)}
+
+    with TestClient(app) as client:
+        assert client.post("/pair", json={"a": 1}).json() == {"a": 1, "keys": ["a"]}
+        assert client.post("/pair", json={"a": "x"}).status_code == 422
 
 
 def test_body_keys_are_one_string_from_request_to_request():
