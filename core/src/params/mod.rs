@@ -98,7 +98,10 @@ impl ParamSet {
                 deep: deep::object_schema(&spec.schema).filter(|_| deep_object).map(deep::DeepNode::compile),
             });
             if !constrained {
-                // Coercion has already enforced everything its schema says.
+                // Coercion has already enforced everything its schema says; the schema is still
+                // checked against JSON Schema's own (once, here), so a misspelt `{"type":
+                // "intgr"}` is refused where it is declared instead of passing text along.
+                CompiledSchema::compile(&spec.schema).map_err(|e| SchemaError { message: format!("{source} parameter `{}`: {e}", spec.name) })?;
                 continue;
             }
             let mut property = spec.schema.clone();
@@ -355,6 +358,9 @@ mod tests {
     fn style_is_refused_where_it_means_nothing() {
         let scalar = ParamSpec { style: Some(crate::spec::ParamStyle::PipeDelimited), ..ParamSpec::new("n", json!({"type": "integer"})) };
         assert!(ParamSet::compile("query", &[scalar]).unwrap_err().message.contains("query parameter `n`: style and explode are for arrays"));
+        // Found by a README-driven probe: a misspelt type was taken as a string.
+        let misspelt = ParamSet::compile("query", &[ParamSpec::new("x", json!({"type": "intgr"}))]).unwrap_err().message;
+        assert!(misspelt.starts_with("query parameter `x`: "), "{misspelt}");
         let header = ParamSpec { explode: Some(false), ..ParamSpec::new("x", json!({"type": "array"})) };
         assert!(ParamSet::compile("header", &[header]).unwrap_err().message.contains("header parameter `x`: style and explode are for query parameters"));
     }
