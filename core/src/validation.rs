@@ -83,19 +83,33 @@ impl CompiledSchema {
         if self.validator.is_valid(instance) {
             return Vec::new();
         }
-        let issues = self
-            .validator
-            .iter_errors(instance)
-            .flat_map(|error| {
-                let mut loc = loc_prefix.to_vec();
-                loc.extend(pointer_segments(instance, error.instance_path().as_str()));
-                let message = error.to_string();
-                let parts = error.into_parts();
-                to_issues(&parts.kind, loc, parts.instance.into_owned(), &message)
-            })
-            .collect();
+        let issues = self.validator.iter_errors(instance).flat_map(|error| error_issues(error, instance, loc_prefix)).collect();
         missing_after_properties(issues)
     }
+}
+
+/// One jsonschema error as pydantic's issues. An `anyOf` that only adds `null` (Python's
+/// `Optional[X]`, a nullable type) failed by a value that is not null is reported as `X`
+/// reports it, inside the value (`string_type` at `tags.1`), as pydantic does; any other
+/// failed `anyOf` is one issue at the value.
+fn error_issues(error: jsonschema::ValidationError<'_>, instance: &Json, loc_prefix: &[LocSegment]) -> Vec<Issue> {
+    let mut loc = loc_prefix.to_vec();
+    loc.extend(pointer_segments(instance, error.instance_path().as_str()));
+    let message = error.to_string();
+    let parts = error.into_parts();
+    if let ValidationErrorKind::AnyOf { context } = parts.kind {
+        let mut branches: Vec<_> = context.into_iter().filter(|errors| !refuses_only_for_not_being_null(errors)).collect();
+        if branches.len() == 1 && !parts.instance.is_null() {
+            return branches.pop().into_iter().flatten().flat_map(|error| error_issues(error, instance, loc_prefix)).collect();
+        }
+        return to_issues(&ValidationErrorKind::AnyOf { context: Vec::new() }, loc, parts.instance.into_owned(), &message);
+    }
+    to_issues(&parts.kind, loc, parts.instance.into_owned(), &message)
+}
+
+/// Whether a branch's errors are just `{"type": "null"}` refusing a value.
+fn refuses_only_for_not_being_null(errors: &[jsonschema::ValidationError<'_>]) -> bool {
+    matches!(errors, [only] if matches!(only.kind(), ValidationErrorKind::Type { kind: TypeKind::Single(jsonschema::JsonType::Null) }))
 }
 
 /// A schema compiled for documents, with the options every route's schema has.
@@ -330,6 +344,18 @@ mod tests {
     fn nested_locations_use_indices_for_arrays() {
         let schema = json!({"type": "object", "properties": {"tags": {"type": "array", "items": {"type": "string"}}}});
         assert_eq!(kinds(schema, json!({"tags": ["a", 3]})), vec![("string_type", json!(["body", "tags", 1]))]);
+    }
+
+    // Found by a README-driven probe: an Optional field's bad item was one `value_error` at the
+    // field with jsonschema's own wording ("… not valid under any of the schemas listed …").
+    #[test]
+    fn an_optional_value_is_judged_as_its_type_and_a_real_union_at_the_value() {
+        let optional = json!({"type": "object", "properties": {"tags": {"anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "null"}]}}});
+        assert_eq!(kinds(optional.clone(), json!({"tags": ["a", 1]})), vec![("string_type", json!(["body", "tags", 1]))]);
+        assert_eq!(kinds(optional.clone(), json!({"tags": 5})), vec![("list_type", json!(["body", "tags"]))]);
+        assert!(kinds(optional, json!({"tags": null})).is_empty());
+        let union = json!({"anyOf": [{"type": "integer"}, {"type": "string"}]});
+        assert_eq!(kinds(union, json!([1])), vec![("value_error", json!(["body"]))]);
     }
 
     #[test]
