@@ -201,6 +201,8 @@ export interface AppOptions {
   openapiUrl?: string | null;
   /** Where the docs page (Swagger UI, served from the core's own copy) is served (default '/docs'); null serves none, nor does an openapiUrl of null. */
   docsUrl?: string | null;
+  /** Where Prometheus metrics are served in the OpenMetrics text format (default: not served). */
+  metricsUrl?: string | null;
   /** A log record per request (method, path, status, bytes, duration_ms, request_id); default false. */
   accessLog?: boolean;
   /** Development: a JSON result its declared `response` schema forbids becomes a 500 listing what is wrong (default false). */

@@ -719,8 +719,8 @@ class Dispatcher {
   /**
    * One batch: [id, route, method, path, params, query, headers, cookies, body, requestId,
    * chain] per request (chain: its hook chain's number, -1 for none), [-1, stream] per pull of
-   * a stream, [-2, stream] per stream whose client left, [-3, socket, route, …as a request]
-   * per WebSocket opened, [-4, socket] per socket with messages (or its end) waiting, [-5,
+   * a stream, [-2, stream] per stream whose client left, [-3, socket, route, …as a request,
+   * raw parts] per WebSocket opened, [-4, socket] per socket with messages (or its end) waiting, [-5,
    * exchange, status, headers, body, cutOff] per injected request answered, [-6, id, route or
    * -1, …as a request, chain, status, problem, headers] per refused request its hooks or
    * handlers must see.
@@ -735,7 +735,7 @@ class Dispatcher {
       const id = batch[i];
       if (id === -3) {
         sockets.opened(batch[i + 1], batch[i + 2], socketContext(native, batch, i + 1, this.app._Context));
-        i += 11;
+        i += 12;
         continue;
       }
       if (id === -6) {
@@ -1154,7 +1154,8 @@ class Context {
  */
 function socketContext(native, batch, i, ContextClass = Context) {
   const ctx = new ContextClass(native, batch, i);
-  ctx[RAW] = [Buffer.alloc(0), '', [], [], []];
+  // Its raw parts came with it (after the context's ten entries): the request is gone.
+  ctx[RAW] = batch[i + 10];
   ctx[SIGNAL] = new AbortController().signal;
   return ctx;
 }

@@ -111,7 +111,7 @@ impl std::ops::Deref for NativeApp {
 
 impl Conversations {
     /// Each job as the glue's entries: `[id, route, …context parts]` per request, `[-1,
-    /// stream]` per pull, `[-2, stream]` per release, `[-3, socket, route, …context parts]`
+    /// stream]` per pull, `[-2, stream]` per release, `[-3, socket, route, …context parts, raw parts]`
     /// per WebSocket opened, `[-4, socket]` per socket with messages waiting. Requests are
     /// answered through `inbox`, where they came from.
     fn entries(&mut self, env: Env, jobs: Vec<Job<JsRoute>>, inbox: &Inbox<JsRoute>) -> Result<Vec<raw::Value>> {
@@ -174,10 +174,13 @@ impl Conversations {
                     entries.extend([env.int(-2).map_err(js_error)?, env.number(stream as f64).map_err(js_error)?]);
                     continue;
                 }
-                // `[-3, socket, route, …context parts]`: a WebSocket is open; its handler runs.
+                // `[-3, socket, route, …context parts, raw parts]`: a WebSocket is open; its handler runs.
                 Job::Open(open) => {
-                    let Open { route, request, socket } = *open;
-                    let parts = match to_js::context_parts(env, &request) {
+                    let Open { route, mut request, socket } = *open;
+                    // A socket's raw parts come with it: its handler's `ctx` lives as long as the
+                    // socket, long after the core has forgotten the request.
+                    let parts = to_js::context_parts(env, &request).and_then(|parts| Ok((parts, RawParts::take(&mut request).to_js(env)?)));
+                    let (parts, raw) = match parts {
                         Ok(parts) => parts,
                         Err(_) => {
                             socket.close(1011, "");
@@ -188,6 +191,7 @@ impl Conversations {
                     entries.extend([env.int(-3).map_err(js_error)?, env.number(socket.id() as f64).map_err(js_error)?]);
                     entries.push(env.int(route.data.index as i64).map_err(js_error)?);
                     entries.extend(parts);
+                    entries.push(raw);
                     continue;
                 }
                 // `[-4, socket]`: messages (or the end) wait: the glue takes them (`socketTake`).
@@ -246,6 +250,31 @@ impl Conversations {
 impl RawParts {
     fn take(request: &mut ferrule_core::RequestData) -> RawParts {
         RawParts { body: std::mem::take(&mut request.raw_body), query: std::mem::take(&mut request.raw_query), headers: std::mem::take(&mut request.raw_headers) }
+    }
+
+    /// What `ctx`'s raw accessors read: `[body (Buffer), query string, [name, value, …] query
+    /// pairs, [name, value, …] headers, [name, value, …] cookies, [traceparent, trace id] or
+    /// null]`.
+    fn to_js(self, env: Env) -> std::result::Result<raw::Value, raw::Failed> {
+        let flat = |pairs: Vec<(String, String)>| -> std::result::Result<raw::Value, raw::Failed> {
+            let mut values = Vec::with_capacity(pairs.len() * 2);
+            for (name, value) in &pairs {
+                values.push(env.string(name)?);
+                values.push(env.string(value)?);
+            }
+            shapes::array(env, &values)
+        };
+        let query: Vec<(String, String)> = ferrule_core::query_pairs(&self.query);
+        let headers: Vec<(String, String)> =
+            self.headers.iter().filter_map(|(n, v)| Some((n.as_str().to_owned(), v.to_str().ok()?.to_owned()))).collect();
+        let cookies = ferrule_core::cookie_pairs(&self.headers);
+        let trace = match ferrule_core::trace::TraceContext::of(&self.headers) {
+            Some(trace) => flat(vec![(trace.header(), trace.trace_id_hex())]),
+            None => env.null(),
+        };
+        let parts = [env.buffer(&self.body), env.string(&self.query), flat(query), flat(headers), flat(cookies), trace];
+        let parts = parts.into_iter().collect::<std::result::Result<Vec<_>, _>>()?;
+        shapes::array(env, &parts)
     }
 }
 
@@ -551,26 +580,7 @@ impl NativeApp {
         let env = Env(env.raw());
         let raw = lock(&self.running).pending.get_mut(id as usize).and_then(|p| p.as_mut()?.raw.take());
         let Some(raw) = raw else { return env.null().map(Js).map_err(js_error) };
-        let flat = |pairs: Vec<(String, String)>| -> std::result::Result<raw::Value, raw::Failed> {
-            let mut values = Vec::with_capacity(pairs.len() * 2);
-            for (name, value) in &pairs {
-                values.push(env.string(name)?);
-                values.push(env.string(value)?);
-            }
-            shapes::array(env, &values)
-        };
-        let query: Vec<(String, String)> = ferrule_core::query_pairs(&raw.query);
-        let headers: Vec<(String, String)> =
-            raw.headers.iter().filter_map(|(n, v)| Some((n.as_str().to_owned(), v.to_str().ok()?.to_owned()))).collect();
-        let cookies = ferrule_core::cookie_pairs(&raw.headers);
-        let trace = ferrule_core::trace::TraceContext::of(&raw.headers);
-        let trace = match trace {
-            Some(trace) => flat(vec![(trace.header(), trace.trace_id_hex())]),
-            None => env.null(),
-        };
-        let parts = [env.buffer(&raw.body), env.string(&raw.query), flat(query), flat(headers), flat(cookies), trace];
-        let parts = parts.into_iter().collect::<std::result::Result<Vec<_>, _>>().map_err(js_error)?;
-        shapes::array(env, &parts).map(Js).map_err(js_error)
+        raw.to_js(env).map(Js).map_err(js_error)
     }
 
     /// One header of request `id` as sent (`name` in lower case), repeated ones joined with

@@ -2,7 +2,7 @@
 // with path parameter types inferred from the template.
 import { App, HttpError, Response, sse, version, WebSocket } from "ferrule";
 
-const app = new App({ bodyLimit: 1 << 20 });
+const app = new App({ bodyLimit: 1 << 20, metricsUrl: "/metrics" }); // metricsUrl was once missing from AppOptions
 
 app.get("/users/{id:int}", ({ params, query }) => {
   const id: number = params.id;

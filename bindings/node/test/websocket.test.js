@@ -74,6 +74,21 @@ test('text and binary come back in kind, and the close a handler sends arrives',
   });
 });
 
+// Found by a README-driven probe: a WebSocket handler's ctx read no undeclared header, query
+// pair or cookie (its raw parts were empty).
+test("a WebSocket handler's ctx reads what the handshake carried, declared or not", async () => {
+  const app = new ferrule.App();
+  app.ws('/raw', (socket, ctx) => {
+    socket.send(JSON.stringify({ auth: ctx.header('authorization'), rawQuery: ctx.rawQuery, pairs: ctx.queryPairs, cookies: ctx.cookiePairs }));
+  });
+  await serving(app, async (port) => {
+    const client = new WebSocketClient(`ws://127.0.0.1:${port}/raw?q=1&q=2`, { headers: { authorization: 'Bearer t', cookie: 'a=1; b=2' } });
+    const [message] = await once(client, 'message');
+    assert.deepStrictEqual(JSON.parse(message.toString()), { auth: 'Bearer t', rawQuery: 'q=1&q=2', pairs: [['q', '1'], ['q', '2']], cookies: [['a', '1'], ['b', '2']] });
+    client.close();
+  });
+});
+
 test('a listener that throws closes with 1011 and the handler hears the client leave', async () => {
   const app = new ferrule.App({ logger: false });
   const left = [];
