@@ -30,7 +30,11 @@ def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["openapi"]:
         return print_openapi(argv[1:])
-    parser = argparse.ArgumentParser(prog="python -m ferrule", description="Serve a Ferrule app.")
+    parser = argparse.ArgumentParser(
+        prog="python -m ferrule",
+        description="Serve a Ferrule app.",
+        epilog="python -m ferrule openapi MODULE:ATTRIBUTE prints the app's OpenAPI document instead (no server is started).",
+    )
     parser.add_argument("app", help="MODULE:ATTRIBUTE, e.g. main:app")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)

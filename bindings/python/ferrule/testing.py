@@ -242,7 +242,7 @@ class TestClient:
             return await self._handle.send(method, path, list(headers), body)
 
         answer = self._on_loop(exchange())
-        self._raise_server_exception(answer[0])
+        self._raise_server_exception(answer[0], answer[3])
         return answer
 
     def _send(self, method: str, target: str, pairs: list[tuple[str, str]], body: bytes, cookies: Mapping[str, str], history: list[TestResponse]) -> TestResponse:
@@ -265,9 +265,11 @@ class TestClient:
         self._keep_cookies(headers)
         return response
 
-    def _raise_server_exception(self, status: int) -> None:
+    def _raise_server_exception(self, status: int, cut_off: bool) -> None:
+        # A 500, or a body cut off because its producer raised after the head had gone (as
+        # Starlette's client raises it too).
         raised = self._handle.take_raised()
-        if raised is not None and self.raise_server_exceptions and status >= 500:
+        if raised is not None and self.raise_server_exceptions and (status >= 500 or cut_off):
             raise raised
 
     def _keep_cookies(self, headers: Headers) -> None:

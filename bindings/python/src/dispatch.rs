@@ -43,7 +43,7 @@ pub struct Dispatcher {
     tasks: TaskStarter,
     /// An in-process client's: the last exception a handler raised, which its test raises
     /// again. `None` for a server, whose handlers' exceptions only go to the log.
-    raised: Option<Mutex<Option<Py<PyAny>>>>,
+    raised: Option<RaisedSlot>,
     /// The app's `ferrule.hooks.Registry`: its hooks by slot, its exception handlers.
     registry: Py<PyAny>,
     /// Every request runs through a chain (the app has exception handlers, which see what
@@ -56,6 +56,9 @@ pub struct Dispatcher {
     flush_answers: Py<FlushAnswers>,
     flush_scheduled: Arc<AtomicBool>,
 }
+
+/// An in-process client's last exception from a handler or a stream's producer.
+pub type RaisedSlot = std::sync::Arc<Mutex<Option<Py<PyAny>>>>;
 
 /// Hands the answers pushed since it was scheduled to the runtime; the loop calls it.
 #[pyclass(frozen)]
@@ -94,7 +97,7 @@ impl Dispatcher {
             inbox,
             types,
             tasks: TaskStarter::new(event_loop.bind(py))?,
-            raised: keeps_raised.then(|| Mutex::new(None)),
+            raised: keeps_raised.then(RaisedSlot::default),
             registry,
             every_request_chained,
             chains: Mutex::new(HashMap::new()),
@@ -117,6 +120,12 @@ impl Dispatcher {
     /// What starts tasks on that loop.
     pub fn tasks(&self) -> &TaskStarter {
         &self.tasks
+    }
+
+    /// Where an in-process client's exceptions are kept, for a stream's producer that raises
+    /// after its handler returned.
+    pub fn raised_slot(&self) -> Option<RaisedSlot> {
+        self.raised.clone()
     }
 
     /// Keeps `exception`, raised by a handler, for an in-process client's test.

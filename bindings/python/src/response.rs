@@ -43,7 +43,7 @@ pub fn from_result_as(
     let shape_for = |status: i64| route.map_or(Shape::any(), |route| route.response_shape(status));
     if result.is_instance(types.response.bind(py)).unwrap_or(false) {
         let start = |content: &Bound<'_, PyAny>, events| match route {
-            Some(route) => types.streams.start(dispatcher.inbox(), dispatcher.tasks(), route, content, events),
+            Some(route) => types.streams.start(dispatcher.inbox(), dispatcher.tasks(), route, content, events, dispatcher.raised_slot()),
             None => Err("a stream answers a route's request, not a refused one".to_owned()),
         };
         return explicit(result, shape_for, start);

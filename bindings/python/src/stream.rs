@@ -16,6 +16,7 @@
 //! one finds the stream gone at its next push or wait for room, and closes the generator.
 
 use crate::convert::to_json;
+use crate::dispatch::RaisedSlot;
 use crate::handler_task::TaskStarter;
 use crate::route::PyRoute;
 use ferrule_core::bytes::Bytes;
@@ -61,7 +62,15 @@ impl Streams {
 
     /// Takes `content` (an iterable or async iterable) as a new stream's producer; the
     /// returned body pulls from it through `inbox`.
-    pub fn start(self: &Arc<Self>, inbox: &Inbox<PyRoute>, tasks: &TaskStarter, route: &Route, content: &Bound<'_, PyAny>, events: bool) -> Result<BodyStream, String> {
+    pub fn start(
+        self: &Arc<Self>,
+        inbox: &Inbox<PyRoute>,
+        tasks: &TaskStarter,
+        route: &Route,
+        content: &Bound<'_, PyAny>,
+        events: bool,
+        raised: Option<RaisedSlot>,
+    ) -> Result<BodyStream, String> {
         let py = content.py();
         let is_async = content.hasattr(pyo3::intern!(py, "__aiter__")).unwrap_or(false);
         let iterator = if is_async {
@@ -73,7 +82,7 @@ impl Streams {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let pushed = Pushed { task: None, buffer: PushBuffer::default(), room: None };
         self.lock().insert(id, Producer { route: route.clone(), pushed });
-        let sink = Bound::new(py, StreamSink { id, events, iterator: iterator.unbind(), streams: self.clone(), inbox: inbox.clone() });
+        let sink = Bound::new(py, StreamSink { id, events, iterator: iterator.unbind(), streams: self.clone(), inbox: inbox.clone(), raised });
         let producer = if is_async { PRODUCE.import(py, "ferrule.server", "produce") } else { PRODUCE_IN_POOL.import(py, "ferrule.server", "produce_in_pool") };
         let started = sink
             .and_then(|sink| producer?.call1((sink,)))
@@ -240,6 +249,8 @@ pub struct StreamSink {
     iterator: Py<PyAny>,
     streams: Arc<Streams>,
     inbox: Inbox<PyRoute>,
+    /// An in-process client's: where the producer's exception goes, for its test to raise.
+    raised: Option<RaisedSlot>,
 }
 
 #[pymethods]
@@ -300,6 +311,9 @@ impl StreamSink {
             Some(route) => raised(py, &route, PyErr::from_value(exception.clone())),
             None => return,
         };
+        if let Some(slot) = &self.raised {
+            *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(exception.clone().unbind());
+        }
         self.end(Err(failure));
     }
 }

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 
@@ -143,6 +144,26 @@ def test_a_handler_exception_is_raised_in_the_test_by_default(client: TestClient
         client.get("/boom")
     # An HTTPException is an answer, not a failure.
     assert client.get("/teapot").status_code == 418
+
+
+def test_a_stream_that_raises_after_its_head_raises_in_the_test_too() -> None:
+    """Found by a README-driven probe: the client returned a 200 with the chunks before the
+    failure, where the socket server cuts the body off and Starlette's client raises."""
+    app = App()
+
+    def produce() -> Any:
+        yield "a\n"
+        raise LookupError("the cursor is gone")
+
+    @app.get("/broken")
+    def broken() -> StreamingResponse:
+        return StreamingResponse(produce(), media_type="text/plain")
+
+    with TestClient(app) as client:
+        with pytest.raises(LookupError, match="the cursor is gone"):
+            client.get("/broken")
+    with TestClient(app, raise_server_exceptions=False) as client:
+        assert client.get("/broken").text == "a\n"
 
 
 def test_without_raising_the_client_gets_the_bare_500() -> None:
