@@ -22,9 +22,18 @@ type Param<S extends string> = S extends `${infer Name}:${infer Type}`
   ? { [K in Name]: ParamType<Type> }
   : { [K in S]: string };
 
-/** `'/a/{x:int}/b/{y}'` → `{ x: number } & { y: string }`. */
-export type PathParams<Path extends string> = Path extends `${string}{${infer P}}${infer Rest}`
-  ? Param<P> & PathParams<Rest>
+/** `'/a/{x:int}/b/{y}'` → `{ x: number } & { y: string }`; Express's `'/a/:x'` → `{ x: string }`. */
+export type PathParams<Path extends string> = BracedParams<Path> & ColonParams<Path>;
+
+type BracedParams<Path extends string> = Path extends `${string}{${infer P}}${infer Rest}`
+  ? Param<P> & BracedParams<Rest>
+  : {};
+
+/** Express-style `:name` segments, a string each. */
+type ColonParams<Path extends string> = Path extends `${string}/:${infer Segment}`
+  ? Segment extends `${infer Name}/${infer Rest}`
+    ? { [K in Name]: string } & ColonParams<`/${Rest}`>
+    : { [K in Segment]: string }
   : {};
 
 /** An uploaded file of a multipart body, bytes kept exactly as sent. */
@@ -243,6 +252,8 @@ export declare class App {
   constructor(options?: AppOptions);
   route<P extends string>(method: string | string[], path: P, handler: Handler<P>): this;
   route<P extends string>(method: string | string[], path: P, options: RouteOptions, handler: Handler<P>): this;
+  /** Fastify's object form: `route({ method, url, handler, ...options })`. */
+  route<P extends string>(definition: RouteOptions & { method: string | string[]; url: P; handler: Handler<P> }): this;
   /** Declares a route from an explicit core RouteSpec (routes described as data). */
   addRoute(spec: Record<string, unknown>, handler: Handler, options?: { status?: number }): this;
   /** The app's OpenAPI 3.1 document (every route declared so far), as served at `openapiUrl`. */
@@ -286,7 +297,7 @@ export declare class App {
   addHook(name: 'onError', hook: (ctx: Context, reply: Reply, error: Error, done?: () => void) => unknown): this;
   addHook(name: 'onReady' | 'onClose', hook: (done?: (error?: Error) => void) => unknown): this;
   /** Answers what this app's (or scope's) hooks and handlers throw, and the requests the core refuses. */
-  setErrorHandler(handler: (error: HttpError & { validation?: unknown[]; problem?: Record<string, unknown> } | Error, ctx: Context, reply: Reply) => unknown): this;
+  setErrorHandler(handler: (error: HandledError, ctx: Context, reply: Reply) => unknown): this;
   /** Answers the requests no route takes (404). */
   setNotFoundHandler(handler: (ctx: Context, reply: Reply) => unknown): this;
   /** Fastify's `register`: `plugin(scope, options)` declares routes and hooks served under `prefix`. */
@@ -416,8 +427,29 @@ export declare class HttpError extends Error {
   detail?: string;
   headers?: Record<string, string>;
   /** A refused request's validation errors (422), as the problem lists them. */
-  validation?: unknown[];
+  validation?: ValidationIssue[];
 }
+
+/** One entry of a 422 problem's `errors` (FastAPI's shape). */
+export interface ValidationIssue {
+  type: string;
+  loc: Array<string | number>;
+  msg: string;
+  input?: unknown;
+  ctx?: Record<string, unknown>;
+}
+
+/**
+ * What an error handler receives: what a handler or hook threw (any Error, an `HttpError`), or
+ * a refusal of the core's as an `HttpError` with its `validation` (422) and `problem`.
+ */
+export type HandledError = Error & {
+  status?: number;
+  statusCode?: number;
+  detail?: string;
+  validation?: ValidationIssue[];
+  problem?: Record<string, unknown>;
+};
 
 /** The version of the Rust crates the native addon was built from. */
 export declare function version(): string;

@@ -17,6 +17,23 @@ app.get("/orders/{orderId:uuid}/items/{name}", ({ params }) => {
   return { orderId, name, wrong };
 });
 
+// Express-style segments are typed too (they once gave `params: {}`).
+app.get("/shops/:shop/items/:item", ({ params }) => {
+  const shop: string = params.shop;
+  const item: string = params.item;
+  // @ts-expect-error: only the template's names are parameters
+  const other: string = params.other;
+  return { shop, item, other };
+});
+
+// Fastify's object form of route(), typed as the others.
+app.route({ method: ["GET", "POST"], url: "/ping/{n:int}", handler: ({ params }) => ({ n: params.n + 1 }) });
+
+// The README's error handler (its `error.validation` once did not type-check).
+app.setErrorHandler((error, ctx, reply) => (error.validation
+  ? reply.code(400).send({ invalid: error.validation.map((e) => e.loc) })
+  : reply.send(error)));
+
 const itemSchema = { type: "object", required: ["name"], properties: { name: { type: "string" } } };
 app.post("/items", { body: itemSchema, status: 201 }, async ({ body }) => body);
 
