@@ -542,6 +542,9 @@ class App {
       await this.ready();
     } catch (error) {
       error.message = `ferrule: startup failed (an onReady hook threw): ${error.message}`;
+      // A worker of listen({ workers }) tells its primary, which stops them all: caught and
+      // left running, it would hold its share of the port and answer nothing.
+      if (cluster.isWorker && process.env.FERRULE_LISTEN_FD && typeof process.send === 'function') process.send({ ferrule: 'failed', message: error.message });
       throw error;
     }
     const inWorker = cluster.isWorker;
@@ -1445,6 +1448,10 @@ function supervise(host, port, workers, handleSignals) {
     }
     cluster.on('message', (worker, message) => {
       if (message && message.ferrule === 'serving') served.add(worker.id);
+      if (message && message.ferrule === 'failed' && !stopping) {
+        failed = new Error(`${message.message} (worker ${worker.process.pid}); stopping every worker`);
+        stop();
+      }
     });
     cluster.on('exit', (worker, code, signal) => {
       if (!stopping && served.has(worker.id)) {

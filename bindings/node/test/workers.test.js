@@ -111,7 +111,8 @@ test('close() ends when the drain deadline passes with a request still queued fo
 });
 
 // Found by a README-driven probe: with workers, an onReady that threw made each worker exit
-// and the primary fork another, every second, forever.
+// and the primary fork another, every second, forever; and a worker that caught the error
+// stayed, holding the port and answering nothing (found when the fix was checked again).
 test('a worker that fails to start stops listen({ workers }) instead of being forked again', async () => {
   const fs = require('node:fs');
   const os = require('node:os');
@@ -120,7 +121,9 @@ test('a worker that fails to start stops listen({ workers }) instead of being fo
   fs.writeFileSync(script, `const { App } = require(${JSON.stringify(require.resolve('ferrule'))});
     const app = new App({ logger: false });
     app.addHook('onReady', () => { throw new Error('no database'); });
-    app.listen({ host: '127.0.0.1', port: 0, workers: 2, log: false }).then(() => process.exit(0), (error) => { console.error(error.message); process.exit(3); });`);
+    const cluster = require('node:cluster');
+    // The worker catches the error and stays: the primary must still stop it.
+    app.listen({ host: '127.0.0.1', port: 0, workers: 2, log: false }).then(() => process.exit(0), (error) => { if (cluster.isPrimary) { console.error(error.message); process.exit(3); } });`);
   const child = spawn(process.execPath, [script], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (chunk) => { stderr += chunk; });
@@ -130,6 +133,6 @@ test('a worker that fails to start stops listen({ workers }) instead of being fo
   ]);
   child.kill('SIGKILL');
   assert.strictEqual(exited, 3, stderr);
-  assert.match(stderr, /ferrule: startup failed: worker \d+ exited \(\d+\) before it served; stopping every worker/);
+  assert.match(stderr, /ferrule: startup failed \(an onReady hook threw\): no database \(worker \d+\); stopping every worker/);
   assert.ok(!stderr.includes('starting another'), stderr);
 });
