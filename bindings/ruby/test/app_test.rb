@@ -42,6 +42,7 @@ class AppTest < Minitest::Test
       app.get("/html") { Ferrule::Response.new("<b>hi</b>", type: "text/html") }
       app.get("/rack") { [202, { "x-rack" => "1" }, ["a", "b"]] }
       app.get("/numbers") { [200, 300, 400] }
+      app.get("/created-list") { status 201; [1, 2, 3] }
       app.get("/own-status") { status 201; [202, { "x-t" => "1" }, ["t"]] }
       app.get("/own-response") { status 201; Ferrule::Response.new("r", status: 202) }
       app.get("/todo") { raise NotImplementedError }
@@ -112,6 +113,9 @@ class AppTest < Minitest::Test
     # Three values starting with a number are JSON: a Rack triplet has a Hash of headers.
     get "/numbers"
     assert_equal [200, "[200,300,400]"], [last_response.status, last_response.body]
+    # ... and goes with the status the block set, as a Hash does (a re-check found a 200).
+    get "/created-list"
+    assert_equal [201, "[1,2,3]"], [last_response.status, last_response.body]
     # An explicit response is sent with its own status, as Sinatra sends it.
     get "/own-status"
     assert_equal [202, "1", "t"], [last_response.status, last_response.headers["x-t"], last_response.body]

@@ -207,7 +207,8 @@ module Ferrule
       when Response
         Response.new(result.body, status: result.status, headers: merged(result.headers), type: result.type)
       when Array
-        return result unless result.length == 3 && result[0].is_a?(Integer) && result[1].is_a?(Hash)
+        # A plain Array is JSON, sent with the status set in the block, as a Hash is.
+        return Response.new(result, status: status, headers: @headers) unless result.length == 3 && result[0].is_a?(Integer) && result[1].is_a?(Hash)
 
         [result[0], merged(result[1]), result[2]]
       else
