@@ -1,20 +1,36 @@
 //! Response compression (gzip, brotli, zstd) above a minimum size.
+//!
+//! tower-http's layer does the coding. Two things around it are the core's:
+//! * a client that refuses every coding we have *and* the identity (`identity;q=0`,
+//!   `*;q=0`) gets the response without a coding, as nginx and Starlette send it: tower-http
+//!   would instead turn the handler's finished answer into a 406 that still carries the
+//!   handler's headers and body, after a POST's side effects (RFC 9110 §12.5.3 lets a server
+//!   send the identity);
+//! * a compressed answer's strong `ETag` becomes weak: the coded bytes are another
+//!   representation (RFC 9110 §8.8.1), as nginx's gzip marks it.
+//!
+//! Cost: one header lookup per request (`Accept-Encoding`), parsed only when it refuses
+//! something; one per compressed response (`ETag`).
 
 use crate::spec::CompressionConfig;
+use http::{header, HeaderValue, Request, Response};
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use tower::layer::util::Stack;
+use tower::{Layer, Service};
 use tower_http::compression::predicate::{And, NotForContentType, Predicate, SizeAbove};
 use tower_http::compression::CompressionLayer;
 
-pub(crate) type Compression = CompressionLayer<CompressWhen>;
+pub(crate) type Compression = Stack<CompressionLayer<CompressWhen>, CodingGuard>;
 pub(crate) type CompressWhen = And<And<And<WholeBody, SizeAbove>, NotForContentType>, NotForContentType>;
 
 pub(crate) fn compression_layer(config: &CompressionConfig) -> Compression {
     // Streams, already-compressed images and never-ending event streams are left alone.
     let when = WholeBody.and(SizeAbove::new(u64::from(config.min_size))).and(NotForContentType::IMAGES).and(NotForContentType::SSE);
-    CompressionLayer::new()
-        .gzip(config.gzip)
-        .br(config.br)
-        .zstd(config.zstd)
-        .compress_when(when)
+    let layer = CompressionLayer::new().gzip(config.gzip).br(config.br).zstd(config.zstd).compress_when(when);
+    let offered = [("gzip", config.gzip), ("br", config.br), ("zstd", config.zstd)].into_iter().filter(|(_, on)| *on).map(|(name, _)| name).collect();
+    Stack::new(layer, CodingGuard { offered })
 }
 
 /// Only bodies whose size is known: a compressor holds a stream's chunks back until its
@@ -28,5 +44,127 @@ impl Predicate for WholeBody {
         B: hyper::body::Body,
     {
         response.body().size_hint().exact().is_some() || response.headers().contains_key(http::header::CONTENT_LENGTH)
+    }
+}
+
+/// The layer around tower-http's: see the module's notes.
+#[derive(Clone, Debug)]
+pub(crate) struct CodingGuard {
+    /// The codings this route may send.
+    offered: Vec<&'static str>,
+}
+
+impl<S> Layer<S> for CodingGuard {
+    type Service = Guarded<S>;
+
+    fn layer(&self, inner: S) -> Guarded<S> {
+        Guarded { inner, guard: self.clone() }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Guarded<S> {
+    inner: S,
+    guard: CodingGuard,
+}
+
+impl<S, B, R> Service<Request<B>> for Guarded<S>
+where
+    S: Service<Request<B>, Response = Response<R>>,
+    S::Future: Send + 'static,
+{
+    type Response = Response<R>;
+    type Error = S::Error;
+    type Future = Pin<Box<dyn Future<Output = Result<Response<R>, S::Error>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, mut request: Request<B>) -> Self::Future {
+        if let Some(accepted) = request.headers().get(header::ACCEPT_ENCODING) {
+            if refuses_all(accepted.as_bytes(), &self.guard.offered) {
+                // No preference left that can be met: the answer goes without a coding.
+                request.headers_mut().remove(header::ACCEPT_ENCODING);
+            }
+        }
+        let answered = self.inner.call(request);
+        Box::pin(async move {
+            let mut response = answered.await?;
+            if response.headers().contains_key(header::CONTENT_ENCODING) {
+                weaken_etag(response.headers_mut());
+            }
+            Ok(response)
+        })
+    }
+}
+
+/// Whether an `Accept-Encoding` value accepts none of `offered` and not the identity either.
+fn refuses_all(value: &[u8], offered: &[&str]) -> bool {
+    let Ok(value) = std::str::from_utf8(value) else { return false };
+    let (mut any, mut identity) = (None, None);
+    let mut accepts_offered = false;
+    for entry in value.split(',') {
+        let mut parts = entry.split(';');
+        let coding = parts.next().unwrap_or("").trim();
+        if coding.is_empty() {
+            continue;
+        }
+        let q = parts.find_map(|p| p.trim().strip_prefix("q=").or_else(|| p.trim().strip_prefix("Q="))).map_or(Some(1.0), |q| q.trim().parse::<f32>().ok());
+        let Some(q) = q else { return false };
+        if coding == "*" {
+            any = Some(q);
+        } else if coding.eq_ignore_ascii_case("identity") {
+            identity = Some(q);
+        } else if q > 0.0 && offered.iter().any(|o| coding.eq_ignore_ascii_case(o) || (*o == "gzip" && coding.eq_ignore_ascii_case("x-gzip"))) {
+            accepts_offered = true;
+        }
+    }
+    if accepts_offered || (any.is_some_and(|q| q > 0.0) && !offered.is_empty()) {
+        return false;
+    }
+    identity.or(any).is_some_and(|q| q <= 0.0)
+}
+
+/// `"v1"` → `W/"v1"`; a weak tag stays as it is.
+fn weaken_etag(headers: &mut http::HeaderMap) {
+    let Some(tag) = headers.get(header::ETAG) else { return };
+    if tag.as_bytes().starts_with(b"W/") {
+        return;
+    }
+    let mut weak = b"W/".to_vec();
+    weak.extend_from_slice(tag.as_bytes());
+    if let Ok(weak) = HeaderValue::from_bytes(&weak) {
+        headers.insert(header::ETAG, weak);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ALL: [&str; 3] = ["gzip", "br", "zstd"];
+
+    // Found by a core-HTTP probe: tower-http answered these with a 406 over the handler's
+    // finished response.
+    #[test]
+    fn a_client_refusing_the_identity_and_every_offered_coding_gets_the_identity() {
+        for value in ["identity;q=0", "*;q=0", "gzip;q=0, identity;q=0", "deflate, identity;q=0", "compress, *;q=0"] {
+            assert!(refuses_all(value.as_bytes(), &ALL), "{value}");
+        }
+        for value in ["gzip", "gzip, identity;q=0", "*", "*;q=0.5, identity;q=0", "identity", "deflate", "br;q=0", "x-gzip, identity;q=0", "", "gzip;q=x"] {
+            assert!(!refuses_all(value.as_bytes(), &ALL), "{value}");
+        }
+        assert!(refuses_all(b"gzip, identity;q=0", &["br"]), "a route that offers only br");
+    }
+
+    #[test]
+    fn a_coded_answer_has_a_weak_tag() {
+        let mut headers = http::HeaderMap::new();
+        headers.insert(header::ETAG, HeaderValue::from_static("\"v1\""));
+        weaken_etag(&mut headers);
+        assert_eq!(headers[header::ETAG], "W/\"v1\"");
+        weaken_etag(&mut headers);
+        assert_eq!(headers[header::ETAG], "W/\"v1\"", "already weak");
     }
 }
