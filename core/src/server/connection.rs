@@ -214,7 +214,7 @@ impl<A: AppService> hyper::service::Service<http::Request<Incoming>> for ConnSer
     type Future = Either<Ready<Result<axum::response::Response, StreamError>>, InFlight<A::Future>>;
 
     fn call(&self, request: http::Request<Incoming>) -> Self::Future {
-        if let Some(problem) = host_problem(&request) {
+        if let Some(problem) = wire_problem(&request) {
             return Either::Left(ready(Ok(problem.into_http())));
         }
         let http2 = request.version() == http::Version::HTTP_2;
@@ -229,23 +229,42 @@ impl<A: AppService> hyper::service::Service<http::Request<Incoming>> for ConnSer
     }
 }
 
-/// An HTTP/1.1 request must carry exactly one `Host` (RFC 9112 §3.2: a server MUST answer 400
-/// otherwise). Two hosts are how request-smuggling and cache-poisoning attempts make a proxy
-/// and a server disagree about where a request goes. HTTP/1.0 may omit it; HTTP/2 carries
-/// `:authority`. Checked here, on the wire, so in-process calls of the router need none.
+/// What an HTTP/1.1 request's head must get right before anything reads it, checked here, on
+/// the wire, so in-process calls of the router need none (HTTP/1.0 may omit `Host`; HTTP/2
+/// carries `:authority` and has no transfer codings):
+/// * exactly one `Host`, with a value a host can have (RFC 9112 §3.2: a server MUST answer 400
+///   otherwise). Two hosts, or one like `a b`, are how request-smuggling and cache-poisoning
+///   attempts make a proxy and a server disagree about where a request goes;
+/// * no transfer coding but `chunked`: hyper frames a `gzip, chunked` body by its chunks and
+///   would hand the handler bytes still gzipped, "changed" input. RFC 9112 §6.1 asks for a 501;
+///   the connection closes, as the body is not read.
+///
 /// (`Transfer-Encoding` beside `Content-Length` is hyper's to handle, as RFC 9112 §6.3 allows:
 /// it frames by the former, drops the latter and closes the connection after the response.)
-fn host_problem<B>(request: &http::Request<B>) -> Option<Problem> {
+fn wire_problem<B>(request: &http::Request<B>) -> Option<Problem> {
     if request.version() != http::Version::HTTP_11 {
         return None;
     }
     let mut hosts = request.headers().get_all(http::header::HOST).iter();
     let detail = match (hosts.next(), hosts.next()) {
-        (Some(_), None) => return None,
+        (Some(host), None) if is_host(host.as_bytes()) => return unknown_coding(request.headers()),
+        (Some(_), None) => "The Host header is not a host.",
         (None, _) => "An HTTP/1.1 request must carry a Host header.",
         (Some(_), Some(_)) => "The request carries more than one Host header.",
     };
     Some(Problem::status(http::StatusCode::BAD_REQUEST).with_detail(detail))
+}
+
+/// RFC 3986's `host [ ":" port ]`: its characters only (unreserved, sub-delims, `%`, `:` and
+/// an IP literal's brackets), or empty (a target with no authority).
+fn is_host(value: &[u8]) -> bool {
+    value.iter().all(|b| b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=%:[]".contains(b))
+}
+
+fn unknown_coding(headers: &http::HeaderMap) -> Option<Problem> {
+    let codings = headers.get_all(http::header::TRANSFER_ENCODING);
+    let known = codings.iter().all(|value| value.to_str().is_ok_and(|text| text.split(',').all(|coding| coding.trim().eq_ignore_ascii_case("chunked"))));
+    (!known).then(|| Problem::status(http::StatusCode::NOT_IMPLEMENTED).with_detail("Only the chunked transfer coding is understood.").closing())
 }
 
 pin_project_lite::pin_project! {
@@ -299,6 +318,34 @@ mod tests {
     use std::net::TcpStream;
 
     const REQUEST: &[u8] = b"GET / HTTP/1.1\r\nhost: a\r\n\r\n";
+
+    fn head(headers: &[(&str, &str)]) -> http::Request<()> {
+        let mut request = http::Request::new(());
+        for (name, value) in headers {
+            request.headers_mut().append(http::HeaderName::from_bytes(name.as_bytes()).unwrap(), http::HeaderValue::from_str(value).unwrap());
+        }
+        request
+    }
+
+    // Found by a core-HTTP probe: `Host: a b` was served, and a `gzip, chunked` body reached the
+    // handler still gzipped.
+    #[test]
+    fn a_host_that_is_no_host_is_400_and_a_coding_other_than_chunked_is_501() {
+        let status = |headers: &[(&str, &str)]| wire_problem(&head(headers)).map(|p| p.status);
+        for host in ["a", "example.com:8080", "[::1]:80", "", "xn--caf-dma.example"] {
+            assert_eq!(status(&[("host", host)]), None, "{host}");
+        }
+        for host in ["a b", "a, b", "a/b", "a@b"] {
+            assert_eq!(status(&[("host", host)]), Some(400), "{host}");
+        }
+        assert_eq!(status(&[("host", "a"), ("transfer-encoding", "chunked")]), None);
+        assert_eq!(status(&[("host", "a"), ("transfer-encoding", "Chunked")]), None);
+        for coding in ["gzip, chunked", "foo"] {
+            assert_eq!(status(&[("host", "a"), ("transfer-encoding", coding)]), Some(501), "{coding}");
+        }
+        assert_eq!(status(&[("host", "a"), ("transfer-encoding", "foo"), ("transfer-encoding", "chunked")]), Some(501));
+        assert!(wire_problem(&head(&[("host", "a"), ("transfer-encoding", "gzip, chunked")])).unwrap().close_connection);
+    }
 
     /// Sends the request on `stream` and reads the response by its `content-length`; returns
     /// the status line.
