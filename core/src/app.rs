@@ -291,6 +291,7 @@ impl App {
             .map_response(axum::response::IntoResponse::into_response)
             .layer(CatchPanicLayer::custom(internal_error as fn(Box<dyn std::any::Any + Send>) -> axum::response::Response))
             .layer(HeaderLimitLayer::new(config.max_header_bytes))
+            .map_response(no_length_without_content as fn(axum::response::Response) -> axum::response::Response)
             .service(router))
     }
 
@@ -380,6 +381,16 @@ async fn unrouted(
     crate::route::answer(&label, None, started).await
 }
 
+/// A 204 or 304 has no content, so no `Content-Length` either (RFC 9110 §8.6: a server MUST
+/// NOT send one in a 204; a 304's would describe the representation). axum gives an empty
+/// body one when answering a HEAD, which hyper then sends.
+fn no_length_without_content(mut response: axum::response::Response) -> axum::response::Response {
+    if matches!(response.status(), StatusCode::NO_CONTENT | StatusCode::NOT_MODIFIED) {
+        response.headers_mut().remove(http::header::CONTENT_LENGTH);
+    }
+    response
+}
+
 fn build_method_router(group: &PathGroup, config: &AppConfig, fallback: Option<Arc<dyn Handler>>) -> Result<MethodRouter, AppError> {
     let mut methods = MethodRouter::new();
     let mut allow: Vec<&str> = Vec::new();
@@ -461,6 +472,22 @@ mod tests {
         assert!(bad_type.0.contains("unknown type `integer`"), "{bad_type}");
         let bad_schema = app.check_route(&RouteSpec::get("/q").query("n", serde_json::json!({"type": "integer", "minimum": "one"})));
         assert!(bad_schema.is_err());
+    }
+
+    // Found by a core-HTTP probe: a HEAD of a route answering 204 (or 304) got
+    // `Content-Length: 0` from axum, which RFC 9110 §8.6 forbids in a 204.
+    #[tokio::test]
+    async fn a_head_of_a_204_or_304_says_no_length() {
+        for status in [StatusCode::NO_CONTENT, StatusCode::NOT_MODIFIED] {
+            let app = App::new().route(RouteSpec::get("/empty"), move |_: RequestData| async move { status });
+            let service = app.into_service().unwrap();
+            for method in [Method::GET, Method::HEAD] {
+                let request = http::Request::builder().method(method.clone()).uri("/empty").body(axum::body::Body::empty()).unwrap();
+                let response = service.clone().oneshot(request).await.unwrap();
+                assert_eq!(response.status(), status);
+                assert!(response.headers().get(header::CONTENT_LENGTH).is_none(), "{method} {status}");
+            }
+        }
     }
 
     #[tokio::test]

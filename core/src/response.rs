@@ -204,11 +204,11 @@ impl Response {
     /// The response a route's handler gave, as axum sends it; a stream's failure is logged
     /// with `route`.
     pub(crate) fn into_http(self, route: &std::sync::Arc<str>) -> http::Response<axum::body::Body> {
-        // 204 and 304 never carry a body (RFC 9110 §15.3.5, §15.4.5), so nor a type for one
-        // (Rack::Lint refuses a 204 or 304 that names one).
+        // 204, 205 and 304 never carry a body (RFC 9110 §15.3.5, §15.3.6, §15.4.5), so nor a
+        // type for one (Rack::Lint refuses a 204 or 304 that names one).
         let mut headers = self.headers;
         let body = match self.body {
-            _ if self.status == StatusCode::NO_CONTENT || self.status == StatusCode::NOT_MODIFIED => {
+            _ if matches!(self.status, StatusCode::NO_CONTENT | StatusCode::RESET_CONTENT | StatusCode::NOT_MODIFIED) => {
                 headers.remove(header::CONTENT_TYPE);
                 axum::body::Body::empty()
             }
@@ -287,6 +287,8 @@ mod tests {
         assert_eq!(header_values(&response, "content-type"), ["text/csv"], "one body, one type: the last given");
         let sent = Response::from_parts(204, Some(Response::json_bytes("{}")), [("x", "y")]).unwrap().into_http(&"GET /".into());
         assert!(sent.headers().get("content-type").is_none(), "a 204 names no type");
+        let reset = Response::from_parts(205, Some(Response::bytes("body")), [("x", "y")]).unwrap().into_http(&"GET /".into());
+        assert_eq!(axum::body::HttpBody::size_hint(reset.body()).exact(), Some(0), "a 205 has no content");
     }
 
     #[test]
