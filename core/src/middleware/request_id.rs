@@ -60,10 +60,12 @@ where
     }
 
     fn call(&mut self, mut request: Request<B>) -> Self::Future {
-        // The client's own ID is kept as it came, whatever its form, as tower-http keeps it.
+        // The client's own ID is kept as it came, whatever its form, as tower-http keeps it,
+        // when it is text: one with other bytes (`été` in UTF-8) is replaced, as the handler
+        // and the log could not read it and would see no ID while the client saw one.
         let id = match request.headers().get(X_REQUEST_ID) {
-            Some(id) => Some(id.clone()),
-            None => new_id().inspect(|id| {
+            Some(id) if id.to_str().is_ok() => Some(id.clone()),
+            _ => new_id().inspect(|id| {
                 request.headers_mut().insert(X_REQUEST_ID, id.clone());
             }),
         };
@@ -206,6 +208,19 @@ mod tests {
     async fn the_clients_id_is_kept_whatever_its_form() {
         let (seen, answered) = through_layer(Some("trace 7/a"), None).await;
         assert_eq!((seen.as_deref(), answered.as_deref()), (Some("trace 7/a"), Some("trace 7/a")));
+    }
+
+    // Found by a core-HTTP probe: `été` was echoed to the client while the handler saw none.
+    #[tokio::test]
+    async fn a_client_id_that_is_not_text_is_replaced_for_everyone() {
+        use tower::ServiceExt;
+        let handler = tower::service_fn(|request: Request<()>| async move { Ok::<_, std::convert::Infallible>(Response::new(request_id_in(request.headers()))) });
+        let mut request = Request::new(());
+        request.headers_mut().insert(X_REQUEST_ID, HeaderValue::from_bytes("été".as_bytes()).unwrap());
+        let response = RequestIdLayer.layer(handler).oneshot(request).await.unwrap();
+        let seen = response.body().clone().expect("the handler sees an id");
+        assert!(uuid::Uuid::parse_str(&seen).is_ok(), "{seen}");
+        assert_eq!(request_id_in(response.headers()).as_deref(), Some(seen.as_str()));
     }
 
     #[tokio::test]
