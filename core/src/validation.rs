@@ -256,7 +256,7 @@ fn to_issues(kind: &ValidationErrorKind, loc: Vec<LocSegment>, input: Json, fall
             one("literal_error", format!("Input should be {expected}"), Some(json!({"expected": expected})))
         }
         ValidationErrorKind::Type { kind } => {
-            let (kind, msg) = type_issue(kind);
+            let (kind, msg) = type_issue(kind, &input);
             one(kind, msg.to_owned(), None)
         }
         ValidationErrorKind::Format { format } => {
@@ -297,13 +297,15 @@ fn expected_list(options: &Json) -> String {
     }
 }
 
-fn type_issue(kind: &TypeKind) -> (&'static str, &'static str) {
+fn type_issue(kind: &TypeKind, input: &Json) -> (&'static str, &'static str) {
     use jsonschema::JsonType;
     let first = match kind {
         TypeKind::Single(t) => Some(*t),
         TypeKind::Multiple(set) => set.iter().find(|t| *t != JsonType::Null),
     };
     match first {
+        // pydantic's name for `2.5` where an int is declared (a whole `2.0` is an integer).
+        Some(JsonType::Integer) if input.is_f64() => ("int_from_float", "Input should be a valid integer, got a number with a fractional part"),
         Some(JsonType::Integer) => ("int_type", "Input should be a valid integer"),
         Some(JsonType::Number) => ("float_type", "Input should be a valid number"),
         Some(JsonType::Boolean) => ("bool_type", "Input should be a valid boolean"),

@@ -1,6 +1,6 @@
 //! Request bodies: limits (413), content types (415), then parsing and validation (422).
 
-mod defaults;
+mod complete;
 mod form;
 mod json;
 mod multipart;
@@ -25,8 +25,8 @@ pub struct BodyReader {
     multipart_limits: multipart::Limits,
     /// JSON bodies: the compiled schema, when it constrains anything.
     schema: Option<CompiledSchema>,
-    /// JSON bodies: the schema's property defaults, filled into valid bodies.
-    defaults: Option<defaults::Defaults>,
+    /// JSON bodies: the schema's defaults and integers, given to valid bodies.
+    completion: Option<complete::Completion>,
     /// Form and multipart bodies: fields coerced and validated like query parameters.
     fields: Option<ParamSet>,
     /// Form and multipart bodies: what the schema says beyond each field (see `form`).
@@ -74,8 +74,8 @@ impl BodyReader {
             (BodyKind::Form | BodyKind::Multipart, Some(schema)) => form::FormRules::compile(schema)?,
             _ => None,
         };
-        let defaults = match (spec.kind, &spec.schema) {
-            (BodyKind::Json, Some(schema)) => Some(defaults::Defaults::compile(schema)).filter(|d| !d.is_empty()),
+        let completion = match (spec.kind, &spec.schema) {
+            (BodyKind::Json, Some(schema)) => Some(complete::Completion::compile(schema)).filter(|c| !c.is_empty()),
             _ => None,
         };
         Ok(BodyReader {
@@ -86,7 +86,7 @@ impl BodyReader {
             max_json_depth: inputs.max_json_depth,
             multipart_limits: inputs.multipart,
             schema,
-            defaults,
+            completion,
             fields,
             form_rules,
         })
@@ -118,9 +118,10 @@ impl BodyReader {
             BodyKind::Json => match json::parse(&bytes, self.max_json_depth) {
                 Ok(mut value) => {
                     let found = self.schema.as_ref().map(|s| s.document_issues(&value, &["body".into()])).unwrap_or_default();
-                    // Defaults are not user input: filled in only once the input itself is valid.
-                    if let (true, Some(defaults)) = (found.is_empty(), &self.defaults) {
-                        defaults.apply(&mut value);
+                    // Defaults are not user input: filled in only once the input itself is
+                    // valid; a whole float is an integer only once `integer` accepted it.
+                    if let (true, Some(completion)) = (found.is_empty(), &self.completion) {
+                        completion.apply(&mut value);
                     }
                     issues.extend(found);
                     Body::Json(value)

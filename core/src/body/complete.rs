@@ -1,0 +1,483 @@
+//! What a valid JSON body is given before a handler sees it: the schema's `default`s, and
+//! integers where the schema says `integer`.
+//!
+//! A FastAPI handler receives a pydantic model, so a property the client left out already
+//! holds its declared default, and an `int` field sent as `2.0` holds `2` (JSON Schema and
+//! pydantic both accept a whole float as an integer). Ferrule hands handlers plain JSON in
+//! every language; finishing the document here, once, keeps both promises without each binding
+//! re-walking the schema (Ruby and Python would otherwise hand out the Float `2.0`).
+//!
+//! Cost: a route whose schema has neither defaults nor integers compiles to nothing. Integers
+//! are looked for only when the body holds a whole float at all (one pass over the tape's
+//! nodes, no schema), and are changed in place; defaults are looked for by one read-only walk,
+//! and only a body that misses one is written again.
+
+use crate::document::{Builder as Tape, Document, NodeRef, View};
+use serde_json::Value as Json;
+use std::collections::HashMap;
+
+/// Where defaults and integers live in a schema, found once when the route is compiled. Nodes
+/// sit in an arena so a local `$ref` (pydantic's nested and recursive models) is compiled once
+/// and shared.
+#[derive(Debug, Default)]
+pub struct Completion {
+    nodes: Vec<Node>,
+    root: Option<usize>,
+    has_defaults: bool,
+    has_integers: bool,
+}
+
+#[derive(Debug, Default)]
+struct Node {
+    /// Object properties: name, its own default (ready to insert into a body), and the node for
+    /// its value. When `values` is set, every declared property is listed, so a declared name
+    /// never falls back to `values`.
+    properties: Vec<(String, Option<Document>, Option<usize>)>,
+    /// The node for members no property declares (`additionalProperties`: a `dict[str, Item]`).
+    values: Option<usize>,
+    /// The nodes for the first array items, by position (`prefixItems`: a tuple).
+    prefix: Vec<Option<usize>>,
+    /// The node for every other array item.
+    items: Option<usize>,
+    /// The schema admits integers and no other numbers: a whole float here becomes an integer.
+    integer: bool,
+    /// `anyOf`/`oneOf` with one branch that can hold an object (`Optional[Item]`): an object
+    /// value is finished by that branch. None when no branch or several could (a union of
+    /// models, which only validation could tell apart).
+    object_branch: Option<usize>,
+    /// The same for an array value (`Optional[list[int]]`).
+    array_branch: Option<usize>,
+}
+
+impl Node {
+    fn is_empty(&self) -> bool {
+        self.properties.is_empty()
+            && self.values.is_none()
+            && self.prefix.iter().all(Option::is_none)
+            && self.items.is_none()
+            && !self.integer
+            && self.object_branch.is_none()
+            && self.array_branch.is_none()
+    }
+
+    /// The node for the member named `key`.
+    fn member(&self, key: &str) -> Option<usize> {
+        match self.properties.iter().find(|(name, ..)| name == key) {
+            Some((_, _, inner)) => *inner,
+            None => self.values,
+        }
+    }
+
+    /// The node for the item at `index`.
+    fn item(&self, index: usize) -> Option<usize> {
+        self.prefix.get(index).copied().unwrap_or(self.items)
+    }
+
+    fn has_items(&self) -> bool {
+        self.items.is_some() || self.prefix.iter().any(Option::is_some)
+    }
+}
+
+/// JSON types as bits, for what a schema admits.
+const OBJECT: u8 = 1;
+const ARRAY: u8 = 2;
+const INTEGER: u8 = 4;
+const NUMBER: u8 = 8;
+const OTHER: u8 = 16;
+
+fn type_bits(name: &str) -> u8 {
+    match name {
+        "object" => OBJECT,
+        "array" => ARRAY,
+        "integer" => INTEGER,
+        "number" => NUMBER,
+        _ => OTHER,
+    }
+}
+
+struct Builder<'a> {
+    root: &'a Json,
+    nodes: Vec<Node>,
+    refs: HashMap<&'a str, usize>,
+}
+
+impl<'a> Builder<'a> {
+    /// The node for `schema`, or `None` when nothing inside it is finished.
+    fn node(&mut self, schema: &'a Json) -> Option<usize> {
+        let map = schema.as_object()?;
+        if let Some(reference) = map.get("$ref").and_then(Json::as_str) {
+            if let Some(id) = self.refs.get(reference) {
+                return Some(*id);
+            }
+            let target = self.resolve(reference)?;
+            // Registered before it is built, so a recursive model refers to itself.
+            let id = self.reserve();
+            self.refs.insert(reference, id);
+            self.nodes[id] = self.build(target);
+            return Some(id);
+        }
+        let node = self.build(schema);
+        if node.is_empty() {
+            return None;
+        }
+        let id = self.reserve();
+        self.nodes[id] = node;
+        Some(id)
+    }
+
+    fn build(&mut self, schema: &'a Json) -> Node {
+        let mut node = Node::default();
+        node.values = schema.get("additionalProperties").and_then(|values| self.node(values));
+        if let Some(props) = schema.get("properties").and_then(Json::as_object) {
+            for (name, prop) in props {
+                let inner = self.node(prop);
+                let default = prop.get("default").map(Document::from_tree);
+                if default.is_some() || inner.is_some() || node.values.is_some() {
+                    node.properties.push((name.clone(), default, inner));
+                }
+            }
+        }
+        if let Some(prefix) = schema.get("prefixItems").and_then(Json::as_array) {
+            node.prefix = prefix.iter().map(|item| self.node(item)).collect();
+        }
+        node.items = schema.get("items").and_then(|items| self.node(items));
+        node.integer = self.admitted(schema, 0).is_some_and(|bits| bits & INTEGER != 0 && bits & NUMBER == 0);
+        if let Some(branches) = schema.get("anyOf").or_else(|| schema.get("oneOf")).and_then(Json::as_array) {
+            node.object_branch = self.only_branch(branches, OBJECT).and_then(|branch| self.node(branch));
+            node.array_branch = self.only_branch(branches, ARRAY).and_then(|branch| self.node(branch));
+        }
+        node
+    }
+
+    /// The one branch that can hold a value of `kind`, if exactly one can.
+    fn only_branch(&self, branches: &'a [Json], kind: u8) -> Option<&'a Json> {
+        let mut able = branches.iter().filter(|branch| self.admitted(branch, 0).map_or(true, |bits| bits & kind != 0));
+        let first = able.next()?;
+        able.next().is_none().then_some(first)
+    }
+
+    /// The JSON types `schema` admits as far as `type`, `$ref`, `anyOf` and `oneOf` say, as
+    /// bits; `None` when it may admit any.
+    fn admitted(&self, schema: &'a Json, depth: u8) -> Option<u8> {
+        if depth > 16 {
+            return None;
+        }
+        let map = match schema {
+            Json::Bool(false) => return Some(0),
+            Json::Object(map) => map,
+            _ => return None,
+        };
+        match map.get("type") {
+            Some(Json::String(name)) => return Some(type_bits(name)),
+            Some(Json::Array(names)) => return Some(names.iter().filter_map(Json::as_str).fold(0, |bits, name| bits | type_bits(name))),
+            _ => {}
+        }
+        if let Some(reference) = map.get("$ref").and_then(Json::as_str) {
+            return self.admitted(self.resolve(reference)?, depth + 1);
+        }
+        let branches = map.get("anyOf").or_else(|| map.get("oneOf")).and_then(Json::as_array)?;
+        branches.iter().try_fold(0, |bits, branch| Some(bits | self.admitted(branch, depth + 1)?))
+    }
+
+    fn resolve(&self, reference: &str) -> Option<&'a Json> {
+        self.root.pointer(reference.strip_prefix('#')?)
+    }
+
+    fn reserve(&mut self) -> usize {
+        self.nodes.push(Node::default());
+        self.nodes.len() - 1
+    }
+}
+
+impl Completion {
+    pub fn compile(schema: &Json) -> Completion {
+        let mut builder = Builder { root: schema, nodes: Vec::new(), refs: HashMap::new() };
+        let root = builder.node(schema);
+        let nodes = builder.nodes;
+        let has_defaults = nodes.iter().any(|node| node.properties.iter().any(|(_, default, _)| default.is_some()));
+        let has_integers = nodes.iter().any(|node| node.integer);
+        Completion { nodes, root, has_defaults, has_integers }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.root.is_none()
+    }
+
+    /// Finishes a valid body: whole floats where the schema says `integer` become integers (in
+    /// place), then every missing property that has a default is inserted; present values (even
+    /// `null`) stay. A filled object lists the members that were sent, in their order, then the
+    /// defaults, by name (the compiled schema's order: serde_json keeps an object's keys sorted).
+    pub fn apply(&self, document: &mut Document) {
+        let Some(root) = self.root else { return };
+        if self.has_integers && document.has_whole_float() {
+            let mut found = Vec::new();
+            self.whole_floats(root, document.root(), &mut found);
+            for index in found {
+                document.make_integer(index);
+            }
+        }
+        // A document is a tape, so filling writes a new one. It is first read for whether any
+        // default is missing at all: a body that sent every property costs one read-only walk.
+        if self.has_defaults && self.wanted(root, document.root()) {
+            let mut out = Tape::with_capacity(0);
+            self.fill(root, document.root(), &mut out);
+            *document = out.finish();
+        }
+    }
+
+    /// The node that finishes `value`: a union's branch for the value's kind, when the node
+    /// itself says nothing about values of that kind.
+    fn at(&self, id: usize, value: &View<'_>) -> &Node {
+        let mut node = &self.nodes[id];
+        // Bounded: a chain of unions each nested in the last, at most one step per node.
+        for _ in 0..self.nodes.len() {
+            let branch = match value {
+                View::Object(_) if node.properties.is_empty() && node.values.is_none() => node.object_branch,
+                View::Array(_) if !node.has_items() => node.array_branch,
+                _ => None,
+            };
+            match branch {
+                Some(branch) => node = &self.nodes[branch],
+                None => break,
+            }
+        }
+        node
+    }
+
+    /// Collects the whole floats at `integer` positions in `value` or below it.
+    fn whole_floats(&self, id: usize, value: NodeRef<'_>, found: &mut Vec<u32>) {
+        let view = value.view();
+        let node = self.at(id, &view);
+        match view {
+            View::Float(_) if node.integer => found.push(value.index()),
+            View::Object(members) => {
+                for (key, member) in members {
+                    if let Some(inner) = node.member(key) {
+                        self.whole_floats(inner, member, found);
+                    }
+                }
+            }
+            View::Array(items) => {
+                for (index, item) in items.enumerate() {
+                    if let Some(inner) = node.item(index) {
+                        self.whole_floats(inner, item, found);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Whether a default is missing in `value` or below it.
+    fn wanted(&self, id: usize, value: NodeRef<'_>) -> bool {
+        let view = value.view();
+        let node = self.at(id, &view);
+        match view {
+            View::Object(members) => {
+                node.properties.iter().any(|(name, default, _)| default.is_some() && value.get(name).is_none())
+                    || members.into_iter().any(|(key, member)| node.member(key).is_some_and(|inner| self.wanted(inner, member)))
+            }
+            View::Array(items) => items.enumerate().any(|(index, item)| node.item(index).is_some_and(|inner| self.wanted(inner, item))),
+            _ => false,
+        }
+    }
+
+    /// Writes `value` with its defaults filled in.
+    fn fill(&self, id: usize, value: NodeRef<'_>, out: &mut Tape) {
+        let view = value.view();
+        let node = self.at(id, &view);
+        match view {
+            View::Object(members) => {
+                let mut open = out.open_object();
+                for (key, member) in members {
+                    out.str(key);
+                    match node.member(key) {
+                        Some(inner) => self.fill(inner, member, out),
+                        None => out.copy(member),
+                    }
+                    out.counted(&mut open);
+                }
+                for (name, default, _) in &node.properties {
+                    if let (Some(default), None) = (default, value.get(name)) {
+                        out.str(name);
+                        out.copy(default.root());
+                        out.counted(&mut open);
+                    }
+                }
+                out.close(open);
+            }
+            View::Array(items) if node.has_items() => {
+                let mut open = out.open_array();
+                for (index, item) in items.enumerate() {
+                    match node.item(index) {
+                        Some(inner) => self.fill(inner, item, out),
+                        None => out.copy(item),
+                    }
+                    out.counted(&mut open);
+                }
+                out.close(open);
+            }
+            _ => out.copy(value),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn filled(schema: Json, value: Json) -> Json {
+        let mut document = Document::from_tree(&value);
+        Completion::compile(&schema).apply(&mut document);
+        document.to_tree()
+    }
+
+    #[test]
+    fn missing_properties_get_their_default_and_null_stays() {
+        let schema = json!({"type": "object", "properties": {
+            "qty": {"type": "integer", "default": 1},
+            "note": {"type": ["string", "null"], "default": "none"}}});
+        assert_eq!(filled(schema.clone(), json!({})), json!({"qty": 1, "note": "none"}));
+        assert_eq!(filled(schema, json!({"qty": 5, "note": null})), json!({"qty": 5, "note": null}));
+    }
+
+    #[test]
+    fn nested_objects_array_items_and_refs() {
+        let schema = json!({
+            "type": "object",
+            "properties": {"lines": {"type": "array", "items": {"$ref": "#/$defs/Line"}}},
+            "$defs": {"Line": {"type": "object", "properties": {"qty": {"default": 1}}}}
+        });
+        assert_eq!(filled(schema, json!({"lines": [{}, {"qty": 3}]})), json!({"lines": [{"qty": 1}, {"qty": 3}]}));
+    }
+
+    #[test]
+    fn recursive_refs_fill_every_level() {
+        let schema = json!({"$ref": "#/$defs/Node", "$defs": {"Node": {"type": "object", "properties": {
+            "children": {"type": "array", "items": {"$ref": "#/$defs/Node"}},
+            "label": {"default": "x"}}}}});
+        let value = filled(schema, json!({"children": [{"children": [{}]}]}));
+        assert_eq!(value, json!({"label": "x", "children": [{"label": "x", "children": [{"label": "x"}]}]}));
+    }
+
+    fn keys(document: &Document) -> Vec<&str> {
+        document.root().as_object().unwrap().keys().collect()
+    }
+
+    #[test]
+    fn a_complete_body_is_left_as_it_was_sent() {
+        let schema = json!({"type": "object", "properties": {"qty": {"default": 1}, "inner": {"type": "object", "properties": {"x": {"default": 0}}}}});
+        let mut document = super::super::json::parse(br#"{"zed": 1, "qty": 2, "inner": {"x": 5, "a": 1}}"#, 127).unwrap();
+        let sent = document.clone();
+        Completion::compile(&schema).apply(&mut document);
+        assert_eq!(document, sent);
+        assert_eq!(keys(&document), ["zed", "qty", "inner"]);
+    }
+
+    #[test]
+    fn sent_members_keep_their_order_and_defaults_follow_by_name() {
+        let schema = json!({"type": "object", "properties": {"d": {"default": 2}, "b": {"default": 1}, "a": {}}});
+        let mut document = super::super::json::parse(br#"{"e": 0, "a": 0, "c": 0}"#, 127).unwrap();
+        Completion::compile(&schema).apply(&mut document);
+        assert_eq!(keys(&document), ["e", "a", "c", "b", "d"]);
+    }
+
+    #[test]
+    fn schemas_without_defaults_compile_to_nothing() {
+        assert!(Completion::compile(&json!({"type": "object", "properties": {"a": {"type": "string"}}})).is_empty());
+    }
+
+    /// What a reader sees at `pointer`: the node's kind is the point, not its value.
+    fn view_at(document: &Document, pointer: &[&str]) -> String {
+        let mut node = document.root();
+        for step in pointer {
+            node = match step.parse::<usize>() {
+                Ok(index) => node.as_array().and_then(|mut items| items.nth(index)),
+                Err(_) => node.get(step),
+            }
+            .unwrap();
+        }
+        format!("{:?}", node.view())
+    }
+
+    fn finished(schema: &Json, body: &str) -> Document {
+        let mut document = super::super::json::parse(body.as_bytes(), 127).unwrap();
+        Completion::compile(schema).apply(&mut document);
+        document
+    }
+
+    #[test]
+    fn whole_floats_become_integers_where_the_schema_says_integer() {
+        let schema = json!({"type": "object", "properties": {
+            "n": {"type": "integer"},
+            "maybe": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+            "either": {"type": ["integer", "number"]},
+            "price": {"type": "number"},
+            "ns": {"type": "array", "items": {"type": "integer"}},
+            "pair": {"type": "array", "prefixItems": [{"type": "integer"}, {"type": "number"}]},
+            "counts": {"type": "object", "properties": {"fixed": {"type": "number"}}, "additionalProperties": {"type": "integer"}},
+            "item": {"anyOf": [{"$ref": "#/$defs/Item"}, {"type": "null"}]},
+            "big": {"type": "integer"},
+            "huge": {"type": "integer"}},
+            "$defs": {"Item": {"type": "object", "properties": {"qty": {"type": "integer"}}}}});
+        let document = finished(&schema, r#"{"n": 2.0, "maybe": -3.0, "either": 4.0, "price": 5.0, "ns": [1.0, 2, 3.0],
+            "pair": [6.0, 7.0], "counts": {"a": 8.0, "fixed": 9.0}, "item": {"qty": 10.0},
+            "big": 1e19, "huge": 1e30}"#);
+        for (pointer, seen) in [
+            (&["n"][..], "Int(2)"),
+            (&["maybe"], "Int(-3)"),
+            (&["either"], "Float(4.0)"),
+            (&["price"], "Float(5.0)"),
+            (&["ns", "0"], "Int(1)"),
+            (&["ns", "2"], "Int(3)"),
+            (&["pair", "0"], "Int(6)"),
+            (&["pair", "1"], "Float(7.0)"),
+            (&["counts", "a"], "Int(8)"),
+            (&["counts", "fixed"], "Float(9.0)"),
+            (&["item", "qty"], "Int(10)"),
+            (&["big"], "UInt(10000000000000000000)"),
+            (&["huge"], "Float(1e30)"),
+        ] {
+            assert_eq!(view_at(&document, pointer), seen, "{pointer:?}");
+        }
+    }
+
+    #[test]
+    fn recursive_models_and_unions_of_models() {
+        let schema = json!({"$ref": "#/$defs/Node", "$defs": {
+            "Node": {"type": "object", "properties": {"v": {"type": "integer"}, "next": {"anyOf": [{"$ref": "#/$defs/Node"}, {"type": "null"}]}}},
+            "A": {"type": "object", "properties": {"x": {"type": "integer"}}},
+            "B": {"type": "object", "properties": {"x": {"type": "number"}}}}});
+        let document = finished(&schema, r#"{"v": 1.0, "next": {"v": 2.0, "next": {"v": 3.0, "next": null}}}"#);
+        assert_eq!(view_at(&document, &["next", "next", "v"]), "Int(3)");
+        // Two models could take the object: only validation could choose, so it is left as sent.
+        let union = json!({"anyOf": [{"$ref": "#/$defs/A"}, {"$ref": "#/$defs/B"}], "$defs": schema["$defs"]});
+        assert_eq!(view_at(&finished(&union, r#"{"x": 1.0}"#), &["x"]), "Float(1.0)");
+    }
+
+    #[test]
+    fn defaults_reach_optional_models_and_dict_values() {
+        let schema = json!({"type": "object", "properties": {
+            "item": {"anyOf": [{"$ref": "#/$defs/Item"}, {"type": "null"}], "default": null},
+            "by_name": {"type": "object", "additionalProperties": {"$ref": "#/$defs/Item"}}},
+            "$defs": {"Item": {"type": "object", "properties": {"qty": {"type": "integer", "default": 1}}}}});
+        assert_eq!(
+            finished(&schema, r#"{"item": {}, "by_name": {"a": {}, "b": {"qty": 2.0}}}"#).to_tree(),
+            json!({"item": {"qty": 1}, "by_name": {"a": {"qty": 1}, "b": {"qty": 2}}})
+        );
+        assert_eq!(finished(&schema, "{}").to_tree(), json!({"item": null}));
+    }
+
+    #[test]
+    fn a_body_without_whole_floats_is_not_walked_for_integers() {
+        let schema = json!({"type": "object", "properties": {"n": {"type": "integer"}}});
+        let completion = Completion::compile(&schema);
+        assert!(completion.has_integers && !completion.has_defaults);
+        let mut document = super::super::json::parse(br#"{"n": 2, "x": 2.5}"#, 127).unwrap();
+        assert!(!document.has_whole_float());
+        let sent = document.clone();
+        completion.apply(&mut document);
+        assert_eq!(document, sent);
+    }
+}
