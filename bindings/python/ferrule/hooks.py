@@ -165,12 +165,23 @@ def _recovered(chain: Chain, request: Any, exc: Exception, call: Any) -> Any:
     return handler(request, exc) if handler is not None else _default(exc, call)
 
 
+async def _recovered_async(chain: Chain, request: Any, exc: Exception, call: Any) -> Any:
+    """``_recovered`` where hooks and handlers may be ``async def``."""
+    if exc is not call.refusal:
+        for hook in chain.on_error:
+            await _maybe(hook(request, exc))
+    handler = chain.registry.handler_for(exc)
+    return await _maybe(handler(request, exc)) if handler is not None else _default(exc, call)
+
+
 def finish_sync(chain: Chain, call: Any, request: Any, outcome: Any, failed: bool) -> None:
     """The rest of a chain of ``def`` hooks around a ``def`` handler, which the dispatcher runs
     where the request arrived (``on_request``, then ``pre_handler``, then the handler, the
     first to return something answering): ``outcome`` is that answer, or what raised
     (``failed``). ``on_error`` hooks and the exception handler recover; ``on_send`` hooks see
-    the response; then it is sent, and generator dependencies are closed."""
+    the response (one that raises is recovered the same way, Fastify's rule, and the answer
+    recovered is sent without running ``on_send`` again); then it is sent, and generator
+    dependencies are closed."""
     try:
         if failed:
             if not isinstance(outcome, Exception):
@@ -179,11 +190,14 @@ def finish_sync(chain: Chain, call: Any, request: Any, outcome: Any, failed: boo
         else:
             response = outcome
         if chain.on_send:
-            response = _as_response(response, call.status)
-            for hook in chain.on_send:
-                replaced = hook(request, response)
-                if replaced is not None:
-                    response = _as_response(replaced, call.status)
+            try:
+                response = _as_response(response, call.status)
+                for hook in chain.on_send:
+                    replaced = hook(request, response)
+                    if replaced is not None:
+                        response = _as_response(replaced, call.status)
+            except Exception as exc:  # recovered as the handler's failure, not sent again
+                response = _recovered(chain, request, exc, call)
     except BaseException as exc:
         call.fail(exc)
         if not isinstance(exc, Exception):
@@ -219,16 +233,15 @@ async def run_async(chain: Chain, call: Any) -> None:
             if response is None:
                 response = await _maybe(call.handle(request))
         except Exception as exc:
-            if exc is not call.refusal:
-                for hook in chain.on_error:
-                    await _maybe(hook(request, exc))
-            handler = chain.registry.handler_for(exc)
-            response = await _maybe(handler(request, exc)) if handler is not None else _default(exc, call)
-        response = _as_response(response, call.status)
-        for hook in chain.on_send:
-            replaced = await _maybe(hook(request, response))
-            if replaced is not None:
-                response = _as_response(replaced, call.status)
+            response = await _recovered_async(chain, request, exc, call)
+        try:
+            response = _as_response(response, call.status)
+            for hook in chain.on_send:
+                replaced = await _maybe(hook(request, response))
+                if replaced is not None:
+                    response = _as_response(replaced, call.status)
+        except Exception as exc:  # as in finish_sync
+            response = await _recovered_async(chain, request, exc, call)
         return response
 
     # The last declared middleware runs outermost, as Starlette's.

@@ -177,6 +177,46 @@ def test_exception_handlers_by_class_and_by_status() -> None:
         assert (teapot.status_code, teapot.json()["detail"]) == (418, "short and stout")
 
 
+@pytest.mark.parametrize("kind", ["def", "async def"])
+def test_an_on_send_hook_that_raises_is_recovered_by_on_error_and_the_exception_handler(kind: str) -> None:
+    app = App()
+    seen: list[str] = []
+
+    class Refused(Exception):
+        pass
+
+    def on_send(request: Request, response: Response) -> None:
+        seen.append("on_send")
+        if request.path == "/refused":
+            raise Refused()
+        if request.path == "/http":
+            raise HTTPException(409, "taken")
+
+    async def on_send_async(request: Request, response: Response) -> None:
+        on_send(request, response)
+
+    app.add_hook("on_send", on_send if kind == "def" else on_send_async)
+
+    @app.on_error
+    def record(request: Request, exc: Exception) -> None:
+        seen.append(f"on_error {type(exc).__name__}")
+
+    @app.exception_handler(Refused)
+    def refused(request: Request, exc: Refused) -> JSONResponse:
+        return JSONResponse({"refused": request.path}, status_code=403)
+
+    @app.get("/{name}")
+    def answer(name: str) -> dict:
+        return {"name": name}
+
+    with TestClient(app) as client:
+        assert (client.get("/refused").status_code, client.get("/refused").json()) == (403, {"refused": "/refused"})
+        http = client.get("/http")
+        assert (http.status_code, http.json()["detail"]) == (409, "taken")
+    # The recovered answer is sent as it is: on_send does not run for it a second time.
+    assert seen == ["on_send", "on_error Refused"] * 2 + ["on_send", "on_error HTTPException"]
+
+
 def test_a_handler_for_validation_errors_sees_the_cores_errors() -> None:
     app = App()
 
