@@ -834,11 +834,15 @@ class Dispatcher {
     } catch (error) {
       return this.recoverHooked(id, route, ctx, chain, reply, refused, refusal, error);
     }
-    return this.sendHooked(id, ctx, chain, reply, reply.payload, 0);
+    return this.sendHooked(id, route, ctx, chain, reply, reply.payload, 0);
   }
 
-  /** `onError` hooks, then what answers `error` (`recover`), then the `onSend` hooks. */
-  async recoverHooked(id, route, ctx, chain, reply, refused, refusal, error) {
+  /**
+   * `onError` hooks, then what answers `error` (`recover`), then the `onSend` hooks; for an
+   * `onSend` hook's own failure (`sending`, Fastify's onErrorHook path), the recovered answer
+   * is sent as it is, so a hook that always throws cannot send the chain round again.
+   */
+  async recoverHooked(id, route, ctx, chain, reply, refused, refusal, error, sending = false) {
     if (error !== refused) {
       for (const hook of chain.onError) {
         try {
@@ -854,31 +858,39 @@ class Dispatcher {
     } catch (failure) {
       return this.failHooked(id, ctx, failure);
     }
-    return this.sendHooked(id, ctx, chain, reply, reply.payload, 0);
+    if (sending) {
+      this.answerWith(id, ctx, reply, reply.payload);
+      return undefined;
+    }
+    return this.sendHooked(id, route, ctx, chain, reply, reply.payload, 0);
   }
 
-  /** The `onSend` hooks from `index` on (each may replace the payload), then the answer. */
-  sendHooked(id, ctx, chain, reply, payload, index) {
+  /**
+   * The `onSend` hooks from `index` on (each may replace the payload), then the answer. One
+   * that throws is recovered as a handler's failure is (`onError`, the error handler).
+   */
+  sendHooked(id, route, ctx, chain, reply, payload, index) {
+    const failed = (failure) => this.recoverHooked(id, route, ctx, chain, reply, null, null, failure, true);
     try {
       for (; index < chain.onSend.length; index++) {
         const next = callHookNow(chain.onSend[index], 3, ctx, reply, payload);
         if (isThenable(next)) {
           const after = index + 1;
           return next.then(
-            (value) => this.sendHooked(id, ctx, chain, reply, value === undefined ? payload : value, after),
-            (failure) => this.failHooked(id, ctx, failure),
+            (value) => this.sendHooked(id, route, ctx, chain, reply, value === undefined ? payload : value, after),
+            failed,
           );
         }
         if (next !== undefined) payload = next;
       }
     } catch (failure) {
-      return this.failHooked(id, ctx, failure);
+      return failed(failure);
     }
     this.answerWith(id, ctx, reply, payload);
     return undefined;
   }
 
-  /** A hook that threw on the way out (or a handler for errors that threw): a bare 500. */
+  /** A handler for errors (or the answer it gave) that failed: a bare 500. */
   failHooked(id, ctx, error) {
     handlerError(this.logger, ctx, 'a hook threw', error);
     this.native.fail(id, error && error.name ? `${error.name} thrown by a hook` : 'a hook failed');

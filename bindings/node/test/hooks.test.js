@@ -215,3 +215,34 @@ test('an onSend hook may replace the payload and an explicit Response keeps its 
   const explicit = await app.inject('/explicit');
   assert.deepStrictEqual([explicit.statusCode, explicit.json()], [202, { b: 2 }]);
 });
+
+test('an onSend hook that throws goes to onError and the error handler, as in Fastify', async () => {
+  const app = new App();
+  const seen = [];
+  app.addHook('onSend', (ctx, reply, payload) => {
+    seen.push('onSend');
+    if (ctx.path === '/now') throw new Error('refused now');
+    return payload;
+  });
+  app.addHook('onSend', async (ctx, reply, payload) => {
+    if (ctx.path === '/later') throw new HttpError(409, 'taken');
+    return payload;
+  });
+  app.addHook('onError', (ctx, reply, error) => { seen.push(`onError ${error.message}`); });
+  app.setErrorHandler((error, ctx, reply) => {
+    if (error.statusCode) {
+      reply.code(error.statusCode);
+      return { detail: error.message };
+    }
+    reply.code(403);
+    return { refused: ctx.path };
+  });
+  app.get('/now', () => ({ ok: true }));
+  app.get('/later', () => ({ ok: true }));
+  const now = await app.inject('/now');
+  assert.deepStrictEqual([now.statusCode, now.json()], [403, { refused: '/now' }]);
+  const later = await app.inject('/later');
+  assert.deepStrictEqual([later.statusCode, later.json().detail], [409, 'taken']);
+  // The recovered answer is sent as it is: onSend does not run for it a second time.
+  assert.deepStrictEqual(seen, ['onSend', 'onError refused now', 'onSend', 'onError taken']);
+});

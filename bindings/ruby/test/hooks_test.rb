@@ -116,6 +116,25 @@ class HooksTest < Minitest::Test
     assert_equal "ferrule: threads must be at least 1", error.message
   end
 
+  def test_an_after_filter_that_raises_goes_to_on_error_and_the_error_blocks
+    seen = []
+    refused = Class.new(StandardError)
+    app = Ferrule::App.new
+    app.after("/refused") { seen << :after; raise refused, "no" }
+    app.after("/http") { seen << :after; raise Ferrule::HTTPError.new(409, "taken") }
+    app.hook(:on_error) { |error, _req| seen << error.message }
+    app.error(refused) { |_error, req| status 403; { refused: req.path } }
+    app.get("/refused") { "x" }
+    app.get("/http") { "x" }
+    request = Rack::MockRequest.new(app)
+    refused_response = request.get("/refused")
+    assert_equal [403, { "refused" => "/refused" }], [refused_response.status, JSON.parse(refused_response.body)]
+    http = request.get("/http")
+    assert_equal [409, "taken"], [http.status, JSON.parse(http.body)["detail"]]
+    # The recovered answer is sent as it is: the after filters do not run for it again.
+    assert_equal [:after, "no", :after, "taken"], seen
+  end
+
   def test_an_after_filter_may_replace_the_body
     get "/wrapped/one"
     assert_equal({ "wrapped" => { "a" => 1 } }, JSON.parse(last_response.body))

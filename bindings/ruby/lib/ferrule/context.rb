@@ -29,8 +29,8 @@ module Ferrule
     # Runs a request's whole chain in this context: the +before+ filters (+on_request+), the
     # refusal of a request the core refused, the +pre_handler+ hooks, the route's +block+; what
     # raises goes to the +on_error+ hooks and then the nearest error block; then the +after+
-    # filters (+on_send+), which may change the status, headers and body. A +halt+ in a
-    # filter answers at once.
+    # filters (+on_send+), which may change the status, headers and body (one that raises goes
+    # to the hooks and error blocks in the same way). A +halt+ in a filter answers at once.
     def run_chain(chain, block, refusal, error_handlers)
       @result = catch(:halt) do
         chain.on_request.each { |filter| instance_exec(@request, &filter) }
@@ -42,10 +42,18 @@ module Ferrule
       rescue Exception => e # rubocop:disable Lint/RescueException -- as Sinatra: a NotImplementedError placeholder is the app's error too
         recovered(e, chain, refusal, error_handlers)
       end
-      chain.on_send.each do |filter|
-        # A +halt+ here answers with what it gives, as Sinatra's after filters do.
-        halted = catch(:halt) { instance_exec(@request, &filter) }
-        @result = halted if halted.is_a?(Halted)
+      begin
+        chain.on_send.each do |filter|
+          # A +halt+ here answers with what it gives, as Sinatra's after filters do.
+          halted = catch(:halt) { instance_exec(@request, &filter) }
+          @result = halted if halted.is_a?(Halted)
+        end
+      rescue SignalException
+        raise
+      rescue Exception => e # rubocop:disable Lint/RescueException -- as above
+        # Sinatra hands an after filter's exception to the error blocks too; what they answer
+        # is sent without running the after filters again.
+        @result = recovered(e, chain, refusal, error_handlers)
       end
       finish(@result)
     end
