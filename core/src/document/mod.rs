@@ -40,6 +40,10 @@ pub struct Document {
     /// Every string's text. A scanned body's begins with the body itself, whose plain strings
     /// are read where they lie ([`Builder::over`]); decoded and built strings follow it.
     text: String,
+    /// Where numbers were written as floats with no fractional part (`2.0`), in order: noted
+    /// as they are built, so finding them costs no pass over the nodes (see
+    /// [`Document::whole_floats`]). Empty, and unallocated, for most bodies.
+    whole: Vec<u32>,
 }
 
 /// One tape entry. Offsets are `u32`: a body is read whole into memory within its limit, and a
@@ -100,10 +104,10 @@ impl Document {
         builder.finish()
     }
 
-    /// Whether a number was sent as a float with no fractional part (`2.0`): the only floats a
-    /// schema's `integer` admits. One pass over the nodes, no schema.
-    pub fn has_whole_float(&self) -> bool {
-        self.nodes.iter().any(|node| matches!(node, Node::Float(f) if f.fract() == 0.0))
+    /// Where numbers were sent as floats with no fractional part (`2.0`), in document order:
+    /// the only floats a schema's `integer` admits.
+    pub fn whole_floats(&self) -> &[u32] {
+        &self.whole
     }
 
     /// Makes the whole float at `index` ([`NodeRef::index`]) the integer it equals, when an
@@ -198,6 +202,12 @@ impl<'a> NodeRef<'a> {
     #[inline]
     pub(crate) fn index(self) -> u32 {
         self.at
+    }
+
+    /// The indices this node's subtree spans: its own and every node below it.
+    #[inline]
+    pub(crate) fn span(self) -> std::ops::Range<u32> {
+        self.at..self.document.skip(self.at)
     }
 
     pub fn to_tree(self) -> serde_json::Value {
@@ -363,7 +373,7 @@ impl Builder {
     /// `bytes`: the size of the JSON text this tape will hold, to size its buffers once (a
     /// node per 8 bytes is about what record-shaped bodies need).
     pub fn with_capacity(bytes: usize) -> Builder {
-        Builder { document: Document { nodes: Vec::with_capacity(bytes / 8 + 1), text: String::with_capacity(bytes) } }
+        Builder { document: Document { nodes: Vec::with_capacity(bytes / 8 + 1), text: String::with_capacity(bytes), whole: Vec::new() } }
     }
 
     /// A tape for the JSON `source`, whose text begins with a copy of it, so that a string with
@@ -404,6 +414,9 @@ impl Builder {
     }
 
     pub fn float(&mut self, value: f64) {
+        if value.fract() == 0.0 {
+            self.document.whole.push(self.document.nodes.len() as u32);
+        }
         self.document.nodes.push(Node::Float(value));
     }
 
