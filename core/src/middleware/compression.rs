@@ -10,13 +10,16 @@
 //!   representation (RFC 9110 §8.8.1), as nginx's gzip marks it.
 //!
 //! Cost: one header lookup per request (`Accept-Encoding`), parsed only when it refuses
-//! something; one per compressed response (`ETag`).
+//! something; one per compressed response (`ETag`). The guard allocates nothing per request:
+//! axum clones a route's service for each request, so what it offers is a `Copy` array (it
+//! was a `Vec`, one allocation per clone), and its future is written out ([`Weakened`]) where
+//! it was boxed.
 
 use crate::spec::CompressionConfig;
 use http::{header, HeaderValue, Request, Response};
 use std::future::Future;
 use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::task::{ready, Context, Poll};
 use tower::layer::util::Stack;
 use tower::{Layer, Service};
 use tower_http::compression::predicate::{And, NotForContentType, Predicate, SizeAbove};
@@ -29,8 +32,14 @@ pub(crate) fn compression_layer(config: &CompressionConfig) -> Compression {
     // Streams, already-compressed images and never-ending event streams are left alone.
     let when = WholeBody.and(SizeAbove::new(u64::from(config.min_size))).and(NotForContentType::IMAGES).and(NotForContentType::SSE);
     let layer = CompressionLayer::new().gzip(config.gzip).br(config.br).zstd(config.zstd).compress_when(when);
-    let offered = [("gzip", config.gzip), ("br", config.br), ("zstd", config.zstd)].into_iter().filter(|(_, on)| *on).map(|(name, _)| name).collect();
-    Stack::new(layer, CodingGuard { offered })
+    let mut guard = CodingGuard { offered: [""; 3], count: 0 };
+    for (name, on) in [("gzip", config.gzip), ("br", config.br), ("zstd", config.zstd)] {
+        if on {
+            guard.offered[guard.count] = name;
+            guard.count += 1;
+        }
+    }
+    Stack::new(layer, guard)
 }
 
 /// Only bodies whose size is known: a compressor holds a stream's chunks back until its
@@ -48,17 +57,24 @@ impl Predicate for WholeBody {
 }
 
 /// The layer around tower-http's: see the module's notes.
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 pub(crate) struct CodingGuard {
-    /// The codings this route may send.
-    offered: Vec<&'static str>,
+    /// The codings this route may send: the first `count`.
+    offered: [&'static str; 3],
+    count: usize,
+}
+
+impl CodingGuard {
+    fn offered(&self) -> &[&'static str] {
+        &self.offered[..self.count]
+    }
 }
 
 impl<S> Layer<S> for CodingGuard {
     type Service = Guarded<S>;
 
     fn layer(&self, inner: S) -> Guarded<S> {
-        Guarded { inner, guard: self.clone() }
+        Guarded { inner, guard: *self }
     }
 }
 
@@ -71,11 +87,10 @@ pub(crate) struct Guarded<S> {
 impl<S, B, R> Service<Request<B>> for Guarded<S>
 where
     S: Service<Request<B>, Response = Response<R>>,
-    S::Future: Send + 'static,
 {
     type Response = Response<R>;
     type Error = S::Error;
-    type Future = Pin<Box<dyn Future<Output = Result<Response<R>, S::Error>> + Send>>;
+    type Future = Weakened<S::Future>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
         self.inner.poll_ready(cx)
@@ -83,19 +98,35 @@ where
 
     fn call(&mut self, mut request: Request<B>) -> Self::Future {
         if let Some(accepted) = request.headers().get(header::ACCEPT_ENCODING) {
-            if refuses_all(accepted.as_bytes(), &self.guard.offered) {
+            if refuses_all(accepted.as_bytes(), self.guard.offered()) {
                 // No preference left that can be met: the answer goes without a coding.
                 request.headers_mut().remove(header::ACCEPT_ENCODING);
             }
         }
-        let answered = self.inner.call(request);
-        Box::pin(async move {
-            let mut response = answered.await?;
-            if response.headers().contains_key(header::CONTENT_ENCODING) {
-                weaken_etag(response.headers_mut());
-            }
-            Ok(response)
-        })
+        Weakened { answered: self.inner.call(request) }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// The inner service's answer, with a weak `ETag` when it went out coded.
+    pub(crate) struct Weakened<F> {
+        #[pin]
+        answered: F,
+    }
+}
+
+impl<F, R, E> Future for Weakened<F>
+where
+    F: Future<Output = Result<Response<R>, E>>,
+{
+    type Output = Result<Response<R>, E>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let mut response = ready!(self.project().answered.poll(cx))?;
+        if response.headers().contains_key(header::CONTENT_ENCODING) {
+            weaken_etag(response.headers_mut());
+        }
+        Poll::Ready(Ok(response))
     }
 }
 
