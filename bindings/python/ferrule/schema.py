@@ -113,13 +113,37 @@ def describe(tp: Any, *, body: bool = False) -> TypeInfo:
     """The schema and converter of an annotation. ``body=True``: the value comes from JSON
     (strings for UUIDs and dates, ``null`` allowed for optional fields); otherwise from a
     parameter the core has already coerced (a UUID arrives as ``uuid.UUID``)."""
-    return _Describer(body).describe(tp)
+    describer = _Describer(body)
+    info = describer.describe(tp)
+    if describer.defs:
+        # The types that refer to themselves, once each, where their references point (the
+        # schema's root), as pydantic writes recursive models.
+        info = info._replace(schema={**info.schema, "$defs": describer.defs})
+    return info
+
+
+class _Building:
+    """A dataclass or TypedDict whose schema is being described: what a reference to it from
+    inside itself needs."""
+
+    __slots__ = ("name", "convert")
+
+    def __init__(self) -> None:
+        self.name: Optional[str] = None  # its `$defs` name, once something refers to it
+        self.convert: Callable[[Any], Any] = _unchanged
+
+
+def _unchanged(value: Any) -> Any:
+    return value
 
 
 class _Describer:
     def __init__(self, body: bool) -> None:
         self.body = body
-        self.active: set[int] = set()
+        self.active: dict[int, _Building] = {}
+        # Recursive types' schemas by their `$defs` name, and which type holds each name.
+        self.defs: dict[str, dict] = {}
+        self.named: dict[str, int] = {}
 
     def describe(self, tp: Any) -> TypeInfo:
         tp, extras = strip_annotated(tp)
@@ -236,12 +260,11 @@ class _Describer:
         item = self.describe(args[0]) if args else TypeInfo({}, None, False)
         schema = {"type": "array", "items": item.schema}
         container: Optional[Callable[[Any], Any]] = None
+        # A repeated item is dropped by the set, as pydantic's set does, not refused.
         if origin in (set, typing.Set):
             container = set
-            schema["uniqueItems"] = True
         elif origin in (frozenset, typing.FrozenSet):
             container = frozenset
-            schema["uniqueItems"] = True
         elif origin in (tuple, typing.Tuple):
             container = tuple
         convert = item.convert
@@ -255,13 +278,36 @@ class _Describer:
         return TypeInfo(schema, lambda v: make(convert(x) for x in v), False, native)
 
     def _guarded(self, tp: type, build: Callable[[type], TypeInfo]) -> TypeInfo:
-        if id(tp) in self.active:
-            raise TypeError(f"{tp.__qualname__} refers to itself; recursive body types are not supported")
-        self.active.add(id(tp))
+        """``build(tp)``, or for a type met inside itself (a tree's ``children: list[Node]``) a
+        ``$ref`` to it: its schema then goes under ``$defs`` and everywhere it is used is that
+        reference; the inner converter is the one the outer build makes."""
+        key = id(tp)
+        building = self.active.get(key)
+        if building is not None:
+            if building.name is None:
+                building.name = self._def_name(tp)
+            outer = building
+            return TypeInfo({"$ref": f"#/$defs/{building.name}"}, lambda value: outer.convert(value), False)
+        building = _Building()
+        self.active[key] = building
         try:
-            return build(tp)
+            info = build(tp)
         finally:
-            self.active.discard(id(tp))
+            del self.active[key]
+        if info.convert is not None:
+            building.convert = info.convert
+        if building.name is None:
+            return info
+        self.defs[building.name] = info.schema
+        return TypeInfo({"$ref": f"#/$defs/{building.name}"}, info.convert, info.optional)
+
+    def _def_name(self, tp: type) -> str:
+        """The class's name, numbered when another class of that name took it."""
+        name, number = tp.__name__, 1
+        while self.named.setdefault(name, id(tp)) != id(tp):
+            number += 1
+            name = f"{tp.__name__}{number}"
+        return name
 
     def _dataclass(self, cls: type) -> TypeInfo:
         hints = typing.get_type_hints(cls, include_extras=True)

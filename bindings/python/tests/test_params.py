@@ -396,6 +396,78 @@ def test_a_typing_extensions_typeddict_is_a_body_too():
         assert client.post("/pair", json={"a": "x"}).status_code == 422
 
 
+@dataclasses.dataclass
+class Category:
+    name: str
+    children: list[Category] = dataclasses.field(default_factory=list)
+    parent: Optional[Category] = None
+    count: int = 0
+
+
+class Comment(TypedDict):
+    text: str
+    replies: NotRequired[list[Comment]]
+    at: NotRequired[datetime.date]
+
+
+def test_recursive_dataclasses_and_typeddicts_are_bodies_and_responses():
+    """Found by a README-driven probe: a tree (``children: list[Category]``) was refused at
+    declaration, where FastAPI takes a recursive pydantic model."""
+    app = App()
+
+    @app.post("/categories")
+    def category(tree: Category) -> Category:
+        deepest = tree
+        while deepest.children:
+            deepest = deepest.children[-1]
+        assert isinstance(deepest, Category) and isinstance(deepest.count, int)
+        return tree
+
+    @app.post("/comments")
+    def comment(body: Comment) -> dict:
+        at = body["replies"][0]["replies"][0]["at"]
+        return {"at": type(at).__name__, "year": at.year}
+
+    with TestClient(app) as client:
+        sent = {"name": "a", "children": [{"name": "b", "children": [{"name": "c", "count": 2.0}], "secret": 1}]}
+        answer = client.post("/categories", json=sent)
+        assert answer.status_code == 200
+        assert answer.json() == {"name": "a", "count": 0, "parent": None, "children": [
+            {"name": "b", "count": 0, "parent": None, "children": [{"name": "c", "count": 2, "parent": None, "children": []}]}]}
+        deep = client.post("/categories", json={"name": "a", "children": [{"name": "b", "parent": {"name": 5}}]})
+        assert deep.status_code == 422
+        assert deep.json()["errors"][0]["loc"] == ["body", "children", 0, "parent", "name"]
+        nested = client.post("/comments", json={"text": "x", "replies": [{"text": "y", "replies": [{"text": "z", "at": "2024-01-15"}]}]})
+        assert nested.json() == {"at": "date", "year": 2024}
+        document = client.get("/openapi.json").json()
+    schemas = document["components"]["schemas"]
+    assert schemas["Category"]["properties"]["children"]["items"] == {"$ref": "#/components/schemas/Category"}
+    assert "Comment" in schemas
+
+
+@dataclasses.dataclass
+class Labelled:
+    tags: set[str]
+
+
+def test_a_set_drops_repeated_items_as_pydantics_does():
+    """Found by running FastAPI's tests: a ``frozenset`` query and a ``set`` body field refused
+    a repeated item (``unique_items``) where pydantic keeps one of each."""
+    app = App()
+
+    @app.get("/query")
+    def query(q: frozenset[int] = Query(frozenset())) -> dict:
+        return {"q": sorted(q), "type": type(q).__name__}
+
+    @app.post("/tags")
+    def tags(body: Labelled) -> dict:
+        return {"tags": sorted(body.tags), "type": type(body.tags).__name__}
+
+    with TestClient(app) as client:
+        assert client.get("/query?q=1&q=1&q=2").json() == {"q": [1, 2], "type": "frozenset"}
+        assert client.post("/tags", json={"tags": ["a", "a", "b"]}).json() == {"tags": ["a", "b"], "type": "set"}
+
+
 def test_body_keys_are_one_string_from_request_to_request():
     # Keys are kept for the process (ferrule_core::lasting_keys): each request's dict holds the
     # same key objects, made and hashed once. A key too long to keep, or one never seen before,
