@@ -36,13 +36,29 @@ PHASES = ("on_request", "pre_handler", "on_send", "on_error")
 class RequestValidationError(Exception):
     """A request the core refused because its values failed validation (FastAPI's name).
     ``errors()`` lists the failures as the problem response does (``type``, ``loc``, ``msg``,
-    ``input``, ``ctx``); ``body`` is the raw body as sent."""
+    ``input``, ``ctx``); ``body`` is the body as FastAPI gives it — a JSON body parsed (a
+    handler may send it back in a ``JSONResponse``), else as sent — and ``raw_body`` the bytes."""
 
     def __init__(self, errors: Sequence[dict[str, Any]], *, body: Any = None) -> None:
         super().__init__(errors)
         self._errors = list(errors)
-        self.body = body
+        self.raw_body = body
         self.status_code = 422
+
+    @property
+    def body(self) -> Any:
+        raw = self.raw_body
+        if not isinstance(raw, (bytes, bytearray)):
+            return raw
+        if not raw:
+            return None
+        try:
+            return json.loads(raw)
+        except ValueError:  # not JSON (or malformed JSON, FastAPI's case): the text, or the bytes
+            try:
+                return raw.decode()
+            except UnicodeDecodeError:
+                return bytes(raw)
 
     def errors(self) -> list[dict[str, Any]]:
         return self._errors
@@ -55,7 +71,11 @@ class _Hook:
         self.func = func
         self.phase = phase
         self.middleware = middleware
-        self.is_async = middleware or inspect.iscoroutinefunction(func) or inspect.iscoroutinefunction(getattr(func, "__call__", None))
+        self.is_async = middleware or _is_async(func)
+
+
+def _is_async(func: Callable[..., Any]) -> bool:
+    return inspect.iscoroutinefunction(func) or inspect.iscoroutinefunction(getattr(func, "__call__", None))
 
 
 class Registry:
@@ -89,7 +109,9 @@ class Registry:
             [self.slots[i].func for i in on_send],
             [self.slots[i].func for i in on_error],
             [h.func for h in hooks if h.middleware],
-            sync=not any(self.slots[i].is_async for i in (*on_request, *pre_handler, *on_send, *on_error)),
+            # An `async def` exception handler is awaited, so its chain runs as a task too.
+            sync=not any(self.slots[i].is_async for i in (*on_request, *pre_handler, *on_send, *on_error))
+            and not any(_is_async(handler) for handler in self.exception_handlers.values()),
         )
 
     def handler_for(self, exc: BaseException) -> Optional[Callable[..., Any]]:

@@ -158,8 +158,8 @@ class FieldParam(Param):
 class Dependency:
     """What ``Depends(dependency)`` marks: a callable whose result the handler gets."""
 
-    def __init__(self, dependency: Any, *, use_cache: bool = True) -> None:
-        if not callable(dependency):
+    def __init__(self, dependency: Any = None, *, use_cache: bool = True) -> None:
+        if dependency is not None and not callable(dependency):
             raise TypeError(f"Depends takes a callable, not {dependency!r}")
         self.dependency = dependency
         self.use_cache = use_cache
@@ -168,9 +168,9 @@ class Dependency:
         return f"Depends({getattr(self.dependency, '__qualname__', self.dependency)!r})"
 
 
-def Depends(dependency: Any, *, use_cache: bool = True) -> Any:
+def Depends(dependency: Any = None, *, use_cache: bool = True) -> Any:
     """FastAPI's ``Depends``: the argument is what ``dependency`` returns (or yields) for this
-    request. Its own parameters are read from the request as a handler's are — they join the
+    request (``commons: Commons = Depends()``: the annotated class is the dependency). Its own parameters are read from the request as a handler's are — they join the
     route's declared inputs and are validated in Rust before any Python runs — and may be
     dependencies too. Called once per request (``use_cache=False``: once per use); a generator
     dependency's code after ``yield`` runs once the response is sent (and sees the handler's

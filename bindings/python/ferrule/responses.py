@@ -358,7 +358,19 @@ class HTTPException(Exception):
     ``detail`` may also be any JSON-serialisable value (a dict, a list), sent as it is, as
     FastAPI sends it."""
 
-    def __init__(self, status: int, detail: Any = None, headers: Optional[Mapping[str, HeaderValue]] = None) -> None:
+    def __init__(
+        self,
+        status_code: Optional[int] = None,
+        detail: Any = None,
+        headers: Optional[Mapping[str, HeaderValue]] = None,
+        *,
+        status: Optional[int] = None,
+    ) -> None:
+        # FastAPI's and Starlette's keyword is status_code; `status=` is kept for Ferrule code.
+        if (status_code is None) == (status is None):
+            raise TypeError("HTTPException takes its status once: HTTPException(404) or HTTPException(status_code=404)")
+        status = status_code if status_code is not None else status
+        assert status is not None
         super().__init__(status, detail)
         self.status = status
         self.detail = detail

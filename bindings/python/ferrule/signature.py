@@ -88,8 +88,14 @@ def analyse(
 ) -> Analysis:
     path = _ferrule.normalize_path(path)
     in_template = template_params(path)
-    # A class used as a dependency is called with its __init__'s parameters.
-    hinted = func.__init__ if isinstance(func, type) else func
+    # A class used as a dependency is called with its __init__'s parameters, an instance with
+    # its __call__'s.
+    if isinstance(func, type):
+        hinted = func.__init__
+    elif inspect.isfunction(func) or inspect.ismethod(func) or inspect.isbuiltin(func):
+        hinted = func
+    else:
+        hinted = getattr(func, "__call__", func)
     try:
         hints = typing.get_type_hints(hinted, include_extras=True)
     except Exception as e:  # unresolved forward references etc.
@@ -113,6 +119,10 @@ def analyse(
         annotation = hints.get(parameter.name, Any)
         base, extras = schemas.strip_annotated(annotation)
         dependency = parameter.default if isinstance(parameter.default, Dependency) else next((e for e in extras if isinstance(e, Dependency)), None)
+        if dependency is not None and dependency.dependency is None:
+            if not callable(base) or base is Any:
+                raise TypeError(f"{where}: Depends() without a callable needs a class annotation to call")
+            dependency = Dependency(base, use_cache=dependency.use_cache)
         if dependency is not None:
             sub = analyse(dependency.dependency, path, request_type=request_type)
             path = sub.path

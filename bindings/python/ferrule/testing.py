@@ -35,7 +35,6 @@ __all__ = ["TestClient", "TestResponse", "Headers"]
 
 HeaderInput = Union[Mapping[str, str], Sequence[Tuple[str, str]], None]
 QueryInput = Union[Mapping[str, Any], Sequence[Tuple[str, Any]], str, None]
-_UNSET: Any = object()
 _REDIRECTS = (301, 302, 303, 307, 308)
 
 
@@ -189,7 +188,7 @@ class TestClient:
         content: Union[bytes, str, None] = None,
         data: Optional[Mapping[str, Any]] = None,
         files: Any = None,
-        json: Any = _UNSET,
+        json: Any = None,
         follow_redirects: Optional[bool] = None,
     ) -> TestResponse:
         body, content_type = _encode_body(content, data, files, json)
@@ -354,12 +353,12 @@ def _query_text(value: Any) -> str:
 
 
 def _encode_body(content: Union[bytes, str, None], data: Optional[Mapping[str, Any]], files: Any, json: Any) -> Tuple[bytes, Optional[str]]:
-    given = [name for name, value in (("content", content), ("data", data), ("files", files)) if value is not None]
-    if json is not _UNSET:
-        given.append("json")
+    # `json=None` is no body, as httpx (Starlette's and FastAPI's TestClient) reads it; a JSON
+    # `null` is `content="null"`.
+    given = [name for name, value in (("content", content), ("data", data), ("files", files), ("json", json)) if value is not None]
     if len(given) > 1 and set(given) != {"data", "files"}:
         raise TypeError(f"give one body: {', '.join(given)} were given")
-    if json is not _UNSET:
+    if json is not None:
         return jsonlib.dumps(json, separators=(",", ":"), ensure_ascii=False).encode(), "application/json"
     if content is not None:
         return (content.encode() if isinstance(content, str) else bytes(content)), None

@@ -163,3 +163,36 @@ def test_conflicting_declarations_are_refused_at_the_decorator() -> None:
         @app.get("/clash")
         def clash(x: Annotated[Any, Depends(a)], y: Annotated[Any, Depends(b)]) -> dict:
             return {}
+
+
+class Paging:
+    def __init__(self, skip: int = 0, limit: int = 10) -> None:
+        self.skip = skip
+        self.limit = limit
+
+
+class PrefixChecker:
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+
+    def __call__(self, q: str = "") -> bool:
+        return q.startswith(self.prefix)
+
+
+def test_depends_without_a_callable_calls_the_annotated_class_and_instances_are_dependencies() -> None:
+    """Found by running FastAPI's own tutorial tests: ``commons: Paging = Depends()`` and a
+    callable instance (``Depends(checker)``) were refused when the route was declared."""
+    app = App()
+
+    @app.get("/items")
+    def items(paging: Paging = Depends(), matches: bool = Depends(PrefixChecker("ab"))) -> dict:
+        return {"skip": paging.skip, "limit": paging.limit, "matches": matches}
+
+    with TestClient(app) as client:
+        assert client.get("/items?skip=5&q=abc").json() == {"skip": 5, "limit": 10, "matches": True}
+        assert client.get("/items?limit=x").status_code == 422
+    with pytest.raises(TypeError, match="needs a class annotation"):
+
+        @app.get("/untyped")
+        def untyped(thing=Depends()) -> None:  # noqa: ANN001 - the missing annotation is the point
+            return None

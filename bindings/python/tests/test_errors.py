@@ -113,7 +113,7 @@ def make_app() -> App:
     @app.get("/not-found-async/{id:int}")
     async def not_found_async(id: int):
         await asyncio.sleep(0)
-        raise HTTPException(404, f"No item {id}", headers={"X-Reason": "gone"})
+        raise HTTPException(status_code=404, detail=f"No item {id}", headers={"X-Reason": "gone"})  # FastAPI's keywords
 
     @app.get("/in-task")
     async def in_task():
@@ -182,3 +182,10 @@ def test_a_list_shortened_while_written_ends_where_it_was_cut(port):
     assert reply.status == 200, reply
     assert reply.json() == ["a", "2024-01-15"]
     assert request(port, "GET", "/ok/1").json() == {"n": 1}
+
+
+def test_http_exception_takes_its_status_once_by_position_or_by_name() -> None:
+    assert HTTPException(status_code=409).status_code == HTTPException(409).status == HTTPException(status=409).status == 409
+    for wrong in ({}, {"status_code": 400, "status": 400}):
+        with pytest.raises(TypeError, match="takes its status once"):
+            HTTPException(**wrong)

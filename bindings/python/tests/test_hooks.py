@@ -217,12 +217,53 @@ def test_an_on_send_hook_that_raises_is_recovered_by_on_error_and_the_exception_
     assert seen == ["on_send", "on_error Refused"] * 2 + ["on_send", "on_error HTTPException"]
 
 
+def test_async_exception_handlers_answer_the_cores_refusals_and_a_def_routes_errors() -> None:
+    """Found by running FastAPI's handling-errors tutorial tests: an ``async def`` handler for
+    the core's 422 or 404, or for what a ``def`` route raised, was never awaited (a 500)."""
+    app = App()
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        await asyncio.sleep(0)
+        return JSONResponse({"detail": exc.errors(), "body": exc.body}, status_code=400)
+
+    @app.exception_handler(404)
+    async def missing(request: Request, exc: HTTPException) -> JSONResponse:
+        return JSONResponse({"missing": request.path}, status_code=404)
+
+    @app.exception_handler(LookupError)
+    async def lookup(request: Request, exc: LookupError) -> JSONResponse:
+        return JSONResponse({"lookup": str(exc)}, status_code=409)
+
+    @app.post("/items/{item_id:int}")
+    def create(item_id: int, body: dict) -> dict:
+        raise KeyError("taken")
+
+    with TestClient(app) as client:
+        invalid_answer = client.post("/items/x", json={"title": "towel", "size": "XL"})
+        assert invalid_answer.status_code == 400
+        # FastAPI's tutorial sends the parsed body back: it must be JSON, not bytes.
+        assert invalid_answer.json()["body"] == {"title": "towel", "size": "XL"}
+        assert invalid_answer.json()["detail"][0]["loc"] == ["path", "item_id"]
+        assert client.get("/nowhere").json() == {"missing": "/nowhere"}
+        raised = client.post("/items/1", json={})
+        assert (raised.status_code, raised.json()) == (409, {"lookup": "'taken'"})
+
+
+def test_a_validation_errors_body_is_parsed_json_else_as_sent() -> None:
+    assert RequestValidationError([], body=b'{"a": [1]}').body == {"a": [1]}
+    assert RequestValidationError([], body=b'{"a": ').body == '{"a": '
+    assert RequestValidationError([], body=b"\xff").body == b"\xff"
+    assert RequestValidationError([], body=b"").body is None
+    assert RequestValidationError([], body=b"{}").raw_body == b"{}"
+
+
 def test_a_handler_for_validation_errors_sees_the_cores_errors() -> None:
     app = App()
 
     @app.exception_handler(RequestValidationError)
     def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
-        return JSONResponse({"problems": [".".join(map(str, e["loc"])) for e in exc.errors()], "sent": exc.body.decode()}, status_code=400)
+        return JSONResponse({"problems": [".".join(map(str, e["loc"])) for e in exc.errors()], "sent": exc.body}, status_code=400)
 
     @app.post("/items")
     def create(name: str, price: float) -> dict:  # query parameters

@@ -200,3 +200,17 @@ def test_a_closed_client_says_so() -> None:
     client.close()  # twice is fine
     with pytest.raises(RuntimeError, match="closed"):
         client.get("/users/1")
+
+
+def test_json_none_sends_no_body_as_httpx_does() -> None:
+    """FastAPI's tests post ``json=None`` to mean no body (httpx's reading); Ferrule sent the
+    JSON text ``null``."""
+    app = App()
+
+    @app.post("/raw")
+    def raw(request: Request) -> dict:
+        return {"body": request.raw_body.decode(), "type": request.header("content-type")}
+
+    with TestClient(app) as client:
+        assert client.post("/raw", json=None).json() == {"body": "", "type": None}
+        assert client.post("/raw", content="null", headers={"content-type": "application/json"}).json() == {"body": "null", "type": "application/json"}
