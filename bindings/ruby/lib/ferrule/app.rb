@@ -279,7 +279,7 @@ module Ferrule
     def run(host: "127.0.0.1", port: 8000, workers: 1, threads: DEFAULT_THREADS, runtime_threads: nil, &on_ready)
       print_openapi_and_exit if ENV["FERRULE_PRINT_OPENAPI"] == "1"
       raise ArgumentError, "ferrule: workers must be at least 1" if workers < 1
-      raise ArgumentError, "ferrule: threads must be at least 1" unless threads.is_a?(Integer) && threads >= 1
+      check_threads(threads) # here too, before any worker is forked
       if workers == 1
         clean = begin
           serve(host: host, port: port, threads: threads, runtime_threads: runtime_threads, &on_ready)
@@ -339,9 +339,13 @@ module Ferrule
       end
     end
 
+    private def check_threads(threads)
+      raise ArgumentError, "ferrule: threads must be at least 1" unless threads.is_a?(Integer) && threads >= 1
+    end
+
     private def serve_started(host, port, fd, threads, runtime_threads, signals)
       # No thread would take a request: every one would wait for its deadline.
-      raise ArgumentError, "ferrule: threads must be at least 1" unless threads.is_a?(Integer) && threads >= 1
+      check_threads(threads)
 
       start_logging
       bound = @native.start(host, port, fd, runtime_threads)

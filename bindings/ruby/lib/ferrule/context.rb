@@ -78,7 +78,7 @@ module Ferrule
       @headers || {}
     end
 
-    # Sets Content-Type: a media type, or :json, :html, :text, :xml.
+    # Sets Content-Type: a media type, or a Symbol (+:json+, +:html+, +:png+: see +media_type+).
     def content_type(type)
       headers("content-type" => type.is_a?(Symbol) ? Context.media_type(type) : type.to_s)
     end
