@@ -40,6 +40,8 @@ class Reply {
     this.payload = undefined;
     this._headers = [];
     this._codeSet = false;
+    /** Called by `send()`: a `done`-style hook waited on may answer without calling `done`. */
+    this._onSent = null;
   }
 
   code(statusCode) {
@@ -93,6 +95,7 @@ class Reply {
     if (this.sent) throw new Error('ferrule: reply.send() was called twice');
     this.sent = true;
     this.payload = payload;
+    if (this._onSent !== null) this._onSent();
     return this;
   }
 
@@ -146,8 +149,15 @@ function callHookNow(hook, arity, ctx, reply, payload) {
     if (failure) throw failure;
     return value;
   }
+  // A request hook that answers with reply.send() need not call `done` (Fastify's "respond to
+  // a request from a hook"): its chain ends there, now or when it sends.
+  if (arity === 2 && reply.sent) return undefined;
   return new Promise((resolve, reject) => {
-    settle = (error, result) => (error ? reject(error) : resolve(result));
+    settle = (error, result) => {
+      reply._onSent = null;
+      return error ? reject(error) : resolve(result);
+    };
+    if (arity === 2) reply._onSent = () => settle(null, undefined);
   });
 }
 

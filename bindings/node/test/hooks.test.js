@@ -246,3 +246,24 @@ test('an onSend hook that throws goes to onError and the error handler, as in Fa
   // The recovered answer is sent as it is: onSend does not run for it a second time.
   assert.deepStrictEqual(seen, ['onSend', 'onError refused now', 'onSend', 'onError taken']);
 });
+
+test('a done-style hook that answers with reply.send() need not call done, now or later', async () => {
+  // Found by running Fastify's hooks tests: such a request was never answered.
+  const app = new App();
+  app.addHook('onRequest', (ctx, reply, done) => {
+    if (ctx.path === '/now') reply.code(401).send({ error: 'who are you?' });
+    else done();
+  });
+  app.addHook('preHandler', (ctx, reply, done) => {
+    if (ctx.path === '/later') setTimeout(() => reply.code(403).send({ error: 'not yours' }), 5);
+    else done();
+  });
+  let handled = 0;
+  for (const path of ['/now', '/later', '/open']) app.get(path, () => { handled += 1; return { path }; });
+  const now = await app.inject('/now');
+  assert.deepStrictEqual([now.statusCode, now.json()], [401, { error: 'who are you?' }]);
+  const later = await app.inject('/later');
+  assert.deepStrictEqual([later.statusCode, later.json()], [403, { error: 'not yours' }]);
+  assert.deepStrictEqual((await app.inject('/open')).json(), { path: '/open' });
+  assert.strictEqual(handled, 1);
+});
