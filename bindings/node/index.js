@@ -1238,7 +1238,7 @@ function answer(native, id, value, ctx, logger, streams) {
         return;
       }
     }
-    native.reply(id, value === undefined ? null : value);
+    native.reply(id, value);
   } catch (error) {
     // Unanswered, the request would wait for its timeout; thrown from a Promise callback,
     // this would be an unhandled rejection, which ends the process.

@@ -854,13 +854,16 @@ impl AppState {
     }
 
     /// `reply(id, value)`: answers request `id` with a handler's plain return value: a string
-    /// (text/plain), a Buffer (application/octet-stream), or anything else as JSON, serialised
-    /// here.
+    /// (text/plain), a Buffer (application/octet-stream), undefined (no body, as Fastify sends
+    /// `reply.send()`), or anything else as JSON, serialised here (null is `null`).
     fn reply(env: Env, app: &AppState, args: &[raw::Value]) -> std::result::Result<raw::Value, String> {
         let id = request_id(env, args[0])?;
         if let Some((reply, route, status, inbox)) = app.take(id) {
-            let outcome = plain(env, args[1], shape_of(&route, status.as_u16().into()))
-                .map(|response| response.with_status(status))
+            let outcome = match env.kind(args[1]) {
+                Ok(raw::Kind::Undefined) => Ok(Response::new(status)),
+                _ => plain(env, args[1], shape_of(&route, status.as_u16().into())),
+            }
+            .map(|response| response.with_status(status))
                 .map_err(|message| HandlerError::new(format!("returned a value that cannot be sent: {message}")));
             inbox.answer(reply, outcome);
         }

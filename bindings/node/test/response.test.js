@@ -66,3 +66,14 @@ test('a response option that is not a map of statuses is refused where it is dec
   assert.throws(() => app.get('/a', { response: 'UserOut' }, () => null), /response must map statuses to schemas/);
   assert.throws(() => app.get('/b', { response: { ok: userOut } }, () => null), /"ok" is not a status/);
 });
+
+test('a handler that returns nothing sends an empty body; null is JSON null', async () => {
+  // Found by running Fastify's post-empty-body tests: undefined went out as the JSON text null.
+  const app = new App();
+  app.post('/nothing', { status: 202 }, async () => {});
+  app.get('/null', () => null);
+  const nothing = await app.inject({ method: 'POST', url: '/nothing' });
+  assert.deepStrictEqual([nothing.statusCode, nothing.body, nothing.headers['content-type']], [202, '', undefined]);
+  const nulled = await app.inject('/null');
+  assert.deepStrictEqual([nulled.body, nulled.headers['content-type']], ['null', 'application/json']);
+});
