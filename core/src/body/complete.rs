@@ -313,10 +313,16 @@ impl Completion {
                     }
                     out.counted(&mut open);
                 }
-                for (name, default, _) in &node.properties {
+                for (name, default, inner) in &node.properties {
                     if let (Some(default), None) = (default, value.get(name)) {
                         out.str(name);
-                        out.copy(default.root());
+                        // A default is finished as a sent value is: `{"inner": {}}` given for a
+                        // missing object gets the defaults of the object's own properties (ajv's
+                        // useDefaults does the same).
+                        match inner {
+                            Some(inner) => self.fill(*inner, default.root(), out),
+                            None => out.copy(default.root()),
+                        }
                         out.counted(&mut open);
                     }
                 }
@@ -492,6 +498,13 @@ mod tests {
             json!({"item": {"qty": 1}, "by_name": {"a": {"qty": 1}, "b": {"qty": 2}}})
         );
         assert_eq!(finished(&schema, "{}").to_tree(), json!({"item": null}));
+    }
+
+    #[test]
+    fn an_inserted_default_gets_the_defaults_inside_it() {
+        // Found running Fastify's schema tests: ajv fills `{"inner": {"d": "dd"}}` here.
+        let schema = json!({"type": "object", "properties": {"inner": {"type": "object", "default": {}, "properties": {"d": {"default": "dd"}}}}});
+        assert_eq!(finished(&schema, "{}").to_tree(), json!({"inner": {"d": "dd"}}));
     }
 
     #[test]
