@@ -193,6 +193,10 @@ export interface AppOptions {
   wsIdleTimeout?: number;
   /** Deepest nesting in a JSON body, 1 to 127 (default 127). */
   maxJsonDepth?: number;
+  /** A JSON body with a `__proto__` key, or a `constructor` holding a `prototype`, is a 422 (default true). */
+  refusePrototypeKeys?: boolean;
+  /** Fastify's spelling of `refusePrototypeKeys`: 'error' (the default) or 'ignore'. */
+  onProtoPoisoning?: 'error' | 'ignore';
   /** Most parts in a multipart body (default 1000). */
   maxMultipartParts?: number;
   /** Largest header block of a multipart part (default 8192). */

@@ -239,7 +239,7 @@ function appConfig(options) {
   const keys = APP_OPTIONS;
   const config = {};
   for (const [name, value] of Object.entries(options || {})) {
-    if (!Object.hasOwn(keys, name)) checkOptions({ [name]: value }, [...Object.keys(keys), 'logger'], 'App option');
+    if (!Object.hasOwn(keys, name)) checkOptions({ [name]: value }, [...Object.keys(keys), 'logger', 'onProtoPoisoning'], 'App option');
     if (value !== undefined) config[keys[name]] = value;
   }
   return config;
@@ -282,14 +282,20 @@ class App {
    * headerReadTimeout, bodyReadTimeout, minBodyRate (bytes/s), keepAliveTimeout (ms), sendTimeout (ms),
    * maxConnections, maxQueuedRequests (→ 503), http2MaxConcurrentStreams,
    * http2KeepAliveInterval (ms), sseKeepAlive (ms); input limits: maxJsonDepth, maxMultipartParts,
-   * maxPartHeaderBytes, maxFilenameBytes. Logging: accessLog (a record per request), logLevel
+   * maxPartHeaderBytes, maxFilenameBytes, refusePrototypeKeys (default true; Fastify's
+   * onProtoPoisoning: 'error' or 'ignore'). Logging: accessLog (a record per request), logLevel
    * ('debug', 'info' (default), 'warn', 'error', 'off'), logger (see loggerOf). OpenAPI: title,
    * version, description, servers, openapiTags, openapiUrl ('/openapi.json'), docsUrl ('/docs',
    * Swagger UI); null switches the document or the page off.
    */
   constructor(options = {}) {
-    const { logger, ...settings } = options || {};
+    const { logger, onProtoPoisoning, ...settings } = options || {};
     this._logger = loggerOf(logger);
+    // Fastify's default: a body that could change an object's prototype is refused.
+    if (onProtoPoisoning !== undefined && onProtoPoisoning !== 'error' && onProtoPoisoning !== 'ignore') {
+      throw new TypeError(`ferrule: onProtoPoisoning is 'error' or 'ignore', not ${JSON.stringify(onProtoPoisoning)}`);
+    }
+    if (settings.refusePrototypeKeys === undefined) settings.refusePrototypeKeys = onProtoPoisoning !== 'ignore';
     if (logger === false && settings.logLevel === undefined) settings.logLevel = 'off';
     this._native = nativeCall(() => new native.NativeApp(JSON.stringify(appConfig(settings))));
     // dispatch, reply, replyTape, flush and serialise: the calls made per request or batch, as

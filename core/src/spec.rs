@@ -377,6 +377,11 @@ pub struct AppConfig {
     pub ws_idle_timeout_ms: u64,
     /// Deepest nesting of arrays and objects accepted in a JSON body (1 to 127).
     pub max_json_depth: usize,
+    /// A JSON body with a `__proto__` key, or a `constructor` key holding a `prototype`, is
+    /// refused (422 `json_forbidden_key`), as Fastify refuses it by default: in JavaScript,
+    /// `Object.assign` or a deep merge of such a body changes an object's prototype. Off by
+    /// default in the core; Node's binding turns it on.
+    pub refuse_prototype_keys: bool,
     /// Multipart bodies: most parts in one body.
     pub max_multipart_parts: usize,
     /// Multipart bodies: largest part header block, in bytes.
@@ -432,6 +437,7 @@ impl Default for AppConfig {
             ws_send_buffer_bytes: 1024 * 1024,
             ws_idle_timeout_ms: 60_000,
             max_json_depth: 127,
+            refuse_prototype_keys: false,
             max_multipart_parts: 1000,
             max_part_header_bytes: 8 * 1024,
             max_filename_bytes: 255,

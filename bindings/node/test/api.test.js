@@ -316,3 +316,23 @@ test('a status option that is not a number is a TypeError naming it, not a conve
   const app = new App();
   assert.throws(() => app.get('/s', { status: '201' }, () => 'x'), { name: 'TypeError', message: 'ferrule: GET /s: status must be a number, not "201"' });
 });
+
+test('a JSON body that could change a prototype is refused, as Fastify refuses it', async () => {
+  // Found by running Fastify's proto-poisoning tests: the handler got an own __proto__ key,
+  // and Object.assign({}, body) then changed the merged object's prototype.
+  const schema = { body: { type: 'object' } };
+  const guarded = new App();
+  guarded.post('/merge', { schema }, ({ body }) => ({ admin: Object.assign({}, body).isAdmin === true }));
+  for (const payload of ['{"__proto__": {"isAdmin": true}}', '{"\\u005f_proto__": {"isAdmin": true}}', '{"a": {"constructor": {"prototype": {"isAdmin": true}}}}']) {
+    const refused = await guarded.inject({ method: 'POST', url: '/merge', headers: { 'content-type': 'application/json' }, payload });
+    assert.strictEqual(refused.statusCode, 422, payload);
+    assert.strictEqual(refused.json().errors[0].type, 'json_forbidden_key', payload);
+  }
+  const fine = await guarded.inject({ method: 'POST', url: '/merge', payload: { constructor: 'Object', proto: 1 } });
+  assert.deepStrictEqual(fine.json(), { admin: false });
+  const open = new App({ onProtoPoisoning: 'ignore' });
+  open.post('/merge', { schema }, ({ body }) => ({ own: Object.hasOwn(body, '__proto__') }));
+  const kept = await open.inject({ method: 'POST', url: '/merge', headers: { 'content-type': 'application/json' }, payload: '{"__proto__": {}}' });
+  assert.deepStrictEqual(kept.json(), { own: true });
+  assert.throws(() => new App({ onProtoPoisoning: 'remove' }), /onProtoPoisoning is 'error' or 'ignore'/);
+});

@@ -22,6 +22,7 @@ pub struct BodyReader {
     limit: usize,
     max_file_size: Option<usize>,
     max_json_depth: usize,
+    refuse_prototype_keys: bool,
     multipart_limits: multipart::Limits,
     /// JSON bodies: the compiled schema, when it constrains anything.
     schema: Option<CompiledSchema>,
@@ -37,6 +38,7 @@ pub struct BodyReader {
 #[derive(Debug, Clone, Copy)]
 pub struct InputLimits {
     pub max_json_depth: usize,
+    pub refuse_prototype_keys: bool,
     pub multipart: multipart::Limits,
 }
 
@@ -44,6 +46,7 @@ impl InputLimits {
     pub fn from_config(config: &crate::spec::AppConfig) -> Self {
         InputLimits {
             max_json_depth: config.max_json_depth,
+            refuse_prototype_keys: config.refuse_prototype_keys,
             multipart: multipart::Limits {
                 max_parts: config.max_multipart_parts,
                 max_part_header_bytes: config.max_part_header_bytes,
@@ -84,6 +87,7 @@ impl BodyReader {
             limit,
             max_file_size: spec.max_file_size,
             max_json_depth: inputs.max_json_depth,
+            refuse_prototype_keys: inputs.refuse_prototype_keys,
             multipart_limits: inputs.multipart,
             schema,
             completion,
@@ -116,6 +120,11 @@ impl BodyReader {
         }
         Ok(match self.kind {
             BodyKind::Json => match json::parse(&bytes, self.max_json_depth) {
+                Ok(value) if self.refuse_prototype_keys && value.has_prototype_keys() && json::prototype_key(&value).is_some() => {
+                    // Refused before validation: its issue is the only one that matters.
+                    issues.extend(json::prototype_key(&value));
+                    Body::None
+                }
                 Ok(mut value) => {
                     let found = self.schema.as_ref().map(|s| s.document_issues(&value, &["body".into()])).unwrap_or_default();
                     // Defaults are not user input: filled in only once the input itself is

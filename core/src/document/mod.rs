@@ -44,6 +44,8 @@ pub struct Document {
     /// as they are built, so finding them costs no pass over the nodes (see
     /// [`Document::whole_floats`]). Empty, and unallocated, for most bodies.
     whole: Vec<u32>,
+    /// Whether a key is `__proto__` or `constructor` (see [`Document::has_prototype_keys`]).
+    prototype_keys: bool,
 }
 
 /// One tape entry. Offsets are `u32`: a body is read whole into memory within its limit, and a
@@ -108,6 +110,12 @@ impl Document {
     /// the only floats a schema's `integer` admits.
     pub fn whole_floats(&self) -> &[u32] {
         &self.whole
+    }
+
+    /// Whether an object key is `__proto__` or `constructor`, as the parser noted
+    /// ([`Builder::key`]): where prototype keys might be, found without a walk.
+    pub fn has_prototype_keys(&self) -> bool {
+        self.prototype_keys
     }
 
     /// Makes the whole float at `index` ([`NodeRef::index`]) the integer it equals, when an
@@ -373,7 +381,7 @@ impl Builder {
     /// `bytes`: the size of the JSON text this tape will hold, to size its buffers once (a
     /// node per 8 bytes is about what record-shaped bodies need).
     pub fn with_capacity(bytes: usize) -> Builder {
-        Builder { document: Document { nodes: Vec::with_capacity(bytes / 8 + 1), text: String::with_capacity(bytes), whole: Vec::new() } }
+        Builder { document: Document { nodes: Vec::with_capacity(bytes / 8 + 1), text: String::with_capacity(bytes), whole: Vec::new(), prototype_keys: false } }
     }
 
     /// A tape for the JSON `source`, whose text begins with a copy of it, so that a string with
@@ -418,6 +426,15 @@ impl Builder {
             self.document.whole.push(self.document.nodes.len() as u32);
         }
         self.document.nodes.push(Node::Float(value));
+    }
+
+    /// Notes the key just written at `span` when it is one a JavaScript reader must be wary of
+    /// (see [`Document::has_prototype_keys`]): a length compare per key.
+    #[inline]
+    pub fn key(&mut self, span: Span) {
+        if (span.len == 9 || span.len == 11) && matches!(self.bytes(span), b"__proto__" | b"constructor") {
+            self.document.prototype_keys = true;
+        }
     }
 
     /// A string value, or the key of the next member of an open object; returns where its text

@@ -143,6 +143,7 @@ impl<'t> Scanner<'t> {
                 return None;
             }
             let span = self.string()?;
+            self.builder.key(span);
             self.skip_whitespace();
             if self.peek()? != b':' {
                 return None;
