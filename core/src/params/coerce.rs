@@ -44,6 +44,23 @@ pub fn coerce(kind: ScalarKind, text: &str, loc: impl FnOnce() -> Vec<LocSegment
             Some(dt) => Ok(Value::DateTime(dt)),
             None => fail("datetime_parsing", "Input should be a valid datetime"),
         },
+        ScalarKind::Union { int, float, bool } => {
+            let tries = [(int, ScalarKind::Int), (float, ScalarKind::Float), (bool, ScalarKind::Bool)];
+            let mut first_failure = None;
+            for (_, kind) in tries.into_iter().filter(|(on, _)| *on) {
+                match coerce(kind, text, Vec::new) {
+                    Ok(value) => return Ok(value),
+                    Err(issue) => {
+                        first_failure.get_or_insert(issue);
+                    }
+                }
+            }
+            // None read it: the first branch's own error, where the value is.
+            match first_failure {
+                Some(issue) => fail(issue.kind, &issue.msg),
+                None => Ok(Value::Str(text.to_owned())),
+            }
+        }
     }
 }
 

@@ -13,6 +13,10 @@ pub enum ScalarKind {
     DateTime,
     /// A multipart file (`format: binary`).
     Binary,
+    /// `anyOf`/`oneOf` of integer, number and boolean branches (Fastify's `anyOf: [{type:
+    /// integer}, {type: boolean}]`): the text becomes the first of them it reads as, in this
+    /// order, and the union's schema then judges it.
+    Union { int: bool, float: bool, bool: bool },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,6 +29,11 @@ pub enum FieldType {
 impl ScalarKind {
     /// The scalar a schema describes; anything unrecognised stays a string.
     pub fn from_schema(schema: &Json) -> ScalarKind {
+        if schema.get("type").is_none() {
+            if let Some(branches) = schema.get("anyOf").or_else(|| schema.get("oneOf")).and_then(Json::as_array) {
+                return ScalarKind::of_branches(branches);
+            }
+        }
         let ty = schema.get("type").and_then(|t| match t {
             Json::String(s) => Some(s.as_str()),
             // `["integer", "null"]` (an Optional[int]): the non-null member decides.
@@ -42,6 +51,24 @@ impl ScalarKind {
                 Some("binary") => ScalarKind::Binary,
                 _ => ScalarKind::Str,
             },
+        }
+    }
+
+    /// A union's kind: its one kind once `null` branches are left out (`Optional[int]` written
+    /// as `anyOf`); text kept when a branch takes text (a string branch judges it as sent, as
+    /// pydantic's smart union keeps a `str`); else the numbers and booleans it may be.
+    fn of_branches(branches: &[Json]) -> ScalarKind {
+        let is_null = |branch: &&Json| branch.get("type").and_then(Json::as_str) == Some("null");
+        let kinds: Vec<ScalarKind> = branches.iter().filter(|branch| !is_null(branch)).map(ScalarKind::from_schema).collect();
+        match kinds.as_slice() {
+            [] => ScalarKind::Str,
+            [first, rest @ ..] if rest.iter().all(|kind| kind == first) => *first,
+            _ if kinds.iter().all(|kind| matches!(kind, ScalarKind::Int | ScalarKind::Float | ScalarKind::Bool)) => ScalarKind::Union {
+                int: kinds.contains(&ScalarKind::Int),
+                float: kinds.contains(&ScalarKind::Float),
+                bool: kinds.contains(&ScalarKind::Bool),
+            },
+            _ => ScalarKind::Str,
         }
     }
 
@@ -70,6 +97,10 @@ impl ScalarKind {
             ScalarKind::Date => serde_json::json!({"type": "string", "format": "date"}),
             ScalarKind::DateTime => serde_json::json!({"type": "string", "format": "date-time"}),
             ScalarKind::Binary => serde_json::json!({"type": "string", "format": "binary"}),
+            ScalarKind::Union { int, float, bool } => {
+                let kinds = [(int, ScalarKind::Int), (float, ScalarKind::Float), (bool, ScalarKind::Bool)];
+                serde_json::json!({"anyOf": kinds.iter().filter(|(on, _)| *on).map(|(_, kind)| kind.schema()).collect::<Vec<_>>()})
+            }
         }
     }
 }
@@ -125,6 +156,14 @@ mod tests {
     #[test]
     fn optional_int_is_an_int() {
         assert_eq!(ScalarKind::from_schema(&json!({"type": ["integer", "null"]})), ScalarKind::Int);
+        assert_eq!(ScalarKind::from_schema(&json!({"anyOf": [{"type": "integer"}, {"type": "null"}]})), ScalarKind::Int);
+    }
+
+    #[test]
+    fn unions_of_numbers_and_booleans_are_tried_in_turn_and_text_stays_text() {
+        let int_or_bool = json!({"anyOf": [{"type": "integer"}, {"type": "boolean"}]});
+        assert_eq!(ScalarKind::from_schema(&int_or_bool), ScalarKind::Union { int: true, float: false, bool: true });
+        assert_eq!(ScalarKind::from_schema(&json!({"oneOf": [{"type": "integer"}, {"type": "string"}]})), ScalarKind::Str);
     }
 
     #[test]

@@ -290,6 +290,17 @@ mod tests {
         assert_eq!(issues, vec![("missing", json!(["query", "q"]))]);
     }
 
+    // Found running Fastify's schema tests: every value of such a union was refused.
+    #[test]
+    fn a_union_of_an_integer_and_a_boolean_reads_either() {
+        let union = |name: &str| ParamSpec::new(name, json!({"anyOf": [{"type": "integer"}, {"type": "boolean"}]})).optional();
+        let optional = ParamSpec::new("maybe", json!({"anyOf": [{"type": "integer"}, {"type": "null"}]})).optional();
+        let (values, issues) = run(vec![union("a"), union("b"), optional], "a=5&b=true&maybe=7");
+        assert_eq!((values, issues), (json!({"a": 5, "b": true, "maybe": 7}), vec![]));
+        let (_, issues) = run(vec![union("a")], "a=x");
+        assert_eq!(issues, vec![("int_parsing", json!(["query", "a"]))]);
+    }
+
     #[test]
     fn last_value_wins_for_scalars_and_arrays_collect() {
         let specs = vec![
