@@ -341,7 +341,9 @@ class App(_Routes):
     default 15 s); WebSockets: ``ws_max_message_bytes`` (→ close 1009, default 16 MiB),
     ``ws_send_buffer_bytes`` (unread by a client → close 1008, default 1 MiB),
     ``ws_idle_timeout_ms`` (silent → ping, then close 1001; default 60 s); input limits: ``max_json_depth``, ``max_multipart_parts``,
-    ``max_part_header_bytes``, ``max_filename_bytes``. The OpenAPI document: ``title``,
+    ``max_part_header_bytes``, ``max_filename_bytes``; ``refuse_prototype_keys`` (a JSON body
+    with a ``__proto__`` key is a 422: Node's default, for bodies a JavaScript service may
+    pass on). The OpenAPI document: ``title``,
     ``version``, ``description``, ``servers``, ``openapi_tags``, and ``openapi_url`` (default
     ``/openapi.json``; ``None`` serves none). The docs page (Swagger UI, served from the core's
     own copy, no CDN): ``docs_url`` (default ``/docs``; ``None`` serves none, nor does an
@@ -382,6 +384,7 @@ class App(_Routes):
         ws_send_buffer_bytes: Optional[int] = None,
         ws_idle_timeout_ms: Optional[int] = None,
         max_json_depth: Optional[int] = None,
+        refuse_prototype_keys: Optional[bool] = None,
         max_multipart_parts: Optional[int] = None,
         max_part_header_bytes: Optional[int] = None,
         max_filename_bytes: Optional[int] = None,
@@ -422,6 +425,7 @@ class App(_Routes):
             "ws_send_buffer_bytes": ws_send_buffer_bytes,
             "ws_idle_timeout_ms": ws_idle_timeout_ms,
             "max_json_depth": max_json_depth,
+            "refuse_prototype_keys": refuse_prototype_keys,
             "max_multipart_parts": max_multipart_parts,
             "max_part_header_bytes": max_part_header_bytes,
             "max_filename_bytes": max_filename_bytes,

@@ -30,7 +30,8 @@ module Ferrule
     # max_queued_requests (→ 503), http2_max_concurrent_streams, http2_keep_alive_interval_ms, sse_keep_alive_ms;
     # WebSockets: ws_max_message_bytes (→ close 1009), ws_send_buffer_bytes (unread → 1008),
     # ws_idle_timeout_ms (silent → ping, then 1001);
-    # input limits: max_json_depth, max_multipart_parts, max_part_header_bytes, max_filename_bytes.
+    # input limits: max_json_depth, max_multipart_parts, max_part_header_bytes, max_filename_bytes,
+    # refuse_prototype_keys (a JSON body with a __proto__ key is a 422; Node's default).
     # Development: validate_responses (a JSON result its declared +response+ schema forbids
     # becomes a 500 that lists what is wrong).
     # OpenAPI: title, version, description, servers, openapi_tags, openapi_url ("/openapi.json"),
