@@ -152,6 +152,12 @@ impl CompiledRoute {
         let path_params = if self.path.is_empty() {
             Default::default()
         } else {
+            if !escapes_are_whole(parts.uri.path()) {
+                // axum would hand `%zz` over as it is, and `%zz%22` half decoded; Fastify
+                // answers such a path 400, as it does here.
+                return Err(Problem::status(StatusCode::BAD_REQUEST)
+                    .with_detail("The request path is not valid percent-encoding: a % must be followed by two hex digits."));
+            }
             let raw = RawPathParams::from_request_parts(parts, &()).await.map_err(|_| {
                 Problem::validation(vec![Issue::new(
                     "string_unicode",
@@ -320,8 +326,24 @@ fn cookie_pairs(parts: &Parts) -> RawPairs<'_> {
     pairs
 }
 
+/// Whether every `%` in `path` starts an escape (`%` and two hex digits), as RFC 3986 writes
+/// them: one pass over a path's bytes.
+fn escapes_are_whole(path: &str) -> bool {
+    let bytes = path.as_bytes();
+    bytes.iter().enumerate().filter(|(_, byte)| **byte == b'%').all(|(at, _)| bytes.get(at + 1..at + 3).is_some_and(|hex| hex.iter().all(u8::is_ascii_hexdigit)))
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_percent_must_start_an_escape() {
+        for whole in ["/a/b", "/caf%C3%A9", "/a%2fb", "/%25"] {
+            assert!(super::escapes_are_whole(whole), "{whole}");
+        }
+        for broken in ["/hello/%world", "/%zz", "/ok%", "/ok%2", "/a%2g"] {
+            assert!(!super::escapes_are_whole(broken), "{broken}");
+        }
+    }
     use super::*;
     use crate::spec::{BodyKind, BodySpec};
 
