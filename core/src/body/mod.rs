@@ -109,6 +109,11 @@ impl BodyReader {
     async fn parse(&self, headers: &HeaderMap, bytes: bytes::Bytes, issues: &mut Vec<Issue>) -> Result<Body, Problem> {
         if bytes.is_empty() {
             if self.required {
+                if self.fields.is_some() {
+                    // A form names what it misses field by field, as FastAPI's Form() does;
+                    // one whose fields all have defaults takes them.
+                    return Ok(Body::Form(self.fields(&RawPairs::new(), issues)));
+                }
                 issues.push(Issue::missing(vec!["body".into()]));
             }
             return Ok(Body::None);
@@ -140,8 +145,8 @@ impl BodyReader {
                     Body::None
                 }
             },
-            BodyKind::Form => Body::Form(self.fields(&RawPairs::from_urlencoded(&bytes), issues)),
-            BodyKind::Multipart => {
+            BodyKind::Form if essence != "multipart/form-data" => Body::Form(self.fields(&RawPairs::from_urlencoded(&bytes), issues)),
+            BodyKind::Form | BodyKind::Multipart => {
                 // Boxed: the parser's state is most of a route's future, and every route's
                 // future (no body, JSON) would otherwise be as large and copied as often.
                 let pairs = Box::pin(multipart::parse(content_type, bytes, self.max_file_size, self.multipart_limits)).await?;
@@ -191,7 +196,8 @@ impl BodyReader {
     fn accepts(&self, essence: &str) -> bool {
         match self.kind {
             BodyKind::Json => essence == "application/json" || (essence.starts_with("application/") && essence.ends_with("+json")),
-            BodyKind::Form => essence == "application/x-www-form-urlencoded",
+            // An HTML form may be sent either way (`enctype`), and Starlette reads both.
+            BodyKind::Form => essence == "application/x-www-form-urlencoded" || essence == "multipart/form-data",
             BodyKind::Multipart => essence == "multipart/form-data",
             BodyKind::Text => essence.starts_with("text/"),
             BodyKind::Bytes => true,
@@ -327,7 +333,7 @@ fn too_large(limit: usize) -> Problem {
 fn unsupported(kind: BodyKind, got: &str) -> Problem {
     let expected = match kind {
         BodyKind::Json => "application/json",
-        BodyKind::Form => "application/x-www-form-urlencoded",
+        BodyKind::Form => "application/x-www-form-urlencoded or multipart/form-data",
         BodyKind::Multipart => "multipart/form-data",
         BodyKind::Text => "text/*",
         BodyKind::Bytes => "any",
