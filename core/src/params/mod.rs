@@ -234,9 +234,23 @@ impl ParamSet {
             let prefix = [LocSegment::Key(self.source.to_owned())];
             // A value that failed coercion or is missing was left out of the instance, and the
             // schema requires nothing: the validator only speaks of values that coerced.
-            issues.extend(validator.issues(&instance, &prefix));
+            for mut issue in validator.issues(&instance, &prefix) {
+                self.as_sent(&mut issue, raw);
+                issues.push(issue);
+            }
         }
         out
+    }
+
+    /// A failed constraint's `input` as the client sent it (`"0"` for `?size=0` below
+    /// `minimum: 1`), as pydantic reports it, where the validator saw the coerced value. Read
+    /// again from the request only for an issue, so a valid value costs nothing.
+    fn as_sent(&self, issue: &mut Issue, raw: &RawPairs<'_>) {
+        let [_, LocSegment::Key(name)] = issue.loc.as_slice() else { return };
+        let scalar = self.params.iter().any(|param| &*param.name == name.as_str() && param.deep.is_none() && matches!(param.ty, FieldType::Scalar(_)));
+        if let (true, Some(RawValue::Text(text))) = (scalar, raw.values(name).last()) {
+            issue.input = Json::String(text.to_string());
+        }
     }
 }
 
