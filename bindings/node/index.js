@@ -774,7 +774,7 @@ class Dispatcher {
     }
   }
 
-  /** Chain `number`'s functions: `{ onRequest, preHandler, onSend, onError, errorHandler, notFound }`. */
+  /** Chain `number`'s functions: `{ onRequest, preHandler, onSend, onError, errorHandlers, notFound }`. */
   chain(number) {
     let chain = this.chains[number];
     if (!chain) {
@@ -786,8 +786,9 @@ class Dispatcher {
         preHandler: preHandler.map((slot) => fns[slot].fn),
         onSend: onSend.map((slot) => fns[slot].fn),
         onError: onError.map((slot) => fns[slot]).filter((h) => h.kind === 'onError').map((h) => h.fn),
-        // The innermost scope's handler wins (the chain runs from the app down).
-        errorHandler: last('errorHandler'),
+        // The scopes' error handlers from the app down: the innermost answers first, and one
+        // that throws hands its error to the scope around it.
+        errorHandlers: onError.map((slot) => fns[slot]).filter((h) => h.kind === 'errorHandler').map((h) => h.fn),
         notFound: last('notFound'),
       };
       this.chains[number] = chain;
@@ -914,17 +915,42 @@ class Dispatcher {
     reply.payload = undefined;
     reply.code(statusOfError(error));
     const notFound = error === refused && refusal.status === 404 && route < 0 ? chain.notFound : null;
-    if (notFound || chain.errorHandler) {
-      const result = notFound ? callHook(notFound, [ctx, reply]) : callHook(chain.errorHandler, [error, ctx, reply]);
-      reply.recovered = Promise.resolve(result).then((value) => {
-        if (!reply.sent) reply.send(value);
-        // `reply.send(error)`, Fastify's way back to the default answer for that error.
-        if (reply.payload instanceof Error) this.answerError(reply.payload, refused, refusal, ctx, reply);
-      });
+    if (notFound) {
+      reply.recovered = Promise.resolve(callHook(notFound, [ctx, reply])).then((value) => this.sendRecovered(value, refused, refusal, ctx, reply));
+      return;
+    }
+    if (chain.errorHandlers.length > 0) {
+      reply.recovered = this.handleError(chain.errorHandlers.length - 1, chain.errorHandlers, error, refused, refusal, ctx, reply);
       return;
     }
     reply.recovered = undefined;
     this.answerError(error, refused, refusal, ctx, reply);
+  }
+
+  /**
+   * Error handler `index` of `handlers` answers `error`; one that throws hands what it threw
+   * to the handler of the scope around it, and the app's to the default answer (Fastify's
+   * rule for a handler that rethrows).
+   */
+  async handleError(index, handlers, error, refused, refusal, ctx, reply) {
+    let value;
+    try {
+      value = await callHook(handlers[index], [error, ctx, reply]);
+    } catch (thrown) {
+      reply.sent = false;
+      reply.payload = undefined;
+      reply.code(statusOfError(thrown));
+      if (index > 0) return this.handleError(index - 1, handlers, thrown, refused, refusal, ctx, reply);
+      return this.answerError(thrown, refused, refusal, ctx, reply);
+    }
+    return this.sendRecovered(value, refused, refusal, ctx, reply);
+  }
+
+  /** What a not-found or error handler gave, sent unless it sent itself. */
+  sendRecovered(value, refused, refusal, ctx, reply) {
+    if (!reply.sent) reply.send(value);
+    // `reply.send(error)`, Fastify's way back to the default answer for that error.
+    if (reply.payload instanceof Error) this.answerError(reply.payload, refused, refusal, ctx, reply);
   }
 
   /** The default answer to `error`, sent on `reply`. */

@@ -267,3 +267,29 @@ test('a done-style hook that answers with reply.send() need not call done, now o
   assert.deepStrictEqual((await app.inject('/open')).json(), { path: '/open' });
   assert.strictEqual(handled, 1);
 });
+
+test('an error handler that throws hands its error to the scope around it, as in Fastify', async () => {
+  // Found running Fastify's encapsulated-error-handler tests: a rethrow was a bare 500.
+  const app = new App();
+  app.setErrorHandler((error, ctx, reply) => {
+    reply.code(500);
+    return { by: 'root', message: error.message };
+  });
+  app.register(async (child) => {
+    child.setErrorHandler((error) => { throw new Error(`re-${error.message}`); });
+    child.get('/x', () => { throw new Error('x'); });
+    child.register(async (grandchild) => {
+      grandchild.setErrorHandler((error) => { throw new HttpError(409, `again-${error.message}`); });
+      grandchild.get('/y', () => { throw new Error('y'); });
+    });
+  }, { prefix: '/child' });
+  const x = await app.inject('/child/x');
+  assert.deepStrictEqual([x.statusCode, x.json()], [500, { by: 'root', message: 're-x' }]);
+  const y = await app.inject('/child/y');
+  assert.deepStrictEqual([y.statusCode, y.json()], [500, { by: 'root', message: 're-again-y' }]);
+  const lone = new App();
+  lone.setErrorHandler((error) => { throw new HttpError(409, `taken: ${error.message}`); });
+  lone.get('/z', () => { throw new Error('z'); });
+  const z = await lone.inject('/z');
+  assert.deepStrictEqual([z.statusCode, z.json().detail], [409, 'taken: z']);
+});
