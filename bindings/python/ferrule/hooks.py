@@ -20,6 +20,7 @@ after the ``on_request`` hooks, and an exception handler for it may answer inste
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import json
 from typing import Any, Awaitable, Callable, Optional, Sequence
@@ -109,9 +110,7 @@ class Registry:
             [self.slots[i].func for i in on_send],
             [self.slots[i].func for i in on_error],
             [h.func for h in hooks if h.middleware],
-            # An `async def` exception handler is awaited, so its chain runs as a task too.
-            sync=not any(self.slots[i].is_async for i in (*on_request, *pre_handler, *on_send, *on_error))
-            and not any(_is_async(handler) for handler in self.exception_handlers.values()),
+            sync=not any(self.slots[i].is_async for i in (*on_request, *pre_handler, *on_send, *on_error)),
         )
 
     def handler_for(self, exc: BaseException) -> Optional[Callable[..., Any]]:
@@ -209,17 +208,23 @@ def finish_sync(chain: Chain, call: Any, request: Any, outcome: Any, failed: boo
             if not isinstance(outcome, Exception):
                 raise outcome
             response = _recovered(chain, request, outcome, call)
+            if inspect.isawaitable(response):
+                # An `async def` exception handler: it and the rest run as a task, so the
+                # chain stays synchronous for every request that does not fail.
+                call.answer_later()
+                asyncio.ensure_future(_finish_awaited(chain, call, request, response))
+                return
         else:
             response = outcome
         if chain.on_send:
             try:
-                response = _as_response(response, call.status)
-                for hook in chain.on_send:
-                    replaced = hook(request, response)
-                    if replaced is not None:
-                        response = _as_response(replaced, call.status)
+                response = _sent(chain, request, response, call)
             except Exception as exc:  # recovered as the handler's failure, not sent again
                 response = _recovered(chain, request, exc, call)
+                if inspect.isawaitable(response):
+                    call.answer_later()
+                    asyncio.ensure_future(_finish_awaited(chain, call, request, response, sent=True))
+                    return
     except BaseException as exc:
         call.fail(exc)
         if not isinstance(exc, Exception):
@@ -228,6 +233,36 @@ def finish_sync(chain: Chain, call: Any, request: Any, outcome: Any, failed: boo
     call.finish(response)
     # The rest of the handler's generator dependencies, once the response has gone.
     close_after(request)
+
+
+def _sent(chain: Chain, request: Any, response: Any, call: Any) -> Response:
+    """The ``def`` ``on_send`` hooks' work on ``response``."""
+    response = _as_response(response, call.status)
+    for hook in chain.on_send:
+        replaced = hook(request, response)
+        if replaced is not None:
+            response = _as_response(replaced, call.status)
+    return response
+
+
+async def _finish_awaited(chain: Chain, call: Any, request: Any, pending: Any, *, sent: bool = False) -> None:
+    """``finish_sync``'s end for an answer an ``async def`` exception handler gives."""
+    try:
+        response = await pending
+        if chain.on_send and not sent:
+            try:
+                response = _sent(chain, request, response, call)
+            except Exception as exc:  # as in finish_sync
+                response = await _maybe(_recovered(chain, request, exc, call))
+    except BaseException as exc:
+        call.fail(exc)
+        if not isinstance(exc, Exception):
+            raise
+        return
+    call.finish(response)
+    closing = close_after(request)
+    if closing is not None:
+        await closing
 
 
 async def _maybe(value: Any) -> Any:

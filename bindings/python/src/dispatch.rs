@@ -419,8 +419,8 @@ pub struct PendingCall {
     /// Whether its answer is sent when the loop's turn ends (a task's, `flush_soon`), or with
     /// its batch's (a chain of `def`s run inside `run_jobs`): one flush per request wakes the
     /// runtime's delivery task once per request, which cost a sync chain about 1 µs of the
-    /// runtime's CPU per request.
-    flushes: bool,
+    /// runtime's CPU per request. Set later by [`PendingCall::answer_later`].
+    flushes: std::sync::atomic::AtomicBool,
 }
 
 struct CallState {
@@ -445,13 +445,20 @@ impl PendingCall {
             request_object: PyOnceLock::new(),
             rejection,
             refusal: PyOnceLock::new(),
-            flushes,
+            flushes: std::sync::atomic::AtomicBool::new(flushes),
         }
     }
 }
 
 #[pymethods]
 impl PendingCall {
+    /// A call of a chain of `def`s that finishes in a task after all (an `async def` exception
+    /// handler answers it): its answer is then sent when the loop's turn ends, as a task's is,
+    /// not with a batch that has already gone.
+    fn answer_later(&self) {
+        self.flushes.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
     /// The `Request` the hooks and the handler share.
     fn request<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, Request>> {
         let object = self.request_object.get_or_try_init(py, || {
@@ -551,7 +558,7 @@ impl PendingCall {
             Err(error) => response::from_exception_in(py, &self.dispatcher, self.label(), error),
         };
         self.dispatcher.inbox().answer(reply, outcome);
-        if self.flushes {
+        if self.flushes.load(std::sync::atomic::Ordering::Relaxed) {
             self.dispatcher.flush_soon(py);
         }
     }

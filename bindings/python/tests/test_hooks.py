@@ -239,6 +239,12 @@ def test_async_exception_handlers_answer_the_cores_refusals_and_a_def_routes_err
     def create(item_id: int, body: dict) -> dict:
         raise KeyError("taken")
 
+    @app.get("/fine")
+    def fine() -> dict:
+        # An async exception handler is awaited only for a request that fails: a def route's
+        # chain stays synchronous, run where the request arrived (no task of its own).
+        return {"in_task": asyncio.current_task() is not None}
+
     with TestClient(app) as client:
         invalid_answer = client.post("/items/x", json={"title": "towel", "size": "XL"})
         assert invalid_answer.status_code == 400
@@ -248,6 +254,7 @@ def test_async_exception_handlers_answer_the_cores_refusals_and_a_def_routes_err
         assert client.get("/nowhere").json() == {"missing": "/nowhere"}
         raised = client.post("/items/1", json={})
         assert (raised.status_code, raised.json()) == (409, {"lookup": "'taken'"})
+        assert client.get("/fine").json() == {"in_task": False}
 
 
 def test_a_validation_errors_body_is_parsed_json_else_as_sent() -> None:
