@@ -43,8 +43,16 @@ impl PathTemplate {
                 .find('}')
                 .map(|c| open + c)
                 .ok_or_else(|| format!("path `{template}`: unclosed `{{`"))?;
-            push_literal(&mut axum_path, &rest[..open]);
             let inner = &rest[open + 1..close];
+            // The router matches a parameter as a whole segment; said here, by name, instead of
+            // its own "only one parameter per segment" for a segment that has one.
+            let starts_segment = rest[..open].is_empty() && axum_path.ends_with('/') || rest[..open].ends_with('/');
+            let ends_segment = rest[close + 1..].is_empty() || rest[close + 1..].starts_with('/');
+            if !(starts_segment && ends_segment) {
+                let segment = template.split('/').find(|s| s.contains(&format!("{{{inner}}}"))).unwrap_or(inner);
+                return Err(format!("path `{template}`: `{segment}`: {}", whole_segment_advice(inner.split(':').next().unwrap_or(inner))));
+            }
+            push_literal(&mut axum_path, &rest[..open]);
             let (name, ty, wildcard, typed) = match inner.strip_prefix('*') {
                 Some(name) => (name, "path", true, true),
                 None => match inner.split_once(':') {
@@ -154,15 +162,24 @@ fn colon_segments_braced(template: &str) -> Result<String, String> {
             Some(_) => {
                 let name: String = segment[1..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
                 let rest = &segment[1 + name.len()..];
-                return Err(format!(
-                    "path `{template}`: `{segment}` is not a parameter segment; write `{{{}}}{rest}`",
-                    if name.is_empty() { "name" } else { &name }
-                ));
+                let name = if name.is_empty() { "name" } else { &name };
+                let advice = match rest.chars().next() {
+                    None => format!("write `{{{name}}}`"),
+                    Some('?') => format!("an optional parameter is two routes, one without the segment and one with `{{{name}}}`"),
+                    Some('(') => format!("write `{{{name}}}` and give its schema a `pattern` (or a type: `{{{name}:int}}`)"),
+                    Some(_) => whole_segment_advice(name),
+                };
+                return Err(format!("path `{template}`: `{segment}` is not a parameter segment; {advice}"));
             }
             None => out.push_str(segment),
         }
     }
     Ok(out)
+}
+
+/// What to write for a parameter that shares its segment with text (`:file.png`, `{a}-{b}`).
+fn whole_segment_advice(name: &str) -> String {
+    format!("a parameter is a whole segment here: write `{{{name}}}` and check the rest of the segment in the handler (or with a schema `pattern`)")
 }
 
 #[cfg(test)]
@@ -212,9 +229,20 @@ mod tests {
     fn a_colon_segment_is_a_string_parameter() {
         let colon = PathTemplate::parse("/users/:id/posts/:post_id").unwrap();
         assert_eq!(colon, PathTemplate::parse("/users/{id}/posts/{post_id}").unwrap());
-        let inside = PathTemplate::parse("/files/:name.json").unwrap_err();
-        assert!(inside.contains("write `{name}.json`"), "{inside}");
+        // Found running find-my-way's tests: the advice was `{name}.json`, which the router
+        // then refused as "only one parameter per segment".
+        for (template, advice) in [
+            ("/files/:name.json", "write `{name}` and check the rest of the segment"),
+            ("/files/{name}.json", "write `{name}` and check the rest of the segment"),
+            ("/a/{p1}-{p2}", "write `{p1}` and check the rest"),
+            ("/o/:id?", "two routes"),
+            ("/r/:id(^\\d+$)", "a `pattern`"),
+        ] {
+            let error = PathTemplate::parse(template).unwrap_err();
+            assert!(error.contains(advice), "{template}: {error}");
+        }
         assert!(PathTemplate::parse("/a/:").unwrap_err().contains("write `{name}`"));
+        assert!(PathTemplate::parse("/{a}/x/{b}").is_ok());
         assert!(PathTemplate::parse("/static/*").unwrap_err().contains("write `{rest:path}`"));
     }
 }
