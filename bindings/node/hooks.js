@@ -45,7 +45,12 @@ class Reply {
   }
 
   code(statusCode) {
-    this.statusCode = statusCode;
+    // Refused where it is set, as Fastify's FST_ERR_BAD_STATUS_CODE, not as a 500 later.
+    const code = Number(statusCode);
+    if (!Number.isInteger(code) || code < 100 || code > 599) {
+      throw new TypeError(`ferrule: reply.code(${JSON.stringify(statusCode)}) is not a status code (100 to 599)`);
+    }
+    this.statusCode = code;
     this._codeSet = true;
     return this;
   }

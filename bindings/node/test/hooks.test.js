@@ -293,3 +293,21 @@ test('an error handler that throws hands its error to the scope around it, as in
   const z = await lone.inject('/z');
   assert.deepStrictEqual([z.statusCode, z.json().detail], [409, 'taken: z']);
 });
+
+test('reply.code refuses what is no status code where it is called', async () => {
+  // Found running Fastify's reply tests: reply.code(99) became a 500 only once the reply went out.
+  const app = new App();
+  app.addHook('onRequest', (ctx, reply, done) => {
+    try {
+      reply.code(Number(ctx.query.c ?? 200));
+    } catch (error) {
+      reply.code(400).send({ refused: error.message });
+      return;
+    }
+    done();
+  });
+  app.get('/', { query: { type: 'object', properties: { c: { type: 'integer' } } } }, () => ({ ok: true }));
+  const bad = await app.inject('/?c=99');
+  assert.deepStrictEqual([bad.statusCode, bad.json()], [400, { refused: 'ferrule: reply.code(99) is not a status code (100 to 599)' }]);
+  assert.strictEqual((await app.inject('/?c=201')).statusCode, 201);
+});
