@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-from typing import Any, Awaitable, Callable, Optional, Sequence
+from typing import Any, Awaitable, Callable, Coroutine, Optional, Sequence
 
 from . import _ferrule
 from .dependencies import close_after
@@ -212,7 +212,7 @@ def finish_sync(chain: Chain, call: Any, request: Any, outcome: Any, failed: boo
                 # An `async def` exception handler: it and the rest run as a task, so the
                 # chain stays synchronous for every request that does not fail.
                 call.answer_later()
-                asyncio.ensure_future(_finish_awaited(chain, call, request, response))
+                _in_background(_finish_awaited(chain, call, request, response))
                 return
         else:
             response = outcome
@@ -223,7 +223,7 @@ def finish_sync(chain: Chain, call: Any, request: Any, outcome: Any, failed: boo
                 response = _recovered(chain, request, exc, call)
                 if inspect.isawaitable(response):
                     call.answer_later()
-                    asyncio.ensure_future(_finish_awaited(chain, call, request, response, sent=True))
+                    _in_background(_finish_awaited(chain, call, request, response, sent=True))
                     return
     except BaseException as exc:
         call.fail(exc)
@@ -233,6 +233,17 @@ def finish_sync(chain: Chain, call: Any, request: Any, outcome: Any, failed: boo
     call.finish(response)
     # The rest of the handler's generator dependencies, once the response has gone.
     close_after(request)
+
+
+# The tasks `_in_background` started, held until they end: the loop keeps only a weak
+# reference to a task, so one awaiting what nothing else holds could be collected mid-way.
+_running: set[asyncio.Future[None]] = set()
+
+
+def _in_background(coroutine: Coroutine[Any, Any, None]) -> None:
+    task = asyncio.ensure_future(coroutine)
+    _running.add(task)
+    task.add_done_callback(_running.discard)
 
 
 def _sent(chain: Chain, request: Any, response: Any, call: Any) -> Response:
