@@ -258,13 +258,26 @@ def _sent(chain: Chain, request: Any, response: Any, call: Any) -> Response:
 
 async def _finish_awaited(chain: Chain, call: Any, request: Any, pending: Any, *, sent: bool = False) -> None:
     """``finish_sync``'s end for an answer an ``async def`` exception handler gives."""
-    try:
+
+    async def respond() -> Any:
         response = await pending
         if chain.on_send and not sent:
             try:
                 response = _sent(chain, request, response, call)
             except Exception as exc:  # as in finish_sync
-                response = await _maybe(_recovered(chain, request, exc, call))
+                response = await _recovered_async(chain, request, exc, call)
+        return response
+
+    await _settle(call, request, respond())
+
+
+async def _settle(call: Any, request: Any, producing: Awaitable[Any]) -> None:
+    """Answers ``call`` with what ``producing`` gives, or with its failure; then closes the
+    request's generator dependencies. A task and the end of a chain of ``def``s alike."""
+    try:
+        response = await producing
+    except asyncio.CancelledError:
+        raise  # past its deadline, or cut off by a drain: nobody waits for an answer
     except BaseException as exc:
         call.fail(exc)
         if not isinstance(exc, Exception):
@@ -282,8 +295,6 @@ async def _maybe(value: Any) -> Any:
 
 async def run_async(chain: Chain, call: Any) -> None:
     """A chain with an ``async def`` in it, or with middleware, as a task on the loop."""
-    import asyncio
-
     request = call.request()
 
     async def endpoint(request: Any) -> Response:
@@ -316,19 +327,7 @@ async def run_async(chain: Chain, call: Any) -> None:
     handle: Callable[[Any], Awaitable[Response]] = endpoint
     for middleware in chain.middleware:
         handle = _wrapped(middleware, handle)
-    try:
-        response = await handle(request)
-    except asyncio.CancelledError:
-        raise  # past its deadline, or cut off by a drain: nobody waits for an answer
-    except BaseException as exc:
-        call.fail(exc)
-        if not isinstance(exc, Exception):
-            raise
-        return
-    call.finish(response)
-    closing = close_after(request)
-    if closing is not None:
-        await closing
+    await _settle(call, request, handle(request))
 
 
 def _wrapped(middleware: Callable[..., Any], inner: Callable[[Any], Awaitable[Response]]) -> Callable[[Any], Awaitable[Response]]:
