@@ -44,7 +44,7 @@ impl std::fmt::Debug for CompiledSchema {
 
 impl CompiledSchema {
     pub fn compile(schema: &Json) -> Result<Self, SchemaError> {
-        let validator = jsonschema::options().with_draft(Draft::Draft202012).should_validate_formats(true).build(schema).map_err(invalid)?;
+        let validator = route_options::<jsonschema::json::SerdeJson>().build(schema).map_err(invalid)?;
         Ok(CompiledSchema { validator, document_validator: None, walk_validator: None })
     }
 
@@ -114,7 +114,14 @@ fn refuses_only_for_not_being_null(errors: &[jsonschema::ValidationError<'_>]) -
 
 /// A schema compiled for documents, with the options every route's schema has.
 fn compile_for_tape(schema: &Json) -> Result<Validator<Tape>, jsonschema::ValidationError<'_>> {
-    jsonschema::options_for::<Tape>().with_draft(Draft::Draft202012).should_validate_formats(true).build(schema)
+    route_options::<Tape>().build(schema)
+}
+
+/// The options every route's schema is compiled with, for trees or documents: draft 2020-12,
+/// formats asserted, and `date-time` read as a query's date-time is (`params::is_date_time`:
+/// the offset may be left out, as pydantic allows; RFC 3339 alone would refuse a naive one).
+pub(crate) fn route_options<'i, F: jsonschema::json::Json>() -> jsonschema::ValidationOptions<'i, std::sync::Arc<dyn jsonschema::Retrieve>, F> {
+    jsonschema::options_for::<F>().with_draft(Draft::Draft202012).should_validate_formats(true).with_format("date-time", crate::params::is_date_time)
 }
 
 /// Puts each object's missing properties after the issues found inside its properties: the
@@ -338,6 +345,24 @@ mod tests {
                 let as_tree = serde_json::to_value(compiled.issues(&instance, &prefix)).unwrap();
                 let as_document = serde_json::to_value(compiled.document_issues(&Document::from_tree(&instance), &prefix)).unwrap();
                 assert_eq!(as_document, as_tree, "{instance}");
+            }
+        }
+    }
+
+    // Found by FastAPI's corpus: `datetime` fields sent without an offset (pydantic's usual
+    // input, and what `datetime.isoformat()` writes for a naive one) were refused in a body,
+    // while the same text in a query was accepted.
+    #[test]
+    fn a_date_time_may_leave_out_its_offset_in_a_body_as_in_a_query() {
+        let schema = json!({"type": "object", "properties": {"at": {"type": "string", "format": "date-time"}}});
+        let prefix = ["body".into()];
+        for compiled in [CompiledSchema::compile_for_documents(&schema).unwrap(), CompiledSchema::compile(&schema).unwrap()] {
+            for at in ["2018-12-22T14:00:00", "2018-12-22 14:00:00", "2018-12-22T14:00", "2018-12-22T14:00:00.5", "2018-12-22T14:00:00Z", "2018-12-22T14:00:00+02:00"] {
+                assert!(compiled.document_issues(&Document::from_tree(&json!({"at": at})), &prefix).is_empty(), "{at}");
+            }
+            for at in ["2018-12-22", "2018-12-22T25:00:00", " 2018-12-22T14:00:00", "yesterday", "2018-12-22T14:00:00+0200x"] {
+                let issues = compiled.document_issues(&Document::from_tree(&json!({"at": at})), &prefix);
+                assert_eq!(issues.iter().map(|i| i.kind).collect::<Vec<_>>(), ["datetime_parsing"], "{at}");
             }
         }
     }

@@ -627,11 +627,10 @@ fn types(value: &Json) -> Option<Types> {
 mod tests {
     use super::*;
     use crate::document::Document;
-    use jsonschema::Draft;
     use serde_json::json;
 
     fn for_tape(schema: &Json) -> Option<Validator<Tape>> {
-        jsonschema::options_for::<Tape>().with_draft(Draft::Draft202012).should_validate_formats(true).build(schema).ok()
+        crate::validation::route_options::<Tape>().build(schema).ok()
     }
 
     fn walk(schema: &Json) -> Option<WalkValidator> {

@@ -106,6 +106,14 @@ fn parse_date(text: &str) -> Option<NaiveDate> {
     NaiveDate::from_ymd_opt(number(&b[0..4])? as i32, number(&b[5..7])?, number(&b[8..10])?)
 }
 
+/// Whether a JSON string is a date-time a route accepts: the text [`parse_datetime`] reads,
+/// with or without a UTC offset (pydantic's `datetime` takes both), and no space around it.
+/// It is the `date-time` format of every compiled schema (`validation::route_options`), so a
+/// body's date-time means what a query's does.
+pub(crate) fn is_date_time(text: &str) -> bool {
+    text.trim().len() == text.len() && parse_datetime(text).is_some()
+}
+
 fn parse_datetime(text: &str) -> Option<DateTimeValue> {
     let t = text.trim();
     if let Ok(dt) = DateTime::parse_from_rfc3339(t) {
