@@ -73,7 +73,13 @@ enum IntText {
 }
 
 fn parse_int(text: &str) -> Result<i64, IntText> {
+    // A whole number written with a zero fraction (`4.0`, `4.00`) is that number, as pydantic
+    // reads it (and as a JSON body's `4.0` arrives); `4.` and `4.5` are not.
     let t = text.trim();
+    let t = match t.split_once('.') {
+        Some((whole, zeros)) if !zeros.is_empty() && zeros.bytes().all(|b| b == b'0') => whole,
+        _ => t,
+    };
     let digits = t.strip_prefix(['+', '-']).unwrap_or(t);
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit() || b == b'_') {
         return Err(IntText::NotAnInteger);
@@ -169,7 +175,11 @@ mod tests {
     fn integers() {
         assert_eq!(ok(ScalarKind::Int, "-42"), Value::Int(-42));
         assert_eq!(ok(ScalarKind::Int, "1_000"), Value::Int(1000));
-        assert_eq!(err(ScalarKind::Int, "4.0"), "int_parsing");
+        assert_eq!(ok(ScalarKind::Int, "4.0"), Value::Int(4));
+        assert_eq!(ok(ScalarKind::Int, "-4.00"), Value::Int(-4));
+        assert_eq!(err(ScalarKind::Int, "4.5"), "int_parsing");
+        assert_eq!(err(ScalarKind::Int, "4."), "int_parsing");
+        assert_eq!(err(ScalarKind::Int, ".0"), "int_parsing");
         assert_eq!(err(ScalarKind::Int, "99999999999999999999"), "int_parsing_size");
         assert_eq!(err(ScalarKind::Int, "-9223372036854775809"), "int_parsing_size");
         assert_eq!(err(ScalarKind::Int, ""), "int_parsing");
