@@ -195,6 +195,9 @@ export interface AppOptions {
   maxJsonDepth?: number;
   /** A JSON body with a `__proto__` key, or a `constructor` holding a `prototype`, is a 422 (default true). */
   refusePrototypeKeys?: boolean;
+  /** A path no route takes, whose twin with the trailing slash added or taken away is routed, is
+   * answered 307 to that twin (Starlette's redirect; default false, a 404 as in Fastify). */
+  redirectSlashes?: boolean;
   /** Fastify's spelling of `refusePrototypeKeys`: 'error' (the default) or 'ignore'. */
   onProtoPoisoning?: 'error' | 'ignore';
   /** Most parts in a multipart body (default 1000). */

@@ -283,7 +283,8 @@ class App {
    * maxConnections, maxQueuedRequests (→ 503), http2MaxConcurrentStreams,
    * http2KeepAliveInterval (ms), sseKeepAlive (ms); input limits: maxJsonDepth, maxMultipartParts,
    * maxPartHeaderBytes, maxFilenameBytes, refusePrototypeKeys (default true; Fastify's
-   * onProtoPoisoning: 'error' or 'ignore'). Logging: accessLog (a record per request), logLevel
+   * onProtoPoisoning: 'error' or 'ignore'); redirectSlashes (307 to the path's twin with the
+   * trailing slash added or taken away when only that is routed; default false). Logging: accessLog (a record per request), logLevel
    * ('debug', 'info' (default), 'warn', 'error', 'off'), logger (see loggerOf). OpenAPI: title,
    * version, description, servers, openapiTags, openapiUrl ('/openapi.json'), docsUrl ('/docs',
    * Swagger UI); null switches the document or the page off.

@@ -7,6 +7,7 @@ use crate::problem::Problem;
 use crate::route::{CompiledRoute, Handlers};
 use crate::socket::SocketHandler;
 use crate::server::Server;
+use crate::slash_redirect::SlashRedirect;
 use crate::spec::{AppConfig, CompressionConfig, CorsConfig, RouteSpec, StaticSpec};
 use crate::static_files::StaticDir;
 use axum::routing::{MethodFilter, MethodRouter};
@@ -219,6 +220,7 @@ impl App {
             group.routes.push((method, Arc::new(route)));
         }
 
+        let routed: Vec<String> = served.iter().map(|(path, _)| path.clone()).chain(groups.iter().map(|g| g.axum_path.clone())).collect();
         let mut router = Router::new();
         for (path, mut served) in served {
             // The app's own compression and CORS, as its routes get them: a docs page or client
@@ -245,9 +247,14 @@ impl App {
         // `any`, not a fallback: a MethodRouter answers from its fallback with an `Allow` header
         // listing its methods, which for no route at all is an empty one.
         let timeout = config.timeout_ms.filter(|ms| *ms > 0).map(std::time::Duration::from_millis);
+        let slashes = config.redirect_slashes.then(|| Arc::new(SlashRedirect::new(routed.iter().map(String::as_str))));
         let mut not_found = axum::routing::any(move |request: axum::extract::Request| {
             let fallback = fallback.clone();
+            let location = slashes.as_ref().and_then(|slashes| slashes.target(request.uri()));
             async move {
+                if let Some(location) = location {
+                    return redirected(request, location, body_limit).await;
+                }
                 let problem = Problem::status(StatusCode::NOT_FOUND).with_detail("No route matches this path.");
                 unrouted(request, Rejection::new(problem), fallback, body_limit, timeout).await
             }
@@ -379,6 +386,18 @@ async fn unrouted(
     let request = crate::request::RequestData::refused(parts, raw_body);
     let started = crate::route::start(timeout, |_| fallback.rejected(request, rejection));
     crate::route::answer(&label, None, started).await
+}
+
+/// 307 to `location` (`redirect_slashes`), after reading a body sent anyway, as a 404 would.
+async fn redirected(request: axum::extract::Request, location: String, body_limit: usize) -> axum::response::Response {
+    let (parts, body) = request.into_parts();
+    if let Err(problem) = crate::body::read_unwanted(body, &parts.headers, body_limit, false).await {
+        return problem.into_http();
+    }
+    match HeaderValue::try_from(location) {
+        Ok(location) => axum::response::IntoResponse::into_response((StatusCode::TEMPORARY_REDIRECT, [(header::LOCATION, location)])),
+        Err(_) => Problem::status(StatusCode::NOT_FOUND).with_detail("No route matches this path.").into_http(),
+    }
 }
 
 /// A 204 or 304 has no content, so no `Content-Length` either (RFC 9110 §8.6: a server MUST

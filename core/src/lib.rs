@@ -34,6 +34,7 @@ mod server;
 pub mod socket;
 pub mod static_files;
 pub mod shape;
+mod slash_redirect;
 pub mod spec;
 pub mod stream;
 pub mod trace;

@@ -382,6 +382,10 @@ pub struct AppConfig {
     /// `Object.assign` or a deep merge of such a body changes an object's prototype. Off by
     /// default in the core; Node's binding turns it on.
     pub refuse_prototype_keys: bool,
+    /// A path no route takes whose twin with the trailing slash added or taken away is routed
+    /// is answered 307 to that twin (Starlette's `redirect_slashes`; see `slash_redirect`).
+    /// Off by default in the core, as in Fastify, Sinatra and axum; Python's binding turns it on.
+    pub redirect_slashes: bool,
     /// Multipart bodies: most parts in one body.
     pub max_multipart_parts: usize,
     /// Multipart bodies: largest part header block, in bytes.
@@ -438,6 +442,7 @@ impl Default for AppConfig {
             ws_idle_timeout_ms: 60_000,
             max_json_depth: 127,
             refuse_prototype_keys: false,
+            redirect_slashes: false,
             max_multipart_parts: 1000,
             max_part_header_bytes: 8 * 1024,
             max_filename_bytes: 255,

@@ -343,7 +343,9 @@ class App(_Routes):
     ``ws_idle_timeout_ms`` (silent → ping, then close 1001; default 60 s); input limits: ``max_json_depth``, ``max_multipart_parts``,
     ``max_part_header_bytes``, ``max_filename_bytes``; ``refuse_prototype_keys`` (a JSON body
     with a ``__proto__`` key is a 422: Node's default, for bodies a JavaScript service may
-    pass on). The OpenAPI document: ``title``,
+    pass on); ``redirect_slashes`` (default ``True``, as in FastAPI: a path no route takes
+    whose twin with the trailing slash added or taken away is routed is answered 307 to that
+    twin; ``False`` answers 404, as Fastify and Sinatra do). The OpenAPI document: ``title``,
     ``version``, ``description``, ``servers``, ``openapi_tags``, and ``openapi_url`` (default
     ``/openapi.json``; ``None`` serves none). The docs page (Swagger UI, served from the core's
     own copy, no CDN): ``docs_url`` (default ``/docs``; ``None`` serves none, nor does an
@@ -385,6 +387,7 @@ class App(_Routes):
         ws_idle_timeout_ms: Optional[int] = None,
         max_json_depth: Optional[int] = None,
         refuse_prototype_keys: Optional[bool] = None,
+        redirect_slashes: bool = True,
         max_multipart_parts: Optional[int] = None,
         max_part_header_bytes: Optional[int] = None,
         max_filename_bytes: Optional[int] = None,
@@ -426,6 +429,7 @@ class App(_Routes):
             "ws_idle_timeout_ms": ws_idle_timeout_ms,
             "max_json_depth": max_json_depth,
             "refuse_prototype_keys": refuse_prototype_keys,
+            "redirect_slashes": redirect_slashes,
             "max_multipart_parts": max_multipart_parts,
             "max_part_header_bytes": max_part_header_bytes,
             "max_filename_bytes": max_filename_bytes,

@@ -205,3 +205,31 @@ def test_options_are_the_cores_and_a_misspelling_names_the_nearest() -> None:
         app.get("/x", body_limt=5)
     with pytest.raises(TypeError, match=r"^unknown route option websocket \(known: "):
         app.get("/ws", websocket=True)
+
+
+# Found by FastAPI's corpus (test_query.py asks `/query/list/?device_ids=1` of a route declared
+# `/query/list`): Starlette answers 307 to the declared path, and Ferrule answered 404.
+def test_a_trailing_slash_too_many_or_too_few_is_redirected_as_in_fastapi() -> None:
+    from ferrule.testing import TestClient
+
+    app = App()
+
+    @app.get("/query/list")
+    def listed(device_ids: list[int]) -> list[int]:
+        return device_ids
+
+    @app.post("/items/")
+    def create(item: dict) -> dict:
+        return item
+
+    with TestClient(app) as client:
+        assert client.get("/query/list/?device_ids=1&device_ids=2").json() == [1, 2]
+        moved = client.post("/items", json={"a": 1}, follow_redirects=False)
+        assert (moved.status_code, moved.headers["location"]) == (307, "/items/")
+        assert client.post("/items", json={"a": 1}).json() == {"a": 1}
+        assert client.get("/nowhere/").status_code == 404
+    with TestClient(App(redirect_slashes=False)) as client:
+        assert client.get("/docs/").status_code == 404
+    with serving(app) as port:
+        reply = request(port, "GET", "/query/list/?device_ids=3")
+        assert (reply.status, reply.headers["location"]) == (307, "/query/list?device_ids=3")

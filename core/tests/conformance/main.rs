@@ -65,6 +65,7 @@ categories!(
     openapi,
     response_schemas,
     response_validation,
+    trailing_slashes,
 );
 
 /// Every category: those run above, and those with a test of their own (`hooks`).

@@ -32,6 +32,8 @@ module Ferrule
     # ws_idle_timeout_ms (silent → ping, then 1001);
     # input limits: max_json_depth, max_multipart_parts, max_part_header_bytes, max_filename_bytes,
     # refuse_prototype_keys (a JSON body with a __proto__ key is a 422; Node's default).
+    # redirect_slashes (a path no route takes whose twin with the trailing slash added or taken
+    # away is routed is answered 307 to that twin, as FastAPI does; off by default, as in Sinatra).
     # Development: validate_responses (a JSON result its declared +response+ schema forbids
     # becomes a 500 that lists what is wrong).
     # OpenAPI: title, version, description, servers, openapi_tags, openapi_url ("/openapi.json"),
