@@ -141,6 +141,15 @@ pub(crate) fn param_specs(template: &PathTemplate, extra: &[crate::spec::ParamSp
 /// with the braced spelling to use, rather than left for the router to misread; so is a `*`
 /// segment (`{rest:path}` matches the rest of the path).
 fn colon_segments_braced(template: &str) -> Result<String, String> {
+    // Found by Sinatra's corpus: `/posts/?:format?` (Sinatra's optional parts) was taken with a
+    // literal `?`, which no request's path holds, so the route silently matched nothing.
+    if let Some(mark) = template.find(['?', '#']) {
+        let what = if template[mark..].starts_with('?') { "starts the query" } else { "starts the fragment" };
+        return Err(format!(
+            "path `{template}`: a request's path never holds `{}` (it {what}); an optional part is two routes, one with it and one without",
+            &template[mark..=mark]
+        ));
+    }
     if let Some(star) = template.split('/').find(|s| s.starts_with('*')) {
         let name = if star.len() > 1 { &star[1..] } else { "rest" };
         return Err(format!("path `{template}`: `{star}` is not a segment; write `{{{name}:path}}` for the rest of the path"));
@@ -244,5 +253,8 @@ mod tests {
         assert!(PathTemplate::parse("/a/:").unwrap_err().contains("write `{name}`"));
         assert!(PathTemplate::parse("/{a}/x/{b}").is_ok());
         assert!(PathTemplate::parse("/static/*").unwrap_err().contains("write `{rest:path}`"));
+        for template in ["/posts/?:format?", "/posts/?", "/a?b", "/{id}?", "/page#top"] {
+            assert!(PathTemplate::parse(template).unwrap_err().contains("an optional part is two routes"), "{template}");
+        }
     }
 }
