@@ -150,7 +150,7 @@ class HooksTest < Minitest::Test
     started = []
     app = Ferrule::App.new
     app.on_start { started << :once }
-    app.get("/") { started.size }
+    app.get("/") { started.size.to_s }
     2.times { assert_equal "1", Rack::MockRequest.new(app).get("/").body }
     broken = Ferrule::App.new
     broken.on_start { raise IOError, "the database is down" }

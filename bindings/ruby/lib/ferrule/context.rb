@@ -55,6 +55,7 @@ module Ferrule
         # is sent without running the after filters again.
         @result = recovered(e, chain, refusal, error_handlers)
       end
+      answer_for_status(error_handlers) unless @recovered
       finish(@result)
     end
 
@@ -106,7 +107,9 @@ module Ferrule
     # Stops the block and answers: <tt>halt</tt>, <tt>halt 404</tt>, <tt>halt 401, "no"</tt>,
     # <tt>halt 302, { "location" => "/" }, ""</tt>, <tt>halt "body"</tt>, or a Rack triplet.
     def halt(*response)
-      response = response.first if response.length == 1 && response.first.is_a?(Array)
+      # One Array is a response (<tt>halt [404, "gone"]</tt>) when it starts with a status, else
+      # a Rack body: <tt>halt %w[a b]</tt> sends "ab", as Sinatra does.
+      response = response.first if response.length == 1 && response.first.is_a?(Array) && response.first.first.is_a?(Integer)
       status_code = response.first.is_a?(Integer) ? response.shift : nil
       status(status_code) if status_code
       headers(response.shift) if response.first.is_a?(Hash) && response.length > 1
@@ -159,6 +162,7 @@ module Ferrule
     # the default: the core's own answer to a refusal, an HTTPError's problem response; any
     # other error goes on (a bare 500, logged).
     def recovered(error, chain, refusal, error_handlers)
+      @recovered = true
       unless error.equal?(@refusal)
         chain.on_error.each do |hook|
           instance_exec(error, @request, &hook)
@@ -189,8 +193,8 @@ module Ferrule
     # core's answer, so a block for StandardError never takes them.
     def error_block(error, handlers)
       if error.is_a?(HTTPError)
-        by_status = handlers.find { |key, _| (key.is_a?(Integer) && key == error.status) || (key.is_a?(Range) && key.cover?(error.status)) }
-        return by_status[1] if by_status
+        by_status = status_block(error.status, handlers)
+        return by_status if by_status
       end
       error.class.ancestors.each do |ancestor|
         found = handlers.reverse_each.find { |key, _| key.equal?(ancestor) }
@@ -199,14 +203,54 @@ module Ferrule
       end
       # An error no block names by class answers 500, so a block for 500 takes it (Sinatra's
       # +error 500+ too).
-      by_status = handlers.find { |key, _| (key.is_a?(Integer) && key == 500) || (key.is_a?(Range) && key.cover?(500)) }
-      by_status&.[](1)
+      status_block(500, handlers)
+    end
+
+    # The error block declared for +code+ (<tt>error 404</tt>, <tt>error 400..499</tt>), if any.
+    def status_block(code, handlers)
+      handlers.find { |key, _| (key.is_a?(Integer) && key == code) || (key.is_a?(Range) && key.cover?(code)) }&.[](1)
+    end
+
+    # Sinatra runs the error block for the status a request ends with, whether or not anything
+    # raised: <tt>halt 404</tt> or <tt>status 403</tt> meets +not_found+ or <tt>error 403</tt>
+    # (found by Sinatra's corpus: the route's own empty answer went out instead). The block
+    # gets an HTTPError of that status; what it returns is the body (nil keeps the body there),
+    # sent with that status unless it sets another.
+    def answer_for_status(handlers)
+      return if handlers.empty?
+
+      code = ended_with
+      handler = code >= 400 && status_block(code, handlers)
+      return unless handler
+
+      @status ||= code
+      @status_applies = true
+      answer = catch(:halt) { instance_exec(HTTPError.new(code), @request, &handler) }
+      @result = answer unless answer.nil?
+    end
+
+    # The status the request's answer has so far.
+    def ended_with
+      case @result
+      when Response then @result.status
+      when Integer then @result
+      when Array then Context.rack_triplet?(@result) ? @result[0] : status
+      else status
+      end
+    end
+
+    def self.rack_triplet?(result)
+      result.length == 3 && result[0].is_a?(Integer) && result[1].is_a?(Hash)
     end
 
     def finish(result)
       if result.is_a?(Halted)
         return Response.new(result.body.nil? ? "" : result.body, status: status, headers: @headers)
       end
+      # As in Sinatra: nil is an empty body, an Integer the status (found by Sinatra's corpus:
+      # both went out as JSON, `null` and `204`, with a 200).
+      return Response.new("", status: status, headers: @headers) if result.nil?
+      return Response.new("", status: result, headers: @headers) if result.is_a?(Integer)
       return result if @status.nil? && @headers.nil? && !@status_applies
 
       case result
@@ -216,7 +260,7 @@ module Ferrule
         Response.new(result.body, status: result.status, headers: merged(result.headers), type: result.type)
       when Array
         # A plain Array is JSON, sent with the status set in the block, as a Hash is.
-        return Response.new(result, status: status, headers: @headers) unless result.length == 3 && result[0].is_a?(Integer) && result[1].is_a?(Hash)
+        return Response.new(result, status: status, headers: @headers) unless Context.rack_triplet?(result)
 
         [result[0], merged(result[1]), result[2]]
       else

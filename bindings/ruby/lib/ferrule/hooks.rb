@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+require "strscan"
+
 module Ferrule
   # Raised by App#serve (and App#call) when an +on_start+ block raised: nothing is served.
   class StartupFailed < StandardError; end
@@ -26,11 +28,29 @@ module Ferrule
   end
 
   # A filter declared with a pattern (<tt>before("/admin/*")</tt>): it runs only for the paths
-  # the pattern matches (File.fnmatch's globs, +*+ within a segment, <tt>**</tt> across them).
+  # the pattern matches, read as Sinatra reads one: +*+ matches anything, +/+ included, so
+  # <tt>/admin/*</tt> guards <tt>/admin/users/7</tt>; a +:name+ (or +{name}+) matches one
+  # segment; a +?+ makes what is before it optional (<tt>/posts/?</tt>). Found by Sinatra's
+  # corpus: read as File.fnmatch globs, +*+ stopped at a +/+ and +:id+ was literal text, so an
+  # auth filter let <tt>/admin/users/7</tt> through and a filter on <tt>/users/:id</tt> never ran.
   class Filter
     def initialize(pattern, block)
-      @pattern = pattern
+      @pattern = Filter.regexp(pattern)
       @block = block
+    end
+
+    # The anchored Regexp that +pattern+ means.
+    def self.regexp(pattern)
+      scanner = StringScanner.new(pattern)
+      source = +""
+      until scanner.eos?
+        source << if scanner.scan(/\*+/) then "(?:.*)"
+                  elsif scanner.scan(/:[A-Za-z_]\w*|\{[A-Za-z_]\w*\}/) then "(?:[^/?#]+)"
+                  elsif scanner.scan(/\?/) then "?"
+                  else Regexp.escape(scanner.getch)
+                  end
+      end
+      Regexp.new("\\A#{source}\\z")
     end
 
     def to_proc
@@ -38,7 +58,7 @@ module Ferrule
       block = @block
       proc do |*args|
         request = args.find { |arg| arg.is_a?(Request) } || self.request
-        instance_exec(*args, &block) if File.fnmatch?(pattern, request.path, File::FNM_PATHNAME | File::FNM_EXTGLOB)
+        instance_exec(*args, &block) if pattern.match?(request.path)
       end
     end
   end
