@@ -2,8 +2,9 @@
 //!
 //! String → text/plain (a binary String → application/octet-stream), `Ferrule::Response` and
 //! Rack's `[status, headers, body]` → as given (a body's default Content-Type as for a plain
-//! String), a `Ferrule::Stream`, an Enumerator or a Rack body that is not an Array → streamed
-//! ([`crate::stream`]), anything else → JSON serialised by Rust. `Ferrule::HTTPError` → its problem
+//! String), a `Ferrule::Stream`, an Enumerator or any other object that answers `each` and is
+//! no Hash, Array or Struct → streamed as text unless typed ([`crate::stream`]), anything else
+//! → JSON serialised by Rust. `Ferrule::HTTPError` → its problem
 //! response. What a status or a header may be is the core's decision (`Response::from_parts`).
 //! Any other exception (but a signal), or a result that cannot be serialised, is logged with its
 //! backtrace and becomes a bare 500.
@@ -91,14 +92,24 @@ fn header_pairs(headers: Value) -> Result<Vec<(String, String)>, String> {
     Ok(pairs)
 }
 
-/// A body sent as it is produced: a `Ferrule::Stream` (an `EventStream`: Server-Sent Events)
-/// or an Enumerator. `None` for anything else.
+/// A body sent as it is produced: a `Ferrule::Stream` (an `EventStream`: Server-Sent Events),
+/// an Enumerator, or any other object that answers `each` and is no JSON value (a Rack body,
+/// as Sinatra streams one; a Hash, an Array and a Struct answer `each` too, and are JSON).
+/// `None` for anything else.
 fn streamed(ruby: &Ruby, types: &Types, value: Value, open: &Open<'_>) -> Option<Response> {
     if value.is_kind_of(types.event_stream(ruby)) {
         return Some(Response::events(open(value, true)));
     }
-    let enumerator = ruby.class_object().const_get::<_, magnus::RClass>("Enumerator").ok()?;
-    (value.is_kind_of(types.stream(ruby)) || value.is_kind_of(enumerator)).then(|| Response::stream(open(value, false)))
+    let json = RHash::from_value(value).is_some() || RArray::from_value(value).is_some() || value.is_kind_of(ruby.class_struct());
+    (!json && value.respond_to("each", false).unwrap_or(false)).then(|| text_stream(open(value, false)))
+}
+
+/// A stream of Strings, typed as a plain String is (text/plain; UTF-8) unless the block names
+/// its type: Sinatra's streams are text (text/html there), and the core's own default for a
+/// stream, bytes (`application/octet-stream`), made a browser download them.
+fn text_stream(body: BodyStream) -> Response {
+    use ferrule_core::http::{header, HeaderValue};
+    Response::stream(body).with_header(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"))
 }
 
 /// `Ferrule::Response.new(body, status:, headers:, type:)`.
@@ -135,7 +146,7 @@ fn rack(ruby: &Ruby, types: &Types, triplet: RArray, open: &Open<'_>) -> Outcome
         array.into_iter().collect()
     } else if content.respond_to("each", false).unwrap_or(false) {
         let events = content.is_kind_of(types.event_stream(ruby));
-        let body = if events { Response::events(open(content, true)) } else { Response::stream(open(content, false)) };
+        let body = if events { Response::events(open(content, true)) } else { text_stream(open(content, false)) };
         return Response::from_parts(status, Some(body), header_pairs(entry(1)?).map_err(unsendable)?);
     } else {
         return Err(unsendable("a Rack body must be a String or answer `each` with Strings"));

@@ -7,7 +7,6 @@ pub struct Types {
     uploaded_file: Opaque<RClass>,
     response: Opaque<RClass>,
     http_error: Opaque<RClass>,
-    stream: Opaque<RClass>,
     event_stream: Opaque<RClass>,
     date: Opaque<RClass>,
     time: Opaque<RClass>,
@@ -15,21 +14,19 @@ pub struct Types {
 
 impl Types {
     /// `Ferrule::Request`, `Ferrule::UploadedFile`, `Ferrule::Response`, `Ferrule::HTTPError`
-    /// (given), `Ferrule::Stream` and `Ferrule::EventStream` (defined in lib/ferrule), and
+    /// (given), `Ferrule::EventStream` (defined in lib/ferrule), and
     /// Ruby's `Date` and `Time`.
     pub fn new(ruby: &Ruby, request: RClass, uploaded_file: RClass, response: RClass, http_error: RClass) -> Result<Types, Error> {
         ruby.require("date")?;
         let date: RClass = ruby.class_object().const_get("Date")?;
         let time: RClass = ruby.class_object().const_get("Time")?;
         let ferrule: magnus::RModule = ruby.class_object().const_get("Ferrule")?;
-        let stream: RClass = ferrule.const_get("Stream")?;
         let event_stream: RClass = ferrule.const_get("EventStream")?;
         Ok(Types {
             request: request.into(),
             uploaded_file: uploaded_file.into(),
             response: response.into(),
             http_error: http_error.into(),
-            stream: stream.into(),
             event_stream: event_stream.into(),
             date: date.into(),
             time: time.into(),
@@ -52,10 +49,6 @@ impl Types {
         ruby.get_inner(self.http_error)
     }
 
-    pub fn stream(&self, ruby: &Ruby) -> RClass {
-        ruby.get_inner(self.stream)
-    }
-
     pub fn event_stream(&self, ruby: &Ruby) -> RClass {
         ruby.get_inner(self.event_stream)
     }
@@ -69,7 +62,7 @@ impl Types {
     }
 
     pub fn mark(&self, marker: &Marker) {
-        for class in [self.request, self.uploaded_file, self.response, self.http_error, self.stream, self.event_stream, self.date, self.time] {
+        for class in [self.request, self.uploaded_file, self.response, self.http_error, self.event_stream, self.date, self.time] {
             marker.mark(class);
         }
     }

@@ -79,4 +79,50 @@ class SinatraTest < Minitest::Test
     get "/pair"
     assert_equal [402, "pay up"], [last_response.status, last_response.body]
   end
+
+  def test_a_returned_rack_body_streams_as_text_unless_typed
+    @app = Ferrule::App.new
+    body = Object.new
+    body.define_singleton_method(:each) { |&block| %w[a b c].each(&block) }
+    @app.get("/body") { body }
+    @app.get("/csv") { content_type "text/csv"; stream { |out| out << "id\n" << 1 << :"\n" } }
+
+    get "/body"
+    assert_equal [200, "abc", "text/plain; charset=utf-8"], [last_response.status, last_response.body, last_response.headers["content-type"]]
+    get "/csv"
+    assert_equal ["id\n1\n", "text/csv; charset=utf-8"], [last_response.body, last_response.headers["content-type"]]
+  end
+
+  def test_content_type_takes_parameters_and_gives_text_a_charset
+    @app = Ferrule::App.new
+    @app.get("/json") { content_type :json, charset: "utf-8"; '{"a":1}' }
+    @app.get("/js") { content_type "text/javascript"; "1" }
+    @app.get("/latin") { content_type "text/plain", charset: "latin1"; "x" }
+
+    get "/json"
+    assert_equal "application/json; charset=utf-8", last_response.headers["content-type"]
+    get "/js"
+    assert_equal "text/javascript; charset=utf-8", last_response.headers["content-type"]
+    get "/latin"
+    assert_equal "text/plain; charset=latin1", last_response.headers["content-type"]
+  end
+
+  def test_a_closed_stream_drops_what_follows_and_says_it_is_closed
+    @app = Ferrule::App.new
+    states = []
+    @app.get("/closed") do
+      stream do |out|
+        out << "kept"
+        states << out.closed?
+        out.close
+        out << "dropped"
+        states << out.closed?
+      end
+    end
+
+    get "/closed"
+    assert_equal ["kept", [false, true]], [last_response.body, states]
+    error = assert_raises(ArgumentError) { Ferrule::Context.new(nil, 200).stream(:keep_open) { nil } }
+    assert_includes error.message, "stream(:keep_open) is not supported"
+  end
 end

@@ -79,9 +79,15 @@ module Ferrule
       @headers || {}
     end
 
-    # Sets Content-Type: a media type, or a Symbol (+:json+, +:html+, +:png+: see +media_type+).
-    def content_type(type)
-      headers("content-type" => type.is_a?(Symbol) ? Context.media_type(type) : type.to_s)
+    # Sets Content-Type: a media type, or a Symbol (+:json+, +:html+, +:png+: see +media_type+),
+    # with parameters as Sinatra takes them (<tt>content_type :json, charset: "utf-8"</tt>).
+    # A text type without a charset gets <tt>charset=utf-8</tt>, as Sinatra gives it: the
+    # core sends Ruby's Strings as UTF-8.
+    def content_type(type, **params)
+      media = type.is_a?(Symbol) ? Context.media_type(type) : type.to_s
+      params = { charset: "utf-8" }.merge(params) if media.start_with?("text/") && !media.include?("charset") && !params.key?(:charset)
+      params.each { |name, value| media += "; #{name}=#{value}" unless media.include?("#{name}=") }
+      headers("content-type" => media)
     end
 
     # A Symbol as Sinatra reads one: ours first, then Rack's table of extensions (+:png+ is
@@ -120,7 +126,13 @@ module Ferrule
     end
 
     # A body sent as the block produces it (Sinatra's +stream+): <tt>stream { |out| out << "a" }</tt>.
-    def stream(&producer)
+    # The stream is open while its block runs; Sinatra's <tt>stream(:keep_open)</tt>, which an
+    # evented server keeps open after the block returns, is refused by name.
+    def stream(keep_open = false, &producer)
+      if keep_open
+        raise ArgumentError, "ferrule: stream(:keep_open) is not supported: a stream is open while its block runs, so keep the block running (loop over a Queue, say)"
+      end
+
       Stream.new(&producer)
     end
 

@@ -19,20 +19,45 @@ module Ferrule
 
     # Runs the producer, yielding each chunk it writes (what Rack calls +each+).
     def each(&block)
-      @producer.call(Output.new(block))
+      @producer.call(self.class::Output.new(block))
     end
 
-    # What the producer writes to.
+    # What the producer writes to (Sinatra's +out+).
     class Output
       def initialize(sink)
         @sink = sink
+        @closed = false
       end
 
+      # Sends +chunk+ (a String; anything else as its +to_s+, as Sinatra sends a Symbol or a
+      # number). Once +close+d, a write is dropped.
       def <<(chunk)
-        @sink.call(chunk)
+        return self if @closed
+
+        @sink.call(sendable(chunk))
         self
+      rescue Closed
+        @closed = true
+        raise
       end
       alias write <<
+
+      # Nothing more is sent (Sinatra's +out.close+); the response ends when the block returns.
+      def close
+        @closed = true
+        nil
+      end
+
+      # Whether +close+ was called or the client has gone.
+      def closed?
+        @closed
+      end
+
+      private
+
+      def sendable(chunk)
+        chunk.is_a?(String) ? chunk : chunk.to_s
+      end
     end
   end
 
@@ -42,6 +67,14 @@ module Ferrule
   # quiet stream alive (+sse_keep_alive_ms+) and ends it at shutdown; read
   # <tt>req.header("last-event-id")</tt> to resume after a reconnect.
   class EventStream < Stream
+    # An event is a Hash or plain data, which the core frames: sent as it is given.
+    class Output < Stream::Output
+      private
+
+      def sendable(event)
+        event
+      end
+    end
   end
 
   # Runs streamed bodies: one Ruby thread per stream (as Puma gives a streaming response its
