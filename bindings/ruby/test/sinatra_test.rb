@@ -125,4 +125,12 @@ class SinatraTest < Minitest::Test
     error = assert_raises(ArgumentError) { Ferrule::Context.new(nil, 200).stream(:keep_open) { nil } }
     assert_includes error.message, "stream(:keep_open) is not supported"
   end
+
+  def test_route_forms_ferrule_cannot_serve_are_refused_by_name
+    app = Ferrule::App.new
+    regexp = assert_raises(ArgumentError) { app.get(%r{/hello/(\w+)}) { "x" } }
+    assert_includes regexp.message, "a Regexp route is not supported"
+    optional = assert_raises(ArgumentError) { app.get("/posts/?:format?") { "x" } }
+    assert_includes optional.message, "never holds `?`"
+  end
 end

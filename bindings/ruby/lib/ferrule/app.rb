@@ -206,6 +206,11 @@ module Ferrule
     # :nodoc: what Group forwards to, with its group.
     def route_in(group, method, path, status: 200, **options, &handler)
       raise ArgumentError, "ferrule: #{method} #{path} needs a block" unless handler
+      # Found by Sinatra's corpus: a Regexp was read as its text, and refused for not starting with `/`.
+      if path.is_a?(Regexp)
+        raise ArgumentError, "ferrule: #{method} #{path.inspect}: a Regexp route is not supported; write a template " \
+                             "(/users/{id}) and give the parameter a schema pattern (params: { id: { pattern: \"^[0-9]+$\" } })"
+      end
 
       Array(method).each do |m|
         m = m.to_s.upcase
