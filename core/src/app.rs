@@ -299,6 +299,7 @@ impl App {
             .layer(CatchPanicLayer::custom(internal_error as fn(Box<dyn std::any::Any + Send>) -> axum::response::Response))
             .layer(HeaderLimitLayer::new(config.max_header_bytes))
             .map_response(no_length_without_content as fn(axum::response::Response) -> axum::response::Response)
+            .map_request(routes_spelling as fn(axum::extract::Request) -> axum::extract::Request)
             .service(router))
     }
 
@@ -398,6 +399,25 @@ async fn redirected(request: axum::extract::Request, location: String, body_limi
         Ok(location) => axum::response::IntoResponse::into_response((StatusCode::TEMPORARY_REDIRECT, [(header::LOCATION, location)])),
         Err(_) => Problem::status(StatusCode::NOT_FOUND).with_detail("No route matches this path.").into_http(),
     }
+}
+
+/// The request with its path in the spelling routes are written in (`canonical_path`), so
+/// `/%65ncoded` or `/caf%c3%a9` reaches the route declared as `/encoded` or `/café`. Inside
+/// the access log and request id, which keep the path as it was sent.
+fn routes_spelling(mut request: axum::extract::Request) -> axum::extract::Request {
+    let Some(path) = crate::canonical_path::canonical(request.uri().path()) else { return request };
+    let path_and_query = match request.uri().query() {
+        Some(query) => format!("{path}?{query}"),
+        None => path,
+    };
+    let mut parts = request.uri().clone().into_parts();
+    if let Ok(path_and_query) = http::uri::PathAndQuery::try_from(path_and_query) {
+        parts.path_and_query = Some(path_and_query);
+        if let Ok(uri) = http::Uri::from_parts(parts) {
+            *request.uri_mut() = uri;
+        }
+    }
+    request
 }
 
 /// A 204 or 304 has no content, so no `Content-Length` either (RFC 9110 §8.6: a server MUST

@@ -12,6 +12,7 @@
 mod app;
 mod body;
 pub mod bridge;
+mod canonical_path;
 pub mod docs;
 pub mod document;
 mod handler;

@@ -90,21 +90,15 @@ impl PathTemplate {
     }
 }
 
-/// A literal part of a template as clients send it: a character a URI path cannot carry as it
-/// is (a space, `é`) percent-encoded in UTF-8, upper-case hex (RFC 3986 §2.1), so `/café`
-/// matches `/caf%C3%A9` and is the same route as a template that wrote it so. What a path may
-/// carry (`%` included, for a template that encoded it already) is kept.
+/// A literal part of a template in the one spelling requests are matched in
+/// (`canonical_path`): a character a URI path cannot carry as it is (a space, `é`)
+/// percent-encoded in UTF-8 with upper-case hex (RFC 3986 §2.1), an escape of one it can
+/// carry (`%7E`) decoded, so `/café` matches `/caf%C3%A9` and `/caf%c3%a9`, and is the same
+/// route as a template that wrote it so.
 fn push_literal(out: &mut String, literal: &str) {
-    const KEPT: &str = "-._~!$&'()*+,;=:@/%";
-    for c in literal.chars() {
-        if c.is_ascii_alphanumeric() || KEPT.contains(c) {
-            out.push(c);
-        } else {
-            let mut bytes = [0u8; 4];
-            for byte in c.encode_utf8(&mut bytes).bytes() {
-                out.push_str(&format!("%{byte:02X}"));
-            }
-        }
+    match crate::canonical_path::canonical(literal) {
+        Some(spelled) => out.push_str(&spelled),
+        None => out.push_str(literal),
     }
 }
 
@@ -231,6 +225,7 @@ mod tests {
         assert_eq!(PathTemplate::parse("/café/{name}").unwrap().axum_path, "/caf%C3%A9/{name}");
         assert_eq!(PathTemplate::parse("/a b").unwrap().axum_path, "/a%20b");
         assert_eq!(PathTemplate::parse("/a%20b").unwrap().axum_path, "/a%20b", "one route, however it was written");
+        assert_eq!(PathTemplate::parse("/caf%c3%a9/%7Eme").unwrap().axum_path, "/caf%C3%A9/~me");
         assert_eq!(PathTemplate::parse("/v1/items:batch@x").unwrap().axum_path, "/v1/items:batch@x");
     }
 
