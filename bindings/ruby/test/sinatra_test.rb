@@ -126,6 +126,21 @@ class SinatraTest < Minitest::Test
     assert_includes error.message, "stream(:keep_open) is not supported"
   end
 
+  # Sinatra's first page: `params['name']` was a NameError, a bare 500.
+  def test_params_reads_the_query_a_form_and_the_path_by_string_or_symbol
+    @app = Ferrule::App.new
+    @app.get("/hello/:name") { "Hello #{params['name']}, #{params[:greeting]} #{params['tags'].inspect}" }
+    @app.post("/forms/{id:int}") { { id: params[:id], note: params["note"], page: params.fetch(:page), known: params.key?(:note) } }
+    @app.get("/typed", query: { n: { type: "integer" } }) { { n: params[:n], raw: params["raw"] } }
+
+    get "/hello/ada?greeting=hi&tags[]=a&tags[]=b"
+    assert_equal 'Hello ada, hi ["a", "b"]', last_response.body
+    post "/forms/7?page=2&id=from-query", "note=x+y&id=from-form"
+    assert_equal({ "id" => 7, "note" => "x y", "page" => "2", "known" => true }, JSON.parse(last_response.body))
+    get "/typed?n=3&raw=text"
+    assert_equal({ "n" => 3, "raw" => "text" }, JSON.parse(last_response.body))
+  end
+
   def test_route_forms_ferrule_cannot_serve_are_refused_by_name
     app = Ferrule::App.new
     regexp = assert_raises(ArgumentError) { app.get(%r{/hello/(\w+)}) { "x" } }

@@ -31,6 +31,52 @@ module Ferrule
     end
   end
 
+  # Sinatra's +params+ (Context#params): a Hash whose keys are Strings, read and written with
+  # a String or a Symbol alike.
+  class Params < Hash
+    def self.of(request)
+      params = new
+      request.query_pairs.each do |name, value|
+        if name.end_with?("[]")
+          (params[name.delete_suffix("[]")] ||= []) << value
+        else
+          params[name] = value
+        end
+      end
+      request.query&.each { |name, value| params[name] = value }
+      form_fields(request).each { |name, value| params[name] = value }
+      request.params&.each { |name, value| params[name] = value }
+      params
+    end
+
+    # A form body's fields: as the route declared them, else parsed from an url-encoded body.
+    def self.form_fields(request)
+      body = request.body
+      return body if body.is_a?(Hash) && body.each_key.all?(Symbol)
+      return [] unless request.header("content-type").to_s.start_with?("application/x-www-form-urlencoded")
+
+      require "uri"
+      URI.decode_www_form(request.raw_body.dup.force_encoding(Encoding::UTF_8))
+    rescue ArgumentError
+      []
+    end
+    private_class_method :form_fields
+
+    def [](key) = super(key.to_s)
+    def []=(key, value)
+      super(key.to_s, value)
+    end
+    alias store []=
+    def fetch(key, *default, &block) = super(key.to_s, *default, &block)
+    def key?(key) = super(key.to_s)
+    alias has_key? key?
+    alias include? key?
+    alias member? key?
+    def delete(key, &block) = super(key.to_s, &block)
+    def dig(key, *rest) = rest.empty? ? self[key] : self[key]&.dig(*rest)
+    def values_at(*keys) = super(*keys.map(&:to_s))
+  end
+
   # An uploaded file of a multipart body: +data+ is a binary String, bytes kept as sent.
   # +headers+: every header of the file's part (a Hash, names in lower case).
   UploadedFile = Struct.new(:field, :filename, :content_type, :data, :size, :headers)
