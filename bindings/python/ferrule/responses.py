@@ -110,7 +110,9 @@ class Response:
 
     ``body`` (or ``content``) may be ``bytes`` (sent as is), ``str`` (``text/plain``), or any
     JSON-serialisable value (serialised by Rust, ``application/json``). ``media_type`` sets
-    ``Content-Type``. A header given a list of values is sent once per value.
+    ``Content-Type``. A header given a list of values is sent once per value. Starlette's
+    order, ``Response(content, status_code, headers)``, works too: a first argument that is
+    no ``int`` is the content.
 
     As a handler parameter (``def handler(response: Response)``), it is an empty response
     whose status (when set), headers and cookies are applied to the handler's plain return
@@ -129,6 +131,15 @@ class Response:
         content: Any = None,
         status_code: Optional[int] = None,
     ) -> None:
+        if status is not None and not isinstance(status, int):
+            # Starlette's order, Response(content, status_code, headers): a status is an int,
+            # so a first argument that is none is the content (found by FastAPI's corpus:
+            # Response(b"...", status_code=202) was refused as a second status).
+            if content is not None:
+                raise TypeError("give the body once: a first argument that is no status, or content")
+            content, status, headers, body = status, headers, body, None
+            if status is not None and not isinstance(status, int):
+                raise TypeError(f"a status is an int, not {type(status).__name__}")
         if status is not None and status_code is not None:
             raise TypeError("give the status once: status or status_code")
         if body is not None and content is not None:

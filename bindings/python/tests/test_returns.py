@@ -275,3 +275,28 @@ def test_a_freed_key_is_not_mistaken_for_a_new_one_at_its_address(client):
     # be given a kept key's address while it is kept.
     for _ in range(3):
         assert client.get("/freed-key").content.decode() == '[{"key-one":1},"between",{"key-two":2}]'
+
+
+# Found by FastAPI's corpus: Starlette's Response(content, status_code, headers), the order
+# FastAPI's documentation writes it in, was read as Ferrule's Response(status, headers, body),
+# so Response(b"...", status_code=202) was refused as a second status.
+def test_a_response_also_takes_starlettes_order() -> None:
+    app = App()
+
+    @app.get("/starlette")
+    def starlette():
+        return Response(b"<x/>", 202, {"x-order": "starlette"}, media_type="application/xml")
+
+    @app.get("/keywords")
+    def keywords():
+        return Response("plain", status_code=201)
+
+    with TestClient(app) as client:
+        reply = client.get("/starlette")
+        assert (reply.status_code, reply.content, reply.headers["x-order"]) == (202, b"<x/>", "starlette")
+        assert reply.headers["content-type"] == "application/xml"
+        assert (client.get("/keywords").status_code, client.get("/keywords").text) == (201, "plain")
+    with pytest.raises(TypeError, match="give the body once"):
+        Response(b"x", content=b"y")
+    with pytest.raises(TypeError, match="a status is an int, not str"):
+        Response(b"x", "201")
