@@ -56,21 +56,26 @@ class _Route:
         self.is_async = inspect.iscoroutinefunction(handler)
 
 
-def _resolved(handler: Callable[..., Any], analysis: Any, route_dependencies: Sequence[Any]) -> tuple[Callable[..., Any], list[Argument]]:
+def _resolved(handler: Callable[..., Any], analysis: Any, route_dependencies: Sequence[Any], status_code: int) -> tuple[Callable[..., Any], list[Argument]]:
     """``handler`` with its ``Depends`` (and the route's ``dependencies=``) resolved per request
-    in Python: it then takes the whole ``Request``. Their inputs joined the route's spec."""
-    from .dependencies import Resolver, with_dependencies
+    in Python: it then takes the whole ``Request``. Their inputs joined the route's spec. When
+    the handler or a dependency takes a ``Response``, they share one per request, applied to a
+    plain result as ``_with_response`` applies it (FastAPI's sub-response)."""
+    from .dependencies import Resolver, with_dependencies, with_shared_response
     from .params import Dependency
-    from .signature import merge_spec
+    from .signature import merge_spec, takes_response
 
-    extra = []
+    extra, analyses = [], [analysis]
     for dependency in route_dependencies:
         if not isinstance(dependency, Dependency):
             raise TypeError(f"dependencies= takes Depends(...) markers, not {dependency!r}")
-        sub = analyse(dependency.dependency, analysis.path, request_type=Request)
+        sub = analyse(dependency.dependency, analysis.path, request_type=Request, response_type=Response, as_dependency=True)
         merge_spec(analysis.spec, sub.spec, getattr(handler, "__qualname__", repr(handler)))
         extra.append(Resolver(dependency.dependency, sub, dependency))
-    run, _ = with_dependencies(handler, analysis, extra)
+        analyses.append(sub)
+    run, is_async = with_dependencies(handler, analysis, extra)
+    if any(takes_response(each) for each in analyses):
+        run = with_shared_response(run, is_async, status_code, _merged)
     functools.update_wrapper(run, handler)
     return run, [Argument("request", True, "request", "", None, None)]
 
@@ -97,26 +102,29 @@ def _with_response(handler: Callable[..., Any], name: str, status_code: int) -> 
     """Gives ``handler`` a fresh ``Response`` as its ``name`` parameter, and applies its status,
     headers and cookies to a plain return value (a returned ``Response`` is sent as it is)."""
 
-    def merged(response: Response, result: Any) -> Any:
-        if isinstance(result, Response):
-            return result
-        return Response(response.status, response._headers, result, media_type=response.media_type)
-
     if inspect.iscoroutinefunction(handler):
 
         @functools.wraps(handler)
         async def run_async(**kwargs: Any) -> Any:
             response = Response(status_code)
-            return merged(response, await handler(**kwargs, **{name: response}))
+            return _merged(response, await handler(**kwargs, **{name: response}))
 
         return run_async
 
     @functools.wraps(handler)
     def run(**kwargs: Any) -> Any:
         response = Response(status_code)
-        return merged(response, handler(**kwargs, **{name: response}))
+        return _merged(response, handler(**kwargs, **{name: response}))
 
     return run
+
+
+def _merged(response: Response, result: Any) -> Any:
+    """A plain ``result`` with the status, headers and cookies set on ``response``; a returned
+    ``Response`` is sent as it is."""
+    if isinstance(result, Response):
+        return result
+    return Response(response.status, response._headers, result, media_type=response.media_type)
 
 
 class StartupFailed(RuntimeError):
@@ -169,12 +177,12 @@ class _Routes:
             called: Callable[..., Any] = handler
             answers = response_schema(handler, response_model)
             responses = {"responses": {str(status_code): {"schema": answers}}} if answers is not None else {}
-            if analysis.response_param is not None:
-                called = _with_response(handler, analysis.response_param, status_code)
             arguments, chained = analysis.arguments, False
             if analysis.dependencies or route_dependencies:
-                called, arguments = _resolved(called, analysis, route_dependencies)
+                called, arguments = _resolved(handler, analysis, route_dependencies, status_code)
                 chained = True
+            elif analysis.response_param is not None:
+                called = _with_response(handler, analysis.response_param, status_code)
             tags = [*self._tags, *options.pop("tags", [])] if self._tags or "tags" in options else None
             for method in methods:
                 method = method.upper()

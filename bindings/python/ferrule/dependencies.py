@@ -18,9 +18,10 @@ from typing import Any, Callable, Optional, Sequence
 from .params import MISSING, Dependency
 from .signature import Analysis, Argument
 
-__all__ = ["Resolver", "with_dependencies", "close_after"]
+__all__ = ["Resolver", "with_dependencies", "with_shared_response", "close_after"]
 
 _EXITS = "_ferrule_dependency_exits"
+_RESPONSE = "_ferrule_response"
 
 
 class Resolver:
@@ -30,6 +31,7 @@ class Resolver:
         self.func = func
         self.marker = marker
         self.arguments = analysis.arguments
+        self.response_param = analysis.response_param
         self.subs = [Resolver(use.marker.dependency, use.analysis, use.marker) for use in analysis.dependencies]
         target = func.__call__ if not inspect.isroutine(func) and not isinstance(func, type) else func
         self.generator = inspect.isgeneratorfunction(target)
@@ -44,6 +46,8 @@ class Resolver:
             return resolved[int(argument.key)]
         if source == "request":
             return request
+        if source == "response":
+            return shared_response(request)
         if source == "path":
             value = request.path_params.get(argument.key)
         elif source == "query":
@@ -72,6 +76,8 @@ class Resolver:
                 args.append(value)
             else:
                 kwargs[argument.name] = value
+        if self.response_param is not None:
+            kwargs[self.response_param] = shared_response(request)
         return args, kwargs
 
     def value(self, request: Any, cache: dict[Any, Any], exits: list[Any]) -> Any:
@@ -153,6 +159,37 @@ def with_dependencies(handler: Callable[..., Any], analysis: Analysis, extra: Se
             raise
 
     return run, False
+
+
+def shared_response(request: Any) -> Any:
+    """The one ``Response`` the handler and its dependencies set a status, headers and cookies
+    on (``with_shared_response``)."""
+    return getattr(request.state, _RESPONSE)
+
+
+def with_shared_response(run: Callable[..., Any], is_async: bool, status_code: int, merged: Callable[[Any, Any], Any]) -> Callable[..., Any]:
+    """``run(request)`` with a fresh ``Response`` for the request, shared by the handler and
+    every dependency that takes one, applied to the result by ``merged``."""
+    from .responses import Response
+
+    def fresh(request: Any) -> Any:
+        response = Response(status_code)
+        setattr(request.state, _RESPONSE, response)
+        return response
+
+    if is_async:
+
+        async def run_async(request: Any) -> Any:
+            response = fresh(request)
+            return merged(response, await run(request))
+
+        return run_async
+
+    def run_sync(request: Any) -> Any:
+        response = fresh(request)
+        return merged(response, run(request))
+
+    return run_sync
 
 
 def _exits(request: Any) -> list[Any]:

@@ -74,6 +74,15 @@ class Analysis(NamedTuple):
     dependencies: list[DependencyUse] = []
 
 
+def takes_response(analysis: Analysis) -> bool:
+    """Whether the handler or any of its dependencies, at any depth, takes a ``Response``."""
+    return (
+        analysis.response_param is not None
+        or any(argument.source == "response" for argument in analysis.arguments)
+        or any(takes_response(use.analysis) for use in analysis.dependencies)
+    )
+
+
 def template_params(path: str) -> dict[str, Optional[str]]:
     return {m.group(1): m.group(2) for m in _TEMPLATE_PARAM.finditer(path)}
 
@@ -85,6 +94,7 @@ def analyse(
     request_type: type,
     response_type: Optional[type] = None,
     socket_type: Optional[type] = None,
+    as_dependency: bool = False,
 ) -> Analysis:
     path = _ferrule.normalize_path(path)
     in_template = template_params(path)
@@ -124,7 +134,7 @@ def analyse(
                 raise TypeError(f"{where}: Depends() without a callable needs a class annotation to call")
             dependency = Dependency(base, use_cache=dependency.use_cache)
         if dependency is not None:
-            sub = analyse(dependency.dependency, path, request_type=request_type)
+            sub = analyse(dependency.dependency, path, request_type=request_type, response_type=response_type, as_dependency=True)
             path = sub.path
             dependencies.append(DependencyUse(dependency, sub))
             arguments.append(Argument(parameter.name, positional, "depends", str(len(dependencies) - 1), None, MISSING))
@@ -147,7 +157,11 @@ def analyse(
             arguments.append(Argument(parameter.name, positional, "socket", "", None, MISSING))
             continue
         if response_type is not None and isinstance(base, type) and issubclass(base, response_type):
-            response_param = parameter.name
+            if as_dependency:
+                # The request's one Response, shared with the handler (FastAPI's sub-response).
+                arguments.append(Argument(parameter.name, positional, "response", "", None, MISSING))
+            else:
+                response_param = parameter.name
             continue
 
         if marker is not None:

@@ -196,3 +196,42 @@ def test_depends_without_a_callable_calls_the_annotated_class_and_instances_are_
         @app.get("/untyped")
         def untyped(thing=Depends()) -> None:  # noqa: ANN001 - the missing annotation is the point
             return None
+
+
+# Found by FastAPI's corpus (test_response_change_status_code.py): a dependency taking
+# `response: Response` was refused at the decorator ("unsupported parameter type").
+def test_dependencies_and_the_handler_share_one_response() -> None:
+    from ferrule import Response
+    from ferrule.testing import TestClient
+
+    app = App()
+
+    def created(response: Response) -> None:
+        response.status_code = 201
+        response.headers["x-dependency"] = "1"
+
+    def remembered(response: Response, _: None = Depends(created)) -> str:
+        response.set_cookie("seen", "yes")
+        return "remembered"
+
+    @app.get("/async")
+    async def async_route(response: Response, note: str = Depends(remembered)) -> dict:
+        response.headers["x-handler"] = "1"
+        return {"note": note}
+
+    @app.get("/route-level", dependencies=[Depends(created)])
+    def route_level() -> dict:
+        return {"ok": True}
+
+    @app.get("/explicit")
+    def explicit(_: None = Depends(created)) -> Response:
+        return Response(b"as returned", status_code=202)
+
+    with TestClient(app) as client:
+        reply = client.get("/async")
+        assert (reply.status_code, reply.json()) == (201, {"note": "remembered"})
+        assert (reply.headers["x-dependency"], reply.headers["x-handler"]) == ("1", "1")
+        assert "seen=yes" in reply.headers["set-cookie"]
+        level = client.get("/route-level")
+        assert (level.status_code, level.headers["x-dependency"]) == (201, "1")
+        assert client.get("/explicit").status_code == 202, "a returned Response is sent as it is"
