@@ -172,6 +172,8 @@ class TestClient:
 
     def _on_loop(self, coroutine: Any) -> Any:
         if self._loop.is_closed():
+            # Closed unawaited, or Python warns of a coroutine never awaited.
+            coroutine.close()
             raise RuntimeError("this TestClient is closed")
         return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
 
