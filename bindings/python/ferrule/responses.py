@@ -123,27 +123,35 @@ class Response:
 
     def __init__(
         self,
-        status: Optional[int] = None,
+        *args: Any,
         headers: Optional[Headers] = None,
         body: Any = None,
-        *,
         media_type: Optional[str] = None,
         content: Any = None,
         status_code: Optional[int] = None,
+        status: Optional[int] = None,
     ) -> None:
-        if status is not None and not isinstance(status, int):
-            # Starlette's order, Response(content, status_code, headers): a status is an int,
-            # so a first argument that is none is the content (found by FastAPI's corpus:
-            # Response(b"...", status_code=202) was refused as a second status).
-            if content is not None:
-                raise TypeError("give the body once: a first argument that is no status, or content")
-            content, status, headers, body = status, headers, body, None
-            if status is not None and not isinstance(status, int):
-                raise TypeError(f"a status is an int, not {type(status).__name__}")
+        # Two orders by position: Ferrule's Response(status, headers, body), and Starlette's
+        # Response(content, status_code, headers, media_type), which FastAPI's documentation
+        # writes (found by FastAPI's corpus). A status is an int, so a first argument that is
+        # none starts Starlette's order; keywords mean the same in both.
+        given = {"status": status, "headers": headers, "body": body, "content": content, "status_code": status_code, "media_type": media_type}
+        starlette = bool(args) and not isinstance(args[0], int)
+        names = ("content", "status_code", "headers", "media_type") if starlette else ("status", "headers", "body")
+        if len(args) > len(names):
+            raise TypeError(f"Response takes at most {len(names)} positional arguments ({', '.join(names)}), not {len(args)}")
+        for name, value in zip(names, args):
+            if given[name] is not None:
+                raise TypeError(f"Response got {name} twice")
+            given[name] = value
+        status, headers, body, content, status_code, media_type = (given[k] for k in ("status", "headers", "body", "content", "status_code", "media_type"))
         if status is not None and status_code is not None:
             raise TypeError("give the status once: status or status_code")
         if body is not None and content is not None:
             raise TypeError("give the body once: body or content")
+        for value in (status, status_code):
+            if value is not None and not isinstance(value, int):
+                raise TypeError(f"a status is an int, not {type(value).__name__}")
         chosen = status if status is not None else status_code
         self.status: int = 200 if chosen is None else chosen
         self._headers: Union[Headers, MutableHeaders, None] = headers

@@ -291,12 +291,27 @@ def test_a_response_also_takes_starlettes_order() -> None:
     def keywords():
         return Response("plain", status_code=201)
 
+    @app.get("/mixed")
+    def mixed():
+        return Response(b"x", status_code=202, headers={"x-mixed": "1"})
+
+    @app.get("/positional-status")
+    def positional_status():
+        return Response("x", 203, headers={"x-mixed": "2"}, media_type="text/csv")
+
     with TestClient(app) as client:
         reply = client.get("/starlette")
         assert (reply.status_code, reply.content, reply.headers["x-order"]) == (202, b"<x/>", "starlette")
         assert reply.headers["content-type"] == "application/xml"
         assert (client.get("/keywords").status_code, client.get("/keywords").text) == (201, "plain")
-    with pytest.raises(TypeError, match="give the body once"):
+        mixed = client.get("/mixed")
+        assert (mixed.status_code, mixed.content, mixed.headers["x-mixed"]) == (202, b"x", "1")
+        positional = client.get("/positional-status")
+        assert (positional.status_code, positional.headers["x-mixed"], positional.headers["content-type"]) == (203, "2", "text/csv")
+    assert Response(None, 204).status == 204
+    with pytest.raises(TypeError, match="content twice"):
         Response(b"x", content=b"y")
     with pytest.raises(TypeError, match="a status is an int, not str"):
         Response(b"x", "201")
+    with pytest.raises(TypeError, match="headers twice"):
+        Response(200, {"a": "1"}, headers={"b": "2"})
