@@ -231,6 +231,7 @@ impl App {
             if let Some(cors) = &config.cors {
                 served = served.layer(cors_layer(cors).map_err(AppError)?);
             }
+            let path = crate::canonical_path::canonical(&path).unwrap_or(path);
             router = router.route(&path, served);
         }
         for group in groups {
@@ -277,7 +278,8 @@ impl App {
                 root = Some(service);
                 continue;
             }
-            let prefix = dir.prefix().trim_end_matches('/').to_owned();
+            let prefix = dir.prefix().trim_end_matches('/');
+            let prefix = crate::canonical_path::canonical(prefix).unwrap_or_else(|| prefix.to_owned());
             let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| router.clone().nest_service(&prefix, service)));
             router = result.map_err(|_| AppError(format!("static files at {prefix}: the prefix clashes with a route")))?;
         }

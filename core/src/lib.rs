@@ -13,6 +13,7 @@ mod app;
 mod body;
 pub mod bridge;
 mod canonical_path;
+pub use canonical_path::canonical as canonical_path;
 pub mod docs;
 pub mod document;
 mod handler;

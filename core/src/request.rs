@@ -37,7 +37,8 @@ impl Body {
 #[derive(Debug, Clone)]
 pub struct RequestData {
     pub method: Method,
-    /// The request path as sent (percent-encoded).
+    /// The request path, percent-encoded in the one spelling routes are matched in
+    /// (`canonical_path`: `/caf%c3%a9` and `/%65xact` arrive as `/caf%C3%A9` and `/exact`).
     pub path: String,
     pub path_params: Params,
     pub query: Params,

@@ -148,7 +148,9 @@ impl Groups {
         if trimmed.contains(['{', '}', '?', '#']) {
             return Err(format!("a group's prefix is a plain path (no parameters, query or fragment), not `{prefix}`"));
         }
-        let group = Group { parent: Some(parent.0), prefix: format!("{parent_prefix}{trimmed}"), own: Hooks::default() };
+        // In the spelling request paths are matched in (`canonical_path`), as route templates are.
+        let spelled = crate::canonical_path::canonical(trimmed);
+        let group = Group { parent: Some(parent.0), prefix: format!("{parent_prefix}{}", spelled.as_deref().unwrap_or(trimmed)), own: Hooks::default() };
         self.groups.push(group);
         Ok(GroupId(self.groups.len() - 1))
     }
