@@ -251,7 +251,11 @@ impl App {
         let slashes = config.redirect_slashes.then(|| Arc::new(SlashRedirect::new(routed.iter().map(String::as_str))));
         let mut not_found = axum::routing::any(move |request: axum::extract::Request| {
             let fallback = fallback.clone();
-            let location = slashes.as_ref().and_then(|slashes| slashes.target(request.uri()));
+            // Under a static mount the URI has lost the mount's prefix; the original has it.
+            let location = slashes.as_ref().and_then(|slashes| {
+                let uri = request.extensions().get::<axum::extract::OriginalUri>().map_or(request.uri(), |original| &original.0);
+                slashes.target(uri)
+            });
             async move {
                 if let Some(location) = location {
                     return redirected(request, location, body_limit).await;

@@ -6,9 +6,10 @@
 //! It is decided where the 404 would be, so a routed request never pays for it; a path no
 //! route takes pays one more lookup in a matcher of the route templates (matchit, as axum
 //! routes with), and any method is redirected (307 keeps the method and the body), as
-//! Starlette does when only the method differs. The `Location` is the path and query as sent,
-//! relative: an absolute one would be built from the client's `Host`. A twin that begins with
-//! `//` (or `/\`) is never a target, as a browser reads it as another host.
+//! Starlette does when only the method differs. The `Location` is the path (in the spelling
+//! the router matches, `canonical_path`) and the query, relative: an absolute one would be
+//! built from the client's `Host`. A twin with an empty or a dot segment is never a target:
+//! `//host` is another host to a browser, and `.`/`..` are resolved by the client first.
 
 use http::Uri;
 
@@ -34,7 +35,9 @@ impl SlashRedirect {
             Some(_) => path.trim_end_matches('/').to_owned(),
             None => format!("{path}/"),
         };
-        if twin.is_empty() || twin.starts_with("//") || twin.starts_with("/\\") || self.matcher.at(&twin).is_err() {
+        let inner = twin.strip_suffix('/').unwrap_or(&twin);
+        let odd_segment = inner.split('/').skip(1).any(|segment| segment.is_empty() || segment == "." || segment == "..");
+        if twin.is_empty() || odd_segment || twin.starts_with("/\\") || self.matcher.at(&twin).is_err() {
             return None;
         }
         Some(match uri.query() {
@@ -73,5 +76,8 @@ mod tests {
     fn a_twin_that_names_another_host_is_never_a_target() {
         assert_eq!(target(&["/{*rest}"], "//evil.example/"), None);
         assert_eq!(target(&["/{a}/{b}"], "//evil.example"), None);
+        // Found on review: matchit matches an empty segment, and a client resolves `.` first.
+        assert_eq!(target(&["/{a}/{b}/{c}/"], "/.//evil.example"), None);
+        assert_eq!(target(&["/{a}/{b}/"], "/x/.."), None);
     }
 }

@@ -46,6 +46,23 @@ def test_climbing_out_and_hidden_files_are_refused(public: Path) -> None:
             assert "outside" not in response.text and "SECRET" not in response.text
 
 
+# Found on review: under a mount the not-found path had lost the mount's prefix, so
+# /static/items/ (no such file) was redirected to the app's /items.
+def test_a_missing_file_under_a_mount_is_not_redirected_to_a_route(public: Path) -> None:
+    app = App()
+    app.mount("/static", StaticFiles(directory=public))
+
+    @app.get("/items")
+    def items() -> list:
+        return []
+
+    with TestClient(app, follow_redirects=False) as client:
+        assert client.get("/static/items/").status_code == 404
+        assert client.get("/static/items").status_code == 404
+        moved = client.get("/items/")
+        assert (moved.status_code, moved.headers["location"]) == (307, "/items")
+
+
 def test_a_missing_file_goes_the_apps_not_found_way(public: Path) -> None:
     app = App()
     app.mount("/", StaticFiles(directory=public))
