@@ -112,12 +112,41 @@ fn parse_date(text: &str) -> Option<NaiveDate> {
     NaiveDate::from_ymd_opt(number(&b[0..4])? as i32, number(&b[5..7])?, number(&b[8..10])?)
 }
 
-/// Whether a JSON string is a date-time a route accepts: the text [`parse_datetime`] reads,
-/// with or without a UTC offset (pydantic's `datetime` takes both), and no space around it.
-/// It is the `date-time` format of every compiled schema (`validation::route_options`), so a
-/// body's date-time means what a query's does.
+/// Whether a JSON string is a date-time a route accepts: ISO 8601 with fixed-width fields,
+/// `YYYY-MM-DD`, `T` (or `t`) or a space, `HH:MM`, optionally `:SS` and a fraction, and optionally `Z`
+/// or `±HH:MM` (pydantic's `datetime` takes it with or without the offset), that is a real
+/// time ([`parse_datetime`]). It is the `date-time` format of every compiled schema
+/// (`validation::route_options`). The shape is checked first because chrono's numbers are
+/// lenient (`2018-1-2T3:4:5`, ` 1:00`, a sign), and a body's text reaches Python's
+/// `datetime.fromisoformat`, which refuses those: found on review, they would have been 500s.
 pub(crate) fn is_date_time(text: &str) -> bool {
-    text.trim().len() == text.len() && parse_datetime(text).is_some()
+    let b = text.as_bytes();
+    let digits = |range: std::ops::Range<usize>| b.get(range).is_some_and(|d| d.iter().all(u8::is_ascii_digit));
+    let fixed = b.len() >= 16 && digits(0..4) && b[4] == b'-' && digits(5..7) && b[7] == b'-' && digits(8..10) && matches!(b[10], b'T' | b't' | b' ')
+        && digits(11..13) && b[13] == b':' && digits(14..16);
+    if !fixed {
+        return false;
+    }
+    let mut at = 16;
+    if b.get(at) == Some(&b':') {
+        if !digits(at + 1..at + 3) {
+            return false;
+        }
+        at += 3;
+        if b.get(at) == Some(&b'.') {
+            let fraction = b[at + 1..].iter().take_while(|d| d.is_ascii_digit()).count();
+            if fraction == 0 {
+                return false;
+            }
+            at += 1 + fraction;
+        }
+    }
+    let offset = match &b[at..] {
+        [] | [b'Z' | b'z'] => true,
+        [b'+' | b'-', rest @ ..] => rest.len() == 5 && digits(at + 1..at + 3) && rest[2] == b':' && digits(at + 4..at + 6),
+        _ => false,
+    };
+    offset && parse_datetime(text).is_some()
 }
 
 fn parse_datetime(text: &str) -> Option<DateTimeValue> {
