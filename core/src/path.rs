@@ -168,7 +168,6 @@ fn colon_segments_braced(template: &str) -> Result<String, String> {
                 let name = if name.is_empty() { "name" } else { &name };
                 let advice = match rest.chars().next() {
                     None => format!("write `{{{name}}}`"),
-                    Some('?') => format!("an optional parameter is two routes, one without the segment and one with `{{{name}}}`"),
                     Some('(') => format!("write `{{{name}}}` and give its schema a `pattern` (or a type: `{{{name}:int}}`)"),
                     Some(_) => whole_segment_advice(name),
                 };
