@@ -522,6 +522,12 @@ pub fn bind(ruby: &Ruby, host: String, port: u16) -> Result<i32, Error> {
     Ok(ferrule_core::host::bind(&host, port).map_err(|e| host_error(ruby, e))?.into_raw_fd())
 }
 
+/// `NativeApp.canonical_path(text)`: `text` in the spelling the core matches request paths in
+/// (a filter pattern's literal parts, as a route's template is put in it).
+pub fn canonical_path(text: String) -> String {
+    ferrule_core::canonical_path(&text).unwrap_or(text)
+}
+
 /// `NativeApp.unknown_option(what, name, known)`: the core's message for an unknown option,
 /// the same in every language.
 pub fn unknown_option(what: String, name: String, known: Vec<String>) -> String {

@@ -41,6 +41,7 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     class.define_singleton_method("bind", function!(app::bind, 2))?;
     class.define_singleton_method("setting_names", function!(ferrule_core::spec::app_setting_names, 0))?;
     class.define_singleton_method("unknown_option", function!(app::unknown_option, 3))?;
+    class.define_singleton_method("canonical_path", function!(app::canonical_path, 1))?;
     class.define_method("add_route", method!(NativeApp::add_route, 3))?;
     class.define_method("group", method!(NativeApp::group, 2))?;
     class.define_method("mount_static", method!(NativeApp::mount_static, 1))?;

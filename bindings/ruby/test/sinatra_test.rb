@@ -34,6 +34,37 @@ class SinatraTest < Minitest::Test
     assert_equal ["/users/7", "posts /posts"], seen
   end
 
+  # Found on review: a Regexp filter was read as its text and never matched; `{id:int}`, a
+  # glob's `[...]` or `{a,b}`, a leading `?` were taken silently and never matched either; a
+  # non-ASCII literal missed the path's spelling; and three `*` took 14 s on an 800-byte path.
+  def test_filter_patterns_that_would_never_match_or_backtrack_are_refused_and_regexps_work
+    @app = Ferrule::App.new
+    seen = []
+    @app.before(%r{/v[12]/.*}) { |req| seen << "regexp #{req.path}" }
+    @app.before("/café/*") { |req| seen << "café #{req.path}" }
+    @app.get("/v1/x") { "x" }
+    @app.get("/café/menu") { "menu" }
+    get "/v1/x"
+    get "/caf%c3%a9/menu"
+    assert_equal ["regexp /v1/x", "café /caf%C3%A9/menu"], seen
+    {
+      "/users/{id:int}" => "{ is not part of Sinatra's patterns",
+      "/v[12]/*" => "[ is not part of Sinatra's patterns",
+      "/{admin,staff}/*" => "{ is not part of Sinatra's patterns",
+      "/a/*/b/*" => "one * at most",
+      "/??" => "follows none here",
+      "admin/*" => "starts with /"
+    }.each do |pattern, message|
+      error = assert_raises(ArgumentError, pattern) { Ferrule::App.new.before(pattern) { nil } }
+      assert_includes error.message, "filter pattern #{pattern}: "
+      assert_includes error.message, message
+    end
+    long = "/#{'a/' * 4000}y"
+    started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+    refute_match Ferrule::Filter.regexp("/*/:id/x"), long
+    assert_operator Process.clock_gettime(Process::CLOCK_MONOTONIC) - started, :<, 1.0, "one * stays about linear"
+  end
+
   def test_halt_or_status_with_a_code_meets_its_error_block
     @app = Ferrule::App.new
     @app.not_found { |e| "nothing at #{request.path} (#{e.status})" }

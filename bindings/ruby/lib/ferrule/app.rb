@@ -120,8 +120,8 @@ module Ferrule
 
     # A filter run before the route's block for every request (Sinatra's +before+) — those
     # the core refused, and those no route takes, too — in the block's context (+halt+,
-    # +status+, +headers+); with a +pattern+ (<tt>"/admin/*"</tt>, File.fnmatch's globs), only
-    # for the paths it matches.
+    # +status+, +headers+); with a +pattern+ (<tt>"/admin/*"</tt>, Sinatra's patterns, or a
+    # Regexp: see Filter), only for the paths it matches.
     def before(pattern = nil, &block)
       filter_in(0, :on_request, pattern, block)
     end
@@ -225,7 +225,7 @@ module Ferrule
     def filter_in(group, phase, pattern, block)
       raise ArgumentError, "ferrule: a filter needs a block" unless block
 
-      hook_in(group, phase, pattern.nil? ? block : Filter.new(pattern.to_s, block))
+      hook_in(group, phase, pattern.nil? ? block : Filter.new(pattern, block))
     end
 
     # :nodoc:

@@ -30,9 +30,16 @@ module Ferrule
   # A filter declared with a pattern (<tt>before("/admin/*")</tt>): it runs only for the paths
   # the pattern matches, read as Sinatra reads one: +*+ matches anything, +/+ included, so
   # <tt>/admin/*</tt> guards <tt>/admin/users/7</tt>; a +:name+ (or +{name}+) matches one
-  # segment; a +?+ makes what is before it optional (<tt>/posts/?</tt>). Found by Sinatra's
-  # corpus: read as File.fnmatch globs, +*+ stopped at a +/+ and +:id+ was literal text, so an
-  # auth filter let <tt>/admin/users/7</tt> through and a filter on <tt>/users/:id</tt> never ran.
+  # segment; a +?+ makes what is before it optional (<tt>/posts/?</tt>); a Regexp matches the
+  # whole path. Found by Sinatra's corpus: read as File.fnmatch globs, +*+ stopped at a +/+ and
+  # +:id+ was literal text, so an auth filter let <tt>/admin/users/7</tt> through and a filter
+  # on <tt>/users/:id</tt> never ran.
+  #
+  # A pattern is refused, by name, where it would never match what its author meant (a glob's
+  # <tt>[...]</tt> or <tt>{a,b}</tt>, a typed <tt>{id:int}</tt>, a leading +?+), and past one
+  # +*+: each more multiplies the work of a path that does not match (three took 14 s on an
+  # 800-byte path), and filters run for every request. Its text is put in the spelling the
+  # core matches paths in (<tt>/café</tt> is <tt>/caf%C3%A9</tt>), as a route's is.
   class Filter
     def initialize(pattern, block)
       @pattern = Filter.regexp(pattern)
@@ -41,14 +48,29 @@ module Ferrule
 
     # The anchored Regexp that +pattern+ means.
     def self.regexp(pattern)
+      return Regexp.new("\\A(?:#{pattern.source})\\z", pattern.options) if pattern.is_a?(Regexp)
+
+      pattern = pattern.to_s
+      refuse = ->(why) { raise ArgumentError, "ferrule: filter pattern #{pattern}: #{why}" }
+      refuse.call("a pattern starts with /") unless pattern.start_with?("/")
+      refuse.call("one * at most (each more makes every request that misses slower); write a Regexp") if pattern.count("*") > 1
       scanner = StringScanner.new(pattern)
       source = +""
       until scanner.eos?
-        source << if scanner.scan(/\*+/) then "(?:.*)"
-                  elsif scanner.scan(/:[A-Za-z_]\w*|\{[A-Za-z_]\w*\}/) then "(?:[^/?#]+)"
-                  elsif scanner.scan(/\?/) then "?"
-                  else Regexp.escape(scanner.getch)
-                  end
+        if scanner.scan(/\*\??/)
+          source << ".*"
+        elsif scanner.scan(/(?::[A-Za-z_]\w*|\{[A-Za-z_]\w*\})(\?)?/)
+          source << (scanner[1] ? "[^/?#]*" : "[^/?#]+")
+        elsif (text = scanner.scan(%r{[^*:{}\[\]?]+|:}))
+          optional = scanner.scan(/\?/)
+          last = optional ? text[-1] : ""
+          source << Regexp.escape(NativeApp.canonical_path(optional ? text[0...-1] : text))
+          source << "(?:#{Regexp.escape(NativeApp.canonical_path(last))})?" if optional
+        elsif scanner.check(/\?/)
+          refuse.call("a ? makes the character before it optional, and follows none here")
+        else
+          refuse.call("#{scanner.peek(1)} is not part of Sinatra's patterns (*, :name, {name}, ?); write a Regexp")
+        end
       end
       Regexp.new("\\A#{source}\\z")
     end
