@@ -72,7 +72,11 @@ class SinatraTest < Minitest::Test
     @app.error(500..599) { nil }
     @app.get("/halted") { halt 404 }
     @app.get("/forbidden") { status 403; "the route's own body" }
-    @app.get("/gone") { [404, {}, ["from the triplet"]] }
+    closed = []
+    file_like = Object.new
+    file_like.define_singleton_method(:each) { |&block| block.call("from the body") }
+    file_like.define_singleton_method(:close) { closed << true }
+    @app.get("/gone") { [404, {}, file_like] }
     @app.get("/broken") { status 503; "down" }
 
     get "/halted"
@@ -80,7 +84,7 @@ class SinatraTest < Minitest::Test
     get "/forbidden"
     assert_equal [403, "go away"], [last_response.status, last_response.body]
     get "/gone"
-    assert_equal [404, "nothing at /gone (404)"], [last_response.status, last_response.body]
+    assert_equal [404, "nothing at /gone (404)", [true]], [last_response.status, last_response.body, closed], "the replaced Rack body is closed"
     get "/broken"
     assert_equal [503, "down"], [last_response.status, last_response.body], "a block answering nil keeps the body"
   end
@@ -129,6 +133,7 @@ class SinatraTest < Minitest::Test
     @app.get("/json") { content_type :json, charset: "utf-8"; '{"a":1}' }
     @app.get("/js") { content_type "text/javascript"; "1" }
     @app.get("/latin") { content_type "text/plain", charset: "latin1"; "x" }
+    @app.get("/html") { content_type :html, charset: "latin1"; "x" }
 
     get "/json"
     assert_equal "application/json; charset=utf-8", last_response.headers["content-type"]
@@ -136,6 +141,8 @@ class SinatraTest < Minitest::Test
     assert_equal "text/javascript; charset=utf-8", last_response.headers["content-type"]
     get "/latin"
     assert_equal "text/plain; charset=latin1", last_response.headers["content-type"]
+    get "/html"
+    assert_equal "text/html; charset=latin1", last_response.headers["content-type"], "a charset given replaces the type's own"
   end
 
   def test_a_closed_stream_drops_what_follows_and_says_it_is_closed

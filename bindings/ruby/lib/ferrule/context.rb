@@ -95,8 +95,10 @@ module Ferrule
     # core sends Ruby's Strings as UTF-8.
     def content_type(type, **params)
       media = type.is_a?(Symbol) ? Context.media_type(type) : type.to_s
-      params = { charset: "utf-8" }.merge(params) if media.start_with?("text/") && !media.include?("charset") && !params.key?(:charset)
-      params.each { |name, value| media += "; #{name}=#{value}" unless media.include?("#{name}=") }
+      # A parameter given replaces the type's own (+:html+ comes with charset=utf-8).
+      params.each_key { |name| media = media.sub(/\s*;\s*#{Regexp.escape(name.to_s)}=[^;]*/i, "") }
+      params = { charset: "utf-8" }.merge(params) if media.start_with?("text/") && !media.include?("charset=")
+      params.each { |name, value| media += "; #{name}=#{value}" }
       headers("content-type" => media)
     end
 
@@ -248,7 +250,12 @@ module Ferrule
       @status ||= code
       @status_applies = true
       answer = catch(:halt) { instance_exec(HTTPError.new(code), @request, &handler) }
-      @result = answer unless answer.nil?
+      return if answer.nil?
+
+      # A Rack body replaced here is closed, as Rack asks of a body that is not sent.
+      replaced = Context.rack_triplet?(@result) ? @result[2] : nil if @result.is_a?(Array)
+      replaced.close if replaced.respond_to?(:close) && !answer.equal?(@result)
+      @result = answer
     end
 
     # The status the request's answer has so far.
