@@ -363,7 +363,8 @@ mod tests {
             // Found on review: chrono's lenient numbers took the shapes on the second line, which
             // Python's datetime.fromisoformat then refused (a 500).
             for at in ["2018-12-22", "2018-12-22T25:00:00", " 2018-12-22T14:00:00", "yesterday", "2018-12-22T14:00:00+0200x",
-                       "2018-1-2T3:4:5", "2018-12-22T 1:00:00", "+2018-12-22T14:00:00", "2018-12-22T14:00:00.", "2018-12-22 14:00Z0", "2018", ""] {
+                       "2018-1-2T3:4:5", "2018-12-22T 1:00:00", "+2018-12-22T14:00:00", "2018-12-22T14:00:00.", "2018-12-22 14:00Z0", "2018", "",
+                       "2018-12-22T14:00:60", "0000-01-01T00:00:00"] {
                 let issues = compiled.document_issues(&Document::from_tree(&json!({"at": at})), &prefix);
                 assert_eq!(issues.iter().map(|i| i.kind).collect::<Vec<_>>(), ["datetime_parsing"], "{at}");
             }

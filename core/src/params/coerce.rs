@@ -149,7 +149,20 @@ pub(crate) fn is_date_time(text: &str) -> bool {
     offset && parse_datetime(text).is_some()
 }
 
+/// A date-time as [`parse_datetime_text`] reads it, if Python's `datetime` can hold it too:
+/// chrono takes a leap second (`:60`) and the year 0, which `datetime` refuses (found on
+/// review: a body passed validation, and its conversion was a 500).
 fn parse_datetime(text: &str) -> Option<DateTimeValue> {
+    use chrono::{Datelike, Timelike};
+    let value = parse_datetime_text(text)?;
+    let naive = match &value {
+        DateTimeValue::Offset(dt) => dt.naive_local(),
+        DateTimeValue::Naive(dt) => *dt,
+    };
+    (naive.nanosecond() < 1_000_000_000 && naive.year() >= 1).then_some(value)
+}
+
+fn parse_datetime_text(text: &str) -> Option<DateTimeValue> {
     let t = text.trim();
     if let Ok(dt) = DateTime::parse_from_rfc3339(t) {
         return Some(DateTimeValue::Offset(dt));
