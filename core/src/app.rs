@@ -231,7 +231,6 @@ impl App {
             if let Some(cors) = &config.cors {
                 served = served.layer(cors_layer(cors).map_err(AppError)?);
             }
-            let path = crate::canonical_path::canonical(&path).unwrap_or(path);
             router = router.route(&path, served);
         }
         for group in groups {
@@ -249,13 +248,14 @@ impl App {
         // listing its methods, which for no route at all is an empty one.
         let timeout = config.timeout_ms.filter(|ms| *ms > 0).map(std::time::Duration::from_millis);
         let slashes = config.redirect_slashes.then(|| Arc::new(SlashRedirect::new(routed.iter().map(String::as_str))));
-        let mut not_found = axum::routing::any(move |request: axum::extract::Request| {
+        let mut not_found = axum::routing::any(move |mut request: axum::extract::Request| {
             let fallback = fallback.clone();
-            // Under a static mount the URI has lost the mount's prefix; the original has it.
-            let location = slashes.as_ref().and_then(|slashes| {
-                let uri = request.extensions().get::<axum::extract::OriginalUri>().map_or(request.uri(), |original| &original.0);
-                slashes.target(uri)
-            });
+            // Under a static mount the URI has lost the mount's prefix: the redirect, the hooks
+            // and the handler judge the path as the router saw it.
+            if let Some(original) = request.extensions().get::<axum::extract::OriginalUri>() {
+                *request.uri_mut() = original.0.clone();
+            }
+            let location = slashes.as_ref().and_then(|slashes| slashes.target(request.uri()));
             async move {
                 if let Some(location) = location {
                     return redirected(request, location, body_limit).await;
@@ -314,15 +314,17 @@ impl App {
     /// the app's own is at the same path (it wins) or the setting is `None`.
     fn served_by_core(&self, metrics: Option<Arc<crate::middleware::Metrics>>) -> Result<Vec<(String, MethodRouter)>, AppError> {
         let taken = |path: &str| self.routes.iter().any(|(spec, _)| PathTemplate::parse(&spec.path).is_ok_and(|t| t.axum_path == path));
+        // In the spelling routes are matched in, before a route of the app's is looked for there.
+        let spelled = |url: String| crate::canonical_path(&url).unwrap_or(url);
         let mut served = Vec::new();
-        if let Some(url) = self.config.openapi_url.clone().filter(|url| !taken(url)) {
+        if let Some(url) = self.config.openapi_url.clone().map(spelled).filter(|url| !taken(url)) {
             let document = serde_json::to_vec(&self.openapi()?).map_err(|e| AppError(format!("cannot write the OpenAPI document: {e}")))?;
             let document = bytes::Bytes::from(document);
             let route = axum::routing::get(move || std::future::ready(([(header::CONTENT_TYPE, "application/json")], document.clone())));
             served.push((url, route));
         }
-        served.extend(crate::docs::routes(&self.config).into_iter().filter(|(path, _)| !taken(path)));
-        if let (Some(url), Some(metrics)) = (self.config.metrics_url.clone().filter(|url| !taken(url)), metrics) {
+        served.extend(crate::docs::routes(&self.config).into_iter().map(|(path, route)| (spelled(path), route)).filter(|(path, _)| !taken(path)));
+        if let (Some(url), Some(metrics)) = (self.config.metrics_url.clone().map(spelled).filter(|url| !taken(url)), metrics) {
             let scrape = axum::routing::get(move || {
                 let text = metrics.render();
                 std::future::ready(([(header::CONTENT_TYPE, crate::middleware::OPENMETRICS)], text))
@@ -420,6 +422,11 @@ fn routes_spelling(mut request: axum::extract::Request) -> axum::extract::Reques
     if let Ok(path_and_query) = http::uri::PathAndQuery::try_from(path_and_query) {
         parts.path_and_query = Some(path_and_query);
         if let Ok(uri) = http::Uri::from_parts(parts) {
+            // A router outside this one (`App::into_router`, the in-process client) noted the
+            // URI as sent; the not-found way judges that one under a static mount.
+            if let Some(original) = request.extensions_mut().get_mut::<axum::extract::OriginalUri>() {
+                original.0 = uri.clone();
+            }
             *request.uri_mut() = uri;
         }
     }
