@@ -13,7 +13,7 @@ import datetime
 import email.utils
 import re
 import string
-from typing import Any, AsyncIterable, Iterable, Iterator, Literal, Mapping, MutableMapping, Optional, Sequence, Tuple, Union
+from typing import Any, AsyncIterable, Iterable, Iterator, Literal, Mapping, MutableMapping, Optional, Sequence, Tuple, Union, overload
 
 __all__ = [
     "Response",
@@ -121,6 +121,30 @@ class Response:
 
     __slots__ = ("status", "_headers", "body", "media_type", "as_json", "stream", "events")
 
+    @overload
+    def __init__(
+        self,
+        status: Optional[int] = None,
+        headers: Optional[Headers] = None,
+        body: Any = None,
+        *,
+        media_type: Optional[str] = None,
+        content: Any = None,
+        status_code: Optional[int] = None,
+    ) -> None: ...
+
+    @overload
+    def __init__(
+        self,
+        content: Union[bytes, str, memoryview, Mapping[str, Any], Sequence[Any], None],
+        status_code: Optional[int] = None,
+        headers: Optional[Headers] = None,
+        media_type: Optional[str] = None,
+        *,
+        body: Any = None,
+        status: Optional[int] = None,
+    ) -> None: ...
+
     def __init__(
         self,
         *args: Any,
@@ -135,12 +159,17 @@ class Response:
         # Response(content, status_code, headers, media_type), which FastAPI's documentation
         # writes (found by FastAPI's corpus). A status is an int, so a first argument that is
         # none starts Starlette's order; keywords mean the same in both.
+        # A leading None is Ferrule's "no status" unless an int status follows it (Starlette's
+        # Response(None, 204)). A None given by position gives nothing.
         given = {"status": status, "headers": headers, "body": body, "content": content, "status_code": status_code, "media_type": media_type}
-        starlette = bool(args) and not isinstance(args[0], int)
+        first = args[0] if args else 0
+        starlette = not isinstance(first, int) and not (first is None and len(args) > 1 and not isinstance(args[1], int))
         names = ("content", "status_code", "headers", "media_type") if starlette else ("status", "headers", "body")
         if len(args) > len(names):
             raise TypeError(f"Response takes at most {len(names)} positional arguments ({', '.join(names)}), not {len(args)}")
         for name, value in zip(names, args):
+            if value is None:
+                continue
             if given[name] is not None:
                 raise TypeError(f"Response got {name} twice")
             given[name] = value
@@ -278,25 +307,25 @@ class JSONResponse(Response):
     """``content`` serialised as JSON by Rust, whatever its type (a ``str`` too)."""
 
     def __init__(self, content: Any = None, status_code: int = 200, headers: Optional[Headers] = None, media_type: Optional[str] = None) -> None:
-        super().__init__(status_code, headers, content, media_type=media_type)
+        super().__init__(status=status_code, headers=headers, body=content, media_type=media_type)
         self.as_json = True
 
 
 class PlainTextResponse(Response):
     def __init__(self, content: str = "", status_code: int = 200, headers: Optional[Headers] = None) -> None:
-        super().__init__(status_code, headers, content, media_type="text/plain; charset=utf-8")
+        super().__init__(status=status_code, headers=headers, body=content, media_type="text/plain; charset=utf-8")
 
 
 class HTMLResponse(Response):
     def __init__(self, content: str = "", status_code: int = 200, headers: Optional[Headers] = None) -> None:
-        super().__init__(status_code, headers, content, media_type="text/html; charset=utf-8")
+        super().__init__(status=status_code, headers=headers, body=content, media_type="text/html; charset=utf-8")
 
 
 class RedirectResponse(Response):
     """A redirect to ``url`` (307 by default, as Starlette's: the method and body are kept)."""
 
     def __init__(self, url: str, status_code: int = 307, headers: Optional[Headers] = None) -> None:
-        super().__init__(status_code, headers)
+        super().__init__(status=status_code, headers=headers)
         self.set_header("location", url)
 
 
@@ -318,7 +347,7 @@ class StreamingResponse(Response):
         headers: Optional[Headers] = None,
         media_type: Optional[str] = None,
     ) -> None:
-        super().__init__(status_code, headers, media_type=media_type)
+        super().__init__(status=status_code, headers=headers, media_type=media_type)
         self.stream = content
 
 
@@ -367,7 +396,7 @@ class EventSourceResponse(Response):
         status_code: int = 200,
         headers: Optional[Headers] = None,
     ) -> None:
-        super().__init__(status_code, headers)
+        super().__init__(status=status_code, headers=headers)
         self.stream = content
         self.events = True
 

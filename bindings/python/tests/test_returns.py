@@ -12,7 +12,7 @@ import uuid
 
 import pytest
 
-from ferrule import App, Response
+from ferrule import App, JSONResponse, Response
 from ferrule.testing import TestClient
 
 
@@ -309,6 +309,9 @@ def test_a_response_also_takes_starlettes_order() -> None:
         positional = client.get("/positional-status")
         assert (positional.status_code, positional.headers["x-mixed"], positional.headers["content-type"]) == (203, "2", "text/csv")
     assert Response(None, 204).status == 204
+    # Found on the second review: a None first or given by position.
+    assert (Response(None, {"a": "1"}, "x").body, Response(200, None, headers={"a": "1"})._headers) == ("x", {"a": "1"})
+    assert JSONResponse({"detail": "x"}, status_code=None).body == {"detail": "x"}
     with pytest.raises(TypeError, match="content twice"):
         Response(b"x", content=b"y")
     with pytest.raises(TypeError, match="a status is an int, not str"):
