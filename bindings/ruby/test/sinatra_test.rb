@@ -53,6 +53,9 @@ class SinatraTest < Minitest::Test
       "/{admin,staff}/*" => "{ is not part of Sinatra's patterns",
       "/a/*/b/*" => "one * at most",
       "/??" => "follows none here",
+      "/:a:b/x" => "two wildcards side by side",
+      "/*:a" => "two wildcards side by side",
+      "/posts(.:format)?" => "( is not part of Sinatra's patterns",
       "admin/*" => "starts with /"
     }.each do |pattern, message|
       error = assert_raises(ArgumentError, pattern) { Ferrule::App.new.before(pattern) { nil } }
@@ -62,7 +65,10 @@ class SinatraTest < Minitest::Test
     long = "/#{'a/' * 4000}y"
     started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
     refute_match Ferrule::Filter.regexp("/*/:id/x"), long
-    assert_operator Process.clock_gettime(Process::CLOCK_MONOTONIC) - started, :<, 1.0, "one * stays about linear"
+    refute_match Ferrule::Filter.regexp("/*.:ext/x"), "/#{'.' * 8000}"
+    assert_operator Process.clock_gettime(Process::CLOCK_MONOTONIC) - started, :<, 1.0, "matching stays about linear"
+    assert_match Ferrule::Filter.regexp("/files/:name.:ext"), "/files/a.tar.gz"
+    assert_match Ferrule::Filter.regexp(%r{/a # a comment}x), "/a"
   end
 
   def test_halt_or_status_with_a_code_meets_its_error_block
@@ -134,6 +140,7 @@ class SinatraTest < Minitest::Test
     @app.get("/js") { content_type "text/javascript"; "1" }
     @app.get("/latin") { content_type "text/plain", charset: "latin1"; "x" }
     @app.get("/html") { content_type :html, charset: "latin1"; "x" }
+    @app.get("/cased") { content_type "text/html; Charset=utf-8"; "x" }
 
     get "/json"
     assert_equal "application/json; charset=utf-8", last_response.headers["content-type"]
@@ -143,6 +150,8 @@ class SinatraTest < Minitest::Test
     assert_equal "text/plain; charset=latin1", last_response.headers["content-type"]
     get "/html"
     assert_equal "text/html; charset=latin1", last_response.headers["content-type"], "a charset given replaces the type's own"
+    get "/cased"
+    assert_equal "text/html; Charset=utf-8", last_response.headers["content-type"], "one charset, whatever its case"
   end
 
   def test_a_closed_stream_drops_what_follows_and_says_it_is_closed

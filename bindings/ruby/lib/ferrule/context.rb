@@ -95,10 +95,11 @@ module Ferrule
     # core sends Ruby's Strings as UTF-8.
     def content_type(type, **params)
       media = type.is_a?(Symbol) ? Context.media_type(type) : type.to_s
-      # A parameter given replaces the type's own (+:html+ comes with charset=utf-8).
-      params.each_key { |name| media = media.sub(/\s*;\s*#{Regexp.escape(name.to_s)}=[^;]*/i, "") }
-      params = { charset: "utf-8" }.merge(params) if media.start_with?("text/") && !media.include?("charset=")
-      params.each { |name, value| media += "; #{name}=#{value}" }
+      # A parameter given replaces the type's own (+:html+ comes with charset=utf-8); nil
+      # gives none.
+      params.each_key { |name| media = media.sub(/\s*;\s*#{Regexp.escape(name.to_s)}=(?:"[^"]*"|[^;]*)/i, "") }
+      params = { charset: "utf-8" }.merge(params) if media.start_with?("text/") && !media.match?(/;\s*charset=/i)
+      params.each { |name, value| media += "; #{name}=#{value.to_s.match?(/[";,\s]/) ? value.to_s.inspect : value}" unless value.nil? }
       headers("content-type" => media)
     end
 
