@@ -15,7 +15,7 @@
 use crate::raw::{Env, Value};
 use crate::shapes;
 use ferrule_core::json_text;
-use ferrule_core::shape::Shape;
+use ferrule_core::shape::{Shape, Written};
 
 /// The tape's ops; `flatten.js` writes the same numbers.
 mod op {
@@ -224,6 +224,8 @@ fn write_shaped<T: Text>(tape: &[f64], text: &[T], out: &mut Vec<u8>, shape: Sha
         shape: Shape<'s>,
         /// The next item's position (arrays).
         position: usize,
+        /// What an object's schema may add once its members are written.
+        written: Written,
     }
     let mut open: Vec<Open<'_>> = Vec::new();
     let mut ops = tape.iter().copied();
@@ -240,13 +242,17 @@ fn write_shaped<T: Text>(tape: &[f64], text: &[T], out: &mut Vec<u8>, shape: Sha
     while let Some(code) = ops.next() {
         if code == op::END {
             let closed = open.pop().ok_or(BROKEN)?;
+            if closed.is_object {
+                closed.shape.complete(&closed.written, out, closed.has_member).map_err(|e| e.to_string())?;
+            }
             out.push(if closed.is_object { b'}' } else { b']' });
             continue;
         }
         if code == op::KEY {
             let Some(object) = open.last_mut().filter(|o| o.is_object && after_key.is_none()) else { return Err(BROKEN.into()) };
             let key = take_text(&mut text_at, ops.next().ok_or(BROKEN)?)?;
-            match object.shape.field(&T::key(&text[key.clone()])) {
+            let name = T::key(&text[key.clone()]);
+            match object.shape.member(&name, &mut object.written) {
                 Some(inner) => {
                     if std::mem::replace(&mut object.has_member, true) {
                         out.push(b',');
@@ -290,7 +296,7 @@ fn write_shaped<T: Text>(tape: &[f64], text: &[T], out: &mut Vec<u8>, shape: Sha
             op::ARRAY | op::OBJECT => {
                 let is_object = code == op::OBJECT;
                 out.push(if is_object { b'{' } else { b'[' });
-                open.push(Open { is_object, has_member: false, shape: value_shape, position: 0 });
+                open.push(Open { is_object, has_member: false, shape: value_shape, position: 0, written: Written::default() });
             }
             _ => return Err(BROKEN.into()),
         }
@@ -403,6 +409,23 @@ mod tests {
         // The first member left out: no comma before the next one written.
         let tail = serde_json::json!({"properties": {"n": {}}});
         assert_eq!(shaped(&tape, text, tail), r#"{"n":"v"}"#);
+    }
+
+    #[test]
+    fn an_object_gets_its_defaults_and_fails_without_a_required_member() {
+        use op::*;
+        // [{"id":1},{"id":2,"tags":["a"]},{}]
+        let tape = [ARRAY, OBJECT, KEY, 2.0, NUMBER, 1.0, END, OBJECT, KEY, 2.0, NUMBER, 2.0, KEY, 4.0, ARRAY, STRING, 1.0, END, END, END];
+        let text = "ididtagsa";
+        let item = serde_json::json!({"properties": {"id": {}, "tags": {"default": []}}, "required": ["id"]});
+        let schema = serde_json::json!({"items": item});
+        assert_eq!(shaped(&tape, text, schema.clone()), r#"[{"id":1,"tags":[]},{"id":2,"tags":["a"]}]"#);
+        let lacking = [ARRAY, OBJECT, END, END];
+        let shape = ferrule_core::shape::CompiledShape::compile(&schema).unwrap();
+        let error = write_with(&lacking, "".as_bytes(), &mut Vec::new(), shape.root()).unwrap_err();
+        assert!(error.contains("`id`"), "{error}");
+        let empty = serde_json::json!({"properties": {"a": {"default": {"b": 1}}}});
+        assert_eq!(shaped(&[OBJECT, END], "", empty), r#"{"a":{"b":1}}"#, "no comma before the first member");
     }
 
     #[test]

@@ -52,6 +52,23 @@ test('the response schema is the document\'s, named by its title', () => {
   assert.deepStrictEqual(Object.keys(document.components.schemas.UserOut.properties).sort(), ['friends', 'id', 'name']);
 });
 
+test('a default fills what the result lacks and a missing required field is a 500, as fast-json-stringify writes them', async () => {
+  const part = { type: 'object', properties: { k: { type: 'integer', default: 7 } } };
+  const itemOut = {
+    type: 'object',
+    required: ['id'],
+    properties: { id: { type: 'integer' }, note: { type: ['string', 'null'], default: null }, tags: { type: 'array', default: [] }, parts: { type: 'array', items: part } },
+  };
+  const app = new App();
+  app.get('/item', { schema: { response: { 200: itemOut } } }, () => ({ id: 3, note: undefined, parts: [{}, { k: 1 }], secret: 'x' }));
+  app.get('/broken', { response: { 200: itemOut } }, () => ({ tags: ['private-tag'] }));
+  const item = await app.inject('/item');
+  assert.deepStrictEqual([item.statusCode, item.json()], [200, { id: 3, note: null, tags: [], parts: [{ k: 7 }, { k: 1 }] }]);
+  const broken = await app.inject('/broken');
+  assert.strictEqual(broken.statusCode, 500);
+  assert.ok(!broken.body.includes('private-tag'), broken.body);
+});
+
 test('validateResponses turns a result the schema forbids into a 500 that says where', async () => {
   const app = new App({ validateResponses: true });
   app.get('/broken', { response: { 200: userOut } }, () => ({ id: 'one', password: 'hunter2' }));

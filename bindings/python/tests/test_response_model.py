@@ -119,7 +119,8 @@ def test_an_annotation_drops_what_the_model_does_not_declare_whatever_is_returne
             assert (response.status_code, response.json()) == (200, {"id": 1, "name": "ada", "address": {"city": "Paris"}}), path
             assert b"hunter2" not in response.content and b"secret" not in response.content, path
         for path in ("/pydantic", "/struct"):
-            assert client.get(path).json() == {"id": 1, "name": "ada"}, path
+            # Without an address: the model's default is sent, as FastAPI sends it.
+            assert client.get(path).json() == {"id": 1, "name": "ada", "address": None}, path
         assert client.get("/list").json() == [{"id": 1, "name": "ada", "address": {"city": "Paris"}}] * 2
         assert client.get("/maybe/1").json() == {"id": 1, "name": "ada", "address": {"city": "Paris"}}
         assert client.get("/maybe/0").json() is None
@@ -214,3 +215,36 @@ def test_an_annotation_that_cannot_be_a_schema_is_refused_at_the_decorator() -> 
     @app.get("/declared-none", response_model=None)
     def declared_none() -> Opaque:
         return Opaque()
+
+
+class Part(pydantic.BaseModel):
+    k: int = 7
+
+
+class ItemOut(pydantic.BaseModel):
+    id: int
+    note: Optional[str] = None
+    tags: list[str] = []
+    part: Part = Part()
+    parts: list[Part] = []
+
+
+def test_the_models_defaults_fill_what_the_result_lacks_and_a_missing_required_field_is_a_500(capfd: pytest.CaptureFixture[str]) -> None:
+    """FastAPI builds the response_model from the result: defaults are filled at every depth, and
+    a result without a required field is a ResponseValidationError, a 500."""
+    app = App()
+
+    @app.get("/items/{item_id:int}", response_model=ItemOut)
+    def item(item_id: int) -> Any:
+        return {"id": item_id, "secret": "x", "parts": [{}, {"k": 1}]}
+
+    @app.get("/broken", response_model=ItemOut)
+    def broken() -> Any:
+        return {"note": "private note"}
+
+    with TestClient(app) as client:
+        assert client.get("/items/3").json() == {"id": 3, "note": None, "tags": [], "part": {"k": 7}, "parts": [{"k": 7}, {"k": 1}]}
+        response = client.get("/broken")
+        assert response.status_code == 500
+        assert b"private note" not in response.content and b"id" not in response.content
+    assert "handler for GET /broken failed: returned a value that cannot be sent: the result lacks `id`" in capfd.readouterr().err

@@ -9,7 +9,7 @@
 
 use magnus::r_hash::ForEach;
 use ferrule_core::json_text;
-use ferrule_core::shape::{Everything, Fields, Shape};
+use ferrule_core::shape::{Everything, Fields, Shape, Written};
 use magnus::{value::ReprValue, Error, Fixnum, Float, Integer, RArray, RHash, RString, RStruct, Ruby, Symbol, Value};
 
 const MAX_DEPTH: usize = 256;
@@ -82,9 +82,11 @@ fn write<F: Fields>(ruby: &Ruby, value: Value, out: &mut Vec<u8>, depth: usize, 
         out.push(b'{');
         let mut first = true;
         let mut failure = None;
+        // What the object's schema may add once its members are written.
+        let mut written = Written::default();
         hash.foreach(|key: Value, item: Value| {
             let result = key_text(key).and_then(|name| {
-                let Some(inner) = shape.field(&name) else { return Ok(()) };
+                let Some(inner) = shape.member(&name, &mut written) else { return Ok(()) };
                 if !std::mem::replace(&mut first, false) {
                     out.push(b',');
                 }
@@ -104,6 +106,7 @@ fn write<F: Fields>(ruby: &Ruby, value: Value, out: &mut Vec<u8>, depth: usize, 
         if let Some(message) = failure {
             return Err(message);
         }
+        shape.complete(&written, out, !first).map_err(|e| e.to_string())?;
         out.push(b'}');
         return Ok(());
     }

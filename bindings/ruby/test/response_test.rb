@@ -74,6 +74,22 @@ class ResponseTest < Minitest::Test
     refute_includes response.body, "hunter2"
   end
 
+  def test_defaults_fill_what_the_result_lacks_and_a_missing_required_field_is_a_500
+    item_out = {
+      "type" => "object", "required" => ["id"],
+      "properties" => { "id" => { "type" => "integer" }, "tags" => { "type" => "array", "default" => [] },
+                        "parts" => { "type" => "array", "items" => { "type" => "object", "properties" => { "k" => { "default" => 7 } } } } }
+    }
+    app = Ferrule::App.new
+    app.get("/item", response: item_out) { { id: 3, parts: [{}, { k: 1 }], secret: "x" } }
+    app.get("/broken", response: item_out) { { tags: ["private-tag"] } }
+    item = Rack::MockRequest.new(app).get("/item")
+    assert_equal [200, { "id" => 3, "tags" => [], "parts" => [{ "k" => 7 }, { "k" => 1 }] }], [item.status, JSON.parse(item.body)]
+    broken = Rack::MockRequest.new(app).get("/broken")
+    assert_equal [500, "application/problem+json"], [broken.status, broken.content_type]
+    refute_includes broken.body, "private-tag"
+  end
+
   def test_a_response_that_is_not_a_schema_is_refused_where_it_is_declared
     app = Ferrule::App.new
     assert_raises(ArgumentError) { app.get("/a", response: "UserOut") { nil } }

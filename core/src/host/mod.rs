@@ -198,7 +198,7 @@ impl<R: Send + Sync + 'static> Host<R> {
         let parsed = crate::path::PathTemplate::parse(&spec.path).map_err(HostError::Route)?;
         let mut table = lock(&self.table);
         table.checks.admit(&method, &spec.path, &parsed).map_err(HostError::Route)?;
-        let shapes = ResponseShapes::compile(&spec).map_err(|e| HostError::Route(format!("{label}: {e}")))?;
+        let shapes = ResponseShapes::compile(&spec, crate::shape::Required::for_config(&self.config)).map_err(|e| HostError::Route(format!("{label}: {e}")))?;
         let route = Arc::new(HostRoute { spec, status, label, group, data, shapes });
         table.routes.push(route.clone());
         Ok(route)

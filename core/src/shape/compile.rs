@@ -3,19 +3,48 @@
 //! branch of an `Optional[UserOut]` says nothing about objects). Parts combine two ways:
 //! `allOf` and a `$ref` with sibling keywords as [`all`], `anyOf`/`oneOf` as [`any`].
 
-use super::{ArrayNode, CompiledShape, Node, ObjectNode, INDEXED_FROM};
+use super::{filter::filter_default, ArrayNode, CompiledShape, Completed, Fill, Node, ObjectNode, Required, Shape, INDEXED_FROM};
 use regex::Regex;
 use serde_json::{Map, Value as Json};
 use std::collections::HashMap;
 
-pub(super) fn compile(schema: &Json) -> Result<CompiledShape, String> {
-    let mut compiler = Compiler { root: schema, nodes: vec![None], refs: HashMap::new() };
+pub(super) fn compile(schema: &Json, required: Required) -> Result<CompiledShape, String> {
+    let mut compiler = Compiler { root: schema, nodes: vec![None], refs: HashMap::new(), required };
     let part = compiler.part(schema)?;
     compiler.nodes[0] = Some(part.into_node());
     // A slot still empty belongs to a reference that was only ever combined with itself
     // (`A = allOf[A]`): it constrains nothing.
     let nodes = compiler.nodes.into_iter().map(|node| node.unwrap_or(Node { object: None, array: None })).collect();
-    Ok(CompiledShape { nodes })
+    let mut shape = CompiledShape { nodes };
+    write_defaults(&mut shape)?;
+    Ok(shape)
+}
+
+/// Each default as a writer writes it: through its property's shape, so what the schema would
+/// leave out of a result is left out of a default too, and a default object gets its own
+/// properties' defaults. Done once the whole shape exists, since a property's shape may be any
+/// node (a recursive model's included).
+fn write_defaults(shape: &mut CompiledShape) -> Result<(), String> {
+    let mut texts = Vec::new();
+    for (at, node) in shape.nodes.iter().enumerate() {
+        let Some(fields) = node.object.as_ref().and_then(|object| object.completion.as_deref()) else { continue };
+        for (position, field) in fields.iter().enumerate() {
+            let Fill::Default { value, .. } = &field.fill else { continue };
+            let mut value = value.clone();
+            if let Some(inner) = (Shape { nodes: &shape.nodes, at }).field(&field.name) {
+                filter_default(&mut value, inner).map_err(|e| format!("the default of `{}`: {e}", field.name))?;
+            }
+            texts.push((at, position, serde_json::to_vec(&value).map_err(|e| e.to_string())?.into_boxed_slice()));
+        }
+    }
+    for (at, position, written) in texts {
+        let object = shape.nodes[at].object.as_mut().expect("a node with a default is an object's");
+        let fields = object.completion.as_mut().expect("a node with a default is completed");
+        if let Fill::Default { text, .. } = &mut fields[position].fill {
+            *text = written;
+        }
+    }
+    Ok(())
 }
 
 struct Compiler<'s> {
@@ -24,6 +53,7 @@ struct Compiler<'s> {
     /// recursive model) gets its index rather than compiling it again.
     nodes: Vec<Option<Node>>,
     refs: HashMap<&'s str, usize>,
+    required: Required,
 }
 
 /// What one schema keeps.
@@ -134,7 +164,8 @@ impl<'s> Compiler<'s> {
                 None | Some(Json::Bool(false)) => None,
                 Some(schema) => Some(self.node(schema)?),
             };
-            part.object = Some(ObjectNode::new(fields, compiled, others));
+            let completion = self.completion(map);
+            part.object = Some(ObjectNode::new(fields, compiled, others, completion));
         }
         let prefix = map.get("prefixItems").and_then(Json::as_array);
         let items = map.get("items").filter(|items| items.is_object() || items == &&Json::Bool(false));
@@ -147,6 +178,26 @@ impl<'s> Compiler<'s> {
             part.array = Some(ArrayNode { prefix, items });
         }
         Ok(part)
+    }
+
+    /// The properties an object of this schema is completed with: each with a `default`, in
+    /// the order of `properties`, then each `required` one without a default (unless the
+    /// validator checks those).
+    fn completion(&self, map: &Map<String, Json>) -> Vec<Completed> {
+        let mut completed = Vec::new();
+        for (name, schema) in map.get("properties").and_then(Json::as_object).into_iter().flatten() {
+            if let Some(value) = schema.get("default") {
+                completed.push(Completed { name: name.as_str().into(), bit: 0, fill: Fill::Default { value: value.clone(), text: Box::default() } });
+            }
+        }
+        if self.required == Required::Fail {
+            for name in map.get("required").and_then(Json::as_array).into_iter().flatten().filter_map(Json::as_str) {
+                if !completed.iter().any(|field| &*field.name == name) {
+                    completed.push(Completed { name: name.into(), bit: 0, fill: Fill::Required });
+                }
+            }
+        }
+        completed
     }
 
     fn any_node(&mut self) -> usize {
@@ -212,13 +263,27 @@ fn any(branches: Vec<Part>) -> Part {
 }
 
 impl ObjectNode {
-    fn new(fields: Vec<(Box<str>, usize)>, patterns: Vec<(Regex, usize)>, others: Option<usize>) -> Self {
-        let index = (fields.len() >= INDEXED_FROM).then(|| fields.iter().cloned().collect());
-        ObjectNode { fields, index, patterns, others }
+    fn new(fields: Vec<(Box<str>, usize)>, patterns: Vec<(Regex, usize)>, others: Option<usize>, mut completion: Vec<Completed>) -> Self {
+        let index = (fields.len() >= INDEXED_FROM).then(|| fields.iter().enumerate().map(|(position, (name, _))| (name.clone(), position)).collect());
+        let mut undeclared = fields.len();
+        for field in &mut completion {
+            field.bit = fields.iter().position(|(name, _)| *name == field.name).unwrap_or_else(|| {
+                undeclared += 1;
+                undeclared - 1
+            });
+        }
+        let required = || completion.iter().filter(|field| matches!(field.fill, Fill::Required));
+        let required_bits = required().filter(|field| field.bit < 64).fold(0, |bits, field| bits | 1 << field.bit);
+        let required_wide = required().any(|field| field.bit >= 64);
+        let has_defaults = completion.iter().any(|field| matches!(field.fill, Fill::Default { .. }));
+        let completion = (!completion.is_empty()).then(|| completion.into_boxed_slice());
+        ObjectNode { fields, index, patterns, others, completion, required_bits, required_wide, has_defaults }
     }
 
     /// The fields of both (the first's shape for a name both declare); keys neither declares
-    /// are kept if both allow them (`all`) or either does (`any`).
+    /// are kept if both allow them (`all`) or either does (`any`). A value that must match both
+    /// is completed by both (a default before a requirement); one that matches either is
+    /// completed by neither, since only validation could say which branch it is.
     fn union(self, other: ObjectNode, either_allows: bool) -> ObjectNode {
         let mut fields = self.fields;
         for (name, at) in other.fields {
@@ -229,6 +294,16 @@ impl ObjectNode {
         let mut patterns = self.patterns;
         patterns.extend(other.patterns);
         let others = if either_allows { self.others.or(other.others) } else { self.others.and(other.others) };
-        ObjectNode::new(fields, patterns, others)
+        let mut completion = Vec::new();
+        if !either_allows {
+            for field in self.completion.into_iter().chain(other.completion).flat_map(Vec::from) {
+                match completion.iter_mut().find(|kept: &&mut Completed| kept.name == field.name) {
+                    Some(kept) if matches!(kept.fill, Fill::Required) => *kept = field,
+                    Some(_) => {}
+                    None => completion.push(field),
+                }
+            }
+        }
+        ObjectNode::new(fields, patterns, others, completion)
     }
 }

@@ -19,9 +19,18 @@
 //!   non-object keeps whatever the value has, since only validation could choose a branch;
 //! - anything else (strings, numbers, `true`, `{}`): the value as it is.
 //!
+//! What a schema adds, once an object's own members are written (FastAPI's `response_model`
+//! and fast-json-stringify both do this): a declared property with a `default` that the result
+//! lacks is written with that default (filtered by the property's own shape, its own defaults
+//! filled), and a `required` one it lacks fails the response, which is then a 500 as in both
+//! (under `validate_responses` the validator reports it instead, with where it is missing).
+//!
 //! Cost: the writer asks one question per key of an object that has a shape, a comparison
 //! against the few declared names (a map past [`INDEXED_FROM`] names); routes without a
-//! response schema ask nothing.
+//! response schema ask nothing. An object whose schema has a default or a required property
+//! also sets a bit in a [`Written`] for each declared key it writes (the lookup that finds the
+//! key's shape finds its bit) and is checked once at its end; other objects pay a load per key
+//! and one at their end.
 
 mod compile;
 mod filter;
@@ -31,6 +40,9 @@ mod tests;
 
 pub use filter::filter_json;
 pub(crate) use rules::ResponseRules;
+pub use written::{Incomplete, Written};
+
+mod written;
 
 use regex::Regex;
 use std::collections::HashMap;
@@ -55,11 +67,40 @@ struct Node {
 
 #[derive(Debug, Clone)]
 struct ObjectNode {
+    /// The declared properties: name and node.
     fields: Vec<(Box<str>, usize)>,
+    /// Name → position in `fields`, past [`INDEXED_FROM`] of them.
     index: Option<HashMap<Box<str>, usize>>,
     patterns: Vec<(Regex, usize)>,
     /// The shape of keys neither declared nor matched by a pattern; `None` leaves them out.
     others: Option<usize>,
+    /// The properties a result must end up with (defaults and required), if any.
+    completion: Option<Box<[Completed]>>,
+    /// The bits of the required ones, so the end of an object checks them with one compare
+    /// (unless one is past the first 64: `required_wide`); and whether any has a default.
+    required_bits: u64,
+    required_wide: bool,
+    has_defaults: bool,
+}
+
+/// A property an object is completed with when the result lacks it.
+#[derive(Debug, Clone)]
+struct Completed {
+    name: Box<str>,
+    /// Its bit in a [`Written`]: its position in `fields` when declared there (the lookup
+    /// that finds its shape notes it), else after them (a required name only
+    /// `additionalProperties` or a pattern lets through, noted by name).
+    bit: usize,
+    fill: Fill,
+}
+
+#[derive(Debug, Clone)]
+enum Fill {
+    /// The response fails without it.
+    Required,
+    /// Written with the schema's default: `value` as declared, `text` as it is written (its
+    /// property's shape applied; empty until the whole shape is compiled).
+    Default { value: serde_json::Value, text: Box<[u8]> },
 }
 
 #[derive(Debug, Clone)]
@@ -97,14 +138,27 @@ impl<'a> Shape<'a> {
     /// The shape of an object's member `key`, or `None` when the schema leaves it out. A value
     /// whose shape is not an object's keeps all its keys.
     pub fn field(self, key: &str) -> Option<Shape<'a>> {
+        self.member(key, &mut Written::default())
+    }
+
+    /// [`Self::field`], noting in `written` that the member is written when the object is
+    /// completed ([`Self::complete`]): the one lookup serves both.
+    pub fn member(self, key: &str, written: &mut Written) -> Option<Shape<'a>> {
         let Some(object) = &self.nodes[self.at].object else { return Some(Shape::any()) };
-        let found = match &object.index {
+        let declared = match &object.index {
             Some(index) => index.get(key).copied(),
-            None => object.fields.iter().find(|(name, _)| &**name == key).map(|(_, at)| *at),
+            None => object.fields.iter().position(|(name, _)| &**name == key),
         };
-        let at = found
-            .or_else(|| object.patterns.iter().find(|(pattern, _)| pattern.is_match(key)).map(|(_, at)| *at))
-            .or(object.others)?;
+        if let Some(position) = declared {
+            if object.completion.is_some() {
+                written.set(position);
+            }
+            return Some(Shape { nodes: self.nodes, at: object.fields[position].1 });
+        }
+        let at = object.patterns.iter().find(|(pattern, _)| pattern.is_match(key)).map(|(_, at)| *at).or(object.others)?;
+        if let Some(field) = object.completion.iter().flatten().find(|field| field.bit >= object.fields.len() && &*field.name == key) {
+            written.set(field.bit);
+        }
         Some(Shape { nodes: self.nodes, at })
     }
 
@@ -115,6 +169,46 @@ impl<'a> Shape<'a> {
             Some(array) => Shape { nodes: self.nodes, at: array.prefix.get(position).copied().unwrap_or(array.items) },
             None => Shape::any(),
         }
+    }
+
+    /// Whether an object written with this shape is completed: its schema gives a property a
+    /// default or requires one.
+    #[inline]
+    pub fn completes(self) -> bool {
+        self.completion().is_some()
+    }
+
+    /// Ends an object whose members were looked up with [`Self::member`]: writes
+    /// `"name":default` for each defaulted property not `written`, after a comma when the
+    /// object `has_member`s already. A required one not written is the error.
+    pub fn complete(self, written: &Written, out: &mut Vec<u8>, mut has_member: bool) -> Result<(), Incomplete> {
+        let Some(object) = &self.nodes[self.at].object else { return Ok(()) };
+        let Some(fields) = object.completion.as_deref() else { return Ok(()) };
+        if object.required_wide || !written.covers(object.required_bits) {
+            if let Some(field) = fields.iter().find(|field| matches!(field.fill, Fill::Required) && !written.has(field.bit)) {
+                return Err(Incomplete::Missing(field.name.clone()));
+            }
+        }
+        if !object.has_defaults {
+            return Ok(());
+        }
+        for field in fields {
+            if let Fill::Default { text, .. } = &field.fill {
+                if !written.has(field.bit) {
+                    if std::mem::replace(&mut has_member, true) {
+                        out.push(b',');
+                    }
+                    crate::json_text::string(out, &field.name);
+                    out.push(b':');
+                    out.extend_from_slice(text);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn completion(self) -> Option<&'a [Completed]> {
+        self.nodes[self.at].object.as_ref()?.completion.as_deref()
     }
 }
 
@@ -128,7 +222,10 @@ pub trait Fields: Copy {
     const PLAIN: bool;
     fn keeps_everything(self) -> bool;
     fn field(self, key: &str) -> Option<Self>;
+    /// [`Shape::member`].
+    fn member(self, key: &str, written: &mut Written) -> Option<Self>;
     fn item(self, position: usize) -> Self;
+    fn complete(self, written: &Written, out: &mut Vec<u8>, has_member: bool) -> Result<(), Incomplete>;
 }
 
 /// Keeps every member of every value.
@@ -149,6 +246,14 @@ impl Fields for Everything {
     fn item(self, _position: usize) -> Self {
         self
     }
+    #[inline(always)]
+    fn member(self, _key: &str, _written: &mut Written) -> Option<Self> {
+        Some(self)
+    }
+    #[inline(always)]
+    fn complete(self, _written: &Written, _out: &mut Vec<u8>, _has_member: bool) -> Result<(), Incomplete> {
+        Ok(())
+    }
 }
 
 impl Fields for Shape<'_> {
@@ -162,13 +267,19 @@ impl Fields for Shape<'_> {
     fn item(self, position: usize) -> Self {
         Shape::item(self, position)
     }
+    fn member(self, key: &str, written: &mut Written) -> Option<Self> {
+        Shape::member(self, key, written)
+    }
+    fn complete(self, written: &Written, out: &mut Vec<u8>, has_member: bool) -> Result<(), Incomplete> {
+        Shape::complete(self, written, out, has_member)
+    }
 }
 
 impl CompiledShape {
     /// Compiles a response schema; a `$ref` that points nowhere is an error, found when the
-    /// route is declared.
+    /// route is declared. A result that lacks a required property fails when it is written.
     pub fn compile(schema: &serde_json::Value) -> Result<Self, String> {
-        compile::compile(schema)
+        compile::compile(schema, Required::Fail)
     }
 
     pub fn root(&self) -> Shape<'_> {
@@ -226,10 +337,29 @@ impl<T> ByStatus<T> {
 #[derive(Debug, Default)]
 pub struct ResponseShapes(ByStatus<CompiledShape>);
 
+/// What a shape does with a result that lacks a required property.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Required {
+    /// The response fails (a 500), as FastAPI's and Fastify's do.
+    Fail,
+    /// Left to the validator (`validate_responses`), which says where.
+    Validated,
+}
+
+impl Required {
+    pub fn for_config(config: &crate::spec::AppConfig) -> Self {
+        if config.validate_responses {
+            Required::Validated
+        } else {
+            Required::Fail
+        }
+    }
+}
+
 impl ResponseShapes {
-    pub fn compile(spec: &crate::spec::RouteSpec) -> Result<Self, String> {
+    pub fn compile(spec: &crate::spec::RouteSpec, required: Required) -> Result<Self, String> {
         let declared = spec.responses.iter().map(|(key, response)| (key.as_str(), &response.schema));
-        ByStatus::compile(declared, CompiledShape::compile).map(ResponseShapes)
+        ByStatus::compile(declared, |schema| compile::compile(schema, required)).map(ResponseShapes)
     }
 
     pub fn is_empty(&self) -> bool {

@@ -3,7 +3,7 @@
 //! see [`crate::Handler::writes_response_shapes`]), and, with `validate_responses`, check the
 //! body against its schema.
 
-use super::{filter_json, ByStatus, ResponseShapes};
+use super::{filter_json, ByStatus, Required, ResponseShapes};
 use crate::problem::{Issue, LocSegment, Problem};
 use crate::response::{Response, ResponseBody};
 use crate::spec::{AppConfig, RouteSpec};
@@ -25,7 +25,7 @@ impl ResponseRules {
         }
         let error = |message: String| SchemaError { message };
         // Compiled whatever happens, so a bad response schema is refused for every handler.
-        let shapes = ResponseShapes::compile(spec).map_err(error)?;
+        let shapes = ResponseShapes::compile(spec, Required::for_config(config)).map_err(error)?;
         let shapes = (!handler_shapes).then_some(shapes);
         let schemas = if config.validate_responses {
             let declared = spec.responses.iter().map(|(key, response)| (key.as_str(), &response.schema));
@@ -47,7 +47,10 @@ impl ResponseRules {
         let ResponseBody::Full(bytes) = &response.body else { return response };
         let Ok(mut value) = serde_json::from_slice::<serde_json::Value>(bytes) else { return response };
         if let Some(shape) = shape {
-            filter_json(&mut value, shape);
+            if let Err(incomplete) = filter_json(&mut value, shape) {
+                tracing::error!(target: "ferrule::handler", route = %route, "handler for {route} failed: returned a value that cannot be sent: {incomplete}");
+                return Response::problem(&Problem::internal());
+            }
             if let Ok(written) = serde_json::to_vec(&value) {
                 response.body = ResponseBody::Full(written.into());
             }
@@ -116,6 +119,19 @@ mod tests {
         // Declared for another status only: sent as written.
         let app = App::new().route(RouteSpec::get("/user").response("201", user_out()), handler);
         assert_eq!(get(app, "/user").await.1["password"], "hunter2");
+    }
+
+    #[tokio::test]
+    async fn a_rust_handlers_json_gets_its_defaults_and_fails_without_a_required_field() {
+        let schema = json!({"type": "object", "properties": {"id": {"type": "integer"}, "tags": {"type": "array", "default": []}}, "required": ["id"]});
+        let complete = |_: RequestData| async { Json(json!({"id": 1})) };
+        let app = App::new().route(RouteSpec::get("/user").response("200", schema.clone()), complete);
+        assert_eq!(get(app, "/user").await, (200, json!({"id": 1, "tags": []})));
+        let lacking = |_: RequestData| async { Json(json!({"tags": ["a"]})) };
+        let app = App::new().route(RouteSpec::get("/user").response("200", schema), lacking);
+        let (status, problem) = get(app, "/user").await;
+        assert_eq!(status, 500);
+        assert!(!problem.to_string().contains("id"), "nothing of the handler's own is sent: {problem}");
     }
 
     #[tokio::test]

@@ -1,9 +1,10 @@
 use super::*;
+use super::Required;
 use serde_json::{json, Value as Json};
 
 fn shaped(schema: Json, mut value: Json) -> Json {
     let shape = CompiledShape::compile(&schema).unwrap();
-    filter_json(&mut value, shape.root());
+    filter_json(&mut value, shape.root()).unwrap();
     value
 }
 
@@ -87,7 +88,7 @@ fn statuses_pick_exact_then_class_then_default() {
     let (a, b, c) = (json!({"properties": {"a": {}}}), json!({"properties": {"b": {}}}), json!({"properties": {"c": {}}}));
     let compile = |pairs: Vec<(&'static str, &Json)>| {
         let spec = crate::spec::RouteSpec { responses: pairs.into_iter().map(|(k, s)| (k.to_owned(), crate::spec::ResponseSpec { schema: s.clone(), description: None })).collect(), ..crate::spec::RouteSpec::get("/") };
-        ResponseShapes::compile(&spec)
+        ResponseShapes::compile(&spec, Required::Fail)
     };
     let shapes = compile(vec![("201", &a), ("2xx", &b), ("default", &c)]).unwrap();
     let kept = |status| shapes.for_status(status).unwrap().field("a").is_some();
@@ -99,4 +100,126 @@ fn statuses_pick_exact_then_class_then_default() {
     for key in ["20", "600", "2XY", "ok", "099"] {
         assert!(compile(vec![(key, &a)]).is_err(), "{key}");
     }
+}
+
+fn user_out() -> Json {
+    json!({
+        "type": "object",
+        "properties": {
+            "id": {"type": "integer"},
+            "note": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": null},
+            "tags": {"type": "array", "items": {"type": "string"}, "default": []},
+            "inner": {"$ref": "#/$defs/Inner", "default": {}},
+            "items": {"type": "array", "items": {"$ref": "#/$defs/Inner"}},
+        },
+        "required": ["id"],
+        "$defs": {"Inner": {"type": "object", "properties": {"k": {"type": "integer", "default": 7}}}},
+    })
+}
+
+#[test]
+fn defaults_fill_what_the_result_lacks_at_every_depth() {
+    // FastAPI's response_model and fast-json-stringify both answer this (checked against both).
+    let value = json!({"id": 3, "secret": "x", "items": [{}, {"k": 1}]});
+    let expected = json!({"id": 3, "note": null, "tags": [], "inner": {"k": 7}, "items": [{"k": 7}, {"k": 1}]});
+    assert_eq!(shaped(user_out(), value), expected);
+    // What the result has is kept, a null included.
+    let value = json!({"id": 3, "note": "n", "tags": ["a"], "inner": {"k": 2, "x": 1}});
+    assert_eq!(shaped(user_out(), value), json!({"id": 3, "note": "n", "tags": ["a"], "inner": {"k": 2}}));
+}
+
+#[test]
+fn a_missing_required_property_fails_unless_the_validator_checks_it() {
+    let shape = CompiledShape::compile(&user_out()).unwrap();
+    let mut value = json!({"note": "x"});
+    assert_eq!(filter_json(&mut value, shape.root()), Err(Incomplete::Missing("id".into())));
+    let nested = json!({"type": "array", "items": {"properties": {"a": {}}, "required": ["a"]}});
+    let mut value = json!([{"a": 1}, {"b": 2}]);
+    assert_eq!(filter_json(&mut value, CompiledShape::compile(&nested).unwrap().root()), Err(Incomplete::Missing("a".into())));
+    let validated = compile::compile(&user_out(), Required::Validated).unwrap();
+    let mut value = json!({"note": "x"});
+    filter_json(&mut value, validated.root()).unwrap();
+    assert_eq!(value, json!({"note": "x", "tags": [], "inner": {"k": 7}}), "defaults are still filled");
+}
+
+#[test]
+fn a_default_is_written_as_its_property_shapes_it() {
+    let schema = json!({"properties": {"o": {"properties": {"a": {}, "b": {"default": 2}}, "default": {"a": 1, "secret": 0}}}});
+    assert_eq!(shaped(schema, json!({})), json!({"o": {"a": 1, "b": 2}}));
+    // A tree whose every node defaults its children to one more node.
+    let endless = json!({"properties": {"n": {"type": "array", "items": {"$ref": "#"}, "default": [{}]}}});
+    let error = CompiledShape::compile(&endless).unwrap_err();
+    assert!(error.contains("`n`") && error.contains("without end"), "{error}");
+}
+
+#[test]
+fn all_of_completes_by_every_part_and_a_union_of_objects_by_none() {
+    let parts = json!({"allOf": [{"properties": {"a": {}}, "required": ["a"]}, {"properties": {"a": {"default": 1}, "b": {"default": 2}}}]});
+    assert_eq!(shaped(parts, json!({})), json!({"a": 1, "b": 2}), "a default answers a requirement");
+    let either = json!({"anyOf": [{"properties": {"a": {}}, "required": ["a"]}, {"properties": {"b": {"default": 2}}}]});
+    assert_eq!(shaped(either, json!({"c": 1})), json!({}));
+    let optional = json!({"anyOf": [{"properties": {"a": {"default": 1}}}, {"type": "null"}]});
+    assert_eq!(shaped(optional.clone(), json!({})), json!({"a": 1}));
+    assert_eq!(shaped(optional, json!(null)), json!(null));
+}
+
+/// The writers' side of the same rule: what a binding's writer calls as it walks an object.
+#[test]
+fn a_writer_completes_an_object_after_its_own_members() {
+    let shape = CompiledShape::compile(&user_out()).unwrap();
+    let root = shape.root();
+    assert!(root.completes());
+    assert!(!root.field("id").unwrap().completes() && !root.field("tags").unwrap().completes());
+    let mut out = b"{\"id\":3".to_vec();
+    let mut written = Written::default();
+    assert!(root.member("id", &mut written).is_some());
+    assert!(root.member("note", &mut written).is_some());
+    assert!(root.member("secret", &mut written).is_none());
+    root.complete(&written, &mut out, true).unwrap();
+    out.push(b'}');
+    let sent: Json = serde_json::from_slice(&out).unwrap();
+    assert_eq!(sent, json!({"id": 3, "tags": [], "inner": {"k": 7}}), "{}", String::from_utf8_lossy(&out));
+    let mut out = b"{".to_vec();
+    let error = root.complete(&Written::default(), &mut out, false).unwrap_err();
+    assert_eq!(error.to_string(), "the result lacks `id`, which its response schema requires");
+    let mut inner = b"{".to_vec();
+    root.field("inner").unwrap().complete(&Written::default(), &mut inner, false).unwrap();
+    assert_eq!(inner, b"{\"k\":7");
+}
+
+#[test]
+fn a_required_name_only_additional_properties_declare_is_noted_by_name() {
+    let schema = json!({"properties": {"a": {"default": 1}}, "additionalProperties": true, "required": ["z"]});
+    assert_eq!(shaped(schema.clone(), json!({"z": 0})), json!({"a": 1, "z": 0}));
+    let mut value = json!({"y": 0});
+    assert_eq!(filter_json(&mut value, CompiledShape::compile(&schema).unwrap().root()), Err(Incomplete::Missing("z".into())));
+    // Many properties: the same through the index.
+    let mut properties: serde_json::Map<String, Json> = (0..40).map(|i| (format!("f{i}"), json!({}))).collect();
+    properties.insert("f39".into(), json!({"default": "d"}));
+    let many = json!({"properties": properties, "required": ["f3"]});
+    assert_eq!(shaped(many.clone(), json!({"f3": 3})), json!({"f3": 3, "f39": "d"}));
+    let mut value = json!({"f39": 0});
+    assert_eq!(filter_json(&mut value, CompiledShape::compile(&many).unwrap().root()), Err(Incomplete::Missing("f3".into())));
+}
+
+#[test]
+fn more_than_64_required_properties_are_each_checked() {
+    let properties: serde_json::Map<String, Json> = (0..70).map(|i| (format!("f{i}"), json!({}))).collect();
+    let required: Vec<String> = (0..70).map(|i| format!("f{i}")).collect();
+    let schema = json!({"properties": properties, "required": required});
+    let shape = CompiledShape::compile(&schema).unwrap();
+    let all: serde_json::Map<String, Json> = (0..70).map(|i| (format!("f{i}"), json!(i))).collect();
+    for missing in ["f3", "f68"] {
+        let mut value = Json::Object(all.clone());
+        value.as_object_mut().unwrap().remove(missing);
+        assert_eq!(filter_json(&mut value, shape.root()), Err(Incomplete::Missing(missing.into())));
+        // The writers' way: every member but the missing one looked up.
+        let mut written = Written::default();
+        for key in all.keys().filter(|key| *key != missing) {
+            shape.root().member(key, &mut written).unwrap();
+        }
+        assert_eq!(shape.root().complete(&written, &mut Vec::new(), true), Err(Incomplete::Missing(missing.into())));
+    }
+    let mut value = Json::Object(all);
+    assert_eq!(filter_json(&mut value, shape.root()), Ok(()));
 }

@@ -26,7 +26,7 @@ use pyo3::Borrowed;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PyString, PyTuple, PyType};
 use ferrule_core::json_text;
-use ferrule_core::shape::{Everything, Fields, Shape};
+use ferrule_core::shape::{Everything, Fields, Shape, Written as MembersWritten};
 
 use super::written_keys::{self, WrittenKeys};
 
@@ -123,6 +123,8 @@ impl<F: Fields> Json<'_, '_, '_, F> {
         let size = dict.len();
         out.push(b'{');
         let mut first = true;
+        // What the object's schema may add once its members are written.
+        let mut written = MembersWritten::default();
         let (mut position, mut key, mut value) = (0, std::ptr::null_mut(), std::ptr::null_mut());
         // SAFETY: `dict` is a live dict; `PyDict_Next` only reads it and hands out borrowed
         // references to its current members (never null when it returns 1).
@@ -139,7 +141,7 @@ impl<F: Fields> Json<'_, '_, '_, F> {
                     self.shape
                 } else {
                     let name = utf8(&key).map_err(py_err)?;
-                    let Some(shape) = self.shape.field(text_of(name)) else { continue };
+                    let Some(shape) = self.shape.member(text_of(name), &mut written) else { continue };
                     if !std::mem::replace(&mut first, false) {
                         out.push(b',');
                     }
@@ -156,7 +158,7 @@ impl<F: Fields> Json<'_, '_, '_, F> {
             } else {
                 let (key, value) = (key.to_owned(), value.to_owned());
                 let name = key_text(&key)?;
-                let Some(shape) = self.shape.field(&name) else { continue };
+                let Some(shape) = self.shape.member(&name, &mut written) else { continue };
                 if !std::mem::replace(&mut first, false) {
                     out.push(b',');
                 }
@@ -168,6 +170,7 @@ impl<F: Fields> Json<'_, '_, '_, F> {
                 return Err("the dict changed size while it was being written".into());
             }
         }
+        self.shape.complete(&written, out, !first).map_err(|e| e.to_string())?;
         out.push(b'}');
         Ok(())
     }
@@ -312,11 +315,12 @@ impl<F: Fields> Json<'_, '_, '_, F> {
     fn write_attributes<'py>(&self, names: impl Iterator<Item = (Bound<'py, PyAny>, Bound<'py, PyAny>)>, out: &mut Vec<u8>) -> Written {
         out.push(b'{');
         let mut first = true;
+        let mut seen = MembersWritten::default();
         for (attribute, written) in names {
             let written = written.cast_into::<PyString>().map_err(|e| e.to_string())?;
             let text = written.to_str().map_err(py_err)?;
             // Left out before it is read: a property the schema drops is never evaluated.
-            let Some(shape) = self.shape.field(text) else { continue };
+            let Some(shape) = self.shape.member(text, &mut seen) else { continue };
             let attribute = attribute.cast_into::<PyString>().map_err(|e| e.to_string())?;
             let value = self.obj.getattr(&attribute).map_err(py_err)?;
             if !std::mem::replace(&mut first, false) {
@@ -326,6 +330,7 @@ impl<F: Fields> Json<'_, '_, '_, F> {
             out.push(b':');
             self.child(&value, shape).write(out)?;
         }
+        self.shape.complete(&seen, out, !first).map_err(|e| e.to_string())?;
         out.push(b'}');
         Ok(())
     }

@@ -1,0 +1,77 @@
+//! The record a writer keeps of one object's members while it writes them, and what completing
+//! the object can find wrong.
+
+/// Which of an object's completed properties (see [`super::Shape::completes`]) were written: a
+/// bit each, the first 64 without an allocation (a model with more defaults and required
+/// properties than that is rare, and pays for a `Vec`).
+#[derive(Debug, Default)]
+pub struct Written {
+    first: u64,
+    more: Vec<u64>,
+}
+
+impl Written {
+    pub(super) fn set(&mut self, at: usize) {
+        match at.checked_sub(64) {
+            None => self.first |= 1 << at,
+            Some(past) => {
+                let word = past / 64;
+                if self.more.len() <= word {
+                    self.more.resize(word + 1, 0);
+                }
+                self.more[word] |= 1 << (past % 64);
+            }
+        }
+    }
+
+    /// Whether every bit of `bits` (among the first 64) is set.
+    pub(super) fn covers(&self, bits: u64) -> bool {
+        self.first & bits == bits
+    }
+
+    pub(super) fn has(&self, at: usize) -> bool {
+        match at.checked_sub(64) {
+            None => self.first & (1 << at) != 0,
+            Some(past) => self.more.get(past / 64).is_some_and(|word| word & (1 << (past % 64)) != 0),
+        }
+    }
+}
+
+/// Why a result cannot be written with its declared shape.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Incomplete {
+    /// An object lacks a property its schema requires.
+    Missing(Box<str>),
+    /// Defaults that contain objects whose defaults contain them again, without end.
+    Endless,
+}
+
+impl std::fmt::Display for Incomplete {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Incomplete::Missing(name) => write!(f, "the result lacks `{name}`, which its response schema requires"),
+            Incomplete::Endless => f.write_str("the response schema's defaults nest without end"),
+        }
+    }
+}
+
+impl std::error::Error for Incomplete {}
+
+#[cfg(test)]
+mod tests {
+    use super::Written;
+
+    #[test]
+    fn bits_past_the_first_word_are_kept_apart() {
+        let mut written = Written::default();
+        for at in [0, 63, 64, 200] {
+            written.set(at);
+        }
+        for at in [0, 63, 64, 200] {
+            assert!(written.has(at), "{at}");
+        }
+        for at in [1, 62, 65, 127, 128, 199, 201, 1000] {
+            assert!(!written.has(at), "{at}");
+        }
+    }
+}
