@@ -9,8 +9,9 @@
 //! response.
 //!
 //! A route's declared response schema reaches here as a [`Shape`]: the tape is written
-//! skipping the members it leaves out (Fastify's `response` rule). A route without one takes
-//! the plain writer, which asks nothing.
+//! skipping the members it leaves out (Fastify's `response` rule), and each object ends with
+//! the defaults of what it lacked, or fails without a required member (as fast-json-stringify
+//! does). A route without one takes the plain writer, which asks nothing.
 
 use crate::raw::{Env, Value};
 use crate::shapes;

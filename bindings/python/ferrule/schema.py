@@ -323,6 +323,9 @@ class _Describer:
                 required.append(field.name)
             elif field.default is not dataclasses.MISSING and _json_literal(field.default):
                 properties[field.name] = {**info.schema, "default": field.default}
+            elif isinstance(field.default, enum.Enum) and _json_literal(field.default.value):
+                # As pydantic writes an Enum default in a schema: its value.
+                properties[field.name] = {**info.schema, "default": field.default.value}
             if info.convert is not None:
                 converters[field.name] = info.convert
         # The class's name is the model's name in the OpenAPI document (its component).

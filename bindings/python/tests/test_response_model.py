@@ -5,6 +5,7 @@ the handler returns. The core compiles the schema once; the JSON writer follows 
 from __future__ import annotations
 
 import dataclasses
+import enum
 import json
 from typing import Any, Optional, TypedDict
 
@@ -248,3 +249,26 @@ def test_the_models_defaults_fill_what_the_result_lacks_and_a_missing_required_f
         assert response.status_code == 500
         assert b"private note" not in response.content and b"id" not in response.content
     assert "handler for GET /broken failed: returned a value that cannot be sent: the result lacks `id`" in capfd.readouterr().err
+
+
+class Status(enum.Enum):
+    ACTIVE = "active"
+    CLOSED = "closed"
+
+
+@dataclasses.dataclass
+class AccountOut:
+    id: int
+    status: Status = Status.ACTIVE
+    parent: Optional[AccountOut] = None
+
+
+def test_an_enum_default_and_a_model_of_its_own_type_are_filled_and_shaped() -> None:
+    app = App()
+
+    @app.get("/account")
+    def account() -> AccountOut:
+        return {"id": 1, "secret": "x", "parent": {"id": 0, "secret": "y"}}  # type: ignore[return-value]
+
+    with TestClient(app) as client:
+        assert client.get("/account").json() == {"id": 1, "status": "active", "parent": {"id": 0, "status": "active", "parent": None}}

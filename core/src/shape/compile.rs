@@ -3,7 +3,7 @@
 //! branch of an `Optional[UserOut]` says nothing about objects). Parts combine two ways:
 //! `allOf` and a `$ref` with sibling keywords as [`all`], `anyOf`/`oneOf` as [`any`].
 
-use super::{filter::filter_default, ArrayNode, CompiledShape, Completed, Fill, Node, ObjectNode, Required, Shape, INDEXED_FROM};
+use super::{filter::shape_default, ArrayNode, CompiledShape, Completed, Fill, Node, ObjectNode, Required, Shape, INDEXED_FROM, NO_BIT};
 use regex::Regex;
 use serde_json::{Map, Value as Json};
 use std::collections::HashMap;
@@ -25,23 +25,24 @@ pub(super) fn compile(schema: &Json, required: Required) -> Result<CompiledShape
 /// properties' defaults. Done once the whole shape exists, since a property's shape may be any
 /// node (a recursive model's included).
 fn write_defaults(shape: &mut CompiledShape) -> Result<(), String> {
-    let mut texts = Vec::new();
+    let mut made = Vec::new();
     for (at, node) in shape.nodes.iter().enumerate() {
         let Some(fields) = node.object.as_ref().and_then(|object| object.completion.as_deref()) else { continue };
         for (position, field) in fields.iter().enumerate() {
             let Fill::Default { value, .. } = &field.fill else { continue };
             let mut value = value.clone();
             if let Some(inner) = (Shape { nodes: &shape.nodes, at }).field(&field.name) {
-                filter_default(&mut value, inner).map_err(|e| format!("the default of `{}`: {e}", field.name))?;
+                shape_default(&mut value, inner).map_err(|e| format!("the default of `{}`: {e}", field.name))?;
             }
-            texts.push((at, position, serde_json::to_vec(&value).map_err(|e| e.to_string())?.into_boxed_slice()));
+            let text = serde_json::to_vec(&value).map_err(|e| e.to_string())?.into_boxed_slice();
+            made.push((at, position, value, text));
         }
     }
-    for (at, position, written) in texts {
+    for (at, position, value, made_text) in made {
         let object = shape.nodes[at].object.as_mut().expect("a node with a default is an object's");
         let fields = object.completion.as_mut().expect("a node with a default is completed");
-        if let Fill::Default { text, .. } = &mut fields[position].fill {
-            *text = written;
+        if let Fill::Default { written, text, .. } = &mut fields[position].fill {
+            (*written, *text) = (value, made_text);
         }
     }
     Ok(())
@@ -79,7 +80,7 @@ impl<'s> Compiler<'s> {
     /// The node of a schema inside another (a property's, an array's items): a plain `$ref`
     /// is the referenced schema's own node, shared by every place that refers to it.
     fn node(&mut self, schema: &'s Json) -> Result<usize, String> {
-        if let Some(reference) = plain_ref(schema) {
+        if let Some(reference) = plain_ref(schema).or_else(|| nullable_ref(schema)) {
             return self.referenced(reference);
         }
         let part = self.part(schema)?;
@@ -150,7 +151,11 @@ impl<'s> Compiler<'s> {
         let properties = map.get("properties").and_then(Json::as_object);
         let patterns = map.get("patternProperties").and_then(Json::as_object);
         let additional = map.get("additionalProperties");
-        if properties.is_some() || patterns.is_some() || additional.is_some_and(|a| a != &Json::Bool(true)) {
+        let keeps_some = properties.is_some() || patterns.is_some() || additional.is_some_and(|a| a != &Json::Bool(true));
+        let completion = self.completion(map);
+        // An object schema that only requires (`{"required": ["id"]}`) keeps every key and
+        // still fails without one, as Fastify's serialiser does.
+        if keeps_some || !completion.is_empty() {
             let mut fields = Vec::new();
             for (name, schema) in properties.into_iter().flatten() {
                 fields.push((name.as_str().into(), self.node(schema)?));
@@ -161,10 +166,11 @@ impl<'s> Compiler<'s> {
                 compiled.push((regex, self.node(schema)?));
             }
             let others = match additional {
-                None | Some(Json::Bool(false)) => None,
+                Some(Json::Bool(false)) => None,
+                None if keeps_some => None,
+                None => Some(self.any_node()),
                 Some(schema) => Some(self.node(schema)?),
             };
-            let completion = self.completion(map);
             part.object = Some(ObjectNode::new(fields, compiled, others, completion));
         }
         let prefix = map.get("prefixItems").and_then(Json::as_array);
@@ -187,13 +193,14 @@ impl<'s> Compiler<'s> {
         let mut completed = Vec::new();
         for (name, schema) in map.get("properties").and_then(Json::as_object).into_iter().flatten() {
             if let Some(value) = schema.get("default") {
-                completed.push(Completed { name: name.as_str().into(), bit: 0, fill: Fill::Default { value: value.clone(), text: Box::default() } });
+                let fill = Fill::Default { value: value.clone(), written: Json::Null, text: Box::default() };
+                completed.push(Completed { name: name.as_str().into(), bit: 0, declared: true, fill });
             }
         }
         if self.required == Required::Fail {
             for name in map.get("required").and_then(Json::as_array).into_iter().flatten().filter_map(Json::as_str) {
                 if !completed.iter().any(|field| &*field.name == name) {
-                    completed.push(Completed { name: name.into(), bit: 0, fill: Fill::Required });
+                    completed.push(Completed { name: name.into(), bit: 0, declared: false, fill: Fill::Required });
                 }
             }
         }
@@ -206,12 +213,32 @@ impl<'s> Compiler<'s> {
     }
 }
 
-/// A schema that is only a `$ref` (and words for people: `title`, `description`, …).
+/// A schema that is only a `$ref` (and words for people: `title`, `description`, …; and a
+/// `default`, which completes the object that holds the property, not the property's shape).
 fn plain_ref(schema: &Json) -> Option<&str> {
     let map = schema.as_object()?;
     let reference = map.get("$ref")?.as_str()?;
-    const ANNOTATIONS: [&str; 6] = ["$ref", "title", "description", "examples", "deprecated", "$comment"];
+    const ANNOTATIONS: [&str; 7] = ["$ref", "title", "description", "examples", "deprecated", "$comment", "default"];
     map.keys().all(|key| ANNOTATIONS.contains(&key.as_str())).then_some(reference)
+}
+
+/// The reference of an `Optional[Model]` (`anyOf`/`oneOf` of a plain `$ref` and `null`), taken
+/// as the model's own node: combining parts would lose a model still being compiled (a model
+/// with an optional field of its own type, `parent: Optional["Node"]`).
+fn nullable_ref(schema: &Json) -> Option<&str> {
+    let map = schema.as_object()?;
+    const OTHERS: [&str; 7] = ["anyOf", "oneOf", "title", "description", "default", "examples", "deprecated"];
+    if !map.keys().all(|key| OTHERS.contains(&key.as_str())) || map.contains_key("anyOf") == map.contains_key("oneOf") {
+        return None;
+    }
+    let branches = map.get("anyOf").or_else(|| map.get("oneOf"))?.as_array()?;
+    let [a, b] = branches.as_slice() else { return None };
+    let null = |branch: &Json| branch == &serde_json::json!({"type": "null"});
+    match (plain_ref(a), plain_ref(b)) {
+        (Some(reference), None) if null(b) => Some(reference),
+        (None, Some(reference)) if null(a) => Some(reference),
+        _ => None,
+    }
 }
 
 /// A reference within the schema (`#`, `#/$defs/User`, `#/definitions/User`).
@@ -265,19 +292,23 @@ fn any(branches: Vec<Part>) -> Part {
 impl ObjectNode {
     fn new(fields: Vec<(Box<str>, usize)>, patterns: Vec<(Regex, usize)>, others: Option<usize>, mut completion: Vec<Completed>) -> Self {
         let index = (fields.len() >= INDEXED_FROM).then(|| fields.iter().enumerate().map(|(position, (name, _))| (name.clone(), position)).collect());
-        let mut undeclared = fields.len();
-        for field in &mut completion {
-            field.bit = fields.iter().position(|(name, _)| *name == field.name).unwrap_or_else(|| {
-                undeclared += 1;
-                undeclared - 1
-            });
+        let mut field_bits = vec![NO_BIT; fields.len()];
+        for (bit, field) in completion.iter_mut().enumerate() {
+            field.bit = bit;
+            let position = fields.iter().position(|(name, _)| *name == field.name);
+            field.declared = position.is_some();
+            if let Some(position) = position {
+                field_bits[position] = u32::try_from(bit).unwrap_or(NO_BIT);
+            }
         }
         let required = || completion.iter().filter(|field| matches!(field.fill, Fill::Required));
         let required_bits = required().filter(|field| field.bit < 64).fold(0, |bits, field| bits | 1 << field.bit);
         let required_wide = required().any(|field| field.bit >= 64);
+        let undeclared_required = required().any(|field| !field.declared);
         let has_defaults = completion.iter().any(|field| matches!(field.fill, Fill::Default { .. }));
+        let field_bits = (!completion.is_empty()).then(|| field_bits.into_boxed_slice());
         let completion = (!completion.is_empty()).then(|| completion.into_boxed_slice());
-        ObjectNode { fields, index, patterns, others, completion, required_bits, required_wide, has_defaults }
+        ObjectNode { fields, index, patterns, others, completion, field_bits, undeclared_required, required_bits, required_wide, has_defaults }
     }
 
     /// The fields of both (the first's shape for a name both declare); keys neither declares

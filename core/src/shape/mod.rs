@@ -76,6 +76,11 @@ struct ObjectNode {
     others: Option<usize>,
     /// The properties a result must end up with (defaults and required), if any.
     completion: Option<Box<[Completed]>>,
+    /// With a completion: each declared property's bit in a [`Written`] ([`NO_BIT`] for one
+    /// that is neither defaulted nor required), so the lookup that finds a key's shape notes it.
+    field_bits: Option<Box<[u32]>>,
+    /// A required name no property declares, noted by name whether or not it is kept.
+    undeclared_required: bool,
     /// The bits of the required ones, so the end of an object checks them with one compare
     /// (unless one is past the first 64: `required_wide`); and whether any has a default.
     required_bits: u64,
@@ -83,14 +88,17 @@ struct ObjectNode {
     has_defaults: bool,
 }
 
+/// A declared property's bit when it completes nothing.
+const NO_BIT: u32 = u32::MAX;
+
 /// A property an object is completed with when the result lacks it.
 #[derive(Debug, Clone)]
 struct Completed {
     name: Box<str>,
-    /// Its bit in a [`Written`]: its position in `fields` when declared there (the lookup
-    /// that finds its shape notes it), else after them (a required name only
-    /// `additionalProperties` or a pattern lets through, noted by name).
+    /// Its bit in a [`Written`]: its position among the object's completed properties.
     bit: usize,
+    /// Whether `properties` declares it (else it is a required name only, noted by name).
+    declared: bool,
     fill: Fill,
 }
 
@@ -98,9 +106,10 @@ struct Completed {
 enum Fill {
     /// The response fails without it.
     Required,
-    /// Written with the schema's default: `value` as declared, `text` as it is written (its
-    /// property's shape applied; empty until the whole shape is compiled).
-    Default { value: serde_json::Value, text: Box<[u8]> },
+    /// Written with the schema's default: `value` as declared, `written` as it is written (its
+    /// property's shape applied, its objects' defaults filled) and `text` that as JSON; both
+    /// made once the whole shape is compiled.
+    Default { value: serde_json::Value, written: serde_json::Value, text: Box<[u8]> },
 }
 
 #[derive(Debug, Clone)]
@@ -150,15 +159,20 @@ impl<'a> Shape<'a> {
             None => object.fields.iter().position(|(name, _)| &**name == key),
         };
         if let Some(position) = declared {
-            if object.completion.is_some() {
-                written.set(position);
+            if let Some(bits) = &object.field_bits {
+                if bits[position] != NO_BIT {
+                    written.set(bits[position] as usize);
+                }
             }
             return Some(Shape { nodes: self.nodes, at: object.fields[position].1 });
         }
-        let at = object.patterns.iter().find(|(pattern, _)| pattern.is_match(key)).map(|(_, at)| *at).or(object.others)?;
-        if let Some(field) = object.completion.iter().flatten().find(|field| field.bit >= object.fields.len() && &*field.name == key) {
-            written.set(field.bit);
+        if object.undeclared_required {
+            // Present, so not missing, even when the schema leaves it out of what is sent.
+            if let Some(field) = object.completion.iter().flatten().find(|field| !field.declared && &*field.name == key) {
+                written.set(field.bit);
+            }
         }
+        let at = object.patterns.iter().find(|(pattern, _)| pattern.is_match(key)).map(|(_, at)| *at).or(object.others)?;
         Some(Shape { nodes: self.nodes, at })
     }
 

@@ -149,7 +149,16 @@ fn a_default_is_written_as_its_property_shapes_it() {
     // A tree whose every node defaults its children to one more node.
     let endless = json!({"properties": {"n": {"type": "array", "items": {"$ref": "#"}, "default": [{}]}}});
     let error = CompiledShape::compile(&endless).unwrap_err();
-    assert!(error.contains("`n`") && error.contains("without end"), "{error}");
+    assert!(error.contains("`n`") && error.contains("holds itself"), "{error}");
+    // Two such properties per level double at each: stopped by count, long before the depth.
+    let doubling = json!({"properties": {"a": {"$ref": "#", "default": {}}, "b": {"$ref": "#", "default": {}}, "c": {}}});
+    let started = std::time::Instant::now();
+    assert!(CompiledShape::compile(&doubling).unwrap_err().contains("holds itself"));
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    // A default is written as declared otherwise: a required property it lacks is no error,
+    // whichever mode the route is compiled in.
+    let meta = json!({"properties": {"meta": {"properties": {"v": {}, "w": {"default": 1}}, "required": ["v"], "default": {}}}});
+    assert_eq!(shaped(meta, json!({})), json!({"meta": {"w": 1}}));
 }
 
 #[test]
@@ -200,6 +209,69 @@ fn a_required_name_only_additional_properties_declare_is_noted_by_name() {
     assert_eq!(shaped(many.clone(), json!({"f3": 3})), json!({"f3": 3, "f39": "d"}));
     let mut value = json!({"f39": 0});
     assert_eq!(filter_json(&mut value, CompiledShape::compile(&many).unwrap().root()), Err(Incomplete::Missing("f3".into())));
+}
+
+#[test]
+fn a_model_with_an_optional_field_of_its_own_type_is_shaped_at_every_level() {
+    // pydantic's `class Node: name: str; parent: Optional["Node"] = None`.
+    let schema = json!({
+        "$ref": "#/$defs/Node",
+        "$defs": {"Node": {"type": "object", "required": ["name"], "properties": {
+            "name": {"type": "string"},
+            "parent": {"anyOf": [{"$ref": "#/$defs/Node"}, {"type": "null"}], "default": null},
+        }}},
+    });
+    let value = json!({"name": "a", "x": 1, "parent": {"name": "b", "secret": 1}});
+    assert_eq!(shaped(schema.clone(), value), json!({"name": "a", "parent": {"name": "b", "parent": null}}));
+    let mut value = json!({"name": "a", "parent": {"secret": 1}});
+    assert_eq!(filter_json(&mut value, CompiledShape::compile(&schema).unwrap().root()), Err(Incomplete::Missing("name".into())));
+}
+
+#[test]
+fn a_required_name_the_schema_leaves_out_is_present_when_the_result_has_it() {
+    let schema = json!({"properties": {"a": {}}, "required": ["a", "b"]});
+    assert_eq!(shaped(schema.clone(), json!({"a": 1, "b": 2})), json!({"a": 1}));
+    let shape = CompiledShape::compile(&schema).unwrap();
+    let mut written = Written::default();
+    assert!(shape.root().member("a", &mut written).is_some());
+    assert!(shape.root().member("b", &mut written).is_none(), "not sent");
+    assert_eq!(shape.root().complete(&written, &mut Vec::new(), true), Ok(()), "but there");
+    let mut value = json!({"a": 1});
+    assert_eq!(filter_json(&mut value, shape.root()), Err(Incomplete::Missing("b".into())));
+}
+
+#[test]
+fn an_object_schema_that_only_requires_keeps_everything_and_checks() {
+    for schema in [json!({"type": "object", "required": ["id"]}), json!({"required": ["id"], "additionalProperties": true})] {
+        assert_eq!(shaped(schema.clone(), json!({"id": 1, "x": {"y": 2}})), json!({"id": 1, "x": {"y": 2}}));
+        let mut value = json!({"x": 1});
+        assert_eq!(filter_json(&mut value, CompiledShape::compile(&schema).unwrap().root()), Err(Incomplete::Missing("id".into())));
+    }
+    let based = json!({"allOf": [{"$ref": "#/$defs/Base"}, {"required": ["x"]}], "$defs": {"Base": {"properties": {"x": {}, "y": {}}}}});
+    assert_eq!(shaped(based.clone(), json!({"x": 1, "z": 3})), json!({"x": 1}));
+    let mut value = json!({"y": 1});
+    assert_eq!(filter_json(&mut value, CompiledShape::compile(&based).unwrap().root()), Err(Incomplete::Missing("x".into())));
+    let validated = compile::compile(&json!({"type": "object", "required": ["id"]}), Required::Validated).unwrap();
+    assert!(validated.root().keeps_everything(), "left to the validator, nothing to shape");
+}
+
+#[test]
+fn a_default_past_the_first_64_properties_is_filled() {
+    let mut properties: serde_json::Map<String, Json> = (0..80).map(|i| (format!("f{i:02}"), json!({}))).collect();
+    properties.insert("f70".into(), json!({"default": "d"}));
+    let schema = json!({"properties": properties});
+    let shape = CompiledShape::compile(&schema).unwrap();
+    let mut written = Written::default();
+    let mut out = b"{".to_vec();
+    for i in 0..70 {
+        shape.root().member(&format!("f{i:02}"), &mut written).unwrap();
+    }
+    shape.root().complete(&written, &mut out, false).unwrap();
+    assert_eq!(out, b"{\"f70\":\"d\"");
+    shape.root().member("f70", &mut written).unwrap();
+    let mut out = Vec::new();
+    shape.root().complete(&written, &mut out, true).unwrap();
+    assert!(out.is_empty());
 }
 
 #[test]

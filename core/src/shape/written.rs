@@ -2,7 +2,7 @@
 //! the object can find wrong.
 
 /// Which of an object's completed properties (see [`super::Shape::completes`]) were written: a
-/// bit each, the first 64 without an allocation (a model with more defaults and required
+/// bit each, the first 64 without an allocation (a model with more defaulted and required
 /// properties than that is rare, and pays for a `Vec`).
 #[derive(Debug, Default)]
 pub struct Written {
@@ -42,15 +42,12 @@ impl Written {
 pub enum Incomplete {
     /// An object lacks a property its schema requires.
     Missing(Box<str>),
-    /// Defaults that contain objects whose defaults contain them again, without end.
-    Endless,
 }
 
 impl std::fmt::Display for Incomplete {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Incomplete::Missing(name) => write!(f, "the result lacks `{name}`, which its response schema requires"),
-            Incomplete::Endless => f.write_str("the response schema's defaults nest without end"),
         }
     }
 }

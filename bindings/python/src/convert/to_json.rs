@@ -8,7 +8,8 @@
 //!
 //! A route's declared response schema reaches here as a [`Shape`]: a mapping's or an object's
 //! members that the schema leaves out are skipped as they are met (FastAPI's response_model
-//! rule), so a dropped `password` is never even converted.
+//! rule), so a dropped `password` is never even converted; at an object's end the shape adds
+//! the defaults of what it lacked and refuses it without a required member.
 //!
 //! Cost, json-large's response (`{"body": ...}`, 16.7 KB, 838 keys) written 3,000 times on one
 //! core, the shipped build: 29.6 µs each through serde_json with pyo3's owning iterators, 19.0
@@ -124,7 +125,7 @@ impl<F: Fields> Json<'_, '_, '_, F> {
         out.push(b'{');
         let mut first = true;
         // What the object's schema may add once its members are written.
-        let mut written = MembersWritten::default();
+        let mut members_written = MembersWritten::default();
         let (mut position, mut key, mut value) = (0, std::ptr::null_mut(), std::ptr::null_mut());
         // SAFETY: `dict` is a live dict; `PyDict_Next` only reads it and hands out borrowed
         // references to its current members (never null when it returns 1).
@@ -141,7 +142,7 @@ impl<F: Fields> Json<'_, '_, '_, F> {
                     self.shape
                 } else {
                     let name = utf8(&key).map_err(py_err)?;
-                    let Some(shape) = self.shape.member(text_of(name), &mut written) else { continue };
+                    let Some(shape) = self.shape.member(text_of(name), &mut members_written) else { continue };
                     if !std::mem::replace(&mut first, false) {
                         out.push(b',');
                     }
@@ -158,7 +159,7 @@ impl<F: Fields> Json<'_, '_, '_, F> {
             } else {
                 let (key, value) = (key.to_owned(), value.to_owned());
                 let name = key_text(&key)?;
-                let Some(shape) = self.shape.member(&name, &mut written) else { continue };
+                let Some(shape) = self.shape.member(&name, &mut members_written) else { continue };
                 if !std::mem::replace(&mut first, false) {
                     out.push(b',');
                 }
@@ -170,7 +171,7 @@ impl<F: Fields> Json<'_, '_, '_, F> {
                 return Err("the dict changed size while it was being written".into());
             }
         }
-        self.shape.complete(&written, out, !first).map_err(|e| e.to_string())?;
+        self.shape.complete(&members_written, out, !first).map_err(|e| e.to_string())?;
         out.push(b'}');
         Ok(())
     }
