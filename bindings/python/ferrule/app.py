@@ -14,7 +14,7 @@ from .hooks import PHASES, Registry, RequestValidationError
 from .request import Request
 from .response_model import FROM_ANNOTATION, response_schema
 from .responses import HTTPException, Response
-from .signature import Argument, analyse
+from .signature import Argument, analyse, body_title
 from .websocket import WebSocket
 
 __all__ = ["App", "Router", "StartupFailed"]
@@ -189,6 +189,9 @@ class _Routes:
                 if method not in _METHODS:
                     raise ValueError(f"{method} is not a supported method ({', '.join(_METHODS)})")
                 spec = {"method": method, "path": analysis.path, **analysis.spec, **_documented(handler), **responses, **options}
+                if analysis.embedded_body:
+                    body = spec["body"]
+                    spec["body"] = {**body, "schema": {"title": body_title(handler, analysis.path, method), **body["schema"]}}
                 if tags is not None:
                     spec["tags"] = tags
                 self._declare(_Route(spec, called, arguments, status_code, blocking, chained))

@@ -57,7 +57,9 @@ class Resolver:
         elif source == "cookie":
             value = request.cookies.get(argument.key)
         elif source == "body":
-            value = request.body
+            body = request.body
+            # An embedded body parameter is its member of the body (see `signature`).
+            value = body if not argument.key else body.get(argument.key) if isinstance(body, dict) else None
         elif source == "form":
             body = request.body
             value = body.get(argument.key) if isinstance(body, dict) else None

@@ -122,9 +122,14 @@ class CookieParam(Param):
 
 
 class BodyParam(Param):
-    """The JSON request body (``media_type`` may name another ``+json`` type)."""
+    """The JSON request body, or with ``embed=True`` (or beside another body parameter) its
+    member named after the parameter (or its ``alias``), as in FastAPI."""
 
     source = "body"
+
+    def __init__(self, default: Any = MISSING, *, embed: bool = False, **kwargs: Any) -> None:
+        super().__init__(default, **kwargs)
+        self.embed = embed
 
 
 class FormParam(Param):
@@ -224,9 +229,16 @@ def Cookie(
                        max_length=max_length, pattern=pattern, enum=enum, description=description)
 
 
-def Body(default: Any = MISSING, *, description: Optional[str] = None) -> Any:
-    """The JSON request body."""
-    return BodyParam(default, description=description)
+def Body(
+    default: Any = MISSING, *, embed: bool = False, alias: Optional[str] = None, gt: Optional[float] = None,
+    ge: Optional[float] = None, lt: Optional[float] = None, le: Optional[float] = None,
+    multiple_of: Optional[float] = None, min_length: Optional[int] = None, max_length: Optional[int] = None,
+    pattern: Optional[str] = None, enum: Optional[Sequence[Any]] = None, description: Optional[str] = None,
+) -> Any:
+    """The JSON request body. Two body parameters or more, or one with ``embed=True``, are each
+    the body's member of their name (``{"item": {...}, "user": {...}}``), as in FastAPI."""
+    return BodyParam(default, embed=embed, alias=alias, gt=gt, ge=ge, lt=lt, le=le, multiple_of=multiple_of,
+                     min_length=min_length, max_length=max_length, pattern=pattern, enum=enum, description=description)
 
 
 def Form(

@@ -16,7 +16,7 @@ from typing import Any, Callable, NamedTuple, Optional
 
 from . import _ferrule
 from . import schema as schemas
-from .params import MISSING, Dependency, FileParam, Param, QueryParam
+from .params import MISSING, BodyParam, Dependency, FileParam, Param, QueryParam
 
 __all__ = ["Argument", "Analysis", "DependencyUse", "analyse", "template_params"]
 
@@ -72,6 +72,9 @@ class Analysis(NamedTuple):
     response_param: Optional[str] = None  # a `response: Response` parameter, filled in Python
     # The `Depends` arguments, by index: an argument of source "depends" names one by its key.
     dependencies: list[DependencyUse] = []
+    # Whether the JSON body is an object of the body parameters (FastAPI's embedded body),
+    # whose schema is then titled after the route, as FastAPI names it.
+    embedded_body: bool = False
 
 
 def takes_response(analysis: Analysis) -> bool:
@@ -116,6 +119,7 @@ def analyse(
     arguments: list[Argument] = []
     form_fields: dict[str, Any] = {}
     form_required: list[str] = []
+    bodies: list[_BodyPart] = []
     has_file = False
     positional = True
     response_param: Optional[str] = None
@@ -188,10 +192,9 @@ def analyse(
 
         if source in ("body",):
             info = schemas.describe(base, body=True)
-            body: dict[str, Any] = {"kind": "json", "schema": info.schema, "required": default is MISSING and not info.optional}
-            if "body" in spec:
-                raise TypeError(f"{where}: a handler takes at most one body argument")
-            spec["body"] = body
+            key = marker.alias if marker is not None and marker.alias else parameter.name
+            embed = isinstance(marker, BodyParam) and marker.embed
+            bodies.append(_BodyPart(key, _with_constraints(info.schema, marker), default is MISSING and not info.optional, default, embed, len(arguments)))
             arguments.append(Argument(parameter.name, positional, "body", "", info.convert, None if default is MISSING else default, info.native))
             continue
 
@@ -247,6 +250,12 @@ def analyse(
         fallback = None if default is MISSING else default
         arguments.append(Argument(parameter.name, positional, source, key, info.convert, fallback))
 
+    embedded = len(bodies) > 1 or any(part.embed for part in bodies)
+    if bodies:
+        spec["body"] = _json_body(bodies, embedded, _name(func))
+        if embedded:
+            for part in bodies:
+                arguments[part.argument] = arguments[part.argument]._replace(key=part.key)
     if form_fields:
         if "body" in spec:
             raise TypeError(f"{_name(func)}: a JSON body and form fields cannot be mixed")
@@ -263,7 +272,50 @@ def analyse(
     if response_param is not None:
         # The wrapper that supplies the response passes every other argument by keyword.
         arguments = [a._replace(positional=False) for a in arguments]
-    return Analysis(path, spec, arguments, response_param, dependencies)
+    return Analysis(path, spec, arguments, response_param, dependencies, embedded)
+
+
+class _BodyPart(NamedTuple):
+    key: str
+    schema: dict[str, Any]
+    required: bool
+    default: Any
+    embed: bool
+    argument: int  # its index in the arguments
+
+
+def _json_body(parts: list[_BodyPart], embedded: bool, where: str) -> dict[str, Any]:
+    """The route's JSON body: the one body parameter's schema, or an object with a member per
+    parameter (each model's ``$defs`` gathered at the root, where their ``$ref``s point)."""
+    if not embedded:
+        (part,) = parts
+        return {"kind": "json", "schema": part.schema, "required": part.required}
+    properties: dict[str, Any] = {}
+    definitions: dict[str, Any] = {}
+    for part in parts:
+        if part.key in properties:
+            raise TypeError(f"{where}: two body parameters are both the body's {part.key!r}")
+        schema = dict(part.schema)
+        for name, definition in schema.pop("$defs", {}).items():
+            if definitions.setdefault(name, definition) != definition:
+                raise TypeError(f"{where}: two different models named {name!r} in the body")
+        if not part.required and part.default is not MISSING and part.default is not None and _json_default(part.default):
+            schema["default"] = part.default
+        properties[part.key] = schema
+    schema = {"type": "object", "properties": properties}
+    required = [part.key for part in parts if part.required]
+    if required:
+        schema["required"] = required
+    if definitions:
+        schema["$defs"] = definitions
+    return {"kind": "json", "schema": schema, "required": bool(required)}
+
+
+def body_title(handler: Callable[..., Any], path: str, method: str) -> str:
+    """An embedded body's schema name in the OpenAPI document, FastAPI's: ``Body_`` and the
+    operation's generated id (``update_items__item_id__put``)."""
+    untyped = re.sub(r"\{([A-Za-z_][A-Za-z0-9_]*):[a-z]+\}", r"{\1}", path)
+    return "Body_" + re.sub(r"\W", "_", f"{getattr(handler, '__name__', 'handler')}{untyped}") + f"_{method.lower()}"
 
 
 def merge_spec(spec: dict, other: dict, where: str) -> None:

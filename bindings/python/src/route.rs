@@ -136,6 +136,15 @@ impl PyRoute {
             Source::Query => data.query.get(&argument.key).map(|v| to_python::value(py, v)).transpose()?,
             Source::Header => data.headers.get(&argument.key).map(|v| to_python::value(py, v)).transpose()?,
             Source::Cookie => data.cookies.get(&argument.key).map(|v| to_python::value(py, v)).transpose()?,
+            // An embedded body parameter (`key`: its member of the body, FastAPI's `embed`).
+            Source::Body if !argument.key.is_empty() => match &data.body {
+                Body::Json(json) => match (json.root().get(&argument.key), &argument.native) {
+                    (None, _) => None,
+                    (Some(member), Some(plan)) => Some(to_python::node_planned(py, member, plan)?),
+                    (Some(member), None) => Some(to_python::node(py, member)?),
+                },
+                _ => None,
+            },
             Source::Body => match (&data.body, &argument.native) {
                 (Body::None, _) => None,
                 (body, Some(plan)) => Some(to_python::body_planned(py, body, plan)?),

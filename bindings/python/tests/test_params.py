@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal, NotRequired, Optional, TypedDict
 import pytest
 
 import annotated_types
+import pydantic
 import typing_extensions
 
 from ferrule import App, Body, Cookie, Depends, Field, File, Form, Header, Query, Request, UploadFile
@@ -669,3 +670,72 @@ def test_a_sniffed_upload_must_be_what_it_claims():
         refused = upload(client, "image/png", gif)
         assert refused.status_code == 422
         assert [(e["type"], e["ctx"]) for e in refused.json()["errors"]] == [("file_content_mismatch", {"claimed": "image/png", "found": "image/gif"})]
+
+
+class Gadget(pydantic.BaseModel):
+    name: str
+    price: float
+
+
+class Owner(pydantic.BaseModel):
+    username: str
+
+
+def test_several_body_parameters_or_an_embedded_one_are_members_of_the_body_as_in_fastapi() -> None:
+    """FastAPI's "Body - Multiple Parameters": each body parameter is the body's member of its
+    name, with its own validation and errors located under it; Body(embed=True) does it for one."""
+    app = App()
+
+    @app.put("/items/{item_id:int}")
+    def update(item_id: int, item: Gadget, user: Owner, importance: int = Body(gt=0), note: Optional[str] = Body(None), when: datetime.date = Body(alias="on")):
+        return {"item_id": item_id, "item": item, "user": user, "importance": importance, "note": note, "on": when.isoformat(), "types": [type(item).__name__, type(when).__name__]}
+
+    @app.put("/embed/{item_id:int}")
+    async def embed(item_id: int, item: Gadget = Body(embed=True)):
+        return {"item_id": item_id, "item": item}
+
+    @app.post("/single")
+    def single(importance: int = Body()):
+        return {"importance": importance}
+
+    def current_user(user: Owner) -> str:
+        return user.username
+
+    @app.post("/by-dependency")
+    def by_dependency(name: str = Depends(current_user)):
+        return {"name": name}
+
+    full = {"item": {"name": "a", "price": 1}, "user": {"username": "u"}, "importance": 5, "on": "2024-02-29"}
+    with TestClient(app) as client:
+        answer = client.put("/items/5", json=full)
+        assert (answer.status_code, answer.json()) == (200, {
+            "item_id": 5, "item": {"name": "a", "price": 1.0}, "user": {"username": "u"}, "importance": 5, "note": None,
+            "on": "2024-02-29", "types": ["Gadget", "date"],
+        })
+        wrong = client.put("/items/5", json={**full, "item": {"name": "a"}, "importance": 0})
+        assert wrong.status_code == 422
+        # The same errors as FastAPI's; FastAPI lists them in declaration order, the core by name.
+        assert sorted((e["type"], e["loc"]) for e in wrong.json()["errors"]) == [("greater_than", ["body", "importance"]), ("missing", ["body", "item", "price"])]
+        assert client.put("/embed/5", json={"item": {"name": "a", "price": 1}}).json() == {"item_id": 5, "item": {"name": "a", "price": 1.0}}
+        unwrapped = client.put("/embed/5", json={"name": "a", "price": 1})
+        assert [(e["type"], e["loc"]) for e in unwrapped.json()["errors"]] == [("missing", ["body", "item"])]
+        assert client.post("/single", json=5).json() == {"importance": 5}
+        assert client.post("/by-dependency", json={"username": "ada"}).json() == {"name": "ada"}
+    document = app.openapi()
+    body = document["paths"]["/items/{item_id}"]["put"]["requestBody"]["content"]["application/json"]["schema"]
+    assert body == {"$ref": "#/components/schemas/Body_update_items__item_id__put"}, body
+    named = document["components"]["schemas"]["Body_update_items__item_id__put"]
+    assert named["required"] == ["item", "user", "importance", "on"]
+    assert named["properties"]["item"] == {"$ref": "#/components/schemas/Gadget"}
+
+
+def test_body_parameters_that_cannot_share_a_body_are_refused_where_declared() -> None:
+    app = App()
+    with pytest.raises(TypeError, match="both the body's 'x'"):
+        @app.post("/twice")
+        def twice(a: dict = Body(alias="x"), b: dict = Body(alias="x")):
+            return {}
+    with pytest.raises(TypeError, match="cannot be mixed"):
+        @app.post("/mixed")
+        def mixed(a: dict = Body(), b: str = Form()):
+            return {}

@@ -124,8 +124,19 @@ fn kept_or_made<'py>(py: Python<'py>, lasting: &mut Lasting, text: &str) -> PyRe
 /// [`json`], with the strings `plan` names built as the handler's types (see
 /// [`super::body_plan`]): a subtree the plan says nothing about is built as [`json`] builds it.
 pub fn json_planned<'py>(py: Python<'py>, json: &Document, plan: &BodyPlan) -> PyResult<Bound<'py, PyAny>> {
+    node_planned(py, json.root(), plan)
+}
+
+/// One value of a document (an embedded body parameter's member), as [`json_planned`].
+pub fn node_planned<'py>(py: Python<'py>, node: NodeRef<'_>, plan: &BodyPlan) -> PyResult<Bound<'py, PyAny>> {
     let mut strings = Strings::for_one_conversion();
-    json_with_plan(py, json.root(), plan, &mut strings)
+    json_with_plan(py, node, plan, &mut strings)
+}
+
+/// One value of a document, as [`json`].
+pub fn node<'py>(py: Python<'py>, node: NodeRef<'_>) -> PyResult<Bound<'py, PyAny>> {
+    let mut strings = Strings::for_one_conversion();
+    json_with_strings(py, node, &mut strings)
 }
 
 fn json_with_plan<'j, 'py>(py: Python<'py>, json: NodeRef<'j>, plan: &BodyPlan, strings: &mut Strings<'j, 'py>) -> PyResult<Bound<'py, PyAny>> {
