@@ -32,7 +32,7 @@ fn write_defaults(shape: &mut CompiledShape) -> Result<(), String> {
             let Fill::Default { value, .. } = &field.fill else { continue };
             let mut value = value.clone();
             if let Some(inner) = (Shape { nodes: &shape.nodes, at }).field(&field.name) {
-                shape_default(&mut value, inner).map_err(|e| format!("the default of `{}`: {e}", field.name))?;
+                shape_default(&mut value, inner, (at, field.bit));
             }
             let text = serde_json::to_vec(&value).map_err(|e| e.to_string())?.into_boxed_slice();
             made.push((at, position, value, text));
@@ -171,7 +171,9 @@ impl<'s> Compiler<'s> {
                 None => Some(self.any_node()),
                 Some(schema) => Some(self.node(schema)?),
             };
-            part.object = Some(ObjectNode::new(fields, compiled, others, completion));
+            let mut object = ObjectNode::new(fields, compiled, others, completion);
+            object.only_checks = !keeps_some;
+            part.object = Some(object);
         }
         let prefix = map.get("prefixItems").and_then(Json::as_array);
         let items = map.get("items").filter(|items| items.is_object() || items == &&Json::Bool(false));
@@ -271,7 +273,10 @@ fn any(branches: Vec<Part>) -> Part {
     for branch in branches {
         if branch.may_be_object {
             may_be_object = true;
-            object = Some(match (object, branch.object) {
+            // A branch that only requires keeps everything, as it did before it required: in a
+            // union nothing is completed, so it would only shape keys another branch declares.
+            let branch_object = branch.object.filter(|object| !object.only_checks);
+            object = Some(match (object, branch_object) {
                 (None, this) => this,
                 (Some(Some(kept)), Some(this)) => Some(kept.union(this, true)),
                 _ => None,
@@ -308,7 +313,7 @@ impl ObjectNode {
         let has_defaults = completion.iter().any(|field| matches!(field.fill, Fill::Default { .. }));
         let field_bits = (!completion.is_empty()).then(|| field_bits.into_boxed_slice());
         let completion = (!completion.is_empty()).then(|| completion.into_boxed_slice());
-        ObjectNode { fields, index, patterns, others, completion, field_bits, undeclared_required, required_bits, required_wide, has_defaults }
+        ObjectNode { fields, index, patterns, others, completion, field_bits, undeclared_required, required_bits, required_wide, has_defaults, only_checks: false }
     }
 
     /// The fields of both (the first's shape for a name both declare); keys neither declares
@@ -335,6 +340,8 @@ impl ObjectNode {
                 }
             }
         }
-        ObjectNode::new(fields, patterns, others, completion)
+        let mut union = ObjectNode::new(fields, patterns, others, completion);
+        union.only_checks = self.only_checks && other.only_checks;
+        union
     }
 }

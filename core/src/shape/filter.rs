@@ -48,30 +48,30 @@ pub fn filter_json(value: &mut Json, shape: Shape<'_>) -> Result<(), Incomplete>
     Ok(())
 }
 
-/// How deep defaults may bring in defaults, and how many values they may add in all (a
-/// default holding an object whose own default holds it again would otherwise never end, and
-/// two such properties per level would double at each).
-const MAX_DEFAULT_DEPTH: usize = 64;
-const MAX_DEFAULTS_FILLED: usize = 10_000;
-
 /// A property's default as it is written when a result lacks the property: what its shape
 /// leaves out left out, and its own objects' defaults filled (as declared: this runs while
 /// the shape is compiled). Written as declared otherwise: a required property it lacks is no
-/// error (fast-json-stringify writes a default as it is).
-pub(super) fn shape_default(value: &mut Json, shape: Shape<'_>) -> Result<(), String> {
-    expand(value, shape, 1, &mut 0)
+/// error (fast-json-stringify writes a default as it is). A default met again inside its own
+/// expansion (a model whose default holds the model), or past [`MAX_DEFAULTS_FILLED`], is
+/// written there as declared, so every default ends.
+pub(super) fn shape_default(value: &mut Json, shape: Shape<'_>, owner: (usize, usize)) {
+    expand(value, shape, &mut vec![owner], &mut 0);
 }
 
-fn expand(value: &mut Json, shape: Shape<'_>, depth: usize, filled: &mut usize) -> Result<(), String> {
+/// How many defaults one default may bring in (each `k` defaults of a model that hold the
+/// model could otherwise nest `k!` ways before every path met itself).
+const MAX_DEFAULTS_FILLED: usize = 1_000;
+
+fn expand(value: &mut Json, shape: Shape<'_>, expanding: &mut Vec<(usize, usize)>, filled: &mut usize) {
     if shape.keeps_everything() {
-        return Ok(());
+        return;
     }
     match value {
         Json::Object(members) => {
             members.retain(|key, _| shape.field(key).is_some());
             for (key, member) in members.iter_mut() {
                 if let Some(inner) = shape.field(key) {
-                    expand(member, inner, depth, filled)?;
+                    expand(member, inner, expanding, filled);
                 }
             }
             for field in shape.completion().into_iter().flatten() {
@@ -79,23 +79,24 @@ fn expand(value: &mut Json, shape: Shape<'_>, depth: usize, filled: &mut usize) 
                 if members.contains_key(&*field.name) {
                     continue;
                 }
-                *filled += 1;
-                if depth == MAX_DEFAULT_DEPTH || *filled > MAX_DEFAULTS_FILLED {
-                    return Err(format!("defaults that bring in defaults past {MAX_DEFAULT_DEPTH} levels or {MAX_DEFAULTS_FILLED} values (a default that holds itself?)"));
-                }
                 let mut default = default.clone();
-                if let Some(inner) = shape.field(&field.name) {
-                    expand(&mut default, inner, depth + 1, filled)?;
+                let this = (shape.at, field.bit);
+                *filled += 1;
+                if !expanding.contains(&this) && *filled <= MAX_DEFAULTS_FILLED {
+                    if let Some(inner) = shape.field(&field.name) {
+                        expanding.push(this);
+                        expand(&mut default, inner, expanding, filled);
+                        expanding.pop();
+                    }
                 }
                 members.insert(field.name.to_string(), default);
             }
         }
         Json::Array(items) => {
             for (position, item) in items.iter_mut().enumerate() {
-                expand(item, shape.item(position), depth, filled)?;
+                expand(item, shape.item(position), expanding, filled);
             }
         }
         _ => {}
     }
-    Ok(())
 }

@@ -86,6 +86,8 @@ struct ObjectNode {
     required_bits: u64,
     required_wide: bool,
     has_defaults: bool,
+    /// Made only to check `required` (no keyword that keeps or drops keys): it keeps all.
+    only_checks: bool,
 }
 
 /// A declared property's bit when it completes nothing.
