@@ -729,6 +729,21 @@ def test_several_body_parameters_or_an_embedded_one_are_members_of_the_body_as_i
     assert named["properties"]["item"] == {"$ref": "#/components/schemas/Gadget"}
 
 
+def test_a_body_description_leaves_the_models_own_schema_alone() -> None:
+    app = App()
+
+    @app.post("/described")
+    def described(item: Gadget = Body(description="the new gadget")):
+        return item
+
+    @app.post("/plain")
+    def plain(item: Gadget):
+        return item
+
+    components = app.openapi()["components"]["schemas"]
+    assert "Gadget" in components and "Gadget2" not in components, sorted(components)
+
+
 def test_body_parameters_that_cannot_share_a_body_are_refused_where_declared() -> None:
     app = App()
     with pytest.raises(TypeError, match="both the body's 'x'"):
