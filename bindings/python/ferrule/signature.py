@@ -194,7 +194,10 @@ def analyse(
             info = schemas.describe(base, body=True)
             key = marker.alias if marker is not None and marker.alias else parameter.name
             embed = isinstance(marker, BodyParam) and marker.embed
-            bodies.append(_BodyPart(key, _body_constraints(info.schema, marker), default is MISSING and not info.optional, default, embed, len(arguments)))
+            # A description stays out of a named model's schema, whose OpenAPI component would
+            # otherwise change per route.
+            schema = _with_constraints(info.schema, marker, describe="title" not in info.schema)
+            bodies.append(_BodyPart(key, schema, default is MISSING and not info.optional, default, embed, len(arguments)))
             arguments.append(Argument(parameter.name, positional, "body", "", info.convert, None if default is MISSING else default, info.native))
             continue
 
@@ -387,24 +390,14 @@ def _constraints(marker: Optional[Param], base_schema: dict) -> dict:
     return out
 
 
-def _with_constraints(schema: dict, marker: Optional[Param]) -> dict:
+def _with_constraints(schema: dict, marker: Optional[Param], *, describe: bool = True) -> dict:
     if marker is None:
         return schema
     out = {**schema, **marker.constraints}
     _lengths(out, marker, schema)
-    if marker.description:
+    if describe and marker.description:
         out["description"] = marker.description  # the parameter's description in the OpenAPI document
     return out
-
-
-def _body_constraints(schema: dict[str, Any], marker: Optional[Param]) -> dict[str, Any]:
-    """A body parameter's schema with its marker's constraints; its description only on a schema
-    that is no named model, whose schema (and OpenAPI component) would change per route."""
-    if marker is not None and marker.description and "title" in schema:
-        out = {**schema, **marker.constraints}
-        _lengths(out, marker, schema)
-        return out
-    return _with_constraints(schema, marker)
 
 
 def _lengths(out: dict, marker: Param, schema: dict) -> None:
