@@ -34,6 +34,8 @@ pub struct CompiledSchema {
     /// The same again as one walk of the document, when the schema's keywords allow it
     /// (`document::walk_validator`): asked first, as it answers a valid body for less.
     walk_validator: Option<WalkValidator>,
+    /// The schema as declared: read only to put a refused value's issues in its order.
+    schema: Json,
 }
 
 impl std::fmt::Debug for CompiledSchema {
@@ -45,7 +47,7 @@ impl std::fmt::Debug for CompiledSchema {
 impl CompiledSchema {
     pub fn compile(schema: &Json) -> Result<Self, SchemaError> {
         let validator = route_options::<jsonschema::json::SerdeJson>().build(schema).map_err(invalid)?;
-        Ok(CompiledSchema { validator, document_validator: None, walk_validator: None })
+        Ok(CompiledSchema { validator, document_validator: None, walk_validator: None, schema: schema.clone() })
     }
 
     /// For a JSON body's schema: compiled for its documents as well as for trees.
@@ -84,7 +86,7 @@ impl CompiledSchema {
             return Vec::new();
         }
         let issues = self.validator.iter_errors(instance).flat_map(|error| error_issues(error, instance, loc_prefix)).collect();
-        missing_after_properties(issues)
+        in_declaration_order(&self.schema, loc_prefix.len(), issues)
     }
 }
 
@@ -124,30 +126,80 @@ pub(crate) fn route_options<'i, F: jsonschema::json::Json>() -> jsonschema::Vali
     jsonschema::options_for::<F>().with_draft(Draft::Draft202012).should_validate_formats(true).with_format("date-time", crate::params::is_date_time)
 }
 
-/// Puts each object's missing properties after the issues found inside its properties: the
-/// keyword order (`properties` before `required`) that the fixtures promise. jsonschema walks
-/// an object's `required` first, and reports everything inside the object in one run, so a
-/// missing one moves to the end of the run that follows it; a deeper object's missing ones
-/// go before an outer object's.
-fn missing_after_properties(issues: Vec<Issue>) -> Vec<Issue> {
-    fn object(issue: &Issue) -> Option<&[LocSegment]> {
-        (issue.kind == "missing").then(|| &issue.loc[..issue.loc.len().saturating_sub(1)])
+/// Puts issues in the order pydantic reports a model's, which is the order a client reads its
+/// form or its model in: field by field as the schema declares them (`properties`, then names
+/// only `required` lists), at every depth; members the schema does not declare after those, in
+/// the order they were sent; array items by index. Issues at one place keep the order they
+/// were found in. jsonschema's own order says nothing to a client: it reports `required` before
+/// `properties`, and members in the order they were sent.
+///
+/// Only a refused value pays for this (a walk of the schema per issue), never a valid one.
+fn in_declaration_order(schema: &Json, prefix: usize, issues: Vec<Issue>) -> Vec<Issue> {
+    if issues.len() < 2 {
+        return issues;
     }
-    // (end of the run, after its other issues, deeper first, reported order)
-    let keys: Vec<_> = issues
-        .iter()
-        .enumerate()
-        .map(|(i, issue)| match object(issue) {
-            Some(within) => {
-                let end = i + issues[i..].iter().take_while(|other| other.loc.starts_with(within)).count() - 1;
-                (end, 1, std::cmp::Reverse(within.len()), i)
+    let mut placed: Vec<_> = issues.into_iter().map(|issue| (place(schema, issue.loc.get(prefix..).unwrap_or_default()), issue)).collect();
+    // Stable: issues at the same place keep the order jsonschema found them in.
+    placed.sort_by(|a, b| a.0.cmp(&b.0));
+    placed.into_iter().map(|(_, issue)| issue).collect()
+}
+
+/// Where an issue stands: for each step of its location, the declared member's or the item's
+/// position, or `usize::MAX` for a member the schema does not declare. Those all stand
+/// together, and the stable sort keeps them in jsonschema's order, which is the order they
+/// were sent in; finding each one's place among the members instead would cost a scan of the
+/// object per issue, quadratic in a body of many undeclared keys.
+fn place(root: &Json, loc: &[LocSegment]) -> Vec<usize> {
+    let mut schema = Some(root);
+    let mut place = Vec::with_capacity(loc.len());
+    for segment in loc {
+        let declaring = schema.and_then(|schema| declaring(root, schema, segment, 0));
+        match segment {
+            LocSegment::Key(key) => {
+                place.push(declaring.and_then(|schema| declared_position(schema, key)).unwrap_or(usize::MAX));
+                schema = declaring.and_then(|s| s.get("properties").and_then(|p| p.get(key)).or_else(|| s.get("additionalProperties")));
             }
-            None => (i, 0, std::cmp::Reverse(0), i),
-        })
-        .collect();
-    let mut keyed: Vec<_> = keys.into_iter().zip(issues).collect();
-    keyed.sort_by_key(|(key, _)| *key);
-    keyed.into_iter().map(|(_, issue)| issue).collect()
+            LocSegment::Index(index) => {
+                place.push(*index);
+                schema = declaring.and_then(|s| s.get("prefixItems").and_then(|p| p.get(*index)).or_else(|| s.get("items")));
+            }
+        }
+    }
+    place
+}
+
+/// The schema that says what `segment` is: `schema` itself, or where its local `$ref` points,
+/// or the first of its `allOf`/`anyOf`/`oneOf` branches that declares it (`Optional[Model]`
+/// is `anyOf: [{$ref}, {type: null}]`). `None` when nothing declares it.
+fn declaring<'s>(root: &'s Json, schema: &'s Json, segment: &LocSegment, depth: usize) -> Option<&'s Json> {
+    // A `$ref` may point at itself, or branches at each other: a bounded search, like a
+    // validator's, never a loop.
+    if depth > 16 {
+        return None;
+    }
+    let declares = match segment {
+        LocSegment::Key(key) => declared_position(schema, key).is_some(),
+        LocSegment::Index(_) => schema.get("items").is_some() || schema.get("prefixItems").is_some(),
+    };
+    if declares {
+        return Some(schema);
+    }
+    let referenced = schema.get("$ref").and_then(Json::as_str).and_then(|reference| reference.strip_prefix('#')).and_then(|pointer| root.pointer(pointer));
+    let branches = ["allOf", "anyOf", "oneOf"].into_iter().filter_map(|keyword| schema.get(keyword).and_then(Json::as_array)).flatten();
+    referenced.into_iter().chain(branches).find_map(|branch| declaring(root, branch, segment, depth + 1))
+}
+
+/// Where `key` stands among the names `schema` declares: its `properties` in order, then the
+/// names its `required` lists and `properties` does not.
+fn declared_position(schema: &Json, key: &str) -> Option<usize> {
+    let properties = schema.get("properties").and_then(Json::as_object);
+    if let Some(position) = properties.and_then(|properties| properties.keys().position(|k| k == key)) {
+        return Some(position);
+    }
+    let declared = properties.map_or(0, |properties| properties.len());
+    let required = schema.get("required").and_then(Json::as_array)?;
+    let mut only_required = required.iter().filter_map(Json::as_str).filter(|name| !properties.is_some_and(|p| p.contains_key(*name)));
+    only_required.position(|name| name == key).map(|position| declared + position)
 }
 
 /// A JSON pointer into `instance` as location segments; array positions become indices.
@@ -402,8 +454,64 @@ mod tests {
         assert_eq!(issue.msg, "Input should be 'a', 'b' or 'c'");
     }
 
+    // What pydantic answers for the model (FastAPI 0.165, checked here): field by field in the
+    // order it declares them, whatever order the client sent them in and whichever keyword
+    // failed; members it does not declare after them, as sent. jsonschema alone reported `zip`
+    // first (it was sent first) and the missing names last.
     #[test]
-    fn missing_properties_follow_the_issues_inside_their_object() {
+    fn issues_follow_the_declared_order_of_fields_at_every_depth() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "username": {"type": "string", "minLength": 3},
+                "age": {"type": "integer", "minimum": 18},
+                "zip": {"type": "string"},
+                "inner": {"$ref": "#/$defs/Inner"},
+                "maybe": {"anyOf": [{"$ref": "#/$defs/Inner"}, {"type": "null"}]},
+                "tags": {"type": "array", "items": {"type": "integer"}}
+            },
+            "required": ["username", "age", "zip", "inner"],
+            "additionalProperties": false,
+            "$defs": {"Inner": {"type": "object", "properties": {"k": {"type": "integer"}, "j": {"type": "string"}}, "required": ["k", "j"]}}
+        });
+        let sent = json!({"extra": 1, "tags": [1, "b", "c"], "maybe": {"j": 2}, "inner": {"j": 1}, "zip": 5, "another": 2, "username": "x"});
+        assert_eq!(
+            kinds(schema, sent),
+            vec![
+                ("string_too_short", json!(["body", "username"])),
+                ("missing", json!(["body", "age"])),
+                ("string_type", json!(["body", "zip"])),
+                ("missing", json!(["body", "inner", "k"])),
+                ("string_type", json!(["body", "inner", "j"])),
+                ("missing", json!(["body", "maybe", "k"])),
+                ("string_type", json!(["body", "maybe", "j"])),
+                ("int_type", json!(["body", "tags", 1])),
+                ("int_type", json!(["body", "tags", 2])),
+                ("extra_forbidden", json!(["body", "extra"])),
+                ("extra_forbidden", json!(["body", "another"])),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_recursive_schema_is_ordered_at_every_level_and_a_cycle_of_refs_ends() {
+        let tree = json!({"type": "object", "properties": {"name": {"type": "string"}, "children": {"type": "array", "items": {"$ref": "#"}}}});
+        let sent = json!({"children": [{"children": [{"name": 2}], "name": 1}], "name": 3});
+        assert_eq!(
+            kinds(tree, sent),
+            vec![
+                ("string_type", json!(["body", "name"])),
+                ("string_type", json!(["body", "children", 0, "name"])),
+                ("string_type", json!(["body", "children", 0, "children", 0, "name"])),
+            ]
+        );
+        // Refs that only point at each other declare nothing, and the search for a declaration ends.
+        let cycle = json!({"$defs": {"A": {"$ref": "#/$defs/B"}, "B": {"$ref": "#/$defs/A"}}, "$ref": "#/$defs/A"});
+        assert_eq!(place(&cycle, &["q".into()]), vec![usize::MAX]);
+    }
+
+    #[test]
+    fn names_only_required_follow_the_declared_properties() {
         let schema = json!({
             "type": "object",
             "required": ["a", "z"],

@@ -88,6 +88,35 @@ def test_the_served_document_is_the_apps_and_describes_each_route() -> None:
     assert schemas["Address"]["properties"] == {"city": {"type": "string"}}
 
 
+@dataclasses.dataclass
+class Order:
+    zone: str
+    item: str
+    amount: int = 1
+
+
+def test_the_document_lists_fields_and_routes_in_the_order_they_were_written() -> None:
+    # As FastAPI writes them, so the docs page and generated clients read a model as declared;
+    # the core kept schemas in sorted maps and wrote `amount, item, zone`.
+    app = App()
+
+    @app.post("/orders")
+    def place(order: Order) -> dict:
+        return {}
+
+    @app.get("/a-status")
+    def status(zeta: int = 0, alpha: int = 0) -> dict:
+        return {}
+
+    with serving(app) as port:
+        document = request(port, "GET", "/openapi.json").json()
+    order = document["components"]["schemas"]["Order"]
+    assert list(order["properties"]) == ["zone", "item", "amount"]
+    assert order["required"] == ["zone", "item"]
+    assert list(document["paths"]) == ["/orders", "/a-status"]
+    assert [p["name"] for p in document["paths"]["/a-status"]["get"]["parameters"]] == ["zeta", "alpha"]
+
+
 def test_openapi_url_moves_or_switches_off_the_document_and_a_route_of_ones_own_wins() -> None:
     moved = App(openapi_url="/api/schema.json")
     off = App(openapi_url=None)

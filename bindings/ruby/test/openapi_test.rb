@@ -43,6 +43,25 @@ class OpenapiTest < Minitest::Test
     assert_equal "#/components/schemas/Problem", create["responses"]["422"]["content"]["application/problem+json"]["schema"]["$ref"]
   end
 
+  # As Sinatra users write a Hash: in order. The core held schemas in sorted maps, so the docs
+  # page listed `amount, item, zone` and a 422 reported `amount` first.
+  def test_a_schema_keeps_the_order_it_was_written_in_for_the_document_and_the_errors
+    app = Ferrule::App.new
+    order = { type: "object", properties: { zone: { type: "string" }, item: { type: "string", minLength: 3 }, amount: { type: "integer", minimum: 1 } }, required: %w[zone item] }
+    app.post("/orders", body: order) { |req| req.body }
+    app.get("/a-status", query: { zeta: { type: "integer" }, alpha: { type: "integer", minimum: 5 } }) { "ok" }
+    document = app.openapi
+    assert_equal ["/orders", "/a-status"], document["paths"].keys
+    assert_equal %w[zone item amount], document["paths"]["/orders"]["post"]["requestBody"]["content"]["application/json"]["schema"]["properties"].keys
+    assert_equal %w[zeta alpha], document["paths"]["/a-status"]["get"]["parameters"].map { |p| p["name"] }
+    serving(app) do |port|
+      refused = request(port, "POST", "/orders", json: { amount: 0, item: "x" })
+      assert_equal [%w[missing body.zone], %w[string_too_short body.item], %w[greater_than_equal body.amount]], refused.json["errors"].map { |e| [e["type"], e["loc"].join(".")] }
+      query = request(port, "GET", "/a-status?alpha=1&zeta=z")
+      assert_equal [%w[int_parsing query.zeta], %w[greater_than_equal query.alpha]], query.json["errors"].map { |e| [e["type"], e["loc"].join(".")] }
+    end
+  end
+
   def test_an_arrays_openapi_style_rides_in_its_schema_hash
     app = Ferrule::App.new
     app.get("/find", query: { ids: { "type" => "array", "items" => { "type" => "integer" }, "style" => "pipeDelimited", "required" => false },

@@ -208,7 +208,7 @@ impl Completion {
     /// Finishes a valid body: whole floats where the schema says `integer` become integers (in
     /// place), then every missing property that has a default is inserted; present values (even
     /// `null`) stay. A filled object lists the members that were sent, in their order, then the
-    /// defaults, by name (the compiled schema's order: serde_json keeps an object's keys sorted).
+    /// defaults, in the order the schema declares them (as a pydantic model or a JS object would).
     pub fn apply(&self, document: &mut Document) {
         let Some(root) = self.root else { return };
         if self.has_integers {
@@ -407,11 +407,11 @@ mod tests {
     }
 
     #[test]
-    fn sent_members_keep_their_order_and_defaults_follow_by_name() {
+    fn sent_members_keep_their_order_and_defaults_follow_in_declaration_order() {
         let schema = json!({"type": "object", "properties": {"d": {"default": 2}, "b": {"default": 1}, "a": {}}});
         let mut document = super::super::json::parse(br#"{"e": 0, "a": 0, "c": 0}"#, 127).unwrap();
         Completion::compile(&schema).apply(&mut document);
-        assert_eq!(keys(&document), ["e", "a", "c", "b", "d"]);
+        assert_eq!(keys(&document), ["e", "a", "c", "d", "b"]);
     }
 
     #[test]

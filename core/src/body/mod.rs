@@ -171,9 +171,11 @@ impl BodyReader {
     fn fields(&self, pairs: &RawPairs<'_>, issues: &mut Vec<Issue>) -> crate::value::Params {
         match &self.fields {
             Some(fields) => {
+                let first_issue = issues.len();
                 let params = fields.extract(pairs, issues);
                 if let Some(rules) = &self.form_rules {
                     rules.check(&params, pairs, issues);
+                    fields.in_declaration_order(&mut issues[first_issue..]);
                 }
                 params
             }

@@ -676,7 +676,7 @@ mod tests {
 
     #[test]
     fn a_tape_over_its_source_reads_plain_strings_where_they_lie() {
-        // Keys in sorted order: `json!` builds its maps sorted, and equality keeps member order.
+        // Equality keeps member order, so the keys are in the order `json!` below writes them.
         let source = r#"{"decoded": "caf\u00e9", "plain": "text"}"#;
         let at = |needle: &str| source.find(needle).unwrap();
         let mut builder = Builder::over(source);
