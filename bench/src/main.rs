@@ -8,6 +8,7 @@ mod fuzz;
 mod generate;
 mod interrupt;
 mod matrix;
+mod plain_json;
 mod probe;
 mod procfs;
 mod report;
