@@ -14,7 +14,7 @@ pub const PROBLEM_JSON: &str = "application/problem+json";
 pub const VALIDATION_PROBLEM_TYPE: &str = "urn:ferrule:problem:validation-error";
 
 /// One element of a location: a source (`"query"`), a field name, or an index/byte offset.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(untagged)]
 pub enum LocSegment {
     Key(String),

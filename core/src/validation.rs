@@ -8,6 +8,7 @@ use crate::document::Document;
 use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::{Draft, Validator};
 use serde_json::{json, Value as Json};
+use std::collections::HashMap;
 
 /// A schema that could not be compiled; reported when the app is built, never per request.
 #[derive(Debug, Clone)]
@@ -133,73 +134,114 @@ pub(crate) fn route_options<'i, F: jsonschema::json::Json>() -> jsonschema::Vali
 /// were found in. jsonschema's own order says nothing to a client: it reports `required` before
 /// `properties`, and members in the order they were sent.
 ///
-/// Only a refused value pays for this (a walk of the schema per issue), never a valid one.
+/// Only a refused value pays for this, never a valid one, and each issue costs a few lookups
+/// per step of its location: each object schema's names are counted once ([`DeclaredOrder`]),
+/// so a body of many wrong or undeclared members costs no more per issue against a schema
+/// of a thousand properties than against one of three.
 fn in_declaration_order(schema: &Json, prefix: usize, issues: Vec<Issue>) -> Vec<Issue> {
     if issues.len() < 2 {
         return issues;
     }
-    let mut placed: Vec<_> = issues.into_iter().map(|issue| (place(schema, issue.loc.get(prefix..).unwrap_or_default()), issue)).collect();
+    let mut order = DeclaredOrder::new(schema);
+    let mut placed: Vec<_> = issues.into_iter().enumerate().map(|(index, issue)| (order.place(issue.loc.get(prefix..).unwrap_or_default(), index), issue)).collect();
     // Stable: issues at the same place keep the order jsonschema found them in.
     placed.sort_by(|a, b| a.0.cmp(&b.0));
     placed.into_iter().map(|(_, issue)| issue).collect()
 }
 
-/// Where an issue stands: for each step of its location, the declared member's or the item's
-/// position, or `usize::MAX` for a member the schema does not declare. Those all stand
-/// together, and the stable sort keeps them in jsonschema's order, which is the order they
-/// were sent in; finding each one's place among the members instead would cost a scan of the
-/// object per issue, quadratic in a body of many undeclared keys.
-fn place(root: &Json, loc: &[LocSegment]) -> Vec<usize> {
-    let mut schema = Some(root);
-    let mut place = Vec::with_capacity(loc.len());
-    for segment in loc {
-        let declaring = schema.and_then(|schema| declaring(root, schema, segment, 0));
-        match segment {
-            LocSegment::Key(key) => {
-                place.push(declaring.and_then(|schema| declared_position(schema, key)).unwrap_or(usize::MAX));
-                schema = declaring.and_then(|s| s.get("properties").and_then(|p| p.get(key)).or_else(|| s.get("additionalProperties")));
-            }
-            LocSegment::Index(index) => {
-                place.push(*index);
-                schema = declaring.and_then(|s| s.get("prefixItems").and_then(|p| p.get(*index)).or_else(|| s.get("items")));
+/// Where issues stand in a schema's declared order (see [`in_declaration_order`]).
+struct DeclaredOrder<'s> {
+    root: &'s Json,
+    /// Each object schema's declared names and their positions, counted when first asked.
+    names: HashMap<*const Json, HashMap<&'s str, usize>>,
+    /// A member no schema declares stands where it first came among the issues: jsonschema
+    /// reports a value's members in the order they were sent.
+    first_seen: HashMap<Vec<LocSegment>, usize>,
+}
+
+impl<'s> DeclaredOrder<'s> {
+    fn new(root: &'s Json) -> Self {
+        DeclaredOrder { root, names: HashMap::new(), first_seen: HashMap::new() }
+    }
+
+    /// For each step of `loc`: a declared member's position or an item's index (`false`), or
+    /// for an undeclared member (`true`) the index of the first issue that reached it.
+    fn place(&mut self, loc: &[LocSegment], index: usize) -> Vec<(bool, usize)> {
+        let mut schema = Some(self.root);
+        let mut place = Vec::with_capacity(loc.len());
+        for (step, segment) in loc.iter().enumerate() {
+            let declaring = schema.and_then(|schema| self.declaring(schema, segment, 0));
+            match segment {
+                LocSegment::Key(key) => match declaring.and_then(|declaring| self.position(declaring, key)) {
+                    Some(position) => {
+                        place.push((false, position));
+                        schema = declaring.and_then(|d| d.get("properties")).and_then(|p| p.get(key));
+                    }
+                    None => {
+                        place.push((true, *self.first_seen.entry(loc[..=step].to_vec()).or_insert(index)));
+                        // `dict[str, Model]`: each member is judged by `additionalProperties`.
+                        schema = schema.and_then(|schema| self.keyword(schema, "additionalProperties", 0));
+                    }
+                },
+                LocSegment::Index(index) => {
+                    place.push((false, *index));
+                    schema = declaring.and_then(|s| s.get("prefixItems").and_then(|p| p.get(*index)).or_else(|| s.get("items")));
+                }
             }
         }
+        place
     }
-    place
-}
 
-/// The schema that says what `segment` is: `schema` itself, or where its local `$ref` points,
-/// or the first of its `allOf`/`anyOf`/`oneOf` branches that declares it (`Optional[Model]`
-/// is `anyOf: [{$ref}, {type: null}]`). `None` when nothing declares it.
-fn declaring<'s>(root: &'s Json, schema: &'s Json, segment: &LocSegment, depth: usize) -> Option<&'s Json> {
-    // A `$ref` may point at itself, or branches at each other: a bounded search, like a
-    // validator's, never a loop.
-    if depth > 16 {
-        return None;
+    /// The schema that says what `segment` is: `schema` itself, or where its local `$ref`
+    /// points, or the first of its `allOf`/`anyOf`/`oneOf` branches that declares it
+    /// (`Optional[Model]` is `anyOf: [{$ref}, {type: null}]`). `None` when nothing declares it.
+    fn declaring(&mut self, schema: &'s Json, segment: &LocSegment, depth: usize) -> Option<&'s Json> {
+        let declares = match segment {
+            LocSegment::Key(key) => self.position(schema, key).is_some(),
+            LocSegment::Index(_) => schema.get("items").is_some() || schema.get("prefixItems").is_some(),
+        };
+        if declares {
+            return Some(schema);
+        }
+        self.applied(schema, depth).into_iter().find_map(|branch| self.declaring(branch, segment, depth + 1))
     }
-    let declares = match segment {
-        LocSegment::Key(key) => declared_position(schema, key).is_some(),
-        LocSegment::Index(_) => schema.get("items").is_some() || schema.get("prefixItems").is_some(),
-    };
-    if declares {
-        return Some(schema);
-    }
-    let referenced = schema.get("$ref").and_then(Json::as_str).and_then(|reference| reference.strip_prefix('#')).and_then(|pointer| root.pointer(pointer));
-    let branches = ["allOf", "anyOf", "oneOf"].into_iter().filter_map(|keyword| schema.get(keyword).and_then(Json::as_array)).flatten();
-    referenced.into_iter().chain(branches).find_map(|branch| declaring(root, branch, segment, depth + 1))
-}
 
-/// Where `key` stands among the names `schema` declares: its `properties` in order, then the
-/// names its `required` lists and `properties` does not.
-fn declared_position(schema: &Json, key: &str) -> Option<usize> {
-    let properties = schema.get("properties").and_then(Json::as_object);
-    if let Some(position) = properties.and_then(|properties| properties.keys().position(|k| k == key)) {
-        return Some(position);
+    /// The value of `keyword` in `schema`, or in the first schema it applies that has it.
+    fn keyword(&mut self, schema: &'s Json, keyword: &str, depth: usize) -> Option<&'s Json> {
+        if let Some(value) = schema.get(keyword) {
+            return Some(value);
+        }
+        self.applied(schema, depth).into_iter().find_map(|branch| self.keyword(branch, keyword, depth + 1))
     }
-    let declared = properties.map_or(0, |properties| properties.len());
-    let required = schema.get("required").and_then(Json::as_array)?;
-    let mut only_required = required.iter().filter_map(Json::as_str).filter(|name| !properties.is_some_and(|p| p.contains_key(*name)));
-    only_required.position(|name| name == key).map(|position| declared + position)
+
+    /// The schemas `schema` applies to the same value: its local `$ref`'s target, then its
+    /// `allOf`, `anyOf` and `oneOf` branches. None past a depth no real schema reaches, so
+    /// `$ref`s that point at each other end the search instead of looping.
+    fn applied(&self, schema: &'s Json, depth: usize) -> Vec<&'s Json> {
+        if depth > 16 {
+            return Vec::new();
+        }
+        let root = self.root;
+        let referenced = schema.get("$ref").and_then(Json::as_str).and_then(|reference| reference.strip_prefix('#')).and_then(|pointer| root.pointer(pointer));
+        let branches = ["allOf", "anyOf", "oneOf"].into_iter().filter_map(|keyword| schema.get(keyword).and_then(Json::as_array)).flatten();
+        referenced.into_iter().chain(branches).collect()
+    }
+
+    /// Where `key` stands among the names `schema` declares: its `properties` in order, then
+    /// the names only its `required` lists.
+    fn position(&mut self, schema: &'s Json, key: &str) -> Option<usize> {
+        let names = self.names.entry(schema as *const Json).or_insert_with(|| {
+            let properties = schema.get("properties").and_then(Json::as_object).into_iter().flat_map(|p| p.keys().map(String::as_str));
+            let required = schema.get("required").and_then(Json::as_array).into_iter().flatten().filter_map(Json::as_str);
+            let mut names = HashMap::new();
+            for name in properties.chain(required) {
+                let next = names.len();
+                names.entry(name).or_insert(next);
+            }
+            names
+        });
+        names.get(key).copied()
+    }
 }
 
 /// A JSON pointer into `instance` as location segments; array positions become indices.
@@ -507,7 +549,28 @@ mod tests {
         );
         // Refs that only point at each other declare nothing, and the search for a declaration ends.
         let cycle = json!({"$defs": {"A": {"$ref": "#/$defs/B"}, "B": {"$ref": "#/$defs/A"}}, "$ref": "#/$defs/A"});
-        assert_eq!(place(&cycle, &["q".into()]), vec![usize::MAX]);
+        assert_eq!(DeclaredOrder::new(&cycle).place(&["q".into()], 0), vec![(true, 0)]);
+    }
+
+    // Found on review: a `dict[str, Model]`'s members were placed as if nothing declared them
+    // at any depth, so `y` came before `x.a` and each member's `missing` before its fields.
+    #[test]
+    fn the_members_of_a_map_keep_the_order_sent_and_their_own_fields_order() {
+        let schema = json!({
+            "type": "object",
+            "properties": {"first": {"type": "string"}},
+            "additionalProperties": {"$ref": "#/$defs/Item"},
+            "$defs": {"Item": {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["b"]}}
+        });
+        assert_eq!(
+            kinds(schema, json!({"x": {"a": "s"}, "first": 1, "y": 5})),
+            vec![
+                ("string_type", json!(["body", "first"])),
+                ("int_type", json!(["body", "x", "a"])),
+                ("missing", json!(["body", "x", "b"])),
+                ("dict_type", json!(["body", "y"])),
+            ]
+        );
     }
 
     #[test]

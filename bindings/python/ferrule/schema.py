@@ -369,7 +369,8 @@ class _Describer:
                 required_keys.discard(name)
             elif origin is getattr(typing, "Required", object()):
                 required_keys.add(name)
-        required = sorted(required_keys)
+        # In declaration order, as pydantic writes a TypedDict's (and as errors are reported).
+        required = [name for name in hints if name in required_keys]
         if required:
             schema["required"] = required
         if not converters:

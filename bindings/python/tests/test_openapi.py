@@ -12,7 +12,7 @@ import re
 import subprocess
 import sys
 import textwrap
-from typing import Optional
+from typing import Optional, TypedDict
 
 import pytest
 
@@ -88,6 +88,11 @@ def test_the_served_document_is_the_apps_and_describes_each_route() -> None:
     assert schemas["Address"]["properties"] == {"city": {"type": "string"}}
 
 
+class Shipment(TypedDict):
+    zone: str
+    item: str
+
+
 @dataclasses.dataclass
 class Order:
     zone: str
@@ -108,13 +113,19 @@ def test_the_document_lists_fields_and_routes_in_the_order_they_were_written() -
     def status(zeta: int = 0, alpha: int = 0) -> dict:
         return {}
 
+    @app.post("/shipments")
+    def ship(shipment: Shipment) -> dict:
+        return {}
+
     with serving(app) as port:
         document = request(port, "GET", "/openapi.json").json()
     order = document["components"]["schemas"]["Order"]
     assert list(order["properties"]) == ["zone", "item", "amount"]
     assert order["required"] == ["zone", "item"]
-    assert list(document["paths"]) == ["/orders", "/a-status"]
+    assert list(document["paths"]) == ["/orders", "/a-status", "/shipments"]
     assert [p["name"] for p in document["paths"]["/a-status"]["get"]["parameters"]] == ["zeta", "alpha"]
+    shipment = document["components"]["schemas"]["Shipment"]
+    assert (list(shipment["properties"]), shipment["required"]) == (["zone", "item"], ["zone", "item"]), "a TypedDict's too"
 
 
 def test_openapi_url_moves_or_switches_off_the_document_and_a_route_of_ones_own_wins() -> None:

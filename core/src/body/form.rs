@@ -41,7 +41,7 @@ impl FormRules {
                 properties.values_mut().for_each(|property| *property = Json::Bool(true));
             }
             // A missing field is already reported by its field.
-            whole.remove("required");
+            whole.shift_remove("required");
             Some(CompiledSchema::compile(&Json::Object(whole))?)
         } else {
             None

@@ -39,7 +39,9 @@ impl Components {
         self.schemas.insert(name.to_owned(), schema);
     }
 
-    pub fn into_json(self) -> Json {
+    /// The components by name, as FastAPI lists them (its `sorted(definitions)`).
+    pub fn into_json(mut self) -> Json {
+        self.schemas.sort_keys();
         Json::Object(self.schemas)
     }
 
@@ -67,14 +69,17 @@ impl Components {
     fn hoist(&mut self, schema: &Json) -> Json {
         let Json::Object(object) = schema else { return schema.clone() };
         let mut out = Map::with_capacity(object.len());
+        // The definitions first, wherever they stand: Python writes `$defs` last, and a nested
+        // object titled like one of them (another class of the same name) met before them
+        // would take the name, and the `$ref`s to the definition would point at it.
+        let defs = object.iter().filter(|(key, _)| matches!(key.as_str(), "$defs" | "definitions"));
+        for (name, def) in defs.flat_map(|(_, value)| value.as_object().into_iter().flatten()) {
+            let def = self.hoist(def);
+            self.schemas.entry(name.clone()).or_insert(def);
+        }
         for (key, value) in object {
             match key.as_str() {
-                "$defs" | "definitions" => {
-                    for (name, def) in value.as_object().into_iter().flatten() {
-                        let def = self.hoist(def);
-                        self.schemas.entry(name.clone()).or_insert(def);
-                    }
-                }
+                "$defs" | "definitions" => {}
                 "$ref" => {
                     out.insert(key.clone(), rewritten_ref(value));
                 }
@@ -153,6 +158,25 @@ mod tests {
         assert_eq!(all["Order"]["properties"]["item"], json!({"$ref": "#/components/schemas/Item"}));
         assert!(all["Order"].get("$defs").is_none());
         assert_eq!(all["Item"]["properties"]["sku"], json!({"type": "string"}));
+    }
+
+    // Found on review once schemas kept their order: with `$defs` written last (as Python writes
+    // them), a nested class titled like a definition took its name, and the `$ref` to the
+    // definition pointed at that class; the definition itself was lost.
+    #[test]
+    fn definitions_keep_their_names_wherever_they_stand_in_the_schema() {
+        let mut components = Components::default();
+        let schema = json!({
+            "title": "Order", "type": "object",
+            "properties": {"item": {"$ref": "#/$defs/Item"}, "other": {"title": "Item", "type": "object", "properties": {"x": {}}}},
+            "$defs": {"Item": {"title": "Item", "type": "object", "properties": {"sku": {"type": "string"}}}}
+        });
+        components.body_schema(&schema);
+        let all = components.into_json();
+        assert_eq!(all["Order"]["properties"]["item"], json!({"$ref": "#/components/schemas/Item"}));
+        assert_eq!(all["Item"]["properties"]["sku"], json!({"type": "string"}));
+        assert_eq!(all["Order"]["properties"]["other"], json!({"$ref": "#/components/schemas/Item2"}));
+        assert_eq!(all.as_object().unwrap().keys().collect::<Vec<_>>(), ["Item", "Item2", "Order"], "by name, as FastAPI lists them");
     }
 
     #[test]

@@ -104,6 +104,8 @@ fn operation(spec: &RouteSpec, status: u16, template: &PathTemplate, path: &str,
     }
     responses.entry("4XX").or_insert_with(|| json!({ "description": "A client error", "content": problem }));
     responses.entry("5XX").or_insert_with(|| json!({ "description": "A server error (nothing of the handler's own leaks)", "content": problem }));
+    // By status, the success first, as FastAPI and @fastify/swagger list them.
+    responses.sort_keys();
     operation.insert("responses".into(), Json::Object(responses));
     Json::Object(operation)
 }

@@ -108,7 +108,7 @@ impl ParamSet {
             let mut property = spec.schema.clone();
             if let Json::Object(map) = &mut property {
                 // Defaults are not user input and are not validated (as in pydantic).
-                map.remove("default");
+                map.shift_remove("default");
             }
             if ty.scalar() == ScalarKind::Binary {
                 // A file is checked as a file; a list of files keeps its own keywords
