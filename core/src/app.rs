@@ -220,7 +220,21 @@ impl App {
             group.routes.push((method, Arc::new(route)));
         }
 
-        let routed: Vec<String> = served.iter().map(|(path, _)| path.clone()).chain(groups.iter().map(|g| g.axum_path.clone())).collect();
+        // `/files/{rest:path}` takes `/files/` too, with `rest` empty, as Starlette's `path`
+        // and Fastify's `*` do; the router's catch-all needs a character, so that path is routed
+        // to the same methods, unless a route of its own takes it.
+        let empty_rests: Vec<(usize, String)> = groups
+            .iter()
+            .enumerate()
+            .filter_map(|(index, group)| Some((index, empty_rest(&group.axum_path)?)))
+            .filter(|(_, path)| !groups.iter().any(|g| g.axum_path == *path) && !served.iter().any(|(p, _)| p == path))
+            .collect();
+        let routed: Vec<String> = served
+            .iter()
+            .map(|(path, _)| path.clone())
+            .chain(groups.iter().map(|g| g.axum_path.clone()))
+            .chain(empty_rests.iter().map(|(_, path)| path.clone()))
+            .collect();
         let mut router = Router::new();
         for (path, mut served) in served {
             // The app's own compression and CORS, as its routes get them: a docs page or client
@@ -233,14 +247,16 @@ impl App {
             }
             router = router.route(&path, served);
         }
-        for group in groups {
-            let methods = build_method_router(&group, &config, fallback.clone())?;
-            let path = group.axum_path.clone();
-            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| router.clone().route(&path, methods)));
-            router = result.map_err(|panic| {
-                let reason = panic.downcast_ref::<String>().cloned().unwrap_or_default();
-                AppError(format!("route {} conflicts with another route: {reason}", group.template))
-            })?;
+        for (index, group) in groups.iter().enumerate() {
+            let methods = build_method_router(group, &config, fallback.clone())?;
+            let empty_rest = empty_rests.iter().find(|(of, _)| *of == index).map(|(_, path)| path.as_str());
+            for path in std::iter::once(group.axum_path.as_str()).chain(empty_rest) {
+                let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| router.clone().route(path, methods.clone())));
+                router = result.map_err(|panic| {
+                    let reason = panic.downcast_ref::<String>().cloned().unwrap_or_default();
+                    AppError(format!("route {} conflicts with another route: {reason}", group.template))
+                })?;
+            }
         }
 
         let body_limit = config.body_limit;
@@ -443,6 +459,12 @@ fn no_length_without_content(mut response: axum::response::Response) -> axum::re
     response
 }
 
+/// The path a wildcard route also takes for an empty rest: `/files/{*rest}` → `/files/`.
+fn empty_rest(axum_path: &str) -> Option<String> {
+    let start = axum_path.rfind("{*")?;
+    axum_path.ends_with('}').then(|| axum_path[..start].to_owned())
+}
+
 fn build_method_router(group: &PathGroup, config: &AppConfig, fallback: Option<Arc<dyn Handler>>) -> Result<MethodRouter, AppError> {
     let mut methods = MethodRouter::new();
     let mut allow: Vec<&str> = Vec::new();
@@ -555,6 +577,34 @@ mod tests {
         let wrong = send("DELETE", "/here").await.unwrap();
         assert_eq!(wrong.status(), StatusCode::METHOD_NOT_ALLOWED);
         assert_eq!(wrong.headers().get(header::ALLOW).unwrap(), "GET, HEAD");
+    }
+
+    // Found comparing with FastAPI: `/files/` was a 404 for `/files/{rest:path}`, where
+    // Starlette (and Fastify, for `/files/*`) hand over an empty rest.
+    #[tokio::test]
+    async fn a_wildcard_takes_an_empty_rest_unless_a_route_of_its_own_takes_that_path() {
+        let rest = |req: RequestData| async move { format!("rest={}", req.path_param("rest").and_then(|v| v.as_str()).unwrap_or("?")) };
+        let router = App::new()
+            .route(RouteSpec::get("/files/{rest:path}"), rest)
+            .route(RouteSpec::get("/{rest:path}"), rest)
+            .route(RouteSpec::get("/docs/{rest:path}"), rest)
+            .route(RouteSpec::get("/docs/"), |_: RequestData| async { "the docs' own" })
+            .into_router()
+            .unwrap();
+        for (path, status, body) in [
+            ("/files/", StatusCode::OK, "rest="),
+            ("/files/a/b", StatusCode::OK, "rest=a/b"),
+            ("/", StatusCode::OK, "rest="),
+            ("/docs/", StatusCode::OK, "the docs' own"),
+            ("/docs/x", StatusCode::OK, "rest=x"),
+        ] {
+            let response = router.clone().oneshot(http::Request::get(path).body(axum::body::Body::empty()).unwrap()).await.unwrap();
+            assert_eq!(response.status(), status, "{path}");
+            let text = http_body_util::BodyExt::collect(response.into_body()).await.unwrap().to_bytes();
+            assert_eq!(&text[..], body.as_bytes(), "{path}");
+        }
+        assert_eq!(empty_rest("/files/{*rest}").as_deref(), Some("/files/"));
+        assert_eq!(empty_rest("/files/{rest}"), None);
     }
 
     #[tokio::test]

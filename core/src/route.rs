@@ -35,6 +35,9 @@ pub(crate) struct CompiledRoute {
     responses: Option<ResponseRules>,
     /// Its responses carry its template for the metrics (only when they are on).
     labeled: bool,
+    /// The name of its `{name:path}` parameter, which is empty when the router matched the
+    /// path without it (`/files/` for `/files/{rest:path}`; `app::empty_rest`).
+    wildcard: Option<Arc<str>>,
 }
 
 /// What a route runs once its request has passed: a handler that answers it, or (a WebSocket
@@ -80,6 +83,7 @@ impl CompiledRoute {
             handler,
             responses,
             labeled: config.metrics_url.is_some(),
+            wildcard: template.params.iter().find(|p| p.wildcard).map(|p| Arc::from(p.name.as_str())),
             label: label.into(),
         })
     }
@@ -169,6 +173,9 @@ impl CompiledRoute {
             let mut pairs = RawPairs::new();
             for (name, value) in raw.iter() {
                 pairs.push(Cow::Borrowed(name), RawValue::Text(Cow::Borrowed(value)));
+            }
+            if let Some(wildcard) = self.wildcard.as_deref().filter(|name| !raw.iter().any(|(n, _)| n == *name)) {
+                pairs.push(Cow::Borrowed(wildcard), RawValue::Text(Cow::Borrowed("")));
             }
             self.path.extract(&pairs, issues)
         };
