@@ -237,6 +237,9 @@ impl App {
             .collect();
         let mut router = Router::new();
         for (path, mut served) in served {
+            // Found by the fuzzer (`static`: `G /openapi.json`): a method these paths do not take
+            // was axum's bare 405, with no problem document and past the app's error handlers.
+            served = not_allowed(served, HeaderValue::from_static("GET, HEAD"), fallback.clone(), config.body_limit, config.timeout_ms);
             // The app's own compression and CORS, as its routes get them: a docs page or client
             // generator on another origin reads the document too.
             if let Some(compression) = config.compression.as_ref().filter(|c| c.enabled) {
@@ -465,6 +468,21 @@ fn empty_rest(axum_path: &str) -> Option<String> {
     axum_path.ends_with('}').then(|| axum_path[..start].to_owned())
 }
 
+/// `methods` answering any other method with a 405 problem that names the `allow`ed ones, by
+/// way of the app's own handlers for what no route takes (`unrouted`).
+fn not_allowed(methods: MethodRouter, allow: HeaderValue, fallback: Option<Arc<dyn Handler>>, body_limit: usize, timeout_ms: Option<u64>) -> MethodRouter {
+    let timeout = timeout_ms.filter(|ms| *ms > 0).map(std::time::Duration::from_millis);
+    methods.fallback(move |request: axum::extract::Request| {
+        let (allow, fallback) = (allow.clone(), fallback.clone());
+        async move {
+            let problem = Problem::status(StatusCode::METHOD_NOT_ALLOWED).with_detail("This path does not accept the request's method.");
+            let mut rejection = Rejection::new(problem);
+            rejection.headers.insert(header::ALLOW, allow);
+            unrouted(request, rejection, fallback, body_limit, timeout).await
+        }
+    })
+}
+
 fn build_method_router(group: &PathGroup, config: &AppConfig, fallback: Option<Arc<dyn Handler>>) -> Result<MethodRouter, AppError> {
     let mut methods = MethodRouter::new();
     let mut allow: Vec<&str> = Vec::new();
@@ -479,17 +497,7 @@ fn build_method_router(group: &PathGroup, config: &AppConfig, fallback: Option<A
         }
     }
     let allow = HeaderValue::from_str(&allow.join(", ")).unwrap_or(HeaderValue::from_static("GET"));
-    let body_limit = config.body_limit;
-    let timeout = config.timeout_ms.filter(|ms| *ms > 0).map(std::time::Duration::from_millis);
-    methods = methods.fallback(move |request: axum::extract::Request| {
-        let (allow, fallback) = (allow.clone(), fallback.clone());
-        async move {
-            let problem = Problem::status(StatusCode::METHOD_NOT_ALLOWED).with_detail("This path does not accept the request's method.");
-            let mut rejection = Rejection::new(problem);
-            rejection.headers.insert(header::ALLOW, allow);
-            unrouted(request, rejection, fallback, body_limit, timeout).await
-        }
-    });
+    methods = not_allowed(methods, allow, fallback, config.body_limit, config.timeout_ms);
     // A route's own compression setting replaces the app's (it may switch compression off).
     if let Some(compression) = group.compression.as_ref().or(config.compression.as_ref()).filter(|c| c.enabled) {
         methods = methods.layer(compression_layer(compression));
@@ -605,6 +613,20 @@ mod tests {
         }
         assert_eq!(empty_rest("/files/{*rest}").as_deref(), Some("/files/"));
         assert_eq!(empty_rest("/files/{rest}"), None);
+    }
+
+    // Found by the fuzzer: `DELETE /openapi.json` (or any method but GET and HEAD on the paths
+    // the core serves itself) was axum's bare 405, not a problem document.
+    #[tokio::test]
+    async fn a_method_the_documents_url_does_not_take_is_a_405_problem() {
+        let router = App::new().route(RouteSpec::get("/here"), |_: RequestData| async { "x" }).into_router().unwrap();
+        for method in ["DELETE", "G"] {
+            let request = http::Request::builder().method(method).uri("/openapi.json").body(axum::body::Body::empty()).unwrap();
+            let response = router.clone().oneshot(request).await.unwrap();
+            assert_eq!(response.status(), StatusCode::METHOD_NOT_ALLOWED, "{method}");
+            assert_eq!(response.headers()[header::CONTENT_TYPE], crate::problem::PROBLEM_JSON, "{method}");
+            assert_eq!(response.headers()[header::ALLOW], "GET, HEAD", "{method}");
+        }
     }
 
     #[tokio::test]
