@@ -119,7 +119,12 @@ impl BodyReader {
             return Ok(Body::None);
         }
         let content_type = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
-        let essence = content_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+        // Lower-cased only when it needs it: a copy per request for the usual spelling.
+        let essence = content_type.split(';').next().unwrap_or("").trim();
+        let essence = match essence.bytes().any(|b| b.is_ascii_uppercase()) {
+            true => std::borrow::Cow::Owned(essence.to_ascii_lowercase()),
+            false => std::borrow::Cow::Borrowed(essence),
+        };
         if !self.accepts(&essence) {
             return Err(unsupported(self.kind, content_type));
         }

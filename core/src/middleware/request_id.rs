@@ -15,6 +15,7 @@
 //! runtime's threads, which a forked worker process does not inherit (the bindings fork
 //! before starting a runtime), so no two processes hand out the same block.
 
+use http::header::Entry;
 use http::{HeaderValue, Request, Response};
 use std::cell::RefCell;
 use std::future::Future;
@@ -63,11 +64,13 @@ where
         // The client's own ID is kept as it came, whatever its form, as tower-http keeps it,
         // when it is text: one with other bytes (`été` in UTF-8) is replaced, as the handler
         // and the log could not read it and would see no ID while the client saw one.
-        let id = match request.headers().get(X_REQUEST_ID) {
-            Some(id) if id.to_str().is_ok() => Some(id.clone()),
-            _ => new_id().inspect(|id| {
-                request.headers_mut().insert(X_REQUEST_ID, id.clone());
+        // One lookup of the name, not one to read and another to write (`entry`).
+        let id = match request.headers_mut().entry(X_REQUEST_ID) {
+            Entry::Occupied(kept) if kept.get().to_str().is_ok() => Some(kept.get().clone()),
+            Entry::Occupied(mut unreadable) => new_id().inspect(|id| {
+                unreadable.insert(id.clone());
             }),
+            Entry::Vacant(vacant) => new_id().map(|id| vacant.insert(id).clone()),
         };
         AnsweredWithId { inner: self.inner.call(request), id }
     }
@@ -92,8 +95,8 @@ where
         let this = self.project();
         let mut response = ready!(this.inner.poll(cx))?;
         if let Some(id) = this.id.take() {
-            if !response.headers().contains_key(X_REQUEST_ID) {
-                response.headers_mut().insert(X_REQUEST_ID, id);
+            if let Entry::Vacant(vacant) = response.headers_mut().entry(X_REQUEST_ID) {
+                vacant.insert(id);
             }
         }
         Poll::Ready(Ok(response))
