@@ -227,7 +227,12 @@ impl App {
             .iter()
             .enumerate()
             .filter_map(|(index, group)| Some((index, empty_rest(&group.axum_path)?)))
-            .filter(|(_, path)| !groups.iter().any(|g| g.axum_path == *path) && !served.iter().any(|(p, _)| p == path))
+            // By shape: the router holds `/u/{id}/` and `/u/{user}/` for one route, and would
+            // refuse the second (found on review: the app failed to start).
+            .filter(|(_, path)| {
+                let shape = route_shape(path);
+                !groups.iter().any(|g| route_shape(&g.axum_path) == shape) && !served.iter().any(|(p, _)| route_shape(p) == shape)
+            })
             .collect();
         let routed: Vec<String> = served
             .iter()
@@ -468,6 +473,21 @@ fn empty_rest(axum_path: &str) -> Option<String> {
     axum_path.ends_with('}').then(|| axum_path[..start].to_owned())
 }
 
+/// A router path with its parameters' names left out (`/u/{id}/{*rest}` → `/u/{}/{*}`): two
+/// paths of one shape are one route to the router, whatever their parameters are called.
+fn route_shape(axum_path: &str) -> String {
+    let mut shape = String::with_capacity(axum_path.len());
+    let mut rest = axum_path;
+    while let Some(open) = rest.find('{') {
+        let Some(close) = rest[open..].find('}').map(|c| open + c) else { break };
+        shape.push_str(&rest[..open]);
+        shape.push_str(if rest[open + 1..].starts_with('*') { "{*}" } else { "{}" });
+        rest = &rest[close + 1..];
+    }
+    shape.push_str(rest);
+    shape
+}
+
 /// `methods` answering any other method with a 405 problem that names the `allow`ed ones, by
 /// way of the app's own handlers for what no route takes (`unrouted`).
 fn not_allowed(methods: MethodRouter, allow: HeaderValue, fallback: Option<Arc<dyn Handler>>, body_limit: usize, timeout_ms: Option<u64>) -> MethodRouter {
@@ -612,7 +632,24 @@ mod tests {
             assert_eq!(&text[..], body.as_bytes(), "{path}");
         }
         assert_eq!(empty_rest("/files/{*rest}").as_deref(), Some("/files/"));
+        assert_eq!(route_shape("/u/{id}/x/{*rest}"), "/u/{}/x/{*}");
         assert_eq!(empty_rest("/files/{rest}"), None);
+    }
+
+    // Found on review: with `/u/{user}/` declared, the empty rest of `/u/{id}/{rest:path}` was
+    // the same route to the router under other names, and the app failed to start.
+    #[tokio::test]
+    async fn an_empty_rest_yields_to_a_route_of_the_same_shape_under_other_names() {
+        let router = App::new()
+            .route(RouteSpec::get("/u/{user}/"), |req: RequestData| async move { format!("user={}", req.path_param("user").and_then(|v| v.as_str()).unwrap_or("?")) })
+            .route(RouteSpec::get("/u/{id}/{rest:path}"), |req: RequestData| async move { format!("rest={}", req.path_param("rest").and_then(|v| v.as_str()).unwrap_or("?")) })
+            .into_router()
+            .expect("the app starts");
+        for (path, body) in [("/u/7/", "user=7"), ("/u/7/a", "rest=a")] {
+            let response = router.clone().oneshot(http::Request::get(path).body(axum::body::Body::empty()).unwrap()).await.unwrap();
+            let text = http_body_util::BodyExt::collect(response.into_body()).await.unwrap().to_bytes();
+            assert_eq!(&text[..], body.as_bytes(), "{path}");
+        }
     }
 
     // Found by the fuzzer: `DELETE /openapi.json` (or any method but GET and HEAD on the paths

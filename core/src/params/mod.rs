@@ -244,7 +244,8 @@ impl ParamSet {
             return;
         }
         // Stable, so the nested issues of one parameter keep the order they were found in.
-        issues.sort_by_key(|issue| match issue.loc.get(1) {
+        // Cached: each key is a scan of the parameters, and a form may bring many issues.
+        issues.sort_by_cached_key(|issue| match issue.loc.get(1) {
             Some(LocSegment::Key(name)) => self.params.iter().position(|param| *param.name == **name).unwrap_or(usize::MAX),
             _ => usize::MAX,
         });
