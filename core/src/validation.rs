@@ -129,119 +129,144 @@ pub(crate) fn route_options<'i, F: jsonschema::json::Json>() -> jsonschema::Vali
 
 /// Puts issues in the order pydantic reports a model's, which is the order a client reads its
 /// form or its model in: field by field as the schema declares them (`properties`, then names
-/// only `required` lists), at every depth; members the schema does not declare after those, in
+/// only `required` lists, then what the schemas it applies to the same value declare, in the
+/// order it applies them), at every depth; members the schema does not declare after those, in
 /// the order they were sent; array items by index. Issues at one place keep the order they
 /// were found in. jsonschema's own order says nothing to a client: it reports `required` before
 /// `properties`, and members in the order they were sent.
 ///
 /// Only a refused value pays for this, never a valid one, and each issue costs a few lookups
-/// per step of its location: each object schema's names are counted once ([`DeclaredOrder`]),
-/// so a body of many wrong or undeclared members costs no more per issue against a schema
-/// of a thousand properties than against one of three.
+/// per step of its location: each value schema's names are counted once ([`DeclaredOrder`]),
+/// and an undeclared member is found again by its parent's place, not by its whole path, so a
+/// body of many wrong or undeclared members costs no more per issue against a schema of a
+/// thousand properties than against one of three, nor at depth 50 than at depth 2.
 fn in_declaration_order(schema: &Json, prefix: usize, issues: Vec<Issue>) -> Vec<Issue> {
     if issues.len() < 2 {
         return issues;
     }
     let mut order = DeclaredOrder::new(schema);
-    let mut placed: Vec<_> = issues.into_iter().enumerate().map(|(index, issue)| (order.place(issue.loc.get(prefix..).unwrap_or_default(), index), issue)).collect();
+    let places: Vec<_> = issues.iter().enumerate().map(|(index, issue)| order.place(issue.loc.get(prefix..).unwrap_or_default(), index)).collect();
+    let mut placed: Vec<_> = places.into_iter().zip(issues).collect();
     // Stable: issues at the same place keep the order jsonschema found them in.
     placed.sort_by(|a, b| a.0.cmp(&b.0));
     placed.into_iter().map(|(_, issue)| issue).collect()
 }
 
 /// Where issues stand in a schema's declared order (see [`in_declaration_order`]).
-struct DeclaredOrder<'s> {
+struct DeclaredOrder<'s, 'l> {
     root: &'s Json,
-    /// Each object schema's declared names and their positions, counted when first asked.
+    /// Each value schema's declared names and their positions, counted when first asked: its
+    /// own, then those of every schema it applies (`$ref`, `allOf`, `anyOf`, `oneOf`), in one
+    /// numbering, so a field declared in a `$ref`'d base never takes the place of one declared
+    /// beside it.
     names: HashMap<*const Json, HashMap<&'s str, usize>>,
+    /// Each place issues have reached, as (its parent's place, the step to it): a number that
+    /// stands for the path, so a step costs one lookup however deep it is.
+    places: HashMap<(usize, &'l LocSegment), usize>,
     /// A member no schema declares stands where it first came among the issues: jsonschema
     /// reports a value's members in the order they were sent.
-    first_seen: HashMap<Vec<LocSegment>, usize>,
+    first_seen: HashMap<usize, usize>,
+    /// What each value schema applies, found once ([`applied_to_the_value`]).
+    applied: HashMap<*const Json, Vec<&'s Json>>,
 }
 
-impl<'s> DeclaredOrder<'s> {
+/// Past this many schemas applied to one value, the rest are not searched: no real schema comes
+/// near it, and a document written to make the search explode stops here.
+const APPLIED_LIMIT: usize = 256;
+
+impl<'s, 'l> DeclaredOrder<'s, 'l> {
     fn new(root: &'s Json) -> Self {
-        DeclaredOrder { root, names: HashMap::new(), first_seen: HashMap::new() }
+        DeclaredOrder { root, names: HashMap::new(), places: HashMap::new(), first_seen: HashMap::new(), applied: HashMap::new() }
     }
 
     /// For each step of `loc`: a declared member's position or an item's index (`false`), or
     /// for an undeclared member (`true`) the index of the first issue that reached it.
-    fn place(&mut self, loc: &[LocSegment], index: usize) -> Vec<(bool, usize)> {
+    fn place(&mut self, loc: &'l [LocSegment], index: usize) -> Vec<(bool, usize)> {
         let mut schema = Some(self.root);
+        let mut parent = 0;
         let mut place = Vec::with_capacity(loc.len());
-        for (step, segment) in loc.iter().enumerate() {
-            let declaring = schema.and_then(|schema| self.declaring(schema, segment, 0));
+        for segment in loc {
+            let next = self.places.len() + 1;
+            let here = *self.places.entry((parent, segment)).or_insert(next);
             match segment {
-                LocSegment::Key(key) => match declaring.and_then(|declaring| self.position(declaring, key)) {
-                    Some(position) => {
-                        place.push((false, position));
-                        schema = declaring.and_then(|d| d.get("properties")).and_then(|p| p.get(key));
+                LocSegment::Key(key) => {
+                    match schema.and_then(|schema| self.position(schema, key)) {
+                        Some(position) => place.push((false, position)),
+                        None => place.push((true, *self.first_seen.entry(here).or_insert(index))),
                     }
-                    None => {
-                        place.push((true, *self.first_seen.entry(loc[..=step].to_vec()).or_insert(index)));
-                        // `dict[str, Model]`: each member is judged by `additionalProperties`.
-                        schema = schema.and_then(|schema| self.keyword(schema, "additionalProperties", 0));
-                    }
-                },
-                LocSegment::Index(index) => {
-                    place.push((false, *index));
-                    schema = declaring.and_then(|s| s.get("prefixItems").and_then(|p| p.get(*index)).or_else(|| s.get("items")));
+                    schema = schema.and_then(|schema| self.member_schema(schema, key));
+                }
+                LocSegment::Index(item) => {
+                    place.push((false, *item));
+                    schema = schema.and_then(|schema| self.item_schema(schema, *item));
                 }
             }
+            parent = here;
         }
         place
     }
 
-    /// The schema that says what `segment` is: `schema` itself, or where its local `$ref`
-    /// points, or the first of its `allOf`/`anyOf`/`oneOf` branches that declares it
-    /// (`Optional[Model]` is `anyOf: [{$ref}, {type: null}]`). `None` when nothing declares it.
-    fn declaring(&mut self, schema: &'s Json, segment: &LocSegment, depth: usize) -> Option<&'s Json> {
-        let declares = match segment {
-            LocSegment::Key(key) => self.position(schema, key).is_some(),
-            LocSegment::Index(_) => schema.get("items").is_some() || schema.get("prefixItems").is_some(),
-        };
-        if declares {
-            return Some(schema);
-        }
-        self.applied(schema, depth).into_iter().find_map(|branch| self.declaring(branch, segment, depth + 1))
-    }
-
-    /// The value of `keyword` in `schema`, or in the first schema it applies that has it.
-    fn keyword(&mut self, schema: &'s Json, keyword: &str, depth: usize) -> Option<&'s Json> {
-        if let Some(value) = schema.get(keyword) {
-            return Some(value);
-        }
-        self.applied(schema, depth).into_iter().find_map(|branch| self.keyword(branch, keyword, depth + 1))
-    }
-
-    /// The schemas `schema` applies to the same value: its local `$ref`'s target, then its
-    /// `allOf`, `anyOf` and `oneOf` branches. None past a depth no real schema reaches, so
-    /// `$ref`s that point at each other end the search instead of looping.
-    fn applied(&self, schema: &'s Json, depth: usize) -> Vec<&'s Json> {
-        if depth > 16 {
-            return Vec::new();
-        }
-        let root = self.root;
-        let referenced = schema.get("$ref").and_then(Json::as_str).and_then(|reference| reference.strip_prefix('#')).and_then(|pointer| root.pointer(pointer));
-        let branches = ["allOf", "anyOf", "oneOf"].into_iter().filter_map(|keyword| schema.get(keyword).and_then(Json::as_array)).flatten();
-        referenced.into_iter().chain(branches).collect()
-    }
-
-    /// Where `key` stands among the names `schema` declares: its `properties` in order, then
-    /// the names only its `required` lists.
+    /// Where `key` stands among the names `schema` declares for its value (see `names`).
     fn position(&mut self, schema: &'s Json, key: &str) -> Option<usize> {
-        let names = self.names.entry(schema as *const Json).or_insert_with(|| {
-            let properties = schema.get("properties").and_then(Json::as_object).into_iter().flat_map(|p| p.keys().map(String::as_str));
-            let required = schema.get("required").and_then(Json::as_array).into_iter().flatten().filter_map(Json::as_str);
+        if !self.names.contains_key(&(schema as *const Json)) {
             let mut names = HashMap::new();
-            for name in properties.chain(required) {
-                let next = names.len();
-                names.entry(name).or_insert(next);
+            for applied in self.applied(schema) {
+                let properties = applied.get("properties").and_then(Json::as_object).into_iter().flat_map(|p| p.keys().map(String::as_str));
+                let required = applied.get("required").and_then(Json::as_array).into_iter().flatten().filter_map(Json::as_str);
+                for name in properties.chain(required) {
+                    let next = names.len();
+                    names.entry(name).or_insert(next);
+                }
             }
-            names
-        });
-        names.get(key).copied()
+            self.names.insert(schema, names);
+        }
+        self.names[&(schema as *const Json)].get(key).copied()
     }
+
+    /// `schema` and what it applies to the same value, found once per schema.
+    fn applied(&mut self, schema: &'s Json) -> Vec<&'s Json> {
+        let root = self.root;
+        self.applied.entry(schema).or_insert_with(|| applied_to_the_value(root, schema)).clone()
+    }
+
+    /// The schema that judges member `key` of a value `schema` judges: the first `properties`
+    /// entry for it among the schemas applied to the value, else their `additionalProperties`
+    /// (`dict[str, Model]`). A name only `required` lists takes its schema from a branch that
+    /// declares it.
+    fn member_schema(&mut self, schema: &'s Json, key: &str) -> Option<&'s Json> {
+        let applied = self.applied(schema);
+        let declared = applied.iter().find_map(|s| s.get("properties").and_then(|p| p.get(key)));
+        declared.or_else(|| applied.iter().find_map(|s| s.get("additionalProperties")))
+    }
+
+    /// The schema that judges item `index` of an array `schema` judges.
+    fn item_schema(&mut self, schema: &'s Json, index: usize) -> Option<&'s Json> {
+        let applied = self.applied(schema);
+        let positional = applied.iter().find_map(|s| s.get("prefixItems").and_then(|p| p.get(index)));
+        positional.or_else(|| applied.iter().find_map(|s| s.get("items")))
+    }
+}
+
+/// `schema` and every schema it applies to the same value, depth first in the order it applies
+/// them: a local `$ref`'s target, then its `allOf`, `anyOf` and `oneOf` branches
+/// (`Optional[Model]` is `anyOf: [{$ref}, {type: null}]`). Each schema comes once, so `$ref`s that
+/// point at each other end instead of looping, and a branch shared twice is read once.
+fn applied_to_the_value<'s>(root: &'s Json, schema: &'s Json) -> Vec<&'s Json> {
+    let mut seen: Vec<&'s Json> = Vec::new();
+    let mut visited = std::collections::HashSet::new();
+    let mut pending = vec![schema];
+    while let Some(next) = pending.pop() {
+        if seen.len() >= APPLIED_LIMIT || !visited.insert(next as *const Json) {
+            continue;
+        }
+        seen.push(next);
+        let referenced = next.get("$ref").and_then(Json::as_str).and_then(|reference| reference.strip_prefix('#')).and_then(|pointer| root.pointer(pointer));
+        let branches = ["allOf", "anyOf", "oneOf"].into_iter().filter_map(|keyword| next.get(keyword).and_then(Json::as_array)).flatten();
+        let children: Vec<&'s Json> = referenced.into_iter().chain(branches).collect();
+        // Reversed onto the stack, so they are read in the order the schema applies them.
+        pending.extend(children.into_iter().rev());
+    }
+    seen
 }
 
 /// A JSON pointer into `instance` as location segments; array positions become indices.
@@ -571,6 +596,36 @@ mod tests {
                 ("dict_type", json!(["body", "y"])),
             ]
         );
+    }
+
+    // Found on review: each schema's names were numbered from 0, so a field a branch declares
+    // tied with the first field declared beside it (`id, created, name`), and a name only
+    // `required` lists lost the schema a branch gives it, so its own fields came as sent.
+    #[test]
+    fn the_names_of_every_applied_schema_share_one_order() {
+        // Own properties, then names only own `required` lists, then each branch's, in order.
+        let schema = json!({
+            "type": "object",
+            "properties": {"id": {"type": "integer"}, "name": {"type": "string"}},
+            "required": ["meta"],
+            "allOf": [{"$ref": "#/$defs/Stamped"}, {"properties": {"meta": {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}}}}],
+            "$defs": {"Stamped": {"properties": {"created": {"type": "string"}, "updated": {"type": "string"}}}}
+        });
+        assert_eq!(
+            kinds(schema.clone(), json!({"updated": 2, "created": 1, "name": 3, "id": "x", "meta": {"b": "s", "a": "t"}})),
+            vec![
+                ("int_type", json!(["body", "id"])),
+                ("string_type", json!(["body", "name"])),
+                ("int_type", json!(["body", "meta", "a"])),
+                ("int_type", json!(["body", "meta", "b"])),
+                ("string_type", json!(["body", "created"])),
+                ("string_type", json!(["body", "updated"])),
+            ]
+        );
+        // A schema applied twice, or through a `$ref` to its parent, is read once: the root, its
+        // three branches and `S`.
+        let shared = json!({"allOf": [{"$ref": "#"}, {"$ref": "#/$defs/S"}, {"$ref": "#/$defs/S"}], "$defs": {"S": {"properties": {"s": {"type": "string"}}}}});
+        assert_eq!(applied_to_the_value(&shared, &shared).len(), 5);
     }
 
     #[test]
