@@ -406,7 +406,7 @@ async fn unrouted(
     let (parts, body) = request.into_parts();
     let status = rejection.problem.status_code();
     let fallback = fallback.filter(|f| f.takes_rejection(status, parts.uri.path()));
-    let raw_body = match crate::body::read_unwanted(body, &parts.headers, body_limit, fallback.is_some()).await {
+    let raw_body = match crate::body::read_unwanted(body, body_limit, fallback.is_some()).await {
         Ok(kept) => kept.unwrap_or_default(),
         Err(problem) => return problem.into_http(),
     };
@@ -423,8 +423,7 @@ async fn unrouted(
 
 /// 307 to `location` (`redirect_slashes`), after reading a body sent anyway, as a 404 would.
 async fn redirected(request: axum::extract::Request, location: String, body_limit: usize) -> axum::response::Response {
-    let (parts, body) = request.into_parts();
-    if let Err(problem) = crate::body::read_unwanted(body, &parts.headers, body_limit, false).await {
+    if let Err(problem) = crate::body::read_unwanted(request.into_body(), body_limit, false).await {
         return problem.into_http();
     }
     match HeaderValue::try_from(location) {
