@@ -223,6 +223,26 @@ impl App {
         // `/files/{rest:path}` takes `/files/` too, with `rest` empty, as Starlette's `path`
         // and Fastify's `*` do; the router's catch-all needs a character, so that path is routed
         // to the same methods, unless a route of its own takes it.
+        //
+        // A route of its own there keeps its methods, and the wildcard's others are routed
+        // beside them, as Starlette and Fastify route them (found on review: `POST /files/`
+        // beside `GET /files/{rest:path}` made `GET /files/` a 405). Only where the two spell
+        // the path alike: under other names (`/u/{user}/` beside `/u/{id}/{rest:path}`) the
+        // wildcard's handler would miss its own parameters, and the route of its own takes the
+        // path whole.
+        let lent: Vec<(usize, Method, Arc<CompiledRoute>)> = groups
+            .iter()
+            .filter_map(|wildcard| {
+                let path = empty_rest(&wildcard.axum_path)?;
+                let own = groups.iter().position(|group| group.axum_path == path)?;
+                let taken = &groups[own].routes;
+                Some(wildcard.routes.iter().filter(|(method, _)| !taken.iter().any(|(m, _)| m == method)).map(move |(method, route)| (own, method.clone(), route.clone())))
+            })
+            .flatten()
+            .collect();
+        for (own, method, route) in lent {
+            groups[own].routes.push((method, route));
+        }
         let empty_rests: Vec<(usize, String)> = groups
             .iter()
             .enumerate()
@@ -633,6 +653,28 @@ mod tests {
         assert_eq!(empty_rest("/files/{*rest}").as_deref(), Some("/files/"));
         assert_eq!(route_shape("/u/{id}/x/{*rest}"), "/u/{}/x/{*}");
         assert_eq!(empty_rest("/files/{rest}"), None);
+    }
+
+    // Found on review: `POST /files/` beside `GET /files/{rest:path}` made `GET /files/` a
+    // 405, where Starlette and Fastify hand it to the wildcard.
+    #[tokio::test]
+    async fn a_route_at_the_empty_rest_leaves_the_wildcards_other_methods_to_it() {
+        let router = App::new()
+            .route(RouteSpec::get("/files/{rest:path}"), |req: RequestData| async move { format!("rest={}", req.path_param("rest").and_then(|v| v.as_str()).unwrap_or("?")) })
+            .route(RouteSpec::post("/files/"), |_: RequestData| async { "posted" })
+            .into_router()
+            .unwrap();
+        for (method, status, body) in [("GET", StatusCode::OK, "rest="), ("POST", StatusCode::OK, "posted"), ("HEAD", StatusCode::OK, "")] {
+            let request = http::Request::builder().method(method).uri("/files/").body(axum::body::Body::empty()).unwrap();
+            let response = router.clone().oneshot(request).await.unwrap();
+            assert_eq!(response.status(), status, "{method}");
+            let text = http_body_util::BodyExt::collect(response.into_body()).await.unwrap().to_bytes();
+            assert_eq!(&text[..], body.as_bytes(), "{method}");
+        }
+        let request = http::Request::builder().method("DELETE").uri("/files/").body(axum::body::Body::empty()).unwrap();
+        let response = router.clone().oneshot(request).await.unwrap();
+        assert_eq!(response.status(), StatusCode::METHOD_NOT_ALLOWED);
+        assert_eq!(response.headers()[header::ALLOW], "POST, GET, HEAD");
     }
 
     // Found on review: with `/u/{user}/` declared, the empty rest of `/u/{id}/{rest:path}` was
