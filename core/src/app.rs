@@ -230,18 +230,26 @@ impl App {
         // the path alike: under other names (`/u/{user}/` beside `/u/{id}/{rest:path}`) the
         // wildcard's handler would miss its own parameters, and the route of its own takes the
         // path whole.
-        let lent: Vec<(usize, Method, Arc<CompiledRoute>)> = groups
-            .iter()
-            .filter_map(|wildcard| {
-                let path = empty_rest(&wildcard.axum_path)?;
-                let own = groups.iter().position(|group| group.axum_path == path)?;
-                let taken = &groups[own].routes;
-                Some(wildcard.routes.iter().filter(|(method, _)| !taken.iter().any(|(m, _)| m == method)).map(move |(method, route)| (own, method.clone(), route.clone())))
-            })
-            .flatten()
-            .collect();
-        for (own, method, route) in lent {
-            groups[own].routes.push((method, route));
+        //
+        // The path's CORS and compression stay its own route's, or, where it has none, become
+        // the wildcard's: as for routes that share a path, the first declared setting is the
+        // path's. A GET there takes HEAD too, so the wildcard's HEAD is not lent beside it.
+        for wildcard in 0..groups.len() {
+            let Some(path) = empty_rest(&groups[wildcard].axum_path) else { continue };
+            let Some(own) = groups.iter().position(|group| group.axum_path == path) else { continue };
+            let mut lent = false;
+            for (method, route) in groups[wildcard].routes.clone() {
+                let taken = groups[own].routes.iter().any(|(m, _)| *m == method || (method == Method::HEAD && *m == Method::GET));
+                if !taken {
+                    groups[own].routes.push((method, route));
+                    lent = true;
+                }
+            }
+            if lent {
+                let (cors, compression) = (groups[wildcard].cors.clone(), groups[wildcard].compression.clone());
+                groups[own].cors = groups[own].cors.take().or(cors);
+                groups[own].compression = groups[own].compression.take().or(compression);
+            }
         }
         let empty_rests: Vec<(usize, String)> = groups
             .iter()
@@ -535,6 +543,9 @@ fn build_method_router(group: &PathGroup, config: &AppConfig, fallback: Option<A
             allow.push("HEAD");
         }
     }
+    // A GET's HEAD beside a HEAD of its own, or lent (see `into_router`), is named once.
+    let mut named = std::collections::HashSet::new();
+    allow.retain(|method| named.insert(*method));
     let allow = HeaderValue::from_str(&allow.join(", ")).unwrap_or(HeaderValue::from_static("GET"));
     methods = not_allowed(methods, allow, fallback, config.body_limit, config.timeout_ms);
     // A route's own compression setting replaces the app's (it may switch compression off).
@@ -675,6 +686,23 @@ mod tests {
         let response = router.clone().oneshot(request).await.unwrap();
         assert_eq!(response.status(), StatusCode::METHOD_NOT_ALLOWED);
         assert_eq!(response.headers()[header::ALLOW], "POST, GET, HEAD");
+
+        // Found on review: a GET of its own takes HEAD too, so the wildcard's HEAD is not lent
+        // beside it, and no method is named twice in `Allow`.
+        let who = |name: &'static str| move |_: RequestData| async move { crate::response::Response::text(name).with_header(http::HeaderName::from_static("x-who"), HeaderValue::from_static(name)) };
+        let router = App::new()
+            .route(RouteSpec::get("/docs/{rest:path}"), who("wildcard"))
+            .route(RouteSpec::new("HEAD", "/docs/{rest:path}"), who("wildcard"))
+            .route(RouteSpec::get("/docs/"), who("own"))
+            .into_router()
+            .unwrap();
+        for method in ["GET", "HEAD"] {
+            let request = http::Request::builder().method(method).uri("/docs/").body(axum::body::Body::empty()).unwrap();
+            let response = router.clone().oneshot(request).await.unwrap();
+            assert_eq!(response.headers()["x-who"], "own", "{method}");
+        }
+        let request = http::Request::builder().method("PUT").uri("/docs/").body(axum::body::Body::empty()).unwrap();
+        assert_eq!(router.clone().oneshot(request).await.unwrap().headers()[header::ALLOW], "GET, HEAD");
     }
 
     // Found on review: with `/u/{user}/` declared, the empty rest of `/u/{id}/{rest:path}` was
