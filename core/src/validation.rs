@@ -156,19 +156,28 @@ fn in_declaration_order(schema: &Json, prefix: usize, issues: Vec<Issue>) -> Vec
 /// Where issues stand in a schema's declared order (see [`in_declaration_order`]).
 struct DeclaredOrder<'s, 'l> {
     root: &'s Json,
-    /// Each value schema's declared names and their positions, counted when first asked: its
-    /// own, then those of every schema it applies (`$ref`, `allOf`, `anyOf`, `oneOf`), in one
-    /// numbering, so a field declared in a `$ref`'d base never takes the place of one declared
-    /// beside it.
-    names: HashMap<*const Json, HashMap<&'s str, usize>>,
+    /// Each set of schemas that judge one value, numbered when first met: a body's schema, or
+    /// every declaration of a member among the schemas its parent applies (`owner` declared
+    /// beside an `allOf` branch that declares it again, with fields).
+    judges: HashMap<Vec<*const Json>, usize>,
+    /// What each set applies to its value, and the names declared there.
+    values: Vec<ValueSchema<'s>>,
     /// Each place issues have reached, as (its parent's place, the step to it): a number that
     /// stands for the path, so a step costs one lookup however deep it is.
     places: HashMap<(usize, &'l LocSegment), usize>,
     /// A member no schema declares stands where it first came among the issues: jsonschema
     /// reports a value's members in the order they were sent.
     first_seen: HashMap<usize, usize>,
-    /// What each value schema applies, found once ([`applied_to_the_value`]).
-    applied: HashMap<*const Json, Vec<&'s Json>>,
+}
+
+/// The schemas that judge one value, with everything they apply to it ([`applied_to_the_value`])
+/// and the names declared there, in one numbering: each schema's own `properties`, then names
+/// only its `required` lists, then those of what it applies, depth first, in the order it
+/// applies them. So a field declared in a `$ref`'d base never takes the place of one declared
+/// beside it.
+struct ValueSchema<'s> {
+    applied: Vec<&'s Json>,
+    names: HashMap<&'s str, usize>,
 }
 
 /// Past this many schemas applied to one value, the rest are not searched: no real schema comes
@@ -177,13 +186,13 @@ const APPLIED_LIMIT: usize = 256;
 
 impl<'s, 'l> DeclaredOrder<'s, 'l> {
     fn new(root: &'s Json) -> Self {
-        DeclaredOrder { root, names: HashMap::new(), places: HashMap::new(), first_seen: HashMap::new(), applied: HashMap::new() }
+        DeclaredOrder { root, judges: HashMap::new(), values: Vec::new(), places: HashMap::new(), first_seen: HashMap::new() }
     }
 
     /// For each step of `loc`: a declared member's position or an item's index (`false`), or
     /// for an undeclared member (`true`) the index of the first issue that reached it.
     fn place(&mut self, loc: &'l [LocSegment], index: usize) -> Vec<(bool, usize)> {
-        let mut schema = Some(self.root);
+        let mut value = Some(self.value(vec![self.root]));
         let mut parent = 0;
         let mut place = Vec::with_capacity(loc.len());
         for segment in loc {
@@ -191,15 +200,15 @@ impl<'s, 'l> DeclaredOrder<'s, 'l> {
             let here = *self.places.entry((parent, segment)).or_insert(next);
             match segment {
                 LocSegment::Key(key) => {
-                    match schema.and_then(|schema| self.position(schema, key)) {
+                    match value.and_then(|value| self.values[value].names.get(key.as_str()).copied()) {
                         Some(position) => place.push((false, position)),
                         None => place.push((true, *self.first_seen.entry(here).or_insert(index))),
                     }
-                    schema = schema.and_then(|schema| self.member_schema(schema, key));
+                    value = value.and_then(|value| self.member(value, key));
                 }
                 LocSegment::Index(item) => {
                     place.push((false, *item));
-                    schema = schema.and_then(|schema| self.item_schema(schema, *item));
+                    value = value.and_then(|value| self.item(value, *item));
                 }
             }
             parent = here;
@@ -207,55 +216,56 @@ impl<'s, 'l> DeclaredOrder<'s, 'l> {
         place
     }
 
-    /// Where `key` stands among the names `schema` declares for its value (see `names`).
-    fn position(&mut self, schema: &'s Json, key: &str) -> Option<usize> {
-        if !self.names.contains_key(&(schema as *const Json)) {
-            let mut names = HashMap::new();
-            for applied in self.applied(schema) {
-                let properties = applied.get("properties").and_then(Json::as_object).into_iter().flat_map(|p| p.keys().map(String::as_str));
-                let required = applied.get("required").and_then(Json::as_array).into_iter().flatten().filter_map(Json::as_str);
-                for name in properties.chain(required) {
-                    let next = names.len();
-                    names.entry(name).or_insert(next);
-                }
-            }
-            self.names.insert(schema, names);
+    /// The number of the value `judges` judge, its names counted the first time.
+    fn value(&mut self, judges: Vec<&'s Json>) -> usize {
+        let key: Vec<*const Json> = judges.iter().map(|schema| *schema as *const Json).collect();
+        if let Some(&known) = self.judges.get(&key) {
+            return known;
         }
-        self.names[&(schema as *const Json)].get(key).copied()
+        let applied = applied_to_the_value(self.root, &judges);
+        let mut names = HashMap::new();
+        for schema in &applied {
+            let properties = schema.get("properties").and_then(Json::as_object).into_iter().flat_map(|p| p.keys().map(String::as_str));
+            let required = schema.get("required").and_then(Json::as_array).into_iter().flatten().filter_map(Json::as_str);
+            for name in properties.chain(required) {
+                let next = names.len();
+                names.entry(name).or_insert(next);
+            }
+        }
+        self.values.push(ValueSchema { applied, names });
+        self.judges.insert(key, self.values.len() - 1);
+        self.values.len() - 1
     }
 
-    /// `schema` and what it applies to the same value, found once per schema.
-    fn applied(&mut self, schema: &'s Json) -> Vec<&'s Json> {
-        let root = self.root;
-        self.applied.entry(schema).or_insert_with(|| applied_to_the_value(root, schema)).clone()
-    }
-
-    /// The schema that judges member `key` of a value `schema` judges: the first `properties`
-    /// entry for it among the schemas applied to the value, else their `additionalProperties`
+    /// The value member `key` of `value` is: judged by every `properties` entry for it among
+    /// the schemas applied to `value`, else by their `additionalProperties`
     /// (`dict[str, Model]`). A name only `required` lists takes its schema from a branch that
     /// declares it.
-    fn member_schema(&mut self, schema: &'s Json, key: &str) -> Option<&'s Json> {
-        let applied = self.applied(schema);
-        let declared = applied.iter().find_map(|s| s.get("properties").and_then(|p| p.get(key)));
-        declared.or_else(|| applied.iter().find_map(|s| s.get("additionalProperties")))
+    fn member(&mut self, value: usize, key: &str) -> Option<usize> {
+        let applied = &self.values[value].applied;
+        let mut judges: Vec<&'s Json> = applied.iter().filter_map(|schema| schema.get("properties").and_then(|p| p.get(key))).collect();
+        if judges.is_empty() {
+            judges = applied.iter().filter_map(|schema| schema.get("additionalProperties")).collect();
+        }
+        (!judges.is_empty()).then(|| self.value(judges))
     }
 
-    /// The schema that judges item `index` of an array `schema` judges.
-    fn item_schema(&mut self, schema: &'s Json, index: usize) -> Option<&'s Json> {
-        let applied = self.applied(schema);
-        let positional = applied.iter().find_map(|s| s.get("prefixItems").and_then(|p| p.get(index)));
-        positional.or_else(|| applied.iter().find_map(|s| s.get("items")))
+    /// The value item `index` of array `value` is.
+    fn item(&mut self, value: usize, index: usize) -> Option<usize> {
+        let applied = &self.values[value].applied;
+        let judges: Vec<&'s Json> = applied.iter().filter_map(|schema| schema.get("prefixItems").and_then(|p| p.get(index)).or_else(|| schema.get("items"))).collect();
+        (!judges.is_empty()).then(|| self.value(judges))
     }
 }
 
-/// `schema` and every schema it applies to the same value, depth first in the order it applies
+/// `schemas` and every schema they apply to the same value, depth first in the order they apply
 /// them: a local `$ref`'s target, then its `allOf`, `anyOf` and `oneOf` branches
 /// (`Optional[Model]` is `anyOf: [{$ref}, {type: null}]`). Each schema comes once, so `$ref`s that
 /// point at each other end instead of looping, and a branch shared twice is read once.
-fn applied_to_the_value<'s>(root: &'s Json, schema: &'s Json) -> Vec<&'s Json> {
+fn applied_to_the_value<'s>(root: &'s Json, schemas: &[&'s Json]) -> Vec<&'s Json> {
     let mut seen: Vec<&'s Json> = Vec::new();
     let mut visited = std::collections::HashSet::new();
-    let mut pending = vec![schema];
+    let mut pending: Vec<&'s Json> = schemas.iter().rev().copied().collect();
     while let Some(next) = pending.pop() {
         if seen.len() >= APPLIED_LIMIT || !visited.insert(next as *const Json) {
             continue;
@@ -626,7 +636,30 @@ mod tests {
         // A schema applied twice, or through a `$ref` to its parent, is read once: the root, its
         // three branches and `S`.
         let shared = json!({"allOf": [{"$ref": "#"}, {"$ref": "#/$defs/S"}, {"$ref": "#/$defs/S"}], "$defs": {"S": {"properties": {"s": {"type": "string"}}}}});
-        assert_eq!(applied_to_the_value(&shared, &shared).len(), 5);
+        assert_eq!(applied_to_the_value(&shared, &[&shared]).len(), 5);
+    }
+
+    // Found on review: a member declared by the value's own schema and again by a branch, with
+    // its fields there, was judged by the first declaration alone, so its fields came in the
+    // order jsonschema found them.
+    #[test]
+    fn a_member_declared_twice_is_ordered_by_both_declarations() {
+        let schema = json!({
+            "type": "object",
+            "properties": {"owner": {"type": "object", "required": ["id"]}},
+            "allOf": [{"properties": {"owner": {"properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}}}}]
+        });
+        assert_eq!(
+            kinds(schema, json!({"owner": {"b": "x", "a": "y"}})),
+            vec![
+                ("missing", json!(["body", "owner", "id"])),
+                ("int_type", json!(["body", "owner", "a"])),
+                ("int_type", json!(["body", "owner", "b"])),
+            ]
+        );
+        // Items judged by two declarations are ordered by both too.
+        let items = json!({"type": "array", "items": {"required": ["z"]}, "allOf": [{"items": {"properties": {"y": {"type": "string"}}}}]});
+        assert_eq!(kinds(items, json!([{"y": 1}])), vec![("missing", json!(["body", 0, "z"])), ("string_type", json!(["body", 0, "y"]))]);
     }
 
     #[test]
