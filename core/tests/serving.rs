@@ -4,12 +4,17 @@
 use ferrule_core::{App, AppConfig, RequestData, RouteSpec};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::time::Duration;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+/// How many `/slow` requests have reached their handler (one test asks for it).
+static SLOW_STARTED: AtomicUsize = AtomicUsize::new(0);
 
 fn app() -> App {
     App::with_config(AppConfig { shutdown_timeout_ms: 5_000, ..Default::default() })
         .route(RouteSpec::get("/hello"), |_: RequestData| async { "hello" })
         .route(RouteSpec::get("/slow"), |_: RequestData| async {
+            SLOW_STARTED.fetch_add(1, Ordering::SeqCst);
             tokio::time::sleep(Duration::from_millis(400)).await;
             "slept"
         })
@@ -97,7 +102,12 @@ fn shutdown_drains_in_flight_requests_and_refuses_new_ones() {
         writer.write_all(b"GET /slow HTTP/1.1\r\nHost: test\r\n\r\n").unwrap();
         read_response(&mut BufReader::new(stream))
     });
-    std::thread::sleep(Duration::from_millis(100));
+    // The drain starts once the request is in its handler, not after a guess at how long that
+    // takes: on a loaded machine it may not have been read yet.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while SLOW_STARTED.load(Ordering::SeqCst) == 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
     rt.block_on(server.shutdown()).expect("drained within the deadline");
     assert_eq!(in_flight.join().unwrap(), ("HTTP/1.1 200 OK".to_owned(), "slept".to_owned()));
     assert!(TcpStream::connect(addr).is_err(), "no new connections after shutdown");

@@ -207,7 +207,14 @@ fn an_in_process_answer_rings_the_doorbell_of_a_caller_that_watches_one() {
 /// A consumer thread playing the interpreter: every call starts stream 7, whose producer gives
 /// `chunks` one per pull, then ends (or, if `chunks` is `None`, gives 64 KiB chunks forever).
 /// Returns what it saw: "pull" per pull, "release" for a release; `pulls` counts as it goes.
-fn stream_consumer(serving: Arc<Serving<&'static str>>, chunks: Option<usize>, pulls: Arc<std::sync::atomic::AtomicUsize>) -> std::thread::JoinHandle<Vec<&'static str>> {
+/// What a stream consumer has seen so far, for a test to wait on.
+#[derive(Default)]
+struct JobCounts {
+    pulls: std::sync::atomic::AtomicUsize,
+    releases: std::sync::atomic::AtomicUsize,
+}
+
+fn stream_consumer(serving: Arc<Serving<&'static str>>, chunks: Option<usize>, counts: Arc<JobCounts>) -> std::thread::JoinHandle<Vec<&'static str>> {
     std::thread::spawn(move || {
         let (mut jobs, never, mut seen, mut given) = (Vec::new(), AtomicBool::new(false), Vec::new(), 0);
         while serving.mailbox().wait_for(&mut jobs, 8, &never) == Waited::Jobs {
@@ -217,7 +224,7 @@ fn stream_consumer(serving: Arc<Serving<&'static str>>, chunks: Option<usize>, p
                     Job::Pull(pull) => {
                         assert_eq!(pull.stream, 7);
                         seen.push("pull");
-                        pulls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        counts.pulls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                         let end = chunks.is_some_and(|n| given == n);
                         let chunk = match chunks {
                             _ if end => Vec::new(),
@@ -230,6 +237,7 @@ fn stream_consumer(serving: Arc<Serving<&'static str>>, chunks: Option<usize>, p
                     Job::Release(id) => {
                         assert_eq!(id, 7);
                         seen.push("release");
+                        counts.releases.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                     }
                     Job::Open(_) | Job::Socket(_) | Job::Reject(_) => unreachable!("no WebSocket routes or hooks here"),
                 }
@@ -258,8 +266,9 @@ fn a_slow_client_holds_the_producer_back_and_one_that_leaves_releases_it() {
     let host = host();
     host.declare(RouteSpec::get("/stream"), 200, "stream").unwrap();
     let serving = host.serve(Listen::Address { host: "127.0.0.1", port: 0 }, Some(1), Wake::Blocking, "the test thread").unwrap();
-    let pulls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let consumer = stream_consumer(serving.clone(), None, pulls.clone());
+    let counts = Arc::new(JobCounts::default());
+    let consumer = stream_consumer(serving.clone(), None, counts.clone());
+    let pulls = |counts: &JobCounts| counts.pulls.load(std::sync::atomic::Ordering::SeqCst);
     let mut client = std::net::TcpStream::connect(("127.0.0.1", serving.port())).unwrap();
     write!(client, "GET /stream HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
     let mut first = [0u8; 256];
@@ -268,18 +277,21 @@ fn a_slow_client_holds_the_producer_back_and_one_that_leaves_releases_it() {
     let mut last = usize::MAX;
     for _ in 0..50 {
         std::thread::sleep(std::time::Duration::from_millis(100));
-        let now = pulls.load(std::sync::atomic::Ordering::SeqCst);
+        let now = pulls(&counts);
         if now == last {
             break;
         }
         last = now;
     }
-    assert_eq!(pulls.load(std::sync::atomic::Ordering::SeqCst), last, "no pull while the client reads nothing");
+    assert_eq!(pulls(&counts), last, "no pull while the client reads nothing");
     assert!(last * 64 * 1024 < 64 * 1024 * 1024, "{last} chunks pulled for a client that read 256 bytes");
     // Gone: the runtime notices at its next write and drops the response, which releases
     // the producer (before the stop closes the mailbox).
     drop(client);
-    std::thread::sleep(std::time::Duration::from_millis(200));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while counts.releases.load(std::sync::atomic::Ordering::SeqCst) == 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
     serving.stop();
     let seen = consumer.join().unwrap();
     assert_eq!(seen.last(), Some(&"release"), "{seen:?}");
