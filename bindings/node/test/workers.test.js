@@ -3,7 +3,9 @@
 // before a clean exit, and close() ends even when the drain deadline cuts requests off.
 const { test } = require('node:test');
 const assert = require('node:assert');
+const fs = require('node:fs');
 const net = require('node:net');
+const os = require('node:os');
 const path = require('node:path');
 const { spawn } = require('node:child_process');
 const { Worker } = require('node:worker_threads');
@@ -20,14 +22,17 @@ function freePort() {
   });
 }
 
+// `started`: a file each /slow request appends its worker's pid to when its handler runs.
 async function start(workers) {
   const port = await freePort();
-  const child = spawn(process.execPath, [path.join(__dirname, 'workers_app.js'), String(port), String(workers)], { stdio: ['ignore', 'inherit', 'inherit'] });
+  const started = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'ferrule-workers-')), 'started');
+  const env = { ...process.env, FERRULE_TEST_STARTED: started };
+  const child = spawn(process.execPath, [path.join(__dirname, 'workers_app.js'), String(port), String(workers)], { stdio: ['ignore', 'inherit', 'inherit'], env });
   const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
   const deadline = Date.now() + 30000;
   while (Date.now() < deadline) {
     try {
-      if ((await request(port, 'GET', '/pid')).status === 200) return { child, port, exited };
+      if ((await request(port, 'GET', '/pid')).status === 200) return { child, port, exited, started };
     } catch {
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -36,9 +41,20 @@ async function start(workers) {
   throw new Error('the server did not answer within 30 s');
 }
 
+// Resolves once a /slow request is in its handler: a signal sent before a request was read
+// would find nothing in flight, however long a guessed sleep was.
+async function untilStarted(started) {
+  const deadline = Date.now() + 10000;
+  while (Date.now() < deadline) {
+    if (fs.existsSync(started) && fs.readFileSync(started, 'utf8').trim() !== '') return;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error('the slow request never reached its handler');
+}
+
 for (const signal of ['SIGTERM', 'SIGINT']) {
   test(`two workers share the port and drain on ${signal}`, async () => {
-    const { child, port, exited } = await start(2);
+    const { child, port, exited, started } = await start(2);
     try {
       const pids = new Set();
       const deadline = Date.now() + 20000;
@@ -46,7 +62,7 @@ for (const signal of ['SIGTERM', 'SIGINT']) {
       assert.strictEqual(pids.size, 2, `only ${[...pids]} answered`);
       assert.ok(!pids.has(child.pid), 'the primary itself must not serve');
       const inFlight = request(port, 'GET', '/slow?ms=800');
-      await new Promise((r) => setTimeout(r, 300));
+      await untilStarted(started);
       child.kill(signal);
       const slow = await inFlight;
       assert.strictEqual(slow.status, 200, 'the in-flight request was cut off instead of drained');
@@ -59,10 +75,10 @@ for (const signal of ['SIGTERM', 'SIGINT']) {
 }
 
 test('a single process drains on SIGTERM', async () => {
-  const { child, port, exited } = await start(1);
+  const { child, port, exited, started } = await start(1);
   try {
     const inFlight = request(port, 'GET', '/slow?ms=600');
-    await new Promise((r) => setTimeout(r, 200));
+    await untilStarted(started);
     child.kill('SIGTERM');
     assert.strictEqual((await inFlight).json().slept, 600);
     assert.deepStrictEqual(await exited, { code: 0, signal: null });
@@ -114,8 +130,6 @@ test('close() ends when the drain deadline passes with a request still queued fo
 // and the primary fork another, every second, forever; and a worker that caught the error
 // stayed, holding the port and answering nothing (found when the fix was checked again).
 test('a worker that fails to start stops listen({ workers }) instead of being forked again', async () => {
-  const fs = require('node:fs');
-  const os = require('node:os');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ferrule-workers-'));
   const script = path.join(dir, 'fails.js');
   fs.writeFileSync(script, `const { App } = require(${JSON.stringify(require.resolve('ferrule'))});

@@ -5,7 +5,10 @@ const { App } = require('ferrule');
 
 const app = new App();
 app.get('/pid', () => ({ pid: process.pid }));
+// A test waits for this file to name a worker before it signals: then the request is in flight.
+const started = process.env.FERRULE_TEST_STARTED;
 app.get('/slow', { query: { type: 'object', properties: { ms: { type: 'integer', default: 500 } } } }, async ({ query }) => {
+  if (started) require('node:fs').appendFileSync(started, `${process.pid}\n`);
   await sleep(query.ms);
   return { pid: process.pid, slept: query.ms };
 });

@@ -14,7 +14,14 @@ def pid():
     return {"pid": os.getpid()}
 
 
+# A test waits for this file to name a worker before it signals: then the request is in flight.
+STARTED = os.environ.get("FERRULE_TEST_STARTED")
+
+
 @app.get("/slow")
 async def slow(ms: int = 500):
+    if STARTED:
+        with open(STARTED, "a") as started:
+            started.write(f"{os.getpid()}\n")
     await asyncio.sleep(ms / 1000)
     return {"pid": os.getpid(), "slept_ms": ms}

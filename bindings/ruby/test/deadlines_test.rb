@@ -25,17 +25,23 @@ class DeadlinesTest < Minitest::Test
       assert_equal [504] * 4, statuses
       # Before: every abandoned block still ran, one after another (4 × 0.6 s).
       assert_equal 1, runs.size, "handler runs for requests nobody waited for"
-      assert_operator waited, :<, 0.6
+      # One run leaves /health about 0.4 s to wait; the abandoned runs would add 0.6 s each.
+      assert_operator waited, :<, 1.5
     end
   end
 
   def test_beyond_the_queue_limit_requests_get_503_at_once
     app = Ferrule::App.new(max_queued_requests: 1)
     release = Queue.new
-    app.get("/wait") { release.pop }
+    entered = Queue.new
+    app.get("/wait") do
+      entered << true
+      release.pop
+    end
     serving(app, threads: 1) do |port|
       holder = Thread.new { request(port, "GET", "/wait").status }
-      sleep 0.2
+      # The holder's request is in its block, so the next one is beyond the queue.
+      Timeout.timeout(10) { entered.pop }
       refused = request(port, "GET", "/wait")
       release << "released"
       assert_equal 503, refused.status

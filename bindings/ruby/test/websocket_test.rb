@@ -96,7 +96,9 @@ class WebSocketTest < Minitest::Test
       ann = WsClient.new(port, "/rooms/1?name=ann")
       bob = WsClient.new(port, "/rooms/1?name=bob")
       assert ann.open? && bob.open?
-      sleep 0.2 # both are in the room
+      # A block joins its room after the handshake; the message must find both there.
+      deadline = Time.now + 10
+      sleep 0.01 until lock.synchronize { rooms[1].size } == 2 || Time.now > deadline
       ann.driver { |d| d.text("hello") }
       assert_equal "ann: hello", bob.receive
       assert_equal "ann: hello", ann.receive
@@ -186,13 +188,18 @@ class WebSocketTest < Minitest::Test
     block = text[start...text.index("\n## ", start)].match(/```ruby\n(.*?)```/m)
     assert block, "no ruby block in the README's WebSockets section"
     app = Ferrule::App.new
-    eval(block[1], binding, "README.md") # rubocop:disable Security/Eval -- the README's own example
+    example = binding
+    eval(block[1], example, "README.md") # rubocop:disable Security/Eval -- the README's own example
     serving(app) do |port|
       ann = WsClient.new(port, "/chat/lobby?name=ann")
       bob = WsClient.new(port, "/chat/lobby?name=bob")
       eve = WsClient.new(port, "/chat/other?name=eve")
       assert ann.open? && bob.open? && eve.open?
-      sleep 0.2 # all three are in their rooms
+      # A block joins its room after the handshake; the messages must find everyone there.
+      rooms = example.local_variable_get(:rooms)
+      lock = example.local_variable_get(:lock)
+      deadline = Time.now + 10
+      sleep 0.01 until lock.synchronize { rooms.values.sum(&:size) } == 3 || Time.now > deadline
       bob.driver { |d| d.text("hi all") }
       assert_equal "bob: hi all", ann.receive
       assert_equal "bob: hi all", bob.receive

@@ -5,7 +5,10 @@ require "ferrule"
 
 app = Ferrule::App.new
 app.get("/pid") { { pid: Process.pid } }
+# A test waits for this file to name a worker before it signals: then the request is in flight.
+started = ENV.fetch("FERRULE_TEST_STARTED", nil)
 app.get("/slow", query: { ms: { type: "integer", default: 500 } }) do |req|
+  File.open(started, "a") { |file| file.puts(Process.pid) } if started
   sleep(req.query[:ms] / 1000.0)
   { pid: Process.pid, slept: req.query[:ms] }
 end

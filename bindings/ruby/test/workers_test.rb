@@ -5,15 +5,18 @@
 require "minitest/autorun"
 require "set"
 require "socket"
+require "tmpdir"
 require_relative "support"
 
 class WorkersTest < Minitest::Test
   include Support
 
+  # +@started+: a file each /slow request appends its worker's pid to when its block runs.
   def start(workers)
     port = free_port
+    @started = File.join(Dir.mktmpdir("ferrule-workers-"), "started")
     # Its own process group, so a failing test can clean up the workers too.
-    pid = Process.spawn(RbConfig.ruby, File.join(__dir__, "workers_app.rb"), port.to_s, workers.to_s, pgroup: true)
+    pid = Process.spawn({ "FERRULE_TEST_STARTED" => @started }, RbConfig.ruby, File.join(__dir__, "workers_app.rb"), port.to_s, workers.to_s, pgroup: true)
     deadline = Time.now + 30
     while Time.now < deadline
       begin
@@ -28,7 +31,11 @@ class WorkersTest < Minitest::Test
 
   def check_drain(pid, port, signal)
     in_flight = Thread.new { request(port, "GET", "/slow?ms=800") }
-    sleep 0.3
+    # Signalled once the request is in its block: sent before the request was read, the signal
+    # would find nothing in flight, however long a guessed sleep was.
+    deadline = Time.now + 10
+    sleep 0.01 until (File.exist?(@started) && !File.read(@started).strip.empty?) || Time.now > deadline
+    assert File.exist?(@started), "the slow request never reached its block"
     Process.kill(signal, pid)
     assert_equal 200, in_flight.value.status, "the in-flight request was cut off instead of drained"
     _, status = Process.wait2(pid)
