@@ -196,6 +196,19 @@ fn at_the_connection_limit_idle_connections_make_room() {
     assert!(running.server.connections() <= 5, "{} connections held", running.server.connections());
 }
 
+// The coding check runs only for bodies hyper frames by chunks; over the wire, every
+// `Transfer-Encoding` it accepts is such a body, with or without a `Content-Length` beside it.
+#[test]
+fn a_transfer_coding_other_than_chunked_is_501_on_the_wire() {
+    let running = serve(config());
+    let addr = running.server.local_addr();
+    let upload = |codings: &str, length: &str| get(addr, &format!("POST /upload HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: {codings}\r\n{length}\r\n5\r\n12345\r\n0\r\n\r\n"));
+    assert_eq!(upload("gzip, chunked", ""), "HTTP/1.1 501 Not Implemented");
+    assert_eq!(upload("gzip, chunked", "Content-Length: 5\r\n"), "HTTP/1.1 501 Not Implemented");
+    assert_eq!(upload("chunked", "Content-Length: 5\r\n"), "HTTP/1.1 200 OK");
+    assert_eq!(upload("chunked", ""), "HTTP/1.1 200 OK");
+}
+
 #[test]
 fn http11_without_exactly_one_host_is_refused() {
     let running = serve(config());
