@@ -24,7 +24,8 @@ test('overruns of a blocking handler cost one run, not one each', async () => {
     assert.deepStrictEqual(statuses, [504, 504, 504, 504]);
     // Before: every abandoned call still ran, one after another (4 × 0.6 s).
     assert.strictEqual(runs, 1, `${runs} handler runs for requests nobody waited for`);
-    assert.ok(waited < 600, `/health waited ${waited} ms behind abandoned handlers`);
+    // One run leaves /health about 0.4 s to wait; the abandoned runs would add 0.6 s each.
+    assert.ok(waited < 1500, `/health waited ${waited} ms behind abandoned handlers`);
   });
 });
 
