@@ -124,11 +124,7 @@ impl CompiledRoute {
         let (mut parts, body) = request.into_parts();
         let mut issues = Vec::new();
         match self.extract(&mut parts, body, &mut issues).await {
-            Ok(mut data) if issues.is_empty() => {
-                // The session keeps the request as long as it lasts.
-                crate::middleware::own_request_id(&mut data.raw_headers);
-                socket.upgrade(accepted, on_upgrade, slot, data, self.label.clone())
-            }
+            Ok(data) if issues.is_empty() => socket.upgrade(accepted, on_upgrade, slot, data, self.label.clone()),
             Ok(_) => Problem::validation(issues).into_http(),
             Err(problem) => problem.into_http(),
         }

@@ -13,4 +13,4 @@ pub(crate) use cors::cors_layer;
 pub(crate) use header_limit::HeaderLimitLayer;
 pub(crate) use metrics::{Metrics, MetricsLayer, RouteLabel, OPENMETRICS};
 pub use metrics::InterpreterStats;
-pub(crate) use request_id::{own_request_id, request_id_in, RequestIdLayer};
+pub(crate) use request_id::{request_id_in, RequestIdLayer};

@@ -108,16 +108,6 @@ where
     }
 }
 
-/// Gives the request's ID bytes of its own, for a request kept as long as a connection (a
-/// WebSocket session's): a new ID is a slice of a text of 32 (`new_id`), which it would keep.
-pub(crate) fn own_request_id(headers: &mut http::HeaderMap) {
-    if let Some(id) = headers.get_mut(X_REQUEST_ID) {
-        if let Ok(own) = HeaderValue::from_bytes(id.as_bytes()) {
-            *id = own;
-        }
-    }
-}
-
 /// A new random ID; `None` only if the kernel refuses randomness, in which case the request
 /// goes without one.
 ///
@@ -127,8 +117,8 @@ pub(crate) fn own_request_id(headers: &mut http::HeaderMap) {
 /// freed again. A slice and its clone are counter increments. With the formatting below, a
 /// json-small request's path took about 330 fewer instructions (callgrind, 1,000 requests;
 /// `new_id` with what it calls 307 → 160). Cost: a request kept alive keeps its text's 1,152
-/// bytes, not 36; what keeps one as long as a connection takes a copy ([`own_request_id`], and
-/// the response's ID is never indexed by HTTP/2, see [`AnsweredWithId`]).
+/// bytes, not 36 (a WebSocket session copies its request's header values, and the response's
+/// ID is never indexed by HTTP/2, see [`AnsweredWithId`]).
 fn new_id() -> Option<HeaderValue> {
     TEXT.with_borrow_mut(|ids| {
         if ids.next + ID_LENGTH > ids.text.len() {
@@ -306,16 +296,6 @@ mod tests {
         let handler = tower::service_fn(|_: Request<()>| async { Ok::<_, std::convert::Infallible>(Response::new(())) });
         let response = RequestIdLayer.layer(handler).oneshot(Request::new(())).await.unwrap();
         assert!(response.headers()[X_REQUEST_ID].is_sensitive());
-    }
-
-    #[test]
-    fn an_owned_id_keeps_its_value_and_no_text() {
-        let id = new_id().expect("an id");
-        let mut headers = http::HeaderMap::new();
-        headers.insert(X_REQUEST_ID, id.clone());
-        own_request_id(&mut headers);
-        assert_eq!(headers[X_REQUEST_ID], id);
-        assert_ne!(headers[X_REQUEST_ID].as_bytes().as_ptr(), id.as_bytes().as_ptr());
     }
 
     #[tokio::test]

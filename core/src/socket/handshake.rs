@@ -78,12 +78,13 @@ impl SocketRoute {
         accepted: Accepted,
         on_upgrade: Option<hyper::upgrade::OnUpgrade>,
         slot: Option<UpgradeSlot>,
-        request: RequestData,
+        mut request: RequestData,
         label: Arc<str>,
     ) -> axum::response::Response {
         let Some(on_upgrade) = on_upgrade else {
             return upgrade_required("This connection cannot be upgraded (it was not received by a Ferrule server).");
         };
+        values_of_their_own(&mut request.raw_headers);
         let socket = Socket::new(accepted.subprotocol.clone(), self.send_limit);
         let handler = self.handler.clone();
         let config = super::session::Settings { max_message_bytes: self.max_message_bytes, idle: self.idle };
@@ -144,9 +145,48 @@ fn is_nonce(key: &[u8]) -> bool {
         && matches!(key[21], b'A' | b'Q' | b'g' | b'w')
 }
 
+/// Copies every header value into one buffer of the session's own. hyper parses a request's
+/// header values as slices of its read buffer (8 KiB at least) and a new request ID is a slice
+/// of a text of 32 (`middleware::request_id`): a session keeps its request's headers (the
+/// handler's request object) for as long as it lasts, and kept both whole. The copy is the
+/// values' length, about 300 bytes for a browser's handshake.
+fn values_of_their_own(headers: &mut HeaderMap) {
+    let mut text = bytes::BytesMut::with_capacity(headers.values().map(HeaderValue::len).sum());
+    for value in headers.values() {
+        text.extend_from_slice(value.as_bytes());
+    }
+    let mut text = text.freeze();
+    for value in headers.values_mut() {
+        let own = text.split_to(value.len());
+        // The same bytes, which passed as a header value already.
+        if let Ok(mut own) = HeaderValue::from_maybe_shared(own) {
+            own.set_sensitive(value.is_sensitive());
+            *value = own;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sessions_header_values_keep_no_read_buffer() {
+        let read_buffer = bytes::Bytes::from(b"websocket\0Upgrade\0dGhlIHNhbXBsZSBub25jZQ==\0a\0b".repeat(100));
+        let mut headers = HeaderMap::new();
+        let mut at = 0;
+        for (name, length) in [(header::UPGRADE, 9), (header::CONNECTION, 7), (header::SEC_WEBSOCKET_KEY, 24), (header::COOKIE, 1), (header::COOKIE, 1)] {
+            headers.append(name, HeaderValue::from_maybe_shared(read_buffer.slice(at..at + length)).unwrap());
+            at += length + 1;
+        }
+        let before = headers.clone();
+        values_of_their_own(&mut headers);
+        assert_eq!(headers, before);
+        let buffer = read_buffer.as_ptr_range();
+        for value in headers.values() {
+            assert!(!buffer.contains(&value.as_bytes().as_ptr()), "{value:?} is still a slice of the read buffer");
+        }
+    }
 
     #[test]
     fn a_key_is_sixteen_bytes_of_base64() {
