@@ -185,14 +185,21 @@ struct ValueSchema<'s> {
 const APPLIED_LIMIT: usize = 256;
 
 impl<'s, 'l> DeclaredOrder<'s, 'l> {
+    /// The body's own value, numbered first (in `new`), so each issue starts from it without
+    /// a lookup.
+    const ROOT_VALUE: usize = 0;
+
     fn new(root: &'s Json) -> Self {
-        DeclaredOrder { root, judges: HashMap::new(), values: Vec::new(), places: HashMap::new(), first_seen: HashMap::new() }
+        let mut order = DeclaredOrder { root, judges: HashMap::new(), values: Vec::new(), places: HashMap::new(), first_seen: HashMap::new() };
+        let root_value = order.value(vec![root]);
+        debug_assert_eq!(root_value, Self::ROOT_VALUE);
+        order
     }
 
     /// For each step of `loc`: a declared member's position or an item's index (`false`), or
     /// for an undeclared member (`true`) the index of the first issue that reached it.
     fn place(&mut self, loc: &'l [LocSegment], index: usize) -> Vec<(bool, usize)> {
-        let mut value = Some(self.value(vec![self.root]));
+        let mut value = Some(Self::ROOT_VALUE);
         let mut parent = 0;
         let mut place = Vec::with_capacity(loc.len());
         for segment in loc {

@@ -254,7 +254,7 @@ fn wire_problem<B: hyper::body::Body>(request: &http::Request<B>) -> Option<Prob
     let detail = match (hosts.next(), hosts.next()) {
         (Some(host), None) if is_host(host.as_bytes()) => {
             let framed_by_chunks = request.body().size_hint().exact().is_none();
-            return framed_by_chunks.then(|| unknown_coding(request.headers())).flatten();
+            return if framed_by_chunks { unknown_coding(request.headers()) } else { None };
         }
         (Some(_), None) => "The Host header is not a host.",
         (None, _) => "An HTTP/1.1 request must carry a Host header.",

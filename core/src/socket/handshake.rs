@@ -149,7 +149,7 @@ fn is_nonce(key: &[u8]) -> bool {
 /// header values as slices of its read buffer (8 KiB at least) and a new request ID is a slice
 /// of a text of 32 (`middleware::request_id`): a session keeps its request's headers (the
 /// handler's request object) for as long as it lasts, and kept both whole. The copy is the
-/// values' length, about 300 bytes for a browser's handshake.
+/// values' own length (a few hundred bytes for a typical handshake; not measured).
 fn values_of_their_own(headers: &mut HeaderMap) {
     let mut text = bytes::BytesMut::with_capacity(headers.values().map(HeaderValue::len).sum());
     for value in headers.values() {
