@@ -29,7 +29,7 @@ impl Harness {
             let traversal = Traversal::load(fixtures)?;
             let base = std::env::var_os("TEST_TMPDIR").map(std::path::PathBuf::from).unwrap_or_else(std::env::temp_dir);
             let public = traversal.make_tree(&base.join(format!("ferrule-fuzz-files-{}", std::process::id()))).map_err(|e| e.to_string())?;
-            let mut app = ferrule_core::App::new();
+            let mut app = without_docs_page(ferrule_core::App::new());
             app.mount_static(ferrule_core::StaticSpec::new("/files", public.to_string_lossy())).map_err(|e| e.to_string())?;
             let apps = vec![app.into_router().map_err(|e| e.to_string())?];
             return Ok(Harness { runtime, apps, secret: Some(traversal.secret) });
@@ -39,7 +39,7 @@ impl Harness {
             let file = ferrule_conformance::load(fixtures, category)?;
             // Handlers that answer with what they received; the others (`sleep`, `repeat`,
             // `fail`, `status`) fail or wait by design and would hide real findings.
-            let app = handlers::build_app(&file, |route| matches!(route.handler.as_str(), "echo" | "text"));
+            let app = without_docs_page(handlers::build_app(&file, |route| matches!(route.handler.as_str(), "echo" | "text")));
             apps.push(app.into_router().map_err(|e| format!("{category}: {e}"))?);
         }
         Ok(Harness { runtime, apps, secret: None })
@@ -61,6 +61,14 @@ impl Harness {
             assert!(!body.windows(secret.len()).any(|w| w == secret.as_bytes()), "the secret beside the served directory was sent ({})", parts.status);
         }
     }
+}
+
+/// `app` without the docs page. The fuzz build embeds no Swagger UI files (BUILD.bazel:
+/// `FERRULE_DOCS_ASSETS` is empty), so its docs page answers 503 by design, saying so; no
+/// target fuzzes that page, and a mutation that reached `/docs` was reported as a finding.
+fn without_docs_page(mut app: ferrule_core::App) -> ferrule_core::App {
+    app.config_mut().docs_url = None;
+    app
 }
 
 /// What any answer of the fixture apps must be: never a server error (their handlers cannot
@@ -145,6 +153,17 @@ mod tests {
     #[should_panic(expected = "is not a problem")]
     fn a_plain_text_refusal_is_a_finding() {
         check(&parts(404, "text/plain"), b"not found", false);
+    }
+
+    // Found by //bench:fuzz_test's `static` target once the core's code changed its path:
+    // `GET /docs` reached the docs page of a build with no Swagger UI files, a 503.
+    #[test]
+    fn the_docs_page_of_a_build_without_it_is_no_finding() {
+        let fixtures = ferrule_conformance::fixtures_dir();
+        let found = b"\0GET /docs#\0\0\0\xbd\xef\xbf\xbd\xef\xbb\xbd\xef\xbf\xbd/s.txtvt.\n\n";
+        for target in crate::TARGETS {
+            Harness::new(&fixtures, target).unwrap().run(found);
+        }
     }
 
     #[test]
