@@ -5,7 +5,7 @@
 //! | route | what the handler does | what the probe expects |
 //! |---|---|---|
 //! | `GET /fault/raise` | raises / throws with a message naming a secret | 500 problem, the message not in it |
-//! | `GET /fault/block` | holds its thread 3 s (blocking sleep, a busy loop in Node), deadline 1 s | 504 after 1 s; `/health` answered within one run (3.5 s) |
+//! | `GET /fault/block` | holds its thread 3 s (blocking sleep, a busy loop in Node), deadline 1 s | 504 after 1 s (within 2 s); `/health` answered within one run (4.5 s, where two take 6) |
 //! | `GET /fault/sleep` | waits 3 s without holding the thread where the language can (asyncio, a timer), deadline 1 s | 504 after 1 s |
 //! | `/files/…` | the directory `FERRULE_PROBE_STATIC` names, served as static files (only when set) | the `traversal` probe: nothing outside it is ever sent |
 

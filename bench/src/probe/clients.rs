@@ -1,6 +1,8 @@
 //! The probes' clients: raw sockets on 127.0.0.1, so each byte sent is the probe's choice.
 //! Every probe is bounded in connections and time and returns (passed, what it saw).
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -107,6 +109,30 @@ async fn health_latencies(port: u16, count: usize, pace: Option<Duration>) -> Ve
     out
 }
 
+/// `/health` every [`HEALTH_PACE`] from a thread and runtime of its own: `count` samples, or
+/// until `stop` is set. The probe runtime's one worker also runs the slow clients and drives
+/// every socket and timer of the probe, so a sample taken there waits for the clients' wake-ups
+/// (700 closes within two seconds when their deadlines fire) on top of the server's answer, and
+/// only under load: the quiet baseline never paid for them. Both are sampled here alike.
+fn sample_apart(port: u16, count: Option<usize>, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<Vec<Option<Duration>>> {
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("the /health sampler's runtime");
+        runtime.block_on(async {
+            let mut out = Vec::new();
+            while !stop.load(Ordering::Relaxed) && count.is_none_or(|n| out.len() < n) {
+                out.push(health(port).await);
+                tokio::time::sleep(HEALTH_PACE).await;
+            }
+            out
+        })
+    })
+}
+
+/// A sampler's samples, waited for off the probe's one worker (none if it panicked).
+async fn joined(sampler: std::thread::JoinHandle<Vec<Option<Duration>>>) -> Vec<Option<Duration>> {
+    tokio::task::spawn_blocking(move || sampler.join().unwrap_or_default()).await.unwrap_or_default()
+}
+
 fn worst(latencies: &[Option<Duration>]) -> Option<Duration> {
     latencies.iter().try_fold(Duration::ZERO, |worst, l| l.map(|l| worst.max(l)))
 }
@@ -123,6 +149,11 @@ fn quantile(latencies: &[Option<Duration>], q: f64) -> Option<Duration> {
 /// longer is a frozen event loop, not a busy one.
 const HEALTH_WORST: Duration = Duration::from_millis(100);
 
+/// The most the quiet baseline's own stalls can raise [`HEALTH_WORST`] to in `slow-clients`:
+/// half the 2 s between a slow client's bytes, so a server that serves `/health` only between
+/// them (or after their 30 s deadlines) still fails.
+const HEALTH_WORST_CAP: Duration = Duration::from_secs(1);
+
 /// Whether `/health` stayed responsive while the slow clients trickled (the verdict and what was
 /// seen). Judged on the p95, not the p99, because this machine stalls on its own: with ~315
 /// samples the p99 is the 4th-slowest, so 4 samples of a few ms fail a p99 bound. They did:
@@ -132,21 +163,29 @@ const HEALTH_WORST: Duration = Duration::from_millis(100);
 /// a server the flood freezes, even briefly, exceeds [`HEALTH_WORST`] in some sample.
 /// Measured 2026-11-28, all four languages, two runs, during the flood: p95 0.7–2.6 ms, worst
 /// 4.5–28 ms.
+///
+/// Both bounds also follow the machine as the same run measured it, quiet: a p95 no slower than
+/// the quiet baseline's slowest sample, and a worst sample up to 4x that slowest one (at most
+/// [`HEALTH_WORST_CAP`]), are the machine's stalls, not the clients'.
 fn health_held(unloaded: &[Option<Duration>], during: &[Option<Duration>]) -> (bool, String) {
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-    let (Some(baseline), Some(p95), Some(worst)) = (quantile(unloaded, 0.95), quantile(during, 0.95), quantile(during, 1.0)) else {
+    let (Some(baseline), Some(quiet_worst), Some(p95), Some(worst)) =
+        (quantile(unloaded, 0.95), quantile(unloaded, 1.0), quantile(during, 0.95), quantile(during, 1.0))
+    else {
         return (false, "/health did not answer".into());
     };
     // 5 ms over: the 700 deadlines fire within two seconds on a shared core.
-    let allowed = (baseline * 2).max(baseline + Duration::from_millis(5));
-    let held = p95 <= allowed && worst <= HEALTH_WORST;
+    let allowed = (baseline * 2).max(baseline + Duration::from_millis(5)).max(quiet_worst);
+    let worst_allowed = HEALTH_WORST.max((quiet_worst * 4).min(HEALTH_WORST_CAP));
+    let held = p95 <= allowed && worst <= worst_allowed;
     let seen = format!(
-        "/health p95 {:.1} ms unloaded, {:.1} ms during (limit {:.1}), worst {:.1} ms (limit {}) of {} samples",
+        "/health p95 {:.1} ms unloaded (worst {:.1}), {:.1} ms during (limit {:.1}), worst {:.1} ms (limit {:.0}) of {} samples",
         ms(baseline),
+        ms(quiet_worst),
         ms(p95),
         ms(allowed),
         ms(worst),
-        HEALTH_WORST.as_millis(),
+        ms(worst_allowed),
         during.len()
     );
     (held, seen)
@@ -288,12 +327,15 @@ async fn trickle(port: u16, head: &'static [u8], delay: Duration, interval: Dura
 pub async fn slow_clients(port: u16) -> Verdict {
     const HEADS: usize = 500;
     const BODIES: usize = 200;
-    // The defaults: 30 s for a head, 30 s grace then 240 B/s for a body; one second of slack.
-    let limit = Duration::from_secs(31);
+    // The defaults: 30 s for a head, 30 s grace then 240 B/s for a body. Five seconds of slack
+    // (a quiet run's slowest is 30.1 s): the client's clock also counts the server's accept, on
+    // its one core, and the probe's one worker seeing 700 closes; a server that never closes them
+    // is still seen at `give_up`, 10 s later.
+    let limit = Duration::from_secs(35);
     let give_up = Duration::from_secs(45);
     // The quiet baseline, 10 s of it. Before the clients only: a sample after them would let a
     // server the clients left slower raise its own bar.
-    let unloaded = health_latencies(port, 100, Some(HEALTH_PACE)).await;
+    let unloaded = joined(sample_apart(port, Some(100), Arc::default())).await;
     let interval = Duration::from_secs(2);
     let mut clients = tokio::task::JoinSet::new();
     // They arrive over two seconds, as a flood does, not in one instant.
@@ -310,25 +352,17 @@ pub async fn slow_clients(port: u16) -> Verdict {
             give_up,
         ));
     }
-    // /health while they trickle: at the baseline's pace until they are all closed.
-    let mut during = Vec::new();
+    // /health while they trickle: at the baseline's pace, as it was sampled, until they are
+    // all closed.
+    let stop = Arc::new(AtomicBool::new(false));
+    let sampler = sample_apart(port, None, stop.clone());
     let mut results = Vec::new();
-    let started = Instant::now();
-    while !clients.is_empty() && started.elapsed() < give_up {
-        during.push(health(port).await);
-        let pause = tokio::time::sleep(HEALTH_PACE);
-        tokio::pin!(pause);
-        loop {
-            tokio::select! {
-                _ = &mut pause => break,
-                done = clients.join_next() => match done {
-                    Some(Ok(result)) => results.push(result),
-                    Some(Err(_)) => results.push(None),
-                    None => break,
-                },
-            }
-        }
+    let until = tokio::time::Instant::now() + give_up;
+    while let Ok(Some(done)) = tokio::time::timeout_at(until, clients.join_next()).await {
+        results.push(done.unwrap_or(None));
     }
+    stop.store(true, Ordering::Relaxed);
+    let during = joined(sampler).await;
     clients.abort_all();
     let connected: Vec<(Duration, bool)> = results.iter().flatten().copied().collect();
     let slowest = connected.iter().map(|(d, _)| *d).max().unwrap_or_default();
@@ -385,6 +419,15 @@ mod tests {
         let unloaded = samples(&[(8.0, 100)]);
         assert!(health_held(&unloaded, &samples(&[(15.0, 100)])).0);
         assert!(!health_held(&unloaded, &samples(&[(17.0, 100)])).0);
+    }
+
+    #[test]
+    fn a_quiet_machine_that_stalls_raises_the_bounds_but_a_frozen_server_still_fails() {
+        // The quiet baseline itself saw one 9 ms and one 40 ms stall.
+        let unloaded = samples(&[(0.8, 98), (9.0, 1), (40.0, 1)]);
+        assert!(health_held(&unloaded, &samples(&[(0.9, 300), (30.0, 14), (150.0, 1)])).0);
+        assert!(!health_held(&unloaded, &samples(&[(0.9, 280), (60.0, 35)])).0, "a p95 past the quiet worst");
+        assert!(!health_held(&unloaded, &samples(&[(0.9, 314), (2000.0, 1)])).0, "a frozen sample");
     }
 
     #[test]
