@@ -363,6 +363,7 @@ fn a_binding_style_consumer_on_another_thread_gets_every_message() {
 async fn the_readme_chat_room_relays_to_every_member() {
     use std::sync::Mutex;
     let members: Arc<Mutex<Vec<Socket>>> = Arc::default();
+    let room = members.clone();
     let app = App::new().websocket(RouteSpec::websocket("/chat", &[]), move |_: RequestData, ws: Socket| {
         let members = members.clone();
         async move {
@@ -376,7 +377,11 @@ async fn the_readme_chat_room_relays_to_every_member() {
     let server = serve(app).await;
     let (mut ann, _) = connect(&server, "/chat", None).await;
     let (mut bob, _) = connect(&server, "/chat", None).await;
-    tokio::time::sleep(Duration::from_millis(100)).await; // both are members
+    // Both are members: their handlers have run, which the handshakes alone do not promise.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while room.lock().unwrap().len() < 2 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     bob.send(Frame::Text("hi all".into())).await.unwrap();
     assert_eq!(next(&mut ann).await, Some(Frame::Text("hi all".into())));
     assert_eq!(next(&mut bob).await, Some(Frame::Text("hi all".into())));
