@@ -19,7 +19,6 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -50,10 +49,9 @@ def served_on(source: str, port: int, pattern: str, replacement: str) -> str:
     return changed
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+# Each app binds port 0 and names its port in the startup line every binding prints (a port
+# picked here and closed again could be taken by another program before the app binds it).
+SERVING_ON = re.compile(r"serving on http://127\.0\.0\.1:(\d+)")
 
 
 # Each app: (the command that serves it on a port, the command that exports its document).
@@ -100,28 +98,32 @@ def check_document(name: str, port: int, export: list[str]) -> None:
     print(f"== {name}: /openapi.json is valid OpenAPI 3.1 and equals the exported document", flush=True)
 
 
-def wait_for_document(port: int, server: subprocess.Popen) -> None:
+def wait_for_document(log: Path, server: subprocess.Popen) -> int:
+    """The port the app said it serves on, once /openapi.json answers there."""
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if server.poll() is not None:
             raise AssertionError(f"the app exited with {server.returncode} before serving")
+        serving = SERVING_ON.search(log.read_text(errors="replace"))
         try:
-            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-            connection.request("GET", "/openapi.json")
-            if connection.getresponse().status == 200:
-                return
+            if serving:
+                port = int(serving.group(1))
+                connection = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+                connection.request("GET", "/openapi.json")
+                if connection.getresponse().status == 200:
+                    return port
         except OSError:
             pass
         time.sleep(0.2)
     raise AssertionError("the app did not serve /openapi.json within 60 s")
 
 
-def check(name: str, commands: tuple[list[str], list[str]], port: int) -> bool:
+def check(name: str, commands: tuple[list[str], list[str]]) -> bool:
     command, export = commands
     log = open(WORK / f"{name}-server.log", "w")
     server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        wait_for_document(port, server)
+        port = wait_for_document(WORK / f"{name}-server.log", server)
         check_document(name, port, export)
         arguments = [
             sys.executable, "-c", "import sys; from schemathesis.cli import schemathesis; sys.exit(schemathesis())",
@@ -154,8 +156,7 @@ def check(name: str, commands: tuple[list[str], list[str]], port: int) -> bool:
 def main() -> int:
     failed = []
     for name, app in (("python", python_app), ("node", node_app), ("ruby", ruby_app)):
-        port = free_port()
-        if not check(name, app(port), port):
+        if not check(name, app(0)):
             failed.append(name)
     if failed:
         print(f"api_contract: Schemathesis found failures in: {', '.join(failed)}")

@@ -4,7 +4,6 @@
 const { test } = require('node:test');
 const assert = require('node:assert');
 const fs = require('node:fs');
-const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
 const { spawn } = require('node:child_process');
@@ -12,23 +11,41 @@ const { Worker } = require('node:worker_threads');
 const { App } = require('ferrule');
 const { request } = require('./support');
 
-function freePort() {
-  return new Promise((resolve) => {
-    const server = net.createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
+// The port in the server's startup line (its stderr is passed on). It binds port 0 itself: a
+// port picked here and closed again could be taken by another program before it binds it.
+function reportedPort(child) {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    const timer = setTimeout(() => reject(new Error('the server did not report its port within 30 s')), 30000);
+    child.stderr.on('data', (chunk) => {
+      process.stderr.write(chunk);
+      text += chunk;
+      const match = /serving on http:\/\/127\.0\.0\.1:(\d+) /.exec(text);
+      if (match) {
+        clearTimeout(timer);
+        resolve(Number(match[1]));
+      }
+    });
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`the server exited (${signal || code}) before it listened`));
     });
   });
 }
 
 // `started`: a file each /slow request appends its worker's pid to when its handler runs.
 async function start(workers) {
-  const port = await freePort();
   const started = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'ferrule-workers-')), 'started');
   const env = { ...process.env, FERRULE_TEST_STARTED: started };
-  const child = spawn(process.execPath, [path.join(__dirname, 'workers_app.js'), String(port), String(workers)], { stdio: ['ignore', 'inherit', 'inherit'], env });
+  const child = spawn(process.execPath, [path.join(__dirname, 'workers_app.js'), '0', String(workers)], { stdio: ['ignore', 'inherit', 'pipe'], env });
   const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  let port;
+  try {
+    port = await reportedPort(child);
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw error;
+  }
   const deadline = Date.now() + 30000;
   while (Date.now() < deadline) {
     try {

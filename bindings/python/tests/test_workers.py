@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import pathlib
+import re
+import select
 import signal
 import socket
 import subprocess
@@ -19,23 +21,41 @@ from support import request
 HERE = pathlib.Path(__file__).resolve().parent
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+SERVING_ON = re.compile(rb"serving on http://127\.0\.0\.1:(\d+) ")
+
+
+def reported_port(process: subprocess.Popen, deadline: float) -> int:
+    """The port in the server's startup line. It binds port 0 itself: a port picked here and
+    closed again could be taken by another program before the server binds it. Read a byte at a
+    time (unbuffered), so what follows the line is left for `communicate()`."""
+    line = b""
+    while time.monotonic() < deadline:
+        if not select.select([process.stderr], [], [], max(0.0, deadline - time.monotonic()))[0]:
+            break
+        byte = process.stderr.read(1)
+        if not byte:
+            raise AssertionError(f"the server exited early: {process.communicate()}")
+        line += byte
+        if byte == b"\n":
+            if match := SERVING_ON.search(line):
+                return int(match.group(1))
+            line = b""
+    process.kill()
+    raise TimeoutError("the server did not report its port within 30 s")
 
 
 def start(workers: int, started: pathlib.Path, drain_ms: int = 10_000) -> tuple[subprocess.Popen, int]:
     """`started`: a file each `/slow` request appends its worker's pid to when its handler runs."""
-    port = free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "ferrule", "workers_app:app", "--port", str(port), "--workers", str(workers), "--threads", "1"],
+        [sys.executable, "-m", "ferrule", "workers_app:app", "--port", "0", "--workers", str(workers), "--threads", "1"],
         cwd=HERE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
+        bufsize=0,
         env={**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]), "FERRULE_TEST_DRAIN_MS": str(drain_ms), "FERRULE_TEST_STARTED": str(started)},
     )
     deadline = time.monotonic() + 30
+    port = reported_port(process, deadline)
     while time.monotonic() < deadline:
         try:
             if request(port, "GET", "/pid").status == 200:

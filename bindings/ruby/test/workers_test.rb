@@ -5,6 +5,7 @@
 require "minitest/autorun"
 require "set"
 require "socket"
+require "timeout"
 require "tmpdir"
 require_relative "support"
 
@@ -13,10 +14,12 @@ class WorkersTest < Minitest::Test
 
   # +@started+: a file each /slow request appends its worker's pid to when its block runs.
   def start(workers)
-    port = free_port
     @started = File.join(Dir.mktmpdir("ferrule-workers-"), "started")
+    reader, writer = IO.pipe
     # Its own process group, so a failing test can clean up the workers too.
-    pid = Process.spawn({ "FERRULE_TEST_STARTED" => @started }, RbConfig.ruby, File.join(__dir__, "workers_app.rb"), port.to_s, workers.to_s, pgroup: true)
+    pid = Process.spawn({ "FERRULE_TEST_STARTED" => @started }, RbConfig.ruby, File.join(__dir__, "workers_app.rb"), "0", workers.to_s, pgroup: true, err: writer)
+    writer.close
+    port = reported_port(reader, pid)
     deadline = Time.now + 30
     while Time.now < deadline
       begin
@@ -27,6 +30,23 @@ class WorkersTest < Minitest::Test
     end
     Process.kill("-KILL", pid)
     raise "the server did not answer within 30 s"
+  end
+
+  # The port in the server's startup line (its stderr is passed on). It binds port 0 itself: a
+  # port picked here and closed again could be taken by another program before it binds it.
+  def reported_port(reader, pid)
+    port = Timeout.timeout(30) do
+      loop do
+        line = reader.gets or raise "the server exited before it listened"
+        $stderr.write(line)
+        break Integer(Regexp.last_match(1)) if line =~ %r{serving on http://127\.0\.0\.1:(\d+) }
+      end
+    end
+    Thread.new { IO.copy_stream(reader, $stderr) }
+    port
+  rescue StandardError # Timeout::Error too
+    Process.kill("-KILL", pid)
+    raise
   end
 
   def check_drain(pid, port, signal)
