@@ -96,4 +96,38 @@ class LoggingTest < Minitest::Test
     error = assert_raises(ArgumentError) { Ferrule::App.new(loger: Logger.new(nil)) }
     assert_equal "ferrule: unknown App setting loger (did you mean logger?)", error.message
   end
+
+  # A Logger slow to write its first record: the server stops while that record is being
+  # written and two more wait in the core.
+  class SlowLogger
+    attr_reader :messages, :writing
+
+    def initialize
+      @messages = Queue.new
+      @writing = Queue.new
+    end
+
+    def add(_severity, message, _progname)
+      if @writing.empty?
+        @writing << true
+        sleep 0.5
+      end
+      @messages << message
+    end
+  end
+
+  # Before: stopping killed the logging thread wherever it was, and the records of the batch it
+  # had taken from the core but not yet written were lost (here the first, of three).
+  def test_records_taken_before_the_stop_are_all_written
+    logger = SlowLogger.new
+    app = Ferrule::App.new(logger: logger, access_log: true)
+    app.get("/n/{n:int}") { |req| req.params[:n].to_s }
+    serving(app) do |port|
+      3.times { |n| assert_equal 200, request(port, "GET", "/n/#{n}").status }
+      Timeout.timeout(5) { logger.writing.pop }
+    end
+    written = Array.new(logger.messages.size) { logger.messages.pop }
+    assert_equal [0, 1, 2], written.grep(%r{\AGET /n/\d }).map { |m| m[%r{/n/(\d)}, 1].to_i }.sort, written.inspect
+  end
+
 end

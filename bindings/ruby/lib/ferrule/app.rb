@@ -436,9 +436,13 @@ module Ferrule
 
       io = IO.for_fd(@native.route_logs, autoclose: false)
       @log_thread = Thread.new do
-        loop do
-          io.wait_readable
-          write_logs
+        # stop_logging's kill lands only while this thread waits for records: never between
+        # taking a batch (take_logs empties the queue) and writing its last record to the Logger.
+        Thread.handle_interrupt(Object => :never) do
+          loop do
+            Thread.handle_interrupt(Object => :immediate) { io.wait_readable }
+            write_logs
+          end
         end
       end
     end
