@@ -164,24 +164,27 @@ const HEALTH_WORST_CAP: Duration = Duration::from_secs(1);
 /// Measured 2026-11-28, all four languages, two runs, during the flood: p95 0.7–2.6 ms, worst
 /// 4.5–28 ms.
 ///
-/// Both bounds also follow the machine as the same run measured it, quiet: a p95 no slower than
-/// the quiet baseline's slowest sample, and a worst sample up to 4x that slowest one (at most
-/// [`HEALTH_WORST_CAP`]), are the machine's stalls, not the clients'.
+/// Both bounds also follow the machine as the same run measured it, quiet, by its p99 (the
+/// second-slowest of 100: one stall of its own does not loosen them): a p95 up to that p99 (at
+/// most 4x the quiet p95), and a worst sample up to 4x that p99 (at most
+/// [`HEALTH_WORST_CAP`]), are the machine's stalls, not the clients'. Measured 2026-12-03 with
+/// /health sampled on a thread of its own, all four languages: quiet p95 0.6–1.0 ms and worst
+/// 1.8–4.5 ms; during the flood p95 0.5–0.9 ms, worst 2.6–3.0 ms.
 fn health_held(unloaded: &[Option<Duration>], during: &[Option<Duration>]) -> (bool, String) {
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-    let (Some(baseline), Some(quiet_worst), Some(p95), Some(worst)) =
-        (quantile(unloaded, 0.95), quantile(unloaded, 1.0), quantile(during, 0.95), quantile(during, 1.0))
+    let (Some(baseline), Some(quiet_p99), Some(p95), Some(worst)) =
+        (quantile(unloaded, 0.95), quantile(unloaded, 0.99), quantile(during, 0.95), quantile(during, 1.0))
     else {
         return (false, "/health did not answer".into());
     };
     // 5 ms over: the 700 deadlines fire within two seconds on a shared core.
-    let allowed = (baseline * 2).max(baseline + Duration::from_millis(5)).max(quiet_worst);
-    let worst_allowed = HEALTH_WORST.max((quiet_worst * 4).min(HEALTH_WORST_CAP));
+    let allowed = (baseline * 2).max(baseline + Duration::from_millis(5)).max(quiet_p99.min(baseline * 4));
+    let worst_allowed = HEALTH_WORST.max((quiet_p99 * 4).min(HEALTH_WORST_CAP));
     let held = p95 <= allowed && worst <= worst_allowed;
     let seen = format!(
-        "/health p95 {:.1} ms unloaded (worst {:.1}), {:.1} ms during (limit {:.1}), worst {:.1} ms (limit {:.0}) of {} samples",
+        "/health p95 {:.1} ms unloaded (p99 {:.1}), {:.1} ms during (limit {:.1}), worst {:.1} ms (limit {:.0}) of {} samples",
         ms(baseline),
-        ms(quiet_worst),
+        ms(quiet_p99),
         ms(p95),
         ms(allowed),
         ms(worst),
@@ -423,11 +426,14 @@ mod tests {
 
     #[test]
     fn a_quiet_machine_that_stalls_raises_the_bounds_but_a_frozen_server_still_fails() {
-        // The quiet baseline itself saw one 9 ms and one 40 ms stall.
-        let unloaded = samples(&[(0.8, 98), (9.0, 1), (40.0, 1)]);
-        assert!(health_held(&unloaded, &samples(&[(0.9, 300), (30.0, 14), (150.0, 1)])).0);
-        assert!(!health_held(&unloaded, &samples(&[(0.9, 280), (60.0, 35)])).0, "a p95 past the quiet worst");
+        // The quiet baseline itself stalled three times, 50 ms each: its p99 is 50 ms.
+        let unloaded = samples(&[(0.8, 97), (50.0, 3)]);
+        let during = samples(&[(0.9, 300), (30.0, 14), (150.0, 1)]);
+        assert!(health_held(&unloaded, &during).0, "{}", health_held(&unloaded, &during).1);
+        assert!(!health_held(&unloaded, &samples(&[(0.9, 280), (60.0, 35)])).0, "a p95 past 4x the quiet one");
         assert!(!health_held(&unloaded, &samples(&[(0.9, 314), (2000.0, 1)])).0, "a frozen sample");
+        // One stall alone is not the machine's p99: it loosens nothing.
+        assert!(!health_held(&samples(&[(0.8, 99), (50.0, 1)]), &during).0, "150 ms past 100 ms");
     }
 
     #[test]
