@@ -51,7 +51,7 @@ def served_on(source: str, port: int, pattern: str, replacement: str) -> str:
 
 # Each app binds port 0 and names its port in the startup line every binding prints (a port
 # picked here and closed again could be taken by another program before the app binds it).
-SERVING_ON = re.compile(r"serving on http://127\.0\.0\.1:(\d+)")
+SERVING_ON = re.compile(r"serving on http://127\.0\.0\.1:(\d+) \(pid")
 
 
 # Each app: (the command that serves it on a port, the command that exports its document).

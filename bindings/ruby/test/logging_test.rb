@@ -97,22 +97,40 @@ class LoggingTest < Minitest::Test
     assert_equal "ferrule: unknown App setting loger (did you mean logger?)", error.message
   end
 
-  # A Logger slow to write its first record: the server stops while that record is being
-  # written and two more wait in the core.
+  # A Logger whose first record takes 0.5 s to write (the next ones wait in the core meanwhile)
+  # and that raises on the records +failing+ names (by their order).
   class SlowLogger
     attr_reader :messages, :writing
 
-    def initialize
+    def initialize(failing: [])
       @messages = Queue.new
       @writing = Queue.new
+      @failing = failing
+      @calls = 0
     end
 
     def add(_severity, message, _progname)
+      @calls += 1
+      raise IOError, "disk full" if @failing.include?(@calls)
+
       if @writing.empty?
         @writing << true
         sleep 0.5
       end
       @messages << message
+    end
+
+    def paths
+      Array.new(@messages.size) { @messages.pop }.filter_map { |m| m[%r{\AGET (/n/\d) }, 1] }.sort
+    end
+  end
+
+  def serve_three(logger)
+    app = Ferrule::App.new(logger: logger, access_log: true)
+    app.get("/n/{n:int}") { |req| req.params[:n].to_s }
+    serving(app) do |port|
+      3.times { |n| assert_equal 200, request(port, "GET", "/n/#{n}").status }
+      Timeout.timeout(5) { logger.writing.pop }
     end
   end
 
@@ -120,14 +138,17 @@ class LoggingTest < Minitest::Test
   # had taken from the core but not yet written were lost (here the first, of three).
   def test_records_taken_before_the_stop_are_all_written
     logger = SlowLogger.new
-    app = Ferrule::App.new(logger: logger, access_log: true)
-    app.get("/n/{n:int}") { |req| req.params[:n].to_s }
-    serving(app) do |port|
-      3.times { |n| assert_equal 200, request(port, "GET", "/n/#{n}").status }
-      Timeout.timeout(5) { logger.writing.pop }
-    end
-    written = Array.new(logger.messages.size) { logger.messages.pop }
-    assert_equal [0, 1, 2], written.grep(%r{\AGET /n/\d }).map { |m| m[%r{/n/(\d)}, 1].to_i }.sort, written.inspect
+    serve_three(logger)
+    assert_equal ["/n/0", "/n/1", "/n/2"], logger.paths
+  end
+
+  # Before: the Logger's exception on one record dropped the rest of its batch (the two records
+  # that waited while the first was written come as one).
+  def test_a_record_the_logger_raises_on_is_skipped_alone
+    logger = SlowLogger.new(failing: [2])
+    _, err = capture_io { serve_three(logger) }
+    assert_equal ["/n/0", "/n/2"], logger.paths
+    assert_includes err, "ferrule: the logger raised IOError: disk full"
   end
 
 end

@@ -20,6 +20,9 @@ module Ferrule
     STARTUP_FAILED = 3
     BODY_KINDS = { body: "json", form: "form", multipart: "multipart", text: "text", bytes: "bytes" }.freeze
     SEVERITIES = { "debug" => Logger::DEBUG, "info" => Logger::INFO, "warn" => Logger::WARN, "error" => Logger::ERROR }.freeze
+    # Seconds a Logger may take to finish its batch when the server stops.
+    LOGGER_FINISHES_WITHIN = 10
+    private_constant :LOGGER_FINISHES_WITHIN
 
     # Settings are the core's: body_limit (bytes, default 2 MiB), cors ({ allow_origins: [...],
     # allow_methods:, allow_headers:, expose_headers:, allow_credentials:, max_age_secs: }),
@@ -447,20 +450,26 @@ module Ferrule
       end
     end
 
+    # The thread finishes the batch it is writing (10 s at most, for a Logger stuck on a full
+    # pipe: the stop goes on without it), then what the server said on its way out is written.
     def stop_logging
       return unless @log_thread
 
-      @log_thread.kill.join
-      @log_thread = nil
-      write_logs # what the server said on its way out
+      thread, @log_thread = @log_thread, nil
+      if thread.kill.join(LOGGER_FINISHES_WITHIN)
+        write_logs
+      else
+        warn "ferrule: the logger did not finish writing within #{LOGGER_FINISHES_WITHIN} s; stopping without the rest"
+      end
     end
 
+    # A record the Logger raises on is reported and skipped; the rest of the batch is written.
     def write_logs
       @native.take_logs.each do |level, _target, message, _fields|
         @logger.add(SEVERITIES.fetch(level, Logger::INFO), message, "ferrule")
+      rescue StandardError => e
+        warn "ferrule: the logger raised #{e.class}: #{e.message}"
       end
-    rescue StandardError => e
-      warn "ferrule: the logger raised #{e.class}: #{e.message}"
     end
 
     # Response headers as Rack wants them: a repeated header is an Array under Rack 3, one
