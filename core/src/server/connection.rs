@@ -440,6 +440,13 @@ mod tests {
             std::thread::sleep(std::time::Duration::from_millis(100));
             assert_eq!(ask(&mut busy), "HTTP/1.1 200 OK");
         }
+        // And 1.5 periods more: the one rest seen could be the busy one's, had the quiet one's
+        // timer come late; the quiet one would then rest now too.
+        let seen = std::time::Instant::now();
+        while seen.elapsed() < rest * 3 / 2 {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            assert_eq!(ask(&mut busy), "HTTP/1.1 200 OK");
+        }
         assert_eq!(rests(&registry), [0, 1], "the quiet connection rested once, the busy one never");
         // A rested connection serves its next request, and another after it.
         for _ in 0..2 {

@@ -444,6 +444,8 @@ mod tests {
         client.send(Frame::text("one")).await.unwrap();
         assert_eq!(next(&mut client).await, Frame::text("one"));
         assert_eq!(rested(1).await, 1);
+        quiet().await;
+        assert_eq!(rests(), 1, "resting, it does not rest again");
         client.send(Frame::Ping("p".into())).await.unwrap();
         assert_eq!(next(&mut client).await, Frame::Pong("p".into()));
         client.send(Frame::binary(vec![9; 3000])).await.unwrap();
