@@ -411,6 +411,41 @@ fn a_head_half_sent_behind_a_request_is_finished_after_the_rest() {
 }
 
 #[test]
+fn bytes_of_a_body_refused_early_are_never_a_request_however_long_they_pause() {
+    // Found by an attack pass: the 413 came first and the rest of the body was being drained,
+    // so the connection looked idle; past the rest period a new hyper connection read the
+    // rest of the body as requests, and the smuggled GET below was answered 200.
+    let running = serve(AppConfig { body_read_timeout_ms: 10_000, keep_alive_timeout_ms: 10_000, ..config() });
+    let mut stream = connect(running.server.local_addr());
+    stream.write_all(b"POST /upload HTTP/1.1\r\nHost: a\r\nContent-Type: application/octet-stream\r\nContent-Length: 3000000\r\n\r\naaaaaaaaaa").unwrap();
+    let refused = read_response(&mut stream);
+    assert!(refused.starts_with("HTTP/1.1 413 Payload Too Large\r\n"), "{refused}");
+    std::thread::sleep(PAST_THE_REST);
+    // Bytes of the body, by its Content-Length: nothing may answer them.
+    stream.write_all(b"GET /health HTTP/1.1\r\nHost: a\r\n\r\n").unwrap();
+    stream.set_read_timeout(Some(Duration::from_millis(1500))).unwrap();
+    let mut after = Vec::new();
+    let _ = stream.read_to_end(&mut after);
+    assert_eq!(String::from_utf8_lossy(&after), "", "the body's bytes were answered as a request");
+}
+
+/// One response whose body's length its head gives.
+fn read_response(stream: &mut TcpStream) -> String {
+    let mut answer = Vec::new();
+    let mut byte = [0u8; 1];
+    while !answer.ends_with(b"\r\n\r\n") {
+        assert_eq!(stream.read(&mut byte).unwrap(), 1, "closed after {:?}", String::from_utf8_lossy(&answer));
+        answer.push(byte[0]);
+    }
+    let head = String::from_utf8_lossy(&answer).to_ascii_lowercase();
+    let length: usize = head.split("content-length: ").nth(1).and_then(|rest| rest.split("\r\n").next()).and_then(|n| n.parse().ok()).expect("a content-length");
+    let mut body = vec![0u8; length];
+    stream.read_exact(&mut body).unwrap();
+    answer.extend_from_slice(&body);
+    String::from_utf8(answer).unwrap()
+}
+
+#[test]
 fn a_rested_connection_still_closes_at_the_keep_alive_timeout() {
     let running = serve(AppConfig { keep_alive_timeout_ms: 2_000, ..config() });
     // Taken before the request: the timeout runs from the answer, which comes after it.

@@ -220,7 +220,7 @@ impl<A: AppService> hyper::service::Service<http::Request<Incoming>> for ConnSer
         let http2 = request.version() == http::Version::HTTP_2;
         self.state.started.fetch_add(1, Ordering::AcqRel);
         self.state.in_flight.fetch_add(1, Ordering::AcqRel);
-        let mut request = request.map(|body| axum::body::Body::new(PacedBody::new(body, self.limits.clone())));
+        let mut request = request.map(|body| axum::body::Body::new(PacedBody::new(body, self.limits.clone(), &self.state)));
         if !http2 && request.headers().contains_key(http::header::UPGRADE) {
             request.extensions_mut().insert(super::UpgradeSlot::new(self.state.clone()));
         }
