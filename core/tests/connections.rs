@@ -220,13 +220,18 @@ fn a_transfer_coding_other_than_chunked_is_501_on_the_wire() {
 }
 
 #[test]
-fn http11_without_exactly_one_host_is_refused() {
+fn http11_without_exactly_one_host_and_any_request_with_two_or_a_bad_one_is_refused() {
     let running = serve(config());
     let addr = running.server.local_addr();
     assert_eq!(get(addr, "GET /health HTTP/1.1\r\n\r\n"), "HTTP/1.1 400 Bad Request");
     assert_eq!(get(addr, "GET /health HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n"), "HTTP/1.1 400 Bad Request");
     assert_eq!(get(addr, "GET /health HTTP/1.1\r\nHost: a\r\n\r\n"), "HTTP/1.1 200 OK");
     assert_eq!(get(addr, "GET /health HTTP/1.0\r\n\r\n"), "HTTP/1.0 200 OK", "HTTP/1.0 may omit Host");
+    // But not send two, or one that is no host (RFC 9112 §3.2: any request); found by an
+    // attack pass, they were served.
+    assert_eq!(get(addr, "GET /health HTTP/1.0\r\nHost: a\r\nHost: b\r\n\r\n"), "HTTP/1.0 400 Bad Request");
+    assert_eq!(get(addr, "GET /health HTTP/1.0\r\nHost: a b\r\n\r\n"), "HTTP/1.0 400 Bad Request");
+    assert_eq!(get(addr, "GET /health HTTP/1.0\r\nHost: a\r\n\r\n"), "HTTP/1.0 200 OK");
 }
 
 #[test]

@@ -229,12 +229,13 @@ impl<A: AppService> hyper::service::Service<http::Request<Incoming>> for ConnSer
     }
 }
 
-/// What an HTTP/1.1 request's head must get right before anything reads it, checked here, on
-/// the wire, so in-process calls of the router need none (HTTP/1.0 may omit `Host`; HTTP/2
-/// carries `:authority` and has no transfer codings):
-/// * exactly one `Host`, with a value a host can have (RFC 9112 §3.2: a server MUST answer 400
-///   otherwise). Two hosts, or one like `a b`, are how request-smuggling and cache-poisoning
-///   attempts make a proxy and a server disagree about where a request goes;
+/// What an HTTP/1 request's head must get right before anything reads it, checked here, on
+/// the wire, so in-process calls of the router need none (HTTP/2 carries `:authority` and has
+/// no transfer codings):
+/// * exactly one `Host` in HTTP/1.1, at most one in HTTP/1.0 (which may omit it), with a value
+///   a host can have (RFC 9112 §3.2: a server MUST answer 400 to any request otherwise). Two
+///   hosts, or one like `a b`, are how request-smuggling and cache-poisoning attempts make a
+///   proxy and a server disagree about where a request goes;
 /// * no transfer coding but `chunked`: hyper frames a `gzip, chunked` body by its chunks and
 ///   would hand the handler bytes still gzipped, "changed" input. RFC 9112 §6.1 asks for a 501;
 ///   the connection closes, as the body is not read.
@@ -247,15 +248,19 @@ impl<A: AppService> hyper::service::Service<http::Request<Incoming>> for ConnSer
 /// it refuses with a 400 itself), so a body whose length is known came without one. Most
 /// requests (no body, or a `Content-Length`) skip the lookup: 115 instructions.
 fn wire_problem<B: hyper::body::Body>(request: &http::Request<B>) -> Option<Problem> {
-    if request.version() != http::Version::HTTP_11 {
-        return None;
-    }
+    let http11 = match request.version() {
+        http::Version::HTTP_11 => true,
+        http::Version::HTTP_10 | http::Version::HTTP_09 => false,
+        _ => return None,
+    };
     let mut hosts = request.headers().get_all(http::header::HOST).iter();
     let detail = match (hosts.next(), hosts.next()) {
         (Some(host), None) if is_host(host.as_bytes()) => {
-            let framed_by_chunks = request.body().size_hint().exact().is_none();
+            // HTTP/1.0 has no transfer codings for hyper to frame a body by.
+            let framed_by_chunks = http11 && request.body().size_hint().exact().is_none();
             return if framed_by_chunks { unknown_coding(request.headers()) } else { None };
         }
+        (None, _) if !http11 => return None,
         (Some(_), None) => "The Host header is not a host.",
         (None, _) => "An HTTP/1.1 request must carry a Host header.",
         (Some(_), Some(_)) => "The request carries more than one Host header.",
