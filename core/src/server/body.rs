@@ -92,7 +92,7 @@ pub(crate) struct PacedBody {
     /// for a second had its body's bytes served as requests (found by an attack pass).
     /// `None` for a request that came without a body. Cost (callgrind, release, 1,000 requests
     /// after 200, three runs each, medians): json-small 33,954 → 34,164 instructions a request,
-    /// path-simple 24,047 → 24,167. The count is 40 of them; the rest is the body's box, a
+    /// path-simple 24,047 → 24,167. The count is about 45 of them; the rest is the body's box, a
     /// pointer bigger, taking a slower path through the allocator.
     unfinished: Option<Arc<ConnState>>,
     /// When the body first had to wait, and when it last received bytes before a wait; `None`

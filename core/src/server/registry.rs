@@ -13,7 +13,9 @@ use tokio::sync::Notify;
 /// What the accept loop and a connection's task share about one connection.
 #[derive(Debug, Default)]
 pub(crate) struct ConnState {
-    /// Requests of this connection whose response has not been produced yet.
+    /// Requests of this connection whose response has not been produced yet, and request
+    /// bodies still being read (after an early answer too: `super::body::PacedBody`). At 0 the
+    /// connection is between requests.
     pub in_flight: AtomicUsize,
     /// Requests this connection has started, ever: tells the I/O guard a new head was read.
     pub started: AtomicU64,
