@@ -373,13 +373,9 @@ const PAST_THE_REST: Duration = Duration::from_millis(1500);
 
 /// Reads one `/health` response (its body is "ok").
 fn read_health(stream: &mut TcpStream) -> String {
-    let mut answer = Vec::new();
-    let mut byte = [0u8; 1];
-    while !answer.ends_with(b"\r\n\r\nok") {
-        assert_eq!(stream.read(&mut byte).unwrap(), 1, "closed after {:?}", String::from_utf8_lossy(&answer));
-        answer.push(byte[0]);
-    }
-    String::from_utf8(answer).unwrap()
+    let answer = read_response(stream);
+    assert!(answer.ends_with("\r\n\r\nok"), "{answer}");
+    answer
 }
 
 /// A keep-alive connection whose one `/health` request has been answered.
