@@ -36,6 +36,12 @@ fn app(config: AppConfig) -> App {
             }
         })
         .route(RouteSpec::get("/big"), |_: RequestData| async { "x".repeat(BIG) })
+        .route(RouteSpec::post("/echo").body(ferrule_core::BodySpec::of_kind(ferrule_core::BodyKind::Bytes, None)), |req: RequestData| async move {
+            match req.body {
+                Body::Bytes(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+                _ => String::new(),
+            }
+        })
         .route(RouteSpec::get("/slow"), |_: RequestData| async {
             SLOW_STARTED.fetch_add(1, Ordering::SeqCst);
             tokio::time::sleep(Duration::from_millis(300)).await;
@@ -249,13 +255,88 @@ fn a_request_smuggled_behind_content_length_and_transfer_encoding_is_never_serve
 }
 
 #[test]
-fn a_broken_http2_preface_or_request_line_is_closed_unanswered() {
+fn a_broken_http2_preface_or_a_first_line_that_is_not_http_is_closed_unanswered() {
     let running = serve(config());
-    for garbage in [&b"INVALID CONNECTION PREFACE\r\n\r\n"[..], b"PRI * HTTP/2.0\r\n\r\nXX\r\n\r\n"] {
+    for garbage in [&b"INVALID CONNECTION PREFACE\r\n\r\n"[..], b"PRI * HTTP/2.0\r\n\r\nXX\r\n\r\n", b"GET /\r\n"] {
         let mut stream = connect(running.server.local_addr());
         stream.write_all(garbage).unwrap();
         assert_eq!(read_to_close(&mut stream), "", "{}", String::from_utf8_lossy(garbage));
     }
+}
+
+/// The status and the problem document of the one response before the server closed.
+fn problem_then_close(addr: SocketAddr, request: &[u8]) -> (u16, serde_json::Value) {
+    let mut stream = connect(addr);
+    // A refusal may come (and the socket close) before the whole request is written.
+    let _ = stream.write_all(request);
+    let answer = read_to_close(&mut stream);
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap_or_else(|| panic!("no response: {answer:?}"));
+    assert!(head.contains("\r\ncontent-type: application/problem+json\r\n"), "{head}");
+    assert!(head.contains("\r\nconnection: close\r\n"), "{head}");
+    let length = head.split("content-length: ").nth(1).and_then(|rest| rest.split("\r\n").next()).and_then(|n| n.parse().ok());
+    assert_eq!(length, Some(body.len()), "one whole response, nothing after it: {answer}");
+    let status = head.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap();
+    let problem: serde_json::Value = serde_json::from_str(body).unwrap();
+    assert_eq!(problem["status"], status, "{body}");
+    (status, problem)
+}
+
+// Found by an attack pass: 62 malformed heads got hyper's own answer, with an empty body, and
+// a request line in HTTP/2.0 or with a space too many was closed unanswered.
+#[test]
+fn a_head_that_cannot_be_parsed_gets_a_problem_document() {
+    let running = serve(config());
+    let addr = running.server.local_addr();
+    let many_fields: String = (0..101).map(|i| format!("x-{i}: y\r\n")).collect();
+    let long_target = "a".repeat(70_000);
+    let cases: [(Vec<u8>, u16); 6] = [
+        (b"GET /health HTTP/1.1\r\nHost: a\r\nbad name: x\r\n\r\n".to_vec(), 400),
+        (b"POST /upload HTTP/1.1\r\nHost: a\r\nContent-Length: 1x\r\n\r\n".to_vec(), 400),
+        (format!("GET /health HTTP/1.1\r\nHost: a\r\n{many_fields}\r\n").into_bytes(), 431),
+        (format!("GET /{long_target} HTTP/1.1\r\nHost: a\r\n\r\n").into_bytes(), 414),
+        (b"GET /health HTTP/2.0\r\nHost: a\r\n\r\n".to_vec(), 505),
+        (b"GET /health HTTP/1.1 \r\nHost: a\r\n\r\n".to_vec(), 400),
+    ];
+    for (request, status) in cases {
+        let shown = String::from_utf8_lossy(&request[..request.len().min(80)]).into_owned();
+        let (got, problem) = problem_then_close(addr, &request);
+        assert_eq!(got, status, "{shown}");
+        assert!(problem["detail"].as_str().is_some_and(|d| !d.is_empty()), "{shown}: {problem}");
+    }
+    const HEALTH: &[u8] = b"GET /health HTTP/1.1\r\nHost: a\r\n\r\n";
+    const BAD: &[u8] = b"GET /health HTTP/1.1\r\nHost: a\r\nContent-Length: -1\r\n\r\n";
+    // A bad head after an answered request on a keep-alive connection.
+    let mut stream = connect_and_send(addr, HEALTH);
+    read_health(&mut stream);
+    stream.write_all(BAD).unwrap();
+    let answer = read_to_close(&mut stream);
+    assert!(answer.starts_with("HTTP/1.1 400 Bad Request\r\ncontent-type: application/problem+json\r\n"), "{answer}");
+    // Pipelined behind a good one, in one read: the good one is answered whole, then a 400
+    // (hyper's own answer, when it comes in the same write as the first response) and the close.
+    let mut stream = connect_and_send(addr, &[HEALTH, BAD].concat());
+    read_health(&mut stream);
+    let answer = read_to_close(&mut stream);
+    assert!(answer.starts_with("HTTP/1.1 400 Bad Request\r\n") && answer.matches("HTTP/1.1").count() == 1, "{answer}");
+    assert!(read_health(&mut connect_and_send(addr, HEALTH)).starts_with("HTTP/1.1 200 OK"));
+}
+
+fn connect_and_send(addr: SocketAddr, request: &[u8]) -> TcpStream {
+    let mut stream = connect(addr);
+    stream.write_all(request).unwrap();
+    stream
+}
+
+#[test]
+fn a_response_shaped_like_hypers_refusal_is_sent_as_the_handler_made_it() {
+    let running = serve(config());
+    let refusal_shaped = "HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\ndate: Thu, 03 Dec 2026 15:21:51 GMT\r\n\r\n";
+    let request = format!("POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: {}\r\n\r\n{refusal_shaped}", refusal_shaped.len());
+    let mut stream = connect_and_send(running.server.local_addr(), request.as_bytes());
+    let answer = read_response(&mut stream);
+    assert!(answer.starts_with("HTTP/1.1 200 OK\r\n") && answer.ends_with(&format!("\r\n\r\n{refusal_shaped}")), "{answer}");
+    // And the connection goes on.
+    stream.write_all(b"GET /health HTTP/1.1\r\nHost: a\r\n\r\n").unwrap();
+    read_health(&mut stream);
 }
 
 #[test]

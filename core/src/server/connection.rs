@@ -108,6 +108,7 @@ fn serve_connection<A: AppService>(stream: tokio::net::TcpStream, app: A, limits
                 }
             }
             Ok(Protocol::Http2) => http2_until_closed(io, service, &limits, &state).await,
+            Ok(Protocol::Refused(status, detail)) => io.refuse(status, detail).await,
             Ok(Protocol::Neither | Protocol::Gone) | Err(_) => {}
         }
         drop(registered);

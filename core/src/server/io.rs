@@ -14,6 +14,9 @@
 //! The other direction has a deadline too: a write the socket cannot take (the client stopped
 //! reading and its window is full) may wait `send_timeout_ms`, then the connection is closed.
 //!
+//! And hyper's empty answer to a head it cannot parse goes out as a problem document
+//! ([`super::refusal`]; see [`GuardedIo::poll_instead_of_refusal`]).
+//!
 //! A keep-alive connection that has waited [`REST_AFTER`] for its next request *rests*: the
 //! guard tells the connection's task (through [`ConnState::resting`]), which takes the socket
 //! back from hyper and lets hyper's buffers go until the client sends again
@@ -26,8 +29,8 @@
 //! timer once per rest period, [`REST_AFTER`], not once per request).
 
 use super::limits::ConnectionLimits;
+use super::refusal;
 use super::registry::ConnState;
-use crate::problem::Problem;
 use http::StatusCode;
 use std::io;
 use std::future::Future;
@@ -57,6 +60,12 @@ pub(crate) struct GuardedIo {
     /// (writes to a reading client complete at once and never touch it).
     send_timer: Option<Pin<Box<Sleep>>>,
     send_waiting: bool,
+    /// Whether the last write took all it was given: then hyper's next write starts with what
+    /// it buffered since, not in the middle of something.
+    drained: bool,
+    /// The problem document sent in place of hyper's answer to a head it could not parse, and
+    /// how much of it has been sent. Boxed: every connection carries the field, few use it.
+    in_place_of_refusal: Option<Box<(Vec<u8>, usize)>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,8 +98,11 @@ pub(crate) enum Protocol {
     Http1,
     /// The HTTP/2 connection preface (prior knowledge, as h2c clients and h2spec send it).
     Http2,
-    /// Neither: a broken preface, or a first line that is no HTTP/1 request line. Closed
-    /// without an answer (RFC 9113 §3.4; RFC 9112 §3 allows it for an invalid request line).
+    /// A first line in HTTP's words that is no HTTP/1 request line (`HTTP/2.0` in it, a space
+    /// too many): answered with this problem, then closed (RFC 9112 §3, RFC 9110 §15.6.6).
+    Refused(StatusCode, &'static str),
+    /// Neither: a broken preface, or a first line that is not HTTP at all. Closed without an
+    /// answer (RFC 9113 §3.4; [`refusal::request_line_refusal`] says why).
     Neither,
     /// The client closed (or timed out) before sending a byte.
     Gone,
@@ -115,6 +127,8 @@ impl GuardedIo {
             timer_deadline: None,
             send_timer: None,
             send_waiting: false,
+            drained: true,
+            in_place_of_refusal: None,
         }
     }
 
@@ -255,10 +269,18 @@ impl GuardedIo {
         .await
     }
 
+    /// Answers a first line that is no HTTP/1 request line ([`Protocol::Refused`]); the caller
+    /// closes the connection.
+    pub async fn refuse(&mut self, status: StatusCode, detail: &str) {
+        use tokio::io::AsyncWriteExt;
+        let _ = self.write_all(&refusal::closing_problem(status, detail)).await;
+        let _ = self.shutdown().await;
+    }
+
     fn on_deadline(&mut self, waiting: Waiting) -> io::Error {
         if waiting == Waiting::Head {
             // hyper writes nothing while a head is being read, so the socket is ours.
-            let _ = self.stream.try_write(&request_timeout_response());
+            let _ = self.stream.try_write(&refusal::closing_problem(StatusCode::REQUEST_TIMEOUT, "The request was not received in time."));
         }
         self.state.ask_to_close();
         io::Error::new(io::ErrorKind::TimedOut, "the client was too slow sending its request")
@@ -288,24 +310,15 @@ fn classify(first: &[u8]) -> Option<Protocol> {
         Some(end) => {
             let line = rest[..end].strip_suffix(b"\r").unwrap_or(&rest[..end]);
             let version = line.rsplit(|b| *b == b' ').next().unwrap_or(b"");
-            Some(if version.starts_with(b"HTTP/1.") { Protocol::Http1 } else { Protocol::Neither })
+            if version.starts_with(b"HTTP/1.") {
+                return Some(Protocol::Http1);
+            }
+            Some(refusal::request_line_refusal(line).map_or(Protocol::Neither, |(status, detail)| Protocol::Refused(status, detail)))
         }
         // No whole line yet: hyper reads the rest (and keeps the head deadline).
         None if !rest.is_empty() => Some(Protocol::Http1),
         None => None,
     }
-}
-
-fn request_timeout_response() -> Vec<u8> {
-    let body = Problem::status(StatusCode::REQUEST_TIMEOUT).with_detail("The request was not received in time.").body();
-    let mut response = format!(
-        "HTTP/1.1 408 Request Timeout\r\ncontent-type: {}\r\nconnection: close\r\ncontent-length: {}\r\n\r\n",
-        crate::problem::PROBLEM_JSON,
-        body.len()
-    )
-    .into_bytes();
-    response.extend_from_slice(&body);
-    response
 }
 
 impl AsyncRead for GuardedIo {
@@ -366,7 +379,8 @@ impl GuardedIo {
 impl GuardedIo {
     /// What a write's outcome means for the send deadline: progress ends a wait; a write that
     /// must wait starts one (or keeps the one running) and fails once it has passed.
-    fn after_write(&mut self, cx: &mut Context<'_>, result: Poll<io::Result<usize>>) -> Poll<io::Result<usize>> {
+    fn after_write(&mut self, cx: &mut Context<'_>, result: Poll<io::Result<usize>>, offered: usize) -> Poll<io::Result<usize>> {
+        self.drained = matches!(result, Poll::Ready(Ok(n)) if n == offered);
         match result {
             Poll::Ready(Ok(n)) => {
                 if n > 0 {
@@ -398,17 +412,70 @@ impl GuardedIo {
     }
 }
 
+impl GuardedIo {
+    /// `Some` when `bytes` are hyper's answer to a head it could not parse: the problem document
+    /// of the same status is written instead, and hyper told its bytes went once it has.
+    ///
+    /// hyper's answer is recognised by its exact shape ([`refusal::hyper_refusal`]) and by when
+    /// it comes; both must hold, so that no response a handler made is ever rewritten:
+    /// * no request is in flight (a WebSocket session counts as one);
+    /// * bytes of a head arrived since the last request started (hyper parses a head only
+    ///   after reading it; a handler's response is written before its connection reads on);
+    /// * the last write took all it was given, so these bytes are all hyper buffered since,
+    ///   and not the rest of a response that the socket took only part of.
+    /// When they do not (a bad head pipelined behind a good one, read in the same read), hyper's
+    /// own answer goes out as it is.
+    fn poll_instead_of_refusal(&mut self, cx: &mut Context<'_>, bytes: &[u8]) -> Option<Poll<io::Result<usize>>> {
+        if self.in_place_of_refusal.is_none() {
+            let status = refusal::hyper_refusal(bytes)?;
+            if !self.drained || !self.state.is_idle() {
+                return None;
+            }
+            self.sync_started();
+            self.head_started?;
+            self.in_place_of_refusal = Some(Box::new((refusal::parse_problem(status), 0)));
+        }
+        let mut substitute = self.in_place_of_refusal.take()?;
+        let (ours, sent) = &mut *substitute;
+        let result = loop {
+            if *sent == ours.len() {
+                break Poll::Ready(Ok(bytes.len()));
+            }
+            let result = Pin::new(&mut self.stream).poll_write(cx, &ours[*sent..]);
+            match self.after_write(cx, result, ours.len() - *sent) {
+                Poll::Ready(Ok(0)) => break Poll::Ready(Ok(0)),
+                Poll::Ready(Ok(n)) => *sent += n,
+                other => break other,
+            }
+        };
+        self.in_place_of_refusal = Some(substitute);
+        Some(result)
+    }
+}
+
 impl AsyncWrite for GuardedIo {
     fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, data: &[u8]) -> Poll<io::Result<usize>> {
         let this = &mut *self;
+        if this.http1 {
+            if let Some(result) = this.poll_instead_of_refusal(cx, data) {
+                return result;
+            }
+        }
         let result = Pin::new(&mut this.stream).poll_write(cx, data);
-        this.after_write(cx, result)
+        this.after_write(cx, result, data.len())
     }
 
     fn poll_write_vectored(mut self: Pin<&mut Self>, cx: &mut Context<'_>, data: &[io::IoSlice<'_>]) -> Poll<io::Result<usize>> {
         let this = &mut *self;
+        if let (true, [only]) = (this.http1, data) {
+            // hyper's answer to an unparsable head is its head buffer alone.
+            if let Some(result) = this.poll_instead_of_refusal(cx, only) {
+                return result;
+            }
+        }
         let result = Pin::new(&mut this.stream).poll_write_vectored(cx, data);
-        this.after_write(cx, result)
+        let offered = data.iter().map(|slice| slice.len()).sum();
+        this.after_write(cx, result, offered)
     }
 
     fn is_write_vectored(&self) -> bool {
@@ -437,6 +504,8 @@ mod tests {
         assert_eq!(classify(&PREFACE[..10]), None, "a partial preface waits for more");
         assert_eq!(classify(b"PRI * HTTP/2.0\r\n\r\nXX\r\n\r\n"), Some(Protocol::Neither));
         assert_eq!(classify(b"INVALID CONNECTION PREFACE\r\n\r\n"), Some(Protocol::Neither));
+        assert!(matches!(classify(b"GET / HTTP/2.0\r\n"), Some(Protocol::Refused(StatusCode::HTTP_VERSION_NOT_SUPPORTED, _))));
+        assert!(matches!(classify(b"GET / HTTP/1.1 \r\n"), Some(Protocol::Refused(StatusCode::BAD_REQUEST, _))));
         assert_eq!(classify(b"GET /\r\n"), Some(Protocol::Neither), "HTTP/0.9 is not served");
         assert_eq!(classify(b"\r\n"), None);
     }

@@ -12,11 +12,14 @@
 //! * [`streaming`]: a streamed response keeps its connection busy until it ends; an event
 //!   stream is kept alive while quiet and ends when the connection is asked to close;
 //! * [`upgrade`]: a connection upgraded to a WebSocket stays the server's, busy until it closes.
+//! * [`refusal`]: the problem documents sent before there is a request: to a head that cannot
+//!   be parsed (hyper's own answer, rewritten), a request line in no HTTP/1 version, a slow head.
 
 mod body;
 mod connection;
 mod io;
 mod limits;
+mod refusal;
 mod registry;
 mod streaming;
 mod upgrade;

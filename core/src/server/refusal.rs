@@ -1,0 +1,130 @@
+//! Answers given before there is a request to answer: to a head hyper could not parse, to a
+//! first line in HTTP's words that is no HTTP/1 request line, and to a head sent too slowly.
+//! Each is a problem document (RFC 9457) sent with `connection: close`, as every other refusal
+//! of the server is.
+//!
+//! hyper answers a head it cannot parse itself (`on_parse_error` in its h1 `conn.rs`): 400 for
+//! a bad request line or header field, 414 for a target over 64 KiB, 431 for over 100 fields,
+//! each with an empty body, and it has no hook to say more. An attack pass counted 62 of its
+//! malformed heads answered so. The socket ([`super::io`]) recognises that answer by its exact
+//! shape ([`hyper_refusal`]) and writes [`parse_problem`] in its place.
+
+use crate::problem::{Problem, PROBLEM_JSON};
+use http::StatusCode;
+
+/// The response bytes of a problem that closes the connection.
+pub(crate) fn closing_problem(status: StatusCode, detail: &str) -> Vec<u8> {
+    let body = Problem::status(status).with_detail(detail).body();
+    let reason = status.canonical_reason().unwrap_or("Error");
+    let mut response =
+        format!("HTTP/1.1 {} {reason}\r\ncontent-type: {PROBLEM_JSON}\r\nconnection: close\r\ncontent-length: {}\r\n\r\n", status.as_u16(), body.len())
+            .into_bytes();
+    response.extend_from_slice(&body);
+    response
+}
+
+/// What hyper's answer to an unparsable head becomes.
+pub(crate) fn parse_problem(status: StatusCode) -> Vec<u8> {
+    let detail = match status {
+        StatusCode::URI_TOO_LONG => "The request target is longer than the server reads.",
+        StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE => "The request head has more header fields than the server reads, or one too large.",
+        _ => "The request head is not HTTP/1.1: its request line or a header field is malformed (RFC 9112).",
+    };
+    closing_problem(status, detail)
+}
+
+/// The status lines hyper answers an unparsable head with, each followed by
+/// [`HYPER_REFUSAL_HEADERS`], a 29-byte date and the blank line.
+const HYPER_REFUSALS: [(StatusCode, &[u8]); 3] = [
+    (StatusCode::BAD_REQUEST, b"HTTP/1.1 400 Bad Request\r\n"),
+    (StatusCode::URI_TOO_LONG, b"HTTP/1.1 414 URI Too Long\r\n"),
+    (StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, b"HTTP/1.1 431 Request Header Fields Too Large\r\n"),
+];
+const HYPER_REFUSAL_HEADERS: &[u8] = b"connection: close\r\ncontent-length: 0\r\ndate: ";
+/// `Thu, 03 Dec 2026 15:21:51 GMT`, then `\r\n\r\n`.
+const DATE_AND_END: usize = 29 + 4;
+
+/// `Some(status)` when `bytes` are exactly hyper's answer to a head it could not parse.
+///
+/// Cost: every HTTP/1 write that is one buffer is asked; a response fails at its length (one
+/// compare for each of the three) unless it is as long as a refusal, then at its status line.
+pub(crate) fn hyper_refusal(bytes: &[u8]) -> Option<StatusCode> {
+    let (status, line) = HYPER_REFUSALS.iter().find(|(_, line)| bytes.len() == line.len() + HYPER_REFUSAL_HEADERS.len() + DATE_AND_END)?;
+    let (head, rest) = bytes.split_at(line.len());
+    let shaped = head == *line && rest.starts_with(HYPER_REFUSAL_HEADERS) && rest.ends_with(b" GMT\r\n\r\n");
+    shaped.then_some(*status)
+}
+
+/// The answer to a first line that is not an HTTP/1 request line but is written in HTTP's words
+/// (`HTTP/` in it, any case); `None` for one that is not (an HTTP/2 client's broken preface, a
+/// TLS hello, another protocol): those get no answer, as an HTTP/1 response would be noise to
+/// them (RFC 9113 §3.4 asks to close on a bad preface, and h2spec checks it).
+/// `line`: the first line, without its end.
+pub(crate) fn request_line_refusal(line: &[u8]) -> Option<(StatusCode, &'static str)> {
+    let at = line.windows(5).position(|w| w.eq_ignore_ascii_case(b"HTTP/"))?;
+    // `HTTP/2`, `HTTP/3.0`: RFC 9110's one-digit major and minor, the major not 1.
+    let other_major = line[..at].ends_with(b" ")
+        && match &line[at + 5..] {
+            [major] | [major, b'.', b'0'..=b'9'] => major.is_ascii_digit() && *major != b'1',
+            _ => false,
+        };
+    Some(if other_major {
+        // RFC 9110 §15.6.6: the major version is not supported.
+        (StatusCode::HTTP_VERSION_NOT_SUPPORTED, "Requests in HTTP/1 syntax must be HTTP/1.0 or HTTP/1.1; HTTP/2 is served with prior knowledge or ALPN.")
+    } else {
+        (StatusCode::BAD_REQUEST, "The request line is not a method, a target and HTTP/1.x, each separated by one space (RFC 9112 §3).")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DATE: &str = "Thu, 03 Dec 2026 15:21:51 GMT";
+
+    #[test]
+    fn hypers_three_answers_to_an_unparsable_head_are_recognised_and_nothing_else() {
+        for (status, reason) in [(400, "Bad Request"), (414, "URI Too Long"), (431, "Request Header Fields Too Large")] {
+            let answer = format!("HTTP/1.1 {status} {reason}\r\nconnection: close\r\ncontent-length: 0\r\ndate: {DATE}\r\n\r\n");
+            assert_eq!(hyper_refusal(answer.as_bytes()).map(|s| s.as_u16()), Some(status), "{answer}");
+        }
+        // A response a handler made: a header more, another status, a body, a head cut short.
+        let not = [
+            format!("HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\nx: y\r\ndate: {DATE}\r\n\r\n"),
+            format!("HTTP/1.1 401 Unauthorized\r\nconnection: close\r\ncontent-length: 0\r\ndate: {DATE}\r\n\r\n"),
+            format!("HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 2\r\ndate: {DATE}\r\n\r\n"),
+            format!("HTTP/1.1 400 Bad Request\r\nconnection: keep-alive\r\ncontent-length: 0\r\ndate: {DATE}\r\n\r\n"),
+            "HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok".to_owned(),
+        ];
+        for answer in not {
+            assert_eq!(hyper_refusal(answer.as_bytes()), None, "{answer}");
+        }
+    }
+
+    #[test]
+    fn a_first_line_in_https_words_is_answered_and_any_other_is_not() {
+        let status = |line: &[u8]| request_line_refusal(line).map(|(s, _)| s.as_u16());
+        assert_eq!(status(b"GET / HTTP/2.0"), Some(505));
+        assert_eq!(status(b"GET / HTTP/3"), Some(505));
+        assert_eq!(status(b"GET / HTTP/01.1"), Some(400), "a version that is no version");
+        assert_eq!(status(b"GET / HTTP/2.0x"), Some(400));
+        assert_eq!(status(b"GET /health HTTP/1.1 "), Some(400), "a space after the version");
+        assert_eq!(status(b"GET\t/\tHTTP/1.1"), Some(400), "tabs between the parts");
+        assert_eq!(status(b"get / http/1.1"), Some(400));
+        assert_eq!(status(b"GET /health HTTP/1.1\rHost: a\r"), Some(400), "a bare CR");
+        assert_eq!(status(b"INVALID CONNECTION PREFACE"), None, "h2spec's broken preface");
+        assert_eq!(status(b"\x16\x03\x01\x02\x00\x01"), None, "a TLS hello");
+        assert_eq!(status(b"GET /"), None, "HTTP/0.9 has no version to answer in");
+    }
+
+    #[test]
+    fn a_closing_problem_is_one_whole_response() {
+        let response = String::from_utf8(parse_problem(StatusCode::URI_TOO_LONG)).unwrap();
+        let (head, body) = response.split_once("\r\n\r\n").unwrap();
+        assert!(head.starts_with("HTTP/1.1 414 URI Too Long\r\ncontent-type: application/problem+json\r\nconnection: close\r\n"), "{head}");
+        assert!(head.ends_with(&format!("content-length: {}", body.len())), "{head}");
+        let problem: serde_json::Value = serde_json::from_str(body).unwrap();
+        assert_eq!(problem["status"], 414);
+        assert_eq!(problem["title"], "URI Too Long");
+    }
+}
