@@ -223,6 +223,8 @@ fn a_transfer_coding_other_than_chunked_is_501_on_the_wire() {
     assert_eq!(upload("gzip, chunked", "Content-Length: 5\r\n"), "HTTP/1.1 501 Not Implemented");
     assert_eq!(upload("chunked", "Content-Length: 5\r\n"), "HTTP/1.1 200 OK");
     assert_eq!(upload("chunked", ""), "HTTP/1.1 200 OK");
+    assert_eq!(upload(", chunked", ""), "HTTP/1.1 200 OK", "an empty list element is skipped");
+    assert_eq!(upload("chunked, chunked", ""), "HTTP/1.1 400 Bad Request", "chunked twice");
 }
 
 #[test]

@@ -240,6 +240,7 @@ impl<A: AppService> hyper::service::Service<http::Request<Incoming>> for ConnSer
 /// * no transfer coding but `chunked`: hyper frames a `gzip, chunked` body by its chunks and
 ///   would hand the handler bytes still gzipped, "changed" input. RFC 9112 §6.1 asks for a 501;
 ///   the connection closes, as the body is not read.
+/// * `chunked` once ([`unknown_coding`]).
 ///
 /// (`Transfer-Encoding` beside `Content-Length` is hyper's to handle, as RFC 9112 §6.3 allows:
 /// it frames by the former, drops the latter and closes the connection after the response.)
@@ -293,10 +294,20 @@ const HOST_BYTES: [bool; 256] = {
     table
 };
 
+/// Empty list elements are skipped (RFC 9110 §5.6.1); `chunked` twice is a 400, as RFC 9112
+/// §6.1 forbids it: hyper would undo one and hand the handler the other's framing as data, and
+/// a proxy in front may have undone both.
 fn unknown_coding(headers: &http::HeaderMap) -> Option<Problem> {
-    let codings = headers.get_all(http::header::TRANSFER_ENCODING);
-    let known = codings.iter().all(|value| value.to_str().is_ok_and(|text| text.split(',').all(|coding| coding.trim().eq_ignore_ascii_case("chunked"))));
-    (!known).then(|| Problem::status(http::StatusCode::NOT_IMPLEMENTED).with_detail("Only the chunked transfer coding is understood.").closing())
+    let mut chunked = 0;
+    for value in headers.get_all(http::header::TRANSFER_ENCODING) {
+        for coding in value.to_str().unwrap_or("?").split(',').map(str::trim).filter(|coding| !coding.is_empty()) {
+            if !coding.eq_ignore_ascii_case("chunked") {
+                return Some(Problem::status(http::StatusCode::NOT_IMPLEMENTED).with_detail("Only the chunked transfer coding is understood.").closing());
+            }
+            chunked += 1;
+        }
+    }
+    (chunked > 1).then(|| Problem::status(http::StatusCode::BAD_REQUEST).with_detail("The chunked transfer coding is applied more than once.").closing())
 }
 
 pin_project_lite::pin_project! {
@@ -382,7 +393,7 @@ mod tests {
     // Found by a core-HTTP probe: `Host: a b` was served, and a `gzip, chunked` body reached the
     // handler still gzipped.
     #[test]
-    fn a_host_that_is_no_host_is_400_and_a_coding_other_than_chunked_is_501() {
+    fn a_host_that_is_no_host_is_400_a_coding_other_than_chunked_501_and_chunked_twice_400() {
         let status = |headers: &[(&str, &str)]| wire_problem(&head(headers)).map(|p| p.status);
         for host in ["a", "example.com:8080", "[::1]:80", "", "xn--caf-dma.example"] {
             assert_eq!(status(&[("host", host)]), None, "{host}");
@@ -396,6 +407,10 @@ mod tests {
             assert_eq!(status(&[("host", "a"), ("transfer-encoding", coding)]), Some(501), "{coding}");
         }
         assert_eq!(status(&[("host", "a"), ("transfer-encoding", "foo"), ("transfer-encoding", "chunked")]), Some(501));
+        // Found by an attack pass: an empty element was refused, `chunked` twice was served.
+        assert_eq!(status(&[("host", "a"), ("transfer-encoding", ", chunked")]), None);
+        assert_eq!(status(&[("host", "a"), ("transfer-encoding", "chunked, chunked")]), Some(400));
+        assert_eq!(status(&[("host", "a"), ("transfer-encoding", "chunked"), ("transfer-encoding", "chunked")]), Some(400));
         assert!(wire_problem(&head(&[("host", "a"), ("transfer-encoding", "gzip, chunked")])).unwrap().close_connection);
     }
 
