@@ -71,6 +71,12 @@ pub(super) fn complete_response(bytes: &[u8]) -> bool {
     length.is_some_and(|n| bytes.len() >= end + 4 + n)
 }
 
+/// Whether the response's head says `application/problem+json`.
+fn is_problem(answer: &[u8]) -> bool {
+    let end = answer.windows(4).position(|w| w == b"\r\n\r\n").unwrap_or(answer.len());
+    String::from_utf8_lossy(&answer[..end]).to_ascii_lowercase().contains("\r\ncontent-type: application/problem+json")
+}
+
 pub(super) fn status_of(answer: &[u8]) -> Option<u16> {
     let line = answer.split(|b| *b == b'\n').next()?;
     std::str::from_utf8(line).ok()?.split(' ').nth(1)?.parse().ok()
@@ -208,12 +214,16 @@ pub async fn malformed(port: u16) -> Verdict {
         ("no Host", b"GET /health HTTP/1.1\r\n\r\n".to_vec(), &[Some(400)]),
         ("two Hosts", b"GET /health HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n".to_vec(), &[Some(400)]),
         ("broken HTTP/2 preface", b"PRI * HTTP/2.0\r\n\r\nXX\r\n\r\n".to_vec(), &[None]),
-        ("no request line", b"INVALID CONNECTION PREFACE\r\n\r\n".to_vec(), &[None, Some(400)]),
+        ("no request line", b"INVALID CONNECTION PREFACE\r\n\r\n".to_vec(), &[None]),
+        ("HTTP/2.0 request line", b"GET /health HTTP/2.0\r\nHost: a\r\n\r\n".to_vec(), &[Some(505)]),
+        ("malformed header name", b"GET /health HTTP/1.1\r\nHost: a\r\nbad name: x\r\n\r\n".to_vec(), &[Some(400)]),
         (
             "two Content-Lengths",
             b"POST /json/small HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 2\r\nContent-Length: 40\r\n\r\n{}".to_vec(),
             &[Some(400), None],
         ),
+        // Closed unanswered counts too: the bytes still unread when the server closes can
+        // reset the connection before the client reads the 431.
         ("header bomb", header_bomb, &[Some(431), None]),
         (
             "body bomb",
@@ -228,6 +238,8 @@ pub async fn malformed(port: u16) -> Verdict {
                 let status = status_of(&answer);
                 if !refused.contains(&status) {
                     wrong.push(format!("{what}: {}", status.map_or("closed unanswered".into(), |s| s.to_string())));
+                } else if status.is_some() && !is_problem(&answer) {
+                    wrong.push(format!("{what}: a {} without a problem document", status.unwrap_or_default()));
                 }
             }
             Err(e) => wrong.push(format!("{what}: {e}")),

@@ -4,7 +4,7 @@
 //!
 //! | probe | what it does | passes when |
 //! |---|---|---|
-//! | `malformed` | no / two `Host`, a broken HTTP/2 preface, CL+TE smuggling shapes, a header bomb, a body bomb | each is refused (400, 431, 413, or closed unanswered) and `/health` still answers |
+//! | `malformed` | no / two `Host`, a broken HTTP/2 preface, an `HTTP/2.0` request line, a malformed header, CL+TE smuggling shapes, a header bomb, a body bomb | each is refused (400, 505, 431, 413 with a problem document; a broken preface closed unanswered) and `/health` still answers |
 //! | `h2spec` | the pinned h2spec against a route that reads no body, one that reads JSON, and a path with no route | no case fails |
 //! | `idle-flood` | 1,100 connections that never send a byte, beyond the 1,024 descriptors | `/health` on a new connection answers within 100 ms, every time |
 //! | `traversal` | raw requests for a served directory's files (fixtures/traversal.json) with the path climbing out in every encoding (`..`, `%2e%2e`, double-encoded, backslashes, NUL, a symlink leading outside, a hidden file) | each is refused (404 or 400) and the secret beside the directory never appears; the files inside are served |
