@@ -36,12 +36,7 @@ fn app(config: AppConfig) -> App {
             }
         })
         .route(RouteSpec::get("/big"), |_: RequestData| async { "x".repeat(BIG) })
-        .route(RouteSpec::post("/echo").body(ferrule_core::BodySpec::of_kind(ferrule_core::BodyKind::Bytes, None)), |req: RequestData| async move {
-            match req.body {
-                Body::Bytes(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-                _ => String::new(),
-            }
-        })
+        .route(RouteSpec::get("/empty-400"), |_: RequestData| async { ferrule_core::Response::new(http::StatusCode::BAD_REQUEST) })
         .route(RouteSpec::get("/slow"), |_: RequestData| async {
             SLOW_STARTED.fetch_add(1, Ordering::SeqCst);
             tokio::time::sleep(Duration::from_millis(300)).await;
@@ -313,8 +308,9 @@ fn a_head_that_cannot_be_parsed_gets_a_problem_document() {
     stream.write_all(BAD).unwrap();
     let answer = read_to_close(&mut stream);
     assert!(answer.starts_with("HTTP/1.1 400 Bad Request\r\ncontent-type: application/problem+json\r\n"), "{answer}");
-    // Pipelined behind a good one, in one read: the good one is answered whole, then a 400
-    // (hyper's own answer, when it comes in the same write as the first response) and the close.
+    // Pipelined behind a good one and read with it: the good one is answered whole, then a
+    // 400 and the close (hyper's own answer: nothing was read after the good one started, so
+    // the socket cannot tell it from a response's bytes).
     let mut stream = connect_and_send(addr, &[HEALTH, BAD].concat());
     read_health(&mut stream);
     let answer = read_to_close(&mut stream);
@@ -329,16 +325,15 @@ fn connect_and_send(addr: SocketAddr, request: &[u8]) -> TcpStream {
 }
 
 #[test]
-fn a_response_shaped_like_hypers_refusal_is_sent_as_the_handler_made_it() {
-    let running = serve(config());
-    let refusal_shaped = "HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\ndate: Thu, 03 Dec 2026 15:21:51 GMT\r\n\r\n";
-    let request = format!("POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: {}\r\n\r\n{refusal_shaped}", refusal_shaped.len());
-    let mut stream = connect_and_send(running.server.local_addr(), request.as_bytes());
-    let answer = read_response(&mut stream);
-    assert!(answer.starts_with("HTTP/1.1 200 OK\r\n") && answer.ends_with(&format!("\r\n\r\n{refusal_shaped}")), "{answer}");
-    // And the connection goes on.
-    stream.write_all(b"GET /health HTTP/1.1\r\nHost: a\r\n\r\n").unwrap();
-    read_health(&mut stream);
+fn a_handlers_response_shaped_like_hypers_answer_to_a_bad_head_is_sent_as_it_was_made() {
+    // No request id, an empty 400 and a request that asks to close: hyper writes the very bytes
+    // it answers an unparsable head with.
+    let running = serve(AppConfig { request_id: false, ..config() });
+    let mut stream = connect_and_send(running.server.local_addr(), b"GET /empty-400 HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n");
+    let answer = read_to_close(&mut stream);
+    let (head, date) = answer.split_at(answer.find("date: ").expect("a date") + 6);
+    assert_eq!(head, "HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\ndate: ", "{answer}");
+    assert!(date.len() == 33 && date.ends_with(" GMT\r\n\r\n"), "{answer}");
 }
 
 #[test]

@@ -294,7 +294,8 @@ const HOST_BYTES: [bool; 256] = {
     table
 };
 
-/// Empty list elements are skipped (RFC 9110 §5.6.1); `chunked` twice is a 400, as RFC 9112
+/// Empty list elements are skipped (RFC 9110 §5.6.1; a list that ends in one hyper refuses
+/// itself, its last coding not being `chunked`); `chunked` twice is a 400, as RFC 9112
 /// §6.1 forbids it: hyper would undo one and hand the handler the other's framing as data, and
 /// a proxy in front may have undone both.
 fn unknown_coding(headers: &http::HeaderMap) -> Option<Problem> {

@@ -63,9 +63,15 @@ pub(crate) struct GuardedIo {
     /// Whether the last write took all it was given: then hyper's next write starts with what
     /// it buffered since, not in the middle of something.
     drained: bool,
-    /// The problem document sent in place of hyper's answer to a head it could not parse, and
-    /// how much of it has been sent. Boxed: every connection carries the field, few use it.
-    in_place_of_refusal: Option<Box<(Vec<u8>, usize)>>,
+    /// Sent in place of hyper's answer to a head it could not parse. Boxed: every connection
+    /// carries the field, few use it.
+    in_place_of_refusal: Option<Box<InPlaceOfRefusal>>,
+}
+
+struct InPlaceOfRefusal {
+    status: StatusCode,
+    problem: Vec<u8>,
+    sent: usize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -272,9 +278,25 @@ impl GuardedIo {
     /// Answers a first line that is no HTTP/1 request line ([`Protocol::Refused`]); the caller
     /// closes the connection.
     pub async fn refuse(&mut self, status: StatusCode, detail: &str) {
-        use tokio::io::AsyncWriteExt;
-        let _ = self.write_all(&refusal::closing_problem(status, detail)).await;
-        let _ = self.shutdown().await;
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        if self.write_all(&refusal::closing_problem(status, detail)).await.is_err() || self.shutdown().await.is_err() {
+            return;
+        }
+        // What the client is still sending (the rest of a head longer than the first read) is
+        // read and dropped for a moment: closing with it unread would reset the connection,
+        // and a reset can destroy the answer before the client has read it.
+        self.replay = bytes::Bytes::new();
+        let mut scratch = vec![0u8; 4096];
+        let drain = async {
+            let mut left = LINGER_BYTES;
+            while left > 0 {
+                match self.stream.read(&mut scratch).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => left = left.saturating_sub(n),
+                }
+            }
+        };
+        let _ = tokio::time::timeout(LINGER, drain).await;
     }
 
     fn on_deadline(&mut self, waiting: Waiting) -> io::Error {
@@ -286,6 +308,11 @@ impl GuardedIo {
         io::Error::new(io::ErrorKind::TimedOut, "the client was too slow sending its request")
     }
 }
+
+/// How long, and for how many bytes, a refused connection reads what the client still sends
+/// before it closes ([`GuardedIo::refuse`]).
+const LINGER: std::time::Duration = std::time::Duration::from_secs(1);
+const LINGER_BYTES: usize = 64 * 1024;
 
 /// The first read's buffer: a request head from curl or oha fits in it several times over.
 const SNIFF_BYTES: usize = 1024;
@@ -415,40 +442,54 @@ impl GuardedIo {
 impl GuardedIo {
     /// `Some` when `bytes` are hyper's answer to a head it could not parse: the problem document
     /// of the same status is written instead, and hyper told its bytes went once it has.
+    /// `bytes`: the write, when it is one buffer (hyper's answer always is).
     ///
     /// hyper's answer is recognised by its exact shape ([`refusal::hyper_refusal`]) and by when
-    /// it comes; both must hold, so that no response a handler made is ever rewritten:
+    /// it comes; all must hold, so that no response a handler made is ever rewritten:
     /// * no request is in flight (a WebSocket session counts as one);
-    /// * bytes of a head arrived since the last request started (hyper parses a head only
-    ///   after reading it; a handler's response is written before its connection reads on);
+    /// * bytes of a head arrived since the last request started. A handler's response head
+    ///   never meets this: its request was counted as started before the handler ran, it stays
+    ///   in flight until its response is made, and hyper writes the head in that same poll,
+    ///   before it reads again. A body of known length goes out with its head, in the same
+    ///   write (two buffers); one made over time is in flight until it ends
+    ///   ([`super::streaming::is_streamed`]);
     /// * the last write took all it was given, so these bytes are all hyper buffered since,
-    ///   and not the rest of a response that the socket took only part of.
-    /// When they do not (a bad head pipelined behind a good one, read in the same read), hyper's
-    /// own answer goes out as it is.
-    fn poll_instead_of_refusal(&mut self, cx: &mut Context<'_>, bytes: &[u8]) -> Option<Poll<io::Result<usize>>> {
+    ///   and not the rest of a response that the socket took only part of (or would not take
+    ///   at all, when the last write had to wait).
+    /// When they do not all hold (a bad head pipelined behind a good one and read with it, so
+    /// that nothing was read after the good one started), hyper's own answer goes out as it is.
+    /// Once the problem is written, hyper writes nothing more (it closes): a write after it,
+    /// or other bytes offered while it is being written, fail rather than go out.
+    fn poll_instead_of_refusal(&mut self, cx: &mut Context<'_>, bytes: Option<&[u8]>) -> Option<Poll<io::Result<usize>>> {
         if self.in_place_of_refusal.is_none() {
-            let status = refusal::hyper_refusal(bytes)?;
+            let status = refusal::hyper_refusal(bytes?)?;
             if !self.drained || !self.state.is_idle() {
                 return None;
             }
             self.sync_started();
             self.head_started?;
-            self.in_place_of_refusal = Some(Box::new((refusal::parse_problem(status), 0)));
+            self.in_place_of_refusal = Some(Box::new(InPlaceOfRefusal { status, problem: refusal::parse_problem(status), sent: 0 }));
         }
-        let mut substitute = self.in_place_of_refusal.take()?;
-        let (ours, sent) = &mut *substitute;
-        let result = loop {
-            if *sent == ours.len() {
-                break Poll::Ready(Ok(bytes.len()));
-            }
-            let result = Pin::new(&mut self.stream).poll_write(cx, &ours[*sent..]);
-            match self.after_write(cx, result, ours.len() - *sent) {
-                Poll::Ready(Ok(0)) => break Poll::Ready(Ok(0)),
-                Poll::Ready(Ok(n)) => *sent += n,
-                other => break other,
-            }
+        let mut ours = self.in_place_of_refusal.take()?;
+        // hyper offers its answer again until it is told the answer went.
+        let offered = bytes.filter(|bytes| ours.sent < ours.problem.len() && refusal::hyper_refusal(bytes) == Some(ours.status));
+        let result = match offered {
+            None => Poll::Ready(Err(io::Error::new(io::ErrorKind::BrokenPipe, "nothing is written after the answer to an unparsable head"))),
+            Some(bytes) => loop {
+                let result = Pin::new(&mut self.stream).poll_write(cx, &ours.problem[ours.sent..]);
+                match self.after_write(cx, result, ours.problem.len() - ours.sent) {
+                    Poll::Ready(Ok(0)) => break Poll::Ready(Ok(0)),
+                    Poll::Ready(Ok(n)) => {
+                        ours.sent += n;
+                        if ours.sent == ours.problem.len() {
+                            break Poll::Ready(Ok(bytes.len()));
+                        }
+                    }
+                    other => break other,
+                }
+            },
         };
-        self.in_place_of_refusal = Some(substitute);
+        self.in_place_of_refusal = Some(ours);
         Some(result)
     }
 }
@@ -457,7 +498,7 @@ impl AsyncWrite for GuardedIo {
     fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, data: &[u8]) -> Poll<io::Result<usize>> {
         let this = &mut *self;
         if this.http1 {
-            if let Some(result) = this.poll_instead_of_refusal(cx, data) {
+            if let Some(result) = this.poll_instead_of_refusal(cx, Some(data)) {
                 return result;
             }
         }
@@ -467,8 +508,12 @@ impl AsyncWrite for GuardedIo {
 
     fn poll_write_vectored(mut self: Pin<&mut Self>, cx: &mut Context<'_>, data: &[io::IoSlice<'_>]) -> Poll<io::Result<usize>> {
         let this = &mut *self;
-        if let (true, [only]) = (this.http1, data) {
+        if this.http1 {
             // hyper's answer to an unparsable head is its head buffer alone.
+            let only = match data {
+                [only] => Some(&only[..]),
+                _ => None,
+            };
             if let Some(result) = this.poll_instead_of_refusal(cx, only) {
                 return result;
             }
@@ -494,6 +539,73 @@ impl AsyncWrite for GuardedIo {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    const HYPERS_ANSWER: &[u8] = b"HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\ndate: Thu, 03 Dec 2026 15:21:51 GMT\r\n\r\n";
+
+    /// Runs `test` with a guarded socket that has read a bad head from its client, as hyper
+    /// would before answering it, and the client's end.
+    fn with_a_bad_head_read<F: Future<Output = ()>>(test: impl FnOnce(GuardedIo, Arc<ConnState>, TcpStream) -> F) {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        runtime.block_on(async {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let mut client = TcpStream::connect(listener.local_addr().unwrap()).await.unwrap();
+            let (server, _) = listener.accept().await.unwrap();
+            let state = Arc::new(ConnState::default());
+            let limits = Arc::new(ConnectionLimits::from_config(&crate::AppConfig::default()));
+            let mut io = GuardedIo::new(server, state.clone(), limits);
+            client.write_all(b"GET / HTTP/1.1\r\nbad name: x\r\n\r\n").await.unwrap();
+            io.read(&mut [0u8; 64]).await.unwrap();
+            test(io, state, client).await;
+        });
+    }
+
+    /// Writes hyper's answer on `io`, closes it, and returns what the client received.
+    async fn received_for_hypers_answer(mut io: GuardedIo, mut client: TcpStream) -> Vec<u8> {
+        assert_eq!(io.write(HYPERS_ANSWER).await.unwrap(), HYPERS_ANSWER.len(), "hyper is told its bytes went");
+        drop(io);
+        let mut received = Vec::new();
+        client.read_to_end(&mut received).await.unwrap();
+        received
+    }
+
+    #[test]
+    fn hypers_answer_to_a_head_it_read_goes_out_as_a_problem_and_nothing_after_it() {
+        with_a_bad_head_read(|mut io, _, mut client| async move {
+            assert_eq!(io.write(HYPERS_ANSWER).await.unwrap(), HYPERS_ANSWER.len());
+            let after = io.write(b"more").await.expect_err("nothing goes out after the problem");
+            assert_eq!(after.kind(), io::ErrorKind::BrokenPipe);
+            drop(io);
+            let mut received = Vec::new();
+            client.read_to_end(&mut received).await.unwrap();
+            assert_eq!(received, refusal::parse_problem(StatusCode::BAD_REQUEST));
+        });
+    }
+
+    #[test]
+    fn the_same_bytes_go_out_as_they_are_while_a_request_is_in_flight() {
+        with_a_bad_head_read(|io, state, client| async move {
+            state.in_flight.store(1, Ordering::Release);
+            assert_eq!(received_for_hypers_answer(io, client).await, HYPERS_ANSWER);
+        });
+    }
+
+    #[test]
+    fn the_same_bytes_go_out_as_they_are_when_a_request_started_after_the_head_was_read() {
+        with_a_bad_head_read(|io, state, client| async move {
+            // What a handler's response to the request read sees.
+            state.started.store(1, Ordering::Release);
+            assert_eq!(received_for_hypers_answer(io, client).await, HYPERS_ANSWER);
+        });
+    }
+
+    #[test]
+    fn the_same_bytes_go_out_as_they_are_after_a_write_the_socket_took_only_part_of() {
+        with_a_bad_head_read(|mut io, _, client| async move {
+            io.drained = false;
+            assert_eq!(received_for_hypers_answer(io, client).await, HYPERS_ANSWER);
+        });
+    }
 
     #[test]
     fn the_first_bytes_tell_the_protocol() {

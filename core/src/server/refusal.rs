@@ -1,13 +1,14 @@
 //! Answers given before there is a request to answer: to a head hyper could not parse, to a
 //! first line in HTTP's words that is no HTTP/1 request line, and to a head sent too slowly.
-//! Each is a problem document (RFC 9457) sent with `connection: close`, as every other refusal
-//! of the server is.
+//! Each is a problem document (RFC 9457) sent with `connection: close`: with no request read,
+//! the connection cannot go on.
 //!
 //! hyper answers a head it cannot parse itself (`on_parse_error` in its h1 `conn.rs`): 400 for
-//! a bad request line or header field, 414 for a target over 64 KiB, 431 for over 100 fields,
-//! each with an empty body, and it has no hook to say more. An attack pass counted 62 of its
-//! malformed heads answered so. The socket ([`super::io`]) recognises that answer by its exact
-//! shape ([`hyper_refusal`]) and writes [`parse_problem`] in its place.
+//! a bad request line or header field, 414 for a target over 64 KiB, 431 for over 100 fields
+//! or a head over its 400 KiB buffer, each with an empty body, and it has no hook to say more.
+//! An attack pass counted 62 of its malformed heads answered so. The socket ([`super::io`])
+//! recognises that answer by its exact shape ([`hyper_refusal`]) and writes [`parse_problem`]
+//! in its place.
 
 use crate::problem::{Problem, PROBLEM_JSON};
 use http::StatusCode;
@@ -27,41 +28,59 @@ pub(crate) fn closing_problem(status: StatusCode, detail: &str) -> Vec<u8> {
 pub(crate) fn parse_problem(status: StatusCode) -> Vec<u8> {
     let detail = match status {
         StatusCode::URI_TOO_LONG => "The request target is longer than the server reads.",
-        StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE => "The request head has more header fields than the server reads, or one too large.",
+        StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE => "The request head has more header fields than the server reads, or is too large.",
         _ => "The request head is not HTTP/1.1: its request line or a header field is malformed (RFC 9112).",
     };
     closing_problem(status, detail)
 }
 
-/// The status lines hyper answers an unparsable head with, each followed by
-/// [`HYPER_REFUSAL_HEADERS`], a 29-byte date and the blank line.
+/// The status lines hyper answers an unparsable head with, after `HTTP/1.1 ` (or `HTTP/1.0 `,
+/// on a connection whose last request was HTTP/1.0), each followed by
+/// [`HYPER_REFUSAL_HEADERS`], a date and the blank line.
 const HYPER_REFUSALS: [(StatusCode, &[u8]); 3] = [
-    (StatusCode::BAD_REQUEST, b"HTTP/1.1 400 Bad Request\r\n"),
-    (StatusCode::URI_TOO_LONG, b"HTTP/1.1 414 URI Too Long\r\n"),
-    (StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, b"HTTP/1.1 431 Request Header Fields Too Large\r\n"),
+    (StatusCode::BAD_REQUEST, b"400 Bad Request\r\n"),
+    (StatusCode::URI_TOO_LONG, b"414 URI Too Long\r\n"),
+    (StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, b"431 Request Header Fields Too Large\r\n"),
 ];
+const VERSION: usize = b"HTTP/1.1 ".len();
 const HYPER_REFUSAL_HEADERS: &[u8] = b"connection: close\r\ncontent-length: 0\r\ndate: ";
-/// `Thu, 03 Dec 2026 15:21:51 GMT`, then `\r\n\r\n`.
-const DATE_AND_END: usize = 29 + 4;
+/// An IMF-fixdate, `Thu, 03 Dec 2026 15:21:51 GMT`: `_` is any byte, `9` a digit.
+const DATE_SHAPE: &[u8; 29] = b"___, 99 ___ 9999 99:99:99 GMT";
+const END: &[u8] = b"\r\n\r\n";
 
 /// `Some(status)` when `bytes` are exactly hyper's answer to a head it could not parse.
 ///
 /// Cost: every HTTP/1 write that is one buffer is asked; a response fails at its length (one
 /// compare for each of the three) unless it is as long as a refusal, then at its status line.
 pub(crate) fn hyper_refusal(bytes: &[u8]) -> Option<StatusCode> {
-    let (status, line) = HYPER_REFUSALS.iter().find(|(_, line)| bytes.len() == line.len() + HYPER_REFUSAL_HEADERS.len() + DATE_AND_END)?;
-    let (head, rest) = bytes.split_at(line.len());
-    let shaped = head == *line && rest.starts_with(HYPER_REFUSAL_HEADERS) && rest.ends_with(b" GMT\r\n\r\n");
+    let (status, line) = HYPER_REFUSALS.iter().find(|(_, line)| bytes.len() == VERSION + line.len() + HYPER_REFUSAL_HEADERS.len() + DATE_SHAPE.len() + END.len())?;
+    let (version, rest) = bytes.split_at(VERSION);
+    let (head, rest) = rest.split_at(line.len());
+    let (headers, rest) = rest.split_at(HYPER_REFUSAL_HEADERS.len());
+    let (date, end) = rest.split_at(DATE_SHAPE.len());
+    let shaped = (version == b"HTTP/1.1 " || version == b"HTTP/1.0 ")
+        && head == *line
+        && headers == HYPER_REFUSAL_HEADERS
+        && date.iter().zip(DATE_SHAPE).all(|(byte, shape)| match shape {
+            b'_' => byte.is_ascii_alphabetic(),
+            b'9' => byte.is_ascii_digit(),
+            _ => byte == shape,
+        })
+        && end == END;
     shaped.then_some(*status)
 }
 
 /// The answer to a first line that is not an HTTP/1 request line but is written in HTTP's words
-/// (`HTTP/` in it, any case); `None` for one that is not (an HTTP/2 client's broken preface, a
-/// TLS hello, another protocol): those get no answer, as an HTTP/1 response would be noise to
-/// them (RFC 9113 §3.4 asks to close on a bad preface, and h2spec checks it).
+/// (text, with `HTTP/` in it, any case); `None` for one that is not (an HTTP/2 client's broken
+/// preface, a TLS hello, whose ALPN list may hold `http/1.1`, another protocol): those get no
+/// answer, as an HTTP/1 response would be noise to them (RFC 9113 §3.4 asks to close on a bad
+/// preface, and h2spec checks it).
 /// `line`: the first line, without its end.
 pub(crate) fn request_line_refusal(line: &[u8]) -> Option<(StatusCode, &'static str)> {
-    let at = line.windows(5).position(|w| w.eq_ignore_ascii_case(b"HTTP/"))?;
+    if !line.iter().all(|b| matches!(b, b' '..=b'~' | b'\t' | b'\r')) {
+        return None;
+    }
+    let at = line.windows(5).rposition(|w| w.eq_ignore_ascii_case(b"HTTP/"))?;
     // `HTTP/2`, `HTTP/3.0`: RFC 9110's one-digit major and minor, the major not 1.
     let other_major = line[..at].ends_with(b" ")
         && match &line[at + 5..] {
@@ -85,8 +104,10 @@ mod tests {
     #[test]
     fn hypers_three_answers_to_an_unparsable_head_are_recognised_and_nothing_else() {
         for (status, reason) in [(400, "Bad Request"), (414, "URI Too Long"), (431, "Request Header Fields Too Large")] {
-            let answer = format!("HTTP/1.1 {status} {reason}\r\nconnection: close\r\ncontent-length: 0\r\ndate: {DATE}\r\n\r\n");
-            assert_eq!(hyper_refusal(answer.as_bytes()).map(|s| s.as_u16()), Some(status), "{answer}");
+            for version in ["1.1", "1.0"] {
+                let answer = format!("HTTP/{version} {status} {reason}\r\nconnection: close\r\ncontent-length: 0\r\ndate: {DATE}\r\n\r\n");
+                assert_eq!(hyper_refusal(answer.as_bytes()).map(|s| s.as_u16()), Some(status), "{answer}");
+            }
         }
         // A response a handler made: a header more, another status, a body, a head cut short.
         let not = [
@@ -94,6 +115,8 @@ mod tests {
             format!("HTTP/1.1 401 Unauthorized\r\nconnection: close\r\ncontent-length: 0\r\ndate: {DATE}\r\n\r\n"),
             format!("HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 2\r\ndate: {DATE}\r\n\r\n"),
             format!("HTTP/1.1 400 Bad Request\r\nconnection: keep-alive\r\ncontent-length: 0\r\ndate: {DATE}\r\n\r\n"),
+            "HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\ndate: no date, just as many bytes\r\n\r\n".to_owned(),
+            format!("HTTP/1.2 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\ndate: {DATE}\r\n\r\n"),
             "HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok".to_owned(),
         ];
         for answer in not {
@@ -113,7 +136,13 @@ mod tests {
         assert_eq!(status(b"get / http/1.1"), Some(400));
         assert_eq!(status(b"GET /health HTTP/1.1\rHost: a\r"), Some(400), "a bare CR");
         assert_eq!(status(b"INVALID CONNECTION PREFACE"), None, "h2spec's broken preface");
-        assert_eq!(status(b"\x16\x03\x01\x02\x00\x01"), None, "a TLS hello");
+        assert_eq!(status(b"GET /HTTP/x HTTP/2.0"), Some(505), "the version is the last HTTP/");
+        // A TLS ClientHello's start (record, handshake and hello headers, random) and an ALPN
+        // extension offering http/1.1, with no 0x0A before it.
+        let mut hello = b"\x16\x03\x01\x00\xc0\x01\x00\x00\xbc\x03\x03".to_vec();
+        hello.extend_from_slice(&[0x5a; 32]);
+        hello.extend_from_slice(b"\x00\x00\x10\x00\x0e\x00\x0c\x02h2\x08http/1.1");
+        assert_eq!(status(&hello), None, "a TLS hello");
         assert_eq!(status(b"GET /"), None, "HTTP/0.9 has no version to answer in");
     }
 

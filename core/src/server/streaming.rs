@@ -30,6 +30,11 @@ use tokio::time::Sleep;
 const KEEP_ALIVE: &[u8] = b":\n\n";
 
 /// Whether `response`'s body is produced over time (its size is not known in advance).
+///
+/// A body that is not whole when its response is made must say so here (no exact size hint):
+/// it then keeps its connection in flight until it ends, and the socket relies on that to
+/// tell hyper's answer to an unparsable head from a response's bytes
+/// (`super::io::GuardedIo::poll_instead_of_refusal`).
 pub(crate) fn is_streamed(response: &axum::response::Response) -> bool {
     response.body().size_hint().exact().is_none()
 }
