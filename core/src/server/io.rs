@@ -497,7 +497,7 @@ impl GuardedIo {
 impl AsyncWrite for GuardedIo {
     fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, data: &[u8]) -> Poll<io::Result<usize>> {
         let this = &mut *self;
-        if this.http1 {
+        if this.http1 && (this.in_place_of_refusal.is_some() || refusal::may_be_hyper_refusal(data.len())) {
             if let Some(result) = this.poll_instead_of_refusal(cx, Some(data)) {
                 return result;
             }
@@ -508,12 +508,12 @@ impl AsyncWrite for GuardedIo {
 
     fn poll_write_vectored(mut self: Pin<&mut Self>, cx: &mut Context<'_>, data: &[io::IoSlice<'_>]) -> Poll<io::Result<usize>> {
         let this = &mut *self;
-        if this.http1 {
-            // hyper's answer to an unparsable head is its head buffer alone.
-            let only = match data {
-                [only] => Some(&only[..]),
-                _ => None,
-            };
+        // hyper's answer to an unparsable head is its head buffer alone.
+        let only = match data {
+            [only] if refusal::may_be_hyper_refusal(only.len()) => Some(&only[..]),
+            _ => None,
+        };
+        if this.http1 && (only.is_some() || this.in_place_of_refusal.is_some()) {
             if let Some(result) = this.poll_instead_of_refusal(cx, only) {
                 return result;
             }

@@ -48,12 +48,21 @@ const HYPER_REFUSAL_HEADERS: &[u8] = b"connection: close\r\ncontent-length: 0\r\
 const DATE_SHAPE: &[u8; 29] = b"___, 99 ___ 9999 99:99:99 GMT";
 const END: &[u8] = b"\r\n\r\n";
 
+const fn refusal_len(line: &[u8]) -> usize {
+    VERSION + line.len() + HYPER_REFUSAL_HEADERS.len() + DATE_SHAPE.len() + END.len()
+}
+
+/// Whether a write of `len` bytes may be hyper's answer to an unparsable head: the one test
+/// every HTTP/1 write that is one buffer pays (three compares, inlined); the rest of
+/// [`hyper_refusal`] runs only for writes of those lengths.
+#[inline]
+pub(crate) fn may_be_hyper_refusal(len: usize) -> bool {
+    len == refusal_len(HYPER_REFUSALS[0].1) || len == refusal_len(HYPER_REFUSALS[1].1) || len == refusal_len(HYPER_REFUSALS[2].1)
+}
+
 /// `Some(status)` when `bytes` are exactly hyper's answer to a head it could not parse.
-///
-/// Cost: every HTTP/1 write that is one buffer is asked; a response fails at its length (one
-/// compare for each of the three) unless it is as long as a refusal, then at its status line.
 pub(crate) fn hyper_refusal(bytes: &[u8]) -> Option<StatusCode> {
-    let (status, line) = HYPER_REFUSALS.iter().find(|(_, line)| bytes.len() == VERSION + line.len() + HYPER_REFUSAL_HEADERS.len() + DATE_SHAPE.len() + END.len())?;
+    let (status, line) = HYPER_REFUSALS.iter().find(|(_, line)| bytes.len() == refusal_len(line))?;
     let (version, rest) = bytes.split_at(VERSION);
     let (head, rest) = rest.split_at(line.len());
     let (headers, rest) = rest.split_at(HYPER_REFUSAL_HEADERS.len());
@@ -115,12 +124,16 @@ mod tests {
             format!("HTTP/1.1 401 Unauthorized\r\nconnection: close\r\ncontent-length: 0\r\ndate: {DATE}\r\n\r\n"),
             format!("HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 2\r\ndate: {DATE}\r\n\r\n"),
             format!("HTTP/1.1 400 Bad Request\r\nconnection: keep-alive\r\ncontent-length: 0\r\ndate: {DATE}\r\n\r\n"),
-            "HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\ndate: no date, just as many bytes\r\n\r\n".to_owned(),
+            "HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\ndate: no date, just as many bytes!!\r\n\r\n".to_owned(),
             format!("HTTP/1.2 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\ndate: {DATE}\r\n\r\n"),
             "HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok".to_owned(),
         ];
         for answer in not {
             assert_eq!(hyper_refusal(answer.as_bytes()), None, "{answer}");
+        }
+        for len in 0..1000 {
+            let listed = HYPER_REFUSALS.iter().any(|(_, line)| refusal_len(line) == len);
+            assert_eq!(may_be_hyper_refusal(len), listed, "{len}");
         }
     }
 
