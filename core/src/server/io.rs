@@ -284,8 +284,13 @@ impl GuardedIo {
         }
         // What the client is still sending (the rest of a head longer than the first read) is
         // read and dropped for a moment: closing with it unread would reset the connection,
-        // and a reset can destroy the answer before the client has read it.
+        // and a reset can destroy the answer before the client has read it. Not when the
+        // server wants the connection gone (shutdown, or room for others).
         self.replay = bytes::Bytes::new();
+        let state = self.state.clone();
+        if state.closing.load(Ordering::Acquire) {
+            return;
+        }
         let mut scratch = vec![0u8; 4096];
         let drain = async {
             let mut left = LINGER_BYTES;
@@ -296,7 +301,10 @@ impl GuardedIo {
                 }
             }
         };
-        let _ = tokio::time::timeout(LINGER, drain).await;
+        tokio::select! {
+            _ = tokio::time::timeout(LINGER, drain) => {}
+            _ = state.close.notified() => {}
+        }
     }
 
     fn on_deadline(&mut self, waiting: Waiting) -> io::Error {
@@ -450,14 +458,17 @@ impl GuardedIo {
     /// * bytes of a head arrived since the last request started. A handler's response head
     ///   never meets this: its request was counted as started before the handler ran, it stays
     ///   in flight until its response is made, and hyper writes the head in that same poll,
-    ///   before it reads again. A body of known length goes out with its head, in the same
-    ///   write (two buffers); one made over time is in flight until it ends
-    ///   ([`super::streaming::is_streamed`]);
+    ///   before it reads again. Every body the core makes with a known length is whole when
+    ///   its response is made and goes out with its head, in the same write (two buffers);
+    ///   one made over time is in flight until it ends ([`super::streaming::is_streamed`],
+    ///   whose doc keeps that rule);
     /// * the last write took all it was given, so these bytes are all hyper buffered since,
     ///   and not the rest of a response that the socket took only part of (or would not take
     ///   at all, when the last write had to wait).
-    /// When they do not all hold (a bad head pipelined behind a good one and read with it, so
-    /// that nothing was read after the good one started), hyper's own answer goes out as it is.
+    /// When they do not all hold, hyper's own answer goes out as it is: for a bad head that
+    /// arrived before the answer to the request ahead of it (pipelined), as nothing is then
+    /// read after that request started (hyper reads on while a request is in flight, to see a
+    /// close, but those bytes do not start a head here).
     /// Once the problem is written, hyper writes nothing more (it closes): a write after it,
     /// or other bytes offered while it is being written, fail rather than go out.
     fn poll_instead_of_refusal(&mut self, cx: &mut Context<'_>, bytes: Option<&[u8]>) -> Option<Poll<io::Result<usize>>> {
@@ -554,8 +565,9 @@ mod tests {
             let state = Arc::new(ConnState::default());
             let limits = Arc::new(ConnectionLimits::from_config(&crate::AppConfig::default()));
             let mut io = GuardedIo::new(server, state.clone(), limits);
-            client.write_all(b"GET / HTTP/1.1\r\nbad name: x\r\n\r\n").await.unwrap();
-            io.read(&mut [0u8; 64]).await.unwrap();
+            const BAD_HEAD: &[u8] = b"GET / HTTP/1.1\r\nbad name: x\r\n\r\n";
+            client.write_all(BAD_HEAD).await.unwrap();
+            io.read_exact(&mut [0u8; BAD_HEAD.len()]).await.unwrap();
             test(io, state, client).await;
         });
     }

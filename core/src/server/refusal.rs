@@ -5,7 +5,8 @@
 //!
 //! hyper answers a head it cannot parse itself (`on_parse_error` in its h1 `conn.rs`): 400 for
 //! a bad request line or header field, 414 for a target over 64 KiB, 431 for over 100 fields
-//! or a head over its 400 KiB buffer, each with an empty body, and it has no hook to say more.
+//! or a head over its 400 KiB buffer (which it closes on with the client still sending, so the
+//! client may see a reset instead), each with an empty body, and it has no hook to say more.
 //! An attack pass counted 62 of its malformed heads answered so. The socket ([`super::io`])
 //! recognises that answer by its exact shape ([`hyper_refusal`]) and writes [`parse_problem`]
 //! in its place.
@@ -34,9 +35,13 @@ pub(crate) fn parse_problem(status: StatusCode) -> Vec<u8> {
     closing_problem(status, detail)
 }
 
-/// The status lines hyper answers an unparsable head with, after `HTTP/1.1 ` (or `HTTP/1.0 `,
-/// on a connection whose last request was HTTP/1.0), each followed by
+/// The status lines hyper answers an unparsable head with, after `HTTP/1.1 `, each followed by
 /// [`HYPER_REFUSAL_HEADERS`], a date and the blank line.
+///
+/// Not recognised: the answer on a connection kept alive after an HTTP/1.0 request, which
+/// hyper writes as `HTTP/1.0` with no `connection` line. Such a connection exists only when a
+/// handler answered HTTP/1.0 with `Connection: keep-alive` itself; there hyper's bare 400 goes
+/// out.
 const HYPER_REFUSALS: [(StatusCode, &[u8]); 3] = [
     (StatusCode::BAD_REQUEST, b"400 Bad Request\r\n"),
     (StatusCode::URI_TOO_LONG, b"414 URI Too Long\r\n"),
@@ -67,7 +72,7 @@ pub(crate) fn hyper_refusal(bytes: &[u8]) -> Option<StatusCode> {
     let (head, rest) = rest.split_at(line.len());
     let (headers, rest) = rest.split_at(HYPER_REFUSAL_HEADERS.len());
     let (date, end) = rest.split_at(DATE_SHAPE.len());
-    let shaped = (version == b"HTTP/1.1 " || version == b"HTTP/1.0 ")
+    let shaped = version == b"HTTP/1.1 "
         && head == *line
         && headers == HYPER_REFUSAL_HEADERS
         && date.iter().zip(DATE_SHAPE).all(|(byte, shape)| match shape {
@@ -113,10 +118,8 @@ mod tests {
     #[test]
     fn hypers_three_answers_to_an_unparsable_head_are_recognised_and_nothing_else() {
         for (status, reason) in [(400, "Bad Request"), (414, "URI Too Long"), (431, "Request Header Fields Too Large")] {
-            for version in ["1.1", "1.0"] {
-                let answer = format!("HTTP/{version} {status} {reason}\r\nconnection: close\r\ncontent-length: 0\r\ndate: {DATE}\r\n\r\n");
-                assert_eq!(hyper_refusal(answer.as_bytes()).map(|s| s.as_u16()), Some(status), "{answer}");
-            }
+            let answer = format!("HTTP/1.1 {status} {reason}\r\nconnection: close\r\ncontent-length: 0\r\ndate: {DATE}\r\n\r\n");
+            assert_eq!(hyper_refusal(answer.as_bytes()).map(|s| s.as_u16()), Some(status), "{answer}");
         }
         // A response a handler made: a header more, another status, a body, a head cut short.
         let not = [
