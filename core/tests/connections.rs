@@ -308,6 +308,13 @@ fn a_head_that_cannot_be_parsed_gets_a_problem_document() {
     stream.write_all(BAD).unwrap();
     let answer = read_to_close(&mut stream);
     assert!(answer.starts_with("HTTP/1.1 400 Bad Request\r\ncontent-type: application/problem+json\r\n"), "{answer}");
+    // The same after an HTTP/1.0 request kept alive, where hyper's answer is HTTP/1.0 with no
+    // connection line (found on a check of what a reviewer said: it went out bare).
+    let mut stream = connect_and_send(addr, b"GET /health HTTP/1.0\r\nConnection: keep-alive\r\n\r\n");
+    assert!(read_health(&mut stream).starts_with("HTTP/1.0 200 OK\r\n"));
+    stream.write_all(BAD).unwrap();
+    let answer = read_to_close(&mut stream);
+    assert!(answer.starts_with("HTTP/1.1 400 Bad Request\r\ncontent-type: application/problem+json\r\n"), "{answer}");
     // Pipelined behind a good one: the good one is answered whole, then a 400 (hyper's own,
     // with no body: nothing was read after the good one started, so the socket cannot tell it
     // from a response's bytes) and the close, one whole response.

@@ -35,52 +35,49 @@ pub(crate) fn parse_problem(status: StatusCode) -> Vec<u8> {
     closing_problem(status, detail)
 }
 
-/// The status lines hyper answers an unparsable head with, after `HTTP/1.1 `, each followed by
-/// [`HYPER_REFUSAL_HEADERS`], a date and the blank line.
-///
-/// Not recognised: the answer on a connection kept alive after an HTTP/1.0 request, which
-/// hyper writes as `HTTP/1.0` with no `connection` line. Such a connection exists only when a
-/// handler answered HTTP/1.0 with `Connection: keep-alive` itself; there hyper's bare 400 goes
-/// out.
+/// The status lines hyper answers an unparsable head with, each after its version and followed
+/// by the headers of [`HYPER_VERSIONS`], a date and the blank line.
 const HYPER_REFUSALS: [(StatusCode, &[u8]); 3] = [
     (StatusCode::BAD_REQUEST, b"400 Bad Request\r\n"),
     (StatusCode::URI_TOO_LONG, b"414 URI Too Long\r\n"),
     (StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, b"431 Request Header Fields Too Large\r\n"),
 ];
-const VERSION: usize = b"HTTP/1.1 ".len();
-const HYPER_REFUSAL_HEADERS: &[u8] = b"connection: close\r\ncontent-length: 0\r\ndate: ";
+/// `HTTP/1.1`, closing; and `HTTP/1.0`, on a connection kept alive after an HTTP/1.0 request
+/// (`Connection: keep-alive`, as ApacheBench's `-k` sends), where hyper writes no `connection`
+/// line as HTTP/1.0 closes by default.
+const HYPER_VERSIONS: [(&[u8], &[u8]); 2] =
+    [(b"HTTP/1.1 ", b"connection: close\r\ncontent-length: 0\r\ndate: "), (b"HTTP/1.0 ", b"content-length: 0\r\ndate: ")];
 /// An IMF-fixdate, `Thu, 03 Dec 2026 15:21:51 GMT`: `_` is any byte, `9` a digit.
 const DATE_SHAPE: &[u8; 29] = b"___, 99 ___ 9999 99:99:99 GMT";
 const END: &[u8] = b"\r\n\r\n";
 
-const fn refusal_len(line: &[u8]) -> usize {
-    VERSION + line.len() + HYPER_REFUSAL_HEADERS.len() + DATE_SHAPE.len() + END.len()
+const fn refusal_len(version: usize, line: usize) -> usize {
+    HYPER_VERSIONS[version].0.len() + HYPER_REFUSALS[line].1.len() + HYPER_VERSIONS[version].1.len() + DATE_SHAPE.len() + END.len()
 }
 
+/// The lengths of hyper's six answers (three statuses, two versions).
+const REFUSAL_LENGTHS: [usize; 6] = [refusal_len(0, 0), refusal_len(0, 1), refusal_len(0, 2), refusal_len(1, 0), refusal_len(1, 1), refusal_len(1, 2)];
+
 /// Whether a write of `len` bytes may be hyper's answer to an unparsable head: the one test
-/// every HTTP/1 write that is one buffer pays (three compares, inlined); the rest of
+/// every HTTP/1 write that is one buffer pays (six compares, inlined); the rest of
 /// [`hyper_refusal`] runs only for writes of those lengths.
 #[inline]
 pub(crate) fn may_be_hyper_refusal(len: usize) -> bool {
-    len == refusal_len(HYPER_REFUSALS[0].1) || len == refusal_len(HYPER_REFUSALS[1].1) || len == refusal_len(HYPER_REFUSALS[2].1)
+    REFUSAL_LENGTHS.contains(&len)
 }
 
 /// `Some(status)` when `bytes` are exactly hyper's answer to a head it could not parse.
 pub(crate) fn hyper_refusal(bytes: &[u8]) -> Option<StatusCode> {
-    let (status, line) = HYPER_REFUSALS.iter().find(|(_, line)| bytes.len() == refusal_len(line))?;
-    let (version, rest) = bytes.split_at(VERSION);
-    let (head, rest) = rest.split_at(line.len());
-    let (headers, rest) = rest.split_at(HYPER_REFUSAL_HEADERS.len());
-    let (date, end) = rest.split_at(DATE_SHAPE.len());
-    let shaped = version == b"HTTP/1.1 "
-        && head == *line
-        && headers == HYPER_REFUSAL_HEADERS
-        && date.iter().zip(DATE_SHAPE).all(|(byte, shape)| match shape {
-            b'_' => byte.is_ascii_alphabetic(),
-            b'9' => byte.is_ascii_digit(),
-            _ => byte == shape,
-        })
-        && end == END;
+    let (_, headers) = HYPER_VERSIONS.iter().find(|(version, _)| bytes.starts_with(version))?;
+    let rest = &bytes[HYPER_VERSIONS[0].0.len()..];
+    let (status, line) = HYPER_REFUSALS.iter().find(|(_, line)| rest.starts_with(line))?;
+    let rest = rest[line.len()..].strip_prefix(*headers)?;
+    let (date, end) = rest.split_at_checked(DATE_SHAPE.len())?;
+    let shaped = date.iter().zip(DATE_SHAPE).all(|(byte, shape)| match shape {
+        b'_' => byte.is_ascii_alphabetic(),
+        b'9' => byte.is_ascii_digit(),
+        _ => byte == shape,
+    }) && end == END;
     shaped.then_some(*status)
 }
 
@@ -118,8 +115,13 @@ mod tests {
     #[test]
     fn hypers_three_answers_to_an_unparsable_head_are_recognised_and_nothing_else() {
         for (status, reason) in [(400, "Bad Request"), (414, "URI Too Long"), (431, "Request Header Fields Too Large")] {
-            let answer = format!("HTTP/1.1 {status} {reason}\r\nconnection: close\r\ncontent-length: 0\r\ndate: {DATE}\r\n\r\n");
-            assert_eq!(hyper_refusal(answer.as_bytes()).map(|s| s.as_u16()), Some(status), "{answer}");
+            for answer in [
+                format!("HTTP/1.1 {status} {reason}\r\nconnection: close\r\ncontent-length: 0\r\ndate: {DATE}\r\n\r\n"),
+                format!("HTTP/1.0 {status} {reason}\r\ncontent-length: 0\r\ndate: {DATE}\r\n\r\n"),
+            ] {
+                assert_eq!(hyper_refusal(answer.as_bytes()).map(|s| s.as_u16()), Some(status), "{answer}");
+                assert!(may_be_hyper_refusal(answer.len()), "{answer}");
+            }
         }
         // A response a handler made: a header more, another status, a body, a head cut short.
         let not = [
@@ -129,15 +131,15 @@ mod tests {
             format!("HTTP/1.1 400 Bad Request\r\nconnection: keep-alive\r\ncontent-length: 0\r\ndate: {DATE}\r\n\r\n"),
             "HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\ndate: no date, just as many bytes!!\r\n\r\n".to_owned(),
             format!("HTTP/1.2 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\ndate: {DATE}\r\n\r\n"),
+            format!("HTTP/1.0 400 Bad Request\r\ncontent-length: 0\r\nx: y\r\ndate: {DATE}\r\n\r\n"),
+            format!("HTTP/1.0 400 Bad Request\r\ncontent-length: 0\r\ndate: {DATE}\r\n\r\nextra"),
             "HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok".to_owned(),
         ];
         for answer in not {
             assert_eq!(hyper_refusal(answer.as_bytes()), None, "{answer}");
         }
-        for len in 0..1000 {
-            let listed = HYPER_REFUSALS.iter().any(|(_, line)| refusal_len(line) == len);
-            assert_eq!(may_be_hyper_refusal(len), listed, "{len}");
-        }
+        let listed = (0..1000).filter(|len| may_be_hyper_refusal(*len)).count();
+        assert_eq!(listed, 5, "six answers, two of one length (the HTTP/1.1 414 and the HTTP/1.0 431)");
     }
 
     #[test]
