@@ -4,7 +4,8 @@
 //!
 //! The loop thread calls `dispatch()` when the mailbox's doorbell rings, and runs every
 //! waiting job while it holds the GIL anyway: sync handlers run right there, async ones become
-//! tasks on that same loop. Results are serialised on the loop thread and sent back through
+//! tasks on that same loop. What runs right there runs in a context of its own
+//! (`crate::request_context`). Results are serialised on the loop thread and sent back through
 //! the inbox's reply batch.
 //!
 //! A request whose route has hooks (or whose app has exception handlers) runs its whole chain
@@ -20,6 +21,7 @@
 use crate::convert::to_python;
 use crate::handler_task::{HandlerRun, TaskStarter};
 use crate::request::Request;
+use crate::request_context;
 use crate::response::{self, ResultTypes};
 use crate::route::PyRoute;
 use crate::socket::NativeSocket;
@@ -212,11 +214,13 @@ impl Dispatcher {
         if route.data.is_async {
             return self.schedule(py, route, request, reply);
         }
-        let outcome = match route.data.call(py, request) {
-            Ok(result) => response::from_result(py, self, &route, &result),
-            Err(error) => response::from_exception(py, self, &route, error),
-        };
-        self.inbox.answer(reply, outcome);
+        request_context::isolated(py, || {
+            let outcome = match route.data.call(py, request) {
+                Ok(result) => response::from_result(py, self, &route, &result),
+                Err(error) => response::from_exception(py, self, &route, error),
+            };
+            self.inbox.answer(reply, outcome);
+        });
         false
     }
 
@@ -252,7 +256,7 @@ impl Dispatcher {
         // answers later, on its own.
         let Ok(call) = Bound::new(py, PendingCall::new(self, route, request, reply, rejection, !sync)) else { return false };
         if sync {
-            run_sync_chain(py, &chain, &call);
+            request_context::isolated(py, || run_sync_chain(py, &chain, &call));
             false
         } else {
             let coroutine = RUN_ASYNC.import(py, "ferrule.hooks", "run_async").and_then(|run| run.call1((chain.object.bind(py), &call)));

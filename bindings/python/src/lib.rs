@@ -11,6 +11,7 @@ mod handler_task;
 mod in_process;
 mod logs;
 mod request;
+mod request_context;
 mod response;
 mod route;
 mod server;
