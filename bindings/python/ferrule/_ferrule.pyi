@@ -136,7 +136,15 @@ class LogDrain:
 class NativeApp:
     def __init__(self, config_json: str, response_type: type, http_exception_type: type) -> None: ...
     def add_route(
-        self, spec_json: str, handler: Callable[..., Any], arguments: Sequence[Any], is_async: bool, status: int, group: int = 0, chained: bool = False
+        self,
+        spec_json: str,
+        handler: Callable[..., Any],
+        arguments: Sequence[Any],
+        is_async: bool,
+        status: int,
+        group: int = 0,
+        chained: bool = False,
+        cannot_wait: bool = False,
     ) -> None: ...
     def openapi(self) -> str: ...
     def mount_static(self, spec_json: str) -> None: ...

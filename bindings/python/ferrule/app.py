@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dis
 import functools
 import inspect
 import json
+import types
 from typing import Any, AsyncContextManager, Callable, Iterable, Optional, Sequence, TypeVar, Union
 
 from . import _ferrule
@@ -40,7 +42,7 @@ _UNSET: Any = object()
 
 
 class _Route:
-    __slots__ = ("spec", "handler", "arguments", "is_async", "status_code", "chained")
+    __slots__ = ("spec", "handler", "arguments", "is_async", "cannot_wait", "status_code", "chained")
 
     def __init__(self, spec: dict, handler: Callable[..., Any], arguments: list[Argument], status_code: int, blocking: bool, chained: bool = False) -> None:
         self.spec = spec
@@ -54,6 +56,18 @@ class _Route:
             handler = _in_thread_pool(handler)
         self.handler = handler
         self.is_async = inspect.iscoroutinefunction(handler)
+        self.cannot_wait = self.is_async and _cannot_wait(handler)
+
+
+def _cannot_wait(handler: Callable[..., Any]) -> bool:
+    """An ``async def`` whose own code never yields (no ``await``, ``async for`` or ``async with``):
+    its coroutine returns or raises in its first step, so it runs at once inside its route's
+    stand-in task instead of a task of its own (``src/inline_run.rs``). Only a plain function
+    is read; a wrapper or a callable object is left to a task."""
+    if not isinstance(handler, types.FunctionType):
+        return False
+    # `await`, `async for` and `async with` each compile to YIELD_VALUE (3.11+), YIELD_FROM on 3.10.
+    return not any(op.opname in ("YIELD_VALUE", "YIELD_FROM") for op in dis.get_instructions(handler.__code__))
 
 
 def _resolved(handler: Callable[..., Any], analysis: Any, route_dependencies: Sequence[Any], status_code: int) -> tuple[Callable[..., Any], list[Argument]]:
@@ -468,7 +482,7 @@ class App(_Routes):
     # -- hooks, middleware, exception handlers, groups --------------------------------------
 
     def _declare(self, route: _Route, group: int = 0) -> None:
-        self._native_app.add_route(json.dumps(route.spec), route.handler, route.arguments, route.is_async, route.status_code, group, route.chained)
+        self._native_app.add_route(json.dumps(route.spec), route.handler, route.arguments, route.is_async, route.status_code, group, route.chained, route.cannot_wait)
 
     def _hook(self, phase: str, func: Callable[..., Any], group: int = 0) -> None:
         slot = self._hooks.add(phase, func)

@@ -41,11 +41,12 @@ impl NativeApp {
     /// Declares a route in `group` (0: the app). `spec_json` is a core `RouteSpec`;
     /// `arguments` lists `ferrule.signature.Argument`s in call order; `status` is a plain
     /// return value's.
-    #[pyo3(signature = (spec_json, handler, arguments, is_async, status, group = 0, chained = false))]
+    /// `cannot_wait`: an `async def` whose code has no `await`, run to its end at once.
+    #[pyo3(signature = (spec_json, handler, arguments, is_async, status, group = 0, chained = false, cannot_wait = false))]
     #[allow(clippy::too_many_arguments)]
-    fn add_route(&self, spec_json: &str, handler: Py<PyAny>, arguments: &Bound<'_, PyList>, is_async: bool, status: i64, group: usize, chained: bool) -> PyResult<()> {
+    fn add_route(&self, spec_json: &str, handler: Py<PyAny>, arguments: &Bound<'_, PyList>, is_async: bool, status: i64, group: usize, chained: bool, cannot_wait: bool) -> PyResult<()> {
         let plans = arguments.iter().map(|a| ArgumentPlan::from_python(&a)).collect::<PyResult<Vec<_>>>()?;
-        self.host.declare_json(group_id(group), spec_json, status, PyRoute::new(handler, plans, is_async, chained)).map_err(host_error)?;
+        self.host.declare_json(group_id(group), spec_json, status, PyRoute::new(handler, plans, is_async, cannot_wait, chained)).map_err(host_error)?;
         Ok(())
     }
 

@@ -4,7 +4,8 @@
 //!
 //! The loop thread calls `dispatch()` when the mailbox's doorbell rings, and runs every
 //! waiting job while it holds the GIL anyway: sync handlers run right there, async ones become
-//! tasks on that same loop. What runs right there runs in a context of its own
+//! tasks on that same loop, but for those whose code cannot wait, which run right there too
+//! (`crate::inline_run`). What runs right there runs in a context of its own
 //! (`crate::request_context`). Results are serialised on the loop thread and sent back through
 //! the inbox's reply batch.
 //!
@@ -20,6 +21,7 @@
 
 use crate::convert::to_python;
 use crate::handler_task::{HandlerRun, TaskStarter};
+use crate::inline_run::{self, StandIns};
 use crate::request::Request;
 use crate::request_context;
 use crate::response::{self, ResultTypes};
@@ -43,6 +45,8 @@ pub struct Dispatcher {
     types: Arc<ResultTypes>,
     /// Starts handlers' tasks on the asyncio loop this dispatcher's jobs run on.
     tasks: TaskStarter,
+    /// The current task of `async def` handlers that cannot wait, by route.
+    stand_ins: StandIns,
     /// An in-process client's: the last exception a handler raised, which its test raises
     /// again. `None` for a server, whose handlers' exceptions only go to the log.
     raised: Option<RaisedSlot>,
@@ -99,6 +103,7 @@ impl Dispatcher {
             inbox,
             types,
             tasks: TaskStarter::new(event_loop.bind(py))?,
+            stand_ins: StandIns::default(),
             raised: keeps_raised.then(RaisedSlot::default),
             registry,
             every_request_chained,
@@ -211,17 +216,27 @@ impl Dispatcher {
             // Its deadline passed while an earlier handler ran: nobody waits for this one.
             return false;
         }
-        if route.data.is_async {
+        if route.data.is_async && !route.data.cannot_wait {
             return self.schedule(py, route, request, reply);
         }
         request_context::isolated(py, || {
-            let outcome = match route.data.call(py, request) {
+            let result = if route.data.is_async {
+                let Some(entered) = self.stand_ins.enter(py, &self.tasks, &route) else {
+                    return self.schedule(py, route, request, reply);
+                };
+                let result = inline_run::run_to_end(py, &route, request);
+                drop(entered);
+                result
+            } else {
+                route.data.call(py, request)
+            };
+            let outcome = match result {
                 Ok(result) => response::from_result(py, self, &route, &result),
                 Err(error) => response::from_exception(py, self, &route, error),
             };
             self.inbox.answer(reply, outcome);
-        });
-        false
+            false
+        })
     }
 
     /// Starts a task on the loop that runs the request from start to reply

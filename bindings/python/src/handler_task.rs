@@ -19,6 +19,8 @@
 //! `call_soon`), its step (900) and its deallocation (2,000, most of it leaving that
 //! `WeakSet`), and the handler's own coroutine (1,000).
 //!
+//! An `async def` whose code cannot wait gets no task of its own (`crate::inline_run`).
+//!
 //! The task sees an ordinary coroutine (`collections.abc.Coroutine`: `send`, `throw`, `close`,
 //! `__await__`), so `asyncio.current_task()`, cancellation and `asyncio.timeout()` behave in a
 //! handler as in any task; `cr_frame` is the handler's own, so `task.print_stack()` shows it.
@@ -57,7 +59,7 @@ enum Resume<'a, 'py> {
 }
 
 /// What one step of the handler's coroutine came to.
-enum Stepped<'py> {
+pub(crate) enum Stepped<'py> {
     Yielded(Bound<'py, PyAny>),
     Returned(Bound<'py, PyAny>),
 }
@@ -235,7 +237,7 @@ fn awaited<'py>(awaitable: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
 }
 
 /// `coroutine.send(value)`, told apart as a yield or a return without raising StopIteration.
-fn send<'py>(coroutine: &Bound<'py, PyAny>, value: &Bound<'py, PyAny>) -> PyResult<Stepped<'py>> {
+pub(crate) fn send<'py>(coroutine: &Bound<'py, PyAny>, value: &Bound<'py, PyAny>) -> PyResult<Stepped<'py>> {
     let py = coroutine.py();
     let mut result = std::ptr::null_mut();
     // SAFETY: both objects are alive for the call; on NEXT and RETURN `result` is a new
@@ -268,7 +270,7 @@ fn throw<'py>(coroutine: &Bound<'py, PyAny>, kind: &Bound<'py, PyAny>, value: Op
 }
 
 /// The exception `throw(kind, value)` raises: `kind` itself when it is one, else `kind(value)`.
-fn exception(kind: &Bound<'_, PyAny>, value: Option<&Bound<'_, PyAny>>) -> PyErr {
+pub(crate) fn exception(kind: &Bound<'_, PyAny>, value: Option<&Bound<'_, PyAny>>) -> PyErr {
     if kind.is_instance_of::<pyo3::exceptions::PyBaseException>() {
         return PyErr::from_value(kind.clone());
     }

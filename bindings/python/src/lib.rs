@@ -9,6 +9,7 @@ mod convert;
 mod dispatch;
 mod handler_task;
 mod in_process;
+mod inline_run;
 mod logs;
 mod request;
 mod request_context;

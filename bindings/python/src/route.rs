@@ -69,6 +69,9 @@ pub struct PyRoute {
     pub func: Py<PyAny>,
     pub arguments: Vec<ArgumentPlan>,
     pub is_async: bool,
+    /// An `async def` whose code has no `await`, `async for` or `async with`: it runs to its
+    /// end at once (`crate::inline_run`).
+    pub cannot_wait: bool,
     /// Its requests run through `ferrule.hooks` even without hooks (its dependencies' code
     /// after `yield` runs there, once the response has gone).
     pub chained: bool,
@@ -78,9 +81,9 @@ pub struct PyRoute {
 }
 
 impl PyRoute {
-    pub fn new(func: Py<PyAny>, arguments: Vec<ArgumentPlan>, is_async: bool, chained: bool) -> Self {
+    pub fn new(func: Py<PyAny>, arguments: Vec<ArgumentPlan>, is_async: bool, cannot_wait: bool, chained: bool) -> Self {
         let takes_request = arguments.iter().any(|a| a.source == Source::Request);
-        PyRoute { func, arguments, is_async, chained, takes_request, task_name: PyOnceLock::new() }
+        PyRoute { func, arguments, is_async, cannot_wait: is_async && cannot_wait, chained, takes_request, task_name: PyOnceLock::new() }
     }
 }
 

@@ -1,12 +1,14 @@
 """An `async def` handler runs inside an asyncio task of its own (`src/handler_task.rs`, started
-from `src/dispatch.rs`): what a handler can see and do of its task is what any asyncio code
-expects of one."""
+from `src/dispatch.rs`), or, when its code has no `await`, runs to its end at once inside its
+route's stand-in task (`src/inline_run.rs`): what a handler can see and do of its task is what
+any asyncio code expects of one."""
 
 from __future__ import annotations
 
 import asyncio
 import collections.abc
 import concurrent.futures
+import functools
 import io
 import threading
 
@@ -17,11 +19,23 @@ from ferrule import App
 from support import request, serving
 
 
+async def returns_at_once() -> None:
+    """Awaited by a handler that must run as a task of its own: its `await` makes the handler's
+    code one that can wait, though this returns without suspending."""
+
+
 def make_app() -> App:
     app = App(timeout_ms=5000)
 
     @app.get("/task")
     async def task_facts():
+        task = asyncio.current_task()
+        assert task is not None
+        return {"is_task": isinstance(task, asyncio.Task), "running": not task.done()}
+
+    @app.get("/task/own")
+    async def own_task_facts():
+        await returns_at_once()
         task = asyncio.current_task()
         assert task is not None
         return {"is_task": isinstance(task, asyncio.Task), "running": not task.done()}
@@ -38,6 +52,16 @@ def make_app() -> App:
 
     @app.get("/own-coroutine")
     async def own_coroutine():
+        coroutine = asyncio.current_task().get_coro()
+        try:
+            coroutine.send(None)
+        except ValueError as error:
+            refused = str(error)
+        return {"is_coroutine": isinstance(coroutine, collections.abc.Coroutine), "reentry": refused}
+
+    @app.get("/own-coroutine/own-task")
+    async def own_task_coroutine():
+        await returns_at_once()
         coroutine = asyncio.current_task().get_coro()
         try:
             coroutine.send(None)
@@ -107,10 +131,40 @@ def make_app() -> App:
             queued_work["saw_the_answer"] = client_has_answer.wait(10)
             queued_work_finished.set()
 
+        await returns_at_once()
         asyncio.get_running_loop().call_soon(hold_the_loop)
         return {"answered": True}
 
+    @app.get("/cancels-its-task")
+    async def cancels_its_task():
+        task = asyncio.current_task()
+        seen = {"cancelling": task.cancelling(), "done": task.done()}
+        task.cancel()
+        return seen
+
+    @app.get("/fails-at-once")
+    async def fails_at_once():
+        raise RuntimeError("at once")
+
+    @app.get("/child-task/{key}")
+    async def child_task(key: str):
+        # Started by a handler that cannot wait, the child runs once the handler has returned.
+        async def child() -> None:
+            await asyncio.sleep(0)
+            children[key] = "ran"
+
+        asyncio.create_task(child())
+        return {"started": True}
+
+    @app.get("/child-task/{key}/result")
+    async def child_task_result(key: str):
+        return {"result": children.get(key)}
+
     return app
+
+
+# What the child tasks of `/child-task/{key}` did, by key.
+children: dict[str, str] = {}
 
 
 # What the loop callback queued by `/answered-before-queued-work` saw, and when it is done.
@@ -125,8 +179,9 @@ def port():
         yield p
 
 
-def test_the_handler_runs_inside_its_own_running_task(port):
-    assert request(port, "GET", "/task").json() == {"is_task": True, "running": True}
+@pytest.mark.parametrize("path", ["/task", "/task/own"])
+def test_the_handler_runs_inside_a_running_task(port, path):
+    assert request(port, "GET", path).json() == {"is_task": True, "running": True}
 
 
 def test_a_handler_task_is_named_after_its_route(port):
@@ -141,8 +196,9 @@ def test_tasks_of_two_routes_started_together_keep_their_own_names(port):
     assert names == [f"GET {path}" for path in paths]
 
 
-def test_a_handler_task_runs_a_coroutine_that_cannot_be_reentered(port):
-    assert request(port, "GET", "/own-coroutine").json() == {"is_coroutine": True, "reentry": "coroutine already executing"}
+@pytest.mark.parametrize("path", ["/own-coroutine", "/own-coroutine/own-task"])
+def test_a_handler_task_runs_a_coroutine_that_cannot_be_reentered(port, path):
+    assert request(port, "GET", path).json() == {"is_coroutine": True, "reentry": "coroutine already executing"}
 
 
 def test_a_handler_task_prints_the_handler_in_its_stack(port):
@@ -222,3 +278,86 @@ def test_an_answer_goes_back_in_the_turn_its_task_first_steps_in(port):
     # request (its I/O callback) ahead of a callback queued with `call_soon` earlier.
     assert queued_work_finished.wait(10)
     assert queued_work == {"saw_the_answer": True}
+
+
+def test_a_handler_that_cannot_wait_runs_without_a_task_of_its_own():
+    # Every task made on the loop goes through its factory: five requests to a handler without
+    # `await` make one task, its route's stand-in; five to one with `await` make five.
+    app = App()
+    made: list[asyncio.Task] = []
+
+    def factory(loop, coroutine, **kwargs):
+        task = asyncio.Task(coroutine, loop=loop, **kwargs)
+        made.append(task)
+        return task
+
+    @app.on_event("startup")
+    async def install_factory():
+        asyncio.get_running_loop().set_task_factory(factory)
+
+    @app.get("/at-once")
+    async def at_once():
+        return {"name": asyncio.current_task().get_name()}
+
+    @app.get("/waits")
+    async def waits():
+        await returns_at_once()
+        return {"name": asyncio.current_task().get_name()}
+
+    with serving(app) as p:
+        for _ in range(5):
+            assert request(p, "GET", "/at-once").json() == {"name": "GET /at-once"}
+            assert request(p, "GET", "/waits").json() == {"name": "GET /waits"}
+    # Named once made (uvloop names a factory's task after the factory returns it).
+    names = [task.get_name() for task in made]
+    assert (names.count("GET /at-once"), names.count("GET /waits")) == (1, 5)
+
+
+def test_a_handler_that_cancels_its_stand_in_task_is_answered_and_the_next_gets_a_fresh_one(port):
+    for _ in range(3):
+        assert request(port, "GET", "/cancels-its-task").json() == {"cancelling": 0, "done": False}
+
+
+def test_an_exception_from_a_handler_that_cannot_wait_is_a_500_and_the_server_goes_on(port):
+    reply = request(port, "GET", "/fails-at-once")
+    assert reply.status == 500 and "at once" not in reply.text
+    assert request(port, "GET", "/task").json() == {"is_task": True, "running": True}
+
+
+def test_a_task_started_by_a_handler_that_cannot_wait_runs(port):
+    assert request(port, "GET", "/child-task/a").json() == {"started": True}
+    for _ in range(100):
+        if request(port, "GET", "/child-task/a/result").json() == {"result": "ran"}:
+            break
+    assert children == {"a": "ran"}
+
+
+def test_only_an_async_def_whose_own_code_never_yields_is_run_at_once():
+    from ferrule.app import _cannot_wait
+
+    async def returns():
+        async def inner():  # a nested coroutine's awaits are its own
+            await asyncio.sleep(0)
+
+        return [x for x in range(3)], inner
+
+    async def awaits():
+        await asyncio.sleep(0)
+
+    async def loops(source):
+        async for _ in source:
+            pass
+
+    async def enters(manager):
+        async with manager:
+            pass
+
+    async def comprehends(source):
+        return [x async for x in source]
+
+    class Callable:
+        async def __call__(self):
+            return 1
+
+    assert _cannot_wait(returns)
+    assert not any(_cannot_wait(f) for f in (awaits, loops, enters, comprehends, Callable(), functools.partial(returns)))
