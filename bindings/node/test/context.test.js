@@ -1,0 +1,53 @@
+'use strict';
+// Each request runs in an async context of its own (index.js, inOwnContext): what
+// AsyncLocalStorage holds for one request is never what another reads, as with Node's own
+// HTTP server, however the requests interleave.
+const { test } = require('node:test');
+const assert = require('node:assert');
+const { AsyncLocalStorage } = require('node:async_hooks');
+const { App } = require('ferrule');
+const { serving, request } = require('./support');
+
+const user = new AsyncLocalStorage();
+
+function makeApp() {
+  const app = new App();
+  app.addHook('onRequest', (ctx) => {
+    if (ctx.header('x-user')) user.enterWith(ctx.header('x-user'));
+  });
+  app.get('/set', () => {
+    const before = user.getStore() ?? null;
+    user.enterWith('set by a handler');
+    return { before };
+  });
+  app.get('/read', () => ({ user: user.getStore() ?? null }));
+  app.get('/read-later/{ms:int}', async ({ params }) => {
+    await new Promise((resolve) => setTimeout(resolve, params.ms));
+    return { user: user.getStore() ?? null };
+  });
+  return app;
+}
+
+test('a store one handler enters is gone by the next request', async () => {
+  const app = makeApp();
+  await serving(app, async (port) => {
+    assert.deepStrictEqual((await request(port, 'GET', '/set')).json(), { before: null });
+    assert.deepStrictEqual((await request(port, 'GET', '/set')).json(), { before: null });
+    assert.deepStrictEqual((await request(port, 'GET', '/read')).json(), { user: null });
+  });
+  assert.deepStrictEqual((await app.inject('/set')).json(), { before: null });
+  assert.deepStrictEqual((await app.inject('/read')).json(), { user: null });
+});
+
+test("a hook's store is its own request's, through the handler's awaits, whatever runs between", async () => {
+  await serving(makeApp(), async (port) => {
+    // The first waits while the second and third run: each reads the user its own hook entered.
+    const answers = await Promise.all([
+      request(port, 'GET', '/read-later/100', { headers: { 'x-user': 'ada' } }),
+      request(port, 'GET', '/read-later/1', { headers: { 'x-user': 'grace' } }),
+      request(port, 'GET', '/read'),
+    ]);
+    assert.deepStrictEqual(answers.map((a) => a.json()), [{ user: 'ada' }, { user: 'grace' }, { user: null }]);
+    assert.deepStrictEqual((await request(port, 'GET', '/read')).json(), { user: null });
+  });
+});
