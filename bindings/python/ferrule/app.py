@@ -64,7 +64,8 @@ def _cannot_wait(handler: Callable[..., Any]) -> bool:
     its coroutine returns or raises in its first step, so it runs at once inside its route's
     stand-in task instead of a task of its own (``src/inline_run.rs``). Only a plain function
     is read; a wrapper or a callable object is left to a task."""
-    if not isinstance(handler, types.FunctionType):
+    # Python 3.12's `inspect.markcoroutinefunction` makes a `def` pass `iscoroutinefunction`.
+    if not isinstance(handler, types.FunctionType) or not handler.__code__.co_flags & inspect.CO_COROUTINE:
         return False
     # `await`, `async for` and `async with` each compile to YIELD_VALUE (3.11+), YIELD_FROM on 3.10.
     return not any(op.opname in ("YIELD_VALUE", "YIELD_FROM") for op in dis.get_instructions(handler.__code__))

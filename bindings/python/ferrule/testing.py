@@ -316,8 +316,15 @@ class TestClient:
     def __exit__(self, *exc: Any) -> None:
         if self._lifespan_started:
             self._lifespan_started = False
+            self._on_loop(self._retire_stand_ins())
             self._on_loop(self.app._stop_lifespan())
         self.close()
+
+    async def _retire_stand_ins(self) -> None:
+        """Ends the stand-in tasks of ``async def`` handlers that ran at once (cancelled, they
+        end in the loop's next turn), so that no shutdown step finds them running."""
+        self._handle.retire_stand_ins()
+        await asyncio.sleep(0)
 
     def __del__(self) -> None:
         loop = getattr(self, "_loop", None)

@@ -21,7 +21,7 @@
 
 use crate::convert::to_python;
 use crate::handler_task::{HandlerRun, TaskStarter};
-use crate::inline_run::{self, StandIns};
+use crate::inline_run::{self, Ended, StandIns};
 use crate::request::Request;
 use crate::request_context;
 use crate::response::{self, ResultTypes};
@@ -47,6 +47,8 @@ pub struct Dispatcher {
     tasks: TaskStarter,
     /// The current task of `async def` handlers that cannot wait, by route.
     stand_ins: StandIns,
+    /// See [`Dispatcher::take_fatal`].
+    fatal: Mutex<Option<PyErr>>,
     /// An in-process client's: the last exception a handler raised, which its test raises
     /// again. `None` for a server, whose handlers' exceptions only go to the log.
     raised: Option<RaisedSlot>,
@@ -104,6 +106,7 @@ impl Dispatcher {
             types,
             tasks: TaskStarter::new(event_loop.bind(py))?,
             stand_ins: StandIns::default(),
+            fatal: Mutex::new(None),
             raised: keeps_raised.then(RaisedSlot::default),
             registry,
             every_request_chained,
@@ -226,7 +229,15 @@ impl Dispatcher {
                 };
                 let result = inline_run::run_to_end(py, &route, request);
                 drop(entered);
-                result
+                match Ended::of(py, result) {
+                    Ended::Answer(result) => result,
+                    Ended::Cancelled => return false,
+                    Ended::Fatal(error) => {
+                        self.inbox.answer(reply, response::from_exception(py, self, &route, error.clone_ref(py)));
+                        *lock(&self.fatal) = Some(error);
+                        return false;
+                    }
+                }
             } else {
                 route.data.call(py, request)
             };
@@ -237,6 +248,17 @@ impl Dispatcher {
             self.inbox.answer(reply, outcome);
             false
         })
+    }
+
+    /// What a handler run at once raised that must stop the loop (`SystemExit`,
+    /// `KeyboardInterrupt`), for `dispatch()` to raise once its batch is answered.
+    pub fn take_fatal(&self) -> Option<PyErr> {
+        lock(&self.fatal).take()
+    }
+
+    /// Cancels the stand-in tasks of handlers run at once: no request will come any more.
+    pub fn retire_stand_ins(&self, py: Python<'_>) {
+        self.stand_ins.retire_all(py);
     }
 
     /// Starts a task on the loop that runs the request from start to reply
@@ -580,6 +602,11 @@ impl PendingCall {
         if self.flushes.load(std::sync::atomic::Ordering::Relaxed) {
             self.dispatcher.flush_soon(py);
         }
+    }
+
+    /// Sends the answers given so far at once, not when the loop's turn ends.
+    pub fn flush_now(&self) {
+        self.dispatcher.inbox().flush();
     }
 
     /// The request as the log names it.

@@ -141,6 +141,8 @@ impl HandlerRun {
             Err(error) if error.is_instance(py, cancelled_error(py)?.as_any()) => Err(error),
             Err(error) => {
                 self.call.answer(py, Err(error.clone_ref(py)));
+                // Now: the loop stops with this error before a flush queued for its turn.
+                self.call.flush_now();
                 Err(error)
             }
         }
@@ -286,7 +288,7 @@ pub(crate) fn exception(kind: &Bound<'_, PyAny>, value: Option<&Bound<'_, PyAny>
     }
 }
 
-fn cancelled_error(py: Python<'_>) -> PyResult<&Bound<'_, pyo3::types::PyType>> {
+pub(crate) fn cancelled_error(py: Python<'_>) -> PyResult<&Bound<'_, pyo3::types::PyType>> {
     static CANCELLED: PyOnceLock<Py<pyo3::types::PyType>> = PyOnceLock::new();
     CANCELLED.import(py, "asyncio", "CancelledError")
 }

@@ -76,7 +76,16 @@ impl InProcessHandle {
             let result = PyTuple::new(py, [answer.status.as_u16().into_pyobject(py)?.into_any(), headers.into_any(), PyBytes::new(py, &answer.body).into_any(), answer.cut_off.into_pyobject(py)?.to_owned().into_any()])?;
             future.call_method1("set_result", (result,))?;
         }
-        Ok(())
+        match self.dispatcher.take_fatal() {
+            Some(fatal) => Err(fatal),
+            None => Ok(()),
+        }
+    }
+
+    /// Cancels the stand-in tasks of `async def` handlers run at once (`crate::inline_run`):
+    /// the client is closing, and its shutdown steps should not find them running.
+    fn retire_stand_ins(&self, py: Python<'_>) {
+        self.dispatcher.retire_stand_ins(py);
     }
 
     /// The exception a handler raised since the last call (its request got a 500), if any:

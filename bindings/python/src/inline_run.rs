@@ -13,33 +13,43 @@
 //! `asyncio.Task` named after the route (made by the loop's task factory if it has one), entered
 //! as the loop's current task for the handler's step, so `asyncio.create_task`, sniffio and
 //! anything that asks for the current task work as in a task of its own; the handler runs in a
-//! context of its own (`crate::request_context`). What differs: that task is the route's
-//! stand-in, one for all its requests on this loop, waiting on a future until the loop closes.
-//! A callback added to it runs at the loop's end, not the request's, and a handler that cancels
-//! it retires it (the next request gets a new one). Such a handler cannot be cancelled at its
+//! context of its own (`crate::request_context`), and fails as a task's handler fails ([`Ended`]).
+//! What differs: that task is the route's stand-in, shared by up to 1,024 of its requests on
+//! this loop (then a new one takes over), waiting on a future until it is cancelled. So what is
+//! kept per task (a done callback, a `WeakKeyDictionary` entry) is kept for those requests, and
+//! a callback runs when the stand-in is cancelled: when it has served its share, when a handler
+//! cancels it (the next request gets a new one), or when the server's drain is over (before the
+//! shutdown steps, which so never wait for it). Such a handler cannot be cancelled at its
 //! deadline, as a `def` handler cannot: it has no point where a cancellation could be thrown in.
 
 use crate::handler_task::{self, Stepped, TaskStarter};
 use crate::route::PyRoute;
 use ferrule_core::host::{lock, HostRoute};
-use pyo3::exceptions::{PyRuntimeError, PyStopIteration, PyValueError};
+use pyo3::exceptions::{PyException, PyRuntimeError, PyStopIteration, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 type Route = Arc<HostRoute<PyRoute>>;
 
+/// How many requests one stand-in serves before a new one takes over. What handlers attach to
+/// their current task (done callbacks, keys of a `WeakKeyDictionary`) stays with it until it
+/// ends; retired, it ends, and that much is let go.
+const REQUESTS_PER_STAND_IN: u32 = 1024;
+
 /// Each route's stand-in task on one loop, made on first use, with its coroutine.
 #[derive(Default)]
 pub struct StandIns {
-    by_route: Mutex<HashMap<usize, StandInTask>>,
+    by_route: Mutex<HashMap<usize, StandInTask, BuildHasherDefault<AddressHasher>>>,
 }
 
 struct StandInTask {
     task: Py<PyAny>,
     coroutine: Py<StandIn>,
+    served: u32,
 }
 
 /// The loop's current task while a handler runs; left when dropped.
@@ -64,20 +74,65 @@ impl StandIns {
         Some(Entered { event_loop, task, coroutine })
     }
 
-    /// `route`'s stand-in, a new one when there is none yet or its last one was cancelled.
+    /// `route`'s stand-in: a new one when there is none yet, its last one has ended (a handler
+    /// cancelled it) or has served its share of requests.
     fn task<'py>(&self, py: Python<'py>, tasks: &TaskStarter, route: &Route) -> PyResult<(Bound<'py, PyAny>, Bound<'py, StandIn>)> {
         let key = Arc::as_ptr(route) as usize;
-        if let Some(held) = lock(&self.by_route).get(&key) {
-            let task = held.task.bind(py).clone();
-            // Zero until someone cancels it (`Task.cancelling()`, a C method).
-            if task.call_method0(pyo3::intern!(py, "cancelling"))?.extract::<usize>()? == 0 {
-                return Ok((task, held.coroutine.bind(py).clone()));
+        let retiring = {
+            let mut by_route = lock(&self.by_route);
+            match by_route.get_mut(&key) {
+                Some(held) if !held.coroutine.get().ended.load(Ordering::Relaxed) && held.served < REQUESTS_PER_STAND_IN => {
+                    held.served += 1;
+                    return Ok((held.task.bind(py).clone(), held.coroutine.bind(py).clone()));
+                }
+                _ => by_route.remove(&key),
             }
+        };
+        if let Some(retiring) = retiring {
+            retire(py, &retiring.task);
         }
-        let coroutine = Bound::new(py, StandIn { waits_on: Mutex::new(None), executing: AtomicBool::new(false) })?;
+        let coroutine = Bound::new(py, StandIn { waits_on: Mutex::new(None), executing: AtomicBool::new(false), ended: AtomicBool::new(false) })?;
         let task = tasks.start(coroutine.clone().into_any(), &route.data.task_name(py, &route.label))?;
-        lock(&self.by_route).insert(key, StandInTask { task: task.clone().unbind(), coroutine: coroutine.clone().unbind() });
+        lock(&self.by_route).insert(key, StandInTask { task: task.clone().unbind(), coroutine: coroutine.clone().unbind(), served: 1 });
         Ok((task, coroutine))
+    }
+
+    /// Cancels every stand-in, once no request will come (the server's drain is over, a test
+    /// client is closing): they end in the loop's next turn, so that they are not among the
+    /// tasks a shutdown step waits for.
+    pub fn retire_all(&self, py: Python<'_>) {
+        let retiring: Vec<_> = lock(&self.by_route).drain().map(|(_, held)| held).collect();
+        for held in retiring {
+            retire(py, &held.task);
+        }
+    }
+}
+
+/// Cancels a stand-in task (nothing happens to one that has ended).
+fn retire(py: Python<'_>, task: &Py<PyAny>) {
+    if let Err(error) = task.bind(py).call_method0(pyo3::intern!(py, "cancel")) {
+        error.write_unraisable(py, Some(task.bind(py)));
+    }
+}
+
+/// Hashes a route's address, unique while the route lives: no need for SipHash's defences.
+#[derive(Default)]
+struct AddressHasher(u64);
+
+impl Hasher for AddressHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for byte in bytes {
+            self.0 = (self.0 << 8 | u64::from(*byte)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_usize(&mut self, address: usize) {
+        // Allocations are aligned: the low bits carry nothing.
+        self.0 = ((address >> 4) as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     }
 }
 
@@ -88,6 +143,30 @@ impl Drop for Entered<'_> {
         let left = LEAVE_TASK.import(py, "asyncio.tasks", "_leave_task").and_then(|leave| leave.call1((&self.event_loop, &self.task)));
         if let Err(error) = left {
             error.write_unraisable(py, Some(&self.task));
+        }
+    }
+}
+
+/// How a handler run at once ended, told apart as a handler's task tells it apart
+/// (`crate::handler_task::HandlerRun::ended`), so that the two kinds of `async def` fail alike.
+pub enum Ended<'py> {
+    /// Its result, or an `Exception` it raised: answered as such.
+    Answer(PyResult<Bound<'py, PyAny>>),
+    /// A `CancelledError`: nobody answers (the core answers the dropped reply as a failed
+    /// handler), as for a task that ended cancelled.
+    Cancelled,
+    /// `SystemExit`, `KeyboardInterrupt`: answered as a failure, then raised out of the loop's
+    /// callback, which stops the loop, as out of a task's step.
+    Fatal(PyErr),
+}
+
+impl<'py> Ended<'py> {
+    pub fn of(py: Python<'py>, outcome: PyResult<Bound<'py, PyAny>>) -> Self {
+        match outcome {
+            Ok(result) => Ended::Answer(Ok(result)),
+            Err(error) if error.is_instance_of::<PyException>(py) => Ended::Answer(Err(error)),
+            Err(error) if handler_task::cancelled_error(py).is_ok_and(|cancelled| error.is_instance(py, cancelled.as_any())) => Ended::Cancelled,
+            Err(error) => Ended::Fatal(error),
         }
     }
 }
@@ -113,6 +192,8 @@ pub fn run_to_end<'py>(py: Python<'py>, route: &Route, request: ferrule_core::Re
 pub struct StandIn {
     waits_on: Mutex<Option<Py<PyAny>>>,
     executing: AtomicBool,
+    /// Set once its task has ended (cancelled): the route needs a new stand-in.
+    ended: AtomicBool,
 }
 
 impl StandIn {
@@ -132,6 +213,7 @@ impl StandIn {
         self.not_executing()?;
         let mut waits_on = lock(&self.waits_on);
         if waits_on.is_some() {
+            self.ended.store(true, Ordering::Relaxed);
             return Err(PyStopIteration::new_err(()));
         }
         let future = GET_RUNNING_LOOP.import(py, "asyncio", "get_running_loop")?.call0()?.call_method0(pyo3::intern!(py, "create_future"))?;
@@ -145,11 +227,14 @@ impl StandIn {
     #[pyo3(signature = (kind, value=None, _traceback=None))]
     fn throw(&self, kind: &Bound<'_, PyAny>, value: Option<&Bound<'_, PyAny>>, _traceback: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
         self.not_executing()?;
+        self.ended.store(true, Ordering::Relaxed);
         Err(handler_task::exception(kind, value))
     }
 
     fn close(&self) -> PyResult<()> {
-        self.not_executing()
+        self.not_executing()?;
+        self.ended.store(true, Ordering::Relaxed);
+        Ok(())
     }
 
     fn __next__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {

@@ -54,6 +54,9 @@ impl ServerHandle {
         let mut jobs = Vec::new();
         self.serving.mailbox().take_all(&mut jobs);
         self.dispatcher.run_jobs(py, jobs);
+        if let Some(fatal) = self.dispatcher.take_fatal() {
+            return Err(fatal);
+        }
         match self.serving.outcome() {
             Some(outcome) => self.finish(py, outcome.err()),
             None => Ok(()),
@@ -67,6 +70,8 @@ impl ServerHandle {
         if stopped.call_method0(pyo3::intern!(py, "done"))?.is_truthy()? {
             return Ok(());
         }
+        // Before `stopped` resolves, so that they have ended when the shutdown steps run.
+        self.dispatcher.retire_stand_ins(py);
         match error {
             None => stopped.call_method1(pyo3::intern!(py, "set_result"), (py.None(),))?,
             Some(message) => {

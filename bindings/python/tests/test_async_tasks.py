@@ -9,12 +9,14 @@ import asyncio
 import collections.abc
 import concurrent.futures
 import functools
+import inspect
 import io
 import threading
 
 import pytest
 
 from ferrule import App
+from ferrule.testing import TestClient
 
 from support import request, serving
 
@@ -145,6 +147,15 @@ def make_app() -> App:
     @app.get("/fails-at-once")
     async def fails_at_once():
         raise RuntimeError("at once")
+
+    @app.get("/cancels-and-uncancels")
+    async def cancels_and_uncancels():
+        # Its stand-in's future is cancelled all the same: the stand-in ends next turn.
+        task = asyncio.current_task()
+        seen = {"done": task.done()}
+        task.cancel()
+        task.uncancel()
+        return seen
 
     @app.get("/child-task/{key}")
     async def child_task(key: str):
@@ -318,6 +329,11 @@ def test_a_handler_that_cancels_its_stand_in_task_is_answered_and_the_next_gets_
         assert request(port, "GET", "/cancels-its-task").json() == {"cancelling": 0, "done": False}
 
 
+def test_a_stand_in_cancelled_then_uncancelled_is_not_the_next_requests_task(port):
+    for _ in range(3):
+        assert request(port, "GET", "/cancels-and-uncancels").json() == {"done": False}
+
+
 def test_an_exception_from_a_handler_that_cannot_wait_is_a_500_and_the_server_goes_on(port):
     reply = request(port, "GET", "/fails-at-once")
     assert reply.status == 500 and "at once" not in reply.text
@@ -330,6 +346,101 @@ def test_a_task_started_by_a_handler_that_cannot_wait_runs(port):
         if request(port, "GET", "/child-task/a/result").json() == {"result": "ran"}:
             break
     assert children == {"a": "ran"}
+
+
+def test_a_stand_in_lets_go_of_what_requests_attached_to_it_after_its_share_of_them():
+    # A done callback per request: kept by the stand-in until it is retired, after 1,024
+    # requests, then run, as a task of its own would have run it at its end.
+    app = App()
+    fired: list[str] = []
+
+    @app.get("/attaches")
+    async def attaches():
+        asyncio.current_task().add_done_callback(lambda task: fired.append(task.get_name()))
+        return {}
+
+    with TestClient(app) as client:
+        for _ in range(1025):
+            assert client.get("/attaches").status_code == 200
+        client.get("/attaches")  # a turn of the loop after the retired one was cancelled
+        assert fired[:1024] == ["GET /attaches"] * 1024
+
+
+@pytest.mark.parametrize("in_process", [False, True])
+def test_a_shutdown_step_waiting_for_every_other_task_finds_no_stand_in(in_process):
+    app = App()
+    still_running: list[list[str]] = []
+
+    @app.get("/at-once")
+    async def at_once():
+        return {}
+
+    @app.on_event("shutdown")
+    async def wait_for_the_rest():
+        others = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+        still_running.append(sorted(task.get_name() for task in others if not task.done()))
+        await asyncio.wait_for(asyncio.gather(*others, return_exceptions=True), 5)
+
+    if in_process:
+        with TestClient(app) as client:
+            assert client.get("/at-once").status_code == 200
+    else:
+        with serving(app) as p:
+            assert request(p, "GET", "/at-once").status == 200
+    assert still_running == [[]]
+
+
+@pytest.mark.parametrize("path", ["/at-once", "/after-a-wait"])
+def test_system_exit_in_a_handler_is_answered_and_stops_the_server_however_it_runs(path):
+    app = App()
+
+    @app.get("/at-once")
+    async def at_once():
+        raise SystemExit(7)
+
+    @app.get("/after-a-wait")
+    async def after_a_wait():
+        await returns_at_once()
+        raise SystemExit(7)
+
+    ready = threading.Event()
+    port: list[int] = []
+    ended: list[BaseException] = []
+    loop = asyncio.new_event_loop()
+
+    def main() -> None:
+        def on_ready(bound: int) -> None:
+            port.append(bound)
+            ready.set()
+
+        try:
+            loop.run_until_complete(app.serve("127.0.0.1", 0, threads=1, on_ready=on_ready))
+        except BaseException as e:  # noqa: BLE001 - what stopped the server
+            ended.append(e)
+
+    thread = threading.Thread(target=main, daemon=True)
+    thread.start()
+    assert ready.wait(30)
+    assert request(port[0], "GET", path).status == 500
+    thread.join(10)
+    assert not thread.is_alive() and [type(e) for e in ended] == [SystemExit]
+
+
+@pytest.mark.parametrize("path", ["/at-once", "/after-a-wait"])
+def test_a_cancelled_error_a_handler_raises_is_a_500_however_it_runs(path):
+    app = App()
+
+    @app.get("/at-once")
+    async def at_once():
+        raise asyncio.CancelledError()
+
+    @app.get("/after-a-wait")
+    async def after_a_wait():
+        await returns_at_once()
+        raise asyncio.CancelledError()
+
+    with TestClient(app) as client:
+        assert client.get(path).status_code == 500
 
 
 def test_only_an_async_def_whose_own_code_never_yields_is_run_at_once():
@@ -359,5 +470,11 @@ def test_only_an_async_def_whose_own_code_never_yields_is_run_at_once():
         async def __call__(self):
             return 1
 
+    def returns_a_coroutine():
+        return awaits()
+
+    if hasattr(inspect, "markcoroutinefunction"):  # Python 3.12+
+        inspect.markcoroutinefunction(returns_a_coroutine)
+
     assert _cannot_wait(returns)
-    assert not any(_cannot_wait(f) for f in (awaits, loops, enters, comprehends, Callable(), functools.partial(returns)))
+    assert not any(_cannot_wait(f) for f in (awaits, loops, enters, comprehends, Callable(), functools.partial(returns), returns_a_coroutine))
