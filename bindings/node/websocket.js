@@ -32,6 +32,8 @@ class WebSocket extends EventEmitter {
     this._waiting = [];
     this._iterators = 0;
     this._end = null;
+    /** The async resource of the request that opened it (set by `Sockets.opened`). */
+    this._scope = null;
     this.on('newListener', (event) => {
       if (event === 'message' && this._unread.length > 0) queueMicrotask(() => this._flushUnread());
     });
@@ -160,13 +162,15 @@ class Sockets {
     this.open = new Map();
   }
 
-  opened(id, route, ctx) {
+  /** `scope`: the request's async resource, which its messages are delivered in. */
+  opened(id, route, ctx, scope) {
     let socket = null;
     const failed = (error) => {
       this.onError(ctx, error);
       socket.close(1011, '');
     };
     socket = new WebSocket(this.native, id, failed);
+    socket._scope = scope;
     this.open.set(id, socket);
     socket.once('close', () => this.open.delete(id));
     try {
@@ -181,7 +185,7 @@ class Sockets {
 
   arrived(id) {
     const socket = this.open.get(id);
-    if (socket) socket._arrived();
+    if (socket) socket._scope.runInAsyncScope(socket._arrived, socket);
   }
 }
 

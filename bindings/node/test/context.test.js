@@ -1,10 +1,12 @@
 'use strict';
 // Each request runs in an async context of its own (index.js, inOwnContext): what
 // AsyncLocalStorage holds for one request is never what another reads, as with Node's own
-// HTTP server, however the requests interleave.
+// HTTP server, however the requests interleave; a WebSocket's messages arrive in its own.
 const { test } = require('node:test');
 const assert = require('node:assert');
 const { AsyncLocalStorage } = require('node:async_hooks');
+const { once } = require('node:events');
+const WebSocketClient = require('ws');
 const { App } = require('ferrule');
 const { serving, request } = require('./support');
 
@@ -21,6 +23,14 @@ function makeApp() {
     return { before };
   });
   app.get('/read', () => ({ user: user.getStore() ?? null }));
+  app.ws('/chat/{who}', (socket, ctx) => {
+    user.enterWith(ctx.params.who);
+    socket.on('message', (message) => {
+      const seen = user.getStore();
+      user.enterWith(`${message} from ${ctx.params.who}`);
+      socket.send(JSON.stringify({ seen }));
+    });
+  });
   app.get('/read-later/{ms:int}', async ({ params }) => {
     await new Promise((resolve) => setTimeout(resolve, params.ms));
     return { user: user.getStore() ?? null };
@@ -49,5 +59,25 @@ test("a hook's store is its own request's, through the handler's awaits, whateve
     ]);
     assert.deepStrictEqual(answers.map((a) => a.json()), [{ user: 'ada' }, { user: 'grace' }, { user: null }]);
     assert.deepStrictEqual((await request(port, 'GET', '/read')).json(), { user: null });
+  });
+});
+
+test("a WebSocket's messages arrive in its own context, and nothing of it reaches requests", async () => {
+  await serving(makeApp(), async (port) => {
+    const exchange = async (client, text) => {
+      client.send(text);
+      const [data] = await once(client, 'message');
+      return JSON.parse(data.toString());
+    };
+    const ada = new WebSocketClient(`ws://127.0.0.1:${port}/chat/ada`);
+    const grace = new WebSocketClient(`ws://127.0.0.1:${port}/chat/grace`);
+    await Promise.all([once(ada, 'open'), once(grace, 'open')]);
+    assert.deepStrictEqual(await exchange(ada, 'hi'), { seen: 'ada' });
+    assert.deepStrictEqual(await exchange(grace, 'hello'), { seen: 'grace' });
+    assert.deepStrictEqual(await exchange(ada, 'again'), { seen: 'hi from ada' });
+    assert.deepStrictEqual((await request(port, 'GET', '/read')).json(), { user: null });
+    ada.close();
+    grace.close();
+    await Promise.all([once(ada, 'close'), once(grace, 'close')]);
   });
 });
