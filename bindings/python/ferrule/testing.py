@@ -19,6 +19,7 @@ response instead), redirects are followed, and cookies the app sets are sent bac
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import email.utils
 import json as jsonlib
 import threading
@@ -160,7 +161,10 @@ class TestClient:
         self.headers: list[tuple[str, str]] = _pairs(headers)
         self.cookies: dict[str, str] = dict(cookies or {})
         self._loop = new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, name="ferrule-test-client", daemon=True)
+        # What stopped the loop, if anything did (a handler's `SystemExit` stops it, as it
+        # stops a server): raised again by whatever waits on it.
+        self._stopped_by: Optional[BaseException] = None
+        self._thread = threading.Thread(target=self._run_loop, name="ferrule-test-client", daemon=True)
         self._thread.start()
         self._lifespan_started = False
         self._handle = self._on_loop(self._start())
@@ -170,12 +174,31 @@ class TestClient:
         asyncio.get_running_loop().add_reader(handle.doorbell, handle.dispatch)
         return handle
 
+    def _run_loop(self) -> None:
+        try:
+            self._loop.run_forever()
+        except BaseException as stopped_by:  # noqa: BLE001 - the test thread raises it
+            self._stopped_by = stopped_by
+
     def _on_loop(self, coroutine: Any) -> Any:
-        if self._loop.is_closed():
+        if self._loop.is_closed() or not self._thread.is_alive():
             # Closed unawaited, or Python warns of a coroutine never awaited.
             coroutine.close()
-            raise RuntimeError("this TestClient is closed")
-        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
+            raise self._loop_gone()
+        done = asyncio.run_coroutine_threadsafe(coroutine, self._loop)
+        while True:
+            try:
+                return done.result(0.25)
+            except concurrent.futures.TimeoutError:
+                # A loop stopped by a handler never answers: say why instead of waiting for ever.
+                if not self._thread.is_alive():
+                    raise self._loop_gone() from None
+
+    def _loop_gone(self) -> BaseException:
+        if self._stopped_by is not None:
+            stopped_by, self._stopped_by = self._stopped_by, None
+            return stopped_by
+        return RuntimeError("this TestClient is closed")
 
     # -- the requests/httpx call shape -------------------------------------------------------
 
@@ -289,6 +312,9 @@ class TestClient:
         """Stops the client's loop and its thread; requests still running are cancelled."""
         if self._loop.is_closed():
             return
+        if not self._thread.is_alive():
+            self._loop.close()
+            return
 
         async def stop() -> None:
             asyncio.get_running_loop().remove_reader(self._handle.doorbell)
@@ -314,7 +340,7 @@ class TestClient:
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        if self._lifespan_started:
+        if self._lifespan_started and self._thread.is_alive():
             self._lifespan_started = False
             self._on_loop(self._retire_stand_ins())
             self._on_loop(self.app._stop_lifespan())

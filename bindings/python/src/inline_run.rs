@@ -18,8 +18,8 @@
 //! this loop (then a new one takes over), waiting on a future until it is cancelled. So what is
 //! kept per task (a done callback, a `WeakKeyDictionary` entry) is kept for those requests, and
 //! a callback runs when the stand-in is cancelled: when it has served its share, when a handler
-//! cancels it (the next request gets a new one), or when the server's drain is over (before the
-//! shutdown steps, which so never wait for it). Such a handler cannot be cancelled at its
+//! cancels it (the next request gets a new one), or when the server's drain is over (after
+//! `shutdown()` or a signal, before the shutdown steps, which so never wait for it). Such a handler cannot be cancelled at its
 //! deadline, as a `def` handler cannot: it has no point where a cancellation could be thrown in.
 
 use crate::handler_task::{self, Stepped, TaskStarter};

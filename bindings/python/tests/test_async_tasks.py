@@ -427,6 +427,28 @@ def test_system_exit_in_a_handler_is_answered_and_stops_the_server_however_it_ru
 
 
 @pytest.mark.parametrize("path", ["/at-once", "/after-a-wait"])
+def test_system_exit_in_a_handler_is_raised_in_the_test_of_a_test_client_however_it_runs(path):
+    # It stops the client's loop as it stops a server's: the test gets it, and does not wait
+    # for an answer that can no longer come.
+    app = App()
+
+    @app.get("/at-once")
+    async def at_once():
+        raise SystemExit(7)
+
+    @app.get("/after-a-wait")
+    async def after_a_wait():
+        await returns_at_once()
+        raise SystemExit(7)
+
+    with TestClient(app) as client:
+        with pytest.raises(SystemExit):
+            client.get(path)
+        with pytest.raises(RuntimeError, match="closed"):
+            client.get(path)
+
+
+@pytest.mark.parametrize("path", ["/at-once", "/after-a-wait"])
 def test_a_cancelled_error_a_handler_raises_is_a_500_however_it_runs(path):
     app = App()
 
