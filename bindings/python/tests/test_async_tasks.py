@@ -217,7 +217,8 @@ def test_a_handler_task_prints_the_handler_in_its_stack(port):
     assert "in stack" in stack and "print_stack(file=printed)" in stack
 
 
-def test_a_task_factory_set_at_startup_makes_the_handlers_tasks():
+def app_keeping_its_tasks() -> tuple[App, list[asyncio.Task]]:
+    """An app whose loop makes every task through a factory set at startup, which keeps them."""
     app = App()
     made: list[asyncio.Task] = []
 
@@ -229,6 +230,28 @@ def test_a_task_factory_set_at_startup_makes_the_handlers_tasks():
     @app.on_event("startup")
     async def install_factory():
         asyncio.get_running_loop().set_task_factory(factory)
+
+    return app, made
+
+
+def app_raising(exception: type[BaseException]) -> App:
+    """`/at-once` and `/after-a-wait` raise `exception`: one handler run at once, one as a task."""
+    app = App()
+
+    @app.get("/at-once")
+    async def at_once():
+        raise exception(7)
+
+    @app.get("/after-a-wait")
+    async def after_a_wait():
+        await returns_at_once()
+        raise exception(7)
+
+    return app
+
+
+def test_a_task_factory_set_at_startup_makes_the_handlers_tasks():
+    app, made = app_keeping_its_tasks()
 
     @app.get("/made")
     async def made_by_factory():
@@ -294,17 +317,7 @@ def test_an_answer_goes_back_in_the_turn_its_task_first_steps_in(port):
 def test_a_handler_that_cannot_wait_runs_without_a_task_of_its_own():
     # Every task made on the loop goes through its factory: five requests to a handler without
     # `await` make one task, its route's stand-in; five to one with `await` make five.
-    app = App()
-    made: list[asyncio.Task] = []
-
-    def factory(loop, coroutine, **kwargs):
-        task = asyncio.Task(coroutine, loop=loop, **kwargs)
-        made.append(task)
-        return task
-
-    @app.on_event("startup")
-    async def install_factory():
-        asyncio.get_running_loop().set_task_factory(factory)
+    app, made = app_keeping_its_tasks()
 
     @app.get("/at-once")
     async def at_once():
@@ -392,16 +405,7 @@ def test_a_shutdown_step_waiting_for_every_other_task_finds_no_stand_in(in_proce
 
 @pytest.mark.parametrize("path", ["/at-once", "/after-a-wait"])
 def test_system_exit_in_a_handler_is_answered_and_stops_the_server_however_it_runs(path):
-    app = App()
-
-    @app.get("/at-once")
-    async def at_once():
-        raise SystemExit(7)
-
-    @app.get("/after-a-wait")
-    async def after_a_wait():
-        await returns_at_once()
-        raise SystemExit(7)
+    app = app_raising(SystemExit)
 
     ready = threading.Event()
     port: list[int] = []
@@ -430,16 +434,7 @@ def test_system_exit_in_a_handler_is_answered_and_stops_the_server_however_it_ru
 def test_system_exit_in_a_handler_is_raised_in_the_test_of_a_test_client_however_it_runs(path):
     # It stops the client's loop as it stops a server's: the test gets it, and does not wait
     # for an answer that can no longer come.
-    app = App()
-
-    @app.get("/at-once")
-    async def at_once():
-        raise SystemExit(7)
-
-    @app.get("/after-a-wait")
-    async def after_a_wait():
-        await returns_at_once()
-        raise SystemExit(7)
+    app = app_raising(SystemExit)
 
     with TestClient(app) as client:
         with pytest.raises(SystemExit):
@@ -450,16 +445,7 @@ def test_system_exit_in_a_handler_is_raised_in_the_test_of_a_test_client_however
 
 @pytest.mark.parametrize("path", ["/at-once", "/after-a-wait"])
 def test_a_cancelled_error_a_handler_raises_is_a_500_however_it_runs(path):
-    app = App()
-
-    @app.get("/at-once")
-    async def at_once():
-        raise asyncio.CancelledError()
-
-    @app.get("/after-a-wait")
-    async def after_a_wait():
-        await returns_at_once()
-        raise asyncio.CancelledError()
+    app = app_raising(asyncio.CancelledError)
 
     with TestClient(app) as client:
         assert client.get(path).status_code == 500
