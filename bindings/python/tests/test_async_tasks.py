@@ -26,6 +26,16 @@ async def returns_at_once() -> None:
     code one that can wait, though this returns without suspending."""
 
 
+def reenter_the_current_tasks_coroutine() -> dict:
+    """Steps the current task's coroutine from inside it: refused, as a running one is."""
+    coroutine = asyncio.current_task().get_coro()
+    try:
+        coroutine.send(None)
+    except ValueError as error:
+        refused = str(error)
+    return {"is_coroutine": isinstance(coroutine, collections.abc.Coroutine), "reentry": refused}
+
+
 def make_app() -> App:
     app = App(timeout_ms=5000)
 
@@ -54,22 +64,12 @@ def make_app() -> App:
 
     @app.get("/own-coroutine")
     async def own_coroutine():
-        coroutine = asyncio.current_task().get_coro()
-        try:
-            coroutine.send(None)
-        except ValueError as error:
-            refused = str(error)
-        return {"is_coroutine": isinstance(coroutine, collections.abc.Coroutine), "reentry": refused}
+        return reenter_the_current_tasks_coroutine()
 
     @app.get("/own-coroutine/own-task")
     async def own_task_coroutine():
         await returns_at_once()
-        coroutine = asyncio.current_task().get_coro()
-        try:
-            coroutine.send(None)
-        except ValueError as error:
-            refused = str(error)
-        return {"is_coroutine": isinstance(coroutine, collections.abc.Coroutine), "reentry": refused}
+        return reenter_the_current_tasks_coroutine()
 
     @app.get("/stack")
     async def stack():
