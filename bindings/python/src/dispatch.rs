@@ -20,8 +20,8 @@
 //! per request than the same handler as `def`, against none at 1 connection.
 
 use crate::convert::to_python;
-use crate::handler_task::{HandlerRun, TaskStarter};
-use crate::inline_run::{self, Ended, StandIns};
+use crate::handler_task::{Ended, HandlerRun, TaskStarter};
+use crate::inline_run::{self, StandIns};
 use crate::request::Request;
 use crate::request_context;
 use crate::response::{self, ResultTypes};
@@ -231,7 +231,7 @@ impl Dispatcher {
                 drop(entered);
                 match Ended::of(py, result) {
                     Ended::Answer(result) => result,
-                    Ended::Cancelled => return false,
+                    Ended::Cancelled(_) => return false,
                     Ended::Fatal(error) => {
                         self.inbox.answer(reply, response::from_exception(py, self, &route, error.clone_ref(py)));
                         *lock(&self.fatal) = Some(error);

@@ -129,22 +129,42 @@ impl HandlerRun {
     /// interpreter exit (`SystemExit`, `KeyboardInterrupt`), after its 500.
     fn ended(&self, py: Python<'_>, outcome: PyResult<Bound<'_, PyAny>>) -> PyResult<Option<Py<PyAny>>> {
         *lock(&self.state) = State::Done;
-        match outcome {
-            Ok(result) => {
-                self.call.answer(py, Ok(result));
+        match Ended::of(py, outcome) {
+            Ended::Answer(outcome) => {
+                self.call.answer(py, outcome);
                 Ok(None)
             }
-            Err(error) if error.is_instance_of::<PyException>(py) => {
-                self.call.answer(py, Err(error));
-                Ok(None)
-            }
-            Err(error) if error.is_instance(py, cancelled_error(py)?.as_any()) => Err(error),
-            Err(error) => {
+            Ended::Cancelled(error) => Err(error),
+            Ended::Fatal(error) => {
                 self.call.answer(py, Err(error.clone_ref(py)));
                 // Now: the loop stops with this error before a flush queued for its turn.
                 self.call.flush_now();
                 Err(error)
             }
+        }
+    }
+}
+
+/// How an `async def` handler ended, as its task ([`HandlerRun::ended`]) and a handler run at
+/// once (`crate::inline_run`) both tell it apart, so that the two fail alike.
+pub enum Ended<'py> {
+    /// Its result, or an `Exception` it raised: answered as such.
+    Answer(PyResult<Bound<'py, PyAny>>),
+    /// A `CancelledError`: nobody answers (the core answers the dropped reply as a failed
+    /// handler); a task ends cancelled with it.
+    Cancelled(PyErr),
+    /// `SystemExit`, `KeyboardInterrupt`: answered as a failure, then raised out of the loop's
+    /// callback, which stops the loop, as out of a task's step.
+    Fatal(PyErr),
+}
+
+impl<'py> Ended<'py> {
+    pub fn of(py: Python<'py>, outcome: PyResult<Bound<'py, PyAny>>) -> Self {
+        match outcome {
+            Ok(result) => Ended::Answer(Ok(result)),
+            Err(error) if error.is_instance_of::<PyException>(py) => Ended::Answer(Err(error)),
+            Err(error) if cancelled_error(py).is_ok_and(|cancelled| error.is_instance(py, cancelled.as_any())) => Ended::Cancelled(error),
+            Err(error) => Ended::Fatal(error),
         }
     }
 }

@@ -13,7 +13,7 @@
 //! `asyncio.Task` named after the route (made by the loop's task factory if it has one), entered
 //! as the loop's current task for the handler's step, so `asyncio.create_task`, sniffio and
 //! anything that asks for the current task work as in a task of its own; the handler runs in a
-//! context of its own (`crate::request_context`), and fails as a task's handler fails ([`Ended`]).
+//! context of its own (`crate::request_context`), and fails as a task's handler fails (`crate::handler_task::Ended`).
 //! What differs: that task is the route's stand-in, shared by up to 1,024 of its requests on
 //! this loop (then a new one takes over), waiting on a future until it is cancelled. So what is
 //! kept per task (a done callback, a `WeakKeyDictionary` entry) is kept for those requests, and
@@ -25,7 +25,7 @@
 use crate::handler_task::{self, Stepped, TaskStarter};
 use crate::route::PyRoute;
 use ferrule_core::host::{lock, HostRoute};
-use pyo3::exceptions::{PyException, PyRuntimeError, PyStopIteration, PyValueError};
+use pyo3::exceptions::{PyRuntimeError, PyStopIteration, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use std::collections::HashMap;
@@ -143,30 +143,6 @@ impl Drop for Entered<'_> {
         let left = LEAVE_TASK.import(py, "asyncio.tasks", "_leave_task").and_then(|leave| leave.call1((&self.event_loop, &self.task)));
         if let Err(error) = left {
             error.write_unraisable(py, Some(&self.task));
-        }
-    }
-}
-
-/// How a handler run at once ended, told apart as a handler's task tells it apart
-/// (`crate::handler_task::HandlerRun::ended`), so that the two kinds of `async def` fail alike.
-pub enum Ended<'py> {
-    /// Its result, or an `Exception` it raised: answered as such.
-    Answer(PyResult<Bound<'py, PyAny>>),
-    /// A `CancelledError`: nobody answers (the core answers the dropped reply as a failed
-    /// handler), as for a task that ended cancelled.
-    Cancelled,
-    /// `SystemExit`, `KeyboardInterrupt`: answered as a failure, then raised out of the loop's
-    /// callback, which stops the loop, as out of a task's step.
-    Fatal(PyErr),
-}
-
-impl<'py> Ended<'py> {
-    pub fn of(py: Python<'py>, outcome: PyResult<Bound<'py, PyAny>>) -> Self {
-        match outcome {
-            Ok(result) => Ended::Answer(Ok(result)),
-            Err(error) if error.is_instance_of::<PyException>(py) => Ended::Answer(Err(error)),
-            Err(error) if handler_task::cancelled_error(py).is_ok_and(|cancelled| error.is_instance(py, cancelled.as_any())) => Ended::Cancelled,
-            Err(error) => Ended::Fatal(error),
         }
     }
 }
