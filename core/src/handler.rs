@@ -16,15 +16,6 @@ pub type HandlerFuture = Pin<Box<dyn Future<Output = Result<Response, HandlerErr
 pub trait Handler: Send + Sync + 'static {
     fn call(&self, request: RequestData) -> HandlerFuture;
 
-    /// Whether this handler writes its JSON with the route's response shapes itself (each
-    /// binding's writer asks them as it walks its language's objects, see [`crate::shape`]).
-    /// If not (a Rust handler), the core filters the JSON the handler wrote: parsed and
-    /// written again, the price of declaring a response for a handler that has already
-    /// serialised one.
-    fn writes_response_shapes(&self) -> bool {
-        false
-    }
-
     /// The status this handler's plain results are sent with, for the OpenAPI document; `None`
     /// for handlers that choose it with each response (Rust's), documented as 200.
     fn documented_status(&self) -> Option<http::StatusCode> {

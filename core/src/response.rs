@@ -34,6 +34,10 @@ pub struct Response {
     pub status: StatusCode,
     pub headers: HeaderMap,
     pub body: ResponseBody,
+    /// Whether the body is JSON a binding's writer wrote through the route's response shape
+    /// ([`Response::shaped_json`]); any other JSON body of a route that declares a response
+    /// is filtered by the core (`shape::ResponseRules`).
+    shaped: bool,
 }
 
 /// All of a body at once, or chunks as a producer makes them (see [`crate::stream`]).
@@ -55,7 +59,7 @@ impl ResponseBody {
 
 impl Response {
     pub fn new(status: StatusCode) -> Self {
-        Response { status, headers: HeaderMap::with_capacity(RECYCLED_HEADER_ROOM), body: ResponseBody::Full(Bytes::new()) }
+        Response { status, headers: HeaderMap::with_capacity(RECYCLED_HEADER_ROOM), body: ResponseBody::Full(Bytes::new()), shaped: false }
     }
 
     /// A streamed body (`application/octet-stream` unless a `content-type` is set after).
@@ -76,11 +80,26 @@ impl Response {
             .with_header(HeaderName::from_static("x-accel-buffering"), HeaderValue::from_static("no"))
     }
 
-    /// Already-serialised JSON (bindings serialise native objects straight into bytes).
+    /// Already-serialised JSON text. On a route that declares its response, the core parses
+    /// it and leaves out what the schema does not declare, as it does for a Rust handler's
+    /// [`Response::json`]: text a handler made itself (`json.dumps`, `JSON.stringify`,
+    /// `to_json`) is filtered like any other result.
     pub fn json_bytes(body: impl Into<Bytes>) -> Self {
         Response::new(StatusCode::OK)
             .with_body(body)
             .with_header(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))
+    }
+
+    /// JSON a binding's writer wrote from its language's objects while asking the route's
+    /// response shape (`HostRoute::response_shape`), so the core does not filter it again.
+    /// Only such a writer may say so: text from anywhere else is [`Response::json_bytes`].
+    pub fn shaped_json(body: impl Into<Bytes>) -> Self {
+        Response { shaped: true, ..Response::json_bytes(body) }
+    }
+
+    /// See [`Response::shaped_json`].
+    pub fn is_shaped(&self) -> bool {
+        self.shaped
     }
 
     /// `value` as JSON, written by the core's own writer ([`crate::json_text::to_vec`]): the

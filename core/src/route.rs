@@ -56,8 +56,7 @@ impl CompiledRoute {
     ) -> Result<Self, SchemaError> {
         let label = format!("{} {}", spec.method, spec.path);
         let in_route = |e: SchemaError| SchemaError { message: format!("{label}: {e}") };
-        let shapes_written = matches!(&handler, Handlers::Http(handler) if handler.writes_response_shapes());
-        let responses = ResponseRules::compile(spec, config, shapes_written).map_err(in_route)?;
+        let responses = ResponseRules::compile(spec, config).map_err(in_route)?;
         let handler = match (handler, &spec.websocket) {
             (Handlers::Http(handler), None) => Target::Http(handler),
             (Handlers::Socket(handler), Some(socket)) if spec.method.eq_ignore_ascii_case("GET") && spec.body.is_none() => {

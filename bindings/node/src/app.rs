@@ -880,7 +880,7 @@ impl AppState {
                 .as_f64(args[2])
                 .map_err(|e| e.0.to_owned())
                 .and_then(|used| to_json::from_tape(env, args[1], used, args[3], shape_of(&route, status.as_u16().into())))
-                .map(|json| Response::json_bytes(json).with_status(status))
+                .map(|json| Response::shaped_json(json).with_status(status))
                 .map_err(|message| HandlerError::new(format!("returned a value that cannot be sent: {message}")));
             inbox.answer(reply, outcome);
         }
@@ -941,11 +941,11 @@ fn plain(env: Env, value: raw::Value, shape: Shape<'_>) -> std::result::Result<R
         raw::Kind::String => Ok(Response::text(env.as_string(value).map_err(|e| e.0.to_owned())?)),
         raw::Kind::Object => match env.bytes(value).map_err(|e| e.0.to_owned())? {
             Some(bytes) => Ok(Response::bytes(bytes)),
-            None => Ok(Response::json_bytes(to_json::to_vec(env, value, shape)?)),
+            None => Ok(Response::shaped_json(to_json::to_vec(env, value, shape)?)),
         },
         raw::Kind::Function => Err("a function".into()),
         raw::Kind::Symbol => Err("a symbol".into()),
-        _ => Ok(Response::json_bytes(to_json::to_vec(env, value, shape)?)),
+        _ => Ok(Response::shaped_json(to_json::to_vec(env, value, shape)?)),
     }
 }
 

@@ -87,6 +87,9 @@ const SYNC = {
   // The JSON body as the handler's result: the route's declared response schema decides what
   // of it is sent.
   result: (ctx) => (ctx.query.status == null ? ctx.body : new Response(ctx.body, { status: ctx.query.status })),
+  // The JSON body as the text it arrived in, sent as JSON: the declared response schema still
+  // decides what of it is sent.
+  result_text: (ctx) => new Response(ctx.rawBody.toString('utf8'), { type: 'application/json' }),
   stream: (ctx) => chunks(ctx),
   events: (ctx) => sse(events(ctx)),
   stream_fail: () => partialThenFail('partial'),

@@ -93,7 +93,7 @@ fn body(result: &Bound<'_, PyAny>, shape: Shape<'_>) -> Result<Response, String>
     } else if let Ok(bytes) = result.cast::<PyByteArray>() {
         Response::bytes(bytes.to_vec())
     } else {
-        Response::json_bytes(to_json::to_vec(result, shape)?)
+        Response::shaped_json(to_json::to_vec(result, shape)?)
     })
 }
 
@@ -120,7 +120,7 @@ fn explicit<'s>(
         let body = start_stream(&stream, events).map_err(unsendable)?;
         Some(if events { Response::events(body) } else { Response::stream(body) })
     } else if as_json {
-        Some(Response::json_bytes(to_json::to_vec(&content, shape).map_err(unsendable)?))
+        Some(Response::shaped_json(to_json::to_vec(&content, shape).map_err(unsendable)?))
     } else if content.is_none() {
         None
     } else {

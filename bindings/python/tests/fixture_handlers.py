@@ -62,6 +62,12 @@ def result(request: Request) -> Any:
     return request.body if code is None else Response(code, body=request.body)
 
 
+def result_text(request: Request) -> Response:
+    """The JSON body as the text it arrived in, sent as JSON: the declared response schema
+    still decides what of it is sent."""
+    return Response(content=request.raw_body, media_type="application/json")
+
+
 def status(request: Request) -> Response:
     code = request.path_params["code"]
     return Response(code, body=None if code in (204, 304) else {"status": code})
@@ -160,6 +166,7 @@ SYNC: dict[str, Callable[[Request], Any]] = {
     "raw": raw,
     "part_headers": part_headers,
     "result": result,
+    "result_text": result_text,
     "stream": stream,
     "events": events,
     "stream_fail": stream_fail,

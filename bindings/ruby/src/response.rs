@@ -62,7 +62,7 @@ fn body(ruby: &Ruby, value: Value, shape: Shape<'_>) -> Result<Response, String>
         let (bytes, _) = string_bytes(ruby, s);
         return String::from_utf8(bytes).map(Response::text).map_err(|_| "a String that is not valid UTF-8 (use a binary String for bytes)".into());
     }
-    Ok(Response::json_bytes(to_json::to_vec(ruby, value, shape)?))
+    Ok(Response::shaped_json(to_json::to_vec(ruby, value, shape)?))
 }
 
 /// A headers Hash as pairs in order. A value that is an Array gives one header line per item

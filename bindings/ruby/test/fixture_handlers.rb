@@ -85,6 +85,11 @@ module FixtureHandlers
       code = req.query[:status]
       code.nil? ? req.body : Ferrule::Response.new(req.body, status: code)
     end,
+    # The JSON body as the text it arrived in, sent as JSON (what `content_type :json` and a
+    # String give a block): the declared response schema still decides what of it is sent.
+    "result_text" => lambda do |req|
+      Ferrule::Response.new(req.raw_body, headers: { "content-type" => "application/json" })
+    end,
     "stream" => lambda do |req|
       Ferrule::Stream.new { |out| req.query[:n].times { |i| out << "#{i}:#{req.query[:word]}\n" } }
     end,

@@ -137,11 +137,6 @@ impl<R: Send + Sync + 'static> Handler for HostHandler<R> {
         hand_over(&self.mailbox, self.side, |reply| Job::Reject(Box::new(Reject { route, hooks, request, rejection, reply })))
     }
 
-    /// Each binding writes JSON with [`HostRoute::response_shape`].
-    fn writes_response_shapes(&self) -> bool {
-        true
-    }
-
     fn documented_status(&self) -> Option<http::StatusCode> {
         Some(self.route.status)
     }

@@ -1,7 +1,8 @@
 //! What the core itself does with a route's declared responses once its handler has answered:
-//! filter the JSON a Rust handler wrote (a binding's writer has already filtered as it wrote,
-//! see [`crate::Handler::writes_response_shapes`]), and, with `validate_responses`, check the
-//! body against its schema.
+//! filter JSON that was written without asking the route's shape — a Rust handler's, or text
+//! a handler in any language serialised itself (a binding's writer filters as it writes and
+//! says so, [`Response::shaped_json`]) — and, with `validate_responses`, check the body
+//! against its schema.
 
 use super::{filter_json, ByStatus, Required, ResponseShapes};
 use crate::problem::{Issue, LocSegment, Problem};
@@ -11,35 +12,34 @@ use crate::validation::{CompiledSchema, SchemaError};
 use http::{header, StatusCode};
 
 pub(crate) struct ResponseRules {
-    /// Only for handlers that write JSON without asking the shapes (Rust's).
-    shapes: Option<ResponseShapes>,
+    /// For bodies not written through them ([`Response::is_shaped`]).
+    shapes: ResponseShapes,
     /// Only with `validate_responses`.
     schemas: Option<ByStatus<CompiledSchema>>,
 }
 
 impl ResponseRules {
     /// `None` when the route declares no response or nothing would be done with it.
-    pub(crate) fn compile(spec: &RouteSpec, config: &AppConfig, handler_shapes: bool) -> Result<Option<Self>, SchemaError> {
+    pub(crate) fn compile(spec: &RouteSpec, config: &AppConfig) -> Result<Option<Self>, SchemaError> {
         if spec.responses.is_empty() {
             return Ok(None);
         }
         let error = |message: String| SchemaError { message };
-        // Compiled whatever happens, so a bad response schema is refused for every handler.
         let shapes = ResponseShapes::compile(spec, Required::for_config(config)).map_err(error)?;
-        let shapes = (!handler_shapes).then_some(shapes);
         let schemas = if config.validate_responses {
             let declared = spec.responses.iter().map(|(key, response)| (key.as_str(), &response.schema));
             Some(ByStatus::compile(declared, |schema| CompiledSchema::compile(schema).map_err(|e| e.message)).map_err(error)?)
         } else {
             None
         };
-        Ok((shapes.is_some() || schemas.is_some()).then_some(ResponseRules { shapes, schemas }))
+        Ok(Some(ResponseRules { shapes, schemas }))
     }
 
-    /// Applies the rules to a whole JSON body; anything else passes untouched.
+    /// Applies the rules to a whole JSON body; anything else passes untouched. A body a
+    /// binding's writer shaped costs one flag test here, unless `validate_responses` is on.
     pub(crate) fn apply(&self, mut response: Response, route: &str) -> Response {
         let status = response.status.as_u16();
-        let shape = self.shapes.as_ref().and_then(|shapes| shapes.for_status(status));
+        let shape = if response.is_shaped() { None } else { self.shapes.for_status(status) };
         let schema = self.schemas.as_ref().and_then(|schemas| schemas.get(status));
         if shape.is_none() && schema.is_none() || !is_json(&response) {
             return response;
@@ -119,6 +119,19 @@ mod tests {
         // Declared for another status only: sent as written.
         let app = App::new().route(RouteSpec::get("/user").response("201", user_out()), handler);
         assert_eq!(get(app, "/user").await.1["password"], "hunter2");
+    }
+
+    #[tokio::test]
+    async fn json_text_is_filtered_unless_a_shaped_writer_made_it() {
+        // Text a handler serialised itself (`to_json`, `JSON.stringify`) is filtered like any
+        // result; a Ruby handler's `content_type :json; user.to_json` sent the password.
+        let text = |_: RequestData| async { Ok::<_, crate::HandlerError>(crate::Response::json_bytes(r#"{"id":1,"name":"ada","password":"p"}"#)) };
+        let app = App::new().route(RouteSpec::get("/user").response("200", user_out()), text);
+        assert_eq!(get(app, "/user").await, (200, json!({"id": 1, "name": "ada"})));
+        // What a binding's writer wrote while asking the shape is sent as it is, not parsed again.
+        let shaped = |_: RequestData| async { Ok::<_, crate::HandlerError>(crate::Response::shaped_json(r#"{"id":1,"name":"ada","kept":true}"#)) };
+        let app = App::new().route(RouteSpec::get("/user").response("200", user_out()), shaped);
+        assert_eq!(get(app, "/user").await.1["kept"], true);
     }
 
     #[tokio::test]

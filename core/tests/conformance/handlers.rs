@@ -87,6 +87,7 @@ pub fn handle(kind: &str, request: RequestData) -> ferrule_core::HandlerFuture {
                     None => Ok(response),
                 }
             }
+            "result_text" => Ok(Response::json_bytes(request.raw_body.clone())),
             "stream" => {
                 let (n, word) = (count(&request), word(&request));
                 let chunks = (0..n).map(move |i| Ok::<_, HandlerError>(format!("{i}:{word}\n")));
