@@ -170,6 +170,38 @@ def test_a_drain_cut_off_is_one_line_and_status_1(tmp_path):
             process.communicate()
 
 
+def test_a_def_handler_running_at_the_signal_is_cut_off_at_the_drain_deadline(tmp_path):
+    """Before: the signal's handler ran on the event loop, which the `def` handler held, so the
+    drain began when the handler returned (4 s later) and the request was answered in full,
+    exit 0, whatever `shutdown_timeout_ms` said."""
+    started = tmp_path / "started"
+    process, port = start(1, started, drain_ms=300)
+    try:
+        ended: list = []
+
+        def client() -> None:
+            sent = time.monotonic()
+            try:
+                ended.append(("answered", request(port, "GET", "/slow-sync?ms=4000").status, time.monotonic() - sent))
+            except OSError as e:
+                ended.append(("cut off", type(e).__name__, time.monotonic() - sent))
+
+        in_flight = threading.Thread(target=client)
+        in_flight.start()
+        wait_until_started(started)
+        process.send_signal(signal.SIGTERM)
+        in_flight.join(10)
+        assert ended and ended[0][0] == "cut off", ended
+        assert ended[0][2] < 3.0, f"cut off at the 300 ms deadline, not when the 4 s handler ended: {ended}"
+        assert process.wait(15) == 1
+        _, stderr = process.communicate()
+        assert "were cut off" in stderr.decode(), stderr
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+
+
 def _ignore_errors(call) -> None:
     try:
         call()

@@ -2,6 +2,7 @@
 
 import asyncio
 import os
+import time
 
 from ferrule import App
 
@@ -24,4 +25,14 @@ async def slow(ms: int = 500):
         with open(STARTED, "a") as started:
             started.write(f"{os.getpid()}\n")
     await asyncio.sleep(ms / 1000)
+    return {"pid": os.getpid(), "slept_ms": ms}
+
+
+@app.get("/slow-sync")
+def slow_sync(ms: int = 500):
+    """A `def` handler: it holds the event loop's thread while it sleeps."""
+    if STARTED:
+        with open(STARTED, "a") as started:
+            started.write(f"{os.getpid()}\n")
+    time.sleep(ms / 1000)
     return {"pid": os.getpid(), "slept_ms": ms}
