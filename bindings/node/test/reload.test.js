@@ -8,7 +8,8 @@ const net = require('node:net');
 const path = require('node:path');
 const { spawn } = require('node:child_process');
 
-const source = (port, version) => `const { App } = require('ferrule');
+const source = (port, version) => `console.log('stdout of ${version}'); console.error('stderr of ${version}');
+const { App } = require('ferrule');
 const app = new App();
 app.get('/version', () => '${version}');
 app.listen({ port: ${port}, log: false });
@@ -44,8 +45,9 @@ test('a changed source is served again', async () => {
   const port = await freePort();
   fs.writeFileSync(file, source(port, 'one'));
   const cli = path.join(path.dirname(require.resolve('ferrule/package.json')), 'cli.js');
-  const supervisor = spawn(process.execPath, [cli, file, '--reload', '--reload-dir', dir], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
+  const supervisor = spawn(process.execPath, [cli, file, '--reload', '--reload-dir', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let [stdout, stderr] = ['', ''];
+  supervisor.stdout.on('data', (chunk) => { stdout += chunk; });
   supervisor.stderr.on('data', (chunk) => { stderr += chunk; });
   const exited = new Promise((resolve) => supervisor.on('exit', (code) => resolve(code)));
   try {
@@ -57,6 +59,9 @@ test('a changed source is served again', async () => {
   }
   assert.strictEqual(await exited, 0, stderr);
   assert.match(stderr, /app\.js changed; restarting/);
+  // What the app prints reaches the supervisor's own streams (before: Node's app had none).
+  assert.match(stdout, /stdout of one\n[^]*stdout of two\n/);
+  assert.match(stderr, /stderr of one\n[^]*stderr of two\n/);
   assert.strictEqual(await answer(port), '', 'the app stopped with its supervisor');
   fs.rmSync(dir, { recursive: true });
 });
