@@ -605,9 +605,16 @@ class App {
     if (inWorker && fd !== undefined && typeof process.send === 'function') process.send({ ferrule: 'serving' });
     if (handleSignals) {
       // A cluster worker's IPC channel would keep it alive after closing: let go of it too.
-      signals = () => { stoppedBySignal = true; this.close().then(() => { if (inWorker) cluster.worker.disconnect(); }); };
-      process.once('SIGINT', signals);
-      process.once('SIGTERM', signals);
+      // Kept until the drain ends (\`on\`, not \`once\`): a second signal, which \`timeout\` or a
+      // process manager sends to the whole group, would otherwise meet Node's default and kill
+      // the process with requests in flight. As in Python, a repeated signal changes nothing.
+      signals = () => {
+        if (stoppedBySignal) return;
+        stoppedBySignal = true;
+        this.close().then(() => { if (inWorker) cluster.worker.disconnect(); });
+      };
+      process.on('SIGINT', signals);
+      process.on('SIGTERM', signals);
     }
     return { host, port: this._port };
   }
@@ -1507,12 +1514,14 @@ function supervise(host, port, workers, handleSignals) {
     const served = new Set();
     for (let i = 0; i < workers; i++) fork();
     const stop = () => {
+      if (stopping) return;
       stopping = true;
       for (const worker of Object.values(cluster.workers)) worker.process.kill('SIGTERM');
     };
     if (handleSignals) {
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
+      // \`on\`, as in listen(): a repeated signal must not kill the primary mid-drain.
+      process.on('SIGINT', stop);
+      process.on('SIGTERM', stop);
     }
     cluster.on('message', (worker, message) => {
       if (message && message.ferrule === 'serving') served.add(worker.id);

@@ -104,6 +104,26 @@ test('a single process drains on SIGTERM', async () => {
   }
 });
 
+// \`timeout\` and process managers signal a whole process group: the primary, then its workers
+// too, or the same process twice. Before, the second signal found Node's default handler back
+// (listen() took each signal once) and killed the process with the request in flight.
+for (const workers of [1, 2]) {
+  test(`a second SIGTERM does not cut the drain short (${workers} worker(s))`, async () => {
+    const { child, port, exited, started } = await start(workers);
+    try {
+      const inFlight = request(port, 'GET', '/slow?ms=800');
+      await untilStarted(started);
+      child.kill('SIGTERM');
+      await new Promise((r) => setTimeout(r, 50));
+      child.kill('SIGTERM');
+      assert.strictEqual((await inFlight).json().slept, 800);
+      assert.deepStrictEqual(await exited, { code: 0, signal: null });
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
+}
+
 // A client on a thread of its own (the test's thread is kept busy below): opens a request
 // whose body arrives late, then asks for /busy, then sends the late body after `lateMs`.
 const LATE_CLIENT = `
