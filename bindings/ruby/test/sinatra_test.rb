@@ -12,6 +12,31 @@ class SinatraTest < Minitest::Test
 
   attr_reader :app
 
+  # Sinatra makes each route block a method, so `return` answers with its value; run by
+  # instance_exec it was a LocalJumpError and a 500.
+  def test_return_in_a_route_block_answers_with_its_value
+    @app = app_whose_blocks_return
+    get "/early"
+    assert_equal [200, "early", "ran"], [last_response.status, last_response.body, last_response.headers["x-before"]]
+    get "/typed/7"
+    assert_equal [200, { "id" => 7 }], [last_response.status, JSON.parse(last_response.body)]
+    get "/typed/1"
+    assert_equal "small", last_response.body
+    get "/status"
+    assert_equal [202, "accepted"], [last_response.status, last_response.body]
+  end
+
+  # Declared in a method that has returned by the time the blocks run, as an app's are: a
+  # `return` in a block declared in the test itself would leave the test.
+  def app_whose_blocks_return
+    app = Ferrule::App.new
+    app.before { headers "x-before" => "ran" }
+    app.get("/early") { return "early" if true; "late" } # rubocop:disable Lint/LiteralAsCondition
+    app.get("/typed/{id:int}") { |req| return({ id: req.params[:id] }) if req.params[:id] > 1; "small" }
+    app.get("/status") { status 202; return "accepted" }
+    app
+  end
+
   def test_a_filter_pattern_reads_as_sinatras
     @app = Ferrule::App.new
     seen = []

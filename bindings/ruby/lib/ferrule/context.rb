@@ -20,10 +20,35 @@ module Ferrule
       @default_status = default_status
     end
 
+    # A route block as a method of this class, as Sinatra makes it, so that +return+ in the
+    # block answers with its value (from a block run by +instance_exec+ it is a LocalJumpError,
+    # a 500). Blocks taking no argument or just the request (and optional ones) are made
+    # methods; any other keeps running as a block.
+    def self.route_body(block)
+      return block if block.lambda? || ![0, 1, -1, -2].include?(block.arity)
+
+      ROUTE_METHOD_LOCK.synchronize do
+        define_method(:__ferrule_route_block, &block)
+        body = instance_method(:__ferrule_route_block)
+        remove_method(:__ferrule_route_block)
+        body
+      end
+    end
+    ROUTE_METHOD_LOCK = Mutex.new
+    private_constant :ROUTE_METHOD_LOCK
+
     # Runs +block+ for the request; returns what the core sends.
     def run(block)
-      result = catch(:halt) { instance_exec(@request, &block) }
+      result = catch(:halt) { run_body(block) }
       finish(result)
+    end
+
+    # A route's body (Context.route_body) with this context as +self+ and the request as its
+    # argument, if it takes one.
+    def run_body(body)
+      return instance_exec(@request, &body) if body.is_a?(Proc)
+
+      body.arity.zero? ? body.bind_call(self) : body.bind_call(self, @request)
     end
 
     # Runs a request's whole chain in this context: the +before+ filters (+on_request+), the
@@ -36,7 +61,7 @@ module Ferrule
         chain.on_request.each { |filter| instance_exec(@request, &filter) }
         raise refusal_error(refusal) if refusal
         chain.pre_handler.each { |hook| instance_exec(@request, &hook) }
-        instance_exec(@request, &block)
+        run_body(block)
       rescue SignalException
         raise
       rescue Exception => e # rubocop:disable Lint/RescueException -- as Sinatra: a NotImplementedError placeholder is the app's error too
