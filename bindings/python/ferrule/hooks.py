@@ -117,8 +117,7 @@ class Registry:
         """The exception handler for ``exc``: by its status for an ``HTTPException`` (as
         Starlette looks one up), then by its class, nearest first. ``HTTPException`` and
         ``RequestValidationError`` have the core's answer as their default, so a handler for
-        ``Exception`` never takes them. An ``Exception`` no class handler takes is a 500, and
-        goes to a handler for ``500`` if there is one (Starlette's server-error handler)."""
+        ``Exception`` never takes them."""
         handlers = self.exception_handlers
         if isinstance(exc, HTTPException) and exc.status in handlers:
             return handlers[exc.status]
@@ -127,7 +126,7 @@ class Registry:
                 return handlers[cls]
             if cls is HTTPException or cls is RequestValidationError:
                 return None
-        return handlers.get(500) if isinstance(exc, Exception) else None
+        return None
 
 
 class Chain:

@@ -177,43 +177,6 @@ def test_exception_handlers_by_class_and_by_status() -> None:
         assert (teapot.status_code, teapot.json()["detail"]) == (418, "short and stout")
 
 
-def test_a_handler_for_500_answers_what_no_class_handler_takes() -> None:
-    """Starlette's server-error handler: ``exception_handler(500)`` (or ``Exception``) answers an
-    unhandled exception. Before, only an ``HTTPException(500)`` reached it."""
-    app = App()
-
-    @app.exception_handler(LookupError)
-    def lookup(request: Request, exc: LookupError) -> JSONResponse:
-        return JSONResponse({"detail": "not here"}, status_code=404)
-
-    @app.exception_handler(500)
-    def server_error(request: Request, exc: BaseException) -> JSONResponse:
-        return JSONResponse({"failed": type(exc).__name__}, status_code=500)
-
-    @app.get("/fails")
-    def fails() -> dict:
-        raise RuntimeError("SECRET")
-
-    @app.get("/find")
-    def find() -> dict:
-        raise KeyError("x")
-
-    @app.get("/explicit")
-    def explicit() -> dict:
-        raise HTTPException(500, "explicit")
-
-    @app.get("/teapot")
-    def teapot() -> dict:
-        raise HTTPException(418, "short and stout")
-
-    with TestClient(app, raise_server_exceptions=False) as client:
-        failed = client.get("/fails")
-        assert (failed.status_code, failed.json()) == (500, {"failed": "RuntimeError"})
-        assert client.get("/find").json() == {"detail": "not here"}, "a class handler comes first"
-        assert client.get("/explicit").json() == {"failed": "HTTPException"}
-        assert client.get("/teapot").json()["detail"] == "short and stout", "other HTTP errors keep the core's answer"
-
-
 @pytest.mark.parametrize("kind", ["def", "async def"])
 def test_an_on_send_hook_that_raises_is_recovered_by_on_error_and_the_exception_handler(kind: str) -> None:
     app = App()
