@@ -15,6 +15,9 @@
 const { AsyncResource } = require('node:async_hooks');
 const cluster = require('node:cluster');
 const native = require('./ferrule.node');
+// An event object's fields, as the core names them (EVENT_FIELDS in core/src/stream/event.rs).
+const EVENT_FIELDS = new Set(native.eventFields());
+const unknownEventField = native.unknownEventField;
 const { WebSocket, Sockets } = require('./websocket.js');
 const { PHASE_OF, NOT_OFFERED, Reply, callHook, callHookNow, isThenable } = require('./hooks.js');
 
@@ -1387,6 +1390,10 @@ class Streams {
       return nativeCall(() => native.streamPush(id, chunk));
     }
     if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+      // A key that is no event field is refused by name (the core's list), not dropped.
+      for (const key in value) {
+        if (!EVENT_FIELDS.has(key)) throw new TypeError(`ferrule: ${unknownEventField(key)}`);
+      }
       const { data, event: name, id: eventId, retry, comment } = value;
       return nativeCall(() => native.streamPushEvent(id, data === undefined ? null : data, name === undefined ? null : String(name),
         eventId === undefined ? null : String(eventId), typeof retry === 'number' ? retry : null, comment === undefined ? null : String(comment)));

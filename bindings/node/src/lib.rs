@@ -80,6 +80,18 @@ pub fn reload(command: Vec<String>, directories: Vec<String>, extensions: Vec<St
     ferrule_core::reload::supervise(spec).map_err(|e| Error::new(Status::GenericFailure, format!("Error|ferrule: {e}")))
 }
 
+/// The fields an event object may have (the core's list).
+#[napi]
+pub fn event_fields() -> Vec<String> {
+    ferrule_core::stream::EVENT_FIELDS.iter().map(|name| (*name).to_owned()).collect()
+}
+
+/// The error for an event object's key that is no event field.
+#[napi]
+pub fn unknown_event_field(name: String) -> String {
+    ferrule_core::stream::unknown_field(&name).unwrap_or_default()
+}
+
 /// The app settings the core knows (snake_case), which the App options map onto.
 #[napi]
 pub fn app_setting_names() -> Vec<String> {

@@ -133,6 +133,25 @@ test('sse() events are framed by the core and resume from Last-Event-ID', async 
   });
 });
 
+test('an event object with a key that is no event field ends the stream and is logged', async () => {
+  // Before: { d: 1 } was sent as an empty event, its value lost without a word.
+  const calls = [];
+  const logger = {};
+  for (const level of ['debug', 'info', 'warn', 'error']) logger[level] = (fields, message) => calls.push({ level, fields, message });
+  const app = new App({ logger });
+  app.get('/feed', () => sse((function* events() {
+    yield { data: 'first' };
+    yield { d: 1 };
+    yield 'never sent';
+  })()));
+  await serving(app, async (port) => {
+    assert.strictEqual(await (await fetch(`http://127.0.0.1:${port}/feed`)).text(), 'data: first\n\n');
+  });
+  const refused = calls.find((c) => c.fields.err instanceof TypeError);
+  assert.ok(refused, JSON.stringify(calls.map((c) => c.message)));
+  assert.match(refused.fields.err.message, /an event has no field "d"/);
+});
+
 test('a quiet event stream is kept alive and ends at close()', async () => {
   const app = new App({ sseKeepAlive: 50, shutdownTimeout: 20000 });
   app.get('/quiet', () => sse((async function* events() {

@@ -207,6 +207,14 @@ fn event(item: &Bound<'_, PyAny>) -> Result<Event, String> {
     if !is_event {
         return Ok(Event::data(data_text(item)?));
     }
+    if let Ok(dict) = item.cast::<PyDict>() {
+        for key in dict.keys() {
+            let name = key.cast::<PyString>().map_err(|_| format!("an event's field names are str, not {}", type_name(&key)))?;
+            if let Some(error) = ferrule_core::stream::unknown_field(name.to_str().map_err(|e| e.to_string())?) {
+                return Err(error);
+            }
+        }
+    }
     let text = |value: Bound<'_, PyAny>, what: &str| value.extract::<String>().map_err(|_| format!("an event's {what} must be a str"));
     let mut event = Event::default();
     if let Some(data) = field("data")? {

@@ -175,6 +175,26 @@ def test_server_sent_events_are_framed_by_the_core_and_resume_from_last_event_id
     )
 
 
+def test_an_event_dict_with_a_key_that_is_no_event_field_ends_the_stream_and_is_logged(caplog: pytest.LogCaptureFixture) -> None:
+    """Before: ``{"d": 1}`` was sent as an empty event, its value lost without a word."""
+    caplog.set_level(logging.INFO, logger="ferrule")
+    app = App()
+
+    @app.get("/feed")
+    def feed() -> EventSourceResponse:
+        def events() -> Iterator[object]:
+            yield {"data": "first"}
+            yield {"d": 1}
+            yield "never sent"
+
+        return EventSourceResponse(events())
+
+    with serving(app) as port:
+        assert request(port, "GET", "/feed").text == "data: first\n\n"
+    messages = [r.getMessage() + (f" {r.exc_info[1]}" if r.exc_info else "") for r in caplog.records if r.name == "ferrule.handler"]
+    assert any('an event has no field "d"' in m for m in messages), messages
+
+
 def test_a_quiet_event_stream_is_kept_alive_and_ends_at_shutdown() -> None:
     app = App(sse_keep_alive_ms=50, shutdown_timeout_ms=20_000)
     never = asyncio.Event()

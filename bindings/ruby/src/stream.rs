@@ -213,6 +213,16 @@ fn event(ruby: &Ruby, item: Value) -> Result<Bytes, String> {
     let Some(hash) = RHash::from_value(item) else {
         return Event::data(data_text(ruby, item)?).encode().map_err(|e| e.to_string());
     };
+    let mut unknown = None;
+    hash.foreach(|key: Value, _: Value| {
+        let name: String = key.funcall("to_s", ())?;
+        unknown = ferrule_core::stream::unknown_field(&name);
+        Ok(if unknown.is_some() { magnus::r_hash::ForEach::Stop } else { magnus::r_hash::ForEach::Continue })
+    })
+    .map_err(|e| e.to_string())?;
+    if let Some(error) = unknown {
+        return Err(error);
+    }
     let field = |name: &str| -> Option<Value> {
         let value = hash.get(ruby.to_symbol(name)).or_else(|| hash.get(name))?;
         (!value.is_nil()).then_some(value)

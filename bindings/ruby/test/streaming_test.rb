@@ -141,6 +141,23 @@ class StreamingTest < Minitest::Test
     end
   end
 
+  # Before: { d: 1 } was sent as an empty event, its value lost without a word.
+  def test_an_event_hash_with_a_key_that_is_no_event_field_ends_the_stream_and_is_logged
+    out = StringIO.new
+    app = Ferrule::App.new(logger: Logger.new(out))
+    app.get("/feed") do
+      sse do |events|
+        events << { data: "first" }
+        events << { d: 1 }
+        events << "never sent"
+      end
+    end
+    serving(app) do |port|
+      assert_equal "data: first\n\n", request(port, "GET", "/feed").body
+    end
+    assert_match(/an event has no field "d"/, out.string)
+  end
+
   def test_a_stream_works_under_rack_too
     app = Ferrule::App.new
     app.get("/enum") { Enumerator.new { |y| 3.times { |i| y << i.to_s } } }

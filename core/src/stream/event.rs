@@ -19,6 +19,20 @@ pub struct Event {
     comment: Option<String>,
 }
 
+/// The fields an event is given by, under these names in every language (a Python dict, a
+/// JavaScript object, a Ruby Hash). Anything else under another name is refused by
+/// [`unknown_field`], not dropped: `{"d": 1}` would otherwise be sent as an empty event and
+/// its value lost (sse-starlette refuses it too, as `ServerSentEvent`'s unknown argument).
+pub const EVENT_FIELDS: [&str; 5] = ["data", "event", "id", "retry", "comment"];
+
+/// The error for an event given a field named `name` that is not one of [`EVENT_FIELDS`];
+/// `None` for one that is.
+pub fn unknown_field(name: &str) -> Option<String> {
+    (!EVENT_FIELDS.contains(&name)).then(|| {
+        format!("an event has no field {name:?} (its fields are data, event, id, retry and comment; to send a mapping as JSON, give it as data)")
+    })
+}
+
 /// A field an event cannot carry.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InvalidEvent(&'static str);

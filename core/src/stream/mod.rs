@@ -23,7 +23,7 @@ pub mod batch;
 mod event;
 
 pub use batch::Batch;
-pub use event::{Event, InvalidEvent};
+pub use event::{unknown_field, Event, InvalidEvent, EVENT_FIELDS};
 
 use bytes::Bytes;
 use futures_util::Stream;

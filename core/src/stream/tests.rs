@@ -53,3 +53,11 @@ fn a_batch_is_bounded_by_items_and_by_bytes() {
     assert!(!large.has_room(), "{} bytes fill it", batch::MAX_BYTES);
     assert_eq!(large.into_chunks().len(), 1);
 }
+
+#[test]
+fn an_event_field_outside_the_five_is_named_in_its_error() {
+    assert!(EVENT_FIELDS.iter().all(|name| unknown_field(name).is_none()));
+    let error = unknown_field("d").expect("refused");
+    assert!(error.contains("no field \"d\"") && error.contains("give it as data"), "{error}");
+    assert!(unknown_field("Data").is_some(), "names are exact, as in every language's own spelling");
+}
