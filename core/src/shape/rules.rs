@@ -44,8 +44,18 @@ impl ResponseRules {
         if shape.is_none() && schema.is_none() || !is_json(&response) {
             return response;
         }
+        // A streamed body is sent as it is made: nothing whole to filter (documented).
         let ResponseBody::Full(bytes) = &response.body else { return response };
-        let Ok(mut value) = serde_json::from_slice::<serde_json::Value>(bytes) else { return response };
+        let mut value = match serde_json::from_slice::<serde_json::Value>(bytes) {
+            Ok(value) => value,
+            // Text a handler serialised itself that is no JSON (Python's `json.dumps` writes
+            // `NaN`) cannot be filtered; sent as it is, it would carry what the schema leaves out.
+            Err(error) if shape.is_some_and(|shape| !shape.keeps_everything()) => {
+                tracing::error!(target: "ferrule::handler", route = %route, "handler for {route} failed: returned JSON text its response schema cannot be applied to: {error}");
+                return Response::problem(&Problem::internal());
+            }
+            Err(_) => return response,
+        };
         if let Some(shape) = shape {
             if let Err(incomplete) = filter_json(&mut value, shape) {
                 tracing::error!(target: "ferrule::handler", route = %route, "handler for {route} failed: returned a value that cannot be sent: {incomplete}");
@@ -128,6 +138,13 @@ mod tests {
         let text = |_: RequestData| async { Ok::<_, crate::HandlerError>(crate::Response::json_bytes(r#"{"id":1,"name":"ada","password":"p"}"#)) };
         let app = App::new().route(RouteSpec::get("/user").response("200", user_out()), text);
         assert_eq!(get(app, "/user").await, (200, json!({"id": 1, "name": "ada"})));
+        // Text that is no JSON cannot be filtered: a 500, never the text with its password.
+        let not_json = |_: RequestData| async { Ok::<_, crate::HandlerError>(crate::Response::json_bytes(r#"{"id":1,"name":"ada","password":"p","score":NaN}"#)) };
+        let router = App::new().route(RouteSpec::get("/user").response("200", user_out()), not_json).into_router().unwrap();
+        let response = router.oneshot(http::Request::get("/user").body(axum::body::Body::empty()).unwrap()).await.unwrap();
+        assert_eq!(response.status(), 500);
+        let bytes = response.into_body().collect().await.unwrap().to_bytes();
+        assert!(!String::from_utf8_lossy(&bytes).contains("password"));
         // What a binding's writer wrote while asking the shape is sent as it is, not parsed again.
         let shaped = |_: RequestData| async { Ok::<_, crate::HandlerError>(crate::Response::shaped_json(r#"{"id":1,"name":"ada","kept":true}"#)) };
         let app = App::new().route(RouteSpec::get("/user").response("200", user_out()), shaped);
