@@ -1520,9 +1520,14 @@ function supervise(host, port, workers, handleSignals) {
     // load) would fail the same way again, so the app stops instead of forking it forever.
     const served = new Set();
     for (let i = 0; i < workers; i++) fork();
+    // A worker that died is replaced a second later; a stop in that second cancels it (else
+    // the replacement, forked after the stop, would hold the primary open with no one to stop it).
+    const respawns = new Set();
     const stop = () => {
       if (stopping) return;
       stopping = true;
+      for (const timer of respawns) clearTimeout(timer);
+      respawns.clear();
       for (const worker of Object.values(cluster.workers)) worker.process.kill('SIGTERM');
     };
     if (handleSignals) {
@@ -1540,7 +1545,8 @@ function supervise(host, port, workers, handleSignals) {
     cluster.on('exit', (worker, code, signal) => {
       if (!stopping && served.has(worker.id)) {
         console.error(`ferrule: worker ${worker.process.pid} exited (${signal || code}); starting another`);
-        setTimeout(fork, 1000);
+        const timer = setTimeout(() => { respawns.delete(timer); if (!stopping) fork(); }, 1000);
+        respawns.add(timer);
         return;
       }
       if (!stopping) {
