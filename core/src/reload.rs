@@ -125,25 +125,9 @@ fn start(spec: &ReloadSpec) -> Result<Child, String> {
     Command::new(&spec.command[0])
         .args(&spec.command[1..])
         .env("FERRULE_RELOADED", "1")
-        .stdin(inherited(0))
-        .stdout(inherited(1))
-        .stderr(inherited(2))
         .kill_on_drop(true)
         .spawn()
         .map_err(|e| format!("reload: cannot start {}: {e}", spec.command[0]))
-}
-
-/// The app's copy of this process's standard stream `fd`, given explicitly: Node marks its own
-/// standard streams close-on-exec, so a Node supervisor's app, left to inherit them, started
-/// with none and Node opened `/dev/null` in their place; everything the app printed was lost.
-/// A copy is placed on `fd` in the child, which clears the flag. A stream this process does
-/// not have is left as it is.
-fn inherited(fd: std::os::fd::RawFd) -> std::process::Stdio {
-    // SAFETY: the descriptor is only borrowed for the duplication, which fails if it is closed.
-    match unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) }.try_clone_to_owned() {
-        Ok(copy) => std::process::Stdio::from(copy),
-        Err(_) => std::process::Stdio::inherit(),
-    }
 }
 
 /// SIGTERM, so the app drains; SIGKILL past `drain`.

@@ -77,6 +77,18 @@ pub fn reload(command: Vec<String>, directories: Vec<String>, extensions: Vec<St
         debounce: std::time::Duration::from_millis(debounce_ms.into()),
         drain: std::time::Duration::from_secs(10),
     };
+    // Node marks its standard streams close-on-exec (they are open: Node reopens any that
+    // were closed at startup), so the app, inheriting them, started with none and everything
+    // it printed went to /dev/null. This process only supervises from here on.
+    for fd in 0..=2 {
+        // SAFETY: fcntl on descriptors 0-2 of this process, which Node keeps open.
+        unsafe {
+            let flags = libc::fcntl(fd, libc::F_GETFD);
+            if flags >= 0 && flags & libc::FD_CLOEXEC != 0 {
+                libc::fcntl(fd, libc::F_SETFD, flags & !libc::FD_CLOEXEC);
+            }
+        }
+    }
     ferrule_core::reload::supervise(spec).map_err(|e| Error::new(Status::GenericFailure, format!("Error|ferrule: {e}")))
 }
 
