@@ -39,13 +39,13 @@ module Ferrule
 
     # Runs +block+ for the request; returns what the core sends.
     def run(block)
-      result = catch(:halt) { run_body(block) }
+      result = catch(:halt) { __ferrule_run_body(block) }
       finish(result)
     end
 
     # A route's body (Context.route_body) with this context as +self+ and the request as its
-    # argument, if it takes one.
-    def run_body(body)
+    # argument, if it takes one. Named so that no helper module shadows it.
+    def __ferrule_run_body(body)
       return instance_exec(@request, &body) if body.is_a?(Proc)
 
       body.arity.zero? ? body.bind_call(self) : body.bind_call(self, @request)
@@ -61,7 +61,7 @@ module Ferrule
         chain.on_request.each { |filter| instance_exec(@request, &filter) }
         raise refusal_error(refusal) if refusal
         chain.pre_handler.each { |hook| instance_exec(@request, &hook) }
-        run_body(block)
+        __ferrule_run_body(block)
       rescue SignalException
         raise
       rescue Exception => e # rubocop:disable Lint/RescueException -- as Sinatra: a NotImplementedError placeholder is the app's error too
