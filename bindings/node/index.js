@@ -27,7 +27,7 @@ const INHERITED_FD = 4;
 
 /**
  * Calls into the native module, turning its `KIND|message` errors into the error a Node
- * programmer expects: a TypeError for a mistake in the program, an Error with Node's `code`
+ * programmer expects: a TypeError or RangeError for a mistake in the program, an Error with Node's `code`
  * (`EADDRINUSE`, …) for a socket the machine refuses.
  */
 function nativeCall(call) {
@@ -38,6 +38,7 @@ function nativeCall(call) {
     if (!match) throw error;
     const [, kind, message] = match;
     if (kind === 'TypeError') throw new TypeError(message);
+    if (kind === 'RangeError') throw new RangeError(message);
     const rethrown = new Error(message);
     if (kind !== 'Error') rethrown.code = kind;
     throw rethrown;
@@ -726,7 +727,7 @@ class Dispatcher {
       queueMicrotask(() => { flushQueued = false; native.flush(); });
     };
     this.streams = new Streams(native, logger, this.flushSoon);
-    this.sockets = new Sockets(native, app._handlers, (ctx, error) => handlerError(logger, ctx, 'the WebSocket handler threw', error));
+    this.sockets = new Sockets(native, app._handlers, (ctx, error) => handlerError(logger, ctx, 'the WebSocket handler threw', error), nativeCall);
     /** Injected requests under way: their promises' resolve functions, by exchange id. */
     this.exchanges = new Map();
     /** A timer held while injected requests are under way: the addon's in-process callback

@@ -21,9 +21,11 @@ const CLOSED = 3;
 const UNREAD_LIMIT = 1024;
 
 class WebSocket extends EventEmitter {
-  constructor(native, id, fail) {
+  constructor(native, id, fail, call = (native_) => native_()) {
     super();
     this._native = native;
+    /** Runs a native call, its `KIND|message` errors thrown as `KIND` (index.js's nativeCall). */
+    this._call = call;
     this._id = id;
     this._fail = fail || ((error) => { throw error; });
     this.readyState = OPEN;
@@ -62,11 +64,15 @@ class WebSocket extends EventEmitter {
     this._native.socketPing(this._id, Buffer.isBuffer(data) ? data : Buffer.from(String(data)));
   }
 
-  /** Closes with `code` (default 1000) once what was sent before has gone; 'close' follows. */
+  /**
+   * Closes with `code` (default 1000) once what was sent before has gone; 'close' follows. As
+   * with `ws`, a code no server may send (1005, say) or a reason over 123 bytes throws.
+   */
   close(code = 1000, reason = '') {
     if (this.readyState >= CLOSING) return;
+    if (typeof code !== 'number') throw new TypeError('ferrule: a WebSocket close code is a number');
+    this._call(() => this._native.socketClose(this._id, code, String(reason)));
     this.readyState = CLOSING;
-    this._native.socketClose(this._id, code, String(reason));
   }
 
   /** Every message until the connection closes; leaving the loop early leaves the socket open. */
@@ -155,8 +161,9 @@ WebSocket.CLOSED = CLOSED;
  * `[-4, id]` delivers what arrived.
  */
 class Sockets {
-  constructor(native, handlers, onError) {
+  constructor(native, handlers, onError, call) {
     this.native = native;
+    this.call = call;
     this.handlers = handlers;
     this.onError = onError;
     this.open = new Map();
@@ -169,7 +176,7 @@ class Sockets {
       this.onError(ctx, error);
       socket.close(1011, '');
     };
-    socket = new WebSocket(this.native, id, failed);
+    socket = new WebSocket(this.native, id, failed, this.call);
     socket._scope = scope;
     this.open.set(id, socket);
     socket.once('close', () => this.open.delete(id));

@@ -15,7 +15,7 @@ use ferrule_core::bridge::{is_abandoned, Reply};
 use ferrule_core::host::{lock, Call, Catch, Exchange, GroupId, Hooks, Host, HostError, HostRoute, InProcess, Inbox, Job, Listen, Open, Phase, PushBuffer, Reject, Serving, StreamId, Wake};
 use ferrule_core::http::StatusCode;
 use ferrule_core::shape::Shape;
-use ferrule_core::socket::{Message, Socket};
+use ferrule_core::socket::{Closed, Message, Socket, UnsendableClose};
 use ferrule_core::stream::Event;
 use ferrule_core::log::{FieldValue, LogRecord, LogWake};
 use ferrule_core::{HandlerError, Response};
@@ -183,7 +183,7 @@ impl Conversations {
                     let (parts, raw) = match parts {
                         Ok(parts) => parts,
                         Err(_) => {
-                            socket.close(1011, "");
+                            socket.close_with(Closed::new(1011, ""));
                             continue;
                         }
                     };
@@ -1014,10 +1014,14 @@ impl NativeApp {
         self.socket(id).is_some_and(|socket| socket.ping(ferrule_core::bytes::Bytes::copy_from_slice(&data)).is_ok())
     }
 
+    /// Throws a RangeError for a close no server may send (the core's rule), as `ws` does.
     #[napi]
-    pub fn socket_close(&self, id: f64, code: u32, reason: String) {
-        if let Some(socket) = self.socket(id) {
-            socket.close(u16::try_from(code).unwrap_or(1000), &reason);
+    pub fn socket_close(&self, id: f64, code: f64, reason: String) -> Result<()> {
+        let whole = if code.fract() == 0.0 && code.abs() < 1e15 { code as i64 } else { -1 };
+        let refused = |refused: UnsendableClose| Error::new(Status::InvalidArg, format!("RangeError|ferrule: {refused}"));
+        match self.socket(id) {
+            Some(socket) => socket.close(whole, &reason).map_err(refused),
+            None => Ok(()),
         }
     }
 

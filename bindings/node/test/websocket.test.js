@@ -59,7 +59,13 @@ test('text and binary come back in kind, and the close a handler sends arrives',
   const app = new ferrule.App();
   app.ws('/echo', async (socket) => {
     for await (const data of socket) {
-      if (data === 'bye') return socket.close(4000, 'done');
+      if (data === 'bye') {
+        // As with `ws`, a close no server may send throws and leaves the socket open.
+        assert.throws(() => socket.close(1005), { name: 'RangeError', message: /1005 is not a close code a server may send/ });
+        assert.throws(() => socket.close(4000, 'x'.repeat(124)), RangeError);
+        assert.throws(() => socket.close('4000'), TypeError);
+        return socket.close(4000, 'done');
+      }
       socket.send(data);
     }
   });

@@ -135,9 +135,10 @@ class WebSocket:
     async def ping(self, data: bytes = b"") -> None:
         self._sent(self._native.ping, data)
 
-    async def close(self, code: int = 1000, reason: str = "") -> None:
-        """Closes the connection with ``code`` once what was sent before has gone."""
-        self._native.close(code, reason)
+    async def close(self, code: int = 1000, reason: Optional[str] = None) -> None:
+        """Closes the connection with ``code`` once what was sent before has gone. A code no
+        server may send (1005, say) or a reason over 123 bytes is a ``ValueError``."""
+        self._native.close(code, reason or "")
 
     def _sent(self, send: Any, data: Any) -> None:
         try:

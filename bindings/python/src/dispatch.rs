@@ -363,7 +363,7 @@ impl Dispatcher {
         });
         if let Err(error) = started {
             error.display(py);
-            socket.close(1011, "");
+            socket.close_with(ferrule_core::socket::Closed::new(1011, ""));
         }
     }
 }

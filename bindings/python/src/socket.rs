@@ -81,8 +81,9 @@ impl NativeSocket {
         self.socket.ping(Bytes::copy_from_slice(data)).map_err(|_| closed_error(&self.socket))
     }
 
+    /// Raises `ValueError` for a close no server may send (the core's rule).
     #[pyo3(signature = (code = 1000, reason = ""))]
-    fn close(&self, code: u16, reason: &str) {
-        self.socket.close(code, reason);
+    fn close(&self, code: i64, reason: &str) -> PyResult<()> {
+        self.socket.close(code, reason).map_err(|refused| PyValueError::new_err(refused.to_string()))
     }
 }

@@ -81,6 +81,12 @@ def test_text_binary_and_json_both_ways_and_the_close_the_handler_sends() -> Non
         await ws.send_text(await ws.receive_text())
         await ws.send_bytes(await ws.receive_bytes())
         await ws.send_json({"got": await ws.receive_json()})
+        # A close no server may send is the handler's mistake, told at once (`websockets` too).
+        for code, reason in ((1005, ""), (4000, "x" * 124)):
+            try:
+                await ws.close(code, reason)
+            except ValueError as refused:
+                await ws.send_text(str(refused))
         await ws.close(4000, "done")
 
     with serving(app) as port:
@@ -91,6 +97,8 @@ def test_text_binary_and_json_both_ways_and_the_close_the_handler_sends() -> Non
             assert client.recv(timeout=10) == b"\x00\xff"
             client.send('{"n": [1, 2]}')
             assert client.recv(timeout=10) == '{"got":{"n":[1,2]}}'
+            assert client.recv(timeout=10) == "1005 is not a close code a server may send (1000-1003, 1007-1014, 3000-4999)"
+            assert client.recv(timeout=10) == "a WebSocket close reason is at most 123 bytes of UTF-8, not 124"
             with pytest.raises(ConnectionClosed) as closed:
                 client.recv(timeout=10)
             assert (closed.value.rcvd.code, closed.value.rcvd.reason) == (4000, "done")

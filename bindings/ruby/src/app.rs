@@ -348,7 +348,7 @@ impl NativeApp {
                     if result.is_ok() {
                         result = self.open_socket(ruby, handlers, *open);
                     } else {
-                        open.socket.close(1011, "");
+                        open.socket.close_with(ferrule_core::socket::Closed::new(1011, ""));
                     }
                     continue;
                 }
@@ -378,7 +378,7 @@ impl NativeApp {
             socket_glue(ruby)?.funcall::<_, _, magnus::Value>("open", (native, handler, request)).map(drop)
         });
         if opened.is_err() {
-            open.socket.close(1011, "");
+            open.socket.close_with(ferrule_core::socket::Closed::new(1011, ""));
         }
         opened
     }

@@ -5,7 +5,7 @@
 
 use ferrule_core::bytes::Bytes;
 use ferrule_core::log::Logs;
-use ferrule_core::socket::{Message, Socket};
+use ferrule_core::socket::{Closed, Message, Socket};
 use magnus::{Error, RArray, RString, Ruby};
 
 #[magnus::wrap(class = "Ferrule::NativeSocket", free_immediately, size)]
@@ -76,14 +76,15 @@ impl NativeSocket {
         self.socket.ping(bytes).is_ok()
     }
 
-    pub fn close(&self, code: u16, reason: String) {
-        self.socket.close(code, &reason);
+    /// Raises ArgumentError for a close no server may send (the core's rule).
+    pub fn close(ruby: &Ruby, rb_self: &Self, code: i64, reason: String) -> Result<(), Error> {
+        rb_self.socket.close(code, &reason).map_err(|refused| Error::new(ruby.exception_arg_error(), format!("ferrule: {refused}")))
     }
 
     /// The handler raised: `message` (the exception and its backtrace) is logged with the
     /// route, and the socket closed with 1011.
     pub fn fail(&self, message: String) {
         self.logs.handler_failed(&self.label, &format!("{}: {message}", self.label));
-        self.socket.close(1011, "");
+        self.socket.close_with(Closed::new(1011, ""));
     }
 }

@@ -131,6 +131,13 @@ class WebSocketTest < Minitest::Test
     app.websocket("/echo") do |ws, _req|
       ws.on(:message) do |data|
         if data == "bye"
+          # A close no server may send is the block's mistake, told at once.
+          refused = [[1005, ""], [4000, "x" * 124]].map do |code, reason|
+            ws.close(code, reason)
+          rescue ArgumentError => e
+            e.message
+          end
+          ws.send(refused.join("|"))
           ws.close(4000, "done")
         else
           ws.send(data)
@@ -145,6 +152,8 @@ class WebSocketTest < Minitest::Test
       client.driver { |d| d.binary([0, 255, 7]) }
       assert_equal [0, 255, 7], client.receive
       client.driver { |d| d.text("bye") }
+      assert_equal "ferrule: 1005 is not a close code a server may send (1000-1003, 1007-1014, 3000-4999)|" \
+                   "ferrule: a WebSocket close reason is at most 123 bytes of UTF-8, not 124", client.receive
       assert_equal [4000, "done"], client.closed
       client.shutdown
     end

@@ -10,7 +10,7 @@ use crate::bridge::{hand_over, Mailbox, Outcome, Reply, ReplyBatch};
 use crate::handler::{Handler, HandlerError, HandlerFuture, Rejection};
 use http::StatusCode;
 use crate::request::RequestData;
-use crate::socket::{Socket, SocketHandler};
+use crate::socket::{Closed, Socket, SocketHandler};
 use crate::stream::BodyStream;
 use std::sync::Arc;
 
@@ -190,7 +190,7 @@ impl<R: Send + Sync + 'static> SocketHandler for HostSocketHandler<R> {
         }));
         let open = Job::Open(Box::new(Open { route: self.route.clone(), request, socket: socket.clone() }));
         if self.mailbox.post(open).is_err() {
-            socket.close(1001, "server shutting down");
+            socket.close_with(Closed::new(1001, "server shutting down"));
         }
     }
 }

@@ -7,7 +7,7 @@
 //! never wait — Node and Ruby handlers cannot — so past `ws_send_buffer_bytes` unread by the
 //! client the connection is closed with 1008 and the queue dropped.
 
-use super::{Closed, Message};
+use super::{Closed, Message, UnsendableClose};
 use crate::stream::batch::{MAX_BYTES, MAX_ITEMS};
 use bytes::Bytes;
 use std::collections::VecDeque;
@@ -179,12 +179,16 @@ impl Socket {
     }
 
     /// Starts the closing handshake with `code` (sent after what is queued); the first close
-    /// asked is the one sent. Codes a server may not send become 1000 (see [`Closed::sendable`]).
-    pub fn close(&self, code: u16, reason: &str) {
-        self.close_with(Closed::sendable(code, reason));
+    /// asked is the one sent. A code a server may not send, or a reason too long for a close
+    /// frame, is refused (see [`Closed::sendable`]) and nothing is sent.
+    pub fn close(&self, code: i64, reason: &str) -> Result<(), UnsendableClose> {
+        self.close_with(Closed::sendable(code, reason)?);
+        Ok(())
     }
 
-    fn close_with(&self, closed: Closed) {
+    /// Closes for the core or a binding with a close of its own (1001 at shutdown, 1011 for a
+    /// handler that failed), which needs no checking.
+    pub fn close_with(&self, closed: Closed) {
         let mut sends = lock(&self.shared.sends);
         if sends.close.is_none() {
             sends.close = Some(closed);
@@ -305,6 +309,24 @@ mod tests {
         assert_eq!(socket.take_sends(&mut out).map(|c| c.code), Some(1008));
         assert!(out.is_empty());
         assert_eq!(socket.send(Message::Text("late".into())), Err(SocketClosed));
+    }
+
+    // Found by a README walk: close(1005) was sent as 1000 and a long reason cut short,
+    // where `ws` and `websockets` refuse both; the handler never learnt of its mistake.
+    #[test]
+    fn a_close_no_server_may_send_is_refused_and_leaves_the_socket_open() {
+        let socket = Socket::new(None, 1024);
+        for code in [999, 1004, 1005, 1006, 1015, 2999, 5000, -1, 70_000] {
+            assert_eq!(socket.close(code, ""), Err(UnsendableClose::Code(code)));
+        }
+        let long = "é".repeat(62); // 124 bytes
+        assert_eq!(socket.close(1000, &long), Err(UnsendableClose::ReasonTooLong(124)));
+        assert_eq!(UnsendableClose::Code(1005).to_string(), "1005 is not a close code a server may send (1000-1003, 1007-1014, 3000-4999)");
+        socket.send(Message::Text("still open".into())).unwrap();
+        assert_eq!(socket.close(4000, &long[..122]), Ok(()));
+        let mut out = Vec::new();
+        let sent = socket.take_sends(&mut out);
+        assert_eq!((out.len(), sent.map(|c| (c.code, c.reason.len()))), (1, Some((4000, 122))));
     }
 
     #[test]

@@ -28,6 +28,7 @@ mod rest;
 mod session;
 
 pub use handle::{Socket, SocketClosed, Taken};
+
 pub(crate) use handshake::SocketRoute;
 
 use bytes::Bytes;
@@ -135,18 +136,41 @@ impl Closed {
         Closed { code, reason: reason.into() }
     }
 
-    /// A close a server may put on the wire (RFC 6455 §7.4): 1000–1003, 1007–1014 and
-    /// 3000–4999 as they are; anything else (1005 and 1006 are never sent) becomes 1000. The
-    /// reason is cut to fit a control frame (123 bytes) at a character boundary.
-    pub fn sendable(code: u16, reason: &str) -> Self {
-        let allowed = matches!(code, 1000..=1003 | 1007..=1014 | 3000..=4999);
-        let mut end = reason.len().min(123);
-        while !reason.is_char_boundary(end) {
-            end -= 1;
+    /// A close a handler may ask for: a code a server may put on the wire (RFC 6455 §7.4.1:
+    /// 1000–1003, 1007–1014, 3000–4999; 1005, 1006 and 1015 are never sent) and a reason that
+    /// fits a control frame (123 bytes of UTF-8). Anything else is refused, as `ws` and
+    /// `websockets` refuse it, rather than sent as some other close than the one asked for.
+    pub fn sendable(code: i64, reason: &str) -> Result<Self, UnsendableClose> {
+        let sendable = u16::try_from(code).ok().filter(|c| matches!(c, 1000..=1003 | 1007..=1014 | 3000..=4999));
+        let code = sendable.ok_or(UnsendableClose::Code(code))?;
+        if reason.len() > MAX_CLOSE_REASON_BYTES {
+            return Err(UnsendableClose::ReasonTooLong(reason.len()));
         }
-        Closed { code: if allowed { code } else { 1000 }, reason: reason[..end].to_owned() }
+        Ok(Closed { code, reason: reason.to_owned() })
     }
 }
+
+/// A close frame's body is at most 125 bytes, two of them the code.
+const MAX_CLOSE_REASON_BYTES: usize = 123;
+
+/// Why [`Closed::sendable`] refused a close: each binding raises it as its language's
+/// argument error (Python `ValueError`, Node `RangeError`, Ruby `ArgumentError`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UnsendableClose {
+    Code(i64),
+    ReasonTooLong(usize),
+}
+
+impl std::fmt::Display for UnsendableClose {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            UnsendableClose::Code(code) => write!(f, "{code} is not a close code a server may send (1000-1003, 1007-1014, 3000-4999)"),
+            UnsendableClose::ReasonTooLong(bytes) => write!(f, "a WebSocket close reason is at most {MAX_CLOSE_REASON_BYTES} bytes of UTF-8, not {bytes}"),
+        }
+    }
+}
+
+impl std::error::Error for UnsendableClose {}
 
 /// What runs a WebSocket route: told once the connection is upgraded, it holds the socket for
 /// as long as it likes (a binding's handler runs in its interpreter; a Rust closure as a task).
@@ -166,10 +190,10 @@ where
         let conversation = AssertUnwindSafe(self(request, socket.clone())).catch_unwind();
         tokio::spawn(async move {
             match conversation.await {
-                Ok(()) => socket.close(1000, ""),
+                Ok(()) => socket.close_with(Closed::new(1000, "")),
                 Err(_) => {
                     tracing::error!(target: "ferrule::handler", "a WebSocket handler panicked");
-                    socket.close(1011, "")
+                    socket.close_with(Closed::new(1011, ""))
                 }
             }
         });

@@ -89,7 +89,7 @@ where
                 biased;
                 () = &mut going_away, if !leaving => {
                     leaving = true;
-                    socket.close(1001, "server shutting down");
+                    socket.close_with(Closed::new(1001, "server shutting down"));
                 }
                 () = socket.session_notified() => {}
                 () = &mut idle_timer, if idle.is_some() => {
@@ -98,7 +98,7 @@ where
                     if Instant::now() < due {
                         idle_timer.as_mut().reset(due);
                     } else if pinged {
-                        socket.close(1001, "idle timeout");
+                        socket.close_with(Closed::new(1001, "idle timeout"));
                     } else {
                         pinged = true;
                         let _ = socket.ping(bytes::Bytes::new());
@@ -211,7 +211,7 @@ async fn rested<S: AsyncRead + Unpin>(
         biased;
         () = going_away.as_mut(), if !*leaving => {
             *leaving = true;
-            socket.close(1001, "server shutting down");
+            socket.close_with(Closed::new(1001, "server shutting down"));
             Some(Vec::new())
         }
         () = socket.session_notified() => Some(Vec::new()),

@@ -90,9 +90,10 @@ module Ferrule
       @native.ping(data.to_s.b)
     end
 
-    # Closes with +code+ once what was sent before has gone; on(:close) callbacks follow.
+    # Closes with +code+ once what was sent before has gone; on(:close) callbacks follow. A
+    # code no server may send (1005, say) or a reason over 123 bytes is an ArgumentError.
     def close(code = 1000, reason = "")
-      @native.close(Integer(code), reason.to_s)
+      @native.close(Integer(code || 1000), reason.to_s)
     end
 
     # Delivers what arrived, until a take finds nothing (which arms the next wake-up).
