@@ -581,6 +581,8 @@ class App {
           // the exit status says so too. (A close() the program asked for leaves it its own.)
           if (stoppedBySignal && native.drainCutOff()) process.exitCode = 1;
           if (onLogs) onLogs(); // what the server said on its way out
+          // The drain closed every WebSocket; their ends arrived after the last batch.
+          dispatcher.sockets.stopped();
           native.release();
           this._port = null;
           if (signals) for (const s of ['SIGINT', 'SIGTERM']) process.removeListener(s, signals);

@@ -194,6 +194,17 @@ class Sockets {
     const socket = this.open.get(id);
     if (socket) socket._scope.runInAsyncScope(socket._arrived, socket);
   }
+
+  /**
+   * The server stopped: what arrived last (each socket's end, 1001 from the drain) is taken
+   * now, since no batch brings it; a socket the core has no end for has lost its connection.
+   */
+  stopped() {
+    for (const [id, socket] of [...this.open]) {
+      this.arrived(id);
+      if (socket.readyState !== CLOSED) socket._scope.runInAsyncScope(socket._closed, socket, 1006, '');
+    }
+  }
 }
 
 module.exports = { WebSocket, Sockets };

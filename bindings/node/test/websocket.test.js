@@ -126,3 +126,20 @@ test('a WebSocket route needs a handler and known options', () => {
   assert.throws(() => app.ws('/x'), TypeError);
   assert.throws(() => app.ws('/x', { bodyLimit: 5 }, () => {}), /unknown WebSocket option/);
 });
+
+// Found by a README walk: a handler's 'close' listener never heard of the drain's 1001 when
+// app.close() stopped the server (the end arrived after the last batch was taken).
+test("app.close() closes open sockets with 1001 and their handlers' close listeners hear it", async () => {
+  const app = new ferrule.App({ logger: false });
+  const heard = [];
+  app.ws('/stay', (socket) => {
+    socket.on('close', (code) => heard.push(code));
+    socket.send('hi');
+  });
+  const { port } = await app.listen({ host: '127.0.0.1', port: 0, handleSignals: false, threads: 2 });
+  const clients = [await connect(port, '/stay'), await connect(port, '/stay')];
+  await Promise.all(clients.map((client) => client.next()));
+  await app.close();
+  assert.deepStrictEqual(heard, [1001, 1001]);
+  assert.deepStrictEqual((await Promise.all(clients.map((client) => client.closed))).map(([code]) => code), [1001, 1001]);
+});
