@@ -513,7 +513,10 @@ class App(_Routes):
         or any value a handler may return. Requests the core refuses reach it too: no route
         (``HTTPException`` 404, 405), a failed validation (``RequestValidationError``, with
         ``errors()``), a body of the wrong type or size (415, 413, 400). Without one, an
-        HTTP error gets the core's problem response and anything else a bare 500."""
+        HTTP error gets the core's problem response and anything else a bare 500. A handler
+        for ``Exception`` or ``500`` answers that 500 instead (with 500 unless it says
+        otherwise); as Starlette's, the exception is still logged, and a ``TestClient``
+        raises it unless ``raise_server_exceptions=False``."""
 
         def register(func: Hook) -> Hook:
             self.add_exception_handler(key, func)

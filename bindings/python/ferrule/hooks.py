@@ -122,11 +122,23 @@ class Registry:
         if isinstance(exc, HTTPException) and exc.status in handlers:
             return handlers[exc.status]
         for cls in type(exc).__mro__:
+            if cls is Exception:
+                return None  # the server-error handler's, below
             if cls in handlers:
                 return handlers[cls]
             if cls is HTTPException or cls is RequestValidationError:
                 return None
         return None
+
+    def server_error_handler(self, exc: Exception) -> Optional[Callable[..., Any]]:
+        """Starlette's last resort, for an exception no nearer handler takes that is no HTTP
+        error: the handler for ``Exception``, else the one for ``500``. What it answers is
+        sent with 500 unless it says otherwise; the exception is still logged, and a test
+        client raises it, as Starlette raises it again after that handler's response."""
+        if isinstance(exc, (HTTPException, RequestValidationError)):
+            return None
+        handlers = self.exception_handlers
+        return handlers.get(Exception) or handlers.get(500)
 
 
 class Chain:
@@ -183,7 +195,26 @@ def _recovered(chain: Chain, request: Any, exc: Exception, call: Any) -> Any:
         for hook in chain.on_error:
             hook(request, exc)
     handler = chain.registry.handler_for(exc)
-    return handler(request, exc) if handler is not None else _default(exc, call)
+    if handler is not None:
+        return handler(request, exc)
+    last_resort = chain.registry.server_error_handler(exc)
+    if last_resort is None:
+        return _default(exc, call)
+    answer = last_resort(request, exc)
+    if inspect.isawaitable(answer):
+        return _server_error_awaited(answer, exc, call)
+    return _server_error(answer, exc, call)
+
+
+def _server_error(answer: Any, exc: Exception, call: Any) -> Response:
+    """What the server-error handler answered, with 500 unless it set a status; ``exc`` goes
+    to the log (and to a test client) all the same."""
+    call.report(exc)
+    return answer if isinstance(answer, Response) else Response(500, None, answer)
+
+
+async def _server_error_awaited(answer: Awaitable[Any], exc: Exception, call: Any) -> Response:
+    return _server_error(await answer, exc, call)
 
 
 async def _recovered_async(chain: Chain, request: Any, exc: Exception, call: Any) -> Any:
@@ -192,7 +223,12 @@ async def _recovered_async(chain: Chain, request: Any, exc: Exception, call: Any
         for hook in chain.on_error:
             await _maybe(hook(request, exc))
     handler = chain.registry.handler_for(exc)
-    return await _maybe(handler(request, exc)) if handler is not None else _default(exc, call)
+    if handler is not None:
+        return await _maybe(handler(request, exc))
+    last_resort = chain.registry.server_error_handler(exc)
+    if last_resort is None:
+        return _default(exc, call)
+    return _server_error(await _maybe(last_resort(request, exc)), exc, call)
 
 
 def finish_sync(chain: Chain, call: Any, request: Any, outcome: Any, failed: bool) -> None:

@@ -578,6 +578,15 @@ impl PendingCall {
     fn fail(&self, py: Python<'_>, exception: &Bound<'_, PyAny>) {
         self.answer(py, Err(PyErr::from_value(exception.clone())));
     }
+
+    /// An exception the app's server-error handler answered (`exception_handler(500)`):
+    /// logged with its traceback and kept for an in-process client all the same, as
+    /// Starlette raises it again after that handler's response.
+    fn report(&self, py: Python<'_>, exception: &Bound<'_, PyAny>) {
+        if !response::reported(py, &self.dispatcher, self.label(), exception) {
+            PyErr::from_value(exception.clone()).display(py);
+        }
+    }
 }
 
 impl PendingCall {

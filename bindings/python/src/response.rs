@@ -70,18 +70,21 @@ pub fn from_exception_in(py: Python<'_>, dispatcher: &Dispatcher, label: &str, e
             let _ = value.setattr(pyo3::intern!(py, "__traceback__"), traceback);
         }
     }
-    // An in-process test client raises it again in the test, as Starlette's does.
-    dispatcher.keep_raised(py, value);
-    // The traceback goes to the `ferrule.handler` logger; the core logs the summary below.
-    static HANDLER_RAISED: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
-    let logged = HANDLER_RAISED
-        .import(py, "ferrule._logging", "handler_raised")
-        .and_then(|log| log.call1((label, value)));
-    if logged.is_err() {
+    if !reported(py, dispatcher, label, value) {
         error.display(py);
     }
     let kind = value.get_type().name().map(|n| n.to_string()).unwrap_or_default();
     Err(HandlerError::new(format!("{kind} raised")))
+}
+
+/// What happens to every exception that makes a 500, answered by the app's server-error
+/// handler or not: its traceback goes to the `ferrule.handler` logger (the core logs the
+/// summary of a bare 500), and an in-process test client raises it again in the test, as
+/// Starlette's does. False when the logger could not be reached.
+pub fn reported(py: Python<'_>, dispatcher: &Dispatcher, label: &str, exception: &Bound<'_, PyAny>) -> bool {
+    dispatcher.keep_raised(py, exception);
+    static HANDLER_RAISED: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
+    HANDLER_RAISED.import(py, "ferrule._logging", "handler_raised").and_then(|log| log.call1((label, exception))).is_ok()
 }
 
 /// A plain value: str → text, bytes → octet-stream, anything else → JSON written with `shape`.

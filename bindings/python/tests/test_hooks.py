@@ -314,6 +314,67 @@ def test_middleware_wraps_everything_and_may_change_the_response() -> None:
         assert client.get("/nowhere").headers["x-outer"] == "404"  # a 404 is a response to middleware
 
 
+# Found by a README walk: `@app.exception_handler(500)` never ran for an exception no other
+# handler took (the client got the bare 500), and a handler for Exception hid the exception
+# from the log. Starlette runs either as its last resort, then raises the exception again.
+@pytest.mark.parametrize(("key", "kind"), [(500, "def"), (500, "async def"), (Exception, "def"), (Exception, "async def")])
+def test_a_handler_for_500_or_exception_answers_what_nothing_else_takes_and_the_exception_is_still_logged(
+    key: Any, kind: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    app = App()
+    seen: list[str] = []
+
+    def answer(request: Request, exc: Exception) -> Any:
+        seen.append(type(exc).__name__)
+        if request.path == "/plain":
+            return {"detail": "sorry"}  # a plain value goes out with 500
+        return JSONResponse({"detail": "sorry", "path": request.path}, status_code=503)
+
+    async def answer_async(request: Request, exc: Exception) -> Any:
+        await asyncio.sleep(0)
+        return answer(request, exc)
+
+    app.add_exception_handler(key, answer if kind == "def" else answer_async)
+
+    @app.exception_handler(LookupError)
+    def lookup(request: Request, exc: LookupError) -> JSONResponse:
+        return JSONResponse({"detail": "not here"}, status_code=404)
+
+    @app.get("/fails")
+    def fails() -> dict:
+        raise RuntimeError("SECRET")
+
+    @app.get("/plain")
+    async def plain() -> dict:
+        raise ZeroDivisionError("SECRET")
+
+    @app.get("/find")
+    def find() -> dict:
+        raise KeyError("x")
+
+    @app.get("/teapot")
+    def teapot() -> dict:
+        raise HTTPException(418, "short and stout")
+
+    with TestClient(app, raise_server_exceptions=False) as client:
+        failed = client.get("/fails")
+        assert (failed.status_code, failed.json()) == (503, {"detail": "sorry", "path": "/fails"})
+        plain = client.get("/plain")
+        assert (plain.status_code, plain.json()) == (500, {"detail": "sorry"})
+        # Nearer handlers, and HTTP errors' own answers, come first.
+        assert client.get("/find").json() == {"detail": "not here"}
+        assert client.get("/teapot").status_code == 418
+        assert client.get("/nowhere").status_code == 404
+    assert seen == ["RuntimeError", "ZeroDivisionError"]
+    logged = [r for r in caplog.records if r.name == "ferrule.handler" and r.exc_info]
+    assert [r.exc_info[0] for r in logged] == [RuntimeError, ZeroDivisionError]  # type: ignore[index]
+    assert "SECRET" not in failed.text + plain.text
+    # As Starlette's, a test client raises it after the handler answered.
+    with TestClient(app) as client:
+        with pytest.raises(RuntimeError, match="SECRET"):
+            client.get("/fails")
+
+
 def test_an_exception_no_handler_takes_goes_through_middleware_to_a_bare_500() -> None:
     app = App()
     seen: list[str] = []
