@@ -132,7 +132,12 @@ fn explicit<'s>(
     let mut pairs = header_pairs(&attr("_headers")?).map_err(unsendable)?;
     let media_type = attr("media_type")?;
     if !media_type.is_none() {
-        let text: String = media_type.extract().map_err(|_| unsendable("Response.media_type must be a str".into()))?;
+        let mut text: String = media_type.extract().map_err(|_| unsendable("Response.media_type must be a str".into()))?;
+        // Starlette's rule: a text type named without a charset is sent as UTF-8 (what a str
+        // body is written in), so a browser does not guess another.
+        if text.starts_with("text/") && !text.to_ascii_lowercase().contains("charset=") {
+            text.push_str("; charset=utf-8");
+        }
         pairs.push(("content-type".into(), text));
     }
     Response::from_parts(status, body, pairs)

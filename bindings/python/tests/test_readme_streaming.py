@@ -30,7 +30,7 @@ def test_the_readme_streaming_example_serves_a_report_and_a_resumable_feed() -> 
         report = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
         report.request("GET", "/report.csv")
         reply = report.getresponse()
-        assert (reply.status, reply.getheader("content-type")) == (200, "text/csv")
+        assert (reply.status, reply.getheader("content-type")) == (200, "text/csv; charset=utf-8")
         assert [reply.readline() for _ in range(3)] == [b"id,name\n", b"0,user0\n", b"1,user1\n"]
         report.close()  # half-way: the generator is closed, the server goes on
 

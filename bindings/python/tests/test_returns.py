@@ -254,7 +254,7 @@ def test_explicit_response(client):
     assert response.headers["x-custom"] == "yes" and response.headers["location"] == "/items/1"
     assert response.json() == {"created": True}
     response = client.get("/explicit-text")
-    assert response.headers["content-type"] == "text/html"
+    assert response.headers["content-type"] == "text/html; charset=utf-8"  # Starlette adds the charset to a text type
     assert response.text == "<b>hi</b>"
 
 
@@ -307,7 +307,7 @@ def test_a_response_also_takes_starlettes_order() -> None:
         mixed = client.get("/mixed")
         assert (mixed.status_code, mixed.content, mixed.headers["x-mixed"]) == (202, b"x", "1")
         positional = client.get("/positional-status")
-        assert (positional.status_code, positional.headers["x-mixed"], positional.headers["content-type"]) == (203, "2", "text/csv")
+        assert (positional.status_code, positional.headers["x-mixed"], positional.headers["content-type"]) == (203, "2", "text/csv; charset=utf-8")
     assert Response(None, 204).status == 204
     # Found on the second review: a None first or given by position.
     assert (Response(None, {"a": "1"}, "x").body, Response(200, None, headers={"a": "1"})._headers) == ("x", {"a": "1"})

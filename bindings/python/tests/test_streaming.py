@@ -42,7 +42,7 @@ def test_a_sync_generator_is_sent_chunk_by_chunk_as_it_yields() -> None:
         reply = open_stream(port, "/count/3")
         assert reply.status == 200
         assert reply.getheader("transfer-encoding") == "chunked"
-        assert reply.getheader("content-type") == "text/plain"
+        assert reply.getheader("content-type") == "text/plain; charset=utf-8"
         assert reply.readline() == b"first\n"
         step.set()
         assert reply.read() == b"0\n1\n2\n"
