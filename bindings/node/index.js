@@ -1217,6 +1217,15 @@ class Context {
   /** The W3C trace id (32 hex digits) of the caller's `traceparent`. */
   get traceId() { return rawParts(this)[5]?.[1] ?? undefined; }
 
+  /**
+   * The address of the peer that sent the request (Fastify's `request.ip`): the client, or the
+   * last proxy in front of the server. Undefined for `inject()`.
+   */
+  get ip() { return rawParts(this)[6]?.[0] ?? undefined; }
+
+  /** The peer's port (Node's `req.socket.remotePort`). Undefined for `inject()`. */
+  get remotePort() { return rawParts(this)[6]?.[1] ?? undefined; }
+
   get signal() {
     if (this[SIGNAL] === undefined) {
       const ms = this[NATIVE].remainingMs(this[ID]);

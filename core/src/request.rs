@@ -59,6 +59,19 @@ pub struct RequestData {
     pub deadline: Option<std::time::Instant>,
     /// The caller's W3C trace (`traceparent`), when it sent a valid one ([`crate::trace`]).
     pub trace: Option<crate::trace::TraceContext>,
+    /// The address of the peer that sent the request: the client, or the last proxy in
+    /// front of the server (no `Forwarded` header is trusted). `None` for a request made in
+    /// process (a test client's).
+    pub client: Option<std::net::SocketAddr>,
+}
+
+/// The peer's address, put on each request by the connection that read it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ClientAddr(pub std::net::SocketAddr);
+
+/// The peer address a request came with ([`RequestData::client`]).
+pub(crate) fn client_of(parts: &http::request::Parts) -> Option<std::net::SocketAddr> {
+    parts.extensions.get::<ClientAddr>().map(|client| client.0)
 }
 
 /// A typed view that did not fit the handler's Rust type.
@@ -89,6 +102,7 @@ impl RequestData {
             raw_query: parts.uri.query().unwrap_or("").to_owned(),
             raw_body,
             trace: crate::trace::TraceContext::of(&parts.headers),
+            client: parts.extensions.get::<ClientAddr>().map(|client| client.0),
             raw_headers: parts.headers,
             deadline: None,
         }

@@ -204,6 +204,7 @@ impl CompiledRoute {
             raw_query: parts.uri.query().unwrap_or("").to_owned(),
             raw_body,
             trace: crate::trace::TraceContext::of(&parts.headers),
+            client: crate::request::client_of(parts),
             raw_headers: std::mem::take(&mut parts.headers),
             deadline: None,
         })

@@ -217,3 +217,20 @@ fn the_served_stack_has_the_app_wide_layers_that_are_on() {
     let head = served_head(AppConfig { max_header_bytes: 64, ..Default::default() }, &format!("X-Big: {}\r\n", "b".repeat(100)));
     assert!(head.starts_with("http/1.1 431"), "{head}");
 }
+
+#[test]
+fn a_handler_sees_the_address_of_the_peer_that_sent_the_request() {
+    let rt = runtime();
+    let app = App::new().route(RouteSpec::get("/who"), |request: RequestData| async move { format!("{:?}", request.client) });
+    let server = rt.block_on(async { app.serve(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap()).await.unwrap() });
+    let stream = TcpStream::connect(server.local_addr()).unwrap();
+    let mine = stream.local_addr().unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut writer = stream.try_clone().unwrap();
+    let mut reader = BufReader::new(stream);
+    for _ in 0..2 {
+        writer.write_all(b"GET /who HTTP/1.1\r\nHost: test\r\nX-Forwarded-For: 203.0.113.9\r\n\r\n").unwrap();
+        assert_eq!(read_response(&mut reader).1, format!("Some({mine})"), "the peer's, never a header's");
+    }
+    rt.block_on(server.shutdown()).unwrap();
+}

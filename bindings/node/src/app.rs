@@ -85,6 +85,7 @@ struct RawParts {
     body: ferrule_core::bytes::Bytes,
     query: String,
     headers: ferrule_core::http::HeaderMap,
+    client: Option<std::net::SocketAddr>,
 }
 
 #[napi]
@@ -249,12 +250,17 @@ impl Conversations {
 
 impl RawParts {
     fn take(request: &mut ferrule_core::RequestData) -> RawParts {
-        RawParts { body: std::mem::take(&mut request.raw_body), query: std::mem::take(&mut request.raw_query), headers: std::mem::take(&mut request.raw_headers) }
+        RawParts {
+            body: std::mem::take(&mut request.raw_body),
+            query: std::mem::take(&mut request.raw_query),
+            headers: std::mem::take(&mut request.raw_headers),
+            client: request.client,
+        }
     }
 
     /// What `ctx`'s raw accessors read: `[body (Buffer), query string, [name, value, …] query
     /// pairs, [name, value, …] headers, [name, value, …] cookies, [traceparent, trace id] or
-    /// null]`.
+    /// null, [peer address, peer port] or null]`.
     fn to_js(self, env: Env) -> std::result::Result<raw::Value, raw::Failed> {
         let flat = |pairs: Vec<(String, String)>| -> std::result::Result<raw::Value, raw::Failed> {
             let mut values = Vec::with_capacity(pairs.len() * 2);
@@ -272,7 +278,11 @@ impl RawParts {
             Some(trace) => flat(vec![(trace.header(), trace.trace_id_hex())]),
             None => env.null(),
         };
-        let parts = [env.buffer(&self.body), env.string(&self.query), flat(query), flat(headers), flat(cookies), trace];
+        let client = match self.client {
+            Some(client) => env.string(&client.ip().to_string()).and_then(|ip| shapes::array(env, &[ip, env.int(i64::from(client.port()))?])),
+            None => env.null(),
+        };
+        let parts = [env.buffer(&self.body), env.string(&self.query), flat(query), flat(headers), flat(cookies), trace, client];
         let parts = parts.into_iter().collect::<std::result::Result<Vec<_>, _>>()?;
         shapes::array(env, &parts)
     }

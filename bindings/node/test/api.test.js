@@ -338,3 +338,24 @@ test('a JSON body that could change a prototype is refused, as Fastify refuses i
   assert.deepStrictEqual(kept.json(), { own: true });
   assert.throws(() => new App({ onProtoPoisoning: 'remove' }), /onProtoPoisoning is 'error' or 'ignore'/);
 });
+
+test("ctx.ip and ctx.remotePort are the peer that sent the request, as Fastify's request.ip", async () => {
+  const http = require('node:http');
+  const { serving } = require('./support');
+  const app = new App();
+  app.get('/who', (ctx) => ({ ip: ctx.ip ?? null, port: ctx.remotePort ?? null }));
+  await serving(app, async (port) => {
+    const seen = await new Promise((resolve, reject) => {
+      const req = http.request({ host: '127.0.0.1', port, path: '/who', agent: false, headers: { 'x-forwarded-for': '203.0.113.9' } }, (res) => {
+        const mine = req.socket.localPort; // while the connection is open
+        const chunks = [];
+        res.on('data', (c) => chunks.push(c));
+        res.on('end', () => resolve({ body: JSON.parse(Buffer.concat(chunks)), mine }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    assert.deepStrictEqual(seen.body, { ip: '127.0.0.1', port: seen.mine }); // the peer's, never a header's
+  });
+  assert.deepStrictEqual((await app.inject('/who')).json(), { ip: null, port: null }); // in process: no peer
+});

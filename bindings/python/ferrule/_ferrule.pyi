@@ -5,7 +5,7 @@ from datetime import datetime
 from typing import Any, AsyncIterator, Awaitable, Callable, Optional, Sequence
 from uuid import UUID
 
-from .request import AwaitableBytes
+from .request import Address, AwaitableBytes
 
 __version__: str
 PROBLEM_JSON: str
@@ -35,6 +35,10 @@ class Request:
         ``UploadFile``), bytes, str, or None."""
     @property
     def request_id(self) -> Optional[str]: ...
+    @property
+    def client(self) -> Optional[Address]:
+        """The peer that sent the request (``host``, ``port``): the client, or the last proxy
+        in front of the server; ``None`` in process (a ``TestClient``'s request)."""
     @property
     def trace_id(self) -> Optional[str]:
         """The W3C trace id of the caller's ``traceparent`` (when valid)."""

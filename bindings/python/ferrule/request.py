@@ -6,11 +6,18 @@ their attributes.
 
 from __future__ import annotations
 
-from typing import Any, Generator
+from typing import Any, Generator, NamedTuple
 
 from ._ferrule import Request, UploadFile
 
-__all__ = ["Request", "UploadFile", "AwaitableBytes"]
+__all__ = ["Address", "Request", "UploadFile", "AwaitableBytes"]
+
+
+class Address(NamedTuple):
+    """``request.client``, as Starlette's: the peer's ``host`` (an IP address) and ``port``."""
+
+    host: str
+    port: int
 
 
 class AwaitableBytes(bytes):

@@ -125,6 +125,16 @@ impl Request {
         self.data.trace.map(|t| t.header())
     }
 
+    /// The peer that sent the request, as Starlette's `Address(host, port)`: the client, or
+    /// the last proxy in front of the server. `None` in process (a `TestClient`'s request).
+    #[getter]
+    fn client<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        static ADDRESS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+        let Some(client) = self.data.client else { return Ok(None) };
+        let address = ADDRESS.import(py, "ferrule.request", "Address")?;
+        address.call1((client.ip().to_string(), client.port())).map(Some)
+    }
+
     /// Any request header by name (case-insensitive); repeated headers are joined with ", ".
     #[pyo3(signature = (name, default = None))]
     fn header(&self, py: Python<'_>, name: &str, default: Option<Py<PyAny>>) -> PyResult<Py<PyAny>> {

@@ -233,3 +233,27 @@ def test_a_trailing_slash_too_many_or_too_few_is_redirected_as_in_fastapi() -> N
     with serving(app) as port:
         reply = request(port, "GET", "/query/list/?device_ids=3")
         assert (reply.status, reply.headers["location"]) == (307, "/query/list?device_ids=3")
+
+
+def test_request_client_is_the_peer_that_sent_the_request_as_starlettes() -> None:
+    import http.client
+    import json
+
+    from ferrule.testing import TestClient
+
+    app = App()
+
+    @app.get("/who")
+    def who(request: Request) -> dict:
+        client = request.client
+        return {"client": None if client is None else [client.host, client.port]}
+
+    with serving(app) as port:
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        connection.request("GET", "/who", headers={"x-forwarded-for": "203.0.113.9"})
+        mine = connection.sock.getsockname()
+        seen = json.loads(connection.getresponse().read())
+        connection.close()
+    assert seen == {"client": ["127.0.0.1", mine[1]]}  # the peer's, never a header's
+    with TestClient(app) as client:
+        assert client.get("/who").json() == {"client": None}  # in process: no peer

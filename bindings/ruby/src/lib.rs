@@ -36,6 +36,7 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     raw.define_method("header", method!(raw_parts::RawParts::header, 1))?;
     raw.define_method("cookie_pairs", method!(raw_parts::RawParts::cookie_pairs, 0))?;
     raw.define_method("trace", method!(raw_parts::RawParts::trace, 0))?;
+    raw.define_method("client", method!(raw_parts::RawParts::client, 0))?;
     let class = module.define_class("NativeApp", ruby.class_object())?;
     class.define_singleton_method("new", function!(NativeApp::new, 5))?;
     class.define_singleton_method("bind", function!(app::bind, 2))?;

@@ -13,6 +13,7 @@ pub struct RawParts {
     body: Bytes,
     query: String,
     headers: HeaderMap,
+    client: Option<std::net::SocketAddr>,
 }
 
 impl RawParts {
@@ -22,6 +23,7 @@ impl RawParts {
             body: std::mem::take(&mut request.raw_body),
             query: std::mem::take(&mut request.raw_query),
             headers: std::mem::take(&mut request.raw_headers),
+            client: request.client,
         }
     }
 
@@ -47,6 +49,11 @@ impl RawParts {
     /// One header (`name` in lower case), repeated ones joined with ", "; nil when absent.
     pub fn header(&self, name: String) -> Option<String> {
         ferrule_core::header_text(&self.headers, &name).map(std::borrow::Cow::into_owned)
+    }
+
+    /// The peer that sent the request: `[address, port]`, or nil for a request made in process.
+    pub fn client(&self) -> Option<(String, u16)> {
+        self.client.map(|client| (client.ip().to_string(), client.port()))
     }
 
     /// The caller's W3C trace: `[traceparent, trace id]`, or nil without a valid `traceparent`.

@@ -161,4 +161,19 @@ class AppTest < Minitest::Test
     error = assert_raises(ArgumentError) { app.get("/y/{id:integer}") { "x" } }
     assert_match(/unknown type `integer`/, error.message)
   end
+
+  def test_request_ip_is_the_peer_that_sent_the_request_as_racks
+    app = Ferrule::App.new
+    app.get("/who") { |req| { ip: req.ip, port: req.remote_port } }
+    Object.new.extend(Support).serving(app) do |port|
+      http = Net::HTTP.new("127.0.0.1", port)
+      http.start do
+        mine = http.instance_variable_get(:@socket).io.local_address.ip_port
+        seen = JSON.parse(http.get("/who", "x-forwarded-for" => "203.0.113.9").body)
+        assert_equal({ "ip" => "127.0.0.1", "port" => mine }, seen, "the peer's, never a header's")
+      end
+    end
+    status, _, body = app.call(Rack::MockRequest.env_for("/who"))
+    assert_equal [200, { "ip" => nil, "port" => nil }], [status, JSON.parse(body.join)], "in process: no peer"
+  end
 end

@@ -52,11 +52,11 @@ pub(crate) async fn accept_loop<A: AppService>(
             accepted = listener.accept() => accepted,
         };
         match accepted {
-            Ok((stream, _)) => {
+            Ok((stream, client)) => {
                 backoff = Duration::from_millis(5);
                 let registered = registry.register();
                 let state = registered.state.clone();
-                let task = tokio::spawn(serve_connection(stream, app.clone(), limits.clone(), registered));
+                let task = tokio::spawn(serve_connection(stream, client, app.clone(), limits.clone(), registered));
                 let _ = state.task.set(task.abort_handle());
             }
             Err(error) if out_of_resources(&error) => {
@@ -80,11 +80,17 @@ fn out_of_resources(error: &std::io::Error) -> bool {
 /// socket and service a rest hands back: with hyper's connection inline the task took 5.2 KiB,
 /// boxed 2.4 KiB (the compiler kept slots for values already moved on), written this way
 /// 0.8 KiB (`size_of_val` of the future, Rust server).
-fn serve_connection<A: AppService>(stream: tokio::net::TcpStream, app: A, limits: Arc<ConnectionLimits>, registered: Registered) -> impl Future<Output = ()> + Send {
+fn serve_connection<A: AppService>(
+    stream: tokio::net::TcpStream,
+    client: std::net::SocketAddr,
+    app: A,
+    limits: Arc<ConnectionLimits>,
+    registered: Registered,
+) -> impl Future<Output = ()> + Send {
     let state = registered.state.clone();
     let _ = stream.set_nodelay(true);
     let mut io = GuardedIo::new(stream, state.clone(), limits.clone());
-    let mut service = ConnService { app, state: state.clone(), limits: limits.clone() };
+    let mut service = ConnService { app, state: state.clone(), limits: limits.clone(), client: crate::request::ClientAddr(client) };
     async move {
         let protocol = tokio::select! {
             protocol = io.sniff() => protocol,
@@ -207,6 +213,8 @@ struct ConnService<A> {
     app: A,
     state: Arc<ConnState>,
     limits: Arc<ConnectionLimits>,
+    /// The peer's address, given to each request (`RequestData::client`).
+    client: crate::request::ClientAddr,
 }
 
 impl<A: AppService> hyper::service::Service<http::Request<Incoming>> for ConnService<A> {
@@ -222,6 +230,9 @@ impl<A: AppService> hyper::service::Service<http::Request<Incoming>> for ConnSer
         self.state.started.fetch_add(1, Ordering::AcqRel);
         self.state.in_flight.fetch_add(1, Ordering::AcqRel);
         let mut request = request.map(|body| axum::body::Body::new(PacedBody::new(body, self.limits.clone(), &self.state)));
+        // One boxed value: the map itself is made for every request anyway (axum's router
+        // keeps its `OriginalUri` there).
+        request.extensions_mut().insert(self.client);
         if !http2 && request.headers().contains_key(http::header::UPGRADE) {
             request.extensions_mut().insert(super::UpgradeSlot::new(self.state.clone()));
         }
@@ -486,10 +497,10 @@ mod tests {
         runtime.block_on(async {
             let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
             let _client = tokio::net::TcpStream::connect(listener.local_addr().unwrap()).await.unwrap();
-            let (stream, _) = listener.accept().await.unwrap();
+            let (stream, client) = listener.accept().await.unwrap();
             let registry = Arc::new(Registry::default());
             let limits = Arc::new(ConnectionLimits::from_config(&crate::AppConfig::default()));
-            let task = serve_connection(stream, axum::Router::new(), limits, registry.register());
+            let task = serve_connection(stream, client, axum::Router::new(), limits, registry.register());
             let size = std::mem::size_of_val(&task);
             assert!(size <= 1024, "the task takes {size} bytes");
         });

@@ -24,6 +24,11 @@ module Ferrule
     def traceparent = @raw&.trace&.first
     # The W3C trace id (32 hex digits) of the caller's +traceparent+.
     def trace_id = @raw&.trace&.last
+    # The address of the peer that sent the request (Rack's +request.ip+): the client, or the
+    # last proxy in front of the server; nil for a request made in process (Rack::Test's).
+    def ip = @raw&.client&.first
+    # The peer's port (nil in process).
+    def remote_port = @raw&.client&.last
 
     # Any header by name (case-insensitive), declared or not; repeated ones joined with ", ".
     def header(name)
