@@ -240,6 +240,27 @@ const APP_OPTIONS = Object.fromEntries(
   native.appSettingNames().map((core) => [core.replace(/_ms$/, '').replace(/_([a-z0-9])/g, (_, c) => c.toUpperCase()), core]),
 );
 
+/** The options by the core's names (the route options `specOf` renames, and every app option). */
+const NODE_NAMES = {
+  ...Object.fromEntries(Object.entries(APP_OPTIONS).map(([node, core]) => [core, node])),
+  timeout_ms: 'timeout', operation_id: 'operationId', include_in_schema: 'hide', max_file_size: 'maxFileSize', path_params: 'params',
+};
+
+/**
+ * `nativeCall` for a call that hands the core options: the core names a value it refuses by
+ * its own spelling (`app settings: body_limit: …`, `GET /a: timeout_ms: …`), which a Node
+ * program never wrote; the error names it as written (`bodyLimit`, `timeout`).
+ */
+function withNodeNames(call) {
+  try {
+    return nativeCall(call);
+  } catch (error) {
+    const named = /^(ferrule: (?:app settings|[A-Z]+ \S+): )([a-z0-9_]+)(?=[.:[])/.exec(error.message);
+    if (named) error.message = `${named[1]}${NODE_NAMES[named[2]] ?? named[2]}${error.message.slice(named[0].length)}`;
+    throw error;
+  }
+}
+
 function appConfig(options) {
   const keys = APP_OPTIONS;
   const config = {};
@@ -303,7 +324,7 @@ class App {
     }
     if (settings.refusePrototypeKeys === undefined) settings.refusePrototypeKeys = onProtoPoisoning !== 'ignore';
     if (logger === false && settings.logLevel === undefined) settings.logLevel = 'off';
-    this._native = nativeCall(() => new native.NativeApp(JSON.stringify(appConfig(settings))));
+    this._native = withNodeNames(() => new native.NativeApp(JSON.stringify(appConfig(settings))));
     // dispatch, reply, replyTape, flush and serialise: the calls made per request or batch, as
     // plain functions (a method through napi-rs costs several times the call itself).
     Object.assign(this._native, this._native.hotPath());
@@ -342,7 +363,7 @@ class App {
       const spec = JSON.stringify(specOf(m, path, options || {}));
       const status = options?.status ?? 200;
       if (typeof status !== 'number') throw new TypeError(`ferrule: ${m} ${path}: status must be a number, not ${JSON.stringify(status)}`);
-      const index = nativeCall(() => this._native.addRoute(spec, status, this._group));
+      const index = withNodeNames(() => this._native.addRoute(spec, status, this._group));
       this._handlers[index] = handler;
       this._statuses[index] = status;
     }

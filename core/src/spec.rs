@@ -458,24 +458,56 @@ impl Default for AppConfig {
     }
 }
 
+/// `T` from the JSON a binding sent for the program's own settings (an app's, a route's). A
+/// value of the wrong kind is refused naming where it is (`log_level: unknown variant `loud`,
+/// expected one of …`; `cors.allow_origins: …`), which serde alone leaves out, and what it
+/// should be in JSON's words, not Rust's (`expected a whole number of 0 or more`, not
+/// `expected usize`): the program's author reads it, in whatever language they wrote.
+pub fn from_json_named<T: serde::de::DeserializeOwned>(json: &str) -> Result<T, String> {
+    let mut reader = serde_json::Deserializer::from_str(json);
+    let value: T = serde_path_to_error::deserialize(&mut reader).map_err(|e| {
+        let path = e.path().to_string();
+        let message = in_json_words(e.into_inner());
+        if path == "." || message.starts_with("unknown field") && !path.contains('.') { message } else { format!("{path}: {message}") }
+    })?;
+    reader.end().map_err(in_json_words)?;
+    Ok(value)
+}
+
+/// serde_json's message without its position (one line of JSON a binding wrote) and with
+/// Rust's type names in the words of the language the value was written in.
+fn in_json_words(error: serde_json::Error) -> String {
+    let mut text = error.to_string();
+    if let Some(at) = text.rfind(" at line ") {
+        text.truncate(at);
+    }
+    const WORDS: [(&str, &str); 12] = [
+        ("expected usize", "expected a whole number of 0 or more"),
+        ("expected u64", "expected a whole number of 0 or more"),
+        ("expected u32", "expected a whole number of 0 or more"),
+        ("expected u16", "expected a whole number from 0 to 65535"),
+        ("expected u8", "expected a whole number from 0 to 255"),
+        ("expected i64", "expected a whole number"),
+        ("expected i32", "expected a whole number"),
+        ("expected f64", "expected a number"),
+        ("expected a sequence", "expected an array"),
+        ("expected a map", "expected an object"),
+        ("expected a boolean", "expected true or false"),
+        ("floating point", "number"),
+    ];
+    for (rust, json) in WORDS {
+        text = text.replace(rust, json);
+    }
+    if let Some(at) = text.find("expected struct ") {
+        text.replace_range(at.., "expected an object");
+    }
+    text
+}
+
 impl AppConfig {
-    /// Settings from JSON (as bindings send them); a value of the wrong kind is refused with
-    /// the setting's name (`log_level: unknown variant `loud`, expected one of …`), which serde
-    /// alone leaves out.
+    /// Settings from JSON (as bindings send them); see [`from_json_named`].
     pub fn from_json(json: &str) -> Result<AppConfig, String> {
-        let error = match serde_json::from_str(json) {
-            Ok(config) => return Ok(config),
-            Err(error) => error,
-        };
-        if let Ok(Json::Object(fields)) = serde_json::from_str::<Json>(json) {
-            for (name, value) in fields {
-                let alone = Json::Object([(name.clone(), value)].into_iter().collect());
-                if let Err(e) = serde_json::from_value::<AppConfig>(alone) {
-                    return Err(if e.to_string().starts_with("unknown field") { e.to_string() } else { format!("{name}: {e}") });
-                }
-            }
-        }
-        Err(error.to_string())
+        from_json_named(json)
     }
 
     /// Refuses settings that cannot work, naming the setting.
@@ -680,6 +712,14 @@ mod from_json_tests {
         assert!(error.starts_with("log_level: unknown variant `loud`, expected one of `debug`, `info`"), "{error}");
         let error = AppConfig::from_json(r#"{"body_limit": "big"}"#).unwrap_err();
         assert!(error.starts_with("body_limit: invalid type: string"), "{error}");
+        // Found by a README walk: a route's or app's wrong-typed value named no option, or
+        // named it in Rust's types (`expected usize`, `expected struct CorsConfig`).
+        let error = AppConfig::from_json(r#"{"max_connections": 1.5}"#).unwrap_err();
+        assert_eq!(error, "max_connections: invalid type: number `1.5`, expected a whole number of 0 or more");
+        let error = AppConfig::from_json(r#"{"cors": 5}"#).unwrap_err();
+        assert_eq!(error, "cors: invalid type: integer `5`, expected an object");
+        let error = super::from_json_named::<super::RouteSpec>(r#"{"method": "GET", "path": "/a", "timeout_ms": "x"}"#).unwrap_err();
+        assert_eq!(error, "timeout_ms: invalid type: string \"x\", expected a whole number of 0 or more");
         let config = AppConfig::from_json(r#"{"log_level": "warn"}"#).unwrap();
         assert_eq!(config.log_level, LogLevel::Warn);
         assert_eq!(AppConfig::from_json("{}").unwrap().log_level, LogLevel::Info);

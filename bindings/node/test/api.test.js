@@ -359,3 +359,14 @@ test("ctx.ip and ctx.remotePort are the peer that sent the request, as Fastify's
   });
   assert.deepStrictEqual((await app.inject('/who')).json(), { ip: null, port: null }); // in process: no peer
 });
+
+// Found by a README walk: a wrong-typed option was named in the core's spelling (body_limit,
+// expected usize), and a route's not at all ("route: invalid type … at line 1 column 44").
+test('a wrong-typed option is named as the program wrote it, with its route', () => {
+  assert.throws(() => new App({ bodyLimit: 'x' }), { name: 'TypeError', message: 'ferrule: app settings: bodyLimit: invalid type: string "x", expected a whole number of 0 or more' });
+  assert.throws(() => new App({ maxConnections: 1.5 }), { message: /^ferrule: app settings: maxConnections: invalid type: number `1\.5`/ });
+  assert.throws(() => new App({ cors: 5 }), { message: 'ferrule: app settings: cors: invalid type: integer `5`, expected an object' });
+  const app = new App();
+  assert.throws(() => app.get('/a', { timeout: 'x' }, () => 1), { name: 'TypeError', message: 'ferrule: GET /a: timeout: invalid type: string "x", expected a whole number of 0 or more' });
+  assert.throws(() => app.post('/b', { bodyLimit: -5 }, () => 1), { message: 'ferrule: POST /b: bodyLimit: invalid value: integer `-5`, expected a whole number of 0 or more' });
+});

@@ -91,6 +91,6 @@ test('logger: false logs nothing, not even the startup line; the default writes 
 
 test('a logger without pino\'s methods, or an unknown level, is refused by name', () => {
   assert.throws(() => new App({ logger: { log() {} } }), { name: 'TypeError', message: /logger must be true, false or a pino-compatible logger/ });
-  assert.throws(() => new App({ logLevel: 'loud' }), { name: 'TypeError', message: /log_level: unknown variant `loud`/ });
+  assert.throws(() => new App({ logLevel: 'loud' }), { name: 'TypeError', message: /logLevel: unknown variant `loud`/ });
   assert.throws(() => new App({ loger: true }), { name: 'TypeError', message: /unknown App option loger \(did you mean logger\?\)/ });
 });

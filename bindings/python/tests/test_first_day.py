@@ -257,3 +257,16 @@ def test_request_client_is_the_peer_that_sent_the_request_as_starlettes() -> Non
     assert seen == {"client": ["127.0.0.1", mine[1]]}  # the peer's, never a header's
     with TestClient(app) as client:
         assert client.get("/who").json() == {"client": None}  # in process: no peer
+
+
+# Found by a README walk: a wrong-typed option was named in Rust's types (expected usize), and
+# a route's named neither the option nor the route.
+def test_a_wrong_typed_option_is_named_with_its_route_in_plain_words() -> None:
+    with pytest.raises(ValueError, match=r"^app settings: max_connections: invalid type: number `1\.5`, expected a whole number of 0 or more$"):
+        App(max_connections=1.5)
+    app = App()
+    with pytest.raises(ValueError, match=r'^GET /slow: timeout_ms: invalid type: string "x", expected a whole number of 0 or more$'):
+
+        @app.get("/slow", timeout_ms="x")
+        def slow() -> str:
+            return "x"

@@ -160,6 +160,11 @@ class AppTest < Minitest::Test
     Ferrule::App.new(keep_alive_timeout_ms: 5000, send_timeout_ms: 1000)
     error = assert_raises(ArgumentError) { app.get("/y/{id:integer}") { "x" } }
     assert_match(/unknown type `integer`/, error.message)
+    # Found by a README walk: a wrong-typed route option named neither itself nor its route.
+    error = assert_raises(ArgumentError) { app.get("/z", timeout_ms: "x") { "x" } }
+    assert_equal 'ferrule: GET /z: timeout_ms: invalid type: string "x", expected a whole number of 0 or more', error.message
+    error = assert_raises(ArgumentError) { Ferrule::App.new(max_connections: 1.5) }
+    assert_equal "ferrule: app settings: max_connections: invalid type: number `1.5`, expected a whole number of 0 or more", error.message
   end
 
   def test_request_ip_is_the_peer_that_sent_the_request_as_racks

@@ -206,7 +206,7 @@ impl<R: Send + Sync + 'static> Host<R> {
 
     /// [`Host::declare_in`] with the route as the core's `RouteSpec` JSON.
     pub fn declare_json(&self, group: GroupId, spec_json: &str, status: i64, data: R) -> Result<Arc<HostRoute<R>>, HostError> {
-        let spec: RouteSpec = serde_json::from_str(spec_json).map_err(|e| HostError::Route(format!("route: {e}")))?;
+        let spec: RouteSpec = crate::spec::from_json_named(spec_json).map_err(|e| HostError::Route(format!("{}: {e}", route_named_in(spec_json))))?;
         self.declare_in(group, spec, status, data)
     }
 
@@ -312,3 +312,13 @@ impl<R: Send + Sync + 'static> Host<R> {
 
 #[cfg(test)]
 mod tests;
+
+/// The route a spec that did not parse declares (`GET /items`), for its error: the option it
+/// got wrong is named by [`crate::spec::from_json_named`], the route here.
+fn route_named_in(spec_json: &str) -> String {
+    let spec: serde_json::Value = serde_json::from_str(spec_json).unwrap_or_default();
+    match (spec["method"].as_str(), spec["path"].as_str()) {
+        (Some(method), Some(path)) => format!("{method} {path}"),
+        _ => "route".to_owned(),
+    }
+}

@@ -26,7 +26,10 @@ fn a_route_mistake_is_refused_by_its_declaration() {
         assert!(error.is_usage() && error.to_string().contains(expected), "{error} (wanted {expected:?})");
     }
     let unknown = host.declare_json(GroupId::APP, r#"{"method": "GET", "path": "/x", "bodyy": {}}"#, 200, "c").err().unwrap();
-    assert!(unknown.to_string().contains("unknown field `bodyy`"), "{unknown}");
+    assert!(unknown.to_string().starts_with("GET /x: unknown field `bodyy`"), "{unknown}");
+    // Found by a README walk: a wrong-typed option named neither itself nor its route.
+    let wrong = host.declare_json(GroupId::APP, r#"{"method": "POST", "path": "/y", "timeout_ms": "x"}"#, 200, "d").err().unwrap();
+    assert_eq!(wrong.to_string(), "POST /y: timeout_ms: invalid type: string \"x\", expected a whole number of 0 or more");
     assert_eq!(host.routes().len(), 1, "a refused route is not kept");
     assert!(Host::<()>::from_json(r#"{"body_limt": 5}"#).err().unwrap().to_string().starts_with("app settings: unknown field `body_limt`"));
 }
