@@ -475,31 +475,37 @@ pub fn from_json_named<T: serde::de::DeserializeOwned>(json: &str) -> Result<T, 
 }
 
 /// serde_json's message without its position (one line of JSON a binding wrote) and with
-/// Rust's type names in the words of the language the value was written in.
+/// Rust's type names in the words of the language the value was written in. Only serde's own
+/// words are replaced: the value it quotes is the program's and stays as written.
 fn in_json_words(error: serde_json::Error) -> String {
+    let position = format!(" at line {} column {}", error.line(), error.column());
     let mut text = error.to_string();
-    if let Some(at) = text.rfind(" at line ") {
-        text.truncate(at);
+    if text.ends_with(&position) {
+        text.truncate(text.len() - position.len());
     }
-    const WORDS: [(&str, &str); 12] = [
-        ("expected usize", "expected a whole number of 0 or more"),
-        ("expected u64", "expected a whole number of 0 or more"),
-        ("expected u32", "expected a whole number of 0 or more"),
-        ("expected u16", "expected a whole number from 0 to 65535"),
-        ("expected u8", "expected a whole number from 0 to 255"),
-        ("expected i64", "expected a whole number"),
-        ("expected i32", "expected a whole number"),
-        ("expected f64", "expected a number"),
-        ("expected a sequence", "expected an array"),
-        ("expected a map", "expected an object"),
-        ("expected a boolean", "expected true or false"),
-        ("floating point", "number"),
+    const EXPECTED: [(&str, &str); 11] = [
+        ("usize", "a whole number of 0 or more"),
+        ("u64", "a whole number of 0 or more"),
+        ("u32", "a whole number of 0 or more"),
+        ("u16", "a whole number from 0 to 65535"),
+        ("u8", "a whole number from 0 to 255"),
+        ("i64", "a whole number"),
+        ("i32", "a whole number"),
+        ("f64", "a number"),
+        ("a sequence", "an array"),
+        ("a map", "an object"),
+        ("a boolean", "true or false"),
     ];
-    for (rust, json) in WORDS {
-        text = text.replace(rust, json);
+    if let Some(at) = text.rfind(", expected ") {
+        let wanted = &text[at + ", expected ".len()..];
+        let plain = EXPECTED.iter().find(|(rust, _)| *rust == wanted).map(|(_, json)| *json);
+        let plain = plain.or_else(|| wanted.starts_with("struct ").then_some("an object"));
+        if let Some(plain) = plain {
+            text = format!("{}, expected {plain}", &text[..at]);
+        }
     }
-    if let Some(at) = text.find("expected struct ") {
-        text.replace_range(at.., "expected an object");
+    if let Some(value) = text.strip_prefix("invalid type: floating point `") {
+        text = format!("invalid type: number `{value}");
     }
     text
 }
@@ -716,6 +722,8 @@ mod from_json_tests {
         // named it in Rust's types (`expected usize`, `expected struct CorsConfig`).
         let error = AppConfig::from_json(r#"{"max_connections": 1.5}"#).unwrap_err();
         assert_eq!(error, "max_connections: invalid type: number `1.5`, expected a whole number of 0 or more");
+        let error = AppConfig::from_json(r#"{"body_limit": "floating point, expected u8"}"#).unwrap_err();
+        assert_eq!(error, "body_limit: invalid type: string \"floating point, expected u8\", expected a whole number of 0 or more", "the value stays as written");
         let error = AppConfig::from_json(r#"{"cors": 5}"#).unwrap_err();
         assert_eq!(error, "cors: invalid type: integer `5`, expected an object");
         let error = super::from_json_named::<super::RouteSpec>(r#"{"method": "GET", "path": "/a", "timeout_ms": "x"}"#).unwrap_err();
