@@ -5,7 +5,7 @@ from datetime import datetime
 from typing import Any, AsyncIterator, Awaitable, Callable, Optional, Sequence
 from uuid import UUID
 
-from .request import Address, AwaitableBytes
+from .request import URL, Address, AwaitableBytes, QueryParams
 
 __version__: str
 PROBLEM_JSON: str
@@ -35,6 +35,14 @@ class Request:
         ``UploadFile``), bytes, str, or None."""
     @property
     def request_id(self) -> Optional[str]: ...
+    @property
+    def query_params(self) -> QueryParams:
+        """Every query parameter as sent, declared or not (Starlette's ``QueryParams``)."""
+    @property
+    def url(self) -> URL:
+        """The URL the request named (Starlette's ``URL``: ``path``, ``query``, ``hostname``, …)."""
+    def json(self) -> Awaitable[Any]:
+        """``await request.json()``: the body as sent, parsed (Starlette's)."""
     @property
     def client(self) -> Optional[Address]:
         """The peer that sent the request (``host``, ``port``): the client, or the last proxy

@@ -6,11 +6,101 @@ their attributes.
 
 from __future__ import annotations
 
-from typing import Any, Generator, NamedTuple
+import json
+from typing import Any, Generator, Iterator, Mapping, NamedTuple, Optional
 
 from ._ferrule import Request, UploadFile
 
-__all__ = ["Address", "Request", "UploadFile", "AwaitableBytes"]
+__all__ = ["Address", "QueryParams", "Request", "UploadFile", "URL", "AwaitableBytes"]
+
+
+class QueryParams(Mapping[str, str]):
+    """``request.query_params``, as Starlette's: every query parameter as sent, declared or not,
+    decoded; ``params[name]`` and ``get`` give a repeated name's last value, ``getlist`` all of
+    them, ``multi_items`` every pair in order. (``request.query`` has the declared ones, typed.)"""
+
+    def __init__(self, pairs: list[tuple[str, str]]) -> None:
+        self._pairs = pairs
+        self._last = dict(pairs)
+
+    def __getitem__(self, name: str) -> str:
+        return self._last[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._last)
+
+    def __len__(self) -> int:
+        return len(self._last)
+
+    def getlist(self, name: str) -> list[str]:
+        return [value for key, value in self._pairs if key == name]
+
+    def multi_items(self) -> list[tuple[str, str]]:
+        return list(self._pairs)
+
+    def __repr__(self) -> str:
+        return f"QueryParams({self._pairs!r})"
+
+
+class URL:
+    """``request.url``, as Starlette's: ``scheme``, ``hostname``, ``port``, ``netloc``, ``path``
+    (percent-encoded, as sent) and ``query``; ``str(url)`` is the whole URL. The host is the
+    request's ``Host`` header (empty when it sent none); the scheme is ``http``, as the server
+    speaks no TLS (a proxy in front that does is not trusted to say so)."""
+
+    __slots__ = ("scheme", "netloc", "path", "query")
+
+    def __init__(self, netloc: str, path: str, query: str) -> None:
+        self.scheme = "http"
+        self.netloc = netloc
+        self.path = path
+        self.query = query
+
+    @property
+    def hostname(self) -> Optional[str]:
+        host = self.netloc.rsplit("@", 1)[-1]
+        if host.startswith("["):
+            return host[1 : host.find("]")] if "]" in host else host
+        return host.rsplit(":", 1)[0] if host else None
+
+    @property
+    def port(self) -> Optional[int]:
+        host = self.netloc.rsplit("@", 1)[-1]
+        _, colon, port = host.rpartition(":")
+        return int(port) if colon and port.isdigit() and not host.endswith("]") else None
+
+    def __str__(self) -> str:
+        return f"{self.scheme}://{self.netloc}{self.path}" + (f"?{self.query}" if self.query else "")
+
+    def __repr__(self) -> str:
+        return f"URL({str(self)!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return str(self) == str(other)
+
+    def __hash__(self) -> int:
+        return hash(str(self))
+
+
+class _Ready:
+    """What ``await request.json()`` waits on: the value, already there (the body is read
+    before the handler runs)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __await__(self) -> Generator[Any, None, Any]:
+        if False:  # pragma: no cover - makes this a generator that returns at once
+            yield None
+        return self.value
+
+
+def _json_of(raw_body: bytes) -> _Ready:
+    """``await request.json()``: the body as sent, parsed (Starlette's), whatever the route
+    declares; a body that is not JSON raises ``json.JSONDecodeError`` (a ``ValueError``)."""
+    return _Ready(json.loads(raw_body))
 
 
 class Address(NamedTuple):

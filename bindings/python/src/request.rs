@@ -135,6 +135,27 @@ impl Request {
         address.call1((client.ip().to_string(), client.port())).map(Some)
     }
 
+    /// Every query parameter as sent, as Starlette's `QueryParams`.
+    #[getter]
+    fn query_params<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        static QUERY_PARAMS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+        QUERY_PARAMS.import(py, "ferrule.request", "QueryParams")?.call1((self.data.query_pairs(),))
+    }
+
+    /// The URL the request named, as Starlette's `URL`.
+    #[getter]
+    fn url<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        static URL: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+        let host = ferrule_core::header_text(&self.data.raw_headers, "host").map(std::borrow::Cow::into_owned).unwrap_or_default();
+        URL.import(py, "ferrule.request", "URL")?.call1((host, self.data.path.as_str(), self.data.raw_query.as_str()))
+    }
+
+    /// `await request.json()`, as Starlette's: the body as sent, parsed.
+    fn json<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        static JSON_OF: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+        JSON_OF.import(py, "ferrule.request", "_json_of")?.call1((PyBytes::new(py, &self.data.raw_body),))
+    }
+
     /// Any request header by name (case-insensitive); repeated headers are joined with ", ".
     #[pyo3(signature = (name, default = None))]
     fn header(&self, py: Python<'_>, name: &str, default: Option<Py<PyAny>>) -> PyResult<Py<PyAny>> {

@@ -270,3 +270,41 @@ def test_a_wrong_typed_option_is_named_with_its_route_in_plain_words() -> None:
         @app.get("/slow", timeout_ms="x")
         def slow() -> str:
             return "x"
+
+
+# What a FastAPI handler taking a raw Request reaches for first: request.query_params,
+# request.url and `await request.json()` (a webhook's payload) were missing.
+def test_a_raw_request_has_starlettes_query_params_url_and_json() -> None:
+    import json
+
+    app = App()
+
+    @app.post("/hook")
+    async def hook(request: Request) -> dict:
+        payload = await request.json()
+        params = request.query_params
+        url = request.url
+        return {
+            "payload": payload,
+            "tag": params.get("tag"),
+            "tags": params.getlist("tag"),
+            "missing": params.get("nope", "default"),
+            "url": [str(url), url.path, url.query, url.hostname, url.port, url.scheme],
+        }
+
+    with serving(app) as port:
+        reply = request(port, "POST", "/hook?tag=a&tag=b%20c", body=b'{"event": "push", "n": [1, 2]}', headers={"host": f"127.0.0.1:{port}"})
+        assert reply.status == 200, reply.body
+        assert reply.json() == {
+            "payload": {"event": "push", "n": [1, 2]},
+            "tag": "b c",
+            "tags": ["a", "b c"],
+            "missing": "default",
+            "url": [f"http://127.0.0.1:{port}/hook?tag=a&tag=b%20c", "/hook", "tag=a&tag=b%20c", "127.0.0.1", port, "http"],
+        }
+        broken = request(port, "POST", "/hook", body=b"not json")
+        assert broken.status == 500 and b"not json" not in broken.body
+    with pytest.raises(json.JSONDecodeError):
+        from ferrule.request import _json_of
+
+        _json_of(b"{")
