@@ -37,6 +37,49 @@ class SinatraTest < Minitest::Test
     app
   end
 
+  # Filters, hooks and error blocks are methods too: `return` ends a filter, and an error or
+  # not_found block answers with its value. Run by instance_exec, each return was a
+  # LocalJumpError and a 500.
+  def test_return_in_a_filter_hook_or_error_block_ends_it
+    @app = app_whose_filters_and_error_blocks_return
+    get "/open"
+    assert_equal [200, "open", nil], [last_response.status, last_response.body, last_response.headers["x-pre"]]
+    get "/closed"
+    assert_equal [401, "closed", "401"], [last_response.status, last_response.body, last_response.headers["x-failed"]]
+    get "/open/stamped"
+    assert_equal [200, "yes", "ran"], [last_response.status, last_response.headers["x-stamped"], last_response.headers["x-pre"]]
+    get "/open/key"
+    assert_equal [404, { "detail" => "no token" }, "404", nil],
+                 [last_response.status, JSON.parse(last_response.body), last_response.headers["x-failed"], last_response.headers["x-on-error"]]
+    get "/open/argue"
+    assert_equal [500, "bad at /open/argue", "ArgumentError"], [last_response.status, last_response.body, last_response.headers["x-on-error"]]
+    get "/open/divide"
+    assert_equal [500, "2 arguments"], [last_response.status, last_response.body]
+    get "/open/nowhere"
+    assert_equal [404, "nothing at /open/nowhere", "lambda"], [last_response.status, last_response.body, last_response.headers["x-after"]]
+  end
+
+  # As above, declared in a method that has returned; each block takes its arguments its own way.
+  def app_whose_filters_and_error_blocks_return
+    app = Ferrule::App.new
+    app.before { return if request.path.start_with?("/open"); halt 401, "closed" }
+    app.before("/open/*") { |req| return unless req.path.end_with?("/stamped"); headers "x-stamped" => "yes" }
+    app.hook(:pre_handler) { |req| return if req.path == "/open"; headers "x-pre" => "ran" }
+    app.after { return if status < 400; headers "x-failed" => status.to_s }
+    app.after(&->(_req) { headers "x-after" => "lambda" })
+    app.hook(:on_error) { |error, _req| return if error.is_a?(KeyError); headers "x-on-error" => error.class.name }
+    app.error(KeyError) { |e| status 404; return({ detail: "no #{e.key}" }) if e.key; "unknown key" }
+    app.error(ArgumentError) { |e, req| return "#{e.message} at #{req.path}" }
+    app.error(ZeroDivisionError) { |*given| return "#{given.length} arguments" }
+    app.not_found { return "nothing at #{request.path}" if request.path.start_with?("/open"); "nothing" }
+    app.get("/open") { "open" }
+    app.get("/open/stamped") { "stamped" }
+    app.get("/open/key") { {}.fetch(:token) }
+    app.get("/open/argue") { raise ArgumentError, "bad" }
+    app.get("/open/divide") { 1 / 0 }
+    app
+  end
+
   def test_a_filter_pattern_reads_as_sinatras
     @app = Ferrule::App.new
     seen = []

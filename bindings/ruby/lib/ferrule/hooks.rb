@@ -42,9 +42,17 @@ module Ferrule
   # 9.5 s on 400 bytes), as filters run for every request. Its text is put in the spelling the
   # core matches paths in (<tt>/café</tt> is <tt>/caf%C3%A9</tt>), as a route's is.
   class Filter
+    # The filter's block, made a method once (Context.block_method).
+    attr_reader :body
+
     def initialize(pattern, block)
       @pattern = Filter.regexp(pattern)
-      @block = block
+      @body = Context.block_method(block, 1)
+    end
+
+    # Whether the filter runs for +path+.
+    def match?(path)
+      @pattern.match?(path)
     end
 
     # The anchored Regexp that +pattern+ means.
@@ -96,15 +104,6 @@ module Ferrule
 
     SIDE_BY_SIDE = "two wildcards side by side (* or :name) match the same text many ways; put text between them"
     private_constant :SIDE_BY_SIDE
-
-    def to_proc
-      pattern = @pattern
-      block = @block
-      proc do |*args|
-        request = args.find { |arg| arg.is_a?(Request) } || self.request
-        instance_exec(*args, &block) if pattern.match?(request.path)
-      end
-    end
   end
 
   # Routes and filters under a prefix (App#group); its filters run after the app's.
