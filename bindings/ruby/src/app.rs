@@ -418,7 +418,15 @@ impl NativeApp {
         };
         let (outcome, propagate) = match called {
             Ok(value) => (response::from_result(ruby, &self.types, value, status, shapes, &open), None),
-            Err(error) => response::from_error(ruby, &self.types, &self.host.logs(), label, error),
+            Err(error) => {
+                let carried = response::carried_answer(&error);
+                match (carried, response::from_error(ruby, &self.types, &self.host.logs(), label, error)) {
+                    // Logged as any exception a block raises, and answered with the 500 the
+                    // after filters made of it (Context#run_chain) instead of the bare one.
+                    (Some(answer), (Err(_), None)) => (response::from_result(ruby, &self.types, answer, status, shapes, &open), None),
+                    (_, failed) => failed,
+                }
+            }
         };
         let start = outcome.is_ok();
         answers.inbox().answer(reply, outcome);
@@ -502,11 +510,18 @@ pub fn reload(ruby: &Ruby, command: Vec<String>, directories: Vec<String>, exten
 }
 
 /// `NativeApp.problem_body(status, detail)`: the body of the core's problem response for
-/// `status` with `detail` (an `HTTPError`'s, as `after` filters see it).
-pub fn problem_body(ruby: &Ruby, status: u16, detail: Option<String>) -> Result<RString, Error> {
-    let code = StatusCode::from_u16(status).map_err(|e| Error::new(ruby.exception_arg_error(), format!("ferrule: {e}")))?;
-    let mut problem = ferrule_core::Problem::status(code);
-    problem.detail = detail;
+/// `status` with `detail` (an `HTTPError`'s, as `after` filters see it); with no status, a
+/// failed block's bare 500.
+pub fn problem_body(ruby: &Ruby, status: Option<u16>, detail: Option<String>) -> Result<RString, Error> {
+    let problem = match status {
+        None => ferrule_core::Problem::internal(),
+        Some(status) => {
+            let code = StatusCode::from_u16(status).map_err(|e| Error::new(ruby.exception_arg_error(), format!("ferrule: {e}")))?;
+            let mut problem = ferrule_core::Problem::status(code);
+            problem.detail = detail;
+            problem
+        }
+    };
     Ok(ruby.str_from_slice(&problem.body()))
 }
 

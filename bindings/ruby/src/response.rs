@@ -7,7 +7,7 @@
 //! → JSON serialised by Rust. `Ferrule::HTTPError` → its problem
 //! response. What a status or a header may be is the core's decision (`Response::from_parts`).
 //! Any other exception (but a signal), or a result that cannot be serialised, is logged with its
-//! backtrace and becomes a bare 500.
+//! backtrace and becomes a bare 500 (or the answer the exception carries: [`carried_answer`]).
 
 use crate::to_json;
 use crate::types::Types;
@@ -18,7 +18,7 @@ use ferrule_core::shape::Shape;
 use ferrule_core::stream::BodyStream;
 use ferrule_core::{HandlerError, Response};
 use magnus::error::ErrorType;
-use magnus::{prelude::*, Error, RArray, RHash, RString, Ruby, Value};
+use magnus::{prelude::*, Error, RArray, RHash, RObject, RString, Ruby, Value};
 
 /// Opens a streamed body: the producer (anything answering `each`) and whether it is an event stream.
 pub type Open<'a> = dyn Fn(Value, bool) -> BodyStream + 'a;
@@ -205,6 +205,16 @@ pub fn from_error(ruby: &Ruby, types: &Types, logs: &Logs, label: &str, error: E
         }
     }
     (Err(HandlerError::new("the handler was interrupted")), Some(error))
+}
+
+/// The answer an exception carries when `Context#run_chain` raised it again after the after
+/// filters ran for it (`@__ferrule_answer`): what they made of its bare 500.
+pub fn carried_answer(error: &Error) -> Option<Value> {
+    let ErrorType::Exception(exception) = error.error_type() else {
+        return None;
+    };
+    let carrier = RObject::from_value(exception.as_value())?;
+    carrier.ivar_get::<_, Option<Value>>("@__ferrule_answer").ok().flatten()
 }
 
 fn http_error(exception: Value) -> Outcome {

@@ -4,6 +4,7 @@
 # and on_start/on_stop — through Rack::Test, as Sinatra users test (no socket needed).
 require "minitest/autorun"
 require "open3"
+require "stringio"
 require "rack/test"
 require_relative "support"
 
@@ -133,6 +134,56 @@ class HooksTest < Minitest::Test
     assert_equal [409, "taken"], [http.status, JSON.parse(http.body)["detail"]]
     # The recovered answer is sent as it is: the after filters do not run for it again.
     assert_equal [:after, "no", :after, "taken"], seen
+  end
+
+  # Sinatra runs its after filters in an `ensure`, so after an exception no error block answers
+  # too; they were skipped. The answer is still the core's bare 500, the exception is logged as
+  # before, and an after filter that raises then does not take its place.
+  def test_after_filters_run_after_an_exception_no_error_block_answers
+    out = StringIO.new
+    seen = []
+    app = Ferrule::App.new(logger: Logger.new(out))
+    app.after { |req| seen << [req.path, status, body] }
+    app.after("/twice") { raise IOError, "the filter's own" }
+    app.after("/twice") { seen << :not_reached }
+    app.get("/boom") { raise KeyError, "SECRET-TOKEN-42" }
+    app.get("/twice") { raise KeyError, "SECRET-TOKEN-42" }
+    bare_app = Ferrule::App.new(logger: false)
+    bare_app.get("/boom") { raise KeyError, "SECRET-TOKEN-42" }
+    bare = Rack::MockRequest.new(bare_app).get("/boom")
+
+    request = Rack::MockRequest.new(app)
+    boom = request.get("/boom")
+    assert_equal [500, bare.body, "application/problem+json"], [boom.status, boom.body, boom.headers["content-type"]]
+    twice = nil
+    _, err = capture_io { twice = request.get("/twice") }
+    assert_equal [500, bare.body], [twice.status, twice.body]
+    assert_equal [["/boom", 500, bare.body], ["/twice", 500, bare.body]], seen
+    assert_includes err, "ferrule: an after filter raised IOError after KeyError"
+    # The records reach the Logger on a thread of their own.
+    deadline = Time.now + 5
+    sleep 0.01 until out.string.scan("the handler raised KeyError").length >= 2 || Time.now > deadline
+    assert_equal 2, out.string.scan("the handler raised KeyError: SECRET-TOKEN-42").length, out.string
+    assert_includes out.string, "hooks_test.rb", "with the block's backtrace"
+    refute_includes out.string, "IOError"
+  end
+
+  # What the after filters do to that 500 goes out with it, as in Sinatra: a CORS header, a
+  # status; so do the headers the block set before it raised.
+  def test_the_after_filters_changes_to_that_500_go_out_with_it
+    app = Ferrule::App.new(logger: false)
+    app.after { headers "access-control-allow-origin" => "*" }
+    app.after("/unavailable") { status 503 }
+    app.get("/boom") { headers "x-set-before" => "kept"; raise "SECRET-TOKEN-42" }
+    app.get("/unavailable") { raise "SECRET-TOKEN-42" }
+    request = Rack::MockRequest.new(app)
+    boom = request.get("/boom")
+    assert_equal [500, "*", "kept", "application/problem+json"],
+                 [boom.status, boom.headers["access-control-allow-origin"], boom.headers["x-set-before"], boom.headers["content-type"]]
+    refute_includes boom.body, "SECRET"
+    unavailable = request.get("/unavailable")
+    assert_equal [503, "*"], [unavailable.status, unavailable.headers["access-control-allow-origin"]]
+    refute_includes unavailable.body, "SECRET"
   end
 
   def test_an_after_filter_may_replace_the_body

@@ -86,6 +86,8 @@ module Ferrule
     # raises goes to the +on_error+ hooks and then the nearest error block; then the +after+
     # filters (+on_send+), which may change the status, headers and body (one that raises goes
     # to the hooks and error blocks in the same way). A +halt+ in a filter answers at once.
+    # The after filters run after an exception no error block answers too, as Sinatra's (in an
+    # +ensure+): it is raised again after them, carrying the 500 they made of it.
     def run_chain(chain, block, refusal, error_handlers)
       @result = catch(:halt) do
         chain.on_request.each { |filter| __ferrule_run_filter(filter) }
@@ -106,12 +108,20 @@ module Ferrule
       rescue SignalException
         raise
       rescue Exception => e # rubocop:disable Lint/RescueException -- as above
-        # Sinatra hands an after filter's exception to the error blocks too; what they answer
-        # is sent without running the after filters again.
-        @result = recovered(e, chain, refusal, error_handlers)
+        if @unanswered
+          # The exception the 500 is for stays the one logged.
+          warn "ferrule: an after filter raised #{e.class} after #{@unanswered.class}: #{e.message}"
+        else
+          # Sinatra hands an after filter's exception to the error blocks too; what they answer
+          # is sent without running the after filters again.
+          @result = recovered(e, chain, refusal, error_handlers)
+        end
       end
       answer_for_status(error_handlers) unless @recovered
-      finish(@result)
+      answer = finish(@result)
+      raise carrying(@unanswered, answer) if @unanswered
+
+      answer
     end
 
     # In an +after+ filter, the body the route answered with (what its block returned); given
@@ -239,8 +249,8 @@ module Ferrule
 
     # What answers +error+: the +on_error+ hooks see it first (not a refusal of the core's:
     # that is no failure of the app's); then the nearest error block (its status preset), or
-    # the default: the core's own answer to a refusal, an HTTPError's problem response; any
-    # other error goes on (a bare 500, logged).
+    # the default: the core's own answer to a refusal, an HTTPError's problem response, and
+    # for any other error the core's bare 500 (see +unanswered+).
     def recovered(error, chain, refusal, error_handlers)
       @recovered = true
       unless error.equal?(@refusal)
@@ -257,10 +267,28 @@ module Ferrule
       @status_applies = true
       return catch(:halt) { __ferrule_run_with_error(handler, error) } if handler
       return problem_response(*@refusal_answer) if refusal && error.equal?(@refusal)
-      raise error unless is_http
+      return unanswered(error) unless is_http
 
       body = NativeApp.problem_body(error.status, error.detail&.to_s)
       problem_response(error.status, body, (error.headers || {}).transform_keys { |k| k.to_s.downcase })
+    end
+
+    # An exception no error block answers: the core's bare 500 (the status is preset), which
+    # the after filters see and may change, as Sinatra's do; run_chain raises the exception
+    # again after them (+carrying+), so the core logs it as any a block raises.
+    def unanswered(error)
+      @unanswered = error
+      headers("content-type" => PROBLEM_JSON)
+      NativeApp.problem_body(nil, nil)
+    end
+
+    # +error+ raised again with the answer the after filters left: the core logs it as it logs
+    # any exception, and sends that answer in place of its own bare 500. A copy carries it, as
+    # one exception object may be raised by several requests at once.
+    def carrying(error, answer)
+      copy = error.dup
+      copy.instance_variable_set(:@__ferrule_answer, answer)
+      copy
     end
 
     def problem_response(status, body, headers)
