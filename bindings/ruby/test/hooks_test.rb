@@ -168,6 +168,28 @@ class HooksTest < Minitest::Test
     refute_includes out.string, "IOError"
   end
 
+  # As Sinatra's dump_errors: an exception an error block answers with a server error is still
+  # logged (with its backtrace); one answered with a 4xx is the app's answer, not a failure.
+  def test_an_exception_an_error_block_answers_with_a_500_is_still_logged
+    out = StringIO.new
+    app = Ferrule::App.new(logger: Logger.new(out))
+    app.error(500) { |e| { sorry: e.class.name } }
+    app.error(KeyError) { status 404; { missing: true } }
+    app.get("/boom") { raise IOError, "SECRET-TOKEN-42" }
+    app.get("/find") { raise KeyError, "not logged" }
+    request = Rack::MockRequest.new(app)
+    boom = request.get("/boom")
+    assert_equal [500, { "sorry" => "IOError" }], [boom.status, JSON.parse(boom.body)]
+    refute_includes boom.body, "SECRET"
+    find = request.get("/find")
+    assert_equal [404, { "missing" => true }], [find.status, JSON.parse(find.body)]
+    deadline = Time.now + 5
+    sleep 0.01 until out.string.include?("the handler raised IOError") || Time.now > deadline
+    assert_includes out.string, "the handler raised IOError: SECRET-TOKEN-42"
+    assert_includes out.string, "hooks_test.rb", "with the block's backtrace"
+    refute_includes out.string, "not logged"
+  end
+
   # What the after filters do to that 500 goes out with it, as in Sinatra: a CORS header, a
   # status; so do the headers the block set before it raised.
   def test_the_after_filters_changes_to_that_500_go_out_with_it

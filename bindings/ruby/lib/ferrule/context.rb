@@ -120,6 +120,9 @@ module Ferrule
       answer_for_status(error_handlers) unless @recovered
       answer = finish(@result)
       raise carrying(@unanswered, answer) if @unanswered
+      # As Sinatra's dump_errors: an exception an error block answered with a server error
+      # (<tt>error 500</tt>, a block for StandardError) is logged all the same.
+      raise carrying(@failure, answer) if @failure && Context.status_of(answer) >= 500
 
       answer
     end
@@ -261,6 +264,7 @@ module Ferrule
         end
       end
       is_http = error.is_a?(HTTPError)
+      @failure = error unless is_http || error.equal?(@refusal)
       handler = error_block(error, error_handlers)
       # What the error block answers goes with the error's status unless it says otherwise.
       @default_status = is_http ? error.status : 500
@@ -379,6 +383,11 @@ module Ferrule
       else
         Response.new(result, status: status, headers: @headers)
       end
+    end
+
+    # The status +answer+ (what +finish+ made) is sent with.
+    def self.status_of(answer)
+      answer.is_a?(Array) ? answer[0].to_i : answer.status.to_i
     end
 
     def merged(given)
