@@ -527,6 +527,10 @@ class App(_Routes):
     def add_exception_handler(self, key: Union[int, type[BaseException]], handler: Callable[..., Any]) -> None:
         if isinstance(key, bool) or not (isinstance(key, int) or (isinstance(key, type) and issubclass(key, BaseException))):
             raise TypeError(f"an exception handler is for an exception class or an HTTP status, not {key!r}")
+        if key == 500 or key is Exception:
+            # Starlette's last resort: never asked about an HTTP error, a 500 one included.
+            self._hooks.last_resort = handler
+            return
         self._hooks.exception_handlers[key] = handler
         # Which of the core's refusals the language must now see: the status's, a validation
         # failure's, or every one for a handler of all HTTP errors.

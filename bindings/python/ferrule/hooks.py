@@ -86,6 +86,8 @@ class Registry:
     def __init__(self) -> None:
         self.slots: list[_Hook] = []
         self.exception_handlers: dict[Any, Callable[..., Any]] = {}
+        # Starlette's last resort: the handler for 500 or for Exception, whichever came last.
+        self.last_resort: Optional[Callable[..., Any]] = None
 
     def add(self, phase: str, func: Callable[..., Any], *, middleware: bool = False) -> int:
         if phase not in PHASES:
@@ -99,7 +101,7 @@ class Registry:
     def has_handlers(self) -> bool:
         """Whether every request must run through a chain: exception handlers see what any
         handler raises."""
-        return bool(self.exception_handlers)
+        return bool(self.exception_handlers) or self.last_resort is not None
 
     def chain(self, on_request: Sequence[int], pre_handler: Sequence[int], on_send: Sequence[int], on_error: Sequence[int]) -> "Chain":
         hooks = [self.slots[i] for i in on_request]
@@ -122,8 +124,6 @@ class Registry:
         if isinstance(exc, HTTPException) and exc.status in handlers:
             return handlers[exc.status]
         for cls in type(exc).__mro__:
-            if cls is Exception:
-                return None  # the server-error handler's, below
             if cls in handlers:
                 return handlers[cls]
             if cls is HTTPException or cls is RequestValidationError:
@@ -131,14 +131,11 @@ class Registry:
         return None
 
     def server_error_handler(self, exc: Exception) -> Optional[Callable[..., Any]]:
-        """Starlette's last resort, for an exception no nearer handler takes that is no HTTP
-        error: the handler for ``Exception``, else the one for ``500``. What it answers is
-        sent with 500 unless it says otherwise; the exception is still logged, and a test
-        client raises it, as Starlette raises it again after that handler's response."""
-        if isinstance(exc, (HTTPException, RequestValidationError)):
-            return None
-        handlers = self.exception_handlers
-        return handlers.get(Exception) or handlers.get(500)
+        """Starlette's last resort (the handler for ``500`` or ``Exception``), for an exception
+        no nearer handler takes that is no HTTP error. What it answers is sent with 500 unless
+        it says otherwise; the exception is still logged, and a test client raises it, as
+        Starlette raises it again after that handler's response."""
+        return None if isinstance(exc, (HTTPException, RequestValidationError)) else self.last_resort
 
 
 class Chain:
@@ -200,25 +197,37 @@ def _recovered(chain: Chain, request: Any, exc: Exception, call: Any) -> Any:
     last_resort = chain.registry.server_error_handler(exc)
     if last_resort is None:
         return _default(exc, call)
+    _report(exc, call)
     answer = last_resort(request, exc)
     if inspect.isawaitable(answer):
-        return _server_error_awaited(answer, exc, call)
-    return _server_error(answer, exc, call)
+        return _server_error_awaited(answer)
+    return _server_error(answer)
 
 
-def _server_error(answer: Any, exc: Exception, call: Any) -> Response:
-    """What the server-error handler answered, with 500 unless it set a status; ``exc`` goes
-    to the log (and to a test client) all the same."""
+def _report(exc: Exception, call: Any) -> None:
+    """An exception the last resort answers goes to the log, and to a test client, all the
+    same (before the handler runs, so one that raises too hides nothing): Starlette raises it
+    again whatever that handler answered, so its test client raises it whatever the status."""
     call.report(exc)
+    try:
+        exc.__ferrule_last_resort__ = True  # type: ignore[attr-defined]
+    except AttributeError:  # an exception class with __slots__ and no __dict__
+        pass
+
+
+def _server_error(answer: Any) -> Response:
+    """What the last resort answered, with 500 unless it set a status."""
     return answer if isinstance(answer, Response) else Response(500, None, answer)
 
 
-async def _server_error_awaited(answer: Awaitable[Any], exc: Exception, call: Any) -> Response:
-    return _server_error(await answer, exc, call)
+async def _server_error_awaited(answer: Awaitable[Any]) -> Response:
+    return _server_error(await answer)
 
 
-async def _recovered_async(chain: Chain, request: Any, exc: Exception, call: Any) -> Any:
-    """``_recovered`` where hooks and handlers may be ``async def``."""
+async def _recovered_async(chain: Chain, request: Any, exc: Exception, call: Any, *, last_resort_here: bool = True) -> Any:
+    """``_recovered`` where hooks and handlers may be ``async def``. With middleware, the last
+    resort answers outside it (``last_resort_here`` false): as Starlette's
+    ``ServerErrorMiddleware``, it is outermost, so middleware sees the exception raised."""
     if exc is not call.refusal:
         for hook in chain.on_error:
             await _maybe(hook(request, exc))
@@ -226,9 +235,10 @@ async def _recovered_async(chain: Chain, request: Any, exc: Exception, call: Any
     if handler is not None:
         return await _maybe(handler(request, exc))
     last_resort = chain.registry.server_error_handler(exc)
-    if last_resort is None:
+    if last_resort is None or not last_resort_here:
         return _default(exc, call)
-    return _server_error(await _maybe(last_resort(request, exc)), exc, call)
+    _report(exc, call)
+    return _server_error(await _maybe(last_resort(request, exc)))
 
 
 def finish_sync(chain: Chain, call: Any, request: Any, outcome: Any, failed: bool) -> None:
@@ -348,7 +358,7 @@ async def run_async(chain: Chain, call: Any) -> None:
             if response is None:
                 response = await _maybe(call.handle(request))
         except Exception as exc:
-            response = await _recovered_async(chain, request, exc, call)
+            response = await _recovered_async(chain, request, exc, call, last_resort_here=here)
         try:
             response = _as_response(response, call.status)
             for hook in chain.on_send:
@@ -356,14 +366,33 @@ async def run_async(chain: Chain, call: Any) -> None:
                 if replaced is not None:
                     response = _as_response(replaced, call.status)
         except Exception as exc:  # as in finish_sync
-            response = await _recovered_async(chain, request, exc, call)
+            response = await _recovered_async(chain, request, exc, call, last_resort_here=here)
         return response
 
+    here = not chain.middleware
     # The last declared middleware runs outermost, as Starlette's.
     handle: Callable[[Any], Awaitable[Response]] = endpoint
     for middleware in chain.middleware:
         handle = _wrapped(middleware, handle)
+    if not here and chain.registry.last_resort is not None:
+        handle = _outermost(chain, call, handle)
     await _settle(call, request, handle(request))
+
+
+def _outermost(chain: Chain, call: Any, handle: Callable[[Any], Awaitable[Response]]) -> Callable[[Any], Awaitable[Response]]:
+    """The last resort around the middleware, as Starlette's ``ServerErrorMiddleware``."""
+
+    async def answered(request: Any) -> Response:
+        try:
+            return await handle(request)
+        except Exception as exc:
+            last_resort = chain.registry.server_error_handler(exc)
+            if last_resort is None:
+                raise
+            _report(exc, call)
+            return _server_error(await _maybe(last_resort(request, exc)))
+
+    return answered
 
 
 def _wrapped(middleware: Callable[..., Any], inner: Callable[[Any], Awaitable[Response]]) -> Callable[[Any], Awaitable[Response]]:

@@ -293,7 +293,9 @@ class TestClient:
         # A 500, or a body cut off because its producer raised after the head had gone (as
         # Starlette's client raises it too).
         raised = self._handle.take_raised()
-        if raised is not None and self.raise_server_exceptions and (status >= 500 or cut_off):
+        # One a last-resort handler answered is raised whatever the status, as Starlette's is.
+        answered = getattr(raised, "__ferrule_last_resort__", False)
+        if raised is not None and self.raise_server_exceptions and (status >= 500 or cut_off or answered):
             raise raised
 
     def _keep_cookies(self, headers: Headers) -> None:

@@ -356,7 +356,13 @@ def test_a_handler_for_500_or_exception_answers_what_nothing_else_takes_and_the_
     def teapot() -> dict:
         raise HTTPException(418, "short and stout")
 
+    @app.get("/http-500")
+    def http_500() -> dict:
+        raise HTTPException(500, "its own")  # an HTTP error: never the last resort's (Starlette)
+
     with TestClient(app, raise_server_exceptions=False) as client:
+        own = client.get("/http-500")
+        assert (own.status_code, own.json()["detail"]) == (500, "its own")
         failed = client.get("/fails")
         assert (failed.status_code, failed.json()) == (503, {"detail": "sorry", "path": "/fails"})
         plain = client.get("/plain")
@@ -369,10 +375,50 @@ def test_a_handler_for_500_or_exception_answers_what_nothing_else_takes_and_the_
     logged = [r for r in caplog.records if r.name == "ferrule.handler" and r.exc_info]
     assert [r.exc_info[0] for r in logged] == [RuntimeError, ZeroDivisionError]  # type: ignore[index]
     assert "SECRET" not in failed.text + plain.text
-    # As Starlette's, a test client raises it after the handler answered.
+    # As Starlette's, a test client raises it after the handler answered, whatever the status.
     with TestClient(app) as client:
         with pytest.raises(RuntimeError, match="SECRET"):
             client.get("/fails")
+
+
+# Found by review: with middleware, Starlette's last resort is outermost (middleware sees the
+# exception raised); a last resort that raises itself hides nothing from the log.
+def test_the_last_resort_answers_outside_middleware_and_one_that_raises_hides_nothing(caplog: pytest.LogCaptureFixture) -> None:
+    app = App()
+    seen: list[str] = []
+
+    @app.middleware("http")
+    async def watch(request: Request, call_next: Any) -> Response:
+        try:
+            return await call_next(request)
+        except ZeroDivisionError:
+            seen.append("raised through")
+            raise
+
+    @app.exception_handler(Exception)
+    def last_resort(request: Request, exc: Exception) -> Any:
+        if request.path == "/worse":
+            raise LookupError("the handler's own")
+        return JSONResponse({"detail": "sorry"}, status_code=200)
+
+    @app.get("/divide")
+    def divide() -> dict:
+        return {"x": 1 / 0}
+
+    @app.get("/worse")
+    def worse() -> dict:
+        raise ZeroDivisionError("first")
+
+    with TestClient(app, raise_server_exceptions=False) as client:
+        answered = client.get("/divide")
+        assert (answered.status_code, answered.json()) == (200, {"detail": "sorry"})
+        assert client.get("/worse").status_code == 500
+    assert seen == ["raised through", "raised through"]
+    logged = [r.exc_info[0] for r in caplog.records if r.name == "ferrule.handler" and r.exc_info]  # type: ignore[index]
+    assert logged == [ZeroDivisionError, ZeroDivisionError, LookupError]
+    with TestClient(app) as client:
+        with pytest.raises(ZeroDivisionError):
+            client.get("/divide")  # a 200, raised all the same, as Starlette's client does
 
 
 def test_an_exception_no_handler_takes_goes_through_middleware_to_a_bare_500() -> None:
