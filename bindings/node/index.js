@@ -255,7 +255,7 @@ function withNodeNames(call) {
   try {
     return nativeCall(call);
   } catch (error) {
-    const named = /^(ferrule: (?:app settings|[A-Z]+ \S+): )([a-z0-9_]+)(?=[.:[])/.exec(error.message);
+    const named = /^(ferrule: (?:app settings|[A-Z]+ \S+): )([a-z0-9_]+)(?=[.:[ ])/.exec(error.message);
     if (named) error.message = `${named[1]}${NODE_NAMES[named[2]] ?? named[2]}${error.message.slice(named[0].length)}`;
     throw error;
   }
@@ -401,7 +401,7 @@ class App {
     const spec = specOf('GET', path, rest);
     spec.websocket = { subprotocols: [...subprotocols].map(String) };
     if (maxMessageBytes !== undefined) spec.websocket.max_message_bytes = maxMessageBytes;
-    const index = nativeCall(() => this._native.addRoute(JSON.stringify(spec), 200, this._group));
+    const index = withNodeNames(() => this._native.addRoute(JSON.stringify(spec), 200, this._group));
     this._handlers[index] = handler;
     this._statuses[index] = 200;
     return this;
@@ -602,8 +602,13 @@ class App {
           // the exit status says so too. (A close() the program asked for leaves it its own.)
           if (stoppedBySignal && native.drainCutOff()) process.exitCode = 1;
           if (onLogs) onLogs(); // what the server said on its way out
-          // The drain closed every WebSocket; their ends arrived after the last batch.
-          dispatcher.sockets.stopped();
+          // The drain closed every WebSocket; their ends arrived after the last batch. Nothing
+          // a handler does then may keep close() from resolving.
+          try {
+            dispatcher.sockets.stopped();
+          } catch (error) {
+            console.error('ferrule: closing WebSockets failed:', error);
+          }
           native.release();
           this._port = null;
           if (signals) for (const s of ['SIGINT', 'SIGTERM']) process.removeListener(s, signals);

@@ -201,8 +201,13 @@ class Sockets {
    */
   stopped() {
     for (const [id, socket] of [...this.open]) {
-      this.arrived(id);
-      if (socket.readyState !== CLOSED) socket._scope.runInAsyncScope(socket._closed, socket, 1006, '');
+      // A 'close' listener that throws is its handler failing (logged), and stops no other.
+      try {
+        this.arrived(id);
+        if (socket.readyState !== CLOSED) socket._scope.runInAsyncScope(socket._closed, socket, 1006, '');
+      } catch (error) {
+        socket._fail(error);
+      }
     }
   }
 }

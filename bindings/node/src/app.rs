@@ -1024,13 +1024,19 @@ impl NativeApp {
         self.socket(id).is_some_and(|socket| socket.ping(ferrule_core::bytes::Bytes::copy_from_slice(&data)).is_ok())
     }
 
-    /// Throws a RangeError for a close no server may send (the core's rule), as `ws` does.
+    /// Throws for a close no server may send (the core's rule) as `ws` does: a TypeError for
+    /// the code, a RangeError for a reason too long.
     #[napi]
     pub fn socket_close(&self, id: f64, code: f64, reason: String) -> Result<()> {
-        let whole = if code.fract() == 0.0 && code.abs() < 1e15 { code as i64 } else { -1 };
-        let refused = |refused: UnsendableClose| Error::new(Status::InvalidArg, format!("RangeError|ferrule: {refused}"));
+        let refused = |refused: UnsendableClose| {
+            let kind = if matches!(refused, UnsendableClose::Code(_)) { "TypeError" } else { "RangeError" };
+            Error::new(Status::InvalidArg, format!("{kind}|ferrule: {refused}"))
+        };
+        if code.fract() != 0.0 || !code.is_finite() || code.abs() > 1e15 {
+            return Err(Error::new(Status::InvalidArg, format!("TypeError|ferrule: {code} is not a close code a server may send (a whole number)")));
+        }
         match self.socket(id) {
-            Some(socket) => socket.close(whole, &reason).map_err(refused),
+            Some(socket) => socket.close(code as i64, &reason).map_err(refused),
             None => Ok(()),
         }
     }

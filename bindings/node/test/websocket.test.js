@@ -60,8 +60,10 @@ test('text and binary come back in kind, and the close a handler sends arrives',
   app.ws('/echo', async (socket) => {
     for await (const data of socket) {
       if (data === 'bye') {
-        // As with `ws`, a close no server may send throws and leaves the socket open.
-        assert.throws(() => socket.close(1005), { name: 'RangeError', message: /1005 is not a close code a server may send/ });
+        // As with `ws`, a close no server may send throws (a TypeError for the code, a
+        // RangeError for the reason) and leaves the socket open.
+        assert.throws(() => socket.close(1005), { name: 'TypeError', message: /1005 is not a close code a server may send/ });
+        assert.throws(() => socket.close(1000.5), { name: 'TypeError', message: /1000.5 is not a close code/ });
         assert.throws(() => socket.close(4000, 'x'.repeat(124)), RangeError);
         assert.throws(() => socket.close('4000'), TypeError);
         return socket.close(4000, 'done');
@@ -133,7 +135,7 @@ test("app.close() closes open sockets with 1001 and their handlers' close listen
   const app = new ferrule.App({ logger: false });
   const heard = [];
   app.ws('/stay', (socket) => {
-    socket.on('close', (code) => heard.push(code));
+    socket.on('close', (code) => { heard.push(code); throw new Error('a listener that fails stops no other'); });
     socket.send('hi');
   });
   const { port } = await app.listen({ host: '127.0.0.1', port: 0, handleSignals: false, threads: 2 });

@@ -154,7 +154,8 @@ impl Closed {
 const MAX_CLOSE_REASON_BYTES: usize = 123;
 
 /// Why [`Closed::sendable`] refused a close: each binding raises it as its language's
-/// argument error (Python `ValueError`, Node `RangeError`, Ruby `ArgumentError`).
+/// argument error (Python `ValueError`, Node `TypeError` or `RangeError` as `ws`, Ruby
+/// `ArgumentError`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum UnsendableClose {
     Code(i64),
