@@ -504,8 +504,10 @@ fn in_json_words(error: serde_json::Error) -> String {
             text = format!("{}, expected {plain}", &text[..at]);
         }
     }
-    if let Some(value) = text.strip_prefix("invalid type: floating point `") {
-        text = format!("invalid type: number `{value}");
+    for kind in ["invalid type", "invalid value"] {
+        if let Some(value) = text.strip_prefix(&format!("{kind}: floating point `")) {
+            text = format!("{kind}: number `{value}");
+        }
     }
     text
 }
