@@ -80,9 +80,9 @@ export interface Context<Path extends string = string, Body = any, Query = Recor
   readonly traceparent: string | undefined;
   /** The W3C trace id (32 hex digits) of the caller's `traceparent`. */
   readonly traceId: string | undefined;
-  /** The peer that sent the request (Fastify's `request.ip`): the client, or the last proxy; undefined for `inject()`. */
+  /** The peer that sent the request (Fastify's `request.ip`): the client, or the last proxy; '127.0.0.1' for `inject()`. */
   readonly ip: string | undefined;
-  /** The peer's port; undefined for `inject()`. */
+  /** The peer's port; 0 for `inject()`. */
   readonly remotePort: number | undefined;
   /** Any header by name, declared or not; repeated ones joined with ", ". */
   header(name: string): string | undefined;

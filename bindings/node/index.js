@@ -1245,11 +1245,11 @@ class Context {
 
   /**
    * The address of the peer that sent the request (Fastify's `request.ip`): the client, or the
-   * last proxy in front of the server. Undefined for `inject()`.
+   * last proxy in front of the server; '127.0.0.1' for `inject()`, as Fastify's.
    */
   get ip() { return rawParts(this)[6]?.[0] ?? undefined; }
 
-  /** The peer's port (Node's `req.socket.remotePort`). Undefined for `inject()`. */
+  /** The peer's port (Node's `req.socket.remotePort`); 0 for `inject()`. */
   get remotePort() { return rawParts(this)[6]?.[1] ?? undefined; }
 
   get signal() {

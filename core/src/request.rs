@@ -60,14 +60,23 @@ pub struct RequestData {
     /// The caller's W3C trace (`traceparent`), when it sent a valid one ([`crate::trace`]).
     pub trace: Option<crate::trace::TraceContext>,
     /// The address of the peer that sent the request: the client, or the last proxy in
-    /// front of the server (no `Forwarded` header is trusted). `None` for a request made in
-    /// process (a test client's).
+    /// front of the server (no `Forwarded` header is trusted); for a request made in process,
+    /// what its caller says ([`ClientAddr`]). `None` only for a request given to the router
+    /// directly (`App::router`), which nobody said.
     pub client: Option<std::net::SocketAddr>,
 }
 
-/// The peer's address, put on each request by the connection that read it.
+/// The peer's address, put on each request by the connection that read it. A request made in
+/// process carries the one its caller knows (a Rack server's `REMOTE_ADDR`), else
+/// [`ClientAddr::IN_PROCESS`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct ClientAddr(pub std::net::SocketAddr);
+pub struct ClientAddr(pub std::net::SocketAddr);
+
+impl ClientAddr {
+    /// A request made in this process (a test client's): loopback, as Fastify's `inject()`
+    /// and Rack::Test say, with no port.
+    pub const IN_PROCESS: ClientAddr = ClientAddr(std::net::SocketAddr::new(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST), 0));
+}
 
 /// The peer address a request came with ([`RequestData::client`]).
 pub(crate) fn client_of(parts: &http::request::Parts) -> Option<std::net::SocketAddr> {

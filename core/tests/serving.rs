@@ -234,3 +234,31 @@ fn a_handler_sees_the_address_of_the_peer_that_sent_the_request() {
     }
     rt.block_on(server.shutdown()).unwrap();
 }
+
+// Found by review: over HTTP/2 the host is `:authority`, so a handler reading `Host` (a
+// Starlette `request.url`) found none; and the peer's address must reach h2 requests too.
+#[test]
+fn an_http2_request_has_its_authority_as_host_and_its_peer() {
+    let rt = runtime();
+    rt.block_on(async {
+        let app = App::new().route(RouteSpec::get("/who"), |request: RequestData| async move {
+            let host = request.raw_headers.get("host").map(|h| h.to_str().unwrap_or("").to_owned());
+            format!("{host:?} {}", request.client.is_some())
+        });
+        let server = app.serve(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap()).await.unwrap();
+        let tcp = tokio::net::TcpStream::connect(server.local_addr()).await.unwrap();
+        let (mut client, connection) = h2::client::handshake(tcp).await.unwrap();
+        tokio::spawn(async move {
+            let _ = connection.await;
+        });
+        let request = http::Request::get(format!("http://{}/who", server.local_addr())).body(()).unwrap();
+        let (response, _) = client.send_request(request, true).unwrap();
+        let mut body = response.await.unwrap().into_body();
+        let mut bytes = Vec::new();
+        while let Some(chunk) = body.data().await {
+            bytes.extend_from_slice(&chunk.unwrap());
+        }
+        assert_eq!(String::from_utf8(bytes).unwrap(), format!("Some({:?}) true", server.local_addr().to_string()));
+        server.shutdown().await.unwrap();
+    });
+}

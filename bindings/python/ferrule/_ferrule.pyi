@@ -46,7 +46,7 @@ class Request:
     @property
     def client(self) -> Optional[Address]:
         """The peer that sent the request (``host``, ``port``): the client, or the last proxy
-        in front of the server; ``None`` in process (a ``TestClient``'s request)."""
+        in front of the server; ``127.0.0.1`` (port 0) for a ``TestClient``'s request."""
     @property
     def trace_id(self) -> Optional[str]:
         """The W3C trace id of the caller's ``traceparent`` (when valid)."""

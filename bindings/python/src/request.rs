@@ -126,7 +126,7 @@ impl Request {
     }
 
     /// The peer that sent the request, as Starlette's `Address(host, port)`: the client, or
-    /// the last proxy in front of the server. `None` in process (a `TestClient`'s request).
+    /// the last proxy in front of the server; `127.0.0.1` (port 0) for a `TestClient`'s.
     #[getter]
     fn client<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
         static ADDRESS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();

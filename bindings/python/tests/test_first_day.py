@@ -256,7 +256,7 @@ def test_request_client_is_the_peer_that_sent_the_request_as_starlettes() -> Non
         connection.close()
     assert seen == {"client": ["127.0.0.1", mine[1]]}  # the peer's, never a header's
     with TestClient(app) as client:
-        assert client.get("/who").json() == {"client": None}  # in process: no peer
+        assert client.get("/who").json() == {"client": ["127.0.0.1", 0]}  # in process: loopback, as Fastify's inject
 
 
 # Found by a README walk: a wrong-typed option was named in Rust's types (expected usize), and

@@ -255,7 +255,19 @@ impl NativeApp {
     /// stack without a socket (`App#call(env)`, so Rack servers and Rack::Test can host the
     /// app); this thread runs the handlers it needs. Returns `[status, [name, value, …], body,
     /// cut_off]` (`cut_off`: the body broke off before its end, a stream whose producer raised).
-    pub fn call_rack(ruby: &Ruby, rb_self: &Self, method: String, uri: String, headers: RArray, body: RString, handlers: RArray, runner: Proc) -> Result<RArray, Error> {
+    /// `remote_addr`: the Rack server's `REMOTE_ADDR`, the peer its handlers see (`req.ip`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn call_rack(
+        ruby: &Ruby,
+        rb_self: &Self,
+        method: String,
+        uri: String,
+        headers: RArray,
+        body: RString,
+        remote_addr: Option<String>,
+        handlers: RArray,
+        runner: Proc,
+    ) -> Result<RArray, Error> {
         let client = rb_self.in_process(ruby)?;
         let mut request = ferrule_core::http::Request::builder().method(method.as_str()).uri(uri.as_str());
         // Header values as the bytes Rack holds (a server's are binary Strings).
@@ -264,7 +276,10 @@ impl NativeApp {
             request = request.header(raw::string_bytes(pair[0]), raw::string_bytes(pair[1]));
         }
         let body = ferrule_core::bytes::Bytes::from(raw::string_bytes(body));
-        let request = request.body(body).map_err(|e| Error::new(ruby.exception_arg_error(), format!("ferrule: a request that cannot be sent: {e}")))?;
+        let mut request = request.body(body).map_err(|e| Error::new(ruby.exception_arg_error(), format!("ferrule: a request that cannot be sent: {e}")))?;
+        if let Some(ip) = remote_addr.and_then(|addr| addr.parse::<std::net::IpAddr>().ok()) {
+            request.extensions_mut().insert(ferrule_core::ClientAddr(std::net::SocketAddr::new(ip, 0)));
+        }
         let exchange = client.send(request);
         let answers: Arc<dyn Answers> = client.clone();
         let mut calls = Vec::new();

@@ -60,7 +60,7 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     class.define_method("stop", method!(NativeApp::stop, 0))?;
     class.define_method("work", method!(NativeApp::work, 3))?;
     class.define_method("stopped_fd", method!(NativeApp::stopped_fd, 0))?;
-    class.define_method("call_rack", method!(NativeApp::call_rack, 6))?;
+    class.define_method("call_rack", method!(NativeApp::call_rack, 7))?;
     class.define_method("finish", method!(NativeApp::finish, 0))?;
     let socket = module.define_class("NativeSocket", ruby.class_object())?;
     socket.define_method("id", method!(socket::NativeSocket::id, 0))?;

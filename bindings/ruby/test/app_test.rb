@@ -178,7 +178,10 @@ class AppTest < Minitest::Test
         assert_equal({ "ip" => "127.0.0.1", "port" => mine }, seen, "the peer's, never a header's")
       end
     end
-    status, _, body = app.call(Rack::MockRequest.env_for("/who"))
-    assert_equal [200, { "ip" => nil, "port" => nil }], [status, JSON.parse(body.join)], "in process: no peer"
+    # Under a Rack server (Puma), the peer it saw; without one, loopback.
+    status, _, body = app.call(Rack::MockRequest.env_for("/who", "REMOTE_ADDR" => "2001:db8::7"))
+    assert_equal [200, { "ip" => "2001:db8::7", "port" => 0 }], [status, JSON.parse(body.join)]
+    _, _, body = app.call(Rack::MockRequest.env_for("/who").tap { |env| env.delete("REMOTE_ADDR") })
+    assert_equal({ "ip" => "127.0.0.1", "port" => 0 }, JSON.parse(body.join))
   end
 end

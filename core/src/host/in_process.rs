@@ -92,7 +92,10 @@ impl<R: Send + Sync + 'static> InProcess<R> {
 
     /// Starts `request` through the router; the caller then runs [`InProcess::wait`] (or its
     /// own loop over [`InProcess::mailbox`]) until the exchange is done.
-    pub fn send(&self, request: http::Request<Bytes>) -> Exchange {
+    pub fn send(&self, mut request: http::Request<Bytes>) -> Exchange {
+        if request.extensions().get::<crate::ClientAddr>().is_none() {
+            request.extensions_mut().insert(crate::ClientAddr::IN_PROCESS);
+        }
         let exchange = Exchange { wake: Arc::new(AtomicBool::new(false)), answer: Arc::new(Mutex::new(None)) };
         let (wake, answer, router, mailbox) = (exchange.wake.clone(), exchange.answer.clone(), self.router.clone(), self.inbox.mailbox_arc());
         self.runtime.spawn(async move {

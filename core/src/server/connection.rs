@@ -233,11 +233,27 @@ impl<A: AppService> hyper::service::Service<http::Request<Incoming>> for ConnSer
         // One boxed value: the map itself is made for every request anyway (axum's router
         // keeps its `OriginalUri` there).
         request.extensions_mut().insert(self.client);
+        if http2 {
+            host_from_authority(&mut request);
+        }
         if !http2 && request.headers().contains_key(http::header::UPGRADE) {
             request.extensions_mut().insert(super::UpgradeSlot::new(self.state.clone()));
         }
         let future = tower::Service::call(&mut self.app.clone(), request);
         Either::Right(InFlight { future, state: Some(self.state.clone()), http2, sse_keep_alive: self.limits.sse_keep_alive })
+    }
+}
+
+/// HTTP/2 names the host in `:authority`, which hyper keeps in the URI, not as `Host`: a
+/// handler reads `Host` (a Starlette `request.url`, `header("host")`) over either protocol.
+/// HTTP/1.1 requests carry `Host` already ([`wire_problem`]), so they pay nothing for this.
+fn host_from_authority<B>(request: &mut http::Request<B>) {
+    if request.headers().contains_key(http::header::HOST) {
+        return;
+    }
+    let host = request.uri().authority().and_then(|authority| http::HeaderValue::from_str(authority.as_str()).ok());
+    if let Some(host) = host {
+        request.headers_mut().insert(http::header::HOST, host);
     }
 }
 

@@ -410,7 +410,7 @@ module Ferrule
       input = env["rack.input"]
       body = input ? input.read.to_s.b : "".b
       input.rewind if input.respond_to?(:rewind)
-      status, flat, payload, cut_off = @native.call_rack(env["REQUEST_METHOD"], query.empty? ? path : "#{path}?#{query}", headers, body, @handlers, @chain_runner)
+      status, flat, payload, cut_off = @native.call_rack(env["REQUEST_METHOD"], query.empty? ? path : "#{path}?#{query}", headers, body, env["REMOTE_ADDR"], @handlers, @chain_runner)
       [status, rack_headers(flat), cut_off ? CutOffBody.new(payload) : [payload]]
     end
 

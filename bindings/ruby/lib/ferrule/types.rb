@@ -25,9 +25,10 @@ module Ferrule
     # The W3C trace id (32 hex digits) of the caller's +traceparent+.
     def trace_id = @raw&.trace&.last
     # The address of the peer that sent the request (Rack's +request.ip+): the client, or the
-    # last proxy in front of the server; nil for a request made in process (Rack::Test's).
+    # last proxy in front of the server; for a Rack call, the server's +REMOTE_ADDR+
+    # (127.0.0.1 when it gives none).
     def ip = @raw&.client&.first
-    # The peer's port (nil in process).
+    # The peer's port (0 for a Rack call: Rack does not say).
     def remote_port = @raw&.client&.last
 
     # Any header by name (case-insensitive), declared or not; repeated ones joined with ", ".
