@@ -62,7 +62,7 @@ test('openapiUrl moves the document or, null, switches it off', async () => {
   const off = new App({ openapiUrl: null });
   assert.strictEqual((await serving(moved, (port) => request(port, 'GET', '/api/schema.json'))).status, 200);
   assert.strictEqual((await serving(off, (port) => request(port, 'GET', '/openapi.json'))).status, 404);
-  assert.throws(() => new App({ openapiUrl: 'schema.json' }), /openapi_url must be a path starting with `\/`/);
+  assert.throws(() => new App({ openapiUrl: 'schema.json' }), /openapiUrl must be a path starting with `\/`/);
   assert.throws(() => new App().get('/x', { summery: 'typo' }, () => 1), /summery.*did you mean summary/);
 });
 
@@ -74,7 +74,7 @@ test('docsUrl serves the docs page, moves it or, null, switches it off (as does 
   for (const [options, path, status] of [[{ docsUrl: '/api/docs' }, '/api/docs', 200], [{ docsUrl: null }, '/docs', 404], [{ openapiUrl: null }, '/docs', 404]]) {
     assert.strictEqual((await serving(new App(options), (port) => request(port, 'GET', path))).status, status, JSON.stringify(options));
   }
-  assert.throws(() => new App({ docsUrl: 'docs' }), /docs_url must be a path starting with `\/`/);
+  assert.throws(() => new App({ docsUrl: 'docs' }), /docsUrl must be a path starting with `\/`/);
 });
 
 test("an array's OpenAPI style rides in its property: read that way and documented", async () => {
