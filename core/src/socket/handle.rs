@@ -181,8 +181,10 @@ impl Socket {
     /// Starts the closing handshake with `code` (sent after what is queued); the first close
     /// asked is the one sent. A code a server may not send, or a reason too long for a close
     /// frame, is refused (see [`Closed::sendable`]) and nothing is sent.
-    pub fn close(&self, code: i64, reason: &str) -> Result<(), UnsendableClose> {
-        self.close_with(Closed::sendable(code, reason)?);
+    /// Any integer type is taken (a `u16` in Rust, a binding's `i64`), so that one out of
+    /// range is refused by the same rule.
+    pub fn close(&self, code: impl Into<i64>, reason: &str) -> Result<(), UnsendableClose> {
+        self.close_with(Closed::sendable(code.into(), reason)?);
         Ok(())
     }
 
@@ -316,7 +318,7 @@ mod tests {
     #[test]
     fn a_close_no_server_may_send_is_refused_and_leaves_the_socket_open() {
         let socket = Socket::new(None, 1024);
-        for code in [999, 1004, 1005, 1006, 1015, 2999, 5000, -1, 70_000] {
+        for code in [999_i64, 1004, 1005, 1006, 1015, 2999, 5000, -1, 70_000] {
             assert_eq!(socket.close(code, ""), Err(UnsendableClose::Code(code)));
         }
         let long = "é".repeat(62); // 124 bytes

@@ -43,7 +43,7 @@ async fn socket_echo(request: RequestData, ws: Socket) {
             Message::Text(text) if text == "raise" => panic!("SECRET-TOKEN-42 database password"),
             Message::Text(text) if text.starts_with("close ") => {
                 // A close no server may send fails the handler (1011), as in every binding.
-                ws.close(text[6..].parse().unwrap_or(-1), "requested").expect("a close code a server may send");
+                ws.close(text[6..].parse::<i64>().unwrap_or(-1), "requested").expect("a close code a server may send");
                 return;
             }
             _ => {
