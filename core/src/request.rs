@@ -100,6 +100,8 @@ impl RequestData {
     /// declared.
     pub(crate) fn refused(parts: http::request::Parts, raw_body: Bytes) -> Self {
         RequestData {
+            // Read before anything is moved out of `parts`.
+            client: client_of(&parts),
             request_id: crate::middleware::request_id_in(&parts.headers),
             method: parts.method,
             path: parts.uri.path().to_owned(),
@@ -111,7 +113,6 @@ impl RequestData {
             raw_query: parts.uri.query().unwrap_or("").to_owned(),
             raw_body,
             trace: crate::trace::TraceContext::of(&parts.headers),
-            client: parts.extensions.get::<ClientAddr>().map(|client| client.0),
             raw_headers: parts.headers,
             deadline: None,
         }
