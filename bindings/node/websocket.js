@@ -37,7 +37,7 @@ class WebSocket extends EventEmitter {
     /** The async resource of the request that opened it (set by `Sockets.opened`). */
     this._scope = null;
     this.on('newListener', (event) => {
-      if (event === 'message' && this._unread.length > 0) queueMicrotask(() => this._flushUnread());
+      if (event === 'message' && this._unread.length > 0) this._later(this._flushUnread);
     });
   }
 
@@ -55,7 +55,7 @@ class WebSocket extends EventEmitter {
     const sent = this.readyState === OPEN && this._native.socketSend(this._id, payload);
     if (typeof callback === 'function') {
       const error = sent ? undefined : new Error('WebSocket is not open: readyState ' + this.readyState);
-      queueMicrotask(() => callback(error));
+      this._later(() => callback(error));
     }
   }
 
@@ -83,7 +83,7 @@ class WebSocket extends EventEmitter {
       if (!done) { done = true; this._iterators -= 1; }
       return { done: true, value: undefined };
     };
-    queueMicrotask(() => this._flushUnread());
+    this._later(this._flushUnread);
     return {
       next: () => {
         if (done) return Promise.resolve({ done: true, value: undefined });
@@ -94,6 +94,15 @@ class WebSocket extends EventEmitter {
       return: () => Promise.resolve(finish()),
       [Symbol.asyncIterator]() { return this; },
     };
+  }
+
+  /**
+   * Runs `fn` in a microtask of the socket's own scope. A bare `queueMicrotask` would run it in
+   * a fresh resource: what a 'message' listener `enterWith`s there would be gone by the next
+   * message, which `Sockets.arrived` delivers in the scope.
+   */
+  _later(fn) {
+    queueMicrotask(() => (this._scope === null ? fn.call(this) : this._scope.runInAsyncScope(fn, this)));
   }
 
   /** The core has messages (or the end) for this socket: take them all in one call. */
@@ -187,7 +196,7 @@ class Sockets {
       failed(error);
     }
     // What arrived while the handler set up: taken once it has registered its listeners.
-    queueMicrotask(() => socket._arrived());
+    socket._later(socket._arrived);
   }
 
   arrived(id) {

@@ -31,6 +31,16 @@ function makeApp() {
       socket.send(JSON.stringify({ seen }));
     });
   });
+  // Listens only after a wait, so what the client sent first is already waiting for it.
+  app.ws('/late-chat/{who}', async (socket, ctx) => {
+    user.enterWith(ctx.params.who);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    socket.on('message', (message) => {
+      const seen = user.getStore();
+      user.enterWith(`${message} from ${ctx.params.who}`);
+      socket.send(JSON.stringify({ seen }));
+    });
+  });
   app.get('/read-later/{ms:int}', async ({ params }) => {
     await new Promise((resolve) => setTimeout(resolve, params.ms));
     return { user: user.getStore() ?? null };
@@ -79,5 +89,20 @@ test("a WebSocket's messages arrive in its own context, and nothing of it reache
     ada.close();
     grace.close();
     await Promise.all([once(ada, 'close'), once(grace, 'close')]);
+  });
+});
+
+test('a message that waited for its listener is delivered in the socket\'s context too', async () => {
+  await serving(makeApp(), async (port) => {
+    const client = new WebSocketClient(`ws://127.0.0.1:${port}/late-chat/ada`);
+    await once(client, 'open');
+    client.send('hi');
+    const first = once(client, 'message');
+    assert.deepStrictEqual(JSON.parse((await first)[0].toString()), { seen: 'ada' });
+    // Taken by the listener's arrival, not a batch: what it entered is the socket's store.
+    client.send('again');
+    assert.deepStrictEqual(JSON.parse((await once(client, 'message'))[0].toString()), { seen: 'hi from ada' });
+    client.close();
+    await once(client, 'close');
   });
 });
