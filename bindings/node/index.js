@@ -1550,7 +1550,12 @@ function supervise(host, port, workers, handleSignals) {
   // SO_REUSEPORT, which would let them share it with any other program that does the same.
   const fd = nativeCall(() => native.bindListener(host, port));
   cluster.setupPrimary({ stdio: ['inherit', 'inherit', 'inherit', 'ipc', fd] });
-  const fork = () => cluster.fork({ FERRULE_LISTEN_FD: String(INHERITED_FD) });
+  // The workers not yet exited, counted here: `cluster.workers` drops one only once its IPC
+  // channel has closed too, which can come after its 'exit' (1 time in 100 under load here,
+  // always while a child the worker started holds the channel), so the last 'exit' would
+  // find it still listed and the primary would wait forever.
+  const live = new Set();
+  const fork = () => live.add(cluster.fork({ FERRULE_LISTEN_FD: String(INHERITED_FD) }).id);
   return new Promise((resolve, reject) => {
     let stopping = false;
     let failed = null;
@@ -1561,12 +1566,22 @@ function supervise(host, port, workers, handleSignals) {
     // A worker that died is replaced a second later; a stop in that second cancels it (else
     // the replacement, forked after the stop, would hold the primary open with no one to stop it).
     const respawns = new Set();
+    const settleOnceNoneLive = () => {
+      if (live.size > 0) return;
+      require('node:fs').closeSync(fd);
+      process.removeListener('SIGINT', stop);
+      process.removeListener('SIGTERM', stop);
+      if (failed) reject(failed);
+      else resolve({ workers });
+    };
     const stop = () => {
       if (stopping) return;
       stopping = true;
       for (const timer of respawns) clearTimeout(timer);
       respawns.clear();
-      for (const worker of Object.values(cluster.workers)) worker.process.kill('SIGTERM');
+      for (const worker of Object.values(cluster.workers)) if (live.has(worker.id)) worker.process.kill('SIGTERM');
+      // Every worker had died and its replacement was not forked yet: no 'exit' is to come.
+      settleOnceNoneLive();
     };
     if (handleSignals) {
       // \`on\`, as in listen(): a repeated signal must not kill the primary mid-drain.
@@ -1581,23 +1596,21 @@ function supervise(host, port, workers, handleSignals) {
       }
     });
     cluster.on('exit', (worker, code, signal) => {
+      live.delete(worker.id);
+      // Its end of a channel a child of the worker still holds would keep the primary alive.
+      if (worker.isConnected()) worker.process.disconnect();
       if (!stopping && served.has(worker.id)) {
         console.error(`ferrule: worker ${worker.process.pid} exited (${signal || code}); starting another`);
         const timer = setTimeout(() => { respawns.delete(timer); if (!stopping) fork(); }, 1000);
         respawns.add(timer);
         return;
       }
-      if (!stopping) {
-        failed = new Error(`ferrule: startup failed: worker ${worker.process.pid} exited (${signal || code}) before it served; stopping every worker`);
-        stop();
+      if (stopping) {
+        settleOnceNoneLive();
+        return;
       }
-      if (Object.keys(cluster.workers).length === 0) {
-        require('node:fs').closeSync(fd);
-        process.removeListener('SIGINT', stop);
-        process.removeListener('SIGTERM', stop);
-        if (failed) reject(failed);
-        else resolve({ workers });
-      }
+      failed = new Error(`ferrule: startup failed: worker ${worker.process.pid} exited (${signal || code}) before it served; stopping every worker`);
+      stop();
     });
   });
 }

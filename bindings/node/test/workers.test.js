@@ -34,9 +34,9 @@ function reportedPort(child) {
 }
 
 // `started`: a file each /slow request appends its worker's pid to when its handler runs.
-async function start(workers) {
+async function start(workers, extraEnv = {}) {
   const started = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'ferrule-workers-')), 'started');
-  const env = { ...process.env, FERRULE_TEST_STARTED: started };
+  const env = { ...process.env, FERRULE_TEST_STARTED: started, ...extraEnv };
   const child = spawn(process.execPath, [path.join(__dirname, 'workers_app.js'), '0', String(workers)], { stdio: ['ignore', 'inherit', 'pipe'], env });
   const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
   let port;
@@ -123,6 +123,24 @@ for (const workers of [1, 2]) {
     }
   });
 }
+
+// Before, the primary waited until no worker was listed in `cluster.workers`, which drops a
+// worker only once its IPC channel closes too: with a child of the worker holding the channel
+// (or, 1 time in 100 under load, the channel closing after the exit), the primary never ended.
+test('the primary ends once its workers have exited, though a child of theirs holds their IPC channel', async () => {
+  const holders = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'ferrule-workers-')), 'holders');
+  const { child, exited } = await start(2, { FERRULE_TEST_CHANNEL_HOLDERS: holders });
+  try {
+    child.kill('SIGTERM');
+    const ended = await Promise.race([exited, new Promise((resolve) => setTimeout(() => resolve('still running'), 10000))]);
+    assert.deepStrictEqual(ended, { code: 0, signal: null });
+  } finally {
+    child.kill('SIGKILL');
+    for (const pid of fs.readFileSync(holders, 'utf8').split('\n').filter(Boolean)) {
+      try { process.kill(Number(pid), 'SIGKILL'); } catch { /* already gone */ }
+    }
+  }
+});
 
 // A client on a thread of its own (the test's thread is kept busy below): opens a request
 // whose body arrives late, then asks for /busy, then sends the late body after `lateMs`.
