@@ -97,7 +97,9 @@ class OpenapiTest < Minitest::Test
     expected = Ferrule::App.new(title: "Shop")
     expected.get("/items/{id:int}", summary: "One item", response: { "title" => "Item", "type" => "object" }) { nil }
     Dir.mktmpdir do |dir|
-      { "runs.rb" => "#{app_source}app.run(port: 0)\n", "makes.rb" => app_source }.each do |name, source|
+      # A rackup file too: before, `run` was undefined outside Rack::Builder and the command failed.
+      files = { "runs.rb" => "#{app_source}app.run(port: 0)\n", "makes.rb" => app_source, "config.ru" => "#{app_source}use Rack::ContentLength\nrun app\n" }
+      files.each do |name, source|
         File.write(File.join(dir, name), source)
         out, err, status = ferrule_command("openapi", File.join(dir, name))
         assert status.success?, "#{name}: #{err}"
@@ -108,7 +110,7 @@ class OpenapiTest < Minitest::Test
       assert_equal [1, "ferrule: #{File.join(dir, 'none.rb')} makes no Ferrule::App\n"], [status.exitstatus, err]
     end
     _, err, status = ferrule_command("openapi")
-    assert_equal [1, "ferrule: usage: ferrule openapi <app.rb> | ferrule <app.rb> --reload [--reload-dir DIR]...\n"], [status.exitstatus, err]
+    assert_equal [1, "ferrule: usage: ferrule openapi <app.rb|config.ru> | ferrule <app.rb> --reload [--reload-dir DIR]...\n"], [status.exitstatus, err]
   end
 
   def test_openapi_url_moves_the_document_or_nil_switches_it_off

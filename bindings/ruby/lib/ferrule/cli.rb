@@ -1,17 +1,17 @@
 # frozen_string_literal: true
 
 module Ferrule
-  # The +ferrule+ command. <tt>ferrule openapi app.rb</tt> prints the OpenAPI document of the app
-  # that app.rb declares, without serving it (for CI to diff, or a client generator to read).
-  # The file is loaded with FERRULE_PRINT_OPENAPI=1: an app that runs when loaded prints its
-  # document from App#run / App#serve and exits there; otherwise the one Ferrule::App the file
-  # made is printed here.
+  # The +ferrule+ command. <tt>ferrule openapi app.rb</tt> (or +config.ru+) prints the OpenAPI
+  # document of the app that file declares, without serving it (for CI to diff, or a client
+  # generator to read). The file is loaded with FERRULE_PRINT_OPENAPI=1: an app that runs when
+  # loaded prints its document from App#run / App#serve and exits there; otherwise the one
+  # Ferrule::App the file made is printed here.
   #
   # <tt>ferrule app.rb --reload [--reload-dir DIR]...</tt>: development: runs <tt>ruby app.rb</tt>
   # and runs it again when a .rb, .ru or .erb file changes (the core's supervisor, as Python's
   # and Node's --reload).
   module CLI
-    USAGE = "usage: ferrule openapi <app.rb> | ferrule <app.rb> --reload [--reload-dir DIR]..."
+    USAGE = "usage: ferrule openapi <app.rb|config.ru> | ferrule <app.rb> --reload [--reload-dir DIR]..."
 
     # The apps made while FERRULE_PRINT_OPENAPI is set (App#initialize adds itself).
     def self.made
@@ -27,7 +27,7 @@ module Ferrule
 
       ENV["FERRULE_PRINT_OPENAPI"] = "1"
       begin
-        load(File.expand_path(file))
+        load_app_file(File.expand_path(file))
       rescue ScriptError, StandardError => e
         return fail(err, "cannot load #{file}: #{e.message}")
       end
@@ -38,6 +38,16 @@ module Ferrule
       out.write(apps.first.openapi_json, "\n")
       0
     end
+
+    # A rackup file is Rack::Builder's language (+run+, +use+, +map+), which a plain +load+ does
+    # not speak: Rack builds it, and +run+ only records the app, so nothing is served.
+    def self.load_app_file(path)
+      return load(path) unless path.end_with?(".ru")
+
+      require "rack"
+      Rack::Builder.parse_file(path)
+    end
+    private_class_method :load_app_file
 
     # The core's reload supervisor over <tt>ruby app.rb</tt>; returns its exit status.
     def self.reload(argv, err)
