@@ -96,6 +96,16 @@ class Reply {
     return this;
   }
 
+  /**
+   * Fastify's `redirect(url[, code])` (or v4's `redirect(code, url)`): a 302, or the code given
+   * here or set before with `code()`.
+   */
+  redirect(url, code) {
+    if (typeof url === 'number') [url, code] = [code, url];
+    if (code !== undefined || !this._codeSet) this.code(code ?? 302);
+    return this.header('location', String(url)).send();
+  }
+
   send(payload) {
     if (this.sent) throw new Error('ferrule: reply.send() was called twice');
     this.sent = true;

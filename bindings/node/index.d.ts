@@ -97,7 +97,8 @@ export type Chunk = string | Buffer | Uint8Array;
 export type ChunkSource = AsyncIterable<Chunk> | Iterator<Chunk> | ReadableStream<Uint8Array> | NodeJS.ReadableStream;
 export type HandlerResult = Json | string | Buffer | Response | EventStream | ChunkSource | null | undefined;
 
-export type Handler<Path extends string = string> = (ctx: Context<Path>) => HandlerResult | Promise<HandlerResult>;
+/** A handler that takes a second parameter gets Fastify's `reply` (its code, headers, `send()`). */
+export type Handler<Path extends string = string> = (ctx: Context<Path>, reply: Reply) => HandlerResult | Reply | Promise<HandlerResult | Reply>;
 
 /** A JSON Schema (2020-12) object. */
 export type Schema = Record<string, unknown>;
@@ -290,6 +291,9 @@ export declare class App {
   readonly port: number | null;
   listen(options?: ListenOptions): Promise<{ host: string; port: number } | { workers: number }>;
   listen(port: number, host?: string): Promise<{ host: string; port: number } | { workers: number }>;
+  /** Called back once listening (or with the error), as Fastify's and Express's listen. */
+  listen(options: ListenOptions | number, callback: (error: Error | null, address?: string) => void): Promise<{ host: string; port: number } | { workers: number }>;
+  listen(port: number, host: string, callback: (error: Error | null, address?: string) => void): Promise<{ host: string; port: number } | { workers: number }>;
   close(): Promise<void>;
   /**
    * One request through the whole core without a socket (Fastify's `inject`): routing,
@@ -353,6 +357,8 @@ export interface Reply {
   hasHeader(name: string): boolean;
   removeHeader(name: string): this;
   send(payload?: unknown): this;
+  /** A 302 (or `code`, or what `code()` set) to `url`. */
+  redirect(url: string, code?: number): this;
 }
 
 export interface SocketOptions {

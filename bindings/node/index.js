@@ -554,10 +554,21 @@ class App {
    * in Express and Node's `server.listen`. With `workers: N > 1` the primary process binds the
    * port once (a port in use fails there, with `code: 'EADDRINUSE'`), forks N workers
    * (node:cluster) that inherit the socket, and resolves when they have all exited. `log:
-   * false` leaves out the startup line.
+   * false` leaves out the startup line. A function as the last argument is called back too:
+   * Fastify's `listen(options, (error, address) => …)`, Express's `listen(port[, host], () => …)`.
    */
-  async listen(options = {}, hostArgument) {
-    if (this !== this._root) return this._root.listen(options, hostArgument);
+  listen(options = {}, hostArgument, callback) {
+    if (typeof hostArgument === 'function') [hostArgument, callback] = [undefined, hostArgument];
+    const listening = this._listen(options, hostArgument);
+    if (typeof callback === 'function') {
+      const addressOf = ({ host, port }) => (port === undefined ? undefined : `http://${host.includes(':') ? `[${host}]` : host}:${port}`);
+      listening.then((info) => callback(null, addressOf(info)), (error) => callback(error));
+    }
+    return listening;
+  }
+
+  async _listen(options, hostArgument) {
+    if (this !== this._root) return this._root._listen(options, hostArgument);
     if (process.env.FERRULE_PRINT_OPENAPI === '1') {
       // `ferrule openapi app.js`: the app's document instead of a server (see cli.js).
       require('node:fs').writeSync(1, nativeCall(() => this._native.openapi()));
@@ -738,6 +749,9 @@ function inOwnContext(fn, self, a, b, c, d, e) {
   return new AsyncResource('ferrule.request').runInAsyncScope(fn, self, a, b, c, d, e);
 }
 
+/** The chain of a route without hooks whose handler takes a reply (`Dispatcher.run`). */
+const NO_HOOKS = Object.freeze({ onRequest: [], preHandler: [], onSend: [], onError: [], errorHandlers: [], notFound: null });
+
 class Dispatcher {
   constructor(app) {
     const native = app._native;
@@ -834,6 +848,7 @@ class Dispatcher {
 
   /** Chain `number`'s functions: `{ onRequest, preHandler, onSend, onError, errorHandlers, notFound }`. */
   chain(number) {
+    if (number < 0) return NO_HOOKS;
     let chain = this.chains[number];
     if (!chain) {
       const [onRequest, preHandler, onSend, onError] = this.native.hooksOf(number);
@@ -883,18 +898,19 @@ class Dispatcher {
         if (step < before) value = callHookNow(chain.onRequest[step], 2, ctx, reply);
         else if (refused) throw refused;
         else if (step < last) value = callHookNow(chain.preHandler[step - before], 2, ctx, reply);
-        else value = this.handlers[route](ctx);
+        else value = this.handlers[route](ctx, reply);
         if (isThenable(value)) {
           const next = step + 1;
           return value.then(
             (settled) => {
-              if (next > last && !reply.sent) reply.send(settled);
+              if (next > last && !reply.sent) reply.send(settled === reply ? undefined : settled);
               return this.continueHooked(id, route, ctx, chain, reply, refused, refusal, next);
             },
             (error) => this.recoverHooked(id, route, ctx, chain, reply, refused, refusal, error),
           );
         }
-        if (step === last && !reply.sent) reply.send(value);
+        // `return reply.code(204)`: the reply itself is no payload.
+        if (step === last && !reply.sent) reply.send(value === reply ? undefined : value);
       }
     } catch (error) {
       return this.recoverHooked(id, route, ctx, chain, reply, refused, refusal, error);
@@ -1029,6 +1045,11 @@ class Dispatcher {
   /** The chain's answer: the payload with the reply's status and headers when they were set. */
   answerWith(id, ctx, reply, payload) {
     const { native, logger, streams } = this;
+    const read = madeJson(payload);
+    if (read !== null) {
+      read.then((whole) => this.answerWith(id, ctx, reply, whole), (error) => this.failHooked(id, ctx, error)).finally(this.flushSoon);
+      return;
+    }
     payload = webValue(payload);
     if (!reply._codeSet && reply._headers.length === 0) {
       answer(native, id, payload, ctx, logger, streams);
@@ -1039,15 +1060,28 @@ class Dispatcher {
       answer(native, id, payload, ctx, logger, streams);
       return;
     }
-    const body = payload === undefined ? null : payload;
-    answer(native, id, new Response(body, { status: reply.statusCode, headers: pairsToObject(reply.flatHeaders()) }), ctx, logger, streams);
+    const headers = pairsToObject(reply.flatHeaders());
+    if (payload === null) {
+      // JSON's null, as a handler's `null` is without hooks: a Response's null body is none.
+      const type = reply.hasHeader('content-type') ? undefined : 'application/json';
+      answer(native, id, new Response('null', { status: reply.statusCode, headers, type }), ctx, logger, streams);
+      return;
+    }
+    answer(native, id, new Response(payload === undefined ? null : payload, { status: reply.statusCode, headers }), ctx, logger, streams);
   }
 
   run(id, route, ctx) {
     const { native, logger, streams } = this;
+    const handler = this.handlers[route];
+    // Fastify's `(request, reply) => …`: a handler that takes a reply answers through one, as
+    // a hooked route's does (its code, headers and `send()`); the others pay nothing for it.
+    if (handler.length >= 2) {
+      this.runHooked(id, route, ctx, -1, null);
+      return;
+    }
     let result;
     try {
-      result = this.handlers[route](ctx);
+      result = handler(ctx);
     } catch (error) {
       failWith(native, id, error, ctx, logger);
       return;
@@ -1285,19 +1319,45 @@ const WebResponse = globalThis.Response;
  */
 function webValue(value) {
   if (value === null || typeof value !== 'object') return value;
-  if (typeof WebResponse === 'function' && value instanceof WebResponse) {
-    const headers = {};
-    for (const [name, header] of value.headers) {
-      if (value.url && name === 'content-encoding') continue;
-      headers[name] = name in headers ? [].concat(headers[name], header) : header;
-    }
-    return new Response(value.body, { status: value.status, headers });
-  }
+  if (typeof WebResponse === 'function' && value instanceof WebResponse) return new Response(value.body, { status: value.status, headers: webHeaders(value) });
   if (typeof Blob === 'function' && value instanceof Blob) return new Response(value.stream(), { type: value.type || undefined });
   return value;
 }
 
+/** A fetch API Response's headers as ferrule's take them. */
+function webHeaders(value) {
+  const headers = {};
+  for (const [name, header] of value.headers) {
+    if (value.url && name === 'content-encoding') continue;
+    headers[name] = name in headers ? [].concat(headers[name], header) : header;
+  }
+  return headers;
+}
+
+/**
+ * A fetch API Response with a JSON body that the handler made (`Response.json(user)`), not
+ * fetched (a fetched one has a `url`, and is passed through as it streams): a Promise of it as
+ * ferrule's Response with its bytes read whole, so that the route's response schema filters
+ * them as it does any JSON the handler wrote. Null for anything else.
+ */
+function madeJson(value) {
+  if (typeof WebResponse !== 'function' || !(value instanceof WebResponse) || value.url || value.body === null || value.bodyUsed) return null;
+  if (!/^application\/(?:[^;]*\+)?json\s*(?:;|$)/i.test(value.headers.get('content-type') || '')) return null;
+  return value.arrayBuffer().then((bytes) => new Response(Buffer.from(bytes), { status: value.status, headers: webHeaders(value) }));
+}
+
 function answer(native, id, value, ctx, logger, streams) {
+  const read = madeJson(value);
+  if (read !== null) {
+    read.then(
+      (whole) => answer(native, id, whole, ctx, logger, streams),
+      (error) => {
+        handlerError(logger, ctx, "the handler's Response body cannot be read", error);
+        native.fail(id, 'returned a Response whose body cannot be read');
+      },
+    ).finally(streams.flushSoon);
+    return;
+  }
   try {
     value = webValue(value);
     if (value instanceof EventStream) {

@@ -52,6 +52,8 @@ class WebSocket extends EventEmitter {
     if (ArrayBuffer.isView(data) && !Buffer.isBuffer(data)) payload = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
     else if (data instanceof ArrayBuffer) payload = Buffer.from(data);
     else if (typeof data !== 'string' && !Buffer.isBuffer(data)) payload = String(data);
+    // As `ws`'s `send(text, { binary: true })`: the text's UTF-8 in a binary frame.
+    if (typeof payload === 'string' && options !== null && typeof options === 'object' && options.binary === true) payload = Buffer.from(payload);
     const sent = this.readyState === OPEN && this._native.socketSend(this._id, payload);
     if (typeof callback === 'function') {
       const error = sent ? undefined : new Error('WebSocket is not open: readyState ' + this.readyState);

@@ -1,0 +1,141 @@
+'use strict';
+// What a Fastify user writes first, found by a README-driven probe: a `(request, reply)`
+// handler, `listen(…, callback)`, a `null` answer with a hook in the chain, `Response.json()`
+// under a response schema, and `ws`'s `send(text, { binary: true })`.
+const { test } = require('node:test');
+const assert = require('node:assert');
+const { once } = require('node:events');
+const WebSocketClient = require('ws');
+const { App } = require('ferrule');
+const { serving, request } = require('./support');
+
+test("a handler that takes a reply answers through it, as Fastify's does", async () => {
+  const app = new App();
+  app.post('/items', { body: { type: 'object' } }, (ctx, reply) => reply.code(201).header('x-made', 'yes').send(ctx.body));
+  app.get('/async', async (ctx, reply) => {
+    reply.status(202).type('text/plain');
+    return 'accepted';
+  });
+  app.get('/sent-later', async (ctx, reply) => {
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    reply.send({ late: true });
+  });
+  app.get('/empty', (ctx, reply) => reply.code(204));
+  app.get('/old', (ctx, reply) => reply.redirect('/new'));
+  app.get('/moved', (ctx, reply) => reply.redirect('/new', 301));
+  app.get('/v4', (ctx, reply) => reply.redirect(308, '/new'));
+  app.get('/throws', (ctx, reply) => {
+    reply.header('x-lost', 'yes');
+    throw Object.assign(new Error('gone'), { statusCode: 410 });
+  });
+  app.get('/plain', (ctx) => ({ one: ctx.path }));
+
+  const made = await app.inject({ method: 'POST', url: '/items', payload: { name: 'pen' } });
+  assert.deepStrictEqual([made.statusCode, made.headers['x-made'], made.json()], [201, 'yes', { name: 'pen' }]);
+  const accepted = await app.inject('/async');
+  assert.deepStrictEqual([accepted.statusCode, accepted.headers['content-type'], accepted.body], [202, 'text/plain', 'accepted']);
+  assert.deepStrictEqual((await app.inject('/sent-later')).json(), { late: true });
+  const empty = await app.inject('/empty');
+  assert.deepStrictEqual([empty.statusCode, empty.body], [204, '']);
+  for (const [url, status] of [['/old', 302], ['/moved', 301], ['/v4', 308]]) {
+    const moved = await app.inject(url);
+    assert.deepStrictEqual([moved.statusCode, moved.headers.location], [status, '/new'], url);
+  }
+  const gone = await app.inject('/throws');
+  assert.strictEqual(gone.statusCode, 410);
+  assert.strictEqual(gone.json().detail, 'gone');
+  assert.deepStrictEqual((await app.inject('/plain')).json(), { one: '/plain' });
+  // Over a socket too.
+  await serving(app, async (port) => {
+    const reply = await request(port, 'POST', '/items', { json: { name: 'cup' } });
+    assert.deepStrictEqual([reply.status, reply.headers['x-made'], reply.json()], [201, 'yes', { name: 'cup' }]);
+  });
+});
+
+test('null is JSON null whether or not a hook set a header', async () => {
+  const app = new App();
+  app.get('/none', () => null);
+  app.register((scope) => {
+    scope.addHook('onSend', async (ctx, reply) => { reply.header('x-served-by', 'ferrule'); });
+    scope.get('/none', () => null);
+  }, { prefix: '/hooked' });
+  for (const url of ['/none', '/hooked/none']) {
+    const reply = await app.inject(url);
+    assert.deepStrictEqual([reply.statusCode, reply.headers['content-type'], reply.body], [200, 'application/json', 'null'], url);
+  }
+});
+
+test("a Response.json() the handler made is filtered by the response schema; a fetched one is passed through", async () => {
+  const app = new App();
+  const user = { type: 'object', properties: { id: { type: 'integer' }, name: { type: 'string' } } };
+  const record = { id: 1, name: 'ada', password: 'hunter2' };
+  app.get('/made', { response: { 200: user } }, () => Response.json(record));
+  app.get('/made-hooked', { response: { 200: user } }, (ctx, reply) => { reply.header('x-a', '1'); return Response.json(record); });
+  app.get('/record', () => record);
+  app.get('/proxied', { response: { 200: user } }, async () => fetch(`http://127.0.0.1:${app.port}/record`));
+  await serving(app, async (port) => {
+    assert.deepStrictEqual((await request(port, 'GET', '/made')).json(), { id: 1, name: 'ada' });
+    const hooked = await request(port, 'GET', '/made-hooked');
+    assert.deepStrictEqual([hooked.headers['x-a'], hooked.json()], ['1', { id: 1, name: 'ada' }]);
+    // As the README says: a fetch() passed through streams as it is, unfiltered.
+    assert.deepStrictEqual((await request(port, 'GET', '/proxied')).json(), record);
+  });
+});
+
+// A callback never called fails the test instead of hanging it.
+function calledBack(start) {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('not called back within 10 s')), 10000);
+    start((...args) => { clearTimeout(timer); resolve(args); });
+  });
+}
+
+test("listen() calls back as Fastify's (error, address) and Express's () do", async () => {
+  const app = new App();
+  app.get('/', () => 'up');
+  const [failure, address] = await calledBack((done) => {
+    app.listen({ host: '127.0.0.1', port: 0, handleSignals: false, log: false }, done).catch(() => {});
+  });
+  assert.strictEqual(failure, null);
+  try {
+    assert.match(address, /^http:\/\/127\.0\.0\.1:\d+$/);
+    assert.strictEqual(address, `http://127.0.0.1:${app.port}`);
+    assert.strictEqual((await fetch(address)).status, 200);
+    // The second listen fails (one server per app): its callback gets the error.
+    const [error] = await calledBack((done) => { app.listen({ host: '127.0.0.1', port: 0, log: false }, done).catch(() => {}); });
+    assert.ok(error instanceof Error, String(error));
+  } finally {
+    await app.close();
+  }
+  const express = new App();
+  await calledBack((done) => { express.listen(0, '127.0.0.1', done).catch(() => {}); });
+  try {
+    assert.ok(express.port > 0);
+  } finally {
+    await express.close();
+  }
+});
+
+test("a socket's send(text, { binary: true }) is a binary frame, as ws's", async () => {
+  const app = new App();
+  app.ws('/echo', (socket) => {
+    socket.on('message', (data) => {
+      socket.send(String(data), { binary: true });
+      socket.send(String(data));
+    });
+  });
+  await serving(app, async (port) => {
+    const client = new WebSocketClient(`ws://127.0.0.1:${port}/echo`);
+    await once(client, 'open');
+    const frames = [];
+    const both = new Promise((resolve) => client.on('message', (data, isBinary) => {
+      frames.push([data.toString(), isBinary]);
+      if (frames.length === 2) resolve();
+    }));
+    client.send('hi');
+    await both;
+    assert.deepStrictEqual(frames, [['hi', true], ['hi', false]]);
+    client.close();
+    await once(client, 'close');
+  });
+});
