@@ -329,7 +329,7 @@ impl App {
         // handlers included); one served at `/` answers first for what no route takes.
         let mut root = None;
         for dir in statics {
-            let service = dir.service(not_found.clone());
+            let service = dir.service(not_found.clone(), config.metrics_url.is_some());
             if dir.prefix() == "/" {
                 root = Some(service);
                 continue;

@@ -3,7 +3,7 @@
 //!
 //! | metric | kind | labels |
 //! |---|---|---|
-//! | `ferrule_requests_total` | counter | `route` (the template; `unmatched` when no route took it), `method`, `status` |
+//! | `ferrule_requests_total` | counter | `route` (the template; a static mount's `{prefix}/{*path}`; `unmatched` when no route took it), `method`, `status` |
 //! | `ferrule_request_duration_seconds` | histogram (time to the response head) | `route`, `method` |
 //! | `ferrule_requests_in_flight` | gauge | |
 //! | `ferrule_interpreter_queue_depth` | gauge: requests handed to the language's interpreter, waiting or running | |

@@ -53,8 +53,10 @@ impl StaticDir {
     }
 
     /// The service for this directory; `next` answers what it has no file for (for a
-    /// directory served at `/`, the app's own not-found path).
-    pub(crate) fn service<F>(&self, next: F) -> axum::routing::MethodRouter
+    /// directory served at `/`, the app's own not-found path). With `labeled` (the metrics are
+    /// on), what the mount answers itself is counted under `{prefix}/{*path}`, as a route is
+    /// under its template; what it passes on to `next` keeps the label `next` gives it.
+    pub(crate) fn service<F>(&self, next: F, labeled: bool) -> axum::routing::MethodRouter
     where
         F: tower::Service<Request<Body>, Response = Response<Body>, Error = Infallible> + Clone + Send + Sync + 'static,
         F::Future: Send + 'static,
@@ -64,15 +66,33 @@ impl StaticDir {
         if self.spec.precompressed {
             dir = dir.precompressed_br().precompressed_gzip();
         }
+        let next = tower::ServiceExt::map_response(next, |mut response: Response<Body>| {
+            response.extensions_mut().insert(PassedOn);
+            response
+        });
         let dir = dir.fallback(next);
         let cache_control = self.spec.cache_control.as_deref().and_then(|v| HeaderValue::from_str(v).ok());
         let index = self.spec.index;
+        let label: Option<std::sync::Arc<str>> = labeled.then(|| format!("{}/{{*path}}", self.spec.prefix.trim_end_matches('/')).into());
         axum::routing::any_service(tower::service_fn(move |request: Request<Body>| {
-            let (mut dir, cache_control) = (dir.clone(), cache_control.clone());
-            async move { Ok::<_, Infallible>(answer(&mut dir, request, cache_control, index).await) }
+            let (mut dir, cache_control, label) = (dir.clone(), cache_control.clone(), label.clone());
+            async move {
+                let mut response = answer(&mut dir, request, cache_control, index).await;
+                if response.extensions_mut().remove::<PassedOn>().is_none() {
+                    if let Some(label) = label {
+                        response.extensions_mut().insert(crate::middleware::RouteLabel(label));
+                    }
+                }
+                Ok::<_, Infallible>(response)
+            }
         }))
     }
 }
+
+/// Marks what a mount handed to its `next` service (no file was there), so the mount does not
+/// label it as its own.
+#[derive(Clone, Copy)]
+struct PassedOn;
 
 /// Answers one request: refused, a file, or the core's problem for what is not one.
 async fn answer<F>(dir: &mut ServeDir<F, Confined>, mut request: Request<Body>, cache_control: Option<HeaderValue>, index: bool) -> Response<Body>

@@ -219,3 +219,22 @@ async fn several_ranges_or_a_stale_if_range_get_the_whole_file() {
         assert_eq!((status, body.len()), (StatusCode::OK, 190), "{stale}");
     }
 }
+
+/// Before, every file a mount served was counted as `route="unmatched"`, as if nothing took it.
+#[tokio::test]
+async fn the_metrics_count_a_mounts_files_under_its_prefix_and_a_missing_one_as_unmatched() {
+    let dir = scratch("metrics");
+    for (prefix, label) in [("/assets", "/assets/{*path}"), ("/", "/{*path}")] {
+        let mut app = App::with_config(crate::spec::AppConfig { metrics_url: Some("/metrics".into()), ..Default::default() });
+        app.mount_static(StaticSpec::new(prefix, dir.join("public").to_string_lossy())).unwrap();
+        let router = app.into_router().unwrap();
+        let file = format!("{}/app.js", prefix.trim_end_matches('/'));
+        let missing = format!("{}/missing.js", prefix.trim_end_matches('/'));
+        assert_eq!(send(&router, get(&file)).await.0, StatusCode::OK);
+        assert_eq!(send(&router, get(&file)).await.0, StatusCode::OK);
+        assert_eq!(send(&router, get(&missing)).await.0, StatusCode::NOT_FOUND);
+        let text = String::from_utf8(send(&router, get("/metrics")).await.2).unwrap();
+        assert!(text.contains(&format!(r#"ferrule_requests_total{{route="{label}",method="GET",status="200"}} 2"#)), "{prefix}: {text}");
+        assert!(text.contains(r#"ferrule_requests_total{route="unmatched",method="GET",status="404"} 1"#), "{prefix}: {text}");
+    }
+}
