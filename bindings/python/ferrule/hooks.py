@@ -172,17 +172,23 @@ def _default(exc: Exception, call: Any) -> Response:
         return Response(exc.status, headers, _ferrule.problem_body(exc.status, exc.detail))
     if isinstance(exc, RequestValidationError):
         # Raised by the app's own code (the core's refusals are answered above).
-        errors = exc.errors()
-        problem = {
-            "type": _ferrule.VALIDATION_PROBLEM_TYPE,
-            "title": "Unprocessable Content",
-            "status": 422,
-            "detail": "1 validation error" if len(errors) == 1 else f"{len(errors)} validation errors",
-            "errors": errors,
-        }
         headers = MutableHeaders([("content-type", _ferrule.PROBLEM_JSON)])
-        return Response(422, headers, json.dumps(problem, default=str).encode())
+        return Response(422, headers, validation_problem_body(exc))
     raise exc
+
+
+def validation_problem_body(exc: RequestValidationError) -> bytes:
+    """The 422 problem document of a ``RequestValidationError`` the app's code raised (or a
+    model's own validator did, as its argument was converted), as the core writes its own."""
+    errors = exc.errors()
+    problem = {
+        "type": _ferrule.VALIDATION_PROBLEM_TYPE,
+        "title": "Unprocessable Content",
+        "status": 422,
+        "detail": "1 validation error" if len(errors) == 1 else f"{len(errors)} validation errors",
+        "errors": errors,
+    }
+    return json.dumps(problem, default=str, separators=(",", ":")).encode()
 
 
 def _recovered(chain: Chain, request: Any, exc: Exception, call: Any) -> Any:

@@ -414,3 +414,30 @@ def _json_default(value: Any) -> bool:
     if isinstance(value, (list, tuple)):
         return all(_json_default(v) for v in value)
     return False
+
+
+def refused_conversion(exc: BaseException, source: str, key: str, value: Any) -> BaseException:
+    """What a converter's failure is to the client (called from Rust as an argument is
+    converted): a model's own validation — pydantic's ``ValidationError``, a validator's
+    ``ValueError`` among its errors, or msgspec's — is a ``RequestValidationError`` (422)
+    located where the value came from, as FastAPI answers; anything else is returned as it is,
+    the app's failure (a 500)."""
+    import sys
+
+    from .hooks import RequestValidationError
+
+    where: list[Any] = [source, key] if key else [source]
+    pydantic_core = sys.modules.get("pydantic_core")
+    if pydantic_core is not None and isinstance(exc, pydantic_core.ValidationError):
+        errors = []
+        for error in exc.errors(include_url=False):
+            item: dict[str, Any] = {"type": error["type"], "loc": [*where, *error["loc"]], "msg": error["msg"], "input": error.get("input")}
+            if error.get("ctx"):
+                # A validator's exception stands in `ctx` as itself: its message is what is sent.
+                item["ctx"] = {name: str(v) if isinstance(v, BaseException) else v for name, v in error["ctx"].items()}
+            errors.append(item)
+        return RequestValidationError(errors)
+    msgspec = sys.modules.get("msgspec")
+    if msgspec is not None and isinstance(exc, msgspec.ValidationError):
+        return RequestValidationError([{"type": "value_error", "loc": where, "msg": str(exc), "input": value}])
+    return exc

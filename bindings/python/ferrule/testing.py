@@ -266,7 +266,7 @@ class TestClient:
             return await self._handle.send(method, path, list(headers), body)
 
         answer = self._on_loop(exchange())
-        self._raise_server_exception(answer[0], answer[3])
+        self._raise_server_exception()
         return answer
 
     def _send(self, method: str, target: str, pairs: list[tuple[str, str]], body: bytes, cookies: Mapping[str, str], history: list[TestResponse]) -> TestResponse:
@@ -289,13 +289,14 @@ class TestClient:
         self._keep_cookies(headers)
         return response
 
-    def _raise_server_exception(self, status: int, cut_off: bool) -> None:
-        # A 500, or a body cut off because its producer raised after the head had gone (as
-        # Starlette's client raises it too).
+    def _raise_server_exception(self) -> None:
+        # What the app raised and did not answer itself, as Starlette's client raises it: a
+        # 500's exception, a last-resort handler's (whatever status it sent), a stream
+        # producer's after the head had gone — a body cut off, or an event stream, which ends
+        # as if it were complete (before, only a 500 or a cut-off body raised, so a broken
+        # event stream passed its test).
         raised = self._handle.take_raised()
-        # One a last-resort handler answered is raised whatever the status, as Starlette's is.
-        answered = getattr(raised, "__ferrule_last_resort__", False)
-        if raised is not None and self.raise_server_exceptions and (status >= 500 or cut_off or answered):
+        if raised is not None and self.raise_server_exceptions:
             raise raised
 
     def _keep_cookies(self, headers: Headers) -> None:

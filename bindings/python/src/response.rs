@@ -63,6 +63,9 @@ pub fn from_exception_in(py: Python<'_>, dispatcher: &Dispatcher, label: &str, e
     if value.is_instance(dispatcher.types().http_exception.bind(py)).unwrap_or(false) {
         return http_exception(value);
     }
+    if let Some(answer) = validation_error(py, value) {
+        return answer;
+    }
     // On Python 3.11 a fetched error keeps its traceback beside the exception, not on it:
     // without this, the log (and a test client's re-raise) would show no frame of the handler.
     if let Some(traceback) = error.traceback(py) {
@@ -185,6 +188,24 @@ fn http_exception(exception: &Bound<'_, PyAny>) -> Result<Response, HandlerError
         Detail::Text(text) => Response::http_error(status, text, pairs),
         Detail::Json(json) => Response::http_error_json(status, &json, pairs),
     }
+}
+
+/// A `RequestValidationError` raised by the app's code, or by a model's own validator as its
+/// argument was converted (`ferrule.signature.refused_conversion`): the 422 problem, as
+/// FastAPI answers it, and not logged (the request was wrong, not the app). `None`: another
+/// exception.
+fn validation_error(py: Python<'_>, exception: &Bound<'_, PyAny>) -> Option<Result<Response, HandlerError>> {
+    static CLASS: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
+    static BODY: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
+    let class = CLASS.import(py, "ferrule.hooks", "RequestValidationError").ok()?;
+    if !exception.is_instance(class).unwrap_or(false) {
+        return None;
+    }
+    let body = BODY.import(py, "ferrule.hooks", "validation_problem_body").and_then(|write| write.call1((exception,))?.extract::<Vec<u8>>());
+    Some(match body {
+        Ok(body) => Ok(Response::problem(&ferrule_core::Problem::status(ferrule_core::http::StatusCode::UNPROCESSABLE_ENTITY)).with_body(body)),
+        Err(error) => Err(HandlerError::new(format!("raised a RequestValidationError that cannot be sent: {error}"))),
+    })
 }
 
 /// An `HTTPException`'s detail: text (a `str`, or none), or any other JSON-serialisable value

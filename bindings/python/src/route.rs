@@ -39,6 +39,17 @@ impl Source {
             other => return Err(pyo3::exceptions::PyValueError::new_err(format!("unknown argument source {other:?}"))),
         })
     }
+
+    /// Where a value came from, as a validation error's `loc` begins (a form field is `body`).
+    fn location(self) -> &'static str {
+        match self {
+            Source::Path => "path",
+            Source::Query => "query",
+            Source::Header => "header",
+            Source::Cookie => "cookie",
+            Source::Body | Source::Form | Source::Request | Source::Socket => "body",
+        }
+    }
 }
 
 /// One handler argument (built from `ferrule.signature.Argument`).
@@ -161,10 +172,22 @@ impl PyRoute {
         };
         match found {
             Some(value) if !value.is_none() => match &argument.convert {
-                Some(convert) => convert.bind(py).call1((value,)),
+                Some(convert) => convert.bind(py).call1((&value,)).map_err(|error| refused_conversion(py, error, argument, &value)),
                 None => Ok(value),
             },
             _ => Ok(argument.default.bind(py).clone()),
         }
+    }
+}
+
+/// A converter's failure as the client sees it (`ferrule.signature.refused_conversion`): a
+/// model's own validation (a pydantic validator's `ValueError`, say) is a 422 located at the
+/// argument, as FastAPI answers; anything else stays the app's failure, a 500.
+fn refused_conversion(py: Python<'_>, error: PyErr, argument: &ArgumentPlan, value: &Bound<'_, PyAny>) -> PyErr {
+    static REFUSED: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    let location = argument.source.location();
+    match REFUSED.import(py, "ferrule.signature", "refused_conversion").and_then(|refused| refused.call1((error.value(py), location, &argument.key, value))) {
+        Ok(exception) => PyErr::from_value(exception),
+        Err(_) => error,
     }
 }

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+from typing import Optional
 
 import pytest
+from pydantic import BaseModel, field_validator, model_validator
 
 from ferrule import App, HTTPException
 
@@ -189,3 +191,62 @@ def test_http_exception_takes_its_status_once_by_position_or_by_name() -> None:
     for wrong in ({}, {"status_code": 400, "status": 400}):
         with pytest.raises(TypeError, match="takes its status once"):
             HTTPException(**wrong)
+
+
+class ValidatedItem(BaseModel):
+    qty: int
+
+    @field_validator("qty")
+    @classmethod
+    def positive(cls, value: int) -> int:
+        if value <= 0:
+            raise ValueError("must be positive")
+        return value
+
+
+class Window(BaseModel):
+    lo: int = 0
+    hi: int = 10
+
+    @model_validator(mode="after")
+    def ordered(self) -> Window:
+        if self.lo > self.hi:
+            raise ValueError("lo above hi")
+        return self
+
+
+def test_a_models_own_validator_refusing_is_a_422_located_at_the_argument() -> None:
+    # Found by a README-driven probe: a pydantic validator's ValueError escaped as a 500, and a
+    # RequestValidationError the handler raised was a 500 unless hooks were declared.
+    from ferrule import RequestValidationError
+    from ferrule.testing import TestClient
+
+    app = App()
+
+    @app.post("/items")
+    def make(item: ValidatedItem) -> dict:
+        return {"qty": item.qty}
+
+    @app.post("/both")
+    def both(item: ValidatedItem, window: Optional[Window] = None) -> dict:
+        return {"qty": item.qty}
+
+    @app.get("/raise")
+    def refuse() -> None:
+        raise RequestValidationError([{"type": "value_error", "loc": ["query", "x"], "msg": "bad", "input": 1}])
+
+    @app.get("/bug")
+    def bug() -> None:
+        raise ValueError("a bug, not a refusal")
+
+    client = TestClient(app, raise_server_exceptions=False)
+    refused = client.post("/items", json={"qty": 0})
+    assert (refused.status_code, refused.headers["content-type"]) == (422, "application/problem+json")
+    assert refused.json()["errors"] == [{"type": "value_error", "loc": ["body", "qty"], "msg": "Value error, must be positive", "input": 0, "ctx": {"error": "must be positive"}}]
+    assert client.post("/items", json={"qty": 3}).json() == {"qty": 3}
+    window = client.post("/both", json={"item": {"qty": 1}, "window": {"lo": 5, "hi": 1}})
+    assert window.status_code == 422
+    assert [(e["type"], e["loc"]) for e in window.json()["errors"]] == [("value_error", ["body", "window"])]
+    raised = client.get("/raise")
+    assert (raised.status_code, raised.json()["errors"][0]["loc"]) == (422, ["query", "x"])
+    assert client.get("/bug").status_code == 500

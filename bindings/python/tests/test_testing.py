@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from ferrule import App, File, Form, HTTPException, JSONResponse, RedirectResponse, Request, Response, StreamingResponse, UploadFile
+from ferrule import App, EventSourceResponse, File, Form, HTTPException, JSONResponse, RedirectResponse, Request, Response, StreamingResponse, UploadFile
 from ferrule.testing import TestClient
 
 
@@ -166,6 +166,26 @@ def test_a_stream_that_raises_after_its_head_raises_in_the_test_too() -> None:
             client.get("/broken")
     with TestClient(app, raise_server_exceptions=False) as client:
         assert client.get("/broken").text == "a\n"
+
+
+def test_an_event_stream_whose_producer_raises_raises_in_the_test() -> None:
+    """Found by a README-driven probe: an event stream ends as if complete when its producer
+    raises, so the client returned a 200 and a test of a broken SSE endpoint passed."""
+    app = App()
+
+    async def events() -> Any:
+        yield {"data": "one"}
+        raise LookupError("the feed is gone")
+
+    @app.get("/feed")
+    def feed() -> EventSourceResponse:
+        return EventSourceResponse(events())
+
+    with TestClient(app) as client:
+        with pytest.raises(LookupError, match="the feed is gone"):
+            client.get("/feed")
+    with TestClient(app, raise_server_exceptions=False) as client:
+        assert client.get("/feed").text == "data: one\n\n"
 
 
 def test_without_raising_the_client_gets_the_bare_500() -> None:
