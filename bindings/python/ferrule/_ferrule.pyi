@@ -2,7 +2,7 @@
 
 import asyncio
 from datetime import datetime
-from typing import Any, AsyncIterator, Awaitable, Callable, Optional, Sequence
+from typing import Any, AsyncIterator, Awaitable, BinaryIO, Callable, Optional, Sequence
 from uuid import UUID
 
 from .request import URL, Address, AwaitableBytes, QueryParams
@@ -87,8 +87,14 @@ class UploadFile:
     @property
     def headers(self) -> dict[str, str]:
         """Every header of the file's part, names in lower case."""
-    def read(self) -> AwaitableBytes:
-        """The bytes; ``await file.read()`` works too (Starlette's habit)."""
+    def read(self, size: int = -1) -> AwaitableBytes:
+        """Up to ``size`` bytes (all when negative) from the position, which moves past them;
+        ``await file.read()`` works too (Starlette's habit)."""
+    def seek(self, offset: int) -> Awaitable[None]: ...
+    def close(self) -> Awaitable[None]: ...
+    @property
+    def file(self) -> BinaryIO:
+        """An ``io.BytesIO`` of the bytes, with a position of its own."""
 
 class ServerHandle:
     @property

@@ -132,6 +132,7 @@ def analyse(
         positional = positional and parameter.kind is parameter.POSITIONAL_OR_KEYWORD
         annotation = hints.get(parameter.name, Any)
         base, extras = schemas.strip_annotated(annotation)
+        base = _upload_of_optional(base)
         dependency = parameter.default if isinstance(parameter.default, Dependency) else next((e for e in extras if isinstance(e, Dependency)), None)
         if dependency is not None and dependency.dependency is None:
             if not callable(base) or base is Any:
@@ -216,7 +217,13 @@ def analyse(
                     field_schema = {"type": "array", "items": field_schema}
                     if marker is not None:
                         _lengths(field_schema, marker, field_schema)
-                convert = None
+                # `file: bytes = File()` (FastAPI's): the file's bytes, not an UploadFile.
+                if base is bytes:
+                    convert = _file_bytes
+                elif _is_list(base) and typing.get_args(base) == (bytes,):
+                    convert = _files_bytes
+                else:
+                    convert = None
             else:
                 info = schemas.describe(base)
                 field_schema = _with_constraints(info.schema, marker)
@@ -339,6 +346,25 @@ def merge_spec(spec: dict, other: dict, where: str) -> None:
 
 def _name(func: Callable[..., Any]) -> str:
     return getattr(func, "__qualname__", repr(func))
+
+
+def _upload_of_optional(tp: Any) -> Any:
+    """``Optional[UploadFile]`` (``UploadFile | None``, or the same of a list) → the upload type:
+    its ``None`` is what the argument gets when no file came (FastAPI's optional file)."""
+    if schemas._is_union(tp):
+        members = typing.get_args(tp)
+        rest = [member for member in members if member is not type(None)]
+        if len(rest) == 1 and len(members) == 2 and _is_upload(rest[0]):
+            return rest[0]
+    return tp
+
+
+def _file_bytes(file: Any) -> bytes:
+    return bytes(file.read())
+
+
+def _files_bytes(files: Any) -> list[bytes]:
+    return [bytes(file.read()) for file in files]
 
 
 def _is_upload(tp: Any) -> bool:

@@ -214,6 +214,10 @@ pub struct UploadFile {
     content_type: Option<String>,
     part_headers: Vec<(String, String)>,
     data: ferrule_core::bytes::Bytes,
+    /// Where the next `read()` starts (Starlette's file position; `seek()` moves it).
+    position: std::sync::atomic::AtomicUsize,
+    /// `.file`: an `io.BytesIO` of the bytes, made on first use.
+    file: PyOnceLock<Py<PyAny>>,
 }
 
 impl From<&UploadedFile> for UploadFile {
@@ -224,8 +228,16 @@ impl From<&UploadedFile> for UploadFile {
             content_type: file.content_type.clone(),
             part_headers: file.headers.clone(),
             data: file.data.clone(),
+            position: std::sync::atomic::AtomicUsize::new(0),
+            file: PyOnceLock::new(),
         }
     }
+}
+
+/// What `seek()` and `close()` return: `None`, which may be awaited as Starlette's are.
+fn awaitable_none(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+    static READY: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    READY.import(py, "ferrule.request", "_Ready")?.call1((py.None(),))
 }
 
 #[pymethods]
@@ -250,10 +262,36 @@ impl UploadFile {
         headers
     }
 
-    /// The file's bytes (`ferrule.request.AwaitableBytes`: `await file.read()` works too).
-    fn read<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+    /// Up to `size` bytes (all when negative) from the file's position, which moves past them,
+    /// as Starlette's `read(size=-1)`: `ferrule.request.AwaitableBytes`, so `await
+    /// file.read()` works too. The bytes are in memory: nothing waits.
+    #[pyo3(signature = (size = -1))]
+    fn read<'py>(&self, py: Python<'py>, size: isize) -> PyResult<Bound<'py, PyAny>> {
         static AWAITABLE_BYTES: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-        AWAITABLE_BYTES.import(py, "ferrule.request", "AwaitableBytes")?.call1((PyBytes::new(py, &self.data),))
+        use std::sync::atomic::Ordering;
+        let start = self.position.load(Ordering::Relaxed).min(self.data.len());
+        let end = usize::try_from(size).map_or(self.data.len(), |size| start.saturating_add(size).min(self.data.len()));
+        self.position.store(end, Ordering::Relaxed);
+        AWAITABLE_BYTES.import(py, "ferrule.request", "AwaitableBytes")?.call1((PyBytes::new(py, &self.data[start..end]),))
+    }
+
+    /// Moves the position `read()` starts from (Starlette's `await file.seek(0)`).
+    fn seek<'py>(&self, py: Python<'py>, offset: usize) -> PyResult<Bound<'py, PyAny>> {
+        self.position.store(offset, std::sync::atomic::Ordering::Relaxed);
+        awaitable_none(py)
+    }
+
+    /// Nothing to release (the bytes go with the request); there for Starlette's `await file.close()`.
+    fn close<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        awaitable_none(py)
+    }
+
+    /// A file object of the bytes (Starlette's `file.file`): an `io.BytesIO`, its own position.
+    #[getter]
+    fn file(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        self.file
+            .get_or_try_init(py, || Ok::<_, PyErr>(py.import("io")?.getattr("BytesIO")?.call1((PyBytes::new(py, &self.data),))?.unbind()))
+            .map(|file| file.clone_ref(py))
     }
 
     fn __repr__(&self) -> String {

@@ -129,7 +129,10 @@ def test_fastapi_response_helpers() -> None:
     @app.post("/upload")
     async def upload(file: UploadFile = File()) -> dict:
         data = await file.read()
-        return {"size": len(data), "same": data == file.read()}
+        # Starlette's file position: read again from the start after seek(0), with or without await.
+        rest = file.read()
+        await file.seek(0)
+        return {"size": len(data), "same": data == file.read() and rest == b""}
 
     @app.post("/raw")
     async def raw(request: Request) -> dict:

@@ -754,3 +754,43 @@ def test_body_parameters_that_cannot_share_a_body_are_refused_where_declared() -
         @app.post("/mixed")
         def mixed(a: dict = Body(), b: str = Form()):
             return {}
+
+
+def test_fastapis_upload_forms_optional_files_bytes_and_a_file_position():
+    # Found by a README-driven probe: Optional[UploadFile] was refused at the decorator,
+    # `bytes = File()` received an UploadFile, and read(n), seek(), close() and .file were missing.
+    app = App()
+
+    @app.post("/optional")
+    async def optional(file: Optional[UploadFile] = None, note: str = Form("")) -> dict:
+        return {"name": None if file is None else file.filename}
+
+    @app.post("/union")
+    async def union(files: list[UploadFile] | None = None, note: str = Form("")) -> dict:
+        return {"names": None if files is None else [f.filename for f in files]}
+
+    @app.post("/bytes")
+    def raw(file: Annotated[bytes, File()], more: list[bytes] = File()) -> dict:
+        return {"file": file.decode(), "more": [m.decode() for m in more], "types": [type(file).__name__, type(more[0]).__name__]}
+
+    @app.post("/position")
+    async def position(file: UploadFile) -> dict:
+        head = await file.read(2)
+        rest = file.read()
+        await file.seek(1)
+        again = await file.read(3)
+        await file.close()
+        return {"head": head.decode(), "rest": rest.decode(), "again": again.decode(), "io": file.file.read().decode()}
+
+    client = TestClient(app)
+    one = {"file": ("a.txt", b"hello", "text/plain")}
+    assert client.post("/optional", files=one).json() == {"name": "a.txt"}
+    # A multipart form whose file field is absent (another part keeps it multipart).
+    absent = {"data": {"note": "no file"}, "files": {"other": ("o.txt", b"o")}}
+    assert client.post("/optional", **absent).json() == {"name": None}
+    two = [("files", ("a", b"1")), ("files", ("b", b"2"))]
+    assert client.post("/union", files=two).json() == {"names": ["a", "b"]}
+    assert client.post("/union", **absent).json() == {"names": None}
+    sent = [("file", ("a.bin", b"abc")), ("more", ("b", b"d")), ("more", ("c", b"e"))]
+    assert client.post("/bytes", files=sent).json() == {"file": "abc", "more": ["d", "e"], "types": ["bytes", "bytes"]}
+    assert client.post("/position", files=one).json() == {"head": "he", "rest": "llo", "again": "ell", "io": "hello"}
