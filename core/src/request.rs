@@ -178,7 +178,7 @@ pub fn query_pairs(raw_query: &str) -> Vec<(String, String)> {
 
 /// Every cookie of a request's headers, in order ([`RequestData::cookie_pairs`]).
 pub fn cookie_pairs(headers: &HeaderMap) -> Vec<(String, String)> {
-    cookie_items(headers).map(|(k, v)| (k.to_owned(), v.to_owned())).collect()
+    cookie_items(headers).map(|(k, v)| (k.to_owned(), v.into_owned())).collect()
 }
 
 /// Header `name` (any case) as every binding's `header(name)` gives it: its text values
@@ -194,15 +194,49 @@ pub fn header_text<'a>(headers: &'a HeaderMap, name: &str) -> Option<std::borrow
 }
 
 /// The `name=value` pairs of every `Cookie` header (RFC 6265 §5.4), quotes around a value
-/// removed.
-pub(crate) fn cookie_items(headers: &HeaderMap) -> impl Iterator<Item = (&str, &str)> {
+/// removed and, inside them, the escapes undone that Python's `http.cookies` (and so
+/// Starlette's `set_cookie`) writes for what a cookie cannot hold: `"a b\073c"` is `a b;c`.
+/// A value without quotes, or without a backslash, is borrowed as sent.
+pub(crate) fn cookie_items(headers: &HeaderMap) -> impl Iterator<Item = (&str, std::borrow::Cow<'_, str>)> {
     headers.get_all(http::header::COOKIE).iter().filter_map(|header| std::str::from_utf8(header.as_bytes()).ok()).flat_map(|text| {
         text.split(';').filter_map(|item| {
             let (name, value) = item.split_once('=')?;
             let value = value.trim();
-            Some((name.trim(), value.strip_prefix('"').and_then(|v| v.strip_suffix('"')).unwrap_or(value)))
+            let value = match value.strip_prefix('"').and_then(|v| v.strip_suffix('"')) {
+                Some(quoted) if quoted.contains('\\') => std::borrow::Cow::Owned(unescaped(quoted)),
+                Some(quoted) => std::borrow::Cow::Borrowed(quoted),
+                None => std::borrow::Cow::Borrowed(value),
+            };
+            Some((name.trim(), value))
         })
     })
+}
+
+/// A quoted cookie value's escapes undone: `\ooo` (three octal digits) is that byte, `\x` is
+/// `x`; bytes that do not make UTF-8 are replaced, as a cookie's text is read everywhere else.
+fn unescaped(quoted: &str) -> String {
+    let bytes = quoted.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'\\' && i + 1 < bytes.len() {
+            let octal = bytes.get(i + 1..i + 4).filter(|d| d.iter().all(|b| (b'0'..=b'7').contains(b)) && d[0] <= b'3');
+            match octal {
+                Some(digits) => {
+                    out.push(digits.iter().fold(0u8, |n, d| n * 8 + (d - b'0')));
+                    i += 4;
+                }
+                None => {
+                    out.push(bytes[i + 1]);
+                    i += 2;
+                }
+            }
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 fn from_json<T: DeserializeOwned>(json: serde_json::Result<serde_json::Value>) -> Result<T, ExtractError> {
@@ -213,6 +247,17 @@ fn from_json<T: DeserializeOwned>(json: serde_json::Result<serde_json::Value>) -
 mod tests {
     use super::header_text;
     use http::{HeaderMap, HeaderValue};
+
+    /// Found by a README-driven probe: Python's `set_cookie("s", "a b;c")` sends `"a b\073c"`,
+    /// and the value read back was `a b\073c`.
+    #[test]
+    fn a_quoted_cookie_reads_back_with_its_escapes_undone() {
+        let mut headers = HeaderMap::new();
+        headers.insert(http::header::COOKIE, HeaderValue::from_static(r#"s="a b\073c"; q="say \"hi\""; plain=x\y; bare="ok"; e="\303\251""#));
+        let pairs = super::cookie_pairs(&headers);
+        let expected = [("s", "a b;c"), ("q", "say \"hi\""), ("plain", "x\\y"), ("bare", "ok"), ("e", "é")];
+        assert_eq!(pairs, expected.map(|(k, v)| (k.to_owned(), v.to_owned())));
+    }
 
     #[test]
     fn a_header_is_found_in_any_case_and_repeated_ones_are_joined() {

@@ -324,11 +324,12 @@ fn header_pairs(parts: &Parts) -> RawPairs<'_> {
     pairs
 }
 
-/// `Cookie: a=1; b="two"` → pairs; quotes around a value are removed as browsers send them.
+/// `Cookie: a=1; b="two"` → pairs; quotes around a value are removed as browsers send them
+/// (and the escapes inside undone: `request::cookie_items`).
 fn cookie_pairs(parts: &Parts) -> RawPairs<'_> {
     let mut pairs = RawPairs::new();
     for (name, value) in crate::request::cookie_items(&parts.headers) {
-        pairs.push(Cow::Borrowed(name), RawValue::Text(Cow::Borrowed(value)));
+        pairs.push(Cow::Borrowed(name), RawValue::Text(value));
     }
     pairs
 }

@@ -492,4 +492,6 @@ def _set_cookie(line: str) -> Tuple[str, str, bool]:
                 expired = email.utils.parsedate_to_datetime(setting).timestamp() <= time.time()
             except (TypeError, ValueError):
                 pass
-    return name.strip(), value.strip().strip('"'), expired
+    # The value as the server wrote it, quotes and escapes included, as a browser (and
+    # httpx's jar) keeps it: it is sent back so, and the server reads it as it wrote it.
+    return name.strip(), value.strip(), expired

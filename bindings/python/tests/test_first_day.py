@@ -14,7 +14,8 @@ import sys
 
 import pytest
 
-from ferrule import App, File, HTTPException, JSONResponse, RedirectResponse, Request, Response, UploadFile
+from ferrule import App, Cookie, File, HTTPException, JSONResponse, RedirectResponse, Request, Response, UploadFile
+from ferrule.testing import TestClient
 
 from support import request, serving
 
@@ -193,6 +194,24 @@ def test_headers_cookies_and_details_as_fastapi_code_writes_them() -> None:
         assert (made_reply.text, made_reply.headers["x-c"]) == ("x", "1")
         detail_reply = request(port, "GET", "/detail")
         assert (detail_reply.status, detail_reply.json()["detail"]) == (400, {"code": 1, "why": ["x"]})
+
+
+def test_a_cookie_set_with_characters_it_cannot_hold_reads_back_as_set() -> None:
+    """Found by a README-driven probe: set_cookie quotes and escapes (``"a b\\073c"``), as
+    Starlette's does, and the value read back kept the escapes."""
+    app = App()
+
+    @app.get("/set")
+    def set_it(response: Response) -> None:
+        response.set_cookie("s", 'a b;c "q"')
+
+    @app.get("/read")
+    def read(s: str = Cookie()) -> dict:
+        return {"s": s}
+
+    with TestClient(app) as client:
+        client.get("/set")
+        assert client.get("/read").json() == {"s": 'a b;c "q"'}
 
 
 def test_options_are_the_cores_and_a_misspelling_names_the_nearest() -> None:
