@@ -18,7 +18,7 @@ from typing import Any, Callable, Optional, Sequence
 from .params import MISSING, Dependency
 from .signature import Analysis, Argument
 
-__all__ = ["Resolver", "with_dependencies", "with_shared_response", "close_after"]
+__all__ = ["Resolver", "with_dependencies", "with_shared_response", "close_after", "close_with_stream"]
 
 _EXITS = "_ferrule_dependency_exits"
 _RESPONSE = "_ferrule_response"
@@ -237,6 +237,93 @@ async def _close_async(exits: list[Any], exc: Optional[BaseException]) -> None:
                 logging.getLogger("ferrule.handler").error("a dependency's teardown raised", exc_info=raised)
         else:
             logging.getLogger("ferrule.handler").error("a generator dependency yielded twice: %r", generator)
+
+
+def close_with_stream(response: Any, request: Any) -> bool:
+    """A streamed response (``StreamingResponse``, ``EventSourceResponse``) is not gone when its
+    head is: its producer may still use what a generator dependency yielded (a database
+    session). Its stream is wrapped so that the dependencies close once the producer ends, or
+    the client leaves and the stream is closed, as FastAPI does since 0.118. True when they
+    will; False when there is nothing to wait for, and ``close_after`` is to run now. Called
+    before the response is handed to the core, which takes the stream then. (A sync producer
+    with an ``async`` generator dependency keeps the old order: the thread it runs on has no
+    loop to finish that dependency on.)"""
+    stream = getattr(response, "stream", None)
+    state = request._state_if_made
+    exits = getattr(state, _EXITS, None) if state is not None else None
+    if stream is None or not exits or isinstance(stream, (str, bytes)):
+        return False
+    if hasattr(stream, "__aiter__"):
+        response.stream = _ClosingAsyncStream(stream, request)
+        return True
+    if any(inspect.isasyncgen(generator) for generator in exits):
+        return False
+    response.stream = _ClosingStream(stream, request)
+    return True
+
+
+class _ClosingStream:
+    """A sync stream that closes the request's generator dependencies once, when it ends, fails
+    or is closed (a client that left) — also when closed before its first chunk, which a
+    generator's ``finally`` would miss."""
+
+    def __init__(self, stream: Any, request: Any) -> None:
+        self._iterator = iter(stream)
+        self._request = request
+        self._closed = False
+
+    def __iter__(self) -> Any:
+        return self
+
+    def __next__(self) -> Any:
+        try:
+            return next(self._iterator)
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            close = getattr(self._iterator, "close", None)
+            if close is not None:
+                close()
+        finally:
+            close_after(self._request)
+
+
+class _ClosingAsyncStream:
+    """``_ClosingStream`` for an async stream (its dependencies may be ``async`` too)."""
+
+    def __init__(self, stream: Any, request: Any) -> None:
+        self._iterator = stream.__aiter__()
+        self._request = request
+        self._closed = False
+
+    def __aiter__(self) -> Any:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self._iterator.__anext__()
+        except BaseException:
+            await self.aclose()
+            raise
+
+    async def aclose(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            close = getattr(self._iterator, "aclose", None)
+            if close is not None:
+                await close()
+        finally:
+            closing = close_after(self._request)
+            if closing is not None:
+                await closing
 
 
 def close_after(request: Any) -> Any:

@@ -26,7 +26,7 @@ import json
 from typing import Any, Awaitable, Callable, Coroutine, Optional, Sequence
 
 from . import _ferrule
-from .dependencies import close_after
+from .dependencies import close_after, close_with_stream
 from .responses import HTTPException, MutableHeaders, Response
 
 __all__ = ["PHASES", "Registry", "RequestValidationError", "finish_sync", "run_async"]
@@ -282,8 +282,12 @@ def finish_sync(chain: Chain, call: Any, request: Any, outcome: Any, failed: boo
         if not isinstance(exc, Exception):
             raise
         return
+    # The rest of the handler's generator dependencies, once the response has gone: for a
+    # stream, once its producer has ended.
+    if close_with_stream(response, request):
+        call.finish(response)
+        return
     call.finish(response)
-    # The rest of the handler's generator dependencies, once the response has gone.
     close_after(request)
 
 
@@ -334,6 +338,9 @@ async def _settle(call: Any, request: Any, producing: Awaitable[Any]) -> None:
         call.fail(exc)
         if not isinstance(exc, Exception):
             raise
+        return
+    if close_with_stream(response, request):
+        call.finish(response)
         return
     call.finish(response)
     closing = close_after(request)

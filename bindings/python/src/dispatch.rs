@@ -395,9 +395,19 @@ fn run_sync_chain(py: Python<'_>, chain: &Chain, object: &Bound<'_, PendingCall>
     let outcome = outcome.unwrap_or_else(|| call.handle(py, &request));
     match outcome {
         Ok(response) if !chain.on_send => {
+            // A generator dependency's teardown, once the response has gone; for a stream, once
+            // its producer has ended (`close_with_stream` wraps it before the core takes it).
+            let has_state = request.get().has_state(py);
+            let closes_with_stream = has_state
+                && CLOSE_WITH_STREAM
+                    .import(py, "ferrule.dependencies", "close_with_stream")
+                    .and_then(|wrap| wrap.call1((&response, &request))?.extract::<bool>())
+                    .unwrap_or_else(|error| {
+                        error.display(py);
+                        false
+                    });
             call.answer(py, Ok(response));
-            if request.get().has_state(py) {
-                // A generator dependency's teardown, once the response has gone.
+            if has_state && !closes_with_stream {
                 if let Err(error) = CLOSE_AFTER.import(py, "ferrule.dependencies", "close_after").and_then(|close| close.call1((&request,))) {
                     error.display(py);
                 }
@@ -418,6 +428,7 @@ fn run_sync_chain(py: Python<'_>, chain: &Chain, object: &Bound<'_, PendingCall>
 
 static FINISH_SYNC: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 static CLOSE_AFTER: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+static CLOSE_WITH_STREAM: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 static RUN_ASYNC: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 static VALIDATION_ERROR: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 static CANCEL_AT_DEADLINE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();

@@ -235,3 +235,63 @@ def test_dependencies_and_the_handler_share_one_response() -> None:
         level = client.get("/route-level")
         assert (level.status_code, level.headers["x-dependency"]) == (201, "1")
         assert client.get("/explicit").status_code == 202, "a returned Response is sent as it is"
+
+
+def test_a_generator_dependency_stays_open_while_its_response_streams() -> None:
+    """Found by a README-driven probe: the code after ``yield`` ran when the head was sent, so
+    a streamed body read a closed session. It runs once the producer has ended, sync or async,
+    streamed or as events; and once when the client leaves before the first chunk."""
+    from ferrule import EventSourceResponse, StreamingResponse
+
+    log: list[str] = []
+
+    class Session:
+        open = False
+
+    def session() -> Iterator[Session]:
+        made = Session()
+        made.open = True
+        yield made
+        made.open = False
+        log.append("closed")
+
+    async def async_session() -> AsyncIterator[Session]:
+        made = Session()
+        made.open = True
+        yield made
+        made.open = False
+        log.append("closed")
+
+    app = App()
+
+    @app.get("/sync")
+    def sync_rows(db: Session = Depends(session)) -> StreamingResponse:
+        def rows() -> Iterator[str]:
+            for n in range(2):
+                log.append(f"row {n} open={db.open}")
+                yield f"{n}\n"
+        return StreamingResponse(rows(), media_type="text/plain")
+
+    @app.get("/async")
+    async def async_rows(db: Session = Depends(async_session)) -> StreamingResponse:
+        async def rows() -> AsyncIterator[str]:
+            for n in range(2):
+                log.append(f"row {n} open={db.open}")
+                yield f"{n}\n"
+        return StreamingResponse(rows(), media_type="text/plain")
+
+    @app.get("/events")
+    async def events(db: Session = Depends(session)) -> EventSourceResponse:
+        async def feed() -> AsyncIterator[dict]:
+            log.append(f"event open={db.open}")
+            yield {"data": "one"}
+        return EventSourceResponse(feed())
+
+    with TestClient(app) as client:
+        for path in ("/sync", "/async"):
+            log.clear()
+            assert client.get(path).text == "0\n1\n"
+            assert log == ["row 0 open=True", "row 1 open=True", "closed"], path
+        log.clear()
+        assert client.get("/events").text == "data: one\n\n"
+        assert log == ["event open=True", "closed"]
