@@ -18,6 +18,7 @@ from collections import deque
 from typing import Any, AsyncIterator, Deque, Optional, Union
 
 from ._logging import handler_raised
+from .responses import MutableHeaders
 
 __all__ = ["WebSocket", "WebSocketDisconnect"]
 
@@ -40,10 +41,12 @@ class WebSocket:
     ``ws.iter_json()``; a receive after the client closed raises ``WebSocketDisconnect``, and
     iteration ends. Send with ``send_text()``, ``send_bytes()``, ``send_json()``."""
 
-    __slots__ = ("_native", "_inbox", "_end", "_waiter")
+    __slots__ = ("_native", "_request", "_inbox", "_end", "_waiter")
 
-    def __init__(self, native: Any) -> None:
+    def __init__(self, native: Any, request: Any) -> None:
         self._native = native
+        # The handshake's request: what Starlette's WebSocket reads as its scope.
+        self._request = request
         self._inbox: Deque[Union[str, bytes]] = deque()
         self._end: Optional[tuple[int, str]] = None
         self._waiter: Optional[asyncio.Future[None]] = None
@@ -53,6 +56,39 @@ class WebSocket:
     def subprotocol(self) -> Optional[str]:
         """The subprotocol chosen in the handshake (see ``subprotocols=`` of the route)."""
         return self._native.subprotocol
+
+    @property
+    def headers(self) -> MutableHeaders:
+        """Every header of the handshake, any case (Starlette's ``ws.headers``)."""
+        return MutableHeaders(self._request.header_items())
+
+    @property
+    def query_params(self) -> Any:
+        """Every query pair as sent (``QueryParams``), beside the declared, typed parameters."""
+        return self._request.query_params
+
+    @property
+    def path_params(self) -> dict[str, Any]:
+        return self._request.path_params
+
+    @property
+    def cookies(self) -> dict[str, str]:
+        """Every cookie of the handshake, the last one by name."""
+        return dict(self._request.cookie_items())
+
+    @property
+    def url(self) -> Any:
+        return self._request.url
+
+    @property
+    def client(self) -> Any:
+        """The peer's ``Address(host, port)``, as ``request.client``."""
+        return self._request.client
+
+    @property
+    def state(self) -> Any:
+        """Per-connection values, as ``request.state``."""
+        return self._request.state
 
     @property
     def buffered_amount(self) -> int:

@@ -353,8 +353,11 @@ impl Dispatcher {
     fn open(&self, py: Python<'_>, Open { route, request, socket }: Open<PyRoute>) {
         let native = NativeSocket::new(socket.clone(), route.label.clone());
         let started = CONVERSE.import(py, "ferrule.websocket", "converse").and_then(|converse| {
-            let ws = WEBSOCKET.import(py, "ferrule.websocket", "WebSocket")?.call1((Bound::new(py, native)?,))?;
-            let handler = route.data.call_with(py, request, Some(&ws));
+            // The socket carries its handshake's request, for Starlette's `ws.headers`, `ws.url`,
+            // `ws.query_params`, `ws.cookies`, `ws.client`: one object per connection.
+            let handshake = Bound::new(py, Request::new(request))?;
+            let ws = WEBSOCKET.import(py, "ferrule.websocket", "WebSocket")?.call1((Bound::new(py, native)?, &handshake))?;
+            let handler = route.data.call_on_socket(py, &handshake, &ws);
             let conversation = match handler {
                 Ok(coroutine) => converse.call1((&ws, coroutine))?,
                 Err(error) => converse.call1((&ws, py.None(), error.into_value(py)))?,

@@ -106,17 +106,18 @@ impl PyRoute {
 
     /// Calls the handler with its arguments built from `request`.
     pub fn call<'py>(&self, py: Python<'py>, request: RequestData) -> PyResult<Bound<'py, PyAny>> {
-        self.call_with(py, request, None)
-    }
-
-    /// [`PyRoute::call`], with the `WebSocket` of a WebSocket route for its `Socket` argument.
-    pub fn call_with<'py>(&self, py: Python<'py>, request: RequestData, socket: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
         // A `Request` argument owns the data; the other arguments read it from there.
         if self.takes_request {
             let object = Bound::new(py, Request::new(request))?;
-            return self.call_from(py, object.get().data(), Some(&object), socket);
+            return self.call_from(py, object.get().data(), Some(&object), None);
         }
-        self.call_from(py, &request, None, socket)
+        self.call_from(py, &request, None, None)
+    }
+
+    /// A WebSocket route's handler, its arguments read from the `Request` its socket carries
+    /// (`ws.headers`, `ws.url`, … read the same one).
+    pub fn call_on_socket<'py>(&self, py: Python<'py>, request: &Bound<'py, Request>, socket: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        self.call_from(py, request.get().data(), Some(request), Some(socket))
     }
 
     /// Calls the handler with arguments read from a `Request` object that hooks have already

@@ -4,6 +4,7 @@ handler's return, exception or ``close()`` sends, the client leaving, and subpro
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 
@@ -152,6 +153,38 @@ def test_the_subprotocol_is_chosen_from_the_routes() -> None:
         with connect(url(port, "/chat"), subprotocols=["chat.v1"]) as client:  # type: ignore[list-item]
             assert client.subprotocol == "chat.v1"
             assert client.recv(timeout=10) == "chat.v1"
+
+
+def test_the_socket_reads_its_handshake_as_starlettes_does() -> None:
+    """Found by a README-driven probe: ``ws.headers``, ``query_params``, ``path_params``,
+    ``url``, ``cookies``, ``client`` and ``state`` were AttributeErrors."""
+    app = App()
+
+    @app.websocket("/rooms/{room}")
+    async def room(ws: WebSocket, room: str) -> None:
+        ws.state.seen = "yes"
+        await ws.send_json({
+            "agent": ws.headers["X-Agent"],
+            "q": ws.query_params.getlist("tag"),
+            "path": ws.path_params,
+            "url": (ws.url.path, ws.url.query),
+            "cookies": ws.cookies,
+            "client": ws.client.host,
+            "state": ws.state.seen,
+        })
+
+    with serving(app) as port:
+        headers = {"x-agent": "probe", "cookie": "a=1; b=2"}
+        with connect(url(port, "/rooms/blue?tag=x&tag=y"), additional_headers=headers) as client:
+            assert json.loads(client.recv(timeout=10)) == {
+                "agent": "probe",
+                "q": ["x", "y"],
+                "path": {"room": "blue"},
+                "url": ["/rooms/blue", "tag=x&tag=y"],
+                "cookies": {"a": "1", "b": "2"},
+                "client": "127.0.0.1",
+                "state": "yes",
+            }
 
 
 def test_a_websocket_handler_is_an_async_def_taking_a_websocket() -> None:
