@@ -38,11 +38,18 @@ fn write_str(out: &mut Vec<u8>, s: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// A Ruby String's text: UTF-8 (or 7-bit binary) only; other bytes are not JSON text.
+/// A Ruby String's text: UTF-8, another encoding converted, or binary bytes that are UTF-8;
+/// other bytes are not JSON text.
 fn string_text(s: RString) -> Result<String, String> {
     match crate::raw::string_text(s) {
         Some(text) => Ok(text),
-        None => s.to_string().map_err(|_| "a String that is not valid UTF-8 cannot be sent as JSON".to_owned()),
+        // Another encoding is converted; a binary String (ASCII-8BIT: `req.raw_body`, a
+        // socket's read), which converts to nothing, is its bytes' text when they are UTF-8,
+        // as Ruby's `JSON.generate` takes it (the README's first example sends one).
+        None => s
+            .to_string()
+            .or_else(|_| String::from_utf8(crate::raw::string_bytes(s)))
+            .map_err(|_| "a String that is not valid UTF-8 cannot be sent as JSON".to_owned()),
     }
 }
 

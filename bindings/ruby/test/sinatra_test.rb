@@ -263,4 +263,53 @@ class SinatraTest < Minitest::Test
     optional = assert_raises(ArgumentError) { app.get("/posts/?:format?") { "x" } }
     assert_includes optional.message, "never holds `?`"
   end
+
+  # Found by a README-driven probe: each answered otherwise than Sinatra 3 does.
+  def test_the_latest_error_block_for_a_status_answers_it
+    @app = Ferrule::App.new
+    @app.error(400..499) { "any client error" }
+    @app.not_found { "first not found" }
+    @app.not_found { "second not found" }
+    @app.get("/teapot") { halt 418 }
+    get "/missing"
+    assert_equal [404, "second not found"], [last_response.status, last_response.body]
+    get "/teapot"
+    assert_equal [418, "any client error"], [last_response.status, last_response.body]
+  end
+
+  def test_an_after_filter_reads_the_status_the_route_answered_with
+    @app = Ferrule::App.new
+    seen = []
+    @app.after { seen << status }
+    @app.get("/triplet") { [418, {}, ["short"]] }
+    @app.get("/int") { 204 }
+    @app.get("/response") { Ferrule::Response.new("made", status: 202) }
+    @app.get("/set") { status 201; "set" }
+    %w[/triplet /int /response /set].each { |path| get path }
+    assert_equal [418, 204, 202, 201], seen
+  end
+
+  def test_the_body_helper_in_a_route_is_its_body_unless_it_returns_another
+    @app = Ferrule::App.new
+    @app.get("/nil") { body "from body"; nil }
+    @app.get("/status") { body "accepted"; 202 }
+    @app.get("/returned") { body "ignored"; "returned" }
+    get "/nil"
+    assert_equal [200, "from body"], [last_response.status, last_response.body]
+    get "/status"
+    assert_equal [202, "accepted"], [last_response.status, last_response.body]
+    get "/returned"
+    assert_equal "returned", last_response.body
+  end
+
+  # The README's first example sends req.raw_body, a binary String: non-ASCII text was a 500.
+  def test_a_binary_string_of_utf8_text_is_sent_as_json_text
+    @app = Ferrule::App.new
+    @app.post("/echo") { |req| { raw: req.raw_body } }
+    @app.get("/bytes") { { raw: "\xFF".b } }
+    post "/echo", "h\u00e9llo", "CONTENT_TYPE" => "text/plain"
+    assert_equal [200, { "raw" => "h\u00e9llo" }], [last_response.status, JSON.parse(last_response.body)]
+    get "/bytes"
+    assert_equal 500, last_response.status
+  end
 end

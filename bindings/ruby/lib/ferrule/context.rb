@@ -18,6 +18,7 @@ module Ferrule
       @status = nil
       @headers = nil
       @default_status = default_status
+      @given_body = NOT_GIVEN
     end
 
     # A block the app declares — a route's, a filter, a hook, an error block — as a method of
@@ -50,7 +51,7 @@ module Ferrule
 
     # Runs +block+ for the request; returns what the core sends.
     def run(block)
-      result = catch(:halt) { __ferrule_run_body(block) }
+      result = catch(:halt) { with_given_body(__ferrule_run_body(block)) }
       finish(result)
     end
 
@@ -93,7 +94,7 @@ module Ferrule
         chain.on_request.each { |filter| __ferrule_run_filter(filter) }
         raise refusal_error(refusal) if refusal
         chain.pre_handler.each { |hook| __ferrule_run_body(hook) }
-        __ferrule_run_body(block)
+        with_given_body(__ferrule_run_body(block))
       rescue SignalException
         raise
       rescue Exception => e # rubocop:disable Lint/RescueException -- as Sinatra: a NotImplementedError placeholder is the app's error too
@@ -132,7 +133,23 @@ module Ferrule
     def body(value = NOT_GIVEN)
       return (@result.is_a?(Halted) ? @result.body : @result) if value.equal?(NOT_GIVEN)
 
+      @given_body = value
       @result = value
+    end
+
+    # What a route's block returned, after its +body+ helper set the body: as in Sinatra, nil
+    # keeps that body and an Integer is the status beside it (before, both were the answer and
+    # the body went missing).
+    def with_given_body(returned)
+      return returned if @given_body.equal?(NOT_GIVEN)
+
+      case returned
+      when nil then @given_body
+      when Integer
+        status(returned)
+        @given_body
+      else returned
+      end
     end
 
     # Sinatra's +params+: what the query string, a form body and the path carry, by name, with
@@ -148,7 +165,10 @@ module Ferrule
     # Sets the status (or returns the one set so far).
     def status(code = nil)
       @status = Integer(code) unless code.nil?
-      @status || @default_status
+      # In an after filter, the status the route's answer carries (a Rack triplet's, a
+      # Response's, a bare Integer), as Sinatra's reads the response's: before, a route that
+      # answered [418, …] read 200 here.
+      ended_with
     end
 
     # Adds headers (a value may be an Array: one header line each), or returns those set.
@@ -319,8 +339,10 @@ module Ferrule
     end
 
     # The error block declared for +code+ (<tt>error 404</tt>, <tt>error 400..499</tt>), if any.
+    # The latest declared wins, as in Sinatra, where each declaration replaces the block of every
+    # code it names (<tt>error 400..499</tt> then +not_found+: the latter answers a 404).
     def status_block(code, handlers)
-      handlers.find { |key, _| (key.is_a?(Integer) && key == code) || (key.is_a?(Range) && key.cover?(code)) }&.[](1)
+      handlers.reverse_each.find { |key, _| (key.is_a?(Integer) && key == code) || (key.is_a?(Range) && key.cover?(code)) }&.[](1)
     end
 
     # Sinatra runs the error block for the status a request ends with, whether or not anything
@@ -351,8 +373,8 @@ module Ferrule
       case @result
       when Response then @result.status
       when Integer then @result
-      when Array then Context.rack_triplet?(@result) ? @result[0] : status
-      else status
+      when Array then Context.rack_triplet?(@result) ? @result[0] : (@status || @default_status)
+      else @status || @default_status
       end
     end
 
