@@ -191,6 +191,27 @@ class WebSocketTest < Minitest::Test
     end
   end
 
+  # Found by a README-driven probe: the README says faye-websocket's shape, yet event.data was
+  # a NoMethodError, a one-argument close block got the code alone and on(:open) was refused.
+  def test_faye_websockets_event_objects_and_open_work_beside_plain_values
+    app = Ferrule::App.new
+    seen = Queue.new
+    app.websocket("/faye") do |ws, _req|
+      ws.on(:open) { |event| ws.send("open #{event.socket.equal?(ws)}") }
+      ws.on(:message) { |event| ws.send("#{event.data.upcase} #{event.is_a?(String)}") }
+      ws.on(:close) { |event| seen << [event.code, event.reason] }
+    end
+    serving(app) do |port|
+      client = WsClient.new(port, "/faye")
+      assert_equal "open true", client.receive
+      client.driver { |d| d.text("hi") }
+      assert_equal "HI true", client.receive
+      client.driver { |d| d.close("done", 4001) }
+      Timeout.timeout(10) { assert_equal [4001, "done"], seen.pop }
+      client.shutdown
+    end
+  end
+
   def test_the_readme_chat_room_relays_between_the_members_of_a_room
     text = File.read(ENV.fetch("FERRULE_README"), encoding: "UTF-8")
     start = text.index("### WebSockets")

@@ -5,8 +5,8 @@ module Ferrule
   # shape):
   #
   #   app.websocket("/echo") do |ws, request|
-  #     ws.on(:message) { |data| ws.send(data) }
-  #     ws.on(:close) { |code, reason| ... }
+  #     ws.on(:message) { |data| ws.send(data) }   # data.data too, as faye's event
+  #     ws.on(:close) { |code, reason| ... }       # or { |event| event.code }
   #   end
   #
   # The block runs once the route's parameters have passed and the connection is upgraded; it
@@ -17,7 +17,21 @@ module Ferrule
   # leaves more than +ws_send_buffer_bytes+ unread is closed with 1008. A block or callback
   # that raises closes the connection with 1011 (logged with its backtrace).
   class WebSocket
-    CALLBACKS = %i[message close].freeze
+    CALLBACKS = %i[open message close].freeze
+
+    # A message as a +message+ callback gets it: the String itself (text in UTF-8, binary as
+    # ASCII-8BIT), which also answers faye-websocket's <tt>event.data</tt>.
+    class Message < String
+      def data
+        self
+      end
+    end
+
+    # What a one-argument +close+ callback gets, as faye-websocket's: <tt>event.code</tt>,
+    # <tt>event.reason</tt>. A callback taking two gets <tt>(code, reason)</tt>.
+    CloseEvent = Struct.new(:code, :reason)
+    # What an +open+ callback gets: the socket is open once the route's block has run.
+    OpenEvent = Struct.new(:socket)
 
     # The open sockets by the core's id: where a wake-up finds its socket.
     @open = {}
@@ -29,6 +43,7 @@ module Ferrule
         ws = new(native)
         @lock.synchronize { @open[native.id] = ws }
         ws.__run { handler.call(ws, request) }
+        ws.__opened
         ws.__deliver
       end
 
@@ -45,7 +60,7 @@ module Ferrule
 
     def initialize(native)
       @native = native
-      @callbacks = { message: [], close: [] }
+      @callbacks = { open: [], message: [], close: [] }
       @closed = false
     end
 
@@ -100,13 +115,21 @@ module Ferrule
     def __deliver
       loop do
         code, reason, *messages = @native.take
-        messages.each { |data| __run { @callbacks[:message].each { |callback| callback.call(data) } } }
+        messages.each { |data| __run { @callbacks[:message].each { |callback| callback.call(Message.new(data)) } } }
         if code
           __finish(code, reason)
           return
         end
         return if messages.empty?
       end
+    end
+
+    # faye-websocket's +open+, for callbacks the route's block registered.
+    def __opened
+      return if @callbacks[:open].empty?
+
+      event = OpenEvent.new(self)
+      __run { @callbacks[:open].each { |callback| callback.call(event) } }
     end
 
     def __run
@@ -122,7 +145,11 @@ module Ferrule
 
       @closed = true
       WebSocket.forget(@native.id)
-      __run { @callbacks[:close].each { |callback| callback.call(code, reason) } }
+      __run do
+        @callbacks[:close].each do |callback|
+          callback.arity == 1 ? callback.call(CloseEvent.new(code, reason)) : callback.call(code, reason)
+        end
+      end
     end
   end
 end
