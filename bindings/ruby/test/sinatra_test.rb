@@ -312,4 +312,17 @@ class SinatraTest < Minitest::Test
     get "/bytes"
     assert_equal 500, last_response.status
   end
+
+  # Found by a README-driven probe: a form's tags[]=x&tags[]=y kept only "y" under "tags[]",
+  # and user[name] was never nested, from a form or the query.
+  def test_params_nest_rack_names_from_the_query_and_a_form
+    @app = Ferrule::App.new
+    @app.get("/q") { JSON.generate(params) }
+    @app.post("/f") { JSON.generate(params.merge("name" => params[:user][:name])) }
+    get "/q?tags[]=x&tags[]=y&user[name]=z&user[roles][]=a&deep[a][b]=c&odd[=1"
+    expected = { "tags" => %w[x y], "user" => { "name" => "z", "roles" => ["a"] }, "deep" => { "a" => { "b" => "c" } }, "odd[" => "1" }
+    assert_equal expected, JSON.parse(last_response.body)
+    post "/f", "tags[]=x&tags[]=y&user[name]=z", "CONTENT_TYPE" => "application/x-www-form-urlencoded"
+    assert_equal({ "tags" => %w[x y], "user" => { "name" => "z" }, "name" => "z" }, JSON.parse(last_response.body))
+  end
 end

@@ -155,9 +155,10 @@ module Ferrule
     # Sinatra's +params+: what the query string, a form body and the path carry, by name, with
     # String and Symbol keys alike (<tt>params["name"]</tt> or <tt>params[:name]</tt>); a path
     # parameter wins over a form field, which wins over the query. A name the route declares
-    # has its typed value (as in +req.params+, +req.query+), any other the text sent; a query
-    # name ending in <tt>[]</tt> collects its values in an Array, as Rack's does. Built on first
-    # use (a JSON body is +req.body+, as in Sinatra).
+    # has its typed value (as in +req.params+, +req.query+), any other the text sent; Rack's
+    # nested names nest, in the query and a form alike (<tt>tags[]</tt> an Array,
+    # <tt>user[name]</tt> a Hash: Params.nest). Built on first use (a JSON body is +req.body+,
+    # as in Sinatra).
     def params
       @params ||= Params.of(@request)
     end

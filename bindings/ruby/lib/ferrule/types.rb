@@ -42,18 +42,45 @@ module Ferrule
   class Params < Hash
     def self.of(request)
       params = new
-      request.query_pairs.each do |name, value|
-        if name.end_with?("[]")
-          (params[name.delete_suffix("[]")] ||= []) << value
-        else
-          params[name] = value
-        end
-      end
+      request.query_pairs.each { |name, value| nest(params, name, value) }
       request.query&.each { |name, value| params[name] = value }
-      form_fields(request).each { |name, value| params[name] = value }
+      fields = form_fields(request)
+      if fields.is_a?(Hash)
+        fields.each { |name, value| params[name] = value }
+      else
+        fields.each { |name, value| nest(params, name, value) }
+      end
       request.params&.each { |name, value| params[name] = value }
       params
     end
+
+    # Rack's nested names, as Sinatra's +params+ read a query or a form: <tt>tags[]=a&tags[]=b</tt>
+    # is an Array under +tags+, <tt>user[name]=z</tt> a Hash under +user+ (and deeper). A name
+    # Rack would read otherwise (<tt>a[][b]</tt>, a shape that clashes with an earlier pair)
+    # stays as it was sent, so nothing is dropped.
+    def self.nest(params, name, value)
+      head, rest = name.split("[", 2)
+      keys = rest&.end_with?("]") && !head.empty? ? rest.delete_suffix("]").split("][", -1).then { |k| k.empty? ? [""] : k } : nil
+      return params[name] = value if keys.nil? || keys[0...-1].any?(&:empty?)
+
+      target = params
+      key = head
+      keys.each do |sub|
+        if sub.empty? # the last: `[]` collects
+          list = (target[key] ||= [])
+          return params[name] = value unless list.is_a?(Array)
+
+          return list << value
+        end
+        child = (target[key] ||= Params.new)
+        return params[name] = value unless child.is_a?(Params)
+
+        target = child
+        key = sub
+      end
+      target[key] = value
+    end
+    private_class_method :nest
 
     # A form body's fields: as the route declared them, else parsed from an url-encoded body.
     def self.form_fields(request)
