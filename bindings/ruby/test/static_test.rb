@@ -62,4 +62,18 @@ class StaticTest < Minitest::Test
     error = assert_raises(ArgumentError) { Ferrule::App.new.static("/x", File.join(@base, "nope")) }
     assert_match(/cannot open directory/, error.message)
   end
+
+  # Found by a README-driven probe: under `map "/api"`, /api/static/css went to /static/css/
+  # (outside the mount, a 404); the app's own redirects keep the location they name.
+  def test_a_directory_redirect_stays_under_the_rack_mount
+    inner = Ferrule::App.new
+    inner.static("/static", File.join(@base, "public"))
+    inner.get("/elsewhere") { redirect "/static/css/" }
+    mounted = Rack::Builder.new { map("/api") { run inner } }
+    request = Rack::MockRequest.new(mounted)
+    moved = request.get("/api/static/css?v=1")
+    assert_equal [307, "/api/static/css/?v=1"], [moved.status, moved.headers["location"]]
+    assert_equal 200, request.get("/api/static/css/site.css").status
+    assert_equal "/static/css/", request.get("/api/elsewhere").headers["location"]
+  end
 end

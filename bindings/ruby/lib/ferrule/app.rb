@@ -411,8 +411,23 @@ module Ferrule
       body = input ? input.read.to_s.b : "".b
       input.rewind if input.respond_to?(:rewind)
       status, flat, payload, cut_off = @native.call_rack(env["REQUEST_METHOD"], query.empty? ? path : "#{path}?#{query}", headers, body, env["REMOTE_ADDR"], @handlers, @chain_runner)
+      mount = env["SCRIPT_NAME"].to_s
+      flat = under_mount(flat, path, mount) if status.between?(300, 399) && !mount.empty?
       [status, rack_headers(flat), cut_off ? CutOffBody.new(payload) : [payload]]
     end
+
+    # Under a mount (SCRIPT_NAME), a redirect to the path asked with a slash added or taken away
+    # — the core's own: a static directory to its slash, +redirect_slashes+' twin — names the
+    # path the app saw, which the client must be sent to under the mount (found by a probe:
+    # /api/static/sub went to /static/sub/, a 404). Other locations are the app's, as written.
+    def under_mount(flat, path, mount)
+      flat.each_slice(2).flat_map do |name, value|
+        target = name.casecmp?("location") && value.start_with?("/") ? value.split("?", 2).first : nil
+        twin = target && (target == "#{path}/" || "#{target}/" == path)
+        [name, twin ? "#{mount}#{value}" : value]
+      end
+    end
+    private :under_mount
 
     # The Rack body of a response that broke off before its end (a stream whose producer
     # raised): it yields what came, then raises, so a Rack server aborts the response as the
