@@ -291,7 +291,8 @@ export declare class App {
   readonly port: number | null;
   listen(options?: ListenOptions): Promise<{ host: string; port: number } | { workers: number }>;
   listen(port: number, host?: string): Promise<{ host: string; port: number } | { workers: number }>;
-  /** Called back once listening (or with the error), as Fastify's and Express's listen. */
+  /** Called back once listening (or with the error), as Fastify's and Express's listen; in the
+   * primary of `listen({ workers })`, once every worker has exited, with no address. */
   listen(options: ListenOptions | number, callback: (error: Error | null, address?: string) => void): Promise<{ host: string; port: number } | { workers: number }>;
   listen(port: number, host: string, callback: (error: Error | null, address?: string) => void): Promise<{ host: string; port: number } | { workers: number }>;
   close(): Promise<void>;

@@ -555,7 +555,9 @@ class App {
    * port once (a port in use fails there, with `code: 'EADDRINUSE'`), forks N workers
    * (node:cluster) that inherit the socket, and resolves when they have all exited. `log:
    * false` leaves out the startup line. A function as the last argument is called back too:
-   * Fastify's `listen(options, (error, address) => …)`, Express's `listen(port[, host], () => …)`.
+   * Fastify's `listen(options, (error, address) => …)`, Express's `listen(port[, host], () => …)`
+   * (in the primary of `listen({ workers })`, as its Promise resolves: once every worker has
+   * exited, with no address).
    */
   listen(options = {}, hostArgument, callback) {
     if (typeof hostArgument === 'function') [hostArgument, callback] = [undefined, hostArgument];
@@ -898,7 +900,17 @@ class Dispatcher {
         if (step < before) value = callHookNow(chain.onRequest[step], 2, ctx, reply);
         else if (refused) throw refused;
         else if (step < last) value = callHookNow(chain.preHandler[step - before], 2, ctx, reply);
-        else value = this.handlers[route](ctx, reply);
+        else {
+          value = this.handlers[route](ctx, reply);
+          // Fastify's callback style, `(request, reply) => { db.query((rows) => reply.send(rows)) }`:
+          // a handler that takes the reply, returns nothing and has not sent yet is waited for.
+          // (Sent at once as empty, its later send() threw from a timer and ended the process.)
+          if (value === undefined && !reply.sent && this.handlers[route].length >= 2) {
+            value = new Promise((resolve) => {
+              reply._onSent = () => { reply._onSent = null; resolve(); };
+            });
+          }
+        }
         if (isThenable(value)) {
           const next = step + 1;
           return value.then(

@@ -29,6 +29,9 @@ test("a handler that takes a reply answers through it, as Fastify's does", async
     throw Object.assign(new Error('gone'), { statusCode: 410 });
   });
   app.get('/plain', (ctx) => ({ one: ctx.path }));
+  // Fastify's callback style: nothing returned, sent later (before, an empty 200 at once, then
+  // the late send() threw from the timer and ended the process).
+  app.get('/callback', (ctx, reply) => { setTimeout(() => reply.code(201).send({ later: true }), 20); });
 
   const made = await app.inject({ method: 'POST', url: '/items', payload: { name: 'pen' } });
   assert.deepStrictEqual([made.statusCode, made.headers['x-made'], made.json()], [201, 'yes', { name: 'pen' }]);
@@ -45,6 +48,8 @@ test("a handler that takes a reply answers through it, as Fastify's does", async
   assert.strictEqual(gone.statusCode, 410);
   assert.strictEqual(gone.json().detail, 'gone');
   assert.deepStrictEqual((await app.inject('/plain')).json(), { one: '/plain' });
+  const later = await app.inject('/callback');
+  assert.deepStrictEqual([later.statusCode, later.json()], [201, { later: true }]);
   // Over a socket too.
   await serving(app, async (port) => {
     const reply = await request(port, 'POST', '/items', { json: { name: 'cup' } });

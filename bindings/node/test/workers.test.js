@@ -136,7 +136,8 @@ test('the primary ends once its workers have exited, though a child of theirs ho
     assert.deepStrictEqual(ended, { code: 0, signal: null });
   } finally {
     child.kill('SIGKILL');
-    for (const pid of fs.readFileSync(holders, 'utf8').split('\n').filter(Boolean)) {
+    const started = fs.existsSync(holders) ? fs.readFileSync(holders, 'utf8') : '';
+    for (const pid of started.split('\n').filter(Boolean)) {
       try { process.kill(Number(pid), 'SIGKILL'); } catch { /* already gone */ }
     }
   }
