@@ -16,6 +16,7 @@ import logging
 from typing import Any, Callable, Optional, Sequence
 
 from .params import MISSING, Dependency
+from .responses import EventSourceResponse, StreamingResponse
 from .signature import Analysis, Argument
 
 __all__ = ["Resolver", "with_dependencies", "with_shared_response", "close_after", "close_with_stream"]
@@ -248,17 +249,23 @@ def close_with_stream(response: Any, request: Any) -> bool:
     before the response is handed to the core, which takes the stream then. (A sync producer
     with an ``async`` generator dependency keeps the old order: the thread it runs on has no
     loop to finish that dependency on.)"""
-    stream = getattr(response, "stream", None)
+    # Only a streamed response's `stream`: a handler's model may have a field of that name.
+    if not isinstance(response, (StreamingResponse, EventSourceResponse)):
+        return False
+    stream = response.stream
     state = request._state_if_made
     exits = getattr(state, _EXITS, None) if state is not None else None
-    if stream is None or not exits or isinstance(stream, (str, bytes)):
+    if not exits or isinstance(stream, (str, bytes)):
         return False
-    if hasattr(stream, "__aiter__"):
-        response.stream = _ClosingAsyncStream(stream, request)
-        return True
-    if any(inspect.isasyncgen(generator) for generator in exits):
+    try:
+        if hasattr(stream, "__aiter__"):
+            response.stream = _ClosingAsyncStream(stream, request)
+            return True
+        if any(inspect.isasyncgen(generator) for generator in exits):
+            return False
+        response.stream = _ClosingStream(stream, request)
+    except Exception:  # not a stream (`StreamingResponse(42)`): the core refuses it, a 500, as before
         return False
-    response.stream = _ClosingStream(stream, request)
     return True
 
 

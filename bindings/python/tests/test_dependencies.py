@@ -287,6 +287,27 @@ def test_a_generator_dependency_stays_open_while_its_response_streams() -> None:
             yield {"data": "one"}
         return EventSourceResponse(feed())
 
+    @dataclass
+    class Camera:
+        name: str
+        stream: list
+
+    @app.get("/model")
+    def model(db: Session = Depends(session)) -> Camera:
+        # A result whose field is named `stream` is no streamed response (found by review).
+        return Camera("front", [1, 2])
+
+    @app.get("/not-a-stream")
+    async def not_a_stream(db: Session = Depends(async_session)) -> StreamingResponse:
+        return StreamingResponse(42)  # type: ignore[arg-type]
+
+    with TestClient(app, raise_server_exceptions=False) as client:
+        log.clear()
+        assert client.get("/model").json() == {"name": "front", "stream": [1, 2]}
+        assert log == ["closed"]
+        log.clear()
+        assert client.get("/not-a-stream").status_code == 500
+        assert log == ["closed"]
     with TestClient(app) as client:
         for path in ("/sync", "/async"):
             log.clear()
