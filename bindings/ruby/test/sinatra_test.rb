@@ -294,12 +294,15 @@ class SinatraTest < Minitest::Test
     @app.get("/nil") { body "from body"; nil }
     @app.get("/status") { body "accepted"; 202 }
     @app.get("/returned") { body "ignored"; "returned" }
+    @app.get("/logged") { body "kept"; true } # a last `logger.info(...)` returns true
     get "/nil"
     assert_equal [200, "from body"], [last_response.status, last_response.body]
     get "/status"
     assert_equal [202, "accepted"], [last_response.status, last_response.body]
     get "/returned"
     assert_equal "returned", last_response.body
+    get "/logged"
+    assert_equal "kept", last_response.body
   end
 
   # The README's first example sends req.raw_body, a binary String: non-ASCII text was a 500.

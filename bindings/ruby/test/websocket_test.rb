@@ -200,6 +200,7 @@ class WebSocketTest < Minitest::Test
       ws.on(:open) { |event| ws.send("open #{event.socket.equal?(ws)}") }
       ws.on(:message) { |event| ws.send("#{event.data.upcase} #{event.is_a?(String)}") }
       ws.on(:close) { |event| seen << [event.code, event.reason] }
+      ws.on(:close) { |code| seen << [code == 4001, Integer(code)] } # written for the code alone
     end
     serving(app) do |port|
       client = WsClient.new(port, "/faye")
@@ -207,7 +208,7 @@ class WebSocketTest < Minitest::Test
       client.driver { |d| d.text("hi") }
       assert_equal "HI true", client.receive
       client.driver { |d| d.close("done", 4001) }
-      Timeout.timeout(10) { assert_equal [4001, "done"], seen.pop }
+      Timeout.timeout(10) { assert_equal [[4001, "done"], [true, 4001]], [seen.pop, seen.pop] }
       client.shutdown
     end
   end

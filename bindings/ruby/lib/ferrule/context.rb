@@ -137,18 +137,19 @@ module Ferrule
       @result = value
     end
 
-    # What a route's block returned, after its +body+ helper set the body: as in Sinatra, nil
-    # keeps that body and an Integer is the status beside it (before, both were the answer and
-    # the body went missing).
+    # What a route's block returned, after its +body+ helper set the body: as in Sinatra, an
+    # Integer is the status beside that body, a body (a String, an Array, a Hash, a Response,
+    # anything with +each+) replaces it, and anything else (nil, +true+ from a last
+    # <tt>logger.info</tt>) keeps it (before, each was the answer and the body went missing).
     def with_given_body(returned)
       return returned if @given_body.equal?(NOT_GIVEN)
 
       case returned
-      when nil then @given_body
       when Integer
         status(returned)
         @given_body
-      else returned
+      when String, Response, Halted then returned
+      else returned.respond_to?(:each) ? returned : @given_body
       end
     end
 

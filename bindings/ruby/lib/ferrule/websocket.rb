@@ -28,8 +28,17 @@ module Ferrule
     end
 
     # What a one-argument +close+ callback gets, as faye-websocket's: <tt>event.code</tt>,
-    # <tt>event.reason</tt>. A callback taking two gets <tt>(code, reason)</tt>.
-    CloseEvent = Struct.new(:code, :reason)
+    # <tt>event.reason</tt>. A callback taking two gets <tt>(code, reason)</tt>. A block written
+    # for the code alone (<tt>{ |code| code == 1000 }</tt>, as before) still reads it: the event
+    # compares equal to its code and converts to it.
+    CloseEvent = Struct.new(:code, :reason) do
+      def ==(other)
+        other.is_a?(Integer) ? code == other : super
+      end
+
+      def to_i = code
+      def to_int = code
+    end
     # What an +open+ callback gets: the socket is open once the route's block has run.
     OpenEvent = Struct.new(:socket)
 
