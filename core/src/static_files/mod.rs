@@ -55,7 +55,8 @@ impl StaticDir {
     /// The service for this directory; `next` answers what it has no file for (for a
     /// directory served at `/`, the app's own not-found path). With `labeled` (the metrics are
     /// on), what the mount answers itself is counted under `{prefix}/{*path}`, as a route is
-    /// under its template; what it passes on to `next` keeps the label `next` gives it.
+    /// under its template; what it passes on to `next` keeps the label `next` gives it, and a
+    /// 404 of its own (a path it refuses) is unmatched too.
     pub(crate) fn service<F>(&self, next: F, labeled: bool) -> axum::routing::MethodRouter
     where
         F: tower::Service<Request<Body>, Response = Response<Body>, Error = Infallible> + Clone + Send + Sync + 'static,
@@ -78,7 +79,9 @@ impl StaticDir {
             let (mut dir, cache_control, label) = (dir.clone(), cache_control.clone(), label.clone());
             async move {
                 let mut response = answer(&mut dir, request, cache_control, index).await;
-                if response.extensions_mut().remove::<PassedOn>().is_none() {
+                // A path the mount refuses (`..`, a hidden file) is no file, as a missing one is:
+                // both are counted as unmatched.
+                if response.extensions_mut().remove::<PassedOn>().is_none() && response.status() != StatusCode::NOT_FOUND {
                     if let Some(label) = label {
                         response.extensions_mut().insert(crate::middleware::RouteLabel(label));
                     }

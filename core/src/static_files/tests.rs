@@ -233,8 +233,11 @@ async fn the_metrics_count_a_mounts_files_under_its_prefix_and_a_missing_one_as_
         assert_eq!(send(&router, get(&file)).await.0, StatusCode::OK);
         assert_eq!(send(&router, get(&file)).await.0, StatusCode::OK);
         assert_eq!(send(&router, get(&missing)).await.0, StatusCode::NOT_FOUND);
+        let hidden = format!("{}/.env", prefix.trim_end_matches('/'));
+        assert_eq!(send(&router, get(&hidden)).await.0, StatusCode::NOT_FOUND);
         let text = String::from_utf8(send(&router, get("/metrics")).await.2).unwrap();
         assert!(text.contains(&format!(r#"ferrule_requests_total{{route="{label}",method="GET",status="200"}} 2"#)), "{prefix}: {text}");
-        assert!(text.contains(r#"ferrule_requests_total{route="unmatched",method="GET",status="404"} 1"#), "{prefix}: {text}");
+        // The missing file and the refused hidden one alike.
+        assert!(text.contains(r#"ferrule_requests_total{route="unmatched",method="GET",status="404"} 2"#), "{prefix}: {text}");
     }
 }
