@@ -6,6 +6,7 @@ from typing import Any, AsyncIterator, Awaitable, BinaryIO, Callable, Optional, 
 from uuid import UUID
 
 from .request import URL, Address, AwaitableBytes, QueryParams
+from .responses import MutableHeaders
 
 __version__: str
 PROBLEM_JSON: str
@@ -25,12 +26,22 @@ class Request:
     def query(self) -> dict[str, Any]:
         """Declared query parameters, coerced and validated (missing optional ones are None)."""
     @property
-    def headers(self) -> dict[str, Any]:
-        """Declared headers under their lower-case names; ``header()`` reads any header."""
+    def headers(self) -> MutableHeaders:
+        """Every header as sent (Starlette's ``request.headers``): names in any case."""
     @property
-    def cookies(self) -> dict[str, Any]: ...
+    def cookies(self) -> dict[str, str]:
+        """Every cookie as sent (Starlette's ``request.cookies``); a repeated name's last value."""
+    def body(self) -> Awaitable[bytes]:
+        """``await request.body()``: the body as sent (Starlette's)."""
+    def stream(self) -> AsyncIterator[bytes]:
+        """``async for chunk in request.stream()``: the body as sent, then ``b""``."""
     @property
-    def body(self) -> Any:
+    def _declared_headers(self) -> dict[str, Any]:
+        """The declared headers, typed, under their lower-case names."""
+    @property
+    def _declared_cookies(self) -> dict[str, Any]: ...
+    @property
+    def _validated_body(self) -> Any:
         """JSON as dicts/lists (schema defaults filled in), form fields as a dict (files as
         ``UploadFile``), bytes, str, or None."""
     @property

@@ -54,15 +54,15 @@ class Resolver:
         elif source == "query":
             value = request.query.get(argument.key)
         elif source == "header":
-            value = request.headers.get(argument.key)
+            value = request._declared_headers.get(argument.key)
         elif source == "cookie":
-            value = request.cookies.get(argument.key)
+            value = request._declared_cookies.get(argument.key)
         elif source == "body":
-            body = request.body
+            body = request._validated_body
             # An embedded body parameter is its member of the body (see `signature`).
             value = body if not argument.key else body.get(argument.key) if isinstance(body, dict) else None
         elif source == "form":
-            body = request.body
+            body = request._validated_body
             value = body.get(argument.key) if isinstance(body, dict) else None
         else:
             raise TypeError(f"{getattr(self.func, '__qualname__', self.func)}: a dependency cannot take a {source}")

@@ -7,7 +7,7 @@ their attributes.
 from __future__ import annotations
 
 import json
-from typing import Any, Generator, Iterator, Mapping, NamedTuple, Optional
+from typing import Any, AsyncIterator, Generator, Iterator, Mapping, NamedTuple, Optional
 
 from ._ferrule import Request, UploadFile
 
@@ -101,6 +101,14 @@ def _json_of(raw_body: bytes) -> _Ready:
     """``await request.json()``: the body as sent, parsed (Starlette's), whatever the route
     declares; a body that is not JSON raises ``json.JSONDecodeError`` (a ``ValueError``)."""
     return _Ready(json.loads(raw_body))
+
+
+async def _stream_of(raw_body: bytes) -> AsyncIterator[bytes]:
+    """``request.stream()``: the body as sent, in one chunk (it was read before the handler
+    ran), then ``b""``, as Starlette's stream ends."""
+    if raw_body:
+        yield raw_body
+    yield b""
 
 
 class Address(NamedTuple):

@@ -53,7 +53,7 @@ class Argument(NamedTuple):
     convert: Optional[Callable[[Any], Any]]
     default: Any  # used when the source has no value (MISSING: the core guarantees one)
     # A body's conversion done by Rust as it builds the body (TypeInfo.native); `convert` is
-    # then not called. Dependencies, which read `request.body`, still call `convert`.
+    # then not called. Dependencies, which read `request._validated_body`, still call `convert`.
     native: Any = None
 
 

@@ -13,8 +13,10 @@ pub struct Request {
     data: RequestData,
     path_params: PyOnceLock<Py<PyDict>>,
     query: PyOnceLock<Py<PyDict>>,
-    headers: PyOnceLock<Py<PyDict>>,
+    headers: PyOnceLock<Py<PyAny>>,
     cookies: PyOnceLock<Py<PyDict>>,
+    declared_headers: PyOnceLock<Py<PyDict>>,
+    declared_cookies: PyOnceLock<Py<PyDict>>,
     body: PyOnceLock<Py<PyAny>>,
     state: PyOnceLock<Py<PyAny>>,
 }
@@ -32,6 +34,8 @@ impl Request {
             query: PyOnceLock::new(),
             headers: PyOnceLock::new(),
             cookies: PyOnceLock::new(),
+            declared_headers: PyOnceLock::new(),
+            declared_cookies: PyOnceLock::new(),
             body: PyOnceLock::new(),
             state: PyOnceLock::new(),
         }
@@ -69,26 +73,66 @@ impl Request {
         Ok(dict.clone_ref(py))
     }
 
-    /// Declared headers, under their lower-case names. `header()` reads any header.
+    /// Every header as sent, as Starlette's `request.headers`: a `MutableHeaders` (names in
+    /// any case, `get`, `getlist`, `items()`), made on first read.
     #[getter]
-    fn headers(&self, py: Python<'_>) -> PyResult<Py<PyDict>> {
-        let dict = self.headers.get_or_try_init(py, || to_python::params(py, &self.data.headers).map(Bound::unbind))?;
-        Ok(dict.clone_ref(py))
+    fn headers(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        static MUTABLE_HEADERS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+        let headers = self.headers.get_or_try_init(py, || {
+            MUTABLE_HEADERS.import(py, "ferrule.responses", "MutableHeaders")?.call1((self.header_items(py)?,)).map(Bound::unbind)
+        })?;
+        Ok(headers.clone_ref(py))
     }
 
-    /// Declared cookies.
+    /// Every cookie as sent, as Starlette's `request.cookies`: a dict, the last value of a
+    /// repeated name.
     #[getter]
     fn cookies(&self, py: Python<'_>) -> PyResult<Py<PyDict>> {
-        let dict = self.cookies.get_or_try_init(py, || to_python::params(py, &self.data.cookies).map(Bound::unbind))?;
+        let dict = self.cookies.get_or_try_init(py, || {
+            let dict = PyDict::new(py);
+            for (name, value) in self.data.cookie_pairs() {
+                dict.set_item(name, value)?;
+            }
+            Ok::<_, PyErr>(dict.unbind())
+        })?;
         Ok(dict.clone_ref(py))
     }
 
-    /// The validated body: dicts and lists for JSON (schema defaults filled in), a dict of
-    /// fields for forms (files as `UploadFile`), bytes, str, or None.
+    /// The declared headers, typed, under their lower-case names (what `Header()` parameters
+    /// and dependencies read).
     #[getter]
-    fn body(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+    fn _declared_headers(&self, py: Python<'_>) -> PyResult<Py<PyDict>> {
+        let dict = self.declared_headers.get_or_try_init(py, || to_python::params(py, &self.data.headers).map(Bound::unbind))?;
+        Ok(dict.clone_ref(py))
+    }
+
+    /// The declared cookies, typed (what `Cookie()` parameters and dependencies read).
+    #[getter]
+    fn _declared_cookies(&self, py: Python<'_>) -> PyResult<Py<PyDict>> {
+        let dict = self.declared_cookies.get_or_try_init(py, || to_python::params(py, &self.data.cookies).map(Bound::unbind))?;
+        Ok(dict.clone_ref(py))
+    }
+
+    /// The validated body (what body and form parameters read): dicts and lists for JSON
+    /// (schema defaults filled in), a dict of fields for forms (files as `UploadFile`), bytes,
+    /// str, or None.
+    #[getter]
+    fn _validated_body(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         let body = self.body.get_or_try_init(py, || to_python::body(py, &self.data.body).map(Bound::unbind))?;
         Ok(body.clone_ref(py))
+    }
+
+    /// `await request.body()`, as Starlette's: the body as sent (read before the handler ran,
+    /// within the body limit), whatever the route declares.
+    fn body<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        static READY: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+        READY.import(py, "ferrule.request", "_Ready")?.call1((PyBytes::new(py, &self.data.raw_body),))
+    }
+
+    /// `async for chunk in request.stream()`, as Starlette's: the body as sent, then `b""`.
+    fn stream<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        static STREAM_OF: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+        STREAM_OF.import(py, "ferrule.request", "_stream_of")?.call1((PyBytes::new(py, &self.data.raw_body),))
     }
 
     /// What hooks and middleware leave for the handler (Starlette's `request.state`): any

@@ -34,12 +34,12 @@ def echo(request: Request) -> dict:
     for key, values in (
         ("path", request.path_params),
         ("query", request.query),
-        ("headers", request.headers),
-        ("cookies", request.cookies),
+        ("headers", request._declared_headers),
+        ("cookies", request._declared_cookies),
     ):
         if values:
             out[key] = _plain(values)
-    body = request.body
+    body = request._validated_body
     if isinstance(body, bytes):
         out["body"] = body.decode("utf-8", errors="replace")
     elif body is not None:
@@ -51,7 +51,7 @@ def part_headers(request: Request) -> dict:
     def headers(value: Any) -> Any:
         return [headers(v) for v in value] if isinstance(value, list) else value.headers
 
-    body = request.body if isinstance(request.body, dict) else {}
+    body = request._validated_body if isinstance(request._validated_body, dict) else {}
     return {k: headers(v) for k, v in body.items() if isinstance(v, UploadFile) or (isinstance(v, list) and v and isinstance(v[0], UploadFile))}
 
 
@@ -59,7 +59,7 @@ def result(request: Request) -> Any:
     """The JSON body as the handler's result: the route's declared response schema decides
     what of it is sent."""
     code = request.query.get("status")
-    return request.body if code is None else Response(code, body=request.body)
+    return request._validated_body if code is None else Response(code, body=request._validated_body)
 
 
 def result_text(request: Request) -> Response:

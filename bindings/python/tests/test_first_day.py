@@ -330,3 +330,56 @@ def test_a_raw_request_has_starlettes_query_params_url_and_json() -> None:
         from ferrule.request import _json_of
 
         _json_of(b"{")
+
+
+# A FastAPI handler reads `request.headers.get("user-agent")`, `request.cookies["session"]` and
+# `await request.body()` without declaring them: headers and cookies held only the declared
+# ones (None for the rest), and `request.body` was the validated body, not Starlette's method.
+def test_a_raw_request_has_starlettes_headers_cookies_and_body() -> None:
+    import http.client
+
+    from ferrule import Depends, Header
+
+    app = App()
+
+    def count(x_count: int = Header()) -> int:
+        return x_count  # a dependency still gets the declared header, typed
+
+    @app.post("/raw")
+    async def raw(request: Request, counted: int = Depends(count)) -> dict:
+        chunks = [chunk async for chunk in request.stream()]
+        return {
+            "agent": request.headers.get("User-Agent"),
+            "tags": request.headers.getlist("x-tag"),
+            "count": [request.headers["X-Count"], counted],
+            "missing": request.headers.get("x-nope", "none"),
+            "has": ["x-tag" in request.headers, "x-nope" in request.headers],
+            "cookies": request.cookies,
+            "body": (await request.body()).decode(),
+            "chunks": [chunk.decode() for chunk in chunks],
+        }
+
+    with serving(app) as port:
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        try:
+            connection.putrequest("POST", "/raw")
+            for name, value in [("user-agent", "probe/1"), ("x-tag", "a"), ("x-tag", "b"), ("x-count", "5"), ("cookie", "session=abc; theme=dark; theme=light"), ("content-length", "5")]:
+                connection.putheader(name, value)
+            connection.endheaders(b"hello")
+            response = connection.getresponse()
+            body = response.read()
+        finally:
+            connection.close()
+    assert response.status == 200, body
+    import json
+
+    assert json.loads(body) == {
+        "agent": "probe/1",
+        "tags": ["a", "b"],
+        "count": ["5", 5],
+        "missing": "none",
+        "has": [True, False],
+        "cookies": {"session": "abc", "theme": "light"},
+        "body": "hello",
+        "chunks": ["hello", ""],
+    }
