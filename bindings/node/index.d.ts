@@ -54,9 +54,23 @@ export interface Context<Path extends string = string, Body = any, Query = Recor
   path: string;
   params: PathParams<Path>;
   query: Query;
-  /** Declared headers, under their lower-case names. */
+  /** Every header as sent (Fastify's `request.headers`), lower-case names, the declared ones coerced by their schema. */
   headers: Record<string, any>;
+  /** Every cookie as sent, the declared ones coerced by their schema. */
   cookies: Record<string, any>;
+  /** Only the declared headers, as their schema coerced them. */
+  readonly declaredHeaders: Record<string, any>;
+  /** Only the declared cookies, as their schema coerced them. */
+  readonly declaredCookies: Record<string, any>;
+  /** The path and query as sent (Fastify's `request.url`). */
+  readonly url: string;
+  /** The `Host` header (Fastify's `request.host`), and without its port (`hostname`). */
+  readonly host: string | undefined;
+  readonly hostname: string | undefined;
+  /** Always 'http': the server speaks no TLS. */
+  readonly protocol: 'http';
+  /** Fastify's `request.id`: the request id, as `requestId`. */
+  readonly id: string | null;
   /** JSON as parsed (schema defaults filled in), form fields (files as UploadedFile), Buffer, string, or undefined. */
   body: Body;
   requestId: string | null;

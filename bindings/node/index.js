@@ -1219,6 +1219,10 @@ const ID = Symbol('ferrule.id');
 const NATIVE = Symbol('ferrule.native');
 const SIGNAL = Symbol('ferrule.signal');
 const RAW = Symbol('ferrule.raw');
+const HEADERS = Symbol('ferrule.headers');
+const COOKIES = Symbol('ferrule.cookies');
+const DECLARED_HEADERS = Symbol('ferrule.declaredHeaders');
+const DECLARED_COOKIES = Symbol('ferrule.declaredCookies');
 
 /**
  * What a request carried as sent, declared or not — fetched from the core on first use (one
@@ -1227,6 +1231,22 @@ const RAW = Symbol('ferrule.raw');
 function rawParts(ctx) {
   if (ctx[RAW] === undefined) ctx[RAW] = ctx[NATIVE].rawParts(ctx[ID]) || [Buffer.alloc(0), '', [], [], []];
   return ctx[RAW];
+}
+
+/** `name` set on `object` as its own property, even `__proto__` (a header name a client may send). */
+function ownProperty(object, name, value) {
+  if (name === '__proto__') Object.defineProperty(object, name, { value, enumerable: true, writable: true, configurable: true });
+  else object[name] = value;
+}
+
+/** `[name, value, …]` → `{ name: value }`, a repeated name's values joined with ", " (as `header()` joins them). */
+function joinedHeaders(flat) {
+  const headers = {};
+  for (let i = 0; i < flat.length; i += 2) {
+    const name = flat[i];
+    ownProperty(headers, name, Object.hasOwn(headers, name) ? `${headers[name]}, ${flat[i + 1]}` : flat[i + 1]);
+  }
+  return headers;
 }
 
 /** `[name, value, name, value, …]` → `[[name, value], …]`. */
@@ -1253,8 +1273,10 @@ class Context {
     this.path = batch[i + 3];
     this.params = batch[i + 4] ?? {};
     this.query = batch[i + 5] ?? {};
-    this.headers = batch[i + 6] ?? {};
-    this.cookies = batch[i + 7] ?? {};
+    this[DECLARED_HEADERS] = batch[i + 6] ?? {};
+    this[DECLARED_COOKIES] = batch[i + 7] ?? {};
+    this[HEADERS] = undefined;
+    this[COOKIES] = undefined;
     this.body = batch[i + 8];
     this.requestId = batch[i + 9];
     this[ID] = batch[i];
@@ -1262,6 +1284,60 @@ class Context {
     this[SIGNAL] = undefined;
     this[RAW] = undefined;
   }
+
+  /**
+   * Every header as sent, under lower-case names (repeated ones joined with ", "), the declared
+   * ones coerced as their schema says: Fastify's `request.headers`. Made on first read (one
+   * native call), so a handler that never reads it pays nothing.
+   */
+  get headers() {
+    if (this[HEADERS] === undefined) this[HEADERS] = Object.assign(joinedHeaders(this.rawHeaders), this[DECLARED_HEADERS]);
+    return this[HEADERS];
+  }
+
+  set headers(value) { this[HEADERS] = value; }
+
+  /** Every cookie as sent (the first of a repeated name, as the `cookie` package reads them), the declared ones coerced. */
+  get cookies() {
+    if (this[COOKIES] === undefined) {
+      const every = {};
+      for (const [name, value] of this.cookiePairs) if (!Object.hasOwn(every, name)) ownProperty(every, name, value);
+      this[COOKIES] = Object.assign(every, this[DECLARED_COOKIES]);
+    }
+    return this[COOKIES];
+  }
+
+  set cookies(value) { this[COOKIES] = value; }
+
+  /** Only the declared headers, as their schema coerced them. */
+  get declaredHeaders() { return this[DECLARED_HEADERS]; }
+
+  /** Only the declared cookies, as their schema coerced them. */
+  get declaredCookies() { return this[DECLARED_COOKIES]; }
+
+  /** The path and query as sent (Fastify's `request.url`). */
+  get url() {
+    const query = this.rawQuery;
+    return query === '' ? this.path : `${this.path}?${query}`;
+  }
+
+  /** The `Host` header as sent (Fastify's `request.host`); undefined without one. */
+  get host() { return this.header('host'); }
+
+  /** The host without its port (Fastify's `request.hostname`). */
+  get hostname() {
+    const host = this.host;
+    if (host === undefined) return undefined;
+    if (host.startsWith('[')) return host.slice(0, host.indexOf(']') + 1) || host;
+    const colon = host.lastIndexOf(':');
+    return colon === -1 ? host : host.slice(0, colon);
+  }
+
+  /** 'http': the server speaks no TLS (a proxy in front that does is not trusted to say so). */
+  get protocol() { return 'http'; }
+
+  /** The request id (Fastify's `request.id`), as `requestId`. */
+  get id() { return this.requestId; }
 
   /** The body as sent (a Buffer, empty when none was kept), on any route within the body limit. */
   get rawBody() { return rawParts(this)[0]; }

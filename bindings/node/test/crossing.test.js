@@ -89,7 +89,7 @@ test('the context has its method and fresh empty objects for what the request di
   const handler = (ctx) => {
     seen.push(ctx);
     ctx.query.touched = true; // must not show up in the next request's context
-    return { method: ctx.method, params: ctx.params, query: ctx.query, headers: ctx.headers, cookies: ctx.cookies };
+    return { method: ctx.method, params: ctx.params, query: ctx.query, headers: ctx.declaredHeaders, cookies: ctx.declaredCookies };
   };
   for (const method of ['get', 'post', 'put', 'delete', 'patch', 'options']) app[method]('/echo', handler);
   for (const method of ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS']) {

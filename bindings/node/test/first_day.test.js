@@ -125,3 +125,42 @@ test('what cannot be sent is a 500 with a log line, never a 200', async () => {
     assert.strictEqual(teapot.json().detail, 'short and stout');
   });
 });
+
+// A Fastify hook reads `request.headers.authorization` without declaring it, and handlers log
+// `request.url` and `request.hostname`: headers held only the declared ones, the rest undefined.
+test('request.headers, cookies, url and hostname are Fastify\'s: everything sent', async () => {
+  const app = new App({ logger: false });
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.headers.authorization !== 'Bearer ok') reply.code(401).send({ error: 'who?' });
+  });
+  app.get('/who/:id', { schema: { headers: { type: 'object', properties: { 'x-count': { type: 'integer' } } } } }, (request) => ({
+    agent: request.headers['user-agent'],
+    count: request.headers['x-count'],
+    declared: request.declaredHeaders,
+    tags: request.headers['x-tag'],
+    cookies: request.cookies,
+    url: request.url,
+    host: [request.host, request.hostname, request.protocol],
+    id: request.id === request.requestId,
+  }));
+  await serving(app, async (port) => {
+    const refused = await request(port, 'GET', '/who/1', { headers: { 'user-agent': 'probe/1' } });
+    assert.strictEqual(refused.status, 401);
+    const seen = await request(port, 'GET', '/who/7?a=1&b=%20', {
+      headers: { authorization: 'Bearer ok', 'user-agent': 'probe/1', 'x-count': '5', 'x-tag': ['a', 'b'], cookie: 'session=abc; theme=dark; theme=light' },
+    });
+    assert.strictEqual(seen.status, 200, seen.text());
+    assert.deepStrictEqual(seen.json(), {
+      agent: 'probe/1',
+      count: 5,
+      declared: { 'x-count': 5 },
+      tags: 'a, b',
+      cookies: { session: 'abc', theme: 'dark' },
+      url: '/who/7?a=1&b=%20',
+      host: [`127.0.0.1:${port}`, '127.0.0.1', 'http'],
+      id: true,
+    });
+  });
+  const proto = await app.inject({ url: '/who/1', headers: { authorization: 'Bearer ok', '__proto__': 'x' } });
+  assert.strictEqual(proto.statusCode, 200, proto.payload);
+});

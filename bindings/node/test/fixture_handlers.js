@@ -46,7 +46,7 @@ async function* later(items) {
 
 function echo(ctx) {
   const out = {};
-  for (const [key, values] of [['path', ctx.params], ['query', ctx.query], ['headers', ctx.headers], ['cookies', ctx.cookies]]) {
+  for (const [key, values] of [['path', ctx.params], ['query', ctx.query], ['headers', ctx.declaredHeaders], ['cookies', ctx.declaredCookies]]) {
     if (Object.keys(values).length > 0) out[key] = plain(values);
   }
   if (Buffer.isBuffer(ctx.body)) out.body = ctx.body.toString('utf8');
