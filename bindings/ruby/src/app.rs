@@ -389,7 +389,7 @@ impl NativeApp {
     fn open_socket(&self, ruby: &Ruby, handlers: RArray, mut open: Open<RbRoute>) -> Result<(), Error> {
         let native = crate::socket::NativeSocket::new(open.socket.clone(), open.route.label.clone(), self.host.logs());
         let opened = handlers.entry::<Proc>(open.route.data.index as isize).and_then(|handler| {
-            let request = to_ruby::request(ruby, &self.types, &mut open.request)?;
+            let request = to_ruby::request(ruby, &self.types, &mut open.request, open.route.spec.body.is_some())?;
             socket_glue(ruby)?.funcall::<_, _, magnus::Value>("open", (native, handler, request)).map(drop)
         });
         if opened.is_err() {
@@ -405,7 +405,7 @@ impl NativeApp {
         }
         let called = handlers
             .entry::<Proc>(call.route.data.index as isize)
-            .and_then(|handler| to_ruby::request(ruby, &self.types, &mut call.request).and_then(|request| handler.call::<_, magnus::Value>((request,))));
+            .and_then(|handler| to_ruby::request(ruby, &self.types, &mut call.request, call.route.spec.body.is_some()).and_then(|request| handler.call::<_, magnus::Value>((request,))));
         let shapes = |status: i64| call.route.response_shape(status);
         self.answer_called(ruby, answers, call.reply, called, call.route.status, &shapes, &call.route.label)
     }
@@ -502,7 +502,8 @@ impl NativeApp {
             }
         };
         let index = route.as_ref().map_or(ruby.qnil().as_value(), |r| ruby.integer_from_i64(r.data.index as i64).as_value());
-        let called = to_ruby::request(ruby, &self.types, &mut request)
+        let declares_body = route.as_ref().is_some_and(|route| route.spec.body.is_some());
+        let called = to_ruby::request(ruby, &self.types, &mut request, declares_body)
             .and_then(|request| runner.call::<_, magnus::Value>((number, index, request, refusal)));
         let shapes = |status: i64| route.as_ref().map_or(ferrule_core::shape::Shape::any(), |route| route.response_shape(status));
         self.answer_called(ruby, answers, reply, called, status, &shapes, &label)

@@ -14,17 +14,25 @@ pub struct RawParts {
     query: String,
     headers: HeaderMap,
     client: Option<std::net::SocketAddr>,
+    /// Whether the route declares a body: without one, `req.body` is an IO of the bytes, as
+    /// Sinatra's `request.body` (lib/ferrule/types.rb).
+    declares_body: bool,
 }
 
 impl RawParts {
     /// Moves the raw parts out of `request` (no copy).
-    pub fn take(request: &mut RequestData) -> Self {
+    pub fn take(request: &mut RequestData, declares_body: bool) -> Self {
         RawParts {
             body: std::mem::take(&mut request.raw_body),
             query: std::mem::take(&mut request.raw_query),
             headers: std::mem::take(&mut request.raw_headers),
             client: request.client,
+            declares_body,
         }
+    }
+
+    pub fn declares_body(&self) -> bool {
+        self.declares_body
     }
 
     /// The body as sent, a binary String.

@@ -14,7 +14,8 @@ use ferrule_core::lasting_keys::Found;
 use ferrule_core::{Body, DateTimeValue, KeyCache, Params, RequestData, Value as Typed};
 use magnus::{prelude::*, Error, RHash, RString, Ruby, Value};
 
-pub fn request(ruby: &Ruby, types: &Types, data: &mut RequestData) -> Result<Value, Error> {
+/// `declares_body`: whether the request's route declares one (see `RawParts`).
+pub fn request(ruby: &Ruby, types: &Types, data: &mut RequestData, declares_body: bool) -> Result<Value, Error> {
     let request_id = match &data.request_id {
         Some(id) => ruby.str_new(id).as_value(),
         None => ruby.qnil().as_value(),
@@ -33,7 +34,7 @@ pub fn request(ruby: &Ruby, types: &Types, data: &mut RequestData) -> Result<Val
     // What the request carried as sent, converted only if the block asks (lib/ferrule/types.rb).
     // Set as the instance variable directly: a method call per request would cost more.
     let request = magnus::RStruct::from_value(request).ok_or_else(|| Error::new(ruby.exception_type_error(), "Ferrule::Request is not a Struct"))?;
-    request.ivar_set("@raw", RawParts::take(data))?;
+    request.ivar_set("@raw", RawParts::take(data, declares_body))?;
     let request = request.as_value();
     Ok(request)
 }

@@ -127,4 +127,29 @@ class FirstDayTest < Minitest::Test
     assert status.success?, err
     assert_match %r{^ferrule: GET /n/3 200 7B \d+\.\d\dms id=rid-7$}, err
   end
+  # Sinatra code reads request.env["HTTP_AUTHORIZATION"], request.cookies["session"],
+  # request.user_agent and JSON.parse(request.body.read) without declaring them: each was a
+  # NoMethodError (a 500) or nil.
+  def test_request_reads_as_sinatras_rack_request
+    app = Ferrule::App.new
+    app.before { halt 401, "who?" unless request.env["HTTP_AUTHORIZATION"] == "Bearer ok" }
+    app.post("/notes/:id", headers: { "x-count": { type: "integer" } }) do |req|
+      {
+        data: JSON.parse(request.body.read), agent: request.user_agent, count: req.headers[:"x-count"],
+        tag: req.headers["x-tag"], cookies: [request.cookies["session"], req.cookies[:theme]],
+        env: request.env.values_at("REQUEST_METHOD", "PATH_INFO", "QUERY_STRING", "CONTENT_TYPE", "HTTP_X_TAG", "rack.input").tap { |v| v[-1] = v[-1].read },
+        url: [request.url, request.host, request.port, request.fullpath, request.media_type, request.post?, request.xhr?]
+      }
+    end
+    serving(app) do |port|
+      assert_equal 401, request(port, "POST", "/notes/1", json: {}).status
+      seen = request(port, "POST", "/notes/7?a=1", json: { "n" => 1 },
+                                                   headers: { "authorization" => "Bearer ok", "user-agent" => "probe/1", "x-count" => "5", "x-tag" => "t",
+                                                              "cookie" => "session=abc; theme=dark; theme=light" })
+      assert_equal 200, seen.status, seen.body
+      assert_equal({ "data" => { "n" => 1 }, "agent" => "probe/1", "count" => 5, "tag" => "t", "cookies" => %w[abc dark],
+                     "env" => ["POST", "/notes/7", "a=1", "application/json", "t", '{"n":1}'],
+                     "url" => ["http://127.0.0.1:#{port}/notes/7?a=1", "127.0.0.1", port, "/notes/7?a=1", "application/json", true, false] }, seen.json)
+    end
+  end
 end

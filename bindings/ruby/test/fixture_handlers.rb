@@ -26,7 +26,7 @@ module FixtureHandlers
     { path: req.params, query: req.query, headers: req.headers, cookies: req.cookies }.each do |key, values|
       out[key] = plain(values) unless values.empty?
     end
-    body = req.body
+    body = req[:body] # the parsed body alone (+body+ is an IO of the bytes when none is declared)
     if body.is_a?(String) && body.encoding == Encoding::BINARY
       out[:body] = body.dup.force_encoding(Encoding::UTF_8).scrub("\uFFFD")
     elsif !body.nil?

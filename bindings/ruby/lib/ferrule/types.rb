@@ -6,7 +6,9 @@ module Ferrule
   # +params+, +query+, +headers+ (declared ones, lower-case names) and +cookies+ are Hashes
   # with Symbol keys; +body+ is the JSON body as parsed (String keys, as JSON.parse gives
   # them, schema defaults filled in), a Hash of form fields (Symbol keys, files as
-  # UploadedFile), a binary String for bytes, a String for text, or nil.
+  # UploadedFile), a binary String for bytes, a String for text, or nil; on a route that
+  # declares none, an IO of the bytes as sent (Sinatra's +request.body+). It also answers
+  # Rack::Request's reading methods (+env+, +user_agent+, +url+, …) for Sinatra's +request+.
   #
   # What the request carried as sent, declared or not: +raw_body+ (a binary String, on any
   # route within the body limit; empty when none was kept), +raw_query+, +query_pairs+ and
@@ -35,6 +37,70 @@ module Ferrule
     def header(name)
       @raw&.header(name.to_s.downcase)
     end
+
+    # The declared headers, typed, under Symbol keys; a name not declared reads the header as
+    # sent (<tt>req.headers["user-agent"]</tt>), as code written for every header expects.
+    def headers = with_fallback(:headers) { |name| header(name) }
+
+    # The declared cookies, typed, under Symbol keys; a name not declared reads the cookie as
+    # sent (<tt>request.cookies["session"]</tt>, the first of a repeated name, as Rack's).
+    def cookies = with_fallback(:cookies) { |name| cookie_pairs.find { |key, _| key == name }&.last }
+
+    # As Sinatra's +request.body+ on a route that declares no body: an IO of the bytes as sent
+    # (<tt>JSON.parse(request.body.read)</tt>). A declared body is its parsed value.
+    def body
+      parsed = self[:body]
+      return parsed unless parsed.nil? && @raw && !@raw.declares_body?
+
+      require "stringio"
+      @input ||= StringIO.new(raw_body)
+    end
+
+    # Rack::Request's reading methods, for code written for Sinatra's +request+.
+    def env = @env ||= Ferrule.rack_env(self)
+    def user_agent = header("user-agent")
+    def referer = header("referer")
+    alias_method :referrer, :referer
+    def content_type = header("content-type")
+    def media_type = content_type&.split(";", 2)&.first&.strip&.downcase
+    def content_length = header("content-length")
+    def host_with_port = header("host")
+    def host = host_with_port&.then { |host| host.start_with?("[") ? host[0..(host.index("]") || -1)] : host.sub(/:\d*\z/, "") }
+    def port = host_with_port.to_s[/:(\d+)\z/, 1]&.then { |digits| Integer(digits, 10) } || 80
+    def scheme = "http"
+    def path_info = path
+    def query_string = raw_query
+    def fullpath = raw_query.empty? ? path : "#{path}?#{raw_query}"
+    def url = "http://#{host_with_port}#{fullpath}"
+    def xhr? = header("x-requested-with") == "XMLHttpRequest"
+    %w[GET POST PUT PATCH DELETE HEAD OPTIONS].each { |verb| define_method("#{verb.downcase}?") { self[:method] == verb } }
+
+    private
+
+    # The member's Hash, told once to read a missing name through +read+ (given a String).
+    def with_fallback(member, &read)
+      declared = (self[member] ||= {})
+      declared.default_proc ||= proc { |_, name| read.call(name.to_s.downcase) }
+      declared
+    end
+  end
+
+  # A Rack env for Sinatra's <tt>request.env</tt>: the request line, every header as
+  # +HTTP_*+ (+CONTENT_TYPE+ and +CONTENT_LENGTH+ without it), the body as +rack.input+.
+  def self.rack_env(request)
+    require "stringio"
+    env = {
+      "REQUEST_METHOD" => request.method, "SCRIPT_NAME" => "", "PATH_INFO" => request.path,
+      "QUERY_STRING" => request.raw_query, "rack.url_scheme" => "http",
+      "rack.input" => StringIO.new(request.raw_body), "REMOTE_ADDR" => request.ip,
+      "SERVER_NAME" => request.host, "SERVER_PORT" => request.host_with_port && request.port.to_s
+    }.compact
+    request.raw_headers.each do |name, value|
+      key = name.upcase.tr("-", "_")
+      key = "HTTP_#{key}" unless %w[CONTENT_TYPE CONTENT_LENGTH].include?(key)
+      env[key] = env.key?(key) ? "#{env[key]}#{key == "HTTP_COOKIE" ? "; " : ", "}#{value}" : value
+    end
+    env
   end
 
   # Sinatra's +params+ (Context#params): a Hash whose keys are Strings, read and written with
