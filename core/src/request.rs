@@ -145,10 +145,10 @@ impl RequestData {
         cookie_pairs(&self.raw_headers)
     }
 
-    /// Every header as sent, declared or not: lower-case names, values as text (a value that
-    /// is not text is left out), a repeated name once per value.
-    pub fn header_pairs(&self) -> Vec<(&str, &str)> {
-        self.raw_headers.iter().filter_map(|(name, value)| Some((name.as_str(), value.to_str().ok()?))).collect()
+    /// Every header as sent, declared or not: lower-case names, values as text
+    /// ([`header_value_text`]), a repeated name once per value.
+    pub fn header_pairs(&self) -> Vec<(&str, std::borrow::Cow<'_, str>)> {
+        self.raw_headers.iter().map(|(name, value)| (name.as_str(), header_value_text(value))).collect()
     }
 
     /// The path parameters as a Rust type (`#[derive(Deserialize)] struct UserPath { id: i64 }`).
@@ -181,16 +181,27 @@ pub fn cookie_pairs(headers: &HeaderMap) -> Vec<(String, String)> {
     cookie_items(headers).map(|(k, v)| (k.to_owned(), v.into_owned())).collect()
 }
 
-/// Header `name` (any case) as every binding's `header(name)` gives it: its text values
-/// joined with ", " (RFC 9110 §5.3), none when absent. One value, the usual case, is borrowed:
-/// a hook that reads one header per request costs no copy here.
+/// Header `name` (any case) as every binding's `header(name)` gives it: its values as text
+/// ([`header_value_text`]) joined with ", " (RFC 9110 §5.3), none when absent. One value, the
+/// usual case, is borrowed: a hook that reads one header per request costs no copy here.
 pub fn header_text<'a>(headers: &'a HeaderMap, name: &str) -> Option<std::borrow::Cow<'a, str>> {
-    let mut values = headers.get_all(name).iter().filter_map(|v| v.to_str().ok());
+    let mut values = headers.get_all(name).iter().map(header_value_text);
     let first = values.next()?;
     Some(match values.next() {
-        None => std::borrow::Cow::Borrowed(first),
+        None => first,
         Some(second) => std::borrow::Cow::Owned([first, second].into_iter().chain(values).collect::<Vec<_>>().join(", ")),
     })
+}
+
+/// A header value as text, in every binding: visible ASCII as it is (borrowed), and a value
+/// with bytes past ASCII (RFC 9110 §5.5's obs-text) read as ISO-8859-1, one character per
+/// byte, as Starlette and Node's `http` read it. So nothing a client sent is dropped, and
+/// the bytes are recoverable (`value.encode("latin-1")`, `Buffer.from(value, 'latin1')`).
+pub fn header_value_text(value: &http::HeaderValue) -> std::borrow::Cow<'_, str> {
+    match value.to_str() {
+        Ok(text) => std::borrow::Cow::Borrowed(text),
+        Err(_) => std::borrow::Cow::Owned(value.as_bytes().iter().map(|&byte| char::from(byte)).collect()),
+    }
 }
 
 /// The `name=value` pairs of every `Cookie` header (RFC 6265 §5.4), quotes around a value

@@ -272,7 +272,7 @@ impl RawParts {
         };
         let query: Vec<(String, String)> = ferrule_core::query_pairs(&self.query);
         let headers: Vec<(String, String)> =
-            self.headers.iter().filter_map(|(n, v)| Some((n.as_str().to_owned(), v.to_str().ok()?.to_owned()))).collect();
+            self.headers.iter().map(|(n, v)| (n.as_str().to_owned(), ferrule_core::header_value_text(v).into_owned())).collect();
         let cookies = ferrule_core::cookie_pairs(&self.headers);
         let trace = match ferrule_core::trace::TraceContext::of(&self.headers) {
             Some(trace) => flat(vec![(trace.header(), trace.trace_id_hex())]),

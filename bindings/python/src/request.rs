@@ -215,7 +215,7 @@ impl Request {
             .data
             .raw_headers
             .iter()
-            .map(|(name, value)| (name.as_str(), String::from_utf8_lossy(value.as_bytes()).into_owned()));
+            .map(|(name, value)| (name.as_str(), ferrule_core::header_value_text(value)));
         PyList::new(py, pairs)
     }
 

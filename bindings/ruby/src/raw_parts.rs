@@ -49,9 +49,10 @@ impl RawParts {
         flat(ruby, ferrule_core::query_pairs(&rb_self.query).iter().map(|(k, v)| (k.as_str(), v.as_str())))
     }
 
-    /// Every header with a text value, as `[name, value, …]`.
+    /// Every header, as `[name, value, …]` (values as `ferrule_core::header_value_text` reads them).
     pub fn header_pairs(ruby: &Ruby, rb_self: &Self) -> Result<RArray, Error> {
-        flat(ruby, rb_self.headers.iter().filter_map(|(n, v)| Some((n.as_str(), v.to_str().ok()?))))
+        let pairs: Vec<_> = rb_self.headers.iter().map(|(n, v)| (n.as_str(), ferrule_core::header_value_text(v))).collect();
+        flat(ruby, pairs.iter().map(|(n, v)| (*n, v.as_ref())))
     }
 
     /// One header (`name` in lower case), repeated ones joined with ", "; nil when absent.

@@ -126,7 +126,7 @@ fn raw(request: &RequestData) -> Json {
     json!({
         "n": request.query_param("n").map(value_json).unwrap_or(Json::Null),
         "query": request.query_pairs(),
-        "extra": request.raw_headers.get("x-extra").and_then(|v| v.to_str().ok()),
+        "extra": ferrule_core::header_text(&request.raw_headers, "x-extra"),
         "cookies": request.cookie_pairs(),
         "body": String::from_utf8_lossy(&request.raw_body),
     })
