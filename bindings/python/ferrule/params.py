@@ -57,10 +57,23 @@ class Param:
         pattern: Optional[str] = None,
         enum: Optional[Sequence[Any]] = None,
         description: Optional[str] = None,
+        title: Optional[str] = None,
+        examples: Optional[Sequence[Any]] = None,
+        deprecated: Optional[bool] = None,
+        regex: Optional[str] = None,
+        json_schema_extra: Optional[dict[str, Any]] = None,
     ) -> None:
-        self.default = default
+        # `Query(...)`: FastAPI's older spelling of "required".
+        self.default = MISSING if default is Ellipsis else default
         self.alias = alias
         self.description = description
+        # What the OpenAPI document shows beside the description (JSON Schema annotations,
+        # which validation ignores), as FastAPI's markers take them.
+        self.annotations: dict[str, Any] = {**(json_schema_extra or {})}
+        for keyword, value in (("title", title), ("examples", None if examples is None else list(examples)), ("deprecated", deprecated)):
+            if value is not None:
+                self.annotations[keyword] = value
+        pattern = regex if pattern is None else pattern  # `regex=`: FastAPI's older name
         self.constraints: dict[str, Any] = {}
         for keyword, value in (
             ("exclusiveMinimum", gt),
@@ -188,10 +201,13 @@ def Path(
     le: Optional[float] = None, multiple_of: Optional[float] = None, min_length: Optional[int] = None,
     max_length: Optional[int] = None, pattern: Optional[str] = None, enum: Optional[Sequence[Any]] = None,
     description: Optional[str] = None,
+    title: Optional[str] = None, examples: Optional[Sequence[Any]] = None, deprecated: Optional[bool] = None,
+    json_schema_extra: Optional[dict[str, Any]] = None, regex: Optional[str] = None,
 ) -> Any:
     """A path parameter's constraints (its type comes from the template or the annotation)."""
     return PathParam(default, gt=gt, ge=ge, lt=lt, le=le, multiple_of=multiple_of, min_length=min_length,
-                     max_length=max_length, pattern=pattern, enum=enum, description=description)
+                     max_length=max_length, pattern=pattern, enum=enum, description=description,
+                     title=title, examples=examples, deprecated=deprecated, json_schema_extra=json_schema_extra, regex=regex)
 
 
 def Query(
@@ -200,11 +216,14 @@ def Query(
     min_length: Optional[int] = None, max_length: Optional[int] = None, pattern: Optional[str] = None,
     enum: Optional[Sequence[Any]] = None, description: Optional[str] = None, style: Optional[str] = None,
     explode: Optional[bool] = None,
+    title: Optional[str] = None, examples: Optional[Sequence[Any]] = None, deprecated: Optional[bool] = None,
+    json_schema_extra: Optional[dict[str, Any]] = None, regex: Optional[str] = None,
 ) -> Any:
     """A query parameter (the default source of a scalar argument); ``style``/``explode`` say how
     an array is written, and ``style="deepObject"`` takes an object (see ``QueryParam``)."""
     return QueryParam(default, alias=alias, gt=gt, ge=ge, lt=lt, le=le, multiple_of=multiple_of, min_length=min_length,
-                      max_length=max_length, pattern=pattern, enum=enum, description=description, style=style, explode=explode)
+                      max_length=max_length, pattern=pattern, enum=enum, description=description, style=style, explode=explode,
+                      title=title, examples=examples, deprecated=deprecated, json_schema_extra=json_schema_extra, regex=regex)
 
 
 def Header(
@@ -212,10 +231,13 @@ def Header(
     ge: Optional[float] = None, lt: Optional[float] = None, le: Optional[float] = None, min_length: Optional[int] = None,
     max_length: Optional[int] = None, pattern: Optional[str] = None, enum: Optional[Sequence[Any]] = None,
     description: Optional[str] = None,
+    title: Optional[str] = None, examples: Optional[Sequence[Any]] = None, deprecated: Optional[bool] = None,
+    json_schema_extra: Optional[dict[str, Any]] = None, regex: Optional[str] = None,
 ) -> Any:
     """A request header; ``user_agent`` reads ``User-Agent`` unless ``convert_underscores=False``."""
     return HeaderParam(default, alias=alias, convert_underscores=convert_underscores, gt=gt, ge=ge, lt=lt, le=le,
-                       min_length=min_length, max_length=max_length, pattern=pattern, enum=enum, description=description)
+                       min_length=min_length, max_length=max_length, pattern=pattern, enum=enum, description=description,
+                       title=title, examples=examples, deprecated=deprecated, json_schema_extra=json_schema_extra, regex=regex)
 
 
 def Cookie(
@@ -223,10 +245,13 @@ def Cookie(
     lt: Optional[float] = None, le: Optional[float] = None, min_length: Optional[int] = None,
     max_length: Optional[int] = None, pattern: Optional[str] = None, enum: Optional[Sequence[Any]] = None,
     description: Optional[str] = None,
+    title: Optional[str] = None, examples: Optional[Sequence[Any]] = None, deprecated: Optional[bool] = None,
+    json_schema_extra: Optional[dict[str, Any]] = None, regex: Optional[str] = None,
 ) -> Any:
     """A cookie."""
     return CookieParam(default, alias=alias, gt=gt, ge=ge, lt=lt, le=le, min_length=min_length,
-                       max_length=max_length, pattern=pattern, enum=enum, description=description)
+                       max_length=max_length, pattern=pattern, enum=enum, description=description,
+                       title=title, examples=examples, deprecated=deprecated, json_schema_extra=json_schema_extra, regex=regex)
 
 
 def Body(
@@ -234,11 +259,14 @@ def Body(
     ge: Optional[float] = None, lt: Optional[float] = None, le: Optional[float] = None,
     multiple_of: Optional[float] = None, min_length: Optional[int] = None, max_length: Optional[int] = None,
     pattern: Optional[str] = None, enum: Optional[Sequence[Any]] = None, description: Optional[str] = None,
+    title: Optional[str] = None, examples: Optional[Sequence[Any]] = None, deprecated: Optional[bool] = None,
+    json_schema_extra: Optional[dict[str, Any]] = None, regex: Optional[str] = None,
 ) -> Any:
     """The JSON request body. Two body parameters or more, or one with ``embed=True``, are each
     the body's member of their name (``{"item": {...}, "user": {...}}``), as in FastAPI."""
     return BodyParam(default, embed=embed, alias=alias, gt=gt, ge=ge, lt=lt, le=le, multiple_of=multiple_of,
-                     min_length=min_length, max_length=max_length, pattern=pattern, enum=enum, description=description)
+                     min_length=min_length, max_length=max_length, pattern=pattern, enum=enum, description=description,
+                     title=title, examples=examples, deprecated=deprecated, json_schema_extra=json_schema_extra, regex=regex)
 
 
 def Form(
@@ -246,16 +274,21 @@ def Form(
     lt: Optional[float] = None, le: Optional[float] = None, min_length: Optional[int] = None,
     max_length: Optional[int] = None, pattern: Optional[str] = None, enum: Optional[Sequence[Any]] = None,
     description: Optional[str] = None,
+    title: Optional[str] = None, examples: Optional[Sequence[Any]] = None, deprecated: Optional[bool] = None,
+    json_schema_extra: Optional[dict[str, Any]] = None, regex: Optional[str] = None,
 ) -> Any:
     """One field of a url-encoded (or, next to a File, multipart) form body."""
     return FormParam(default, alias=alias, gt=gt, ge=ge, lt=lt, le=le, min_length=min_length,
-                     max_length=max_length, pattern=pattern, enum=enum, description=description)
+                     max_length=max_length, pattern=pattern, enum=enum, description=description,
+                     title=title, examples=examples, deprecated=deprecated, json_schema_extra=json_schema_extra, regex=regex)
 
 
 def File(
     default: Any = MISSING, *, alias: Optional[str] = None, max_size: Optional[int] = None,
     media_types: Optional[Sequence[str]] = None, min_length: Optional[int] = None, max_length: Optional[int] = None,
     description: Optional[str] = None, sniff: bool = False,
+    title: Optional[str] = None, examples: Optional[Sequence[Any]] = None, deprecated: Optional[bool] = None,
+    json_schema_extra: Optional[dict[str, Any]] = None,
 ) -> Any:
     """One uploaded file of a multipart body; the argument receives an ``UploadFile``.
     ``media_types`` lists the content types accepted (``"image/*"`` wildcards too); another is a
@@ -263,7 +296,8 @@ def File(
     type: a known type other than the one it claims is a 422 ``file_content_mismatch``. For a
     ``list[UploadFile]``, ``max_length`` bounds how many."""
     return FileParam(default, alias=alias, max_size=max_size, media_types=media_types, min_length=min_length,
-                     max_length=max_length, description=description, sniff=sniff)
+                     max_length=max_length, description=description, sniff=sniff,
+                     title=title, examples=examples, deprecated=deprecated, json_schema_extra=json_schema_extra)
 
 
 def Field(

@@ -208,9 +208,9 @@ class _Describer:
         if _msgspec_struct(tp):
             import msgspec
 
-            return TypeInfo(_inline_defs(msgspec.json.schema(tp)), lambda v: msgspec.convert(v, tp), False)
+            return TypeInfo(self._hoisted(_inline_defs(msgspec.json.schema(tp)), tp), lambda v: msgspec.convert(v, tp), False)
         if _pydantic_model(tp):
-            return TypeInfo(tp.model_json_schema(), tp.model_validate, False)
+            return TypeInfo(self._hoisted(tp.model_json_schema(), tp), tp.model_validate, False)
         raise TypeError(f"unsupported parameter type {tp!r}")
 
     def _simple(self, tp: type) -> Optional[TypeInfo]:
@@ -300,6 +300,18 @@ class _Describer:
             return info
         self.defs[building.name] = info.schema
         return TypeInfo({"$ref": f"#/$defs/{building.name}"}, info.convert, info.optional)
+
+    def _hoisted(self, schema: dict, tp: type) -> dict:
+        """``schema`` (pydantic's or msgspec's) without its ``$defs``, which join the root's:
+        their ``$ref``s point at the root, so a model inside ``list[...]`` or ``Optional[...]``
+        would refer to definitions that are not there."""
+        defs = schema.get("$defs")
+        if not defs:
+            return schema
+        for name, definition in defs.items():
+            if self.defs.setdefault(name, definition) != definition:
+                raise TypeError(f"{tp!r}: two different models are both named {name!r} in one schema; rename one")
+        return {key: value for key, value in schema.items() if key != "$defs"}
 
     def _def_name(self, tp: type) -> str:
         """The class's name, numbered when another class of that name took it."""

@@ -411,7 +411,7 @@ def _typed_template(path: str, name: str, declared: Optional[str], base: Any, wh
 def _constraints(marker: Optional[Param], base_schema: dict) -> dict:
     if marker is None:
         return {}
-    out = dict(marker.constraints)
+    out = {**marker.constraints, **marker.annotations}
     _lengths(out, marker, base_schema)
     return out
 
@@ -423,6 +423,8 @@ def _with_constraints(schema: dict, marker: Optional[Param], *, describe: bool =
     _lengths(out, marker, schema)
     if describe and marker.description:
         out["description"] = marker.description  # the parameter's description in the OpenAPI document
+    if describe:
+        out.update(marker.annotations)
     return out
 
 

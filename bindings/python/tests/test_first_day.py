@@ -11,8 +11,10 @@ import re
 import socket
 import subprocess
 import sys
+from typing import Optional
 
 import pytest
+from pydantic import BaseModel
 
 from ferrule import App, Cookie, File, HTTPException, JSONResponse, RedirectResponse, Request, Response, UploadFile
 from ferrule.testing import TestClient
@@ -383,3 +385,65 @@ def test_a_raw_request_has_starlettes_headers_cookies_and_body() -> None:
         "body": "hello",
         "chunks": ["hello", ""],
     }
+
+
+# A pydantic model holding another model failed at the decorator once wrapped in list[...],
+# dict[...] or Optional[...]: its `$defs` stayed inside the wrapper, where its `$ref`s (which
+# point at the root) did not reach them.
+class Tag(BaseModel):
+    name: str
+
+
+class Note(BaseModel):
+    title: str
+    tags: list[Tag] = []
+
+
+def test_nested_pydantic_models_work_inside_lists_dicts_and_optionals() -> None:
+    app = App()
+
+    @app.get("/notes")
+    def notes() -> list[Note]:
+        return [Note(title="a", tags=[Tag(name="x")])]
+
+    @app.post("/notes")
+    def by_title(notes: list[Note]) -> dict[str, Note]:
+        return {note.title: note for note in notes}
+
+    @app.post("/maybe")
+    def maybe(note: Optional[Note] = None) -> Optional[Note]:
+        return note
+
+    client = TestClient(app)
+    assert client.get("/notes").json() == [{"title": "a", "tags": [{"name": "x"}]}]
+    assert client.post("/notes", json=[{"title": "b", "tags": [{"name": "y"}]}]).json() == {"b": {"title": "b", "tags": [{"name": "y"}]}}
+    refused = client.post("/notes", json=[{"title": "b", "tags": [{"nam": "y"}]}])
+    assert (refused.status_code, refused.json()["errors"][0]["loc"]) == (422, ["body", 0, "tags", 0, "name"])
+    assert client.post("/maybe", json={"title": "c"}).json() == {"title": "c", "tags": []}
+    assert sorted(client.get("/openapi.json").json()["components"]["schemas"]) == ["Note", "Problem", "Tag"]
+
+
+# `Query(...)`, FastAPI's older spelling of "required", gave the handler Ellipsis; and the
+# markers refused FastAPI's documented `title=`, `examples=`, `deprecated=` and `regex=`.
+def test_an_ellipsis_default_is_required_and_fastapis_marker_keywords_are_taken() -> None:
+    from ferrule import Header, Path, Query
+
+    app = App()
+
+    @app.get("/items/{item_id}")
+    def item(
+        item_id: int = Path(title="The ID", ge=1),
+        q: str = Query(..., min_length=2, examples=["ab"], deprecated=True),
+        code: Optional[str] = Query(None, regex="^[a-z]+$"),
+        x_token: str = Header(...),
+    ) -> dict:
+        return {"id": item_id, "q": q, "code": code, "token": x_token}
+
+    client = TestClient(app)
+    missing = client.get("/items/1")
+    assert (missing.status_code, sorted(tuple(e["loc"]) for e in missing.json()["errors"])) == (422, [("header", "x-token"), ("query", "q")])
+    assert client.get("/items/1?q=ab&code=A1", headers={"x-token": "t"}).status_code == 422
+    assert client.get("/items/1?q=ab&code=a", headers={"x-token": "t"}).json() == {"id": 1, "q": "ab", "code": "a", "token": "t"}
+    schemas = [p["schema"] for p in client.get("/openapi.json").json()["paths"]["/items/{item_id}"]["get"]["parameters"]]
+    assert {"title": "The ID", "minimum": 1}.items() <= schemas[0].items()
+    assert {"examples": ["ab"], "deprecated": True}.items() <= schemas[1].items()
