@@ -58,6 +58,10 @@ export interface Context<Path extends string = string, Body = any, Query = Recor
   headers: Record<string, any>;
   /** Every cookie as sent, the declared ones coerced by their schema. */
   cookies: Record<string, any>;
+  /** Only what a query schema declared, coerced (`{}` without one). */
+  readonly declaredQuery: Record<string, any>;
+  /** Only a body a schema declared, validated (undefined without one). */
+  readonly declaredBody: unknown;
   /** Only the declared headers, as their schema coerced them. */
   readonly declaredHeaders: Record<string, any>;
   /** Only the declared cookies, as their schema coerced them. */
@@ -71,7 +75,11 @@ export interface Context<Path extends string = string, Body = any, Query = Recor
   readonly protocol: 'http';
   /** Fastify's `request.id`: the request id, as `requestId`. */
   readonly id: string | null;
-  /** JSON as parsed (schema defaults filled in), form fields (files as UploadedFile), Buffer, string, or undefined. */
+  /**
+   * JSON as parsed (schema defaults filled in), form fields (files as UploadedFile), Buffer,
+   * string, or undefined. Without a body schema, parsed as Fastify's default parsers parse it
+   * (JSON by its content type, a 400 when it does not parse; text; a url-encoded form).
+   */
   body: Body;
   requestId: string | null;
   /**

@@ -331,6 +331,8 @@ class App {
     this._handlers = [];
     /** By route: whether its handler takes Fastify's `reply` (decided once: `Dispatcher.run`). */
     this._takesReply = [];
+    /** By route: what its spec declares (`DECLARES_QUERY`, `DECLARES_BODY`), which `Context` reads. */
+    this._declares = [];
     /** Each route's status for plain results, by its index. */
     this._statuses = [];
     /** Hook functions by the slot the core knows them as: `{ fn, kind }`. */
@@ -339,6 +341,7 @@ class App {
     this._root = this;
     this._group = 0;
     this._Context = class extends Context {};
+    this._Context.prototype[DECLARES] = this._declares;
     this._pending = [];
     this._lifecycle = { onReady: [], onClose: [], ready: null };
     this._dispatcher = null;
@@ -362,12 +365,13 @@ class App {
     const methods = (Array.isArray(method) ? method : [method]).map((m) => String(m).toUpperCase());
     for (const m of methods) {
       if (!METHODS.includes(m)) throw new TypeError(`ferrule: ${m} is not a supported method (${METHODS.join(', ')})`);
-      const spec = JSON.stringify(specOf(m, path, options || {}));
+      const declared = specOf(m, path, options || {});
       const status = options?.status ?? 200;
       if (typeof status !== 'number') throw new TypeError(`ferrule: ${m} ${path}: status must be a number, not ${JSON.stringify(status)}`);
-      const index = withNodeNames(() => this._native.addRoute(spec, status, this._group));
+      const index = withNodeNames(() => this._native.addRoute(JSON.stringify(declared), status, this._group));
       this._handlers[index] = handler;
       this._takesReply[index] = handler.length >= 2;
+      this._declares[index] = declaresOf(declared);
       this._statuses[index] = status;
     }
     return this;
@@ -383,6 +387,7 @@ class App {
     const index = nativeCall(() => this._native.addRoute(JSON.stringify(spec), status, this._group));
     this._handlers[index] = handler;
     this._takesReply[index] = handler.length >= 2;
+    this._declares[index] = declaresOf(spec);
     this._statuses[index] = status;
     return this;
   }
@@ -408,6 +413,7 @@ class App {
     const index = withNodeNames(() => this._native.addRoute(JSON.stringify(spec), 200, this._group));
     this._handlers[index] = handler;
     this._statuses[index] = 200;
+    this._declares[index] = declaresOf(spec);
     return this;
   }
 
@@ -1222,6 +1228,45 @@ const RAW = Symbol('ferrule.raw');
 const HEADERS = Symbol('ferrule.headers');
 const COOKIES = Symbol('ferrule.cookies');
 const DECLARED_HEADERS = Symbol('ferrule.declaredHeaders');
+const QUERY = Symbol('ferrule.query');
+const BODY = Symbol('ferrule.body');
+const DECLARES = Symbol('ferrule.declares');
+const UNREAD = Symbol('ferrule.unread');
+const FLAGS = Symbol('ferrule.flags');
+const DECLARES_QUERY = 1;
+const DECLARES_BODY = 2;
+
+/** What a route's spec declares, as `Context` reads it: `DECLARES_QUERY | DECLARES_BODY`. */
+function declaresOf(spec) {
+  return (spec.query?.length ? DECLARES_QUERY : 0) | (spec.body ? DECLARES_BODY : 0);
+}
+
+/** `[[name, value], …]` → `{ name: value }`, a repeated name's values in an array (Fastify's querystring). */
+function queryObject(pairs) {
+  const query = {};
+  for (const [name, value] of pairs) {
+    if (!Object.hasOwn(query, name)) ownProperty(query, name, value);
+    else if (Array.isArray(query[name])) query[name].push(value);
+    else query[name] = [query[name], value];
+  }
+  return query;
+}
+
+/** An undeclared body, parsed by its content type as Fastify's default parsers do. */
+function parsedBody(raw, contentType = '') {
+  if (raw.length === 0) return undefined;
+  const essence = contentType.split(';', 1)[0].trim().toLowerCase();
+  if (essence === 'application/json' || essence.endsWith('+json')) {
+    try {
+      return JSON.parse(raw.toString('utf8'));
+    } catch (error) {
+      throw new HttpError(400, `The body is not valid JSON: ${error.message}`);
+    }
+  }
+  if (essence.startsWith('text/')) return raw.toString('utf8');
+  if (essence === 'application/x-www-form-urlencoded') return queryObject(new URLSearchParams(raw.toString('utf8')));
+  return raw;
+}
 const DECLARED_COOKIES = Symbol('ferrule.declaredCookies');
 
 /**
@@ -1271,13 +1316,16 @@ class Context {
     const method = batch[i + 2];
     this.method = typeof method === 'number' ? METHOD_BY_INDEX[method] : method;
     this.path = batch[i + 3];
+    const declares = this[DECLARES][batch[i + 1]] ?? DECLARES_QUERY | DECLARES_BODY;
+    this[FLAGS] = declares;
     this.params = batch[i + 4] ?? {};
-    this.query = batch[i + 5] ?? {};
+    // What the route declares no schema for is read from the request as sent, on first use.
+    this[QUERY] = batch[i + 5] ?? (declares & DECLARES_QUERY ? {} : undefined);
     this[DECLARED_HEADERS] = batch[i + 6] ?? {};
     this[DECLARED_COOKIES] = batch[i + 7] ?? {};
     this[HEADERS] = undefined;
     this[COOKIES] = undefined;
-    this.body = batch[i + 8];
+    this[BODY] = declares & DECLARES_BODY ? batch[i + 8] : UNREAD;
     this.requestId = batch[i + 9];
     this[ID] = batch[i];
     this[NATIVE] = native;
@@ -1308,6 +1356,35 @@ class Context {
   }
 
   set cookies(value) { this[COOKIES] = value; }
+
+  /**
+   * The query: as its schema coerced it, or without one, every parameter as sent (Fastify's
+   * `request.query`: strings, a repeated name's values in an array).
+   */
+  get query() {
+    if (this[QUERY] === undefined) this[QUERY] = queryObject(this.queryPairs);
+    return this[QUERY];
+  }
+
+  set query(value) { this[QUERY] = value; }
+
+  /**
+   * The body: as its schema validated it, or without one, parsed as Fastify's own parsers do
+   * (JSON by its content type, text as a string, a url-encoded form as an object; any other
+   * type a Buffer; no body: undefined). A JSON body that does not parse is a 400.
+   */
+  get body() {
+    if (this[BODY] === UNREAD) this[BODY] = parsedBody(this.rawBody, this.header('content-type'));
+    return this[BODY];
+  }
+
+  set body(value) { this[BODY] = value; }
+
+  /** Only what a query schema declared, coerced (`{}` without one). */
+  get declaredQuery() { return this[FLAGS] & DECLARES_QUERY ? this.query : {}; }
+
+  /** Only a body a schema declared, validated (undefined without one). */
+  get declaredBody() { return this[FLAGS] & DECLARES_BODY ? this.body : undefined; }
 
   /** Only the declared headers, as their schema coerced them. */
   get declaredHeaders() { return this[DECLARED_HEADERS]; }
@@ -1388,6 +1465,9 @@ class Context {
     return this[SIGNAL];
   }
 }
+
+// An app's own Context class gets its routes' table (`App` constructor); this one has none.
+Context.prototype[DECLARES] = [];
 
 /**
  * A WebSocket handler's `ctx`: the request's validated values. The connection has no pending

@@ -164,3 +164,27 @@ test('request.headers, cookies, url and hostname are Fastify\'s: everything sent
   const proto = await app.inject({ url: '/who/1', headers: { authorization: 'Bearer ok', '__proto__': 'x' } });
   assert.strictEqual(proto.statusCode, 200, proto.payload);
 });
+
+// A Fastify route without a schema reads `request.body` and `request.query`: they were
+// undefined and {}, so `const { user } = request.body` was a 500.
+test('without a schema, body and query are parsed as Fastify\'s default parsers parse them', async () => {
+  const app = new App({ logger: false });
+  app.post('/echo', async (request) => ({ body: request.body ?? null, query: request.query }));
+  app.post('/declared', { body: { type: ['object', 'null'] } }, async (request) => ({ body: request.body ?? 'none' }));
+  const cases = [
+    [{ url: '/echo?limit=5&t=a&t=b', payload: { user: 'ada' } }, 200, { body: { user: 'ada' }, query: { limit: '5', t: ['a', 'b'] } }],
+    [{ url: '/echo', payload: 'hi', headers: { 'content-type': 'text/plain' } }, 200, { body: 'hi', query: {} }],
+    [{ url: '/echo', payload: 'a=1&a=2&b=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } }, 200, { body: { a: ['1', '2'], b: 'x' }, query: {} }],
+    [{ url: '/echo' }, 200, { body: null, query: {} }],
+    [{ url: '/declared', payload: 'null', headers: { 'content-type': 'application/json' } }, 200, { body: 'none' }],
+  ];
+  for (const [request, status, json] of cases) {
+    const response = await app.inject({ method: 'POST', ...request });
+    assert.deepStrictEqual([response.statusCode, response.json()], [status, json], JSON.stringify(request));
+  }
+  await serving(app, async (port) => {
+    const broken = await request(port, 'POST', '/echo', { body: Buffer.from('{"a":'), headers: { 'content-type': 'application/json' } });
+    assert.strictEqual(broken.status, 400, broken.text());
+    assert.match(broken.json().detail, /^The body is not valid JSON/);
+  });
+});

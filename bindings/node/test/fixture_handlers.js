@@ -46,11 +46,12 @@ async function* later(items) {
 
 function echo(ctx) {
   const out = {};
-  for (const [key, values] of [['path', ctx.params], ['query', ctx.query], ['headers', ctx.declaredHeaders], ['cookies', ctx.declaredCookies]]) {
+  for (const [key, values] of [['path', ctx.params], ['query', ctx.declaredQuery], ['headers', ctx.declaredHeaders], ['cookies', ctx.declaredCookies]]) {
     if (Object.keys(values).length > 0) out[key] = plain(values);
   }
-  if (Buffer.isBuffer(ctx.body)) out.body = ctx.body.toString('utf8');
-  else if (ctx.body !== undefined) out.body = plain(ctx.body);
+  const body = ctx.declaredBody;
+  if (Buffer.isBuffer(body)) out.body = body.toString('utf8');
+  else if (body !== undefined) out.body = plain(body);
   return out;
 }
 
