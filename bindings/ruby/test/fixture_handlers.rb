@@ -23,7 +23,7 @@ module FixtureHandlers
 
   def echo(req)
     out = {}
-    { path: req.params, query: req.query, headers: req.headers, cookies: req.cookies }.each do |key, values|
+    { path: req.params, query: req.query, headers: req[:headers], cookies: req[:cookies] }.each do |key, values|
       out[key] = plain(values) unless values.empty?
     end
     body = req[:body] # the parsed body alone (+body+ is an IO of the bytes when none is declared)

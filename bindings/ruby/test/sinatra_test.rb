@@ -328,4 +328,45 @@ class SinatraTest < Minitest::Test
     post "/f", "tags[]=x&tags[]=y&user[name]=z", "CONTENT_TYPE" => "application/x-www-form-urlencoded"
     assert_equal({ "tags" => %w[x y], "user" => { "name" => "z" }, "name" => "z" }, JSON.parse(last_response.body))
   end
+  # What a ported Sinatra app writes first, each a bare 500 or a silent wrong answer before:
+  # response.set_cookie / headers / status, redirect to(...), url, back, env and
+  # env["sinatra.error"] in an error block, request.cookies.key? / fetch, params.slice, the
+  # mount in request.url, Accept negotiation, and UTF-8 text bodies under Rack::Test.
+  def test_a_ported_sinatra_app_finds_response_to_env_cookies_and_its_mount
+    inner = Ferrule::App.new
+    inner.before { halt 401, "login first" unless request.cookies.key?("sid") || request.path_info == "/login" }
+    inner.post("/login") do
+      response.set_cookie("sid", value: "a b;c", path: "/", httponly: true)
+      response.headers["X-Id"] = "7"
+      response.status = 202
+      "welcome"
+    end
+    inner.get("/me") { { sid: request.cookies.fetch("sid"), all: request.cookies.to_h, kept: params.slice(:a, :b), rest: params.except(:a).keys } }
+    inner.get("/where") { { url: request.url, to: to("/x"), base: request.base_url, script: request.script_name, env: env["SCRIPT_NAME"], method: request.request_method } }
+    inner.get("/back") { redirect back }
+    inner.get("/pick") { request.preferred_type("application/json", "text/html") || "none" }
+    inner.get("/café") { "café" }
+    inner.error(KeyError) { status 404; "Sorry - #{env["sinatra.error"].message}" }
+    inner.get("/missing") { raise KeyError, "no such note" }
+    @app = Rack::Builder.new { map("/api") { run inner } }.to_app
+
+    post "/api/login"
+    assert_equal [202, "welcome", "7"], [last_response.status, last_response.body, last_response.headers["x-id"]]
+    assert_equal "sid=a+b%3Bc; path=/; httponly", Array(last_response.headers["set-cookie"]).first
+    get "/api/me?a=1&b=2&c=3", {}, "HTTP_COOKIE" => "sid=abc; theme=dark"
+    assert_equal({ "sid" => "abc", "all" => { "sid" => "abc", "theme" => "dark" }, "kept" => { "a" => "1", "b" => "2" }, "rest" => %w[b c] }, JSON.parse(last_response.body))
+    get "/api/where", {}, "HTTP_COOKIE" => "sid=abc"
+    assert_equal({ "url" => "http://example.org/api/where", "to" => "http://example.org/api/x", "base" => "http://example.org",
+                   "script" => "/api", "env" => "/api", "method" => "GET" }, JSON.parse(last_response.body))
+    get "/api/back", {}, "HTTP_COOKIE" => "sid=abc", "HTTP_REFERER" => "http://example.org/api/me"
+    assert_equal [302, "http://example.org/api/me"], [last_response.status, last_response.headers["location"]]
+    get "/api/pick", {}, "HTTP_COOKIE" => "sid=abc", "HTTP_ACCEPT" => "text/html;q=0.9, application/*;q=0.5"
+    assert_equal "text/html", last_response.body
+    get "/api/pick", {}, "HTTP_COOKIE" => "sid=abc", "HTTP_ACCEPT" => "image/png"
+    assert_equal "none", last_response.body
+    get "/api/caf%C3%A9", {}, "HTTP_COOKIE" => "sid=abc"
+    assert_equal "café", last_response.body
+    get "/api/missing", {}, "HTTP_COOKIE" => "sid=abc"
+    assert_equal [404, "Sorry - no such note"], [last_response.status, last_response.body]
+  end
 end

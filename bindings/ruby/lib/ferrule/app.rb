@@ -410,10 +410,20 @@ module Ferrule
       input = env["rack.input"]
       body = input ? input.read.to_s.b : "".b
       input.rewind if input.respond_to?(:rewind)
-      status, flat, payload, cut_off = @native.call_rack(env["REQUEST_METHOD"], query.empty? ? path : "#{path}?#{query}", headers, body, env["REMOTE_ADDR"], @handlers, @chain_runner)
       mount = env["SCRIPT_NAME"].to_s
+      # The blocks run on this thread, inside this call: what they ask of the mount
+      # (+request.script_name+, +url+) is read from here.
+      outer, Thread.current[:__ferrule_script_name] = Thread.current[:__ferrule_script_name], mount
+      begin
+        status, flat, payload, cut_off = @native.call_rack(env["REQUEST_METHOD"], query.empty? ? path : "#{path}?#{query}", headers, body, env["REMOTE_ADDR"], @handlers, @chain_runner)
+      ensure
+        Thread.current[:__ferrule_script_name] = outer
+      end
       flat = under_mount(flat, path, mount) if status.between?(300, 399) && !mount.empty?
-      [status, rack_headers(flat), cut_off ? CutOffBody.new(payload) : [payload]]
+      answer_headers = rack_headers(flat)
+      # Text the core wrote as UTF-8 reads as such (a test's <tt>last_response.body == "café"</tt>).
+      payload.force_encoding(Encoding::UTF_8) if answer_headers["content-type"].to_s.match?(%r{charset=utf-8|[/+]json\b}i)
+      [status, answer_headers, cut_off ? CutOffBody.new(payload) : [payload]]
     end
 
     # Under a mount (SCRIPT_NAME), a redirect to the path asked with a slash added or taken away

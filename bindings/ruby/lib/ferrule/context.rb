@@ -175,9 +175,31 @@ module Ferrule
 
     # Adds headers (a value may be an Array: one header line each), or returns those set.
     def headers(hash = nil)
-      (@headers ||= {}).merge!(hash.transform_keys { |k| k.to_s.downcase }) if hash
+      header_hash.merge!(hash.transform_keys { |k| k.to_s.downcase }) if hash
       @headers || {}
     end
+
+    # Sinatra's +response+: the answer being built, written to as a Rack::Response
+    # (<tt>response.set_cookie</tt>, <tt>response.headers["x-id"] = "7"</tt>, <tt>response.status = 202</tt>).
+    def response = @response ||= ResponseWriter.new(self)
+
+    # Sinatra's +env+: the request's Rack env (in an error block, <tt>env["sinatra.error"]</tt>
+    # is the error), built on first use.
+    def env = @request.env
+
+    # Sinatra's +uri+ (+url+, +to+): +addr+ (the request's path when nil) as an absolute URL on
+    # the host the request named, under the mount it came through (+add_script_name+).
+    def uri(addr = nil, absolute = true, add_script_name = true)
+      return addr.to_s if addr.to_s.match?(/\A[a-z][a-z0-9+.\-]*:/i)
+
+      path = "#{@request.script_name if add_script_name}#{addr || @request.path_info}"
+      absolute ? "#{@request.base_url}#{path}" : path
+    end
+    alias url uri
+    alias to uri
+
+    # Sinatra's +back+: where the request came from (its Referer), for <tt>redirect back</tt>.
+    def back = @request.referer
 
     # Sets Content-Type: a media type, or a Symbol (+:json+, +:html+, +:png+: see +media_type+),
     # with parameters as Sinatra takes them (<tt>content_type :json, charset: "utf-8"</tt>).
@@ -286,6 +308,7 @@ module Ferrule
         end
       end
       is_http = error.is_a?(HTTPError)
+      @request.env["sinatra.error"] = error # as Sinatra's error blocks and after filters read it
       @failure = error unless is_http || error.equal?(@refusal)
       handler = error_block(error, error_handlers)
       # What the error block answers goes with the error's status unless it says otherwise.
@@ -321,6 +344,8 @@ module Ferrule
       @status = status
       Response.new(body, status: status, headers: headers.merge("content-type" => PROBLEM_JSON))
     end
+
+    def header_hash = @headers ||= HeaderHash.new
 
     # The error block for +error+: one for its status (an HTTP error's), else the one for its
     # class nearest in its ancestry; HTTP errors stop at HTTPError, whose default is the

@@ -3,8 +3,8 @@
 module Ferrule
   # What a handler block receives: everything already parsed, coerced and validated.
   #
-  # +params+, +query+, +headers+ (declared ones, lower-case names) and +cookies+ are Hashes
-  # with Symbol keys; +body+ is the JSON body as parsed (String keys, as JSON.parse gives
+  # +params+, +query+ and +headers+ (declared ones, lower-case names) are Hashes with Symbol
+  # keys, +cookies+ every cookie sent, read by String or Symbol (Params); +body+ is the JSON body as parsed (String keys, as JSON.parse gives
   # them, schema defaults filled in), a Hash of form fields (Symbol keys, files as
   # UploadedFile), a binary String for bytes, a String for text, or nil; on a route that
   # declares none, an IO of the bytes as sent (Sinatra's +request.body+). It also answers
@@ -42,9 +42,15 @@ module Ferrule
     # sent (<tt>req.headers["user-agent"]</tt>), as code written for every header expects.
     def headers = with_fallback(:headers) { |name| header(name) }
 
-    # The declared cookies, typed, under Symbol keys; a name not declared reads the cookie as
-    # sent (<tt>request.cookies["session"]</tt>, the first of a repeated name, as Rack's).
-    def cookies = with_fallback(:cookies) { |name| cookie_pairs.find { |key, _| key == name }&.last }
+    # Every cookie as sent (the first of a repeated name, as Rack's), read with a String or a
+    # Symbol (<tt>request.cookies["session"]</tt>, <tt>req.cookies[:theme]</tt>); a declared one
+    # has its typed value.
+    def cookies
+      @cookies ||= Params.new.tap do |jar|
+        cookie_pairs.each { |name, value| jar[name] = value unless jar.key?(name) }
+        self[:cookies]&.each { |name, value| jar[name] = value }
+      end
+    end
 
     # As Sinatra's +request.body+ on a route that declares no body: an IO of the bytes as sent
     # (<tt>JSON.parse(request.body.read)</tt>). A declared body is its parsed value.
@@ -68,12 +74,61 @@ module Ferrule
     def host = host_with_port&.then { |host| host.start_with?("[") ? host[0..(host.index("]") || -1)] : host.sub(/:\d*\z/, "") }
     def port = host_with_port.to_s[/:(\d+)\z/, 1]&.then { |digits| Integer(digits, 10) } || 80
     def scheme = "http"
+    def request_method = self[:method]
     def path_info = path
+    # The mount the request came through (Rack's SCRIPT_NAME under <tt>map "/api"</tt>); "" when served by +run+.
+    def script_name = @script_name ||= Thread.current[:__ferrule_script_name].to_s
     def query_string = raw_query
-    def fullpath = raw_query.empty? ? path : "#{path}?#{raw_query}"
-    def url = "http://#{host_with_port}#{fullpath}"
+    def fullpath = "#{script_name}#{path}#{"?#{raw_query}" unless raw_query.empty?}"
+    def base_url = "#{scheme}://#{host_with_port}"
+    def url = "#{base_url}#{fullpath}"
     def xhr? = header("x-requested-with") == "XMLHttpRequest"
+    def get_header(name) = env[name]
+    def form_data? = %w[application/x-www-form-urlencoded multipart/form-data].include?(media_type) || (media_type.nil? && self[:method] == "POST")
     %w[GET POST PUT PATCH DELETE HEAD OPTIONS].each { |verb| define_method("#{verb.downcase}?") { self[:method] == verb } }
+
+    # Rack's +GET+ and +POST+: the query's and a form body's parameters by name (String keys).
+    def GET
+      require "uri"
+      URI.decode_www_form(raw_query.dup.force_encoding(Encoding::UTF_8)).to_h
+    rescue ArgumentError
+      {}
+    end
+
+    def POST = form_data? ? Params.send(:form_fields, self).to_h.transform_keys(&:to_s) : {}
+
+    # Sinatra's +accept?+: whether the Accept header takes +type+ (no header takes anything).
+    def accept?(type) = !preferred_type(type).nil?
+
+    # Sinatra's +preferred_type+: of +types+, the one the Accept header ranks highest (by its
+    # q, then the more specific entry, then the order given); nil when it takes none of them.
+    def preferred_type(*types)
+      types = types.flatten.map(&:to_s)
+      accepted = accept_entries
+      return types.first if accepted.empty?
+
+      best = nil
+      types.each_with_index do |type, index|
+        # The most specific range that matches decides the type's q.
+        range, q = accepted.select { |r, _| File.fnmatch(r, type) }.min_by { |r, _| r.count("*") }
+        next unless q&.positive?
+
+        rank = [q, -range.count("*"), -index]
+        best = [rank, type] if best.nil? || (rank <=> best[0]).positive?
+      end
+      best&.last
+    end
+
+    # The Accept header's media ranges and their q values (<tt>[["text/*", 0.5], …]</tt>).
+    def accept_entries
+      header("accept").to_s.split(",").filter_map do |part|
+        range, *parameters = part.split(";").map(&:strip)
+        next if range.nil? || range.empty?
+
+        q = parameters.find { |p| p.start_with?("q=") }&.delete_prefix("q=")
+        [range.downcase, q ? q.to_f : 1.0]
+      end
+    end
 
     private
 
@@ -90,7 +145,7 @@ module Ferrule
   def self.rack_env(request)
     require "stringio"
     env = {
-      "REQUEST_METHOD" => request.method, "SCRIPT_NAME" => "", "PATH_INFO" => request.path,
+      "REQUEST_METHOD" => request.method, "SCRIPT_NAME" => request.script_name, "PATH_INFO" => request.path,
       "QUERY_STRING" => request.raw_query, "rack.url_scheme" => "http",
       "rack.input" => StringIO.new(request.raw_body), "REMOTE_ADDR" => request.ip,
       "SERVER_NAME" => request.host, "SERVER_PORT" => request.host_with_port && request.port.to_s
@@ -174,6 +229,11 @@ module Ferrule
     def delete(key, &block) = super(key.to_s, &block)
     def dig(key, *rest) = rest.empty? ? self[key] : self[key]&.dig(*rest)
     def values_at(*keys) = super(*keys.map(&:to_s))
+    def fetch_values(*keys, &block) = super(*keys.map(&:to_s), &block)
+    # As Sinatra's IndifferentHash: <tt>params.slice(:title, :body)</tt> keeps those, and
+    # <tt>params.except(:secret)</tt> drops it, whichever kind of key names them.
+    def slice(*keys) = Params[super(*keys.map(&:to_s))]
+    def except(*keys) = Params[super(*keys.map(&:to_s))]
   end
 
   # An uploaded file of a multipart body: +data+ is a binary String, bytes kept as sent.

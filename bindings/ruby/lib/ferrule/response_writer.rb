@@ -1,0 +1,81 @@
+# frozen_string_literal: true
+
+module Ferrule
+  # A block's response headers (Context#headers): names in lower case however they are written,
+  # so <tt>response.headers["X-Id"] = "7"</tt> and <tt>headers "x-id" => "8"</tt> are one header.
+  class HeaderHash < Hash
+    def [](name) = super(name.to_s.downcase)
+    def []=(name, value)
+      super(name.to_s.downcase, value)
+    end
+    alias store []=
+    def key?(name) = super(name.to_s.downcase)
+    alias has_key? key?
+    alias include? key?
+    def delete(name, &block) = super(name.to_s.downcase, &block)
+    def fetch(name, *default, &block) = super(name.to_s.downcase, *default, &block)
+  end
+
+  # Sinatra's +response+ in a block: what the block answers with, written to as to a
+  # Rack::Response (<tt>response.set_cookie("sid", value: "abc", httponly: true)</tt>,
+  # <tt>response.headers["x-id"] = "7"</tt>, <tt>response.status = 202</tt>). It writes through
+  # the block's Context, so +status+, +headers+ and +body+ there see the same answer.
+  class ResponseWriter
+    def initialize(context)
+      @context = context
+    end
+
+    def status = @context.status
+    def status=(code)
+      @context.status(code)
+    end
+
+    def headers = @context.__send__(:header_hash)
+    def [](name) = headers[name]
+    def []=(name, value)
+      headers[name] = value
+    end
+    alias set_header []=
+    alias get_header []
+
+    def content_type = headers["content-type"]
+    def content_type=(type)
+      @context.content_type(type)
+    end
+
+    def body = @context.body
+    def body=(value)
+      @context.body(value)
+    end
+
+    # Adds a Set-Cookie line, as Rack's +set_cookie+ writes it: +value+ a String, or a Hash of
+    # +value+, +path+, +domain+, +expires+ (a Time), +max_age+, +secure+, +httponly+ and
+    # +same_site+. The name and value are escaped as Rack escapes them (a value never adds
+    # attributes of its own).
+    def set_cookie(name, value)
+      options = value.is_a?(Hash) ? value : { value: value }
+      require "uri"
+      line = +"#{URI.encode_www_form_component(name.to_s)}=#{URI.encode_www_form_component(options[:value].to_s)}"
+      line << "; domain=#{options[:domain]}" if options[:domain]
+      line << "; path=#{options[:path]}" if options[:path]
+      line << "; max-age=#{options[:max_age]}" if options[:max_age]
+      line << "; expires=#{options[:expires].getutc.strftime("%a, %d %b %Y %H:%M:%S GMT")}" if options[:expires]
+      line << "; secure" if options[:secure]
+      line << "; httponly" if options[:httponly] || options[:http_only]
+      line << "; samesite=#{options[:same_site].to_s.capitalize}" if options[:same_site]
+      kept = headers["set-cookie"]
+      headers["set-cookie"] = Array(kept) + [line]
+    end
+
+    # Tells the client to forget a cookie (Rack's +delete_cookie+): an empty value that expired.
+    def delete_cookie(name, options = {})
+      set_cookie(name, options.merge(value: "", max_age: "0", expires: Time.at(0)))
+    end
+
+    # Rack::Response's +redirect+.
+    def redirect(location, status = 302)
+      self.status = status
+      headers["location"] = location.to_s
+    end
+  end
+end
