@@ -35,7 +35,7 @@ const NOT_OFFERED = {
  */
 class Reply {
   constructor(statusCode) {
-    this.statusCode = statusCode;
+    this._statusCode = statusCode;
     this.sent = false;
     this.payload = undefined;
     this._headers = [];
@@ -50,7 +50,7 @@ class Reply {
     if (!Number.isInteger(code) || code < 100 || code > 599) {
       throw new TypeError(`ferrule: reply.code(${JSON.stringify(statusCode)}) is not a status code (100 to 599)`);
     }
-    this.statusCode = code;
+    this._statusCode = code;
     this._codeSet = true;
     return this;
   }
@@ -59,9 +59,16 @@ class Reply {
     return this.code(statusCode);
   }
 
+  /** The status so far; set (`reply.statusCode = 201`) as `code()` sets it, as Fastify's is. */
+  get statusCode() { return this._statusCode; }
+
+  set statusCode(statusCode) { this.code(statusCode); }
+
+  /** Sets a header; `set-cookie` adds a line each time, as Fastify's does, where others replace. */
   header(name, value) {
-    this.removeHeader(name);
-    for (const one of Array.isArray(value) ? value : [value]) this._headers.push([String(name).toLowerCase(), String(one)]);
+    const lower = String(name).toLowerCase();
+    if (lower !== 'set-cookie') this.removeHeader(lower);
+    for (const one of Array.isArray(value) ? value : [value]) this._headers.push([lower, String(one)]);
     return this;
   }
 
@@ -106,8 +113,16 @@ class Reply {
     return this.header('location', String(url)).send();
   }
 
+  /**
+   * Answers with `payload`. A second call is ignored with a warning, as Fastify's is: the
+   * first answer stands (`if (bad) reply.code(400).send(…)` without a `return`). An Error is
+   * answered as the handler's failure would be (its `statusCode`, the error handler).
+   */
   send(payload) {
-    if (this.sent) throw new Error('ferrule: reply.send() was called twice');
+    if (this.sent) {
+      process.emitWarning('reply.send() was called after the reply was sent; the first answer stands (did you forget to return reply?)', { code: 'FERRULE_REPLY_ALREADY_SENT' });
+      return this;
+    }
     this.sent = true;
     this.payload = payload;
     if (this._onSent !== null) this._onSent();

@@ -938,6 +938,8 @@ class Dispatcher {
     } catch (error) {
       return this.recoverHooked(id, route, ctx, chain, reply, refused, refusal, error);
     }
+    // `reply.send(error)`, in a hook or the handler: answered as if it had thrown (Fastify's).
+    if (reply.payload instanceof Error) return this.recoverHooked(id, route, ctx, chain, reply, refused, refusal, reply.payload);
     return this.sendHooked(id, route, ctx, chain, reply, reply.payload, 0);
   }
 

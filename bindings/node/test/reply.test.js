@@ -144,3 +144,46 @@ test("a socket's send(text, { binary: true }) is a binary frame, as ws's", async
     await once(client, 'close');
   });
 });
+
+// Found by a second probe: a second `set-cookie` replaced the first, a second `send()` (a
+// missing `return`) turned a right answer into a 500, `reply.send(error)` went out as `{}`
+// with 200, and `reply.statusCode = 201` was ignored.
+test("reply's cookies add up, the first send stands, an Error sent is a failure, statusCode is settable", async () => {
+  const app = new App({ logger: false });
+  const warnings = [];
+  const onWarning = (warning) => { if (warning.code === 'FERRULE_REPLY_ALREADY_SENT') warnings.push(warning.message); };
+  process.on('warning', onWarning);
+  app.get('/login', (ctx, reply) => {
+    reply.header('set-cookie', 'session=abc; Path=/');
+    reply.header('set-cookie', 'csrf=xyz; Path=/');
+    reply.send({ ok: true });
+  });
+  app.get('/twice', (ctx, reply) => {
+    if (!ctx.headers['x-ok']) reply.code(400).send({ error: 'missing x-ok' });
+    reply.send({ ok: true });
+  });
+  app.get('/error', async (ctx, reply) => reply.send(Object.assign(new Error('gone'), { statusCode: 410 })));
+  app.get('/plain-error', (ctx, reply) => { reply.send(new Error('secret detail')); });
+  app.get('/created', async (ctx, reply) => {
+    reply.statusCode = 201;
+    return { created: true };
+  });
+  try {
+    const login = await app.inject('/login');
+    assert.deepStrictEqual(login.headers['set-cookie'], ['session=abc; Path=/', 'csrf=xyz; Path=/']);
+    const twice = await app.inject('/twice');
+    assert.deepStrictEqual([twice.statusCode, twice.json()], [400, { error: 'missing x-ok' }]);
+    const gone = await app.inject('/error');
+    assert.deepStrictEqual([gone.statusCode, gone.headers['content-type'], gone.json().detail], [410, 'application/problem+json', 'gone']);
+    const plain = await app.inject('/plain-error');
+    assert.strictEqual(plain.statusCode, 500);
+    assert.ok(!plain.payload.includes('secret detail'), plain.payload);
+    const created = await app.inject('/created');
+    assert.deepStrictEqual([created.statusCode, created.json()], [201, { created: true }]);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.strictEqual(warnings.length, 1, warnings.join('\n'));
+  } finally {
+    process.off('warning', onWarning);
+    await app.close();
+  }
+});
