@@ -29,10 +29,11 @@ import uuid
 import zlib
 from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence, Tuple, Union
 
+from ._testing_socket import WebSocketDenialResponse, WebSocketTestSession
 from .app import App
 from .server import new_event_loop
 
-__all__ = ["TestClient", "TestResponse", "Headers"]
+__all__ = ["TestClient", "TestResponse", "Headers", "WebSocketTestSession", "WebSocketDenialResponse"]
 
 HeaderInput = Union[Mapping[str, str], Sequence[Tuple[str, str]], None]
 QueryInput = Union[Mapping[str, Any], Sequence[Tuple[str, Any]], str, None]
@@ -167,6 +168,7 @@ class TestClient:
         self._thread = threading.Thread(target=self._run_loop, name="ferrule-test-client", daemon=True)
         self._thread.start()
         self._lifespan_started = False
+        self._served_port: Optional[int] = None
         self._handle = self._on_loop(self._start())
 
     async def _start(self) -> Any:
@@ -255,6 +257,53 @@ class TestClient:
         return self.request("OPTIONS", url, **kwargs)
 
     # -- one exchange ------------------------------------------------------------------------
+
+    def websocket_connect(
+        self,
+        url: str,
+        subprotocols: Sequence[str] = (),
+        *,
+        params: QueryInput = None,
+        headers: HeaderInput = None,
+        cookies: Optional[Mapping[str, str]] = None,
+        timeout: float = 30.0,
+    ) -> WebSocketTestSession:
+        """Opens a WebSocket to the app, as Starlette's client does: ``with
+        client.websocket_connect("/ws") as ws: ws.send_text("hi"); ws.receive_text()``. The
+        client's headers and cookies go with the handshake; a handshake the app answers with a
+        response instead (a 422, a 403) raises ``WebSocketDenialResponse``. The app is served
+        on 127.0.0.1 for it (started on first use, on the client's loop), since an upgrade needs
+        a connection; a receive waits at most ``timeout`` seconds."""
+        target = urllib.parse.urlsplit(_target(self.base_url, url, params))
+        path = urllib.parse.urlunsplit(("", "", target.path or "/", target.query, ""))
+        pairs = [*self.headers, *_pairs(headers)]
+        names = {name.lower() for name, _ in pairs}
+        handshake: list[tuple[str, str]] = []
+        if "host" not in names:
+            handshake.append(("host", target.netloc))
+        jar = {**self.cookies, **(cookies or {})}
+        if jar and "cookie" not in names:
+            handshake.append(("cookie", "; ".join(f"{name}={value}" for name, value in jar.items())))
+        handshake.extend(pairs)
+        return WebSocketTestSession(self._served(), path, handshake, list(subprotocols or ()), timeout)
+
+    def _served(self) -> int:
+        """The port the app is served on for WebSockets, serving it first if it is not yet."""
+        if self._served_port is None:
+
+            async def serve() -> int:
+                loop = asyncio.get_running_loop()
+                ready: asyncio.Future[int] = loop.create_future()
+                serving = loop.create_task(self.app._serve("127.0.0.1", 0, None, 1, ready.set_result))
+                either: set[asyncio.Future[Any]] = {ready, serving}
+                await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+                if not ready.done():
+                    serving.result()  # raises what stopped it from serving
+                    raise RuntimeError("the app stopped serving before it listened")
+                return ready.result()
+
+            self._served_port = self._on_loop(serve())
+        return self._served_port
 
     def send_raw(self, method: str, path: str, headers: Sequence[Tuple[str, bytes]], body: bytes) -> Tuple[int, list[tuple[str, bytes]], bytes, bool]:
         """One request exactly as given — ``path`` with its query string, header values as

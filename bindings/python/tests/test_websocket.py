@@ -223,3 +223,41 @@ def test_the_readme_chat_room_relays_between_members_of_a_room() -> None:
                 assert bob.recv(timeout=10) == "bob: hi all"
                 eve.send("alone")
                 assert eve.recv(timeout=10) == "eve: alone"
+
+
+# A FastAPI user tests a WebSocket route with `client.websocket_connect`: the TestClient had
+# none, so such a test needed a server and another client library.
+def test_the_test_client_opens_websockets_as_starlettes_does() -> None:
+    from ferrule import Cookie
+    from ferrule.testing import TestClient, WebSocketDenialResponse
+
+    app = App()
+
+    @app.websocket("/ws")
+    async def echo(ws: WebSocket, name: str, session: str = Cookie("none")) -> None:
+        await ws.accept()
+        await ws.send_text(f"hello {name} {session}")
+        while True:
+            try:
+                message = await ws.receive_json()
+            except WebSocketDisconnect:
+                return
+            if message.get("bye"):
+                await ws.close(code=4000)
+                return
+            await ws.send_json({"echo": message})
+
+    with TestClient(app, cookies={"session": "s1"}) as client:
+        with client.websocket_connect("/ws?name=ada") as session:
+            assert session.receive_text() == "hello ada s1"
+            session.send_json({"a": 1, "long": "x" * 70_000})
+            assert session.receive_json() == {"echo": {"a": 1, "long": "x" * 70_000}}
+            session.send_json({"bye": True})
+            with pytest.raises(WebSocketDisconnect) as closed:
+                session.receive_text()
+            assert closed.value.code == 4000
+        with pytest.raises(WebSocketDenialResponse) as denied:
+            client.websocket_connect("/ws")
+        assert (denied.value.status_code, denied.value.json()["errors"][0]["loc"]) == (422, ["query", "name"])
+        with client.websocket_connect("/ws?name=b", cookies={"session": "s2"}) as session:
+            assert session.receive() == {"type": "websocket.send", "text": "hello b s2"}
