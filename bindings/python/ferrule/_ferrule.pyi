@@ -5,7 +5,7 @@ from datetime import datetime
 from typing import Any, AsyncIterator, Awaitable, BinaryIO, Callable, Optional, Sequence
 from uuid import UUID
 
-from .request import URL, Address, AwaitableBytes, QueryParams
+from .request import URL, Address, AwaitableBytes, FormData, QueryParams
 from .responses import MutableHeaders
 
 __version__: str
@@ -33,6 +33,8 @@ class Request:
         """Every cookie as sent (Starlette's ``request.cookies``); a repeated name's last value."""
     def body(self) -> Awaitable[bytes]:
         """``await request.body()``: the body as sent (Starlette's)."""
+    def form(self) -> Awaitable[FormData]:
+        """``await request.form()``: a declared form's fields, or an url-encoded body (Starlette's)."""
     def stream(self) -> AsyncIterator[bytes]:
         """``async for chunk in request.stream()``: the body as sent, then ``b""``."""
     @property

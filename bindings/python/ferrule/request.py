@@ -7,11 +7,12 @@ their attributes.
 from __future__ import annotations
 
 import json
+import urllib.parse
 from typing import Any, AsyncIterator, Generator, Iterator, Mapping, NamedTuple, Optional
 
 from ._ferrule import Request, UploadFile
 
-__all__ = ["Address", "QueryParams", "Request", "UploadFile", "URL", "AwaitableBytes"]
+__all__ = ["Address", "FormData", "QueryParams", "Request", "UploadFile", "URL", "AwaitableBytes"]
 
 
 class QueryParams(Mapping[str, str]):
@@ -40,6 +41,32 @@ class QueryParams(Mapping[str, str]):
 
     def __repr__(self) -> str:
         return f"QueryParams({self._pairs!r})"
+
+
+class FormData(QueryParams):
+    """``await request.form()``, as Starlette's ``FormData``: ``form[name]`` and ``get`` give a
+    repeated field's last value, ``getlist`` all of them; an uploaded file is an ``UploadFile``."""
+
+    def __repr__(self) -> str:
+        return f"FormData({self._pairs!r})"
+
+    async def close(self) -> None:
+        """Nothing to release (the files are in memory); there for Starlette's ``form.close()``."""
+
+
+def _form_of(validated: Any, content_type: Optional[str], raw_body: bytes) -> _Ready:
+    """``await request.form()``: a declared form's fields (files as ``UploadFile``), or an
+    url-encoded body parsed as sent. A multipart body the route does not declare is refused by
+    name: its parts are parsed (and bounded) where the route declares its fields."""
+    if isinstance(validated, dict):
+        pairs = [(name, item) for name, value in validated.items() for item in (value if isinstance(value, list) else [value])]
+        return _Ready(FormData(pairs))
+    essence = (content_type or "").split(";", 1)[0].strip().lower()
+    if essence == "application/x-www-form-urlencoded":
+        return _Ready(FormData(urllib.parse.parse_qsl(raw_body.decode("utf-8", "replace"), keep_blank_values=True)))
+    if essence == "multipart/form-data":
+        raise RuntimeError("request.form(): this route declares no form fields; declare them (Form(), File()) to read a multipart body")
+    return _Ready(FormData([]))
 
 
 class URL:

@@ -119,6 +119,7 @@ def analyse(
     arguments: list[Argument] = []
     form_fields: dict[str, Any] = {}
     form_required: list[str] = []
+    form_defs: dict[str, Any] = {}
     bodies: list[_BodyPart] = []
     has_file = False
     positional = True
@@ -202,6 +203,16 @@ def analyse(
             arguments.append(Argument(parameter.name, positional, "body", "", info.convert, None if default is MISSING else default, info.native))
             continue
 
+        if source == "form" and schemas.is_structured(base):
+            # `data: Annotated[Login, Form()]` (FastAPI's form model): the model's fields are the
+            # form's, and the argument is the model made from all of them.
+            info = schemas.describe(base)
+            form_fields.update(info.schema.get("properties", {}))
+            form_required.extend(name for name in info.schema.get("required", []) if name not in form_required)
+            form_defs.update(info.schema.get("$defs", {}))
+            arguments.append(Argument(parameter.name, positional, "body", "", info.convert, None if default is MISSING else default))
+            continue
+
         if source in ("form", "file"):
             key = (marker.alias if marker is not None and marker.alias else parameter.name)
             if source == "file" or _is_upload(base):
@@ -272,6 +283,8 @@ def analyse(
         form_schema: dict[str, Any] = {"type": "object", "properties": form_fields}
         if form_required:
             form_schema["required"] = form_required
+        if form_defs:
+            form_schema["$defs"] = form_defs
         spec["body"] = {"kind": "multipart" if has_file else "form", "schema": form_schema, "required": bool(form_required)}
         if "_max_file_size" in spec:
             spec["body"]["max_file_size"] = spec.pop("_max_file_size")

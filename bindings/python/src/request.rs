@@ -129,6 +129,14 @@ impl Request {
         READY.import(py, "ferrule.request", "_Ready")?.call1((PyBytes::new(py, &self.data.raw_body),))
     }
 
+    /// `await request.form()`, as Starlette's: a `FormData` of a declared form's fields (files
+    /// as `UploadFile`), or of an url-encoded body as sent.
+    fn form<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        static FORM_OF: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+        let content_type = ferrule_core::header_text(&self.data.raw_headers, "content-type");
+        FORM_OF.import(py, "ferrule.request", "_form_of")?.call1((self._validated_body(py)?, content_type.as_deref(), PyBytes::new(py, &self.data.raw_body)))
+    }
+
     /// `async for chunk in request.stream()`, as Starlette's: the body as sent, then `b""`.
     fn stream<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         static STREAM_OF: PyOnceLock<Py<PyAny>> = PyOnceLock::new();

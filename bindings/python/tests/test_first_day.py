@@ -11,12 +11,12 @@ import re
 import socket
 import subprocess
 import sys
-from typing import Optional
+from typing import Annotated, Optional
 
 import pytest
 from pydantic import BaseModel
 
-from ferrule import App, Cookie, File, HTTPException, JSONResponse, RedirectResponse, Request, Response, UploadFile
+from ferrule import App, Cookie, File, Form, HTTPException, JSONResponse, RedirectResponse, Request, Response, UploadFile
 from ferrule.testing import TestClient
 
 from support import request, serving
@@ -447,3 +447,37 @@ def test_an_ellipsis_default_is_required_and_fastapis_marker_keywords_are_taken(
     schemas = [p["schema"] for p in client.get("/openapi.json").json()["paths"]["/items/{item_id}"]["get"]["parameters"]]
     assert {"title": "The ID", "minimum": 1}.items() <= schemas[0].items()
     assert {"examples": ["ab"], "deprecated": True}.items() <= schemas[1].items()
+
+
+class Login(BaseModel):
+    username: str
+    password: str
+    remember: bool = False
+
+
+# FastAPI's form model (`Annotated[Login, Form()]`) was a 422 `missing` for a valid form, and
+# `await request.form()` an AttributeError.
+def test_a_form_model_and_request_form_read_as_in_fastapi() -> None:
+    app = App()
+
+    @app.post("/login")
+    def login(data: Annotated[Login, Form()]) -> dict:
+        return {"user": data.username, "remember": data.remember, "model": type(data).__name__}
+
+    @app.post("/hook")
+    async def hook(request: Request) -> dict:
+        form = await request.form()
+        return {"tags": form.getlist("tag"), "last": form["tag"], "none": form.get("nope")}
+
+    @app.post("/declared")
+    async def declared(request: Request, title: str = Form(), upload: UploadFile = File()) -> dict:
+        form = await request.form()
+        return {"title": form["title"], "file": form["upload"].filename}
+
+    client = TestClient(app, raise_server_exceptions=False)
+    assert client.post("/login", data={"username": "u", "password": "p", "remember": "true"}).json() == {"user": "u", "remember": True, "model": "Login"}
+    missing = client.post("/login", data={"username": "u"})
+    assert (missing.status_code, missing.json()["errors"][0]["loc"]) == (422, ["body", "password"])
+    assert client.post("/hook", content=b"tag=a&tag=b", headers={"content-type": "application/x-www-form-urlencoded"}).json() == {"tags": ["a", "b"], "last": "b", "none": None}
+    assert client.post("/declared", data={"title": "t"}, files={"upload": ("a.txt", b"x", "text/plain")}).json() == {"title": "t", "file": "a.txt"}
+    assert client.post("/hook", files={"upload": ("a.txt", b"x", "text/plain")}).status_code == 500
