@@ -415,14 +415,19 @@ export declare class WebSocket {
   readonly bufferedAmount: number;
   send(data: string | Buffer | ArrayBuffer | ArrayBufferView, callback?: (error?: Error) => void): void;
   send(data: string | Buffer | ArrayBuffer | ArrayBufferView, options: Record<string, unknown>, callback?: (error?: Error) => void): void;
+  /** Pings the client; its answer is a 'pong' event with the same data. */
   ping(data?: Buffer | string): void;
   close(code?: number, reason?: string): void;
+  /** Closes with 1001 at once, for a client that stopped answering pings (`ws`'s heartbeat). */
+  terminate(): void;
   on(event: 'message', listener: (data: string | Buffer, isBinary: boolean) => void): this;
   on(event: 'close', listener: (code: number, reason: string) => void): this;
+  on(event: 'pong', listener: (data: Buffer) => void): this;
   once(event: 'message', listener: (data: string | Buffer, isBinary: boolean) => void): this;
   once(event: 'close', listener: (code: number, reason: string) => void): this;
-  off(event: 'message' | 'close', listener: (...args: any[]) => void): this;
-  removeListener(event: 'message' | 'close', listener: (...args: any[]) => void): this;
+  once(event: 'pong', listener: (data: Buffer) => void): this;
+  off(event: 'message' | 'close' | 'pong', listener: (...args: any[]) => void): this;
+  removeListener(event: 'message' | 'close' | 'pong', listener: (...args: any[]) => void): this;
   [Symbol.asyncIterator](): AsyncIterator<string | Buffer>;
 }
 

@@ -2,9 +2,10 @@
 /**
  * A WebSocket as a handler of `app.ws(path, handler)` holds it, in the `ws` package's shape: an
  * EventEmitter ('message' with `(data, isBinary)`, 'close' with `(code, reason)`) that is also
- * an async iterable of messages, with `send`, `ping`, `close`, `readyState`, `protocol` and
- * `bufferedAmount`. Text arrives as a string, binary as a Buffer (`data.toString()` works on
- * both); a string is sent as text, a Buffer (or typed array) as binary.
+ * an async iterable of messages, with `send`, `ping` ('pong' answers it), `close`,
+ * `terminate`, `readyState`, `protocol` and `bufferedAmount`. Text arrives as a string, binary
+ * as a Buffer (`data.toString()` works on both); a string is sent as text, a Buffer (or typed
+ * array) as binary.
  *
  * Messages wait in the core until the glue takes them, all at once per wake-up. Sends are
  * queued in the core and never wait; a client that leaves more than `wsSendBufferBytes` unread
@@ -61,9 +62,22 @@ class WebSocket extends EventEmitter {
     }
   }
 
+  /** Pings the client; its answer is a 'pong' event with the same data, as with `ws`. */
   ping(data = Buffer.alloc(0)) {
     if (this.readyState !== OPEN) return;
     this._native.socketPing(this._id, Buffer.isBuffer(data) ? data : Buffer.from(String(data)));
+  }
+
+  /**
+   * `ws`'s `terminate()`, for a client that stopped answering pings: closes with 1001 (going
+   * away) and waits for nothing more from this side; 'close' follows. Where `ws` drops the
+   * connection outright, the core, which owns it, still sends the close frame after what is
+   * queued.
+   */
+  terminate() {
+    if (this.readyState === CLOSED) return;
+    this._call(() => this._native.socketClose(this._id, 1001, 'terminated'));
+    this.readyState = CLOSING;
   }
 
   /**
@@ -113,12 +127,14 @@ class WebSocket extends EventEmitter {
     for (;;) {
       const taken = this._native.socketTake(this._id);
       if (taken === null) return;
-      for (let i = 2; i < taken.length; i++) this._deliver(taken[i]);
+      // The answers to `ping()` (`ws`'s heartbeat: a client that stops answering is gone).
+      if (taken[2] !== null) for (const data of taken[2]) this.emit('pong', data);
+      for (let i = 3; i < taken.length; i++) this._deliver(taken[i]);
       if (taken[0] !== null) {
         this._closed(taken[0], taken[1]);
         return;
       }
-      if (taken.length === 2) return;
+      if (taken.length === 3 && taken[2] === null) return;
     }
   }
 

@@ -977,15 +977,16 @@ fn log_entry(env: Env, record: &LogRecord) -> raw::Result<[raw::Value; 4]> {
 /// WebSockets: what the glue's `WebSocket` (index.js) calls. Nothing here waits on the network.
 #[napi]
 impl NativeApp {
-    /// `[code, reason, …messages]`: everything that arrived (text as strings, binary as
-    /// Buffers), and once the connection is over its close code and reason (else null, null).
-    /// Taking nothing arms the next `[-4, socket]`.
+    /// `[code, reason, pongs, …messages]`: everything that arrived (text as strings, binary as
+    /// Buffers), once the connection is over its close code and reason (else null, null), and
+    /// the pongs' payloads since the last take (an Array of Buffers, else null). Taking nothing
+    /// arms the next `[-4, socket]`.
     #[napi]
     pub fn socket_take(&self, env: napi::Env, id: f64) -> Result<Js> {
         let env = Env(env.raw());
         let Some(socket) = self.socket(id) else { return env.null().map(Js).map_err(js_error) };
         let taken = socket.take();
-        let mut values = Vec::with_capacity(taken.messages.len() + 2);
+        let mut values = Vec::with_capacity(taken.messages.len() + 3);
         match &taken.end {
             Some(closed) => {
                 values.push(env.int(closed.code as i64).map_err(js_error)?);
@@ -994,6 +995,12 @@ impl NativeApp {
             }
             None => values.extend([env.null().map_err(js_error)?, env.null().map_err(js_error)?]),
         }
+        values.push(if taken.pongs.is_empty() {
+            env.null().map_err(js_error)?
+        } else {
+            let pongs = taken.pongs.iter().map(|data| env.buffer(data)).collect::<std::result::Result<Vec<_>, _>>().map_err(js_error)?;
+            shapes::array(env, &pongs).map_err(js_error)?
+        });
         for message in &taken.messages {
             values.push(match message {
                 Message::Text(text) => env.string(text),

@@ -145,3 +145,34 @@ test("app.close() closes open sockets with 1001 and their handlers' close listen
   assert.deepStrictEqual(heard, [1001, 1001]);
   assert.deepStrictEqual((await Promise.all(clients.map((client) => client.closed))).map(([code]) => code), [1001, 1001]);
 });
+
+// `ws`'s heartbeat, as its README writes it: ping every interval, mark the socket alive on
+// 'pong', terminate() one that did not answer. 'pong' never fired and terminate() was a
+// TypeError thrown from a timer, which ended the process.
+test("ws's heartbeat works: a ping's answer is a 'pong' event, and terminate() closes", async () => {
+  const app = new ferrule.App({ logger: false });
+  const seen = [];
+  app.ws('/beat', (socket) => {
+    socket.isAlive = false;
+    socket.on('pong', (data) => {
+      socket.isAlive = true;
+      seen.push(data.toString());
+    });
+    socket.on('message', (data) => {
+      if (data.toString() === 'ping me') socket.ping('beat');
+      else if (data.toString() === 'check') socket.send(String(socket.isAlive));
+      else if (data.toString() === 'terminate') socket.terminate();
+    });
+  });
+  await serving(app, async (port) => {
+    const client = await connect(port, '/beat');
+    client.send('ping me');
+    await once(client, 'ping'); // the ws client answers with a pong by itself
+    for (let i = 0; i < 100 && seen.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    client.send('check');
+    assert.strictEqual(await client.next(), 'true');
+    assert.deepStrictEqual(seen, ['beat']);
+    client.send('terminate');
+    assert.strictEqual((await client.closed)[0], 1001);
+  });
+});

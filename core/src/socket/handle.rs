@@ -26,7 +26,14 @@ pub struct Socket {
 pub struct Taken {
     pub messages: Vec<Message>,
     pub end: Option<Closed>,
+    /// The payloads of the pongs the client sent since the last take (the answers to
+    /// [`Socket::ping`], by which a handler tells a live client from a gone one, as `ws`'s
+    /// heartbeat does). At most [`MAX_PONGS`] are kept between takes; more are dropped.
+    pub pongs: Vec<Bytes>,
 }
+
+/// Pongs kept between two takes: a client may send them unasked, and they must not grow memory.
+pub const MAX_PONGS: usize = 16;
 
 /// The socket is closed (or closing): nothing more can be sent.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,6 +82,7 @@ struct Arrivals {
     /// A `take` found nothing: the next arrival (or the end) wakes the binding.
     waiting: bool,
     end: Option<Closed>,
+    pongs: Vec<Bytes>,
 }
 
 #[derive(Default)]
@@ -130,12 +138,13 @@ impl Socket {
         let messages: Vec<Message> = arrivals.queue.drain(..).collect();
         arrivals.bytes = 0;
         let end = arrivals.end.clone();
-        arrivals.waiting = messages.is_empty() && end.is_none();
+        let pongs = std::mem::take(&mut arrivals.pongs);
+        arrivals.waiting = messages.is_empty() && end.is_none() && pongs.is_empty();
         drop(arrivals);
         if !messages.is_empty() {
             self.shared.to_session.notify_one();
         }
-        Taken { messages, end }
+        Taken { messages, end, pongs }
     }
 
     /// The next message; `None` once the connection has closed ([`Socket::closed`] says how).
@@ -247,6 +256,15 @@ impl Socket {
         self.announce(arrivals);
     }
 
+    /// A pong from the client: the binding's next take finds it (and is woken for it).
+    pub(super) fn pong_arrived(&self, data: Bytes) {
+        let mut arrivals = lock(&self.shared.arrivals);
+        if arrivals.pongs.len() < MAX_PONGS {
+            arrivals.pongs.push(data);
+            self.announce(arrivals);
+        }
+    }
+
     /// The connection is over: the handler's next take (or recv) finds the end, and sends fail.
     pub(super) fn end(&self, closed: Closed) {
         self.close_with(closed.clone());
@@ -298,6 +316,24 @@ mod tests {
         socket.end(Closed::new(1000, ""));
         let last = socket.take();
         assert_eq!((last.messages.len(), last.end.map(|c| c.code)), (1, Some(1000)));
+    }
+
+    #[test]
+    fn pongs_wake_a_waiting_take_and_are_bounded_between_takes() {
+        let socket = Socket::new(None, 1024);
+        let wakes = Arc::new(AtomicUsize::new(0));
+        let counted = wakes.clone();
+        socket.on_arrival(Box::new(move |_| {
+            counted.fetch_add(1, Ordering::SeqCst);
+        }));
+        assert!(socket.take().pongs.is_empty());
+        for _ in 0..MAX_PONGS + 5 {
+            socket.pong_arrived(Bytes::from_static(b"p"));
+        }
+        assert_eq!(wakes.load(Ordering::SeqCst), 1, "a waiting take is woken once");
+        let taken = socket.take();
+        assert_eq!((taken.pongs.len(), taken.messages.len()), (MAX_PONGS, 0), "the rest are dropped");
+        assert!(socket.take().pongs.is_empty());
     }
 
     #[test]

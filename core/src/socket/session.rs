@@ -162,7 +162,8 @@ fn take_in(read: Option<Result<Frame, WsError>>, socket: &Socket, label: &str) -
     match read {
         Some(Ok(Frame::Text(text))) => socket.arrive(Message::Text(super::Text::from_frame(text))),
         Some(Ok(Frame::Binary(data))) => socket.arrive(Message::Binary(data)),
-        Some(Ok(Frame::Ping(_) | Frame::Pong(_) | Frame::Frame(_))) => {}
+        Some(Ok(Frame::Pong(data))) => socket.pong_arrived(data),
+        Some(Ok(Frame::Ping(_) | Frame::Frame(_))) => {}
         Some(Ok(Frame::Close(frame))) => {
             return Some(Ending::Answered(frame.map_or(Closed::new(1005, ""), |f| Closed::new(u16::from(f.code), f.reason.as_str()))));
         }
@@ -358,6 +359,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::{run, GoingAway, ReadGate, Settings, REST_AFTER};
+    use bytes::Bytes;
     use crate::socket::{Message, Socket};
     use futures_util::task::noop_waker;
     use futures_util::{SinkExt, Stream, StreamExt};
@@ -451,6 +453,24 @@ mod tests {
         client.send(Frame::binary(vec![9; 3000])).await.unwrap();
         assert_eq!(next(&mut client).await, Frame::binary(vec![9; 3000]));
         assert_eq!(rested(2).await, 2, "quiet again, it rests again");
+    }
+
+    #[tokio::test]
+    async fn a_pong_from_the_client_reaches_the_handlers_take() {
+        let (io, socket, _task) = session(None, None);
+        let mut client = client(io).await;
+        socket.ping(Bytes::from_static(b"beat")).unwrap();
+        assert_eq!(next(&mut client).await, Frame::Ping("beat".into()));
+        client.send(Frame::Pong("beat".into())).await.unwrap();
+        let started = tokio::time::Instant::now();
+        let pongs = loop {
+            let taken = socket.take();
+            if !taken.pongs.is_empty() || started.elapsed() > Duration::from_secs(5) {
+                break taken.pongs;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        };
+        assert_eq!(pongs, vec![Bytes::from_static(b"beat")]);
     }
 
     #[tokio::test]
