@@ -260,13 +260,17 @@ class _Routes:
                 raise TypeError(f"{handler.__qualname__}: a WebSocket handler takes a parameter annotated WebSocket")
             if "body" in analysis.spec:
                 raise TypeError(f"{handler.__qualname__}: a WebSocket handler takes no body")
+            called, arguments = handler, analysis.arguments
             if analysis.dependencies:
-                raise TypeError(f"{handler.__qualname__}: Depends is for request handlers; a WebSocket handler reads its parameters itself")
+                from .dependencies import for_socket
+
+                called = functools.update_wrapper(for_socket(handler, analysis), handler)
+                arguments = [Argument("request", True, "request", "", None, None), Argument("websocket", True, "socket", "", None, None)]
             socket: dict[str, Any] = {"subprotocols": list(subprotocols)}
             if max_message_bytes is not None:
                 socket["max_message_bytes"] = max_message_bytes
             spec = {"method": "GET", "path": analysis.path, **analysis.spec, **options, "websocket": socket}
-            self._declare(_Route(spec, handler, analysis.arguments, 200, False))
+            self._declare(_Route(spec, called, arguments, 200, False))
             return handler
 
         return register

@@ -23,6 +23,7 @@ __all__ = ["Resolver", "with_dependencies", "with_shared_response", "close_after
 
 _EXITS = "_ferrule_dependency_exits"
 _RESPONSE = "_ferrule_response"
+_SOCKET = "_ferrule_socket"
 
 
 class Resolver:
@@ -49,6 +50,8 @@ class Resolver:
             return request
         if source == "response":
             return shared_response(request)
+        if source == "socket":
+            return getattr(request.state, _SOCKET)
         if source == "path":
             value = request.path_params.get(argument.key)
         elif source == "query":
@@ -162,6 +165,23 @@ def with_dependencies(handler: Callable[..., Any], analysis: Analysis, extra: Se
             raise
 
     return run, False
+
+
+def for_socket(handler: Callable[..., Any], analysis: Analysis) -> Callable[..., Any]:
+    """A WebSocket ``handler`` with its ``Depends`` resolved from the handshake (its
+    ``Request``), as FastAPI resolves them for a WebSocket route: ``run(request, websocket)``.
+    A dependency may take the ``WebSocket`` too. Generator dependencies close when the handler
+    ends (with its exception thrown in, if it raised)."""
+    run, _ = with_dependencies(handler, analysis)
+
+    async def run_socket(request: Any, websocket: Any) -> None:
+        setattr(request.state, _SOCKET, websocket)
+        result = run(request)  # on an exception, the dependencies were closed with it
+        if inspect.isawaitable(result):
+            await result
+        await _close_async(getattr(request.state, _EXITS, []), None)
+
+    return run_socket
 
 
 def shared_response(request: Any) -> Any:

@@ -140,7 +140,7 @@ def analyse(
                 raise TypeError(f"{where}: Depends() without a callable needs a class annotation to call")
             dependency = Dependency(base, use_cache=dependency.use_cache)
         if dependency is not None:
-            sub = analyse(dependency.dependency, path, request_type=request_type, response_type=response_type, as_dependency=True)
+            sub = analyse(dependency.dependency, path, request_type=request_type, response_type=response_type, socket_type=socket_type, as_dependency=True)
             path = sub.path
             dependencies.append(DependencyUse(dependency, sub))
             arguments.append(Argument(parameter.name, positional, "depends", str(len(dependencies) - 1), None, MISSING))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from typing import AsyncIterator, Optional
 
 import pytest
 from websockets.exceptions import ConnectionClosed, InvalidStatus
@@ -261,3 +262,43 @@ def test_the_test_client_opens_websockets_as_starlettes_does() -> None:
         assert (denied.value.status_code, denied.value.json()["errors"][0]["loc"]) == (422, ["query", "name"])
         with client.websocket_connect("/ws?name=b", cookies={"session": "s2"}) as session:
             assert session.receive() == {"type": "websocket.send", "text": "hello b s2"}
+
+
+# FastAPI's WebSocket docs resolve a cookie-or-token dependency that takes the WebSocket:
+# `Depends` on a WebSocket route was refused at the decorator.
+def test_a_websocket_route_resolves_its_dependencies_from_the_handshake() -> None:
+    from ferrule import Cookie, Depends
+    from ferrule.testing import TestClient
+
+    app = App()
+    events: list[str] = []
+
+    async def cookie_or_token(websocket: WebSocket, session: Optional[str] = Cookie(None), token: Optional[str] = Query(None)) -> str:
+        if session is None and token is None:
+            await websocket.close(code=1008)
+            raise WebSocketDisconnect(1008)
+        return session or token or ""
+
+    async def connection() -> AsyncIterator[str]:
+        events.append("opened")
+        yield "db"
+        events.append("closed")
+
+    @app.websocket("/items/{item_id}/ws")
+    async def endpoint(websocket: WebSocket, item_id: str, who: str = Depends(cookie_or_token), conn: str = Depends(connection)) -> None:
+        await websocket.accept()
+        data = await websocket.receive_text()
+        await websocket.send_text(f"{who} {conn} {item_id} {data}")
+
+    with TestClient(app) as client:
+        with client.websocket_connect("/items/foo/ws?token=t1") as session:
+            session.send_text("hi")
+            assert session.receive_text() == "t1 db foo hi"
+        deadline = time.monotonic() + 5
+        while events != ["opened", "closed"] and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert events == ["opened", "closed"], "the generator dependency closes when the handler ends"
+        with client.websocket_connect("/items/foo/ws") as session:
+            with pytest.raises(WebSocketDisconnect) as refused:
+                session.receive_text()
+            assert refused.value.code == 1008
