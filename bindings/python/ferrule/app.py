@@ -37,6 +37,9 @@ _ROUTE_OPTIONS = (
     "tags",
     "deprecated",
     "include_in_schema",
+    "response_model_exclude_unset",
+    "response_model_exclude_none",
+    "response_model_exclude_defaults",
 )
 _UNSET: Any = object()
 
@@ -186,11 +189,16 @@ class _Routes:
                 raise TypeError(_ferrule.unknown_option("route option", name, [*_ROUTE_OPTIONS, "status_code", "blocking", "response_model"]))
 
         route_dependencies = [*self._dependencies, *options.pop("dependencies", [])]
+        exclude = {flag: bool(options.pop(f"response_model_exclude_{flag}", False)) for flag in ("unset", "none", "defaults")}
 
         def register(handler: Handler) -> Handler:
             analysis = analyse(handler, path, request_type=Request, response_type=Response)
             called: Callable[..., Any] = handler
             answers = response_schema(handler, response_model)
+            if any(exclude.values()) and answers is not None:
+                from .response_model import without_defaults
+
+                answers = without_defaults(answers)
             responses = {"responses": {str(status_code): {"schema": answers}}} if answers is not None else {}
             arguments, chained = analysis.arguments, False
             if analysis.dependencies or route_dependencies:
@@ -198,6 +206,10 @@ class _Routes:
                 chained = True
             elif analysis.response_param is not None:
                 called = _with_response(handler, analysis.response_param, status_code)
+            if any(exclude.values()):
+                from .response_model import excluding
+
+                called = excluding(called, **exclude)
             tags = [*self._tags, *options.pop("tags", [])] if self._tags or "tags" in options else None
             for method in methods:
                 method = method.upper()

@@ -61,3 +61,57 @@ def _describes_json(annotation: Any) -> bool:
     if typing.get_origin(tp) is typing.Union or type(tp).__name__ == "UnionType":
         return all(_describes_json(member) for member in typing.get_args(tp) if member is not type(None))
     return True
+
+
+def excluding(handler: Callable[..., Any], *, unset: bool, none: bool, defaults: bool) -> Callable[..., Any]:
+    """``handler`` whose JSON result leaves out what FastAPI's ``response_model_exclude_unset``
+    (fields a model was not given), ``_exclude_none`` (``None`` values, at any depth) and
+    ``_exclude_defaults`` (fields at their default) leave out. A pydantic model is dumped with
+    those flags, a dataclass or a dict has its ``None`` values dropped; anything else (a
+    ``Response``, text, a stream) is sent as it is. Only routes with one of the options pay."""
+    import dataclasses
+    import functools
+    import inspect
+
+    def trimmed(value: Any) -> Any:
+        if hasattr(type(value), "model_dump"):
+            return trimmed(value.model_dump(exclude_unset=unset, exclude_none=none, exclude_defaults=defaults))
+        if dataclasses.is_dataclass(value) and not isinstance(value, type) and none:
+            return trimmed({field.name: getattr(value, field.name) for field in dataclasses.fields(value)})
+        if isinstance(value, dict):
+            return {key: trimmed(item) for key, item in value.items() if not (none and item is None)}
+        if isinstance(value, (list, tuple)):
+            return [trimmed(item) for item in value]
+        return value
+
+    if inspect.iscoroutinefunction(handler):
+
+        @functools.wraps(handler)
+        async def run_async(*args: Any, **kwargs: Any) -> Any:
+            return trimmed(await handler(*args, **kwargs))
+
+        return run_async
+
+    @functools.wraps(handler)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        result = handler(*args, **kwargs)
+        if inspect.isawaitable(result):  # a dependency wrapper that answers with a coroutine
+
+            async def later() -> Any:
+                return trimmed(await result)
+
+            return later()
+        return trimmed(result)
+
+    return run
+
+
+def without_defaults(schema: Any) -> Any:
+    """``schema`` with no ``default`` keyword at any depth: the core fills a missing field with
+    its default as it writes a result, which would put back what ``response_model_exclude_*``
+    left out."""
+    if isinstance(schema, dict):
+        return {key: without_defaults(value) for key, value in schema.items() if key != "default"}
+    if isinstance(schema, list):
+        return [without_defaults(item) for item in schema]
+    return schema
