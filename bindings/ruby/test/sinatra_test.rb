@@ -369,4 +369,28 @@ class SinatraTest < Minitest::Test
     get "/api/missing", {}, "HTTP_COOKIE" => "sid=abc"
     assert_equal [404, "Sorry - no such note"], [last_response.status, last_response.body]
   end
+  # Sinatra's filters see their pattern's captures in params (before "/users/:id" reads
+  # params[:id]), and a block may answer [201, "created"]: the captures were missing, and
+  # the pair went out as a JSON Array with 200.
+  def test_filter_captures_are_params_and_a_status_body_pair_answers
+    @app = Ferrule::App.new
+    app.before("/users/:id") { headers "x-seen" => params[:id] }
+    app.before("/files/*") { headers "x-splat" => params["splat"].join }
+    app.before(%r{/numbered/(\d+)}) { headers "x-captures" => params["captures"].join(",") }
+    app.get("/users/{id}") { { id: params[:id], filter_left: response.headers["x-seen"] } }
+    app.get("/files/{rest:path}") { "file" }
+    app.get("/numbered/{n}") { "n" }
+    app.post("/made") { [201, "created"] }
+    app.get("/data") { [1, "x"] }
+    get "/users/7"
+    assert_equal ["7", { "id" => "7", "filter_left" => "7" }], [last_response.headers["x-seen"], JSON.parse(last_response.body)]
+    get "/files/a/b.txt"
+    assert_equal "a/b.txt", last_response.headers["x-splat"]
+    get "/numbered/42"
+    assert_equal "42", last_response.headers["x-captures"]
+    post "/made"
+    assert_equal [201, "created"], [last_response.status, last_response.body]
+    get "/data"
+    assert_equal [200, [1, "x"]], [last_response.status, JSON.parse(last_response.body)]
+  end
 end

@@ -68,7 +68,17 @@ module Ferrule
     def __ferrule_run_filter(filter)
       return __ferrule_run_body(filter) unless filter.is_a?(Filter)
 
-      __ferrule_run_body(filter.body) if filter.match?(@request.path)
+      captures = filter.captures(@request.path) or return
+      return __ferrule_run_body(filter.body) if captures.empty?
+
+      # As in Sinatra, the pattern's captures are in +params+ while the filter runs.
+      outer = params
+      @params = outer.dup.tap { |inner| captures.each { |name, value| inner[name] = value } }
+      begin
+        __ferrule_run_body(filter.body)
+      ensure
+        @params = outer
+      end
     end
 
     # An error block or an +on_error+ hook, given the error and the request (as many as it takes).
@@ -400,13 +410,18 @@ module Ferrule
       case @result
       when Response then @result.status
       when Integer then @result
-      when Array then Context.rack_triplet?(@result) ? @result[0] : (@status || @default_status)
+      when Array then Context.rack_triplet?(@result) || Context.status_and_body?(@result) ? @result[0] : (@status || @default_status)
       else @status || @default_status
       end
     end
 
     def self.rack_triplet?(result)
       result.length == 3 && result[0].is_a?(Integer) && result[1].is_a?(Hash)
+    end
+
+    # Sinatra's <tt>[201, "created"]</tt>: a status and a String body (any other Array is JSON).
+    def self.status_and_body?(result)
+      result.length == 2 && result[0].is_a?(Integer) && result[0].between?(100, 599) && result[1].is_a?(String)
     end
 
     def finish(result)
@@ -417,6 +432,7 @@ module Ferrule
       # both went out as JSON, `null` and `204`, with a 200).
       return Response.new("", status: status, headers: @headers) if result.nil?
       return Response.new("", status: result, headers: @headers) if result.is_a?(Integer)
+      return Response.new(result[1], status: result[0], headers: @headers) if result.is_a?(Array) && Context.status_and_body?(result)
       return result if @status.nil? && @headers.nil? && !@status_applies
 
       case result
