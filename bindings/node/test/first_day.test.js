@@ -188,3 +188,16 @@ test('without a schema, body and query are parsed as Fastify\'s default parsers 
     assert.match(broken.json().detail, /^The body is not valid JSON/);
   });
 });
+
+// Fastify's prefixTrailingSlash ('both', its default) serves a plugin's '/' at '/notes' and
+// '/notes/': the second was a 404.
+test("a prefixed scope's '/' answers with and without the trailing slash", async () => {
+  const app = new App({ logger: false });
+  app.register(async (scope) => { scope.get('/', async () => ['note']); }, { prefix: '/notes' });
+  for (const url of ['/notes', '/notes/']) {
+    const response = await app.inject(url);
+    assert.deepStrictEqual([response.statusCode, response.json()], [200, ['note']], url);
+  }
+  assert.deepStrictEqual(Object.keys(app.openapi().paths), ['/notes']);
+  await app.close();
+});

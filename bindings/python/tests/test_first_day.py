@@ -481,3 +481,22 @@ def test_a_form_model_and_request_form_read_as_in_fastapi() -> None:
     assert client.post("/hook", content=b"tag=a&tag=b", headers={"content-type": "application/x-www-form-urlencoded"}).json() == {"tags": ["a", "b"], "last": "b", "none": None}
     assert client.post("/declared", data={"title": "t"}, files={"upload": ("a.txt", b"x", "text/plain")}).json() == {"title": "t", "file": "a.txt"}
     assert client.post("/hook", files={"upload": ("a.txt", b"x", "text/plain")}).status_code == 500
+
+
+# FastAPI serves `@router.get("/")` under `APIRouter(prefix="/items")` at `/items/`; Ferrule
+# served only `/items` and answered `/items/` with a 307 there.
+def test_a_routers_slash_route_answers_with_and_without_the_slash() -> None:
+    from ferrule import APIRouter
+
+    app = App()
+    router = APIRouter(prefix="/items")
+
+    @router.get("/")
+    def items() -> list[str]:
+        return ["a"]
+
+    app.include_router(router)
+    client = TestClient(app, follow_redirects=False)
+    for path in ("/items", "/items/"):
+        assert (client.get(path).status_code, client.get(path).json()) == (200, ["a"]), path
+    assert list(client.get("/openapi.json").json()["paths"]) == ["/items"]

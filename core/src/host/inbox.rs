@@ -48,11 +48,23 @@ impl<R: Send + Sync + 'static> Inbox<R> {
             calls: Arc::new(move || handed.upgrade().map_or(0, |m| m.handed_over())),
         });
         for (route, hooks) in &snapshot.routes {
+            // A group's `/` at its prefix with a slash too, unless a route of its own is there.
+            let twin = route.slash_twin.as_ref().filter(|twin| {
+                !snapshot.routes.iter().any(|(other, _)| &other.spec.path == *twin && other.spec.method.eq_ignore_ascii_case(&route.spec.method))
+            });
+            let twin_spec = twin.map(|twin| crate::RouteSpec { path: twin.clone(), include_in_schema: false, ..route.spec.clone() });
             if route.spec.websocket.is_some() {
-                app.add_socket_route(route.spec.clone(), Arc::new(HostSocketHandler { route: route.clone(), mailbox: mailbox.clone() }));
+                let handler: Arc<dyn crate::socket::SocketHandler> = Arc::new(HostSocketHandler { route: route.clone(), mailbox: mailbox.clone() });
+                app.add_socket_route(route.spec.clone(), handler.clone());
+                if let Some(spec) = twin_spec {
+                    app.add_socket_route(spec, handler);
+                }
             } else {
-                let handler = HostHandler { route: route.clone(), hooks: hooks.clone(), mailbox: mailbox.clone(), side };
-                app.add_route(route.spec.clone(), Arc::new(handler));
+                let handler: Arc<dyn crate::Handler> = Arc::new(HostHandler { route: route.clone(), hooks: hooks.clone(), mailbox: mailbox.clone(), side });
+                app.add_route(route.spec.clone(), handler.clone());
+                if let Some(spec) = twin_spec {
+                    app.add_route(spec, handler);
+                }
             }
         }
         for spec in &snapshot.statics {

@@ -83,6 +83,9 @@ pub struct HostRoute<R> {
     pub data: R,
     /// The declared responses' shapes, which the binding writes JSON results with.
     shapes: ResponseShapes,
+    /// For a route declared as `/` in a group under a prefix (`/notes`): the prefix with a
+    /// trailing slash (`/notes/`), where it is served too (see [`Host::declare_in`]).
+    pub(crate) slash_twin: Option<String>,
 }
 
 impl<R> HostRoute<R> {
@@ -189,8 +192,15 @@ impl<R: Send + Sync + 'static> Host<R> {
 
     /// [`Host::declare`] in `group`: the route's path is under the group's prefix, and its
     /// requests meet the group's hooks.
+    ///
+    /// A route declared as `/` in a group under a prefix is served at the prefix and at the
+    /// prefix with a slash (`/notes` and `/notes/`), as Fastify's `prefixTrailingSlash: 'both'`
+    /// (its default) serves it and as FastAPI's router serves `@router.get("/")` (at
+    /// `/notes/`). Declared as `""`, only the prefix. The document names the prefix alone.
     pub fn declare_in(&self, group: GroupId, mut spec: RouteSpec, status: i64, data: R) -> Result<Arc<HostRoute<R>>, HostError> {
+        let declared_root = spec.path == "/" && group != GroupId::APP;
         spec.path = lock(&self.table).groups.path(group, &spec.path).map_err(HostError::Route)?;
+        let slash_twin = (declared_root && spec.path != "/").then(|| format!("{}/", spec.path));
         let label = format!("{} {}", spec.method.to_ascii_uppercase(), spec.path);
         let status = status_code(status).map_err(|reason| HostError::Route(format!("{label}: status {reason}")))?;
         App::with_config(self.config.clone()).check_route(&spec).map_err(|e| HostError::Route(e.0))?;
@@ -199,7 +209,7 @@ impl<R: Send + Sync + 'static> Host<R> {
         let mut table = lock(&self.table);
         table.checks.admit(&method, &spec.path, &parsed).map_err(HostError::Route)?;
         let shapes = ResponseShapes::compile(&spec, crate::shape::Required::for_config(&self.config)).map_err(|e| HostError::Route(format!("{label}: {e}")))?;
-        let route = Arc::new(HostRoute { spec, status, label, group, data, shapes });
+        let route = Arc::new(HostRoute { spec, status, label, group, data, shapes, slash_twin });
         table.routes.push(route.clone());
         Ok(route)
     }

@@ -191,6 +191,26 @@ fn hooks_ride_with_each_call_and_refused_requests_reach_the_language_only_when_i
 }
 
 #[test]
+fn a_groups_slash_route_is_served_at_its_prefix_with_and_without_the_slash() {
+    let host = host();
+    let notes = host.group(GroupId::APP, "/notes").unwrap();
+    let tags = host.group(GroupId::APP, "/tags").unwrap();
+    host.declare_in(notes, RouteSpec::get("/"), 200, "notes").unwrap();
+    host.declare_in(tags, RouteSpec::get(""), 200, "tags").unwrap();
+    // A route of its own at the twin path keeps it.
+    host.declare(RouteSpec::get("/notes/"), 200, "own").unwrap();
+    let client = host.in_process(Wake::Blocking).unwrap();
+    let by_language = |_: &Job<&'static str>| crate::Response::text("ok");
+    for (path, route) in [("/notes", "notes"), ("/notes/", "own"), ("/tags", "tags")] {
+        let (status, _, seen) = exchange(&client, "GET", path, by_language);
+        assert_eq!((status, seen), (200, vec![format!("call {route} hooks []/[]")]), "{path}");
+    }
+    // Declared as "", only the prefix (as Fastify's).
+    let (status, _, _) = exchange(&client, "GET", "/tags/", by_language);
+    assert_eq!(status, 404);
+}
+
+#[test]
 fn an_in_process_answer_rings_the_doorbell_of_a_caller_that_watches_one() {
     let host = host();
     host.declare(RouteSpec::get("/items/{id:int}"), 200, "item").unwrap();
