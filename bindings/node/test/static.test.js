@@ -21,7 +21,7 @@ function publicDir() {
 test('files are served with validators, ranges and caching', async () => {
   const app = new App().static({ root: publicDir(), prefix: '/assets', cacheControl: 'public, max-age=300' });
   const js = await app.inject('/assets/js/app.js');
-  assert.deepStrictEqual([js.statusCode, js.body, js.headers['content-type']], [200, 'console.log(1);\n', 'text/javascript']);
+  assert.deepStrictEqual([js.statusCode, js.body, js.headers['content-type']], [200, 'console.log(1);\n', 'text/javascript; charset=utf-8']);
   assert.strictEqual(js.headers['cache-control'], 'public, max-age=300');
   assert.strictEqual((await app.inject({ url: '/assets/js/app.js', headers: { 'if-none-match': js.headers.etag } })).statusCode, 304);
   const part = await app.inject({ url: '/assets/js/app.js', headers: { range: 'bytes=0-6' } });

@@ -28,7 +28,7 @@ def test_files_are_served_with_validators_and_ranges(public: Path) -> None:
     app.mount("/static", StaticFiles(directory=public, cache_control="public, max-age=300"), name="static")
     with TestClient(app) as client:
         css = client.get("/static/css/site.css")
-        assert (css.status_code, css.text, css.headers["content-type"]) == (200, "body { color: red; }\n", "text/css")
+        assert (css.status_code, css.text, css.headers["content-type"]) == (200, "body { color: red; }\n", "text/css; charset=utf-8")
         assert css.headers["cache-control"] == "public, max-age=300"
         assert client.get("/static/css/site.css", headers={"if-none-match": css.headers["etag"]}).status_code == 304
         part = client.get("/static/css/site.css", headers={"range": "bytes=0-3"})

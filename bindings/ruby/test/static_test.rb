@@ -31,7 +31,7 @@ class StaticTest < Minitest::Test
 
   def test_files_are_served_with_validators_and_ranges
     get "/css/site.css"
-    assert_equal [200, "body { color: red; }\n", "text/css"], [last_response.status, last_response.body, last_response.headers["content-type"]]
+    assert_equal [200, "body { color: red; }\n", "text/css; charset=utf-8"], [last_response.status, last_response.body, last_response.headers["content-type"]]
     assert_equal "public, max-age=300", last_response.headers["cache-control"]
     etag = last_response.headers["etag"]
     get "/css/site.css", {}, { "HTTP_IF_NONE_MATCH" => etag }

@@ -178,6 +178,7 @@ where
             if let Some(value) = cache_control.filter(|_| response.status().is_success() || response.status() == StatusCode::NOT_MODIFIED) {
                 response.headers_mut().insert(header::CACHE_CONTROL, value);
             }
+            with_utf8_charset(&mut response);
             response
         }
     };
@@ -186,6 +187,18 @@ where
         *response.body_mut() = Body::empty();
     }
     response
+}
+
+/// A text file's type with `charset=utf-8`, as Starlette, Fastify's `send` and Sinatra send it:
+/// without one, a browser reads an `index.html` holding "café" in its legacy encoding.
+fn with_utf8_charset(response: &mut Response<Body>) {
+    let Some(value) = response.headers().get(header::CONTENT_TYPE) else { return };
+    let Ok(text) = value.to_str() else { return };
+    if text.starts_with("text/") && !text.to_ascii_lowercase().contains("charset=") {
+        if let Ok(typed) = HeaderValue::from_str(&format!("{text}; charset=utf-8")) {
+            response.headers_mut().insert(header::CONTENT_TYPE, typed);
+        }
+    }
 }
 
 /// A 307 to `asked` with a slash after its path (its query kept), as `ServeDir` redirects a

@@ -46,7 +46,7 @@ async fn a_file_is_served_with_its_type_validators_and_caching() {
     let (status, headers, body) = send(&router, get("/assets/app.js")).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(body.len(), 190);
-    assert_eq!(headers[header::CONTENT_TYPE], "text/javascript");
+    assert_eq!(headers[header::CONTENT_TYPE], "text/javascript; charset=utf-8");
     assert_eq!(headers[header::CACHE_CONTROL], "public, max-age=60");
     assert_eq!(headers[header::X_CONTENT_TYPE_OPTIONS], "nosniff");
     let etag = headers[header::ETAG].clone();
@@ -81,7 +81,7 @@ async fn a_precompressed_sibling_goes_to_a_client_that_accepts_it() {
     let gzip = Request::get("/assets/app.js").header(header::ACCEPT_ENCODING, "gzip").body(axum::body::Body::empty()).unwrap();
     let (_, headers, body) = send(&router, gzip).await;
     assert_eq!((headers[header::CONTENT_ENCODING].to_str().unwrap(), &body[..]), ("gzip", &b"pretend gzip"[..]));
-    assert_eq!(headers[header::CONTENT_TYPE], "text/javascript");
+    assert_eq!(headers[header::CONTENT_TYPE], "text/javascript; charset=utf-8");
     let (_, headers, body) = send(&router, get("/assets/app.js")).await;
     assert!(!headers.contains_key(header::CONTENT_ENCODING));
     assert_eq!(body.len(), 190);
