@@ -393,4 +393,26 @@ class SinatraTest < Minitest::Test
     get "/data"
     assert_equal [200, [1, "x"]], [last_response.status, JSON.parse(last_response.body)]
   end
+  # Found by a second probe: headers["x"] = v in a filter was lost when no header had been set
+  # yet (the CORS filter), the Rack env middleware had filled (rack.session) was replaced by one
+  # rebuilt from the request, the scheme was always http, and request.GET did not nest.
+  def test_headers_index_the_rack_env_session_scheme_and_nested_get_read_as_sinatras
+    inner = Ferrule::App.new
+    inner.before { headers["Access-Control-Allow-Origin"] = "*" }
+    inner.get("/count") { session[:n] = (session[:n] || 0) + 1; { n: session[:n], custom: env["x.custom"] } }
+    inner.get("/go") { redirect to("/home") }
+    inner.get("/q") { request.GET }
+    @app = Rack::Builder.new do
+      use Rack::Session::Cookie, key: "s", secret: "x" * 64
+      run inner
+    end.to_app
+    get "/count", {}, "x.custom" => "from the env"
+    assert_equal ["*", { "n" => 1, "custom" => "from the env" }], [last_response.headers["access-control-allow-origin"], JSON.parse(last_response.body)]
+    get "/count"
+    assert_equal 2, JSON.parse(last_response.body)["n"]
+    get "https://example.org/go"
+    assert_equal "https://example.org/home", last_response.headers["location"]
+    get "/q?b[]=x&b[]=y&u[name]=z"
+    assert_equal({ "b" => %w[x y], "u" => { "name" => "z" } }, JSON.parse(last_response.body))
+  end
 end

@@ -411,13 +411,13 @@ module Ferrule
       body = input ? input.read.to_s.b : "".b
       input.rewind if input.respond_to?(:rewind)
       mount = env["SCRIPT_NAME"].to_s
-      # The blocks run on this thread, inside this call: what they ask of the mount
-      # (+request.script_name+, +url+) is read from here.
-      outer, Thread.current[:__ferrule_script_name] = Thread.current[:__ferrule_script_name], mount
+      # The blocks run on this thread, inside this call: what they ask of the env (the mount,
+      # the scheme, what middleware left there: +rack.session+) is read from here.
+      outer, Thread.current[:__ferrule_rack_env] = Thread.current[:__ferrule_rack_env], env
       begin
         status, flat, payload, cut_off = @native.call_rack(env["REQUEST_METHOD"], query.empty? ? path : "#{path}?#{query}", headers, body, env["REMOTE_ADDR"], @handlers, @chain_runner)
       ensure
-        Thread.current[:__ferrule_script_name] = outer
+        Thread.current[:__ferrule_rack_env] = outer
       end
       flat = under_mount(flat, path, mount) if status.between?(300, 399) && !mount.empty?
       answer_headers = rack_headers(flat)

@@ -183,10 +183,12 @@ module Ferrule
       ended_with
     end
 
-    # Adds headers (a value may be an Array: one header line each), or returns those set.
+    # Adds headers (a value may be an Array: one header line each), or returns those set: the
+    # block's own Hash, so <tt>headers["x-id"] = "7"</tt> sets one too (before, it wrote to a
+    # throwaway Hash until some header had been set, so a CORS filter's was lost).
     def headers(hash = nil)
       header_hash.merge!(hash.transform_keys { |k| k.to_s.downcase }) if hash
-      @headers || {}
+      header_hash
     end
 
     # Sinatra's +response+: the answer being built, written to as a Rack::Response
@@ -196,6 +198,10 @@ module Ferrule
     # Sinatra's +env+: the request's Rack env (in an error block, <tt>env["sinatra.error"]</tt>
     # is the error), built on first use.
     def env = @request.env
+
+    # Sinatra's +session+: the Rack session a session middleware (Rack::Session::Cookie) keeps
+    # in the env; without one, a Hash of this request's own, as Rack gives it.
+    def session = env["rack.session"] ||= {}
 
     # Sinatra's +uri+ (+url+, +to+): +addr+ (the request's path when nil) as an absolute URL on
     # the host the request named, under the mount it came through (+add_script_name+).
@@ -433,7 +439,7 @@ module Ferrule
       return Response.new("", status: status, headers: @headers) if result.nil?
       return Response.new("", status: result, headers: @headers) if result.is_a?(Integer)
       return Response.new(result[1], status: result[0], headers: @headers) if result.is_a?(Array) && Context.status_and_body?(result)
-      return result if @status.nil? && @headers.nil? && !@status_applies
+      return result if @status.nil? && (@headers.nil? || @headers.empty?) && !@status_applies
 
       case result
       # An explicit response is sent with its own status (Sinatra's too): +status+ set before

@@ -63,7 +63,9 @@ module Ferrule
     end
 
     # Rack::Request's reading methods, for code written for Sinatra's +request+.
-    def env = @env ||= Ferrule.rack_env(self)
+    # The Rack env the request came with (the app called through Rack: what middleware put
+    # there, +rack.session+ say, is there), else one built from the request.
+    def env = @env ||= Thread.current[:__ferrule_rack_env] || Ferrule.rack_env(self)
     def user_agent = header("user-agent")
     def referer = header("referer")
     alias_method :referrer, :referer
@@ -73,11 +75,13 @@ module Ferrule
     def host_with_port = header("host")
     def host = host_with_port&.then { |host| host.start_with?("[") ? host[0..(host.index("]") || -1)] : host.sub(/:\d*\z/, "") }
     def port = host_with_port.to_s[/:(\d+)\z/, 1]&.then { |digits| Integer(digits, 10) } || 80
-    def scheme = "http"
+    # "http", or the scheme the Rack server says the request came by (+rack.url_scheme+); a
+    # proxy's X-Forwarded-Proto is not trusted to say it.
+    def scheme = @scheme ||= Thread.current[:__ferrule_rack_env]&.[]("rack.url_scheme") || "http"
     def request_method = self[:method]
     def path_info = path
     # The mount the request came through (Rack's SCRIPT_NAME under <tt>map "/api"</tt>); "" when served by +run+.
-    def script_name = @script_name ||= Thread.current[:__ferrule_script_name].to_s
+    def script_name = @script_name ||= Thread.current[:__ferrule_rack_env]&.[]("SCRIPT_NAME").to_s
     def query_string = raw_query
     def fullpath = "#{script_name}#{path}#{"?#{raw_query}" unless raw_query.empty?}"
     def base_url = "#{scheme}://#{host_with_port}"
@@ -88,12 +92,7 @@ module Ferrule
     %w[GET POST PUT PATCH DELETE HEAD OPTIONS].each { |verb| define_method("#{verb.downcase}?") { self[:method] == verb } }
 
     # Rack's +GET+ and +POST+: the query's and a form body's parameters by name (String keys).
-    def GET
-      require "uri"
-      URI.decode_www_form(raw_query.dup.force_encoding(Encoding::UTF_8)).to_h
-    rescue ArgumentError
-      {}
-    end
+    def GET = Params.new.tap { |query| query_pairs.each { |name, value| Params.send(:nest, query, name, value) } }
 
     def POST = form_data? ? Params.send(:form_fields, self).to_h.transform_keys(&:to_s) : {}
 
