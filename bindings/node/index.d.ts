@@ -47,6 +47,17 @@ export interface UploadedFile {
   headers: Record<string, string>;
 }
 
+/** `app.log` and `request.log`: pino's levels. */
+export interface LogFacade {
+  fatal(...args: unknown[]): void;
+  error(...args: unknown[]): void;
+  warn(...args: unknown[]): void;
+  info(...args: unknown[]): void;
+  debug(...args: unknown[]): void;
+  trace(...args: unknown[]): void;
+  child(bindings?: Record<string, unknown>): LogFacade;
+}
+
 /** What a handler receives: everything already parsed, coerced and validated by the core. */
 export interface Context<Path extends string = string, Body = any, Query = Record<string, any>> {
   method: string;
@@ -75,6 +86,10 @@ export interface Context<Path extends string = string, Body = any, Query = Recor
   readonly protocol: 'http';
   /** Fastify's `request.id`: the request id, as `requestId`. */
   readonly id: string | null;
+  /** Fastify's `request.routeOptions`: the route's method and url as declared (undefined when no route took the request). */
+  readonly routeOptions: { readonly method: string; readonly url: string } | undefined;
+  /** Fastify's `request.log`: the app's logger. */
+  readonly log: LogFacade;
   /**
    * JSON as parsed (schema defaults filled in), form fields (files as UploadedFile), Buffer,
    * string, or undefined. Without a body schema, parsed as Fastify's default parsers parse it
@@ -317,7 +332,12 @@ export declare class App {
    * primary of `listen({ workers })`, once every worker has exited, with no address. */
   listen(options: ListenOptions | number, callback: (error: Error | null, address?: string) => void): Promise<{ host: string; port: number } | { workers: number }>;
   listen(port: number, host: string, callback: (error: Error | null, address?: string) => void): Promise<{ host: string; port: number } | { workers: number }>;
-  close(): Promise<void>;
+  close(callback?: (error?: Error) => void): Promise<void>;
+  /** Fastify's `decorate(name, value)`: the app (or scope) has `name`. */
+  decorate(name: string, value: unknown): this;
+  hasDecorator(name: string): boolean;
+  /** Fastify's `app.log`: pino's levels and `child()`, handed to the `logger` option's logger. */
+  readonly log: LogFacade;
   /**
    * One request through the whole core without a socket (Fastify's `inject`): routing,
    * validation, compression, problem responses, as on the network.
@@ -333,7 +353,8 @@ export declare class App {
   addHook(name: 'onRequest' | 'preParsing' | 'preValidation' | 'preHandler', hook: (ctx: Context, reply: Reply, done?: (error?: Error) => void) => unknown): this;
   addHook(name: 'onSend' | 'preSerialization', hook: (ctx: Context, reply: Reply, payload: unknown, done?: (error?: Error | null, payload?: unknown) => void) => unknown): this;
   addHook(name: 'onError', hook: (ctx: Context, reply: Reply, error: Error, done?: () => void) => unknown): this;
-  addHook(name: 'onReady' | 'onClose', hook: (done?: (error?: Error) => void) => unknown): this;
+  addHook(name: 'onReady', hook: (done?: (error?: Error) => void) => unknown): this;
+  addHook(name: 'onClose', hook: (instance: App, done?: (error?: Error) => void) => unknown): this;
   /** Answers what this app's (or scope's) hooks and handlers throw, and the requests the core refuses. */
   setErrorHandler(handler: (error: HandledError, ctx: Context, reply: Reply) => unknown): this;
   /** Answers the requests no route takes (404). */

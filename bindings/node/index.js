@@ -289,6 +289,44 @@ function loggerOf(logger) {
   throw new TypeError('ferrule: logger must be true, false or a pino-compatible logger (an object with error, warn and info methods)');
 }
 
+/**
+ * An `onClose` hook, in Fastify's forms — `async (instance)` and `(instance, done)` — and in
+ * the `(done)` form a plain one-parameter function was called with before.
+ */
+function callOnClose(hook, app) {
+  if (hook.length >= 2) return callHook(hook, [app]);
+  if (hook.length === 1 && hook.constructor.name !== 'AsyncFunction') return callHook(hook, []);
+  return hook(app);
+}
+
+/** `path` as declared in a scope under `prefix`, as Fastify's `routeOptions.url` names it. */
+function underPrefix(prefix, path) {
+  if (!prefix) return path;
+  return path === '' ? prefix : `${prefix}${path}`;
+}
+
+const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'];
+
+/**
+ * What `app.log` and `request.log` are: pino's six levels and `child()`, handed to the app's
+ * logger (a level it lacks goes to the nearest it has); without one (`logger: true`), warnings
+ * and errors are `ferrule:` lines on stderr, as the core's own, and the rest is quiet.
+ */
+function logFacade(logger) {
+  const facade = { child: () => facade };
+  for (const level of LEVELS) {
+    if (logger === null) {
+      facade[level] = level === 'fatal' || level === 'error' || level === 'warn'
+        ? (first, second) => console.error(`ferrule: ${typeof first === 'string' ? first : second ?? JSON.stringify(first)}`)
+        : () => {};
+    } else {
+      const method = typeof logger[level] === 'function' ? level : level === 'fatal' ? 'error' : level === 'trace' ? 'debug' : level;
+      facade[level] = typeof logger[method] === 'function' ? (...args) => logger[method](...args) : () => {};
+    }
+  }
+  return facade;
+}
+
 /** One core record to the logger: `logger[level]({ target, ...fields }, message)`. */
 function emitLog(logger, level, target, message, fields) {
   const method = typeof logger[level] === 'function' ? level : 'info';
@@ -333,6 +371,8 @@ class App {
     this._takesReply = [];
     /** By route: what its spec declares (`DECLARES_QUERY`, `DECLARES_BODY`), which `Context` reads. */
     this._declares = [];
+    /** By route: Fastify's `request.routeOptions` (`{ method, url }`, the path as declared). */
+    this._routeOptions = [];
     /** Each route's status for plain results, by its index. */
     this._statuses = [];
     /** Hook functions by the slot the core knows them as: `{ fn, kind }`. */
@@ -342,6 +382,8 @@ class App {
     this._group = 0;
     this._Context = class extends Context {};
     this._Context.prototype[DECLARES] = this._declares;
+    this._Context.prototype[ROUTE_OPTIONS_OF] = this._routeOptions;
+    this._Context.prototype[LOGGER] = this;
     this._pending = [];
     this._lifecycle = { onReady: [], onClose: [], ready: null };
     this._dispatcher = null;
@@ -372,6 +414,7 @@ class App {
       this._handlers[index] = handler;
       this._takesReply[index] = handler.length >= 2;
       this._declares[index] = declaresOf(declared);
+      this._routeOptions[index] = Object.freeze({ method: m, url: underPrefix(this._prefix, path) });
       this._statuses[index] = status;
     }
     return this;
@@ -388,6 +431,7 @@ class App {
     this._handlers[index] = handler;
     this._takesReply[index] = handler.length >= 2;
     this._declares[index] = declaresOf(spec);
+    this._routeOptions[index] = Object.freeze({ method: spec.method, url: spec.path });
     this._statuses[index] = status;
     return this;
   }
@@ -414,6 +458,7 @@ class App {
     this._handlers[index] = handler;
     this._statuses[index] = 200;
     this._declares[index] = declaresOf(spec);
+    this._routeOptions[index] = Object.freeze({ method: 'GET', url: underPrefix(this._prefix, path) });
     return this;
   }
 
@@ -441,8 +486,8 @@ class App {
    * after validation, `onSend(ctx, reply, payload)` before the response is written (return a
    * new payload, or change `reply`'s code and headers), `onError(ctx, reply, error)` when a hook
    * or the handler throws. A hook that calls `reply.send()` answers the request itself.
-   * `async` functions and `done` callbacks both work. `onReady` and `onClose` (no arguments)
-   * run once before serving (`listen`, `inject`, `ready`) and once after `close()`'s drain.
+   * `async` functions and `done` callbacks both work. `onReady` (no arguments) runs once before
+   * serving (`listen`, `inject`, `ready`), and `onClose(instance)` once after `close()`'s drain.
    */
   addHook(name, fn) {
     if (typeof fn !== 'function') throw new TypeError(`ferrule: the ${name} hook must be a function`);
@@ -492,14 +537,40 @@ class App {
   register(plugin, options = {}) {
     if (typeof plugin !== 'function') throw new TypeError('ferrule: register takes a plugin function');
     const { prefix = '', ...rest } = options || {};
-    const group = nativeCall(() => this._native.group(this._group, String(prefix)));
-    const scope = Object.create(this);
-    scope._group = group;
+    let scope = this;
+    // A plugin wrapped by `fastify-plugin` (its skip-override mark) is not a scope of its
+    // own: its hooks and decorators land on the app or scope that registers it, as Fastify's
+    // do (an auth hook shared this way guards every route).
+    if (!plugin[Symbol.for('skip-override')]) {
+      const group = nativeCall(() => this._native.group(this._group, String(prefix)));
+      scope = Object.create(this);
+      scope._group = group;
+      scope._prefix = `${this._prefix || ''}${prefix}`;
+    }
     const done = plugin.length >= 3
       ? new Promise((resolve, reject) => plugin(scope, rest, (error) => (error ? reject(error) : resolve())))
       : plugin(scope, rest);
     if (done && typeof done.then === 'function') this._root._pending.push(done);
     return this;
+  }
+
+  /**
+   * Fastify's `decorate(name, value)`: the app (or scope, and the scopes under it) has `name`,
+   * a value or a function, as `app.db`; a name it has already is refused.
+   */
+  decorate(name, value) {
+    if (name in this) throw new TypeError(`ferrule: the app already has ${name}`);
+    this[name] = value;
+    return this;
+  }
+
+  hasDecorator(name) {
+    return name in this;
+  }
+
+  /** The app's logger (Fastify's `app.log`): pino's levels and `child()`. */
+  get log() {
+    return logFacade(this._root._logger);
   }
 
   /**
@@ -725,7 +796,14 @@ class App {
 
   /** Stops accepting connections, lets in-flight requests finish, then runs the `onClose`
    * hooks; resolves when done. */
-  async close() {
+  close(callback) {
+    const closing = this._close();
+    // Fastify's `close(callback)` too.
+    if (typeof callback === 'function') closing.then(() => callback(), callback);
+    return closing;
+  }
+
+  async _close() {
     const root = this._root;
     if (root._closed) {
       root._native.close();
@@ -733,7 +811,7 @@ class App {
     }
     if (root._lifecycle.ready) {
       root._lifecycle.ready = null;
-      for (const hook of root._lifecycle.onClose) await callHook(hook, []);
+      for (const hook of root._lifecycle.onClose) await callOnClose(hook, root);
     }
     // The in-process router's thread goes too (unless an inject is under way); inject() after
     // close() builds another.
@@ -1018,6 +1096,13 @@ class Dispatcher {
       reply.recovered = Promise.resolve(callHook(notFound, [ctx, reply])).then((value) => this.sendRecovered(value, refused, refusal, ctx, reply));
       return;
     }
+    // A path no route takes is no error of the app's: without a not-found handler it gets the
+    // core's answer, as Fastify's default not-found handler answers, never the error handler.
+    if (error === refused && route < 0 && (refusal.status === 404 || refusal.status === 405)) {
+      reply.recovered = undefined;
+      this.answerError(error, refused, refusal, ctx, reply);
+      return;
+    }
     if (chain.errorHandlers.length > 0) {
       reply.recovered = this.handleError(chain.errorHandlers.length - 1, chain.errorHandlers, error, refused, refusal, ctx, reply);
       return;
@@ -1235,6 +1320,9 @@ const BODY = Symbol('ferrule.body');
 const DECLARES = Symbol('ferrule.declares');
 const UNREAD = Symbol('ferrule.unread');
 const FLAGS = Symbol('ferrule.flags');
+const ROUTE = Symbol('ferrule.route');
+const ROUTE_OPTIONS_OF = Symbol('ferrule.routeOptionsOf');
+const LOGGER = Symbol('ferrule.logger');
 const DECLARES_QUERY = 1;
 const DECLARES_BODY = 2;
 
@@ -1320,6 +1408,7 @@ class Context {
     this.path = batch[i + 3];
     const declares = this[DECLARES][batch[i + 1]] ?? DECLARES_QUERY | DECLARES_BODY;
     this[FLAGS] = declares;
+    this[ROUTE] = batch[i + 1];
     this.params = batch[i + 4] ?? {};
     // What the route declares no schema for is read from the request as sent, on first use.
     this[QUERY] = batch[i + 5] ?? (declares & DECLARES_QUERY ? {} : undefined);
@@ -1381,6 +1470,12 @@ class Context {
   }
 
   set body(value) { this[BODY] = value; }
+
+  /** Fastify's `request.routeOptions`: the route's `method` and `url` as declared (undefined: no route took it). */
+  get routeOptions() { return this[ROUTE_OPTIONS_OF][this[ROUTE]]; }
+
+  /** Fastify's `request.log`: the app's logger (see `App.log`). */
+  get log() { return this[LOGGER].log; }
 
   /** Only what a query schema declared, coerced (`{}` without one). */
   get declaredQuery() { return this[FLAGS] & DECLARES_QUERY ? this.query : {}; }
@@ -1468,8 +1563,10 @@ class Context {
   }
 }
 
-// An app's own Context class gets its routes' table (`App` constructor); this one has none.
+// An app's own Context class gets its routes' tables (`App` constructor); this one has none.
 Context.prototype[DECLARES] = [];
+Context.prototype[ROUTE_OPTIONS_OF] = [];
+Context.prototype[LOGGER] = { log: logFacade(null) };
 
 /**
  * A WebSocket handler's `ctx`: the request's validated values. The connection has no pending

@@ -311,3 +311,34 @@ test('reply.code refuses what is no status code where it is called', async () =>
   assert.deepStrictEqual([bad.statusCode, bad.json()], [400, { refused: 'ferrule: reply.code(99) is not a status code (100 to 599)' }]);
   assert.strictEqual((await app.inject('/?c=201')).statusCode, 201);
 });
+
+// Found by a probe of a second week's Fastify port: a plugin wrapped by fastify-plugin
+// (skip-override) got a scope of its own, so its auth hook guarded nothing; `onClose(instance)`
+// got a `done` callback as its instance and close() hung; a path no route takes went to the
+// error handler (a 500); request.routeOptions and request.log were undefined; close(cb) never
+// called back.
+test("fastify-plugin, onClose(instance), 404s past the error handler, routeOptions and log", async () => {
+  const app = new App({ logger: false });
+  const shared = (plugin) => Object.assign(plugin, { [Symbol.for('skip-override')]: true });
+  app.register(shared(async (scope) => {
+    scope.decorate('db', { name: 'db' });
+    scope.decorateRequest('user', null);
+    scope.addHook('onRequest', async (request, reply) => {
+      if (!request.headers.authorization) return reply.code(401).send({ error: 'who?' });
+      request.user = 'ada';
+    });
+  }));
+  app.get('/me', (request) => ({ user: request.user, db: app.db.name, route: request.routeOptions, log: typeof request.log.info }));
+  app.register(async (scope) => { scope.get('/items/:id', (request) => request.routeOptions); }, { prefix: '/v1' });
+  app.setErrorHandler((error, request, reply) => reply.code(500).send({ seen: error.statusCode }));
+  let closedWith = null;
+  app.addHook('onClose', async (instance) => { closedWith = instance; });
+  const auth = { authorization: 'Bearer x' };
+  assert.strictEqual((await app.inject('/me')).statusCode, 401);
+  assert.deepStrictEqual((await app.inject({ url: '/me', headers: auth })).json(), { user: 'ada', db: 'db', route: { method: 'GET', url: '/me' }, log: 'function' });
+  assert.deepStrictEqual((await app.inject({ url: '/v1/items/7', headers: auth })).json(), { method: 'GET', url: '/v1/items/:id' });
+  const missing = await app.inject({ url: '/nope', headers: auth });
+  assert.deepStrictEqual([missing.statusCode, missing.headers['content-type']], [404, 'application/problem+json']);
+  await new Promise((resolve, reject) => app.close((error) => (error ? reject(error) : resolve())));
+  assert.strictEqual(closedWith, app);
+});
