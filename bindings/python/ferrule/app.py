@@ -358,6 +358,23 @@ class Router(_Routes):
 APIRouter = Router
 
 
+class State(types.SimpleNamespace):
+    """``app.state``, as Starlette's: attributes set and read freely (``app.state.db = pool``),
+    and by item too (``app.state["db"]``)."""
+
+    def __getitem__(self, name: str) -> Any:
+        return self.__dict__[name]
+
+    def __setitem__(self, name: str, value: Any) -> None:
+        self.__dict__[name] = value
+
+    def __delitem__(self, name: str) -> None:
+        del self.__dict__[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.__dict__
+
+
 class DrainTimeout(RuntimeError):
     """``serve()`` stopped, but requests were still running at ``shutdown_timeout_ms`` and were
     cut off. The core has printed one line saying so; ``run()`` exits with status 1."""
@@ -495,6 +512,8 @@ class App(_Routes):
         self._on_startup: list[Callable[[], Any]] = list(on_startup or [])
         self._on_shutdown: list[Callable[[], Any]] = list(on_shutdown or [])
         self._running_lifespan: Optional[AsyncContextManager[Any]] = None
+        # Starlette's `app.state`: what the lifespan opens (`app.state.pool = ...`), for handlers.
+        self.state: Any = State()
 
     # -- hooks, middleware, exception handlers, groups --------------------------------------
 

@@ -13,6 +13,7 @@ import datetime
 import email.utils
 import re
 import string
+import urllib.parse
 from typing import Any, AsyncIterable, Iterable, Iterator, Literal, Mapping, MutableMapping, Optional, Sequence, Tuple, Union, overload
 
 __all__ = [
@@ -326,7 +327,9 @@ class RedirectResponse(Response):
 
     def __init__(self, url: str, status_code: int = 307, headers: Optional[Headers] = None) -> None:
         super().__init__(status=status_code, headers=headers)
-        self.set_header("location", url)
+        # Percent-encoded as Starlette's is: a space or "café" in a URL built from user text
+        # cannot stand in a header (what is already escaped, and the URL's delimiters, stay).
+        self.set_header("location", urllib.parse.quote(str(url), safe=":/%#?=@[]!$&'()*+,;"))
 
 
 Chunk = Union[bytes, bytearray, memoryview, str]

@@ -219,7 +219,14 @@ class _Describer:
             return TypeInfo({"type": "boolean"}, None, False)
         if issubclass(tp, enum.Enum):
             values = [m.value for m in tp]
-            return TypeInfo({"enum": values}, tp, False)
+            schema: dict[str, Any] = {"enum": values}
+            # With its type, the core reads a parameter's text as that type first: `?prio=2`
+            # for an IntEnum was the string "2", never equal to 2 (a 422), as pydantic's reads it.
+            if values and all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+                schema = {"type": "integer", "enum": values}
+            elif values and all(isinstance(v, str) for v in values):
+                schema = {"type": "string", "enum": values}
+            return TypeInfo(schema, tp, False)
         if tp is int:
             return TypeInfo({"type": "integer"}, None, False)
         if tp is float:

@@ -16,6 +16,7 @@ from typing import Any, Callable, NamedTuple, Optional
 
 from . import _ferrule
 from . import schema as schemas
+from .background import BackgroundTasks, tasks_of_request
 from .params import MISSING, BodyParam, Dependency, FileParam, Param, QueryParam
 
 __all__ = ["Argument", "Analysis", "DependencyUse", "analyse", "template_params"]
@@ -135,6 +136,9 @@ def analyse(
         base, extras = schemas.strip_annotated(annotation)
         base = _upload_of_optional(base)
         dependency = parameter.default if isinstance(parameter.default, Dependency) else next((e for e in extras if isinstance(e, Dependency)), None)
+        if dependency is None and isinstance(base, type) and issubclass(base, BackgroundTasks):
+            # Run after the response, as a generator dependency's teardown is (see `background`).
+            dependency = Dependency(tasks_of_request)
         if dependency is not None and dependency.dependency is None:
             if not callable(base) or base is Any:
                 raise TypeError(f"{where}: Depends() without a callable needs a class annotation to call")

@@ -16,7 +16,7 @@ from typing import Annotated, Optional
 import pytest
 from pydantic import BaseModel
 
-from ferrule import App, Cookie, File, Form, HTTPException, JSONResponse, RedirectResponse, Request, Response, UploadFile
+from ferrule import App, BackgroundTasks, Cookie, Depends, File, Form, HTTPException, JSONResponse, Query, RedirectResponse, Request, Response, UploadFile
 from ferrule.testing import TestClient
 
 from support import request, serving
@@ -500,3 +500,48 @@ def test_a_routers_slash_route_answers_with_and_without_the_slash() -> None:
     for path in ("/items", "/items/"):
         assert (client.get(path).status_code, client.get(path).json()) == (200, ["a"]), path
     assert list(client.get("/openapi.json").json()["paths"]) == ["/items"]
+
+
+class Priority(enum.IntEnum):
+    LOW = 1
+    HIGH = 2
+
+
+# Found by a probe of a second week's FastAPI port: `BackgroundTasks` did not exist,
+# `app.state.db = ...` was an AttributeError, an IntEnum query parameter was always a 422,
+# and `RedirectResponse(f"/search?q={q}")` put raw UTF-8 and spaces in `Location`.
+def test_background_tasks_app_state_int_enum_queries_and_quoted_redirects() -> None:
+    import time
+
+    app = App()
+    app.state.db = "pool"
+    done: list[str] = []
+
+    def audit(tasks: BackgroundTasks) -> None:
+        tasks.add_task(done.append, "audit")
+
+    async def notify(to: str) -> None:
+        done.append(f"sent to {to}")
+
+    @app.post("/send/{to}", dependencies=[Depends(audit)])
+    async def send(to: str, tasks: BackgroundTasks) -> dict:
+        tasks.add_task(notify, to)
+        return {"queued": len(done), "db": app.state["db"]}
+
+    @app.get("/tasks")
+    def tasks(priority: Optional[Priority] = None, many: list[Priority] = Query([])) -> dict:
+        return {"priority": priority, "many": many}
+
+    @app.get("/go")
+    def go(q: str) -> RedirectResponse:
+        return RedirectResponse(f"/search?q={q}")
+
+    with TestClient(app, follow_redirects=False) as client:
+        assert client.post("/send/ada").json() == {"queued": 0, "db": "pool"}
+        deadline = time.monotonic() + 5
+        while len(done) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert done == ["audit", "sent to ada"], "after the response, in order"
+        assert client.get("/tasks?priority=2&many=1&many=2").json() == {"priority": 2, "many": [1, 2]}
+        assert client.get("/tasks?priority=3").status_code == 422
+        assert client.get("/go", params={"q": "café au lait"}).headers["location"] == "/search?q=caf%C3%A9%20au%20lait"
