@@ -5,6 +5,7 @@
 # running Sinatra's corpus beside Ferrule, each failing before its fix.
 require "minitest/autorun"
 require "rack/test"
+require "tmpdir"
 require_relative "support"
 
 class SinatraTest < Minitest::Test
@@ -414,5 +415,46 @@ class SinatraTest < Minitest::Test
     assert_equal "https://example.org/home", last_response.headers["location"]
     get "/q?b[]=x&b[]=y&u[name]=z"
     assert_equal({ "b" => %w[x y], "u" => { "name" => "z" } }, JSON.parse(last_response.body))
+  end
+  # Found by a second probe: an upload read as Sinatra reads it (params[:file][:tempfile],
+  # [:type]) was a NameError (a 500), and without a declared multipart body params had no
+  # fields at all; send_file, cache_control, etag, error 402 and not_found "…" in a block, and
+  # logger were NoMethodErrors.
+  def test_uploads_and_the_helpers_a_sinatra_app_calls_read_as_sinatras
+    Dir.mktmpdir do |dir|
+      path = File.join(dir, "note.txt")
+      File.write(path, "café\n")
+      @app = Ferrule::App.new
+      app.post("/up") { f = params[:file]; "#{params[:note]} #{f[:filename]} #{f[:tempfile].read.bytesize} #{f[:type]}" }
+      app.post("/declared", multipart: { type: "object", properties: { file: { type: "string", format: "binary" } } }) do
+        "#{params[:file][:filename]} #{params[:file][:tempfile].read.bytesize} #{params[:file][:type]}"
+      end
+      app.get("/file") { send_file path }
+      app.get("/download") { send_file path, filename: "n.txt" }
+      app.get("/missing") { send_file File.join(dir, "nope") }
+      app.get("/cached") { cache_control :public, max_age: 60; etag "v1"; logger.debug("cached"); "body" }
+      app.get("/pay") { error 402, "pay" }
+      app.get("/gone") { not_found "gone" }
+      upload = Rack::Test::UploadedFile.new(path, "text/plain")
+      post "/up", "note" => "hi", "file" => upload
+      assert_equal "hi note.txt 6 text/plain", last_response.body
+      post "/declared", "file" => Rack::Test::UploadedFile.new(path, "text/plain")
+      assert_equal "note.txt 6 text/plain", last_response.body
+      get "/file"
+      assert_equal [200, "text/plain; charset=utf-8", "café\n"], [last_response.status, last_response.headers["content-type"], last_response.body]
+      refute_nil last_response.headers["last-modified"]
+      get "/download"
+      assert_equal 'attachment; filename="n.txt"', last_response.headers["content-disposition"]
+      get "/missing"
+      assert_equal 404, last_response.status
+      get "/cached"
+      assert_equal [200, "public, max-age=60", '"v1"'], [last_response.status, last_response.headers["cache-control"], last_response.headers["etag"]]
+      get "/cached", {}, "HTTP_IF_NONE_MATCH" => '"v1"'
+      assert_equal 304, last_response.status
+      get "/pay"
+      assert_equal [402, "pay"], [last_response.status, last_response.body]
+      get "/gone"
+      assert_equal [404, "gone"], [last_response.status, last_response.body]
+    end
   end
 end

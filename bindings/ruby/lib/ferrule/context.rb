@@ -217,6 +217,89 @@ module Ferrule
     # Sinatra's +back+: where the request came from (its Referer), for <tt>redirect back</tt>.
     def back = @request.referer
 
+    # Sinatra's +error(code, body)+ and +not_found(body)+ in a block: stop and answer with that
+    # status (its error block, if one is declared, answers it).
+    def error(code, body = nil)
+      code, body = 500, code.to_str if code.respond_to?(:to_str)
+      halt(code, body)
+    end
+
+    def not_found(body = nil) = error(404, body)
+
+    # Sinatra's +cache_control+: <tt>cache_control :public, max_age: 60</tt>.
+    def cache_control(*values, **options)
+      parts = values.map { |value| value.to_s.tr("_", "-") }
+      options.each { |name, value| parts << (value == true ? name.to_s.tr("_", "-") : "#{name.to_s.tr("_", "-")}=#{value}") }
+      headers("cache-control" => parts.join(", "))
+    end
+
+    # Sinatra's +expires+: a number of seconds from now (or a Time), with +cache_control+'s values.
+    def expires(amount, *values)
+      require "time"
+      time = amount.is_a?(Numeric) ? Time.now + amount : amount
+      cache_control(*values, max_age: [(time - Time.now).round, 0].max)
+      headers("expires" => time.httpdate)
+    end
+
+    # Sinatra's +last_modified+: sets Last-Modified, and answers 304 when the request's
+    # If-Modified-Since is not older.
+    def last_modified(time)
+      require "time"
+      time = Time.at(time) if time.is_a?(Numeric)
+      time = Time.parse(time.to_s) unless time.is_a?(Time)
+      headers("last-modified" => time.httpdate)
+      since = @request.header("if-modified-since")
+      halt 304 if since && %w[GET HEAD].include?(@request.method) && (Time.httpdate(since).to_i >= time.to_i rescue false)
+    end
+
+    # Sinatra's +etag+: sets ETag (+kind+ :weak for a weak one), and answers 304 (GET, HEAD)
+    # or 412 (other methods) when If-None-Match names it.
+    def etag(value, kind = :strong)
+      tag = kind == :weak ? %(W/"#{value}") : %("#{value}")
+      headers("etag" => tag)
+      wanted = @request.header("if-none-match").to_s.split(",").map(&:strip)
+      return unless wanted.include?("*") || wanted.any? { |given| given.delete_prefix("W/") == tag.delete_prefix("W/") }
+
+      halt(%w[GET HEAD].include?(@request.method) ? 304 : 412)
+    end
+
+    # Sinatra's +attachment+: Content-Disposition for a download, its type from the name.
+    def attachment(filename = nil, disposition = :attachment)
+      value = disposition.to_s
+      value += %(; filename="#{File.basename(filename.to_s).gsub(/["\\\r\n]/, "_")}") if filename
+      headers("content-disposition" => value)
+      extension = File.extname(filename.to_s).delete_prefix(".")
+      content_type(extension.to_sym) if !extension.empty? && !headers.key?("content-type") && (Context.media_type(extension.to_sym) rescue nil)
+    end
+
+    # Sinatra's +send_file+: answers with the file's bytes (its type from the extension, or
+    # +type:+), Last-Modified from its mtime; +disposition:+ or +filename:+ make it a download.
+    # A file that is not there is a 404.
+    def send_file(path, type: nil, disposition: nil, filename: nil, last_modified: nil, status: nil)
+      path = path.to_s
+      not_found unless File.file?(path)
+      if type
+        content_type(type.is_a?(Symbol) ? type : type.to_s)
+      elsif !headers.key?("content-type")
+        require "rack/mime"
+        content_type(Rack::Mime.mime_type(File.extname(path), "application/octet-stream"))
+      end
+      attachment(filename || path, disposition || :attachment) if disposition || filename
+      self.last_modified(last_modified || File.mtime(path))
+      status(status) if status
+      halt File.binread(path)
+    end
+
+    # Sinatra's +logger+: a Logger on stderr (the rack.logger a middleware set, when there is one).
+    def logger = env["rack.logger"] || Context.logger
+
+    def self.logger
+      @logger ||= begin
+        require "logger"
+        Logger.new($stderr, progname: "ferrule")
+      end
+    end
+
     # Sets Content-Type: a media type, or a Symbol (+:json+, +:html+, +:png+: see +media_type+),
     # with parameters as Sinatra takes them (<tt>content_type :json, charset: "utf-8"</tt>).
     # A text type without a charset gets <tt>charset=utf-8</tt>, as Sinatra gives it: the

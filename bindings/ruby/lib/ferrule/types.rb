@@ -87,6 +87,10 @@ module Ferrule
     def base_url = "#{scheme}://#{host_with_port}"
     def url = "#{base_url}#{fullpath}"
     def xhr? = header("x-requested-with") == "XMLHttpRequest"
+    def secure? = scheme == "https"
+    alias_method :ssl?, :secure?
+    # The Accept header's media ranges, most wanted first (Sinatra's +request.accept+, as Strings).
+    def accept = accept_entries.each_with_index.sort_by { |(_, q), index| [-q, index] }.map { |(range, _), _| range }
     def get_header(name) = env[name]
     def form_data? = %w[application/x-www-form-urlencoded multipart/form-data].include?(media_type) || (media_type.nil? && self[:method] == "POST")
     %w[GET POST PUT PATCH DELETE HEAD OPTIONS].each { |verb| define_method("#{verb.downcase}?") { self[:method] == verb } }
@@ -202,11 +206,15 @@ module Ferrule
     end
     private_class_method :nest
 
-    # A form body's fields: as the route declared them, else parsed from an url-encoded body.
+    # A form body's fields: as the route declared them, else parsed from an url-encoded body,
+    # or a multipart one by Rack's parser (its files as Rack's upload Hashes, as Sinatra's).
     def self.form_fields(request)
       body = request.body
       return body if body.is_a?(Hash) && body.each_key.all?(Symbol)
-      return [] unless request.header("content-type").to_s.start_with?("application/x-www-form-urlencoded")
+
+      content_type = request.header("content-type").to_s
+      return multipart_fields(request, content_type) if content_type.start_with?("multipart/form-data")
+      return [] unless content_type.start_with?("application/x-www-form-urlencoded")
 
       require "uri"
       URI.decode_www_form(request.raw_body.dup.force_encoding(Encoding::UTF_8))
@@ -214,6 +222,17 @@ module Ferrule
       []
     end
     private_class_method :form_fields
+
+    def self.multipart_fields(request, content_type)
+      require "rack"
+      require "stringio"
+      raw = request.raw_body
+      env = { "CONTENT_TYPE" => content_type, "CONTENT_LENGTH" => raw.bytesize.to_s, "rack.input" => StringIO.new(raw) }
+      (Rack::Multipart.parse_multipart(env) || {}).to_a
+    rescue LoadError, StandardError
+      []
+    end
+    private_class_method :multipart_fields
 
     def [](key) = super(key.to_s)
     def []=(key, value)
@@ -237,7 +256,25 @@ module Ferrule
 
   # An uploaded file of a multipart body: +data+ is a binary String, bytes kept as sent.
   # +headers+: every header of the file's part (a Hash, names in lower case).
-  UploadedFile = Struct.new(:field, :filename, :content_type, :data, :size, :headers)
+  # It also reads as Rack's upload Hash, as Sinatra code reads one: <tt>file[:tempfile].read</tt>,
+  # <tt>file[:type]</tt>, <tt>file[:name]</tt>, <tt>file[:head]</tt> (and <tt>file[:filename]</tt>).
+  UploadedFile = Struct.new(:field, :filename, :content_type, :data, :size, :headers) do
+    def [](key)
+      case key.to_s
+      when "tempfile" then tempfile
+      when "type" then content_type
+      when "name" then field
+      when "head" then headers.to_h.map { |name, value| "#{name}: #{value}\r\n" }.join
+      else super
+      end
+    end
+
+    # The bytes as an IO (Rack's Tempfile), read from the start.
+    def tempfile
+      require "stringio"
+      @tempfile ||= StringIO.new(data)
+    end
+  end
 
   # An explicit response: <tt>Ferrule::Response.new({ created: true }, status: 201, headers: { "x-id" => "7" })</tt>.
   # +body+: a String (text/plain), a binary String (bytes) or anything JSON-serialisable.
