@@ -192,7 +192,7 @@ function specOf(method, path, options) {
     if (schema && typeof schema === 'object') spec.body.schema = schema;
     if (options.maxFileSize !== undefined) spec.body.max_file_size = options.maxFileSize;
   }
-  if (options.cors !== undefined) spec.cors = options.cors;
+  if (options.cors !== undefined) spec.cors = corsOf(options.cors);
   if (options.compression !== undefined) spec.compression = options.compression;
   if (options.bodyLimit !== undefined) spec.body_limit = options.bodyLimit;
   if (options.timeout !== undefined) spec.timeout_ms = options.timeout;
@@ -266,8 +266,37 @@ function appConfig(options) {
   const config = {};
   for (const [name, value] of Object.entries(options || {})) {
     if (!Object.hasOwn(keys, name)) checkOptions({ [name]: value }, [...Object.keys(keys), 'logger', 'onProtoPoisoning'], 'App option');
-    if (value !== undefined) config[keys[name]] = value;
+    if (value !== undefined) config[keys[name]] = name === 'cors' ? corsOf(value) : value;
   }
+  return config;
+}
+
+const FASTIFY_CORS = ['origin', 'methods', 'allowedHeaders', 'exposedHeaders', 'credentials', 'maxAge'];
+
+/**
+ * A `cors` option: the core's own shape (`{ allow_origins, … }`) as it is, or @fastify/cors's
+ * (`true`, `{ origin, methods, allowedHeaders, exposedHeaders, credentials, maxAge }`) with its
+ * defaults: any origin, its six methods, and the headers a preflight asks for.
+ */
+function corsOf(value) {
+  if (value === true) value = {};
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+  const keys = Object.keys(value);
+  if (keys.length > 0 && !keys.some((key) => FASTIFY_CORS.includes(key))) return value;
+  checkOptions(value, FASTIFY_CORS, 'cors option');
+  const list = (given) => (typeof given === 'string' ? given.split(',').map((item) => item.trim()).filter(Boolean) : [...given]);
+  const { origin = '*', methods = 'GET,HEAD,PUT,PATCH,POST,DELETE', allowedHeaders = '*', exposedHeaders, credentials = false, maxAge } = value;
+  if (origin instanceof RegExp || typeof origin === 'function') {
+    throw new TypeError('ferrule: cors origin as a RegExp or a function is not offered; list the origins (or true for any)');
+  }
+  const config = {
+    allow_origins: origin === true ? ['*'] : origin === false ? [] : list(origin),
+    allow_methods: list(methods),
+    allow_headers: list(allowedHeaders),
+    allow_credentials: Boolean(credentials),
+  };
+  if (exposedHeaders !== undefined) config.expose_headers = list(exposedHeaders);
+  if (maxAge !== undefined) config.max_age_secs = maxAge;
   return config;
 }
 
@@ -339,7 +368,7 @@ function emitLog(logger, level, target, message, fields) {
 
 class App {
   /**
-   * Options: bodyLimit (bytes, default 2 MiB), cors ({allow_origins, allow_methods,
+   * Options: bodyLimit (bytes, default 2 MiB), cors (@fastify/cors's options, or {allow_origins, allow_methods,
    * allow_headers, expose_headers, allow_credentials, max_age_secs}), compression ({min_size,
    * gzip, br, zstd}), requestId (default true), timeout (ms → 504), maxHeaderBytes (→ 431),
    * shutdownTimeout (ms, default 10 s). Connection limits (defaults in the README's table):
@@ -761,6 +790,13 @@ class App {
 
   async _inject(options) {
     if (this !== this._root) return this._root._inject(options);
+    // A stream payload (light-my-request takes one: a form-data body, a file) is read whole.
+    const payload = options !== null && typeof options === 'object' ? options.payload ?? options.body : undefined;
+    if (payload !== null && typeof payload === 'object' && typeof payload[Symbol.asyncIterator] === 'function' && !Buffer.isBuffer(payload)) {
+      const chunks = [];
+      for await (const chunk of payload) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk));
+      options = { ...options, payload: Buffer.concat(chunks), body: undefined };
+    }
     const request = injectRequest(options);
     await this.ready();
     const dispatcher = this._dispatch();

@@ -201,3 +201,24 @@ test("a prefixed scope's '/' answers with and without the trailing slash", async
   assert.deepStrictEqual(Object.keys(app.openapi().paths), ['/notes']);
   await app.close();
 });
+
+// @fastify/cors's options (`cors: true`, `{ origin: true, credentials: true }`) were refused at
+// construction; the core's own shape is still taken as it is.
+test("cors takes @fastify/cors's options and defaults", async () => {
+  const app = new App({ logger: false, cors: { origin: true, credentials: true, maxAge: 600 } });
+  app.post('/items', async (request) => request.body);
+  const preflight = await app.inject({
+    method: 'OPTIONS', url: '/items',
+    headers: { origin: 'https://a.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type,x-token' },
+  });
+  assert.deepStrictEqual(
+    ['access-control-allow-origin', 'access-control-allow-headers', 'access-control-allow-credentials', 'access-control-max-age'].map((name) => preflight.headers[name]),
+    ['https://a.example', 'content-type,x-token', 'true', '600'],
+  );
+  const open = new App({ logger: false, cors: true });
+  open.get('/', () => 'x');
+  assert.strictEqual((await open.inject({ url: '/', headers: { origin: 'https://b.example' } })).headers['access-control-allow-origin'], '*');
+  assert.throws(() => new App({ cors: { origin: /example/ } }), /cors origin as a RegExp or a function is not offered/);
+  await app.close();
+  await open.close();
+});

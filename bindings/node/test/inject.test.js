@@ -182,3 +182,14 @@ test('close() lets go of the in-process router and its thread; inject() still wo
     })();`;
   assert.deepStrictEqual(withGc(script), ['hi,hi', 'true true']);
 });
+
+// light-my-request takes a stream as the payload (a form-data body in a test); it was sent as
+// the JSON of the stream object.
+test('inject reads a stream payload whole', async () => {
+  const { Readable } = require('node:stream');
+  const app = new App({ logger: false });
+  app.post('/echo', async (request) => ({ body: request.body }));
+  const response = await app.inject({ method: 'POST', url: '/echo', headers: { 'content-type': 'application/json' }, payload: Readable.from(['{"a":', '1}']) });
+  assert.deepStrictEqual(response.json(), { body: { a: 1 } });
+  await app.close();
+});
