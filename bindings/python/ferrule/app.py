@@ -45,7 +45,7 @@ _UNSET: Any = object()
 
 
 class _Route:
-    __slots__ = ("spec", "handler", "arguments", "is_async", "cannot_wait", "status_code", "chained")
+    __slots__ = ("spec", "handler", "arguments", "is_async", "cannot_wait", "status_code", "chained", "rebuild")
 
     def __init__(self, spec: dict, handler: Callable[..., Any], arguments: list[Argument], status_code: int, blocking: bool, chained: bool = False) -> None:
         self.spec = spec
@@ -60,6 +60,9 @@ class _Route:
         self.handler = handler
         self.is_async = inspect.iscoroutinefunction(handler)
         self.cannot_wait = self.is_async and _cannot_wait(handler)
+        # The same route with more `Depends` run first (those of `include_router` and the app),
+        # for a route a router declared; None for one that cannot take more.
+        self.rebuild: Optional[Callable[[list[Any]], "_Route"]] = None
 
 
 def _cannot_wait(handler: Callable[..., Any]) -> bool:
@@ -190,8 +193,17 @@ class _Routes:
 
         route_dependencies = [*self._dependencies, *options.pop("dependencies", [])]
         exclude = {flag: bool(options.pop(f"response_model_exclude_{flag}", False)) for flag in ("unset", "none", "defaults")}
+        tags = [*self._tags, *options.pop("tags", [])] if self._tags or "tags" in options else None
 
         def register(handler: Handler) -> Handler:
+            routes = built(handler, [])
+            for index, route in enumerate(routes):
+                route.rebuild = functools.partial(lambda extra, at: built(handler, extra)[at], at=index)
+                self._declare(route)
+            return handler
+
+        def built(handler: Handler, extra: list[Any]) -> list[_Route]:
+            dependencies = [*extra, *route_dependencies]
             analysis = analyse(handler, path, request_type=Request, response_type=Response)
             called: Callable[..., Any] = handler
             answers = response_schema(handler, response_model)
@@ -201,8 +213,8 @@ class _Routes:
                 answers = without_defaults(answers)
             responses = {"responses": {str(status_code): {"schema": answers}}} if answers is not None else {}
             arguments, chained = analysis.arguments, False
-            if analysis.dependencies or route_dependencies:
-                called, arguments = _resolved(handler, analysis, route_dependencies, status_code)
+            if analysis.dependencies or dependencies:
+                called, arguments = _resolved(handler, analysis, dependencies, status_code)
                 chained = True
             elif analysis.response_param is not None:
                 called = _with_response(handler, analysis.response_param, status_code)
@@ -210,7 +222,7 @@ class _Routes:
                 from .response_model import excluding
 
                 called = excluding(called, **exclude)
-            tags = [*self._tags, *options.pop("tags", [])] if self._tags or "tags" in options else None
+            routes = []
             for method in methods:
                 method = method.upper()
                 if method not in _METHODS:
@@ -221,8 +233,8 @@ class _Routes:
                     spec["body"] = {**body, "schema": {"title": body_title(handler, analysis.path, method), **body["schema"]}}
                 if tags is not None:
                     spec["tags"] = tags
-                self._declare(_Route(spec, called, arguments, status_code, blocking, chained))
-            return handler
+                routes.append(_Route(spec, called, arguments, status_code, blocking, chained))
+            return routes
 
         return register
 
@@ -350,9 +362,10 @@ class Router(_Routes):
     def _hook(self, phase: str, func: Callable[..., Any]) -> None:
         self._declared.append(("hook", (phase, func)))
 
-    def include_router(self, router: "Router", *, prefix: str = "", tags: Optional[Sequence[str]] = None) -> None:
-        """Takes ``router``'s routes and hooks into this one, under ``prefix``."""
-        self._declared.append(("router", (router, prefix, list(tags or []))))
+    def include_router(self, router: "Router", *, prefix: str = "", tags: Optional[Sequence[str]] = None, dependencies: Optional[Sequence[Any]] = None) -> None:
+        """Takes ``router``'s routes and hooks into this one, under ``prefix``; ``dependencies``
+        run before each of its routes' own."""
+        self._declared.append(("router", (router, prefix, list(tags or []), list(dependencies or []))))
 
 
 APIRouter = Router
@@ -461,6 +474,7 @@ class App(_Routes):
         lifespan: Optional[Callable[["App"], AsyncContextManager[Any]]] = None,
         on_startup: Optional[Sequence[Callable[[], Any]]] = None,
         on_shutdown: Optional[Sequence[Callable[[], Any]]] = None,
+        dependencies: Optional[Sequence[Any]] = None,
     ) -> None:
         settings = {
             "body_limit": body_limit,
@@ -514,6 +528,9 @@ class App(_Routes):
         self._running_lifespan: Optional[AsyncContextManager[Any]] = None
         # Starlette's `app.state`: what the lifespan opens (`app.state.pool = ...`), for handlers.
         self.state: Any = State()
+        # FastAPI's `FastAPI(dependencies=[...])`: run before every route's own (a router's at
+        # `include_router`), values unused.
+        self._dependencies = list(dependencies or [])
 
     # -- hooks, middleware, exception handlers, groups --------------------------------------
 
@@ -586,17 +603,21 @@ class App(_Routes):
             raise TypeError(f"only StaticFiles can be mounted, not {type(app).__name__} (ASGI apps do not run here)")
         self._native_app.mount_static(json.dumps(app.spec(path or "/")))
 
-    def include_router(self, router: Router, *, prefix: str = "", tags: Optional[Sequence[str]] = None) -> None:
+    def include_router(self, router: Router, *, prefix: str = "", tags: Optional[Sequence[str]] = None, dependencies: Optional[Sequence[Any]] = None) -> None:
         """Serves ``router``'s routes under ``prefix`` + its own prefix, with its hooks after
         the app's (FastAPI's ``include_router``; what the router declares later is not
-        taken)."""
-        self._include(router, 0, prefix, list(tags or []))
+        taken). The app's ``dependencies`` and these run before each route's own, in that order."""
+        self._include(router, 0, prefix, list(tags or []), [*self._dependencies, *(dependencies or [])])
 
-    def _include(self, router: Router, parent: int, prefix: str, tags: list[str]) -> None:
+    def _include(self, router: Router, parent: int, prefix: str, tags: list[str], extra: list[Any]) -> None:
         group = self._native_app.group(parent, prefix.rstrip("/") + router.prefix)
         for kind, item in router._declared:
             if kind == "route":
                 route: _Route = item
+                if extra:
+                    if route.rebuild is None:
+                        raise TypeError(f"{route.spec.get('method')} {route.spec.get('path')}: dependencies= cannot reach a WebSocket route; declare them on it")
+                    route = route.rebuild(extra)
                 if tags:
                     route = _Route({**route.spec, "tags": [*tags, *route.spec.get("tags", [])]}, route.handler, route.arguments, route.status_code, False, route.chained)
                 self._declare(route, group)
@@ -604,8 +625,8 @@ class App(_Routes):
                 phase, func = item
                 self._hook(phase, func, group)
             else:
-                inner, inner_prefix, inner_tags = item
-                self._include(inner, group, inner_prefix, [*tags, *inner_tags])
+                inner, inner_prefix, inner_tags, inner_dependencies = item
+                self._include(inner, group, inner_prefix, [*tags, *inner_tags], [*extra, *inner_dependencies])
 
     def on_event(self, event: str) -> Callable[[Hook], Hook]:
         """``@app.on_event("startup")`` / ``("shutdown")``, as FastAPI's."""

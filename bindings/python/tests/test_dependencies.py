@@ -316,3 +316,42 @@ def test_a_generator_dependency_stays_open_while_its_response_streams() -> None:
         log.clear()
         assert client.get("/events").text == "data: one\n\n"
         assert log == ["event open=True", "closed"]
+
+
+# FastAPI's "Bigger Applications" and "Global Dependencies": `include_router(...,
+# dependencies=[...])` and `FastAPI(dependencies=[...])` were TypeErrors.
+def test_app_and_include_router_dependencies_run_before_every_route() -> None:
+    from ferrule import APIRouter, Header, HTTPException
+
+    calls: list[str] = []
+
+    def verify_key(x_key: str = Header()) -> None:
+        calls.append("key")
+        if x_key != "k":
+            raise HTTPException(400, "bad key")
+
+    def verify_token(x_token: str = Header()) -> None:
+        calls.append("token")
+        if x_token != "t":
+            raise HTTPException(400, "bad token")
+
+    app = App(dependencies=[Depends(verify_key)])
+    items = APIRouter(prefix="/items")
+
+    @items.get("/{item_id}")
+    def item(item_id: int) -> dict:
+        return {"id": item_id}
+
+    @app.get("/open")
+    def open_route() -> str:
+        return "open"
+
+    app.include_router(items, dependencies=[Depends(verify_token)])
+    client = TestClient(app, raise_server_exceptions=False)
+    assert client.get("/open").status_code == 422
+    assert client.get("/open", headers={"x-key": "nope"}).status_code == 400
+    assert client.get("/open", headers={"x-key": "k"}).text == "open"
+    assert client.get("/items/1", headers={"x-key": "k", "x-token": "nope"}).status_code == 400
+    calls.clear()
+    assert client.get("/items/1", headers={"x-key": "k", "x-token": "t"}).json() == {"id": 1}
+    assert calls == ["key", "token"], "the app's first, then the include's"
