@@ -67,6 +67,9 @@ class Request:
     def traceparent(self) -> Optional[str]:
         """The caller's ``traceparent``, validated (``None`` when absent or invalid)."""
     @property
+    def app(self) -> Any:
+        """The app serving the request (Starlette's ``request.app``)."""
+    @property
     def state(self) -> Any:
         """What hooks and middleware leave for the handler (Starlette's ``request.state``)."""
     @property
@@ -167,7 +170,7 @@ class LogDrain:
     def drain(self) -> None: ...
 
 class NativeApp:
-    def __init__(self, config_json: str, response_type: type, http_exception_type: type) -> None: ...
+    def __init__(self, config_json: str, response_type: type, http_exception_type: type, owner: Optional[Callable[[], Any]] = None) -> None: ...
     def add_route(
         self,
         spec_json: str,

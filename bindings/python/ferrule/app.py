@@ -9,7 +9,8 @@ import functools
 import inspect
 import json
 import types
-from typing import Any, AsyncContextManager, Callable, Iterable, Optional, Sequence, TypeVar, Union
+import weakref
+from typing import Any, AsyncContextManager, Callable, Iterable, Mapping, Optional, Sequence, TypeVar, Union
 
 from . import _ferrule
 from .hooks import PHASES, Registry, RequestValidationError
@@ -519,7 +520,9 @@ class App(_Routes):
             if url is not _UNSET:
                 self.config[name] = url
         # Routes go to the core as they are declared, so a bad one fails at its decorator.
-        self._native_app = _ferrule.NativeApp(json.dumps(self.config), Response, HTTPException)
+        # Weakly: the native app is the App's, and `request.app` must not keep it alive.
+        self._native_app = _ferrule.NativeApp(json.dumps(self.config), Response, HTTPException, weakref.ref(self))
+        self._lifespan_state: dict[str, Any] = {}
         self._server: Optional[_ferrule.ServerHandle] = None
         self._hooks = Registry()
         self._lifespan = lifespan
@@ -648,8 +651,11 @@ class App(_Routes):
                     await result
             if self._lifespan is not None:
                 manager = self._lifespan(self)
-                await manager.__aenter__()
+                yielded = await manager.__aenter__()
                 self._running_lifespan = manager
+                # Starlette's lifespan state: what it yields (a mapping) starts each request's
+                # `request.state`, a shallow copy per request.
+                self._lifespan_state = dict(yielded) if isinstance(yielded, Mapping) else {}
         except Exception as e:
             raise StartupFailed(f"startup failed: {type(e).__name__}: {e}") from e
 

@@ -7,6 +7,7 @@ their attributes.
 from __future__ import annotations
 
 import json
+import types
 import urllib.parse
 from typing import Any, AsyncIterator, Generator, Iterator, Mapping, NamedTuple, Optional
 
@@ -136,6 +137,16 @@ async def _stream_of(raw_body: bytes) -> AsyncIterator[bytes]:
     if raw_body:
         yield raw_body
     yield b""
+
+
+def _state_of(app: Any) -> types.SimpleNamespace:
+    """A request's ``request.state``, made on first use: what the app's lifespan yielded (a
+    shallow copy, as Starlette's lifespan state), for hooks and dependencies to add to."""
+    state = types.SimpleNamespace()
+    lifespan_state = getattr(app, "_lifespan_state", None)
+    if lifespan_state:
+        state.__dict__.update(lifespan_state)
+    return state
 
 
 class Address(NamedTuple):

@@ -32,10 +32,12 @@ pub fn host_error(error: HostError) -> PyErr {
 #[pymethods]
 impl NativeApp {
     /// `config_json`: the core's `AppConfig` as JSON.
+    /// `owner`: a weak reference to the Python `App`, which its requests' `request.app` reads.
     #[new]
-    fn new(config_json: &str, response_type: Py<PyAny>, http_exception_type: Py<PyAny>) -> PyResult<Self> {
+    #[pyo3(signature = (config_json, response_type, http_exception_type, owner = None))]
+    fn new(config_json: &str, response_type: Py<PyAny>, http_exception_type: Py<PyAny>, owner: Option<Py<PyAny>>) -> PyResult<Self> {
         let host = Host::from_json(config_json).map_err(host_error)?;
-        Ok(NativeApp { host, types: Arc::new(ResultTypes { response: response_type, http_exception: http_exception_type, streams: Default::default() }) })
+        Ok(NativeApp { host, types: Arc::new(ResultTypes { response: response_type, http_exception: http_exception_type, streams: Default::default(), owner }) })
     }
 
     /// Declares a route in `group` (0: the app). `spec_json` is a core `RouteSpec`;
@@ -44,9 +46,10 @@ impl NativeApp {
     /// `cannot_wait`: an `async def` whose code has no `await`, run to its end at once.
     #[pyo3(signature = (spec_json, handler, arguments, is_async, status, group = 0, chained = false, cannot_wait = false))]
     #[allow(clippy::too_many_arguments)]
-    fn add_route(&self, spec_json: &str, handler: Py<PyAny>, arguments: &Bound<'_, PyList>, is_async: bool, status: i64, group: usize, chained: bool, cannot_wait: bool) -> PyResult<()> {
+    fn add_route(&self, py: Python<'_>, spec_json: &str, handler: Py<PyAny>, arguments: &Bound<'_, PyList>, is_async: bool, status: i64, group: usize, chained: bool, cannot_wait: bool) -> PyResult<()> {
         let plans = arguments.iter().map(|a| ArgumentPlan::from_python(&a)).collect::<PyResult<Vec<_>>>()?;
-        self.host.declare_json(group_id(group), spec_json, status, PyRoute::new(handler, plans, is_async, cannot_wait, chained)).map_err(host_error)?;
+        let owner = self.types.owner.as_ref().map(|owner| owner.clone_ref(py));
+        self.host.declare_json(group_id(group), spec_json, status, PyRoute::new(handler, plans, is_async, cannot_wait, chained, owner)).map_err(host_error)?;
         Ok(())
     }
 

@@ -355,7 +355,7 @@ impl Dispatcher {
         let started = CONVERSE.import(py, "ferrule.websocket", "converse").and_then(|converse| {
             // The socket carries its handshake's request, for Starlette's `ws.headers`, `ws.url`,
             // `ws.query_params`, `ws.cookies`, `ws.client`: one object per connection.
-            let handshake = Bound::new(py, Request::new(request))?;
+            let handshake = Bound::new(py, Request::new(request, route.data.owner.as_ref().map(|owner| owner.clone_ref(py))))?;
             let ws = WEBSOCKET.import(py, "ferrule.websocket", "WebSocket")?.call1((Bound::new(py, native)?, &handshake))?;
             let handler = route.data.call_on_socket(py, &handshake, &ws);
             let conversation = match handler {
@@ -519,7 +519,8 @@ impl PendingCall {
         let object = self.request_object.get_or_try_init(py, || {
             let request = lock(&self.state).request.take();
             let request = request.ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("the request was already handed to the handler"))?;
-            Py::new(py, Request::new(request))
+            let owner = self.dispatcher.types().owner.as_ref().map(|owner| owner.clone_ref(py));
+            Py::new(py, Request::new(request, owner))
         })?;
         Ok(object.bind(py).clone())
     }

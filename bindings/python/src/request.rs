@@ -19,6 +19,8 @@ pub struct Request {
     declared_cookies: PyOnceLock<Py<PyDict>>,
     body: PyOnceLock<Py<PyAny>>,
     state: PyOnceLock<Py<PyAny>>,
+    /// A weak reference to the app (`request.app`).
+    owner: Option<Py<PyAny>>,
 }
 
 impl Request {
@@ -27,7 +29,7 @@ impl Request {
         self.state.get(py).is_some()
     }
 
-    pub fn new(data: RequestData) -> Self {
+    pub fn new(data: RequestData, owner: Option<Py<PyAny>>) -> Self {
         Request {
             data,
             path_params: PyOnceLock::new(),
@@ -38,6 +40,7 @@ impl Request {
             declared_cookies: PyOnceLock::new(),
             body: PyOnceLock::new(),
             state: PyOnceLock::new(),
+            owner,
         }
     }
 
@@ -154,9 +157,18 @@ impl Request {
 
     #[getter]
     fn state(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        static NAMESPACE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-        let state = self.state.get_or_try_init(py, || NAMESPACE.import(py, "types", "SimpleNamespace")?.call0().map(Bound::unbind))?;
+        static STATE_OF: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+        let state = self.state.get_or_try_init(py, || STATE_OF.import(py, "ferrule.request", "_state_of")?.call1((self.app(py)?,)).map(Bound::unbind))?;
         Ok(state.clone_ref(py))
+    }
+
+    /// The app serving the request (Starlette's `request.app`), or `None` once it is gone.
+    #[getter]
+    fn app(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        match &self.owner {
+            Some(owner) => Ok(owner.bind(py).call0()?.unbind()),
+            None => Ok(py.None()),
+        }
     }
 
     #[getter]

@@ -24,6 +24,8 @@ pub struct ResultTypes {
     pub response: Py<PyAny>,
     pub http_exception: Py<PyAny>,
     pub streams: Arc<Streams>,
+    /// A weak reference to the Python `App` (`request.app`); none for an app made without one.
+    pub owner: Option<Py<PyAny>>,
 }
 
 pub fn from_result(py: Python<'_>, dispatcher: &Dispatcher, route: &Arc<HostRoute<PyRoute>>, result: &Bound<'_, PyAny>) -> Result<Response, HandlerError> {

@@ -89,12 +89,14 @@ pub struct PyRoute {
     takes_request: bool,
     /// The name of its requests' asyncio tasks: the route's label (`GET /items/{item_id}`).
     task_name: PyOnceLock<Py<PyString>>,
+    /// The app's weak reference, for its requests' `request.app`.
+    pub owner: Option<Py<PyAny>>,
 }
 
 impl PyRoute {
-    pub fn new(func: Py<PyAny>, arguments: Vec<ArgumentPlan>, is_async: bool, cannot_wait: bool, chained: bool) -> Self {
+    pub fn new(func: Py<PyAny>, arguments: Vec<ArgumentPlan>, is_async: bool, cannot_wait: bool, chained: bool, owner: Option<Py<PyAny>>) -> Self {
         let takes_request = arguments.iter().any(|a| a.source == Source::Request);
-        PyRoute { func, arguments, is_async, cannot_wait: is_async && cannot_wait, chained, takes_request, task_name: PyOnceLock::new() }
+        PyRoute { func, arguments, is_async, cannot_wait: is_async && cannot_wait, chained, takes_request, task_name: PyOnceLock::new(), owner }
     }
 }
 
@@ -108,7 +110,7 @@ impl PyRoute {
     pub fn call<'py>(&self, py: Python<'py>, request: RequestData) -> PyResult<Bound<'py, PyAny>> {
         // A `Request` argument owns the data; the other arguments read it from there.
         if self.takes_request {
-            let object = Bound::new(py, Request::new(request))?;
+            let object = Bound::new(py, Request::new(request, self.owner.as_ref().map(|owner| owner.clone_ref(py))))?;
             return self.call_from(py, object.get().data(), Some(&object), None);
         }
         self.call_from(py, &request, None, None)

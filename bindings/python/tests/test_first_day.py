@@ -545,3 +545,32 @@ def test_background_tasks_app_state_int_enum_queries_and_quoted_redirects() -> N
         assert client.get("/tasks?priority=2&many=1&many=2").json() == {"priority": 2, "many": [1, 2]}
         assert client.get("/tasks?priority=3").status_code == 422
         assert client.get("/go", params={"q": "café au lait"}).headers["location"] == "/search?q=caf%C3%A9%20au%20lait"
+
+
+# Starlette's `request.app` (`request.app.state.db`) was an AttributeError, and what a lifespan
+# yields never reached `request.state`.
+def test_request_app_and_the_lifespans_state_reach_each_request() -> None:
+    import contextlib
+    import gc
+    import weakref
+    from typing import AsyncIterator
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: App) -> AsyncIterator[dict]:
+        app.state.db = "pool"
+        yield {"client": "http-client"}
+
+    app = App(lifespan=lifespan)
+
+    @app.get("/state")
+    async def state(request: Request) -> dict:
+        request.state.mine = 1  # a copy per request: the next one does not see it
+        return {"db": request.app.state.db, "client": request.state.client, "mine_before": hasattr(request.app.state, "mine")}
+
+    with TestClient(app) as client:
+        assert client.get("/state").json() == {"db": "pool", "client": "http-client", "mine_before": False}
+        assert client.get("/state").json()["client"] == "http-client"
+    held = weakref.ref(app)
+    del app, client, state
+    gc.collect()
+    assert held() is None, "a request's app is a weak reference: the app goes when its owner lets go"
