@@ -21,6 +21,7 @@ pub fn document<'a>(config: &AppConfig, routes: impl IntoIterator<Item = (&'a Ro
     let mut components = Components::default();
     components.insert_fixed("Problem", problem_schema());
     let mut paths = Map::new();
+    let mut operation_ids = std::collections::HashSet::new();
     for (spec, status) in routes {
         if spec.websocket.is_some() || !spec.include_in_schema {
             continue;
@@ -28,7 +29,19 @@ pub fn document<'a>(config: &AppConfig, routes: impl IntoIterator<Item = (&'a Ro
         let template = PathTemplate::parse(&spec.path)?;
         let path = template.axum_path.replace("{*", "{");
         let method = spec.method.to_ascii_lowercase();
-        let operation = operation(spec, status, &template, &path, &method, &mut components);
+        let mut operation = operation(spec, status, &template, &path, &method, &mut components);
+        // OpenAPI wants every operationId unique: a made-up one that another took (`/a-b` and
+        // `/a_b` both read `get_a_b`) is numbered; one the route chose is its own to keep.
+        if let Some(id) = operation.get("operationId").and_then(Json::as_str).map(str::to_owned) {
+            let mut unique = id.clone();
+            let mut number = 1;
+            while spec.operation_id.is_none() && operation_ids.contains(&unique) {
+                number += 1;
+                unique = format!("{id}_{number}");
+            }
+            operation["operationId"] = json!(unique);
+            operation_ids.insert(unique);
+        }
         let item = paths.entry(path).or_insert_with(|| Json::Object(Map::new()));
         if let Json::Object(item) = item {
             item.insert(method, operation);
@@ -94,7 +107,9 @@ fn operation(spec: &RouteSpec, status: u16, template: &PathTemplate, path: &str,
     for (status, declared) in &spec.responses {
         let description = declared.description.clone().unwrap_or_else(|| default_description(status).to_owned());
         let content = json!({ "application/json": { "schema": components.body_schema(&declared.schema) } });
-        responses.insert(status.to_ascii_uppercase(), json!({ "description": description, "content": content }));
+        // `2xx` is written `2XX`, as OpenAPI spells a range; `default` stays lower case.
+        let key = if status.eq_ignore_ascii_case("default") { "default".to_owned() } else { status.to_ascii_uppercase() };
+        responses.insert(key, json!({ "description": description, "content": content }));
     }
     if !responses.keys().any(|status| status.starts_with('2')) {
         responses.insert(status.to_string(), json!({ "description": default_description(&status.to_string()) }));

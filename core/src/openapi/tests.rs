@@ -98,3 +98,17 @@ fn declared_responses_carry_their_schemas_as_components() {
     let statuses: Vec<_> = doc["paths"]["/b"]["get"]["responses"].as_object().unwrap().keys().cloned().collect();
     assert_eq!(statuses, ["200", "404", "422", "4XX", "5XX"]);
 }
+
+#[test]
+fn made_up_operation_ids_are_unique_and_a_default_response_stays_lower_case() {
+    let default_only = RouteSpec {
+        responses: [("default".to_owned(), crate::spec::ResponseSpec { schema: json!({"type": "object"}), description: None })].into_iter().collect(),
+        ..RouteSpec::get("/x")
+    };
+    let routes = [RouteSpec::get("/a-b"), RouteSpec::get("/a_b"), RouteSpec::get("/a/b"), default_only];
+    let doc = document(&AppConfig::default(), routes.iter().map(|spec| (spec, 200))).unwrap();
+    let ids: Vec<&str> = ["/a-b", "/a_b", "/a/b"].iter().map(|path| doc["paths"][path]["get"]["operationId"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["get_a_b", "get_a_b_2", "get_a_b_3"]);
+    let responses = doc["paths"]["/x"]["get"]["responses"].as_object().unwrap();
+    assert!(responses.contains_key("default") && !responses.contains_key("DEFAULT"), "{responses:?}");
+}
