@@ -457,4 +457,18 @@ class SinatraTest < Minitest::Test
       assert_equal [404, "gone"], [last_response.status, last_response.body]
     end
   end
+  # An after filter's status is the answer's in Sinatra, whatever the route answered with; it
+  # was ignored for [418, "teapot"], a Rack triplet and a Response.
+  def test_an_after_filters_status_wins_over_the_routes_own
+    @app = Ferrule::App.new
+    app.get("/pair") { [418, "teapot"] }
+    app.get("/triplet") { [200, {}, ["r"]] }
+    app.get("/response") { Ferrule::Response.new("x", status: 201) }
+    app.get("/plain") { "p" }
+    app.after { status 299 unless request.path_info == "/plain" }
+    [["/pair", 299, "teapot"], ["/triplet", 299, "r"], ["/response", 299, "x"], ["/plain", 200, "p"]].each do |path, status, body|
+      get path
+      assert_equal [status, body], [last_response.status, last_response.body], path
+    end
+  end
 end

@@ -111,6 +111,7 @@ module Ferrule
         recovered(e, chain, refusal, error_handlers)
       end
       begin
+        @in_after = true
         chain.on_send.each do |filter|
           # A +halt+ here answers with what it gives, as Sinatra's after filters do.
           halted = catch(:halt) { __ferrule_run_filter(filter) }
@@ -177,6 +178,9 @@ module Ferrule
     # Sets the status (or returns the one set so far).
     def status(code = nil)
       @status = Integer(code) unless code.nil?
+      # Set by an after filter, it is the answer's whatever the route answered with (a Rack
+      # triplet's, a Response's, [201, "…"]'s), as Sinatra's response.status is.
+      @status_after = @status if @in_after && !code.nil?
       # In an after filter, the status the route's answer carries (a Rack triplet's, a
       # Response's, a bare Integer), as Sinatra's reads the response's: before, a route that
       # answered [418, …] read 200 here.
@@ -514,6 +518,7 @@ module Ferrule
     end
 
     def finish(result)
+      result = with_status_after(result) if @status_after
       if result.is_a?(Halted)
         return Response.new(result.body.nil? ? "" : result.body, status: status, headers: @headers)
       end
@@ -536,6 +541,20 @@ module Ferrule
         [result[0], merged(result[1]), result[2]]
       else
         Response.new(result, status: status, headers: @headers)
+      end
+    end
+
+    # +result+ with the status an after filter set, where it carries its own.
+    def with_status_after(result)
+      case result
+      when Response then Response.new(result.body, status: @status_after, headers: result.headers, type: result.type)
+      when Integer then @status_after
+      when Array
+        if Context.rack_triplet?(result) then [@status_after, result[1], result[2]]
+        elsif Context.status_and_body?(result) then [@status_after, result[1]]
+        else result
+        end
+      else result
       end
     end
 
