@@ -21,7 +21,9 @@ pub fn document<'a>(config: &AppConfig, routes: impl IntoIterator<Item = (&'a Ro
     let mut components = Components::default();
     components.insert_fixed("Problem", problem_schema());
     let mut paths = Map::new();
-    let mut operation_ids = std::collections::HashSet::new();
+    let routes: Vec<(&RouteSpec, u16)> = routes.into_iter().collect();
+    // The ids routes chose are theirs: a made-up one is numbered past them too.
+    let mut operation_ids: std::collections::HashSet<String> = routes.iter().filter_map(|(spec, _)| spec.operation_id.clone()).collect();
     for (spec, status) in routes {
         if spec.websocket.is_some() || !spec.include_in_schema {
             continue;

@@ -105,10 +105,11 @@ fn made_up_operation_ids_are_unique_and_a_default_response_stays_lower_case() {
         responses: [("default".to_owned(), crate::spec::ResponseSpec { schema: json!({"type": "object"}), description: None })].into_iter().collect(),
         ..RouteSpec::get("/x")
     };
-    let routes = [RouteSpec::get("/a-b"), RouteSpec::get("/a_b"), RouteSpec::get("/a/b"), default_only];
+    let chosen = RouteSpec { operation_id: Some("get_a_b".into()), ..RouteSpec::get("/later") };
+    let routes = [RouteSpec::get("/a-b"), RouteSpec::get("/a_b"), RouteSpec::get("/a/b"), default_only, chosen];
     let doc = document(&AppConfig::default(), routes.iter().map(|spec| (spec, 200))).unwrap();
-    let ids: Vec<&str> = ["/a-b", "/a_b", "/a/b"].iter().map(|path| doc["paths"][path]["get"]["operationId"].as_str().unwrap()).collect();
-    assert_eq!(ids, ["get_a_b", "get_a_b_2", "get_a_b_3"]);
+    let ids: Vec<&str> = ["/a-b", "/a_b", "/a/b", "/later"].iter().map(|path| doc["paths"][path]["get"]["operationId"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["get_a_b_2", "get_a_b_3", "get_a_b_4", "get_a_b"], "an id a route chose, even later, is its own");
     let responses = doc["paths"]["/x"]["get"]["responses"].as_object().unwrap();
     assert!(responses.contains_key("default") && !responses.contains_key("DEFAULT"), "{responses:?}");
 }

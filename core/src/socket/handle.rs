@@ -139,7 +139,9 @@ impl Socket {
         arrivals.bytes = 0;
         let end = arrivals.end.clone();
         let pongs = std::mem::take(&mut arrivals.pongs);
-        arrivals.waiting = messages.is_empty() && end.is_none() && pongs.is_empty();
+        // Pongs alone leave the take waiting: a binding that does not read them (Python,
+        // Ruby) takes nothing here and waits for the next wake, which must still come.
+        arrivals.waiting = messages.is_empty() && end.is_none();
         drop(arrivals);
         if !messages.is_empty() {
             self.shared.to_session.notify_one();
@@ -333,6 +335,10 @@ mod tests {
         assert_eq!(wakes.load(Ordering::SeqCst), 1, "a waiting take is woken once");
         let taken = socket.take();
         assert_eq!((taken.pongs.len(), taken.messages.len()), (MAX_PONGS, 0), "the rest are dropped");
+        // A take that found pongs alone still waits: a binding that does not read them must
+        // be woken by the next message (found on review: Python's and Ruby's sockets hung).
+        socket.arrive(Message::Text("after".into()));
+        assert_eq!(wakes.load(Ordering::SeqCst), 2, "the message after the pongs wakes the binding");
         assert!(socket.take().pongs.is_empty());
     }
 
