@@ -319,12 +319,11 @@ function loggerOf(logger) {
 }
 
 /**
- * An `onClose` hook, in Fastify's forms — `async (instance)` and `(instance, done)` — and in
- * the `(done)` form a plain one-parameter function was called with before.
+ * An `onClose` hook, as Fastify calls one: `(instance, done)`, or `(instance)` whose Promise
+ * (if it returns one) is waited for.
  */
 function callOnClose(hook, app) {
   if (hook.length >= 2) return callHook(hook, [app]);
-  if (hook.length === 1 && hook.constructor.name !== 'AsyncFunction') return callHook(hook, []);
   return hook(app);
 }
 
@@ -390,6 +389,7 @@ class App {
       throw new TypeError(`ferrule: onProtoPoisoning is 'error' or 'ignore', not ${JSON.stringify(onProtoPoisoning)}`);
     }
     if (settings.refusePrototypeKeys === undefined) settings.refusePrototypeKeys = onProtoPoisoning !== 'ignore';
+    this._refusePrototypeKeys = Boolean(settings.refusePrototypeKeys);
     if (logger === false && settings.logLevel === undefined) settings.logLevel = 'off';
     this._native = withNodeNames(() => new native.NativeApp(JSON.stringify(appConfig(settings))));
     // dispatch, reply, replyTape, flush and serialise: the calls made per request or batch, as
@@ -412,7 +412,7 @@ class App {
     this._Context = class extends Context {};
     this._Context.prototype[DECLARES] = this._declares;
     this._Context.prototype[ROUTE_OPTIONS_OF] = this._routeOptions;
-    this._Context.prototype[LOGGER] = this;
+    this._Context.prototype[APP] = this;
     this._pending = [];
     this._lifecycle = { onReady: [], onClose: [], ready: null };
     this._dispatcher = null;
@@ -597,9 +597,11 @@ class App {
     return name in this;
   }
 
-  /** The app's logger (Fastify's `app.log`): pino's levels and `child()`. */
+  /** The app's logger (Fastify's `app.log`): pino's levels and `child()`; made once. */
   get log() {
-    return logFacade(this._root._logger);
+    const root = this._root;
+    if (root._log === undefined) root._log = logFacade(root._logger);
+    return root._log;
   }
 
   /**
@@ -792,9 +794,13 @@ class App {
     if (this !== this._root) return this._root._inject(options);
     // A stream payload (light-my-request takes one: a form-data body, a file) is read whole.
     const payload = options !== null && typeof options === 'object' ? options.payload ?? options.body : undefined;
-    if (payload !== null && typeof payload === 'object' && typeof payload[Symbol.asyncIterator] === 'function' && !Buffer.isBuffer(payload)) {
+    const iterable = payload !== null && typeof payload === 'object' && !Buffer.isBuffer(payload) && typeof payload[Symbol.asyncIterator] === 'function';
+    // The form-data package's stream is a legacy one (pipe, no async iterator): piped through.
+    const piped = !iterable && payload !== null && typeof payload === 'object' && typeof payload.pipe === 'function';
+    if (iterable || piped) {
+      const source = piped ? payload.pipe(new (require('node:stream').PassThrough)()) : payload;
       const chunks = [];
-      for await (const chunk of payload) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk));
+      for await (const chunk of source) chunks.push(Buffer.from(chunk));
       options = { ...options, payload: Buffer.concat(chunks), body: undefined };
     }
     const request = injectRequest(options);
@@ -1358,13 +1364,21 @@ const UNREAD = Symbol('ferrule.unread');
 const FLAGS = Symbol('ferrule.flags');
 const ROUTE = Symbol('ferrule.route');
 const ROUTE_OPTIONS_OF = Symbol('ferrule.routeOptionsOf');
-const LOGGER = Symbol('ferrule.logger');
+const APP = Symbol('ferrule.app');
 const DECLARES_QUERY = 1;
 const DECLARES_BODY = 2;
 
 /** What a route's spec declares, as `Context` reads it: `DECLARES_QUERY | DECLARES_BODY`. */
 function declaresOf(spec) {
   return (spec.query?.length ? DECLARES_QUERY : 0) | (spec.body ? DECLARES_BODY : 0);
+}
+
+const PROTOTYPE_KEY = new Error('a prototype key');
+
+/** `JSON.parse`'s reviver for `refusePrototypeKeys`. */
+function refusingPrototypeKeys(key, value) {
+  if (key === '__proto__' || (key === 'constructor' && value !== null && typeof value === 'object' && Object.hasOwn(value, 'prototype'))) throw PROTOTYPE_KEY;
+  return value;
 }
 
 /** `[[name, value], …]` → `{ name: value }`, a repeated name's values in an array (Fastify's querystring). */
@@ -1378,16 +1392,23 @@ function queryObject(pairs) {
   return query;
 }
 
-/** An undeclared body, parsed by its content type as Fastify's default parsers do. */
-function parsedBody(raw, contentType = '') {
+/**
+ * An undeclared body, parsed by its content type as Fastify's default parsers do; with
+ * `refusePrototypeKeys` (the default, Fastify's `onProtoPoisoning: 'error'`), a JSON body with
+ * a `__proto__` key, or a `constructor` holding a `prototype`, is a 400, as a declared one is.
+ */
+function parsedBody(raw, contentType = '', refusePrototypeKeys = true) {
   if (raw.length === 0) return undefined;
   const essence = contentType.split(';', 1)[0].trim().toLowerCase();
   if (essence === 'application/json' || essence.endsWith('+json')) {
+    let parsed;
     try {
-      return JSON.parse(raw.toString('utf8'));
+      parsed = refusePrototypeKeys ? JSON.parse(raw.toString('utf8'), refusingPrototypeKeys) : JSON.parse(raw.toString('utf8'));
     } catch (error) {
+      if (error === PROTOTYPE_KEY) throw new HttpError(400, 'The body has a key that could change an object\'s prototype (__proto__, or constructor.prototype).');
       throw new HttpError(400, `The body is not valid JSON: ${error.message}`);
     }
+    return parsed;
   }
   if (essence.startsWith('text/')) return raw.toString('utf8');
   if (essence === 'application/x-www-form-urlencoded') return queryObject(new URLSearchParams(raw.toString('utf8')));
@@ -1501,7 +1522,7 @@ class Context {
    * type a Buffer; no body: undefined). A JSON body that does not parse is a 400.
    */
   get body() {
-    if (this[BODY] === UNREAD) this[BODY] = parsedBody(this.rawBody, this.header('content-type'));
+    if (this[BODY] === UNREAD) this[BODY] = parsedBody(this.rawBody, this.header('content-type'), this[APP]._refusePrototypeKeys);
     return this[BODY];
   }
 
@@ -1511,7 +1532,7 @@ class Context {
   get routeOptions() { return this[ROUTE_OPTIONS_OF][this[ROUTE]]; }
 
   /** Fastify's `request.log`: the app's logger (see `App.log`). */
-  get log() { return this[LOGGER].log; }
+  get log() { return this[APP].log; }
 
   /** Only what a query schema declared, coerced (`{}` without one). */
   get declaredQuery() { return this[FLAGS] & DECLARES_QUERY ? this.query : {}; }
@@ -1602,7 +1623,7 @@ class Context {
 // An app's own Context class gets its routes' tables (`App` constructor); this one has none.
 Context.prototype[DECLARES] = [];
 Context.prototype[ROUTE_OPTIONS_OF] = [];
-Context.prototype[LOGGER] = { log: logFacade(null) };
+Context.prototype[APP] = { log: logFacade(null), _refusePrototypeKeys: true };
 
 /**
  * A WebSocket handler's `ctx`: the request's validated values. The connection has no pending

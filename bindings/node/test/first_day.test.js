@@ -161,8 +161,11 @@ test('request.headers, cookies, url and hostname are Fastify\'s: everything sent
       id: true,
     });
   });
-  const proto = await app.inject({ url: '/who/1', headers: { authorization: 'Bearer ok', '__proto__': 'x' } });
-  assert.strictEqual(proto.statusCode, 200, proto.payload);
+  // A header named __proto__ is an own property of request.headers, never its prototype.
+  const sent = Object.defineProperty({ authorization: 'Bearer ok' }, '__proto__', { value: 'x', enumerable: true });
+  app.get('/proto', (request) => ({ own: Object.hasOwn(request.headers, '__proto__'), value: request.headers.__proto__, object: Object.getPrototypeOf(request.headers) === Object.prototype }));
+  const proto = await app.inject({ url: '/proto', headers: sent });
+  assert.deepStrictEqual(proto.json(), { own: true, value: 'x', object: true }, proto.payload);
 });
 
 // A Fastify route without a schema reads `request.body` and `request.query`: they were
@@ -186,6 +189,9 @@ test('without a schema, body and query are parsed as Fastify\'s default parsers 
     const broken = await request(port, 'POST', '/echo', { body: Buffer.from('{"a":'), headers: { 'content-type': 'application/json' } });
     assert.strictEqual(broken.status, 400, broken.text());
     assert.match(broken.json().detail, /^The body is not valid JSON/);
+    // As a declared body, one that could change a prototype is refused (Fastify's onProtoPoisoning).
+    const poisoned = await request(port, 'POST', '/echo', { body: Buffer.from('{"__proto__": {"isAdmin": true}}'), headers: { 'content-type': 'application/json' } });
+    assert.strictEqual(poisoned.status, 400, poisoned.text());
   });
 });
 

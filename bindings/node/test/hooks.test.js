@@ -186,7 +186,7 @@ test('onReady runs once before the first request and onClose after close', async
   const app = new App();
   const events = [];
   app.addHook('onReady', async () => { events.push('ready'); });
-  app.addHook('onClose', (done) => { events.push('closed'); done(); });
+  app.addHook('onClose', (instance, done) => { events.push(instance === app ? 'closed' : 'closed without the app'); done(); });
   app.get('/events', () => [...events]);
   assert.deepStrictEqual((await app.inject('/events')).json(), ['ready']);
   await app.inject('/events');
@@ -332,7 +332,9 @@ test("fastify-plugin, onClose(instance), 404s past the error handler, routeOptio
   app.register(async (scope) => { scope.get('/items/:id', (request) => request.routeOptions); }, { prefix: '/v1' });
   app.setErrorHandler((error, request, reply) => reply.code(500).send({ seen: error.statusCode }));
   let closedWith = null;
+  let plainWith = null;
   app.addHook('onClose', async (instance) => { closedWith = instance; });
+  app.addHook('onClose', (instance) => { plainWith = instance; }); // a plain one-parameter hook gets the app too
   const auth = { authorization: 'Bearer x' };
   assert.strictEqual((await app.inject('/me')).statusCode, 401);
   assert.deepStrictEqual((await app.inject({ url: '/me', headers: auth })).json(), { user: 'ada', db: 'db', route: { method: 'GET', url: '/me' }, log: 'function' });
@@ -340,5 +342,5 @@ test("fastify-plugin, onClose(instance), 404s past the error handler, routeOptio
   const missing = await app.inject({ url: '/nope', headers: auth });
   assert.deepStrictEqual([missing.statusCode, missing.headers['content-type']], [404, 'application/problem+json']);
   await new Promise((resolve, reject) => app.close((error) => (error ? reject(error) : resolve())));
-  assert.strictEqual(closedWith, app);
+  assert.deepStrictEqual([closedWith, plainWith], [app, app]);
 });

@@ -191,5 +191,11 @@ test('inject reads a stream payload whole', async () => {
   app.post('/echo', async (request) => ({ body: request.body }));
   const response = await app.inject({ method: 'POST', url: '/echo', headers: { 'content-type': 'application/json' }, payload: Readable.from(['{"a":', '1}']) });
   assert.deepStrictEqual(response.json(), { body: { a: 1 } });
+  // A legacy stream (form-data's: pipe, no async iterator) too.
+  const { Stream } = require('node:stream');
+  const legacy = new Stream();
+  legacy.pipe = (destination) => { destination.end(Buffer.from('{"b":2}')); return destination; };
+  const piped = await app.inject({ method: 'POST', url: '/echo', headers: { 'content-type': 'application/json' }, payload: legacy });
+  assert.deepStrictEqual(piped.json(), { body: { b: 2 } });
   await app.close();
 });
