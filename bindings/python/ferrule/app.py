@@ -213,10 +213,16 @@ class _Routes:
 
                 answers = without_defaults(answers)
             responses = {"responses": {str(status_code): {"schema": answers}}} if answers is not None else {}
-            arguments, chained = analysis.arguments, False
+            arguments, chained, in_pool = analysis.arguments, False, blocking
             if analysis.dependencies or dependencies:
                 called, arguments = _resolved(handler, analysis, dependencies, status_code)
                 chained = True
+                if blocking and inspect.iscoroutinefunction(called) and not inspect.iscoroutinefunction(handler):
+                    # An async dependency (a BackgroundTasks parameter's too) makes the route
+                    # async: the def handler itself then runs in the thread pool.
+                    analysis = analyse(handler, path, request_type=Request, response_type=Response)
+                    called, arguments = _resolved(_in_thread_pool(handler), analysis, dependencies, status_code)
+                    in_pool = False
             elif analysis.response_param is not None:
                 called = _with_response(handler, analysis.response_param, status_code)
             if any(exclude.values()):
@@ -234,7 +240,7 @@ class _Routes:
                     spec["body"] = {**body, "schema": {"title": body_title(handler, analysis.path, method), **body["schema"]}}
                 if tags is not None:
                     spec["tags"] = tags
-                routes.append(_Route(spec, called, arguments, status_code, blocking, chained))
+                routes.append(_Route(spec, called, arguments, status_code, in_pool, chained))
             return routes
 
         return register
@@ -277,26 +283,46 @@ class _Routes:
             if name != "cors":
                 raise TypeError(_ferrule.unknown_option("websocket option", name, ["cors", "subprotocols", "max_message_bytes"]))
 
+        # The app's (or router's) `dependencies=` guard its WebSockets too, as FastAPI's do.
+        route_dependencies = list(self._dependencies)
+
         def register(handler: Handler) -> Handler:
             if not inspect.iscoroutinefunction(handler):
                 raise TypeError(f"{getattr(handler, '__qualname__', handler)!r}: a WebSocket handler is an async def")
+            route = built(handler, [])
+            route.rebuild = lambda extra: built(handler, extra)
+            self._declare(route)
+            return handler
+
+        def built(handler: Handler, extra: list[Any]) -> _Route:
+            from .dependencies import Resolver, for_socket
+            from .params import Dependency
+            from .signature import merge_spec
+
             analysis = analyse(handler, path, request_type=Request, socket_type=WebSocket)
             if not any(argument.source == "socket" for argument in analysis.arguments):
                 raise TypeError(f"{handler.__qualname__}: a WebSocket handler takes a parameter annotated WebSocket")
             if "body" in analysis.spec:
                 raise TypeError(f"{handler.__qualname__}: a WebSocket handler takes no body")
             called, arguments = handler, analysis.arguments
-            if analysis.dependencies:
-                from .dependencies import for_socket
-
-                called = functools.update_wrapper(for_socket(handler, analysis), handler)
+            dependencies = [*extra, *route_dependencies]
+            if analysis.dependencies or dependencies:
+                resolvers = []
+                for dependency in dependencies:
+                    if not isinstance(dependency, Dependency):
+                        raise TypeError(f"dependencies= takes Depends(...) markers, not {dependency!r}")
+                    sub = analyse(dependency.dependency, analysis.path, request_type=Request, response_type=Response, socket_type=WebSocket, as_dependency=True)
+                    merge_spec(analysis.spec, sub.spec, handler.__qualname__)
+                    resolvers.append(Resolver(dependency.dependency, sub, dependency))
+                called = functools.update_wrapper(for_socket(handler, analysis, resolvers), handler)
                 arguments = [Argument("request", True, "request", "", None, None), Argument("websocket", True, "socket", "", None, None)]
+            if "body" in analysis.spec:
+                raise TypeError(f"{handler.__qualname__}: a WebSocket route's dependencies take no body")
             socket: dict[str, Any] = {"subprotocols": list(subprotocols)}
             if max_message_bytes is not None:
                 socket["max_message_bytes"] = max_message_bytes
             spec = {"method": "GET", "path": analysis.path, **analysis.spec, **options, "websocket": socket}
-            self._declare(_Route(spec, called, arguments, 200, False))
-            return handler
+            return _Route(spec, called, arguments, 200, False)
 
         return register
 
@@ -619,7 +645,7 @@ class App(_Routes):
                 route: _Route = item
                 if extra:
                     if route.rebuild is None:
-                        raise TypeError(f"{route.spec.get('method')} {route.spec.get('path')}: dependencies= cannot reach a WebSocket route; declare them on it")
+                        raise TypeError(f"{route.spec.get('method')} {route.spec.get('path')}: dependencies= cannot reach this route (declared with add_route); declare them on it")
                     route = route.rebuild(extra)
                 if tags:
                     route = _Route({**route.spec, "tags": [*tags, *route.spec.get("tags", [])]}, route.handler, route.arguments, route.status_code, False, route.chained)

@@ -167,12 +167,13 @@ def with_dependencies(handler: Callable[..., Any], analysis: Analysis, extra: Se
     return run, False
 
 
-def for_socket(handler: Callable[..., Any], analysis: Analysis) -> Callable[..., Any]:
+def for_socket(handler: Callable[..., Any], analysis: Analysis, extra: Sequence[Resolver] = ()) -> Callable[..., Any]:
     """A WebSocket ``handler`` with its ``Depends`` resolved from the handshake (its
     ``Request``), as FastAPI resolves them for a WebSocket route: ``run(request, websocket)``.
     A dependency may take the ``WebSocket`` too. Generator dependencies close when the handler
-    ends (with its exception thrown in, if it raised)."""
-    run, _ = with_dependencies(handler, analysis)
+    ends (with its exception thrown in, if it raised). ``extra``: the app's and router's
+    ``dependencies=``, run first, values unused."""
+    run, _ = with_dependencies(handler, analysis, extra)
 
     async def run_socket(request: Any, websocket: Any) -> None:
         setattr(request.state, _SOCKET, websocket)

@@ -75,7 +75,8 @@ def excluding(handler: Callable[..., Any], *, unset: bool, none: bool, defaults:
 
     def trimmed(value: Any) -> Any:
         if hasattr(type(value), "model_dump"):
-            return trimmed(value.model_dump(exclude_unset=unset, exclude_none=none, exclude_defaults=defaults))
+            # By alias and in JSON mode, as the core writes a model otherwise.
+            return trimmed(value.model_dump(mode="json", by_alias=True, exclude_unset=unset, exclude_none=none, exclude_defaults=defaults))
         if dataclasses.is_dataclass(value) and not isinstance(value, type) and none:
             return trimmed({field.name: getattr(value, field.name) for field in dataclasses.fields(value)})
         if isinstance(value, dict):
@@ -109,9 +110,17 @@ def excluding(handler: Callable[..., Any], *, unset: bool, none: bool, defaults:
 def without_defaults(schema: Any) -> Any:
     """``schema`` with no ``default`` keyword at any depth: the core fills a missing field with
     its default as it writes a result, which would put back what ``response_model_exclude_*``
-    left out."""
-    if isinstance(schema, dict):
-        return {key: without_defaults(value) for key, value in schema.items() if key != "default"}
+    left out. A property *named* ``default`` stays (only the keyword goes)."""
     if isinstance(schema, list):
         return [without_defaults(item) for item in schema]
-    return schema
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "default":
+            continue
+        if key in ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas") and isinstance(value, dict):
+            out[key] = {name: without_defaults(sub) for name, sub in value.items()}
+        else:
+            out[key] = without_defaults(value)
+    return out

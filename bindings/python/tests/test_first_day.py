@@ -564,8 +564,9 @@ def test_request_app_and_the_lifespans_state_reach_each_request() -> None:
 
     @app.get("/state")
     async def state(request: Request) -> dict:
-        request.state.mine = 1  # a copy per request: the next one does not see it
-        return {"db": request.app.state.db, "client": request.state.client, "mine_before": hasattr(request.app.state, "mine")}
+        mine_before = hasattr(request.state, "mine")  # a copy per request: the last one's is gone
+        request.state.mine = 1
+        return {"db": request.app.state.db, "client": request.state.client, "mine_before": mine_before}
 
     with TestClient(app) as client:
         assert client.get("/state").json() == {"db": "pool", "client": "http-client", "mine_before": False}
@@ -574,3 +575,29 @@ def test_request_app_and_the_lifespans_state_reach_each_request() -> None:
     del app, client, state
     gc.collect()
     assert held() is None, "a request's app is a weak reference: the app goes when its owner lets go"
+
+
+# Found on review: a BackgroundTasks parameter made a `def` handler's route async, so
+# `blocking=True` was refused at the decorator.
+def test_a_blocking_def_handler_takes_background_tasks() -> None:
+    import threading
+    import time
+
+    app = App()
+    ran: list[str] = []
+
+    @app.post("/work", blocking=True)
+    def work(tasks: BackgroundTasks) -> dict:
+        tasks.add_task(ran.append, "later")
+        return {"thread": threading.get_ident()}
+
+    @app.get("/loop")
+    async def loop() -> dict:
+        return {"thread": threading.get_ident()}
+
+    with TestClient(app) as client:
+        assert client.post("/work").json() != client.get("/loop").json(), "the def handler runs in the pool, not on the loop"
+        deadline = time.monotonic() + 5
+        while not ran and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert ran == ["later"]

@@ -304,3 +304,22 @@ def test_response_model_exclude_unset_none_and_defaults_leave_out_what_fastapi_l
     assert client.get("/unset/bar").json() == {"name": "Bar", "description": None, "price": 10.5}
     assert client.get("/none/bar").json() == {"name": "Bar", "price": 10.5, "tags": []}
     assert client.get("/defaults/bar").json() == [{"name": "Bar"}]
+
+
+class Aliased(pydantic.BaseModel):
+    model_config = pydantic.ConfigDict(populate_by_name=True)
+    item_id: int = pydantic.Field(alias="itemId")
+    default: bool = False
+    note: Optional[str] = None
+
+
+# Found on review: the exclude options dumped a model by field name (its schema names the
+# aliases: the field was dropped) and stripped a property *named* default from the schema.
+def test_excluding_keeps_aliases_and_a_field_named_default() -> None:
+    app = App()
+
+    @app.get("/aliased", response_model_exclude_none=True)
+    def aliased() -> Aliased:
+        return Aliased(item_id=1, default=True)
+
+    assert TestClient(app).get("/aliased").json() == {"itemId": 1, "default": True}

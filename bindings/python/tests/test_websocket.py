@@ -302,3 +302,27 @@ def test_a_websocket_route_resolves_its_dependencies_from_the_handshake() -> Non
             with pytest.raises(WebSocketDisconnect) as refused:
                 session.receive_text()
             assert refused.value.code == 1008
+
+
+# Found on review: `App(dependencies=)` guarded every HTTP route but no WebSocket route.
+def test_the_apps_dependencies_guard_its_websockets_too() -> None:
+    from ferrule import Depends, HTTPException
+    from ferrule.testing import TestClient, WebSocketDenialResponse
+
+    def verify(token: Optional[str] = Query(None)) -> None:
+        if token != "t":
+            raise HTTPException(403, "who?")
+
+    app = App(dependencies=[Depends(verify)])
+
+    @app.websocket("/ws")
+    async def echo(ws: WebSocket) -> None:
+        await ws.accept()
+        await ws.send_text("in")
+
+    with TestClient(app) as client:
+        with client.websocket_connect("/ws?token=t") as session:
+            assert session.receive_text() == "in"
+        with client.websocket_connect("/ws") as session:
+            with pytest.raises(WebSocketDisconnect):
+                session.receive_text()
