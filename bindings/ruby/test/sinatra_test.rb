@@ -455,6 +455,10 @@ class SinatraTest < Minitest::Test
       assert_equal [402, "pay"], [last_response.status, last_response.body]
       get "/gone"
       assert_equal [404, "gone"], [last_response.status, last_response.body]
+      # A body that says multipart and is not is a 400, as Rack answers it (found on review:
+      # params were silently empty).
+      post "/up", "--x\r\nbroken", "CONTENT_TYPE" => "multipart/form-data; boundary=x"
+      assert_equal 400, last_response.status
     end
   end
   # An after filter's status is the answer's in Sinatra, whatever the route answered with; it

@@ -295,7 +295,7 @@ module Ferrule
     end
 
     # Sinatra's +logger+: a Logger on stderr (the rack.logger a middleware set, when there is one).
-    def logger = env["rack.logger"] || Context.logger
+    def logger = Thread.current[:__ferrule_rack_env]&.[]("rack.logger") || Context.logger
 
     def self.logger
       @logger ||= begin
@@ -411,7 +411,7 @@ module Ferrule
         end
       end
       is_http = error.is_a?(HTTPError)
-      @request.env["sinatra.error"] = error # as Sinatra's error blocks and after filters read it
+      @request.sinatra_error = error # env["sinatra.error"], as Sinatra's error blocks read it
       @failure = error unless is_http || error.equal?(@refusal)
       handler = error_block(error, error_handlers)
       # What the error block answers goes with the error's status unless it says otherwise.

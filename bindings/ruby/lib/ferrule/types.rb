@@ -65,7 +65,18 @@ module Ferrule
     # Rack::Request's reading methods, for code written for Sinatra's +request+.
     # The Rack env the request came with (the app called through Rack: what middleware put
     # there, +rack.session+ say, is there), else one built from the request.
-    def env = @env ||= Thread.current[:__ferrule_rack_env] || Ferrule.rack_env(self)
+    def env
+      @env ||= (Thread.current[:__ferrule_rack_env] || Ferrule.rack_env(self)).tap do |env|
+        env["sinatra.error"] = @sinatra_error if @sinatra_error
+      end
+    end
+
+    # The error an error block answers, for its <tt>env["sinatra.error"]</tt>: kept here, and
+    # put in the env only once something reads it (most error paths never build one).
+    def sinatra_error=(error)
+      @sinatra_error = error
+      @env["sinatra.error"] = error if @env
+    end
     def user_agent = header("user-agent")
     def referer = header("referer")
     alias_method :referrer, :referer
@@ -154,6 +165,10 @@ module Ferrule
       "SERVER_NAME" => request.host, "SERVER_PORT" => request.host_with_port && request.port.to_s
     }.compact
     request.raw_headers.each do |name, value|
+      # A name with "_" would share its key with the dashed name's (x_forwarded_for with
+      # X-Forwarded-For): left out, as Puma and nginx leave it out.
+      next if name.include?("_")
+
       key = name.upcase.tr("-", "_")
       key = "HTTP_#{key}" unless %w[CONTENT_TYPE CONTENT_LENGTH].include?(key)
       env[key] = env.key?(key) ? "#{env[key]}#{key == "HTTP_COOKIE" ? "; " : ", "}#{value}" : value
@@ -223,14 +238,19 @@ module Ferrule
     end
     private_class_method :form_fields
 
+    # A body that is not multipart after all is a 400, as Rack answers it (not an empty +params+).
     def self.multipart_fields(request, content_type)
-      require "rack"
+      begin
+        require "rack"
+      rescue LoadError
+        return []
+      end
       require "stringio"
       raw = request.raw_body
       env = { "CONTENT_TYPE" => content_type, "CONTENT_LENGTH" => raw.bytesize.to_s, "rack.input" => StringIO.new(raw) }
       (Rack::Multipart.parse_multipart(env) || {}).to_a
-    rescue LoadError, StandardError
-      []
+    rescue StandardError => e # Rack's parser raises EOFError, its own errors, Errno::EMFILE past its part limit
+      raise HTTPError.new(400, "The multipart body cannot be read: #{e.message}")
     end
     private_class_method :multipart_fields
 
