@@ -83,23 +83,33 @@ def _resolved(handler: Callable[..., Any], analysis: Any, route_dependencies: Se
     in Python: it then takes the whole ``Request``. Their inputs joined the route's spec. When
     the handler or a dependency takes a ``Response``, they share one per request, applied to a
     plain result as ``_with_response`` applies it (FastAPI's sub-response)."""
-    from .dependencies import Resolver, with_dependencies, with_shared_response
-    from .params import Dependency
-    from .signature import merge_spec, takes_response
+    from .dependencies import with_dependencies, with_shared_response
+    from .signature import takes_response
 
-    extra, analyses = [], [analysis]
-    for dependency in route_dependencies:
-        if not isinstance(dependency, Dependency):
-            raise TypeError(f"dependencies= takes Depends(...) markers, not {dependency!r}")
-        sub = analyse(dependency.dependency, analysis.path, request_type=Request, response_type=Response, as_dependency=True)
-        merge_spec(analysis.spec, sub.spec, getattr(handler, "__qualname__", repr(handler)))
-        extra.append(Resolver(dependency.dependency, sub, dependency))
-        analyses.append(sub)
+    extra, analyses = _route_resolvers(handler, analysis, route_dependencies)
     run, is_async = with_dependencies(handler, analysis, extra)
-    if any(takes_response(each) for each in analyses):
+    if any(takes_response(each) for each in [analysis, *analyses]):
         run = with_shared_response(run, is_async, status_code, _merged)
     functools.update_wrapper(run, handler)
     return run, [Argument("request", True, "request", "", None, None)]
+
+
+def _route_resolvers(handler: Callable[..., Any], analysis: Any, dependencies: Sequence[Any], socket_type: Optional[type] = None) -> tuple[list[Any], list[Any]]:
+    """The resolvers of a route's ``dependencies=`` (the app's, a router's, its own), run
+    before its handler, values unused, and their analyses; their inputs join the route's spec."""
+    from .dependencies import Resolver
+    from .params import Dependency
+    from .signature import merge_spec
+
+    resolvers, analyses = [], []
+    for dependency in dependencies:
+        if not isinstance(dependency, Dependency):
+            raise TypeError(f"dependencies= takes Depends(...) markers, not {dependency!r}")
+        sub = analyse(dependency.dependency, analysis.path, request_type=Request, response_type=Response, socket_type=socket_type, as_dependency=True)
+        merge_spec(analysis.spec, sub.spec, getattr(handler, "__qualname__", repr(handler)))
+        resolvers.append(Resolver(dependency.dependency, sub, dependency))
+        analyses.append(sub)
+    return resolvers, analyses
 
 
 def _documented(handler: Callable[..., Any]) -> dict[str, Any]:
@@ -295,9 +305,7 @@ class _Routes:
             return handler
 
         def built(handler: Handler, extra: list[Any]) -> _Route:
-            from .dependencies import Resolver, for_socket
-            from .params import Dependency
-            from .signature import merge_spec
+            from .dependencies import for_socket
 
             analysis = analyse(handler, path, request_type=Request, socket_type=WebSocket)
             if not any(argument.source == "socket" for argument in analysis.arguments):
@@ -307,13 +315,7 @@ class _Routes:
             called, arguments = handler, analysis.arguments
             dependencies = [*extra, *route_dependencies]
             if analysis.dependencies or dependencies:
-                resolvers = []
-                for dependency in dependencies:
-                    if not isinstance(dependency, Dependency):
-                        raise TypeError(f"dependencies= takes Depends(...) markers, not {dependency!r}")
-                    sub = analyse(dependency.dependency, analysis.path, request_type=Request, response_type=Response, socket_type=WebSocket, as_dependency=True)
-                    merge_spec(analysis.spec, sub.spec, handler.__qualname__)
-                    resolvers.append(Resolver(dependency.dependency, sub, dependency))
+                resolvers, _ = _route_resolvers(handler, analysis, dependencies, WebSocket)
                 called = functools.update_wrapper(for_socket(handler, analysis, resolvers), handler)
                 arguments = [Argument("request", True, "request", "", None, None), Argument("websocket", True, "socket", "", None, None)]
             if "body" in analysis.spec:

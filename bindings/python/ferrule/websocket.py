@@ -59,8 +59,8 @@ class WebSocket:
 
     @property
     def headers(self) -> MutableHeaders:
-        """Every header of the handshake, any case (Starlette's ``ws.headers``)."""
-        return MutableHeaders(self._request.header_items())
+        """Every header of the handshake, any case (Starlette's ``ws.headers``): its request's."""
+        return self._request.headers
 
     @property
     def query_params(self) -> Any:
@@ -73,8 +73,8 @@ class WebSocket:
 
     @property
     def cookies(self) -> dict[str, str]:
-        """Every cookie of the handshake, the last one by name."""
-        return dict(self._request.cookie_items())
+        """Every cookie of the handshake, the last one by name: its request's."""
+        return self._request.cookies
 
     @property
     def url(self) -> Any:
