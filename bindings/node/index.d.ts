@@ -98,8 +98,9 @@ export interface Context<Path extends string = string, Body = any, Query = Recor
   body: Body;
   requestId: string | null;
   /**
-   * Aborts at the request's deadline (`timeout`), when the client gets 504: pass it to fetch,
-   * timers or streams so the work stops too. Never aborts on a route without a deadline.
+   * Aborts when the client closes the connection before the response is sent (reason: an
+   * `AbortError` DOMException) and at the request's deadline (`timeout`), when the client gets
+   * 504 (a `TimeoutError`): pass it to fetch, timers or streams so work nobody waits for stops.
    * A synchronous handler holds the thread and cannot be interrupted.
    */
   readonly signal: AbortSignal;

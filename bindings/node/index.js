@@ -935,7 +935,7 @@ class Dispatcher {
    * raw parts] per WebSocket opened, [-4, socket] per socket with messages (or its end) waiting, [-5,
    * exchange, status, headers, body, cutOff] per injected request answered, [-6, id, route or
    * -1, …as a request, chain, status, problem, headers] per refused request its hooks or
-   * handlers must see.
+   * handlers must see, [-7, id] per request whose client left while its `ctx.signal` was read.
    * Once synchronous handlers have kept this batch for a while, each further request is
    * checked before it starts: one whose deadline passed meanwhile is skipped (the client
    * already has its 504), so overruns do not pile up behind each other.
@@ -966,6 +966,7 @@ class Dispatcher {
       if (id < 0) {
         if (id === -1) streams.pulled(batch[i + 1]);
         else if (id === -2) streams.release(batch[i + 1]);
+        else if (id === -7) departed(native, batch[i + 1]);
         else sockets.arrived(batch[i + 1]);
         i += 2;
         continue;
@@ -1452,10 +1453,42 @@ function pairsOf(flat) {
 const METHOD_BY_INDEX = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS', 'CONNECT', 'TRACE'];
 
 /**
- * What a handler receives (`Context` in index.d.ts). `signal` aborts at the request's deadline,
- * when the core answers 504: an async handler hands it to fetch, timers or streams and stops
- * its work. Made on first read only (one native call and a timer), so handlers that never
- * read it pay nothing; without a deadline it never aborts.
+ * The abort controllers of the requests whose handlers read `ctx.signal`, by request id, per
+ * native app: a `[-7, id]` entry (the client left) aborts and forgets one. An entry whose
+ * request was answered first stays until its id is reused: as many as requests ever ran at once.
+ */
+const DEPARTURES = Symbol('ferrule.departures');
+function departuresOf(native) {
+  return native[DEPARTURES] ??= new Map();
+}
+
+/** Request `id`'s client left: its `ctx.signal` aborts. */
+function departed(native, id) {
+  const departures = departuresOf(native);
+  const left = departures.get(id);
+  if (left) {
+    departures.delete(id);
+    left.abort(clientLeft(left));
+  }
+}
+
+const DEADLINE_AT = Symbol('ferrule.deadlineAt');
+
+/**
+ * The reason a request's `signal` aborts with when the core let go of it: its client closed
+ * the connection, or (from a millisecond before its deadline on) the core answered 504.
+ */
+function clientLeft(left) {
+  if (performance.now() >= left[DEADLINE_AT] - 1) return new DOMException('The operation was aborted due to timeout', 'TimeoutError');
+  return new DOMException('The client closed the connection before the response was sent', 'AbortError');
+}
+
+/**
+ * What a handler receives (`Context` in index.d.ts). `signal` aborts when the request's client
+ * leaves before its answer (an `AbortError`), and at the request's deadline, when the core
+ * answers 504 (a `TimeoutError`): an async handler hands it to fetch, timers or streams and
+ * stops work nobody waits for. Made on first read only (two native calls, and a timer with a
+ * deadline), so handlers that never read it pay nothing.
  */
 class Context {
   constructor(native, batch, i) {
@@ -1613,8 +1646,14 @@ class Context {
 
   get signal() {
     if (this[SIGNAL] === undefined) {
-      const ms = this[NATIVE].remainingMs(this[ID]);
-      this[SIGNAL] = ms === null ? new AbortController().signal : AbortSignal.timeout(Math.ceil(ms));
+      const native = this[NATIVE], id = this[ID];
+      const left = new AbortController();
+      const ms = native.remainingMs(id);
+      // The core's 504 lets go of the request too: a departure at the deadline is the timeout.
+      left[DEADLINE_AT] = ms === null ? Infinity : performance.now() + ms;
+      if (native.watchDeparture(id)) left.abort(clientLeft(left));
+      else departuresOf(native).set(id, left);
+      this[SIGNAL] = ms === null ? left.signal : AbortSignal.any([left.signal, AbortSignal.timeout(Math.ceil(ms))]);
     }
     return this[SIGNAL];
   }
@@ -1910,6 +1949,9 @@ function statusOf(status) {
 
 /** A handler's failure for the server's log: the `logger` (with the error as pino's `err`), or stderr. */
 function handlerError(logger, ctx, what, error) {
+  // A handler that stopped with its own signal's reason did what it was asked: its client
+  // left, or the core answered 504 (and logged it).
+  if (error !== undefined && ctx && error === ctx[SIGNAL]?.reason) return;
   const message = `${ctx.method} ${ctx.path}: ${what.startsWith('returned') ? `the handler ${what}` : what}`;
   if (logger) emitLog(logger, 'error', 'ferrule::handler', message, error === undefined ? {} : { err: error });
   else if (error === undefined) console.error(`ferrule: ${message}`);

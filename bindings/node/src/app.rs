@@ -200,6 +200,16 @@ impl Conversations {
                     entries.extend([env.int(-4).map_err(js_error)?, env.number(id as f64).map_err(js_error)?]);
                     continue;
                 }
+                // `[-7, id]`: the client of request `id`, watched since its handler read
+                // `ctx.signal`, left: the glue aborts that signal. Not when the id has been
+                // answered and given to a request whose client is still there.
+                Job::Departed(id) => {
+                    let gone = self.pending.get(id as usize).and_then(Option::as_ref).is_some_and(|pending| is_abandoned(&pending.reply));
+                    if gone {
+                        entries.extend([env.int(-7).map_err(js_error)?, env.number(id as f64).map_err(js_error)?]);
+                    }
+                    continue;
+                }
             };
             if is_abandoned(&reply) {
                 continue;
@@ -580,6 +590,17 @@ impl NativeApp {
         let running = lock(&self.running);
         let deadline = running.pending.get(id as usize)?.as_ref()?.deadline?;
         Some(deadline.saturating_duration_since(std::time::Instant::now()).as_secs_f64() * 1000.0)
+    }
+
+    /// Asks for a `[-7, id]` entry when request `id`'s client leaves before it is answered;
+    /// true when it has left already. Asked once per request, and only when a handler reads
+    /// `ctx.signal`.
+    #[napi]
+    pub fn watch_departure(&self, id: u32) -> bool {
+        let mut running = lock(&self.running);
+        let Some(Some(pending)) = running.pending.get_mut(id as usize) else { return false };
+        let inbox = pending.inbox.clone();
+        inbox.watch_departure(&mut pending.reply, id as u64)
     }
 
     /// What request `id` carried as sent: `[body (Buffer), query string, [name, value, …] query

@@ -60,10 +60,12 @@ test('ctx.signal aborts an async handler at its deadline, and never without one'
     const work = setTimeout(() => resolve('late'), 5000);
     ctx.signal.addEventListener('abort', () => {
       abortedAt = Date.now();
+      reason = ctx.signal.reason;
       clearTimeout(work);
       reject(ctx.signal.reason);
     });
   }));
+  let reason = null;
   app.get('/open', { timeout: 0 }, (ctx) => ({ aborted: ctx.signal.aborted }));
   await serving(app, async (port) => {
     // The deadline runs from the request's arrival, so it is measured from before it is sent:
@@ -78,8 +80,45 @@ test('ctx.signal aborts an async handler at its deadline, and never without one'
     assert.ok(abortedAt !== null, 'the signal never aborted: the timer would have run 5 s');
     const abortedAfter = abortedAt - sent;
     assert.ok(abortedAfter >= 290 && abortedAfter < 2000, `aborted ${abortedAfter} ms after the request was sent, the deadline is 300 ms`);
+    // The core's 504 also lets go of the request, which reads as a departure: still the timeout.
+    assert.strictEqual(reason.name, 'TimeoutError');
     const open = await request(port, 'GET', '/open');
     assert.strictEqual(open.status, 200);
     assert.deepStrictEqual(JSON.parse(open.body), { aborted: false });
+  });
+});
+
+// Found by a Fastify port: a handler waiting on a slow upstream went on after its client hung
+// up, as `ctx.signal` aborted only at a deadline.
+test('ctx.signal aborts when the client closes the connection before the answer', async () => {
+  const net = require('node:net');
+  const app = new App();
+  let seen = null;
+  let started;
+  const inHandler = new Promise((resolve) => (started = resolve));
+  app.get('/wait', (ctx) => new Promise((resolve, reject) => {
+    const work = setTimeout(() => resolve('late'), 5000);
+    ctx.signal.addEventListener('abort', () => {
+      seen = ctx.signal.reason;
+      clearTimeout(work);
+      reject(ctx.signal.reason);
+    });
+    started();
+  }));
+  app.get('/after', (ctx) => ({ aborted: ctx.signal.aborted }));
+  await serving(app, async (port) => {
+    const client = net.connect(port, '127.0.0.1');
+    client.on('error', () => {});
+    client.write('GET /wait HTTP/1.1\r\nhost: x\r\n\r\n');
+    await inHandler;
+    client.destroy();
+    for (let waited = 0; seen === null && waited < 3000; waited += 10) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    assert.ok(seen !== null, 'the signal did not abort within 3 s of the client leaving');
+    assert.strictEqual(seen.name, 'AbortError');
+    // The server goes on; a request that stays gets its answer with its signal untouched.
+    const after = await request(port, 'GET', '/after');
+    assert.deepStrictEqual(JSON.parse(after.body), { aborted: false });
   });
 });

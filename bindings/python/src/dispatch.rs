@@ -205,6 +205,8 @@ impl Dispatcher {
                     arrived(py, id);
                     false
                 }
+                // Python asks whether a client left (`request.is_disconnected()`); it watches none.
+                Job::Departed(_) => false,
             };
         }
         self.inbox.flush();

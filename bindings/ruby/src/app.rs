@@ -373,6 +373,8 @@ impl NativeApp {
                     }
                     continue;
                 }
+                // Ruby watches no request's client (a stream's `closed?` says when one left).
+                Job::Departed(_) => continue,
             };
             if result.is_ok() {
                 result = self.run(ruby, handlers, *call, answers);

@@ -120,10 +120,40 @@ impl<R> Inbox<R> {
         self.pulls.flush();
     }
 
+    /// Asks for a [`Job::Departed`]`(token)` when the client of the request `reply` answers
+    /// leaves before the answer is sent; `true` when it has left already (nothing is posted
+    /// then). A request is watched only when its handler asks (Node's `ctx.signal`): the
+    /// runtime drops the reply's receiver when the connection closes, and the reply keeps one
+    /// waker for that, so watching costs a waker per request asked for and nothing otherwise.
+    /// Watching again replaces the earlier watch; an answered request posts nothing.
+    pub fn watch_departure(&self, reply: &mut Reply, token: u64) -> bool
+    where
+        R: Send + Sync + 'static,
+    {
+        let departure = Arc::new(Departure { token, mailbox: Arc::downgrade(&self.mailbox) });
+        let waker = std::task::Waker::from(departure);
+        reply.poll_closed(&mut std::task::Context::from_waker(&waker)).is_ready()
+    }
+
     /// Whether `other` is a handle on this same inbox (for a binding that keeps answers from
     /// several — a server's and an in-process router's — and lets go of one).
     pub fn same_as(&self, other: &Inbox<R>) -> bool {
         Arc::ptr_eq(&self.mailbox, &other.mailbox)
+    }
+}
+
+/// The waker a watched reply keeps: the receiver's drop (its client left) posts the token. It
+/// holds the mailbox weakly: a reply that outlives its binding's inbox posts nothing.
+struct Departure<R> {
+    token: u64,
+    mailbox: std::sync::Weak<crate::bridge::Mailbox<Job<R>>>,
+}
+
+impl<R: Send + Sync + 'static> std::task::Wake for Departure<R> {
+    fn wake(self: Arc<Self>) {
+        if let Some(mailbox) = self.mailbox.upgrade() {
+            let _ = mailbox.post(Job::Departed(self.token));
+        }
     }
 }
 

@@ -126,6 +126,11 @@ pub enum Job<R> {
     /// The socket filed under this id has messages or its end waiting: [`Socket::take`] them.
     /// Sent only after a take that found nothing, so one is in flight per socket at most.
     Socket(u64),
+    /// The client of the request the binding watches under this token left before its answer
+    /// ([`Inbox::watch_departure`]): abort what its handler waits on (Node's `ctx.signal`).
+    /// Check the request is still gone ([`crate::bridge::is_abandoned`]) before acting: the
+    /// token may name a request answered and replaced since.
+    Departed(u64),
 }
 
 /// A WebSocket connection for the binding's interpreter.

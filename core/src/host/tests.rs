@@ -262,7 +262,7 @@ fn stream_consumer(serving: Arc<Serving<&'static str>>, chunks: Option<usize>, c
                         seen.push("release");
                         counts.releases.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                     }
-                    Job::Open(_) | Job::Socket(_) | Job::Reject(_) => unreachable!("no WebSocket routes or hooks here"),
+                    Job::Open(_) | Job::Socket(_) | Job::Reject(_) | Job::Departed(_) => unreachable!("no WebSocket routes, hooks or watches here"),
                 }
             }
             serving.flush();
@@ -380,4 +380,47 @@ fn the_built_in_layers_and_the_languages_hooks_add_no_entry_into_the_language() 
 fn a_job_moves_as_a_pointer_not_as_its_request() {
     let size = std::mem::size_of::<Job<&'static str>>();
     assert!(size <= 64, "a job is {size} bytes");
+}
+
+#[test]
+fn a_watched_request_whose_client_leaves_posts_its_token_and_an_answered_one_posts_nothing() {
+    let host = host();
+    host.declare(RouteSpec::get("/slow"), 200, "slow").unwrap();
+    let serving = host.serve(Listen::Address { host: "127.0.0.1", port: 0 }, Some(1), Wake::Blocking, "the test thread").unwrap();
+    let (mut jobs, never) = (Vec::new(), AtomicBool::new(false));
+    let next_call = |jobs: &mut Vec<Job<&'static str>>| -> Box<Call<&'static str>> {
+        assert_eq!(serving.mailbox().wait_for(jobs, 1, &never), Waited::Jobs);
+        match jobs.pop() {
+            Some(Job::Call(call)) => call,
+            _ => panic!("a call first"),
+        }
+    };
+    // Watched, then answered: the answer arrives and nothing else is posted.
+    let answered = std::thread::spawn({
+        let port = serving.port();
+        move || get(port, "/slow")
+    });
+    let mut call = next_call(&mut jobs);
+    assert!(!serving.watch_departure(&mut call.reply, 7), "its client is still there");
+    serving.answer(call.reply, Ok(crate::Response::text("done")));
+    serving.flush();
+    assert!(answered.join().unwrap().ends_with("done"));
+    // Watched, then its client leaves: the token comes back as a job of its own.
+    let mut client = std::net::TcpStream::connect(("127.0.0.1", serving.port())).unwrap();
+    write!(client, "GET /slow HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
+    let mut call = next_call(&mut jobs);
+    assert!(!serving.watch_departure(&mut call.reply, 8));
+    drop(client);
+    assert_eq!(serving.mailbox().wait_for(&mut jobs, 8, &never), Waited::Jobs);
+    let tokens: Vec<u64> = jobs.drain(..).map(|job| match job {
+        Job::Departed(token) => token,
+        _ => panic!("only the departure is posted"),
+    }).collect();
+    assert_eq!(tokens, [8], "the answered request's watch posted nothing");
+    assert!(crate::bridge::is_abandoned(&call.reply));
+    // Watching a request whose client has left already says so and posts nothing.
+    assert!(serving.watch_departure(&mut call.reply, 9));
+    serving.stop();
+    assert_eq!(serving.mailbox().wait_for(&mut jobs, 8, &never), Waited::Closed);
+    assert!(jobs.is_empty(), "{} jobs posted after the departure", jobs.len());
 }
