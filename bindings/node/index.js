@@ -1045,13 +1045,14 @@ class Dispatcher {
         }
         if (isThenable(value)) {
           const next = step + 1;
-          return value.then(
-            (settled) => {
-              if (next > last && !reply.sent) reply.send(settled === reply ? undefined : settled);
-              return this.continueHooked(id, route, ctx, chain, reply, refused, refusal, next);
-            },
-            (error) => this.recoverHooked(id, route, ctx, chain, reply, refused, refusal, error),
-          );
+          const settled = (result) => {
+            if (next > last && !reply.sent) reply.send(result === reply ? undefined : result);
+            return this.continueHooked(id, route, ctx, chain, reply, refused, refusal, next);
+          };
+          const failed = (error) => this.recoverHooked(id, route, ctx, chain, reply, refused, refusal, error);
+          // A callback-style handler's Promise settles on send() already.
+          if (reply._onSent !== null) return value.then(settled, failed);
+          return this.answerOnSend(value, reply, ctx, settled, failed);
         }
         // `return reply.code(204)`: the reply itself is no payload.
         if (step === last && !reply.sent) reply.send(value === reply ? undefined : value);
@@ -1062,6 +1063,38 @@ class Dispatcher {
     // `reply.send(error)`, in a hook or the handler: answered as if it had thrown (Fastify's).
     if (reply.payload instanceof Error) return this.recoverHooked(id, route, ctx, chain, reply, refused, refusal, reply.payload);
     return this.sendHooked(id, route, ctx, chain, reply, reply.payload, 0);
+  }
+
+  /**
+   * Waits for a hook's or handler's Promise, or for its `reply.send()`, whichever comes
+   * first: Fastify answers on send, so `reply.send({ queued: true }); await work()` answers at
+   * once, and a failure after the send is logged while the answer sent stands.
+   */
+  answerOnSend(promise, reply, ctx, settled, failed) {
+    if (reply.sent) {
+      // Sent before its first await.
+      promise.then(undefined, (error) => handlerError(this.logger, ctx, 'a hook or the handler threw after the reply was sent', error));
+      return settled(undefined);
+    }
+    let going = false;
+    return new Promise((resolve) => {
+      reply._onSent = () => {
+        reply._onSent = null;
+        going = true;
+        resolve(settled(undefined));
+      };
+      promise.then(
+        (result) => {
+          reply._onSent = null;
+          if (!going) resolve(settled(result));
+        },
+        (error) => {
+          reply._onSent = null;
+          if (!going) resolve(failed(error));
+          else handlerError(this.logger, ctx, 'a hook or the handler threw after the reply was sent', error);
+        },
+      );
+    });
   }
 
   /**
@@ -1131,9 +1164,10 @@ class Dispatcher {
    */
   recover(error, refused, refusal, route, chain, ctx, reply) {
     const { logger } = this; // `native` here is the addon itself (problemJson, problemBody)
+    const before = reply.statusCode;
     reply.sent = false;
     reply.payload = undefined;
-    reply.code(statusOfError(error));
+    reply.code(statusOfError(error, before));
     const notFound = error === refused && refusal.status === 404 && route < 0 ? chain.notFound : null;
     if (notFound) {
       reply.recovered = Promise.resolve(callHook(notFound, [ctx, reply])).then((value) => this.sendRecovered(value, refused, refusal, ctx, reply));
@@ -1164,9 +1198,10 @@ class Dispatcher {
     try {
       value = await callHook(handlers[index], [error, ctx, reply]);
     } catch (thrown) {
+      const before = reply.statusCode;
       reply.sent = false;
       reply.payload = undefined;
-      reply.code(statusOfError(thrown));
+      reply.code(statusOfError(thrown, before));
       if (index > 0) return this.handleError(index - 1, handlers, thrown, refused, refusal, ctx, reply);
       return this.answerError(thrown, refused, refusal, ctx, reply);
     }
@@ -1184,11 +1219,11 @@ class Dispatcher {
   answerError(error, refused, refusal, ctx, reply) {
     const { logger } = this; // `native` here is the addon itself (problemJson, problemBody)
     reply.sent = false;
-    reply.code(statusOfError(error));
+    reply.code(statusOfError(error, reply.statusCode));
     if (error === refused) {
       reply.headers(pairsToObject(refusal.headers)).type(native.problemJson()).send(refusal.problem);
     } else {
-      const http = httpErrorOf(error);
+      const http = httpErrorOf(error, reply.statusCode);
       if (!http || http.status >= 500 && !(error instanceof HttpError)) handlerError(logger, ctx, 'the handler threw', error);
       if (http) reply.headers(http.headers || {}).type(native.problemJson()).send(native.problemBody(http.status, http.detail));
       else reply.type(native.problemJson()).send(native.problemBody(null, null));
@@ -1902,9 +1937,19 @@ class Streams {
 }
 
 /** The status an error answers with: its own (`statusCode`, `status`), else 500. */
-function statusOfError(error) {
-  const status = error && (error.statusCode ?? error.status);
-  return Number.isInteger(status) && status >= 400 && status <= 599 ? status : 500;
+/**
+ * The status an error answers with: its own `statusCode` (or `status`) in 400–599, else the
+ * reply's when a hook or handler set one in that range before failing (`reply.code(404); throw
+ * …`, `reply.code(409).send(error)`: Fastify's rule), else 500.
+ */
+function statusOfError(error, replyStatus) {
+  const status = error !== null && typeof error === 'object' ? error.statusCode ?? error.status : undefined;
+  if (isErrorStatus(status)) return status;
+  return isErrorStatus(replyStatus) ? replyStatus : 500;
+}
+
+function isErrorStatus(status) {
+  return Number.isInteger(status) && status >= 400 && status <= 599;
 }
 
 /**
@@ -1913,11 +1958,12 @@ function statusOfError(error) {
  * and what Fastify and Express answer with. Its message is the detail for a 4xx (meant for
  * the client, as `http-errors`' `expose`); a 5xx's stays in the log. Null for any other error.
  */
-function httpErrorOf(error) {
+function httpErrorOf(error, replyStatus) {
   if (error instanceof HttpError) return { status: statusOf(error.status), detail: error.detail === undefined ? null : String(error.detail), headers: error.headers };
-  if (!(error instanceof Error)) return null;
-  const status = error.statusCode ?? error.status;
-  if (!Number.isInteger(status) || status < 400 || status > 599) return null;
+  // A plain object thrown with a status is one too (`throw { statusCode: 400, message }`).
+  if (error === null || typeof error !== 'object') return null;
+  const status = statusOfError(error, replyStatus);
+  if (status === 500 && !isErrorStatus(error.statusCode ?? error.status)) return null;
   const headers = error.headers !== null && typeof error.headers === 'object' ? error.headers : undefined;
   return { status, detail: status < 500 && error.message ? String(error.message) : null, headers };
 }

@@ -187,3 +187,57 @@ test("reply's cookies add up, the first send stands, an Error sent is a failure,
     await app.close();
   }
 });
+
+// Found by a Fastify port: `reply.send(); await work()` answered only when the work ended, and
+// a throw after the send turned the answer into a 500; `reply.code(404); throw …` was a 500.
+test("reply.send() answers at once; a failure after it is logged; a reply's error status stands", async () => {
+  const app = new App();
+  let finished = null;
+  app.get('/queued', async (ctx, reply) => {
+    reply.send({ queued: true });
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    finished = Date.now();
+    throw new Error('the work failed after the answer');
+  });
+  app.get('/later', async (ctx, reply) => {
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    reply.code(202).send({ accepted: true });
+    await new Promise((resolve) => setTimeout(resolve, 600));
+  });
+  app.addHook('preHandler', async (ctx, reply) => {
+    if (ctx.path === '/guarded') {
+      reply.code(403).send({ denied: true });
+      throw new Error('thrown after the refusal');
+    }
+  });
+  app.get('/guarded', () => 'never reached');
+  app.get('/coded', async (ctx, reply) => {
+    reply.code(404);
+    throw new Error('no such thing');
+  });
+  app.get('/sent-error', (ctx, reply) => reply.code(409).send(new Error('taken')));
+  app.get('/plain-object', async () => { throw { statusCode: 400, message: 'bad input' }; });
+  app.get('/success-code', async (ctx, reply) => {
+    reply.code(201);
+    throw new Error('secret detail');
+  });
+  const started = Date.now();
+  const queued = await app.inject('/queued');
+  assert.deepStrictEqual([queued.statusCode, queued.json()], [200, { queued: true }]);
+  assert.ok(Date.now() - started < 500, `answered after ${Date.now() - started} ms, on the handler's end`);
+  assert.strictEqual(finished, null, 'the handler was still working when the answer came');
+  const later = await app.inject('/later');
+  assert.deepStrictEqual([later.statusCode, later.json()], [202, { accepted: true }]);
+  const guarded = await app.inject('/guarded');
+  assert.deepStrictEqual([guarded.statusCode, guarded.json()], [403, { denied: true }]);
+  const expected = [['/coded', 404, 'no such thing'], ['/sent-error', 409, 'taken'], ['/plain-object', 400, 'bad input']];
+  for (const [url, status, detail] of expected) {
+    const answer = await app.inject(url);
+    assert.deepStrictEqual([answer.statusCode, answer.json().detail], [status, detail], url);
+  }
+  // A success status set before a throw is no error status: a bare 500, its message kept back.
+  const failed = await app.inject('/success-code');
+  assert.deepStrictEqual([failed.statusCode, failed.body.includes('secret')], [500, false]);
+  await new Promise((resolve) => setTimeout(resolve, 700));
+  assert.ok(finished !== null);
+});
