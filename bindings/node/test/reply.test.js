@@ -241,3 +241,24 @@ test("reply.send() answers at once; a failure after it is logged; a reply's erro
   await new Promise((resolve) => setTimeout(resolve, 700));
   assert.ok(finished !== null);
 });
+
+// Found by a Fastify port: `this.db` after `decorate('db', …)` was a TypeError, `this` being
+// the addon's handler table.
+test("a function handler, hook or error handler has its app or scope as this, as in Fastify", async () => {
+  const app = new App();
+  app.decorate('db', { query: () => 'rows' });
+  const seen = {};
+  app.addHook('onRequest', async function (ctx) { seen.hook = this.db.query(); });
+  app.get('/rows', async function () { return { rows: this.db.query() }; });
+  app.register(async function (scope) {
+    scope.decorate('cache', 'scoped');
+    scope.setErrorHandler(function (error, ctx, reply) { reply.code(418).send({ from: this.cache, db: this.db.query() }); });
+    scope.get('/inner', function () { return { cache: this.cache }; });
+    scope.get('/fails', async function () { throw new Error('boom'); });
+  }, { prefix: '/s' });
+  assert.deepStrictEqual((await app.inject('/rows')).json(), { rows: 'rows' });
+  assert.strictEqual(seen.hook, 'rows');
+  assert.deepStrictEqual((await app.inject('/s/inner')).json(), { cache: 'scoped' });
+  const failed = await app.inject('/s/fails');
+  assert.deepStrictEqual([failed.statusCode, failed.json()], [418, { from: 'scoped', db: 'rows' }]);
+});
