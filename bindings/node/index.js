@@ -62,12 +62,14 @@ class Response {
  * shutdown; read `ctx.header('last-event-id')` to resume after a reconnect.
  */
 class EventStream {
-  constructor(source, { status = 200, headers = {} } = {}) {
+  constructor(source, { status, headers = {} } = {}) {
     // An Array (or any other iterable) of events is sent as they are, one after another.
     if (source !== null && typeof source === 'object' && iteratorOf(source) === null && typeof source[Symbol.iterator] === 'function') source = source[Symbol.iterator]();
     if (iteratorOf(source) === null) throw new TypeError('ferrule: sse() takes an iterable, an async iterable or a stream');
     this.source = source;
-    this.status = status;
+    this.status = status ?? 200;
+    // Without a status of its own, it answers with the one `reply.code()` set.
+    this.statusGiven = status !== undefined;
     this.headers = headers;
   }
 }
@@ -1258,6 +1260,7 @@ class Dispatcher {
     }
     if (payload instanceof Response || payload instanceof EventStream) {
       payload.headers = { ...pairsToObject(reply.flatHeaders()), ...payload.headers };
+      if (payload instanceof EventStream && reply._codeSet && !payload.statusGiven) payload.status = reply.statusCode;
       answer(native, id, payload, ctx, logger, streams);
       return;
     }
@@ -1314,6 +1317,9 @@ function injectRequest(options) {
     const parsed = new URL(url);
     url = parsed.pathname + parsed.search;
   }
+  // What a URL may not hold as it is (a space, non-ASCII, `"<>\^`{|}`) is percent-encoded,
+  // as light-my-request's URL parsing does; a fragment is never sent.
+  url = url.replace(/#.*$/s, '').replace(/[^\x21-\x7e]+|["<>\\^`{|}]+/g, (run) => encodeURI(run.toWellFormed()));
   if (options.query !== undefined) {
     const extra = typeof options.query === 'string' ? options.query : querystringOf(options.query);
     if (extra) url += (url.includes('?') ? '&' : '?') + extra;

@@ -52,7 +52,10 @@ class WebSocket extends EventEmitter {
     let payload = data;
     if (ArrayBuffer.isView(data) && !Buffer.isBuffer(data)) payload = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
     else if (data instanceof ArrayBuffer) payload = Buffer.from(data);
-    else if (typeof data !== 'string' && !Buffer.isBuffer(data)) payload = String(data);
+    else if (typeof data === 'number') payload = String(data);
+    // As `ws`: anything else becomes bytes as Buffer.from() makes them (an Array of bytes, a
+    // boxed string), and an object it cannot read is a TypeError here, never "[object Object]".
+    else if (typeof data !== 'string' && !Buffer.isBuffer(data)) payload = Buffer.from(data ?? '');
     // As `ws`'s `send(text, { binary: true })`: the text's UTF-8 in a binary frame.
     if (typeof payload === 'string' && options !== null && typeof options === 'object' && options.binary === true) payload = Buffer.from(payload);
     const sent = this.readyState === OPEN && this._native.socketSend(this._id, payload);

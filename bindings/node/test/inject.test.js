@@ -199,3 +199,13 @@ test('inject reads a stream payload whole', async () => {
   assert.deepStrictEqual(piped.json(), { body: { b: 2 } });
   await app.close();
 });
+
+// Found by a Fastify port: a URL with a space or non-ASCII was refused as "invalid uri
+// character", where light-my-request encodes it.
+test('inject() percent-encodes what a URL may not hold and drops a fragment', async () => {
+  const app = new App();
+  app.get('/x', (ctx) => ({ q: ctx.query.q, n: ctx.query.n, url: ctx.url }));
+  const answer = await app.inject('/x?q=hello world&n=é#top');
+  assert.strictEqual(answer.statusCode, 200, answer.body);
+  assert.deepStrictEqual(answer.json(), { q: 'hello world', n: 'é', url: '/x?q=hello%20world&n=%C3%A9' });
+});

@@ -170,3 +170,20 @@ test('a quiet event stream is kept alive and ends at close()', async () => {
   await ended; // the stream ended with its last chunk: 'end', not 'aborted'
   assert.ok(Date.now() - started < 15000, 'the drain did not wait for its deadline');
 });
+
+// Found by a Fastify port: `reply.code(201)` before `return sse(…)` was ignored.
+test("sse() without a status of its own answers with the reply's", async () => {
+  const { App, sse } = require('ferrule');
+  const app = new App();
+  app.get('/made', (ctx, reply) => {
+    reply.code(201).header('x-kind', 'feed');
+    return sse([{ data: 'one' }]);
+  });
+  app.get('/own', (ctx, reply) => {
+    reply.code(201);
+    return sse([{ data: 'one' }], { status: 202 });
+  });
+  const made = await app.inject('/made');
+  assert.deepStrictEqual([made.statusCode, made.headers['x-kind'], made.body], [201, 'feed', 'data: one\n\n']);
+  assert.strictEqual((await app.inject('/own')).statusCode, 202);
+});

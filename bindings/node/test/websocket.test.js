@@ -176,3 +176,28 @@ test("ws's heartbeat works: a ping's answer is a 'pong' event, and terminate() c
     assert.strictEqual((await client.closed)[0], 1001);
   });
 });
+
+// Found by a Fastify port: send({ type: 'hello' }) sent the text "[object Object]".
+test("send() takes what ws's send() takes: a number as text, bytes as binary, an object is a TypeError", async () => {
+  const app = new ferrule.App();
+  let thrown = null;
+  app.ws('/kinds', (socket) => {
+    socket.send(42);
+    socket.send([1, 2, 3]);
+    try {
+      socket.send({ type: 'hello' });
+    } catch (error) {
+      thrown = error;
+    }
+    socket.send('end');
+  });
+  await serving(app, async (port) => {
+    const client = await connect(port, '/kinds');
+    assert.strictEqual(await client.next(), '42');
+    assert.deepStrictEqual([...(await client.next())], [1, 2, 3]);
+    assert.strictEqual(await client.next(), 'end');
+    assert.ok(thrown instanceof TypeError, `${thrown}`);
+    client.close();
+    await client.closed;
+  });
+});
