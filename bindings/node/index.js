@@ -448,6 +448,7 @@ class App {
       options = {};
     }
     if (typeof handler !== 'function') throw new TypeError(`ferrule: ${method} ${path}: the handler must be a function`);
+    this._notListening(`${method} ${path}`);
     const methods = (Array.isArray(method) ? method : [method]).map((m) => String(m).toUpperCase());
     for (const m of methods) {
       if (!METHODS.includes(m)) throw new TypeError(`ferrule: ${m} is not a supported method (${METHODS.join(', ')})`);
@@ -471,6 +472,7 @@ class App {
    */
   addRoute(spec, handler, { status = 200 } = {}) {
     if (typeof handler !== 'function') throw new TypeError('ferrule: addRoute needs a handler function');
+    this._notListening(`${spec.method} ${spec.path}`);
     const index = nativeCall(() => this._native.addRoute(JSON.stringify(spec), status, this._group));
     this._handlers[index] = withScope(handler, this);
     this._takesReply[index] = handler.length >= 2;
@@ -493,6 +495,7 @@ class App {
       options = {};
     }
     if (typeof handler !== 'function') throw new TypeError(`ferrule: WebSocket ${path}: the handler must be a function`);
+    this._notListening(`WebSocket ${path}`);
     const { subprotocols = [], maxMessageBytes, ...rest } = options || {};
     checkOptions(rest, SOCKET_OPTIONS, `WebSocket option for ${path}:`);
     const spec = specOf('GET', path, rest);
@@ -518,6 +521,7 @@ class App {
     checkOptions(options, ['root', 'prefix', 'index', 'precompressed', 'cacheControl', 'dotfiles', 'followSymlinks'], 'static option');
     const { root, prefix = '/', index = true, precompressed = true, cacheControl, dotfiles = false, followSymlinks = false } = options;
     if (typeof root !== 'string') throw new TypeError('ferrule: static needs root, the directory to serve');
+    this._notListening(`static ${prefix}`);
     const spec = { prefix, directory: require('node:path').resolve(root), index, precompressed, dotfiles, follow_symlinks: followSymlinks };
     if (cacheControl !== undefined) spec.cache_control = String(cacheControl);
     nativeCall(() => this._native.mountStatic(JSON.stringify(spec)));
@@ -546,7 +550,17 @@ class App {
     return this;
   }
 
+  /**
+   * A route or hook is compiled into the server when it starts: one declared while it serves
+   * would reach `inject()` and never the socket, so tests pass where production answers 404.
+   * Refused, as Fastify refuses it (FST_ERR_INSTANCE_ALREADY_LISTENING).
+   */
+  _notListening(what) {
+    if (this._root._port != null) throw new Error(`ferrule: ${what} is declared after listen(): the server serves what was declared when it started; declare routes and hooks before listen()`);
+  }
+
   _addHookFn(phase, fn, kind) {
+    this._notListening(kind === 'errorHandler' ? 'an error handler' : kind === 'notFound' ? 'a not-found handler' : `the ${kind} hook`);
     const slot = this._hookFns.length;
     this._hookFns.push({ fn: withScope(fn, this), kind });
     nativeCall(() => this._native.hook(this._group, phase, slot));
@@ -580,6 +594,7 @@ class App {
    */
   register(plugin, options = {}) {
     if (typeof plugin !== 'function') throw new TypeError('ferrule: register takes a plugin function');
+    this._notListening('a plugin');
     const { prefix = '', ...rest } = options || {};
     let scope = this;
     // A plugin wrapped by `fastify-plugin` (its skip-override mark) is not a scope of its

@@ -262,3 +262,18 @@ test("a function handler, hook or error handler has its app or scope as this, as
   const failed = await app.inject('/s/fails');
   assert.deepStrictEqual([failed.statusCode, failed.json()], [418, { from: 'scoped', db: 'rows' }]);
 });
+
+// Found by a Fastify port: a route declared after listen() was served by inject() and not by
+// the socket, so its tests passed while production answered 404.
+test('a route or hook declared while the app listens is refused, and accepted again once it closed', async () => {
+  const app = new App();
+  app.get('/early', () => 'early');
+  await serving(app, async () => {
+    assert.throws(() => app.get('/late', () => 'late'), /GET \/late is declared after listen\(\)/);
+    assert.throws(() => app.addHook('onRequest', async () => {}), /hook is declared after listen\(\)/);
+    assert.throws(() => app.setErrorHandler(() => {}), /an error handler is declared after listen\(\)/);
+    assert.throws(() => app.register(async (scope) => scope.get('/in', () => 'x')), /a plugin is declared after listen\(\)/);
+  });
+  app.get('/late', () => 'late');
+  assert.strictEqual((await app.inject('/late')).body, 'late');
+});
