@@ -13,6 +13,7 @@ import weakref
 from typing import Any, AsyncContextManager, Callable, Iterable, Mapping, Optional, Sequence, TypeVar, Union
 
 from . import _ferrule
+from .dependencies import DependencyOverrides
 from .hooks import PHASES, Registry, RequestValidationError
 from .request import Request
 from .response_model import FROM_ANNOTATION, response_schema
@@ -562,6 +563,20 @@ class App(_Routes):
         # FastAPI's `FastAPI(dependencies=[...])`: run before every route's own (a router's at
         # `include_router`), values unused.
         self._dependencies = list(dependencies or [])
+        self._overrides = DependencyOverrides()
+
+    @property
+    def dependency_overrides(self) -> dict[Any, Callable[..., Any]]:
+        """FastAPI's ``app.dependency_overrides[get_db] = fake_db``: while it is there, every
+        route (a router's too) calls the replacement in the dependency's place. Read per
+        request, so tests set and clear it after the routes were declared."""
+        return self._overrides
+
+    @dependency_overrides.setter
+    def dependency_overrides(self, value: Mapping[Any, Callable[..., Any]]) -> None:
+        # `app.dependency_overrides = {}` resets it; the object the routes read stays the same.
+        self._overrides.clear()
+        self._overrides.update(value)
 
     # -- hooks, middleware, exception handlers, groups --------------------------------------
 

@@ -19,11 +19,65 @@ from .params import MISSING, Dependency
 from .responses import EventSourceResponse, StreamingResponse
 from .signature import Analysis, Argument
 
-__all__ = ["Resolver", "with_dependencies", "with_shared_response", "close_after", "close_with_stream"]
+__all__ = ["Resolver", "DependencyOverrides", "with_dependencies", "with_shared_response", "close_after", "close_with_stream"]
 
 _EXITS = "_ferrule_dependency_exits"
 _RESPONSE = "_ferrule_response"
 _SOCKET = "_ferrule_socket"
+
+
+# How many apps have a dependency overridden now: while none has, resolving a dependency
+# checks this one number and nothing else.
+_OVERRIDING = [0]
+
+
+class DependencyOverrides(dict):
+    """FastAPI's ``app.dependency_overrides``: ``{dependency: replacement}``, read per request,
+    so a test sets or clears it after the routes were declared. A replacement takes its
+    arguments as a dependency does; those the route did not declare (the original
+    dependency's inputs are what the core parsed) arrive as their defaults. Keeps
+    ``_OVERRIDING`` in step with whether it holds anything."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._counted = False
+
+    def _changed(self) -> None:
+        if bool(self) != self._counted:
+            self._counted = bool(self)
+            _OVERRIDING[0] += 1 if self._counted else -1
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        super().__setitem__(key, value)
+        self._changed()
+
+    def __delitem__(self, key: Any) -> None:
+        super().__delitem__(key)
+        self._changed()
+
+    def __ior__(self, other: Any) -> "DependencyOverrides":
+        self.update(other)
+        return self
+
+    def __del__(self) -> None:
+        if self._counted:
+            _OVERRIDING[0] -= 1
+
+
+def _changing(name: str) -> Callable[..., Any]:
+    method = getattr(dict, name)
+
+    def changing(self: DependencyOverrides, *args: Any, **kwargs: Any) -> Any:
+        result = method(self, *args, **kwargs)
+        self._changed()
+        return result
+
+    changing.__name__ = name
+    return changing
+
+
+for _name in ("update", "clear", "pop", "popitem", "setdefault"):
+    setattr(DependencyOverrides, _name, _changing(_name))
 
 
 class Resolver:
@@ -32,6 +86,9 @@ class Resolver:
     def __init__(self, func: Callable[..., Any], analysis: Analysis, marker: Optional[Dependency] = None) -> None:
         self.func = func
         self.marker = marker
+        self.path = analysis.path
+        # A replacement's own resolver, by replacement (`app.dependency_overrides`).
+        self.replacements: dict[Any, Resolver] = {}
         self.arguments = analysis.arguments
         self.response_param = analysis.response_param
         self.subs = [Resolver(use.marker.dependency, use.analysis, use.marker) for use in analysis.dependencies]
@@ -86,11 +143,38 @@ class Resolver:
             kwargs[self.response_param] = shared_response(request)
         return args, kwargs
 
+    def replaced(self, request: Any) -> Optional["Resolver"]:
+        """The resolver of what the app's ``dependency_overrides`` put in this one's place."""
+        app = request.app if self.marker is not None else None
+        overrides = getattr(app, "dependency_overrides", None)
+        replacement = overrides.get(self.func) if overrides else None
+        if replacement is None or replacement is self.func:
+            return None
+        resolver = self.replacements.get(replacement)
+        if resolver is None:
+            from .request import Request
+            from .responses import Response
+            from .signature import analyse
+
+            analysis = analyse(replacement, self.path, request_type=Request, response_type=Response, as_dependency=True)
+            resolver = Resolver(replacement, analysis, self.marker)
+            self.replacements[replacement] = resolver
+        return resolver
+
     def value(self, request: Any, cache: dict[Any, Any], exits: list[Any]) -> Any:
         """This dependency's value for ``request`` (sync)."""
         cached = self.marker is None or self.marker.use_cache
         if cached and self.func in cache:
             return cache[self.func]
+        if _OVERRIDING[0]:
+            replacement = self.replaced(request)
+            if replacement is not None:
+                if replacement.is_async:
+                    raise TypeError(f"dependency_overrides: {getattr(replacement.func, '__qualname__', replacement.func)} is async, in place of a sync dependency of a def route; make it a def")
+                result = replacement.value(request, cache, exits)
+                if cached:
+                    cache[self.func] = result
+                return result
         resolved = [sub.value(request, cache, exits) for sub in self.subs]
         args, kwargs = self._call_arguments(request, resolved)
         if self.generator:
@@ -108,6 +192,13 @@ class Resolver:
         cached = self.marker is None or self.marker.use_cache
         if cached and self.func in cache:
             return cache[self.func]
+        if _OVERRIDING[0]:
+            replacement = self.replaced(request)
+            if replacement is not None:
+                result = await replacement.value_async(request, cache, exits)
+                if cached:
+                    cache[self.func] = result
+                return result
         resolved = [await sub.value_async(request, cache, exits) for sub in self.subs]
         args, kwargs = self._call_arguments(request, resolved)
         if self.async_generator:

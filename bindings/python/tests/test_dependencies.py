@@ -355,3 +355,53 @@ def test_app_and_include_router_dependencies_run_before_every_route() -> None:
     calls.clear()
     assert client.get("/items/1", headers={"x-key": "k", "x-token": "t"}).json() == {"id": 1}
     assert calls == ["key", "token"], "the app's first, then the include's"
+
+
+def test_dependency_overrides_replace_a_dependency_everywhere_until_cleared() -> None:
+    # Found by a FastAPI port: `app.dependency_overrides` did not exist, so no test suite
+    # could fake its database or its current user.
+    app = App()
+
+    def get_db() -> str:
+        return "real-db"
+
+    def current_user(db: Annotated[str, Depends(get_db)], token: Annotated[str, Header()] = "anon") -> dict:
+        return {"db": db, "token": token}
+
+    @app.get("/db")
+    def db_route(db: Annotated[str, Depends(get_db)]) -> dict:
+        return {"db": db}
+
+    @app.get("/me")
+    async def me(user: Annotated[dict, Depends(current_user)]) -> dict:
+        return user
+
+    router = Router(prefix="/r")
+
+    @router.get("/x")
+    def in_router(db: Annotated[str, Depends(get_db)]) -> dict:
+        return {"db": db}
+
+    app.include_router(router)
+    closed: list[str] = []
+
+    def fake_db() -> Iterator[str]:
+        yield "fake-db"
+        closed.append("fake-db")
+
+    async def fake_user(token: Annotated[str, Header()] = "none") -> dict:
+        return {"fake": True, "token": token}
+
+    with TestClient(app) as client:
+        assert client.get("/db").json() == {"db": "real-db"}
+        app.dependency_overrides[get_db] = fake_db
+        assert client.get("/db").json() == {"db": "fake-db"}
+        assert client.get("/r/x").json() == {"db": "fake-db"}
+        # A dependency of a dependency is replaced too; the replacement reads the declared header.
+        assert client.get("/me", headers={"token": "t"}).json() == {"db": "fake-db", "token": "t"}
+        assert closed == ["fake-db"] * 3, "the replacement's teardown runs as a dependency's does"
+        app.dependency_overrides[current_user] = fake_user
+        assert client.get("/me", headers={"token": "t"}).json() == {"fake": True, "token": "t"}
+        app.dependency_overrides = {}
+        assert client.get("/db").json() == {"db": "real-db"}
+        assert client.get("/me").json() == {"db": "real-db", "token": "anon"}
