@@ -121,12 +121,13 @@ def _documented(handler: Callable[..., Any]) -> dict[str, Any]:
 
 
 def _in_thread_pool(handler: Callable[..., Any]) -> Callable[..., Any]:
-    """Runs a def handler in the event loop's default thread pool (threads are reused)."""
+    """Runs a def handler on Ferrule's pool of threads (``ferrule._pool``: up to 40, as
+    Starlette's, where asyncio's default executor has cores + 4), in the request's context."""
+    from . import _pool
 
     @functools.wraps(handler)
     async def run(*args: Any, **kwargs: Any) -> Any:
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(None, functools.partial(handler, *args, **kwargs))
+        return await _pool.THREADS.run(functools.partial(handler, *args, **kwargs))
 
     return run
 

@@ -2,7 +2,7 @@
 
 A handler (or a dependency) that takes a ``BackgroundTasks`` parameter gets one per request;
 what it adds with ``add_task`` runs after the response is sent, in order, on the request's
-loop (a ``def`` function in the loop's thread pool, as Starlette runs it). It rides on the
+loop (a ``def`` function on Ferrule's thread pool, in the request's context, as Starlette runs it). It rides on the
 generator-dependency machinery: the parameter is a dependency whose code after ``yield`` runs
 the tasks, so it runs exactly when a generator dependency's teardown does, and not when the
 handler raised (as FastAPI skips them then). A task that raises is logged; the rest still run.
@@ -10,11 +10,12 @@ handler raised (as FastAPI skips them then). A task that raises is logged; the r
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import inspect
 import logging
 from typing import Any, AsyncIterator, Callable
+
+from . import _pool
 
 __all__ = ["BackgroundTasks"]
 
@@ -31,13 +32,12 @@ class BackgroundTasks:
         self.tasks.append((func, args, kwargs))
 
     async def __call__(self) -> None:
-        loop = asyncio.get_running_loop()
         for func, args, kwargs in self.tasks:
             try:
                 if inspect.iscoroutinefunction(func):
                     await func(*args, **kwargs)
                 else:
-                    await loop.run_in_executor(None, functools.partial(func, *args, **kwargs))
+                    await _pool.THREADS.run(functools.partial(func, *args, **kwargs))
             except Exception:  # noqa: BLE001 - one task's failure does not stop the others
                 _log.exception("ferrule: background task %s raised", getattr(func, "__qualname__", func))
 

@@ -169,7 +169,7 @@ def _default(exc: Exception, call: Any) -> Response:
     if isinstance(exc, HTTPException):
         headers = MutableHeaders(list((exc.headers or {}).items()))
         headers["content-type"] = _ferrule.PROBLEM_JSON
-        return Response(exc.status, headers, _ferrule.problem_body(exc.status, exc.detail))
+        return Response(exc.status, headers, _ferrule.problem_body(exc.status, exc._detail))
     if isinstance(exc, RequestValidationError):
         # Raised by the app's own code (the core's refusals are answered above).
         headers = MutableHeaders([("content-type", _ferrule.PROBLEM_JSON)])

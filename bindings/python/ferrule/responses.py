@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime
 import email.utils
+import http
 import re
 import string
 import urllib.parse
@@ -424,12 +425,27 @@ class HTTPException(Exception):
         assert status is not None
         super().__init__(status, detail)
         self.status = status
-        self.detail = detail
+        self._detail = detail
         self.headers = dict(headers) if headers is not None else None
+
+    @property
+    def detail(self) -> Any:
+        """What was given, or the status's reason phrase (``"Conflict"``) as FastAPI's; the
+        problem response carries only a detail that was given."""
+        if self._detail is None:
+            try:
+                return http.HTTPStatus(self.status).phrase
+            except ValueError:
+                return None
+        return self._detail
+
+    @detail.setter
+    def detail(self, value: Any) -> None:
+        self._detail = value
 
     @property
     def status_code(self) -> int:
         return self.status
 
     def __str__(self) -> str:
-        return f"{self.status}: {self.detail}" if self.detail else str(self.status)
+        return f"{self.status}: {self._detail}" if self._detail else str(self.status)

@@ -92,13 +92,13 @@ async def produce_in_pool(sink: "_ferrule.StreamSink") -> None:
     # A cancellation (the loop closing) skips the close: a pool thread may still be in the
     # generator.
     with _ending(sink):
-        while await _pool.STREAMS.run(fill) and sink.open:
+        while await _pool.THREADS.run(fill) and sink.open:
             await sink.room()
             if not sink.open:
                 break
     close = getattr(iterator, "close", None)
     if close is not None:
-        await _pool.STREAMS.run(close)
+        await _pool.THREADS.run(close)
 
 
 _AFTER_THE_CORE = 0.005
@@ -128,7 +128,8 @@ def new_event_loop() -> asyncio.AbstractEventLoop:
 def run_until_complete(loop: asyncio.AbstractEventLoop, main: "asyncio.Future[None] | Any") -> None:
     """``loop.run_until_complete(main)``, then what ``asyncio.run`` does on the way out: cancel
     the tasks still running (handlers the core already answered with a timeout), let them
-    finish, and stop the default thread pool (``blocking=True`` handlers)."""
+    finish, and stop the default thread pool (a handler's own ``run_in_executor``). Ferrule's
+    pool (``ferrule._pool``) is daemon threads: the drain has waited for its requests already."""
     try:
         loop.run_until_complete(main)
     finally:

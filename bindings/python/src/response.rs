@@ -182,7 +182,7 @@ fn header_pairs(headers: &Bound<'_, PyAny>) -> Result<Vec<(String, String)>, Str
 /// `ferrule.HTTPException(status, detail, headers)` → its problem+json response.
 fn http_exception(exception: &Bound<'_, PyAny>) -> Result<Response, HandlerError> {
     let fields = || -> PyResult<(i64, Bound<'_, PyAny>, Bound<'_, PyAny>)> {
-        Ok((exception.getattr("status")?.extract()?, exception.getattr("detail")?, exception.getattr("headers")?))
+        Ok((exception.getattr("status")?.extract()?, exception.getattr("_detail")?, exception.getattr("headers")?))
     };
     let (status, detail, headers) = fields().map_err(|e| HandlerError::new(format!("raised an HTTPException that cannot be read: {e}")))?;
     let pairs = header_pairs(&headers).map_err(|e| HandlerError::new(format!("raised an HTTPException whose {e}")))?;

@@ -250,3 +250,32 @@ def test_a_models_own_validator_refusing_is_a_422_located_at_the_argument() -> N
     raised = client.get("/raise")
     assert (raised.status_code, raised.json()["errors"][0]["loc"]) == (422, ["query", "x"])
     assert client.get("/bug").status_code == 500
+
+
+def test_an_http_exception_without_detail_reads_as_its_reason_phrase() -> None:
+    # Found by a FastAPI port: `HTTPException(409).detail` was None where FastAPI gives
+    # "Conflict", so an exception handler echoing `exc.detail` sent null.
+    from ferrule.testing import TestClient
+
+    app = App()
+
+    @app.exception_handler(HTTPException)
+    def echo(request, exc: HTTPException):
+        return {"detail": exc.detail}
+
+    @app.get("/taken")
+    def taken() -> dict:
+        raise HTTPException(409)
+
+    assert HTTPException(409).detail == "Conflict"
+    assert HTTPException(404, "No such user").detail == "No such user"
+    assert TestClient(app).get("/taken").json() == {"detail": "Conflict"}
+    # Without a handler, the problem carries only a detail that was given.
+    bare = App()
+
+    @bare.get("/taken")
+    def bare_taken() -> dict:
+        raise HTTPException(409)
+
+    answer = TestClient(bare).get("/taken")
+    assert answer.status_code == 409 and "detail" not in answer.json(), answer.json()

@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import threading
 from typing import Annotated
 
 import pytest
 
-from ferrule import App, Depends, Request
+from ferrule import App, BackgroundTasks, Depends, Request
+from ferrule.responses import StreamingResponse
+from ferrule.testing import TestClient
 
 from support import request, serving
 
@@ -132,3 +135,45 @@ def test_a_task_a_handler_starts_sees_the_handlers_values(port):
     assert seen_by_children["a"] == "handler a"
     for reader in READERS:
         assert request(port, "GET", reader).json() == {"user": "nobody"}, reader
+
+
+def test_a_middlewares_context_reaches_sync_streams_background_tasks_and_blocking_handlers() -> None:
+    # Found by a FastAPI port: a request id a middleware set read "unset" in a `def` stream
+    # producer, a `def` background task and a `blocking=True` handler (run_in_executor copies
+    # no context; Starlette's thread pool does).
+    request_id: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="unset")
+    app = App()
+    seen: dict[str, str] = {}
+    done = threading.Event()
+
+    @app.middleware("http")
+    async def tag(request, call_next):
+        request_id.set(request.headers.get("x-rid", "none"))
+        return await call_next(request)
+
+    def chunks():
+        yield request_id.get()
+
+    @app.get("/stream")
+    def stream():
+        return StreamingResponse(chunks())
+
+    def later() -> None:
+        seen["task"] = request_id.get()
+        done.set()
+
+    @app.get("/task")
+    def task(tasks: BackgroundTasks) -> str:
+        tasks.add_task(later)
+        return "ok"
+
+    @app.get("/blocking", blocking=True)
+    def blocking() -> dict:
+        return {"id": request_id.get()}
+
+    with TestClient(app) as client:
+        assert client.get("/stream", headers={"x-rid": "r-1"}).text == "r-1"
+        assert client.get("/task", headers={"x-rid": "r-2"}).text == "ok"
+        assert client.get("/blocking", headers={"x-rid": "r-3"}).json() == {"id": "r-3"}
+        assert done.wait(5)
+    assert seen == {"task": "r-2"}
