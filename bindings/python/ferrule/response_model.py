@@ -42,7 +42,7 @@ def response_schema(handler: Callable[..., Any], response_model: Any = FROM_ANNO
         annotation = response_model
         where = "response_model"
     try:
-        return schemas.describe(annotation, body=True).schema
+        return schemas.describe(annotation, body=True, response=True).schema
     except TypeError as e:
         name = getattr(handler, "__qualname__", repr(handler))
         raise TypeError(f"{name}: {where} {annotation!r} cannot describe a JSON response ({e}); response_model=None declares none") from None

@@ -109,11 +109,13 @@ def _scalar_list(tp: Any) -> bool:
     return len(args) == 1 and not is_structured(args[0])
 
 
-def describe(tp: Any, *, body: bool = False) -> TypeInfo:
+def describe(tp: Any, *, body: bool = False, response: bool = False) -> TypeInfo:
     """The schema and converter of an annotation. ``body=True``: the value comes from JSON
     (strings for UUIDs and dates, ``null`` allowed for optional fields); otherwise from a
-    parameter the core has already coerced (a UUID arrives as ``uuid.UUID``)."""
-    describer = _Describer(body)
+    parameter the core has already coerced (a UUID arrives as ``uuid.UUID``). ``response=True``:
+    the schema of what is sent, a pydantic model's as it serialises (its ``computed_field``s
+    included, read-only), as FastAPI describes a response."""
+    describer = _Describer(body, response)
     info = describer.describe(tp)
     if describer.defs:
         # The types that refer to themselves, once each, where their references point (the
@@ -138,8 +140,9 @@ def _unchanged(value: Any) -> Any:
 
 
 class _Describer:
-    def __init__(self, body: bool) -> None:
+    def __init__(self, body: bool, response: bool = False) -> None:
         self.body = body
+        self.response = response
         self.active: dict[int, _Building] = {}
         # Recursive types' schemas by their `$defs` name, and which type holds each name.
         self.defs: dict[str, dict] = {}
@@ -210,7 +213,8 @@ class _Describer:
 
             return TypeInfo(self._hoisted(_inline_defs(msgspec.json.schema(tp)), tp), lambda v: msgspec.convert(v, tp), False)
         if _pydantic_model(tp):
-            return TypeInfo(self._hoisted(tp.model_json_schema(), tp), tp.model_validate, False)
+            mode = "serialization" if self.response else "validation"
+            return TypeInfo(self._hoisted(tp.model_json_schema(mode=mode), tp), tp.model_validate, False)
         raise TypeError(f"unsupported parameter type {tp!r}")
 
     def _simple(self, tp: type) -> Optional[TypeInfo]:
