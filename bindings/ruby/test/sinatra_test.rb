@@ -329,6 +329,19 @@ class SinatraTest < Minitest::Test
     post "/f", "tags[]=x&tags[]=y&user[name]=z", "CONTENT_TYPE" => "application/x-www-form-urlencoded"
     assert_equal({ "tags" => %w[x y], "user" => { "name" => "z" }, "name" => "z" }, JSON.parse(last_response.body))
   end
+
+  # Found by a Sinatra port: items[][name]=pen&items[][qty]=1&items[][name]=ink kept only the
+  # last item, under the names as sent. Rack's rule: a field joins the list's last Hash unless
+  # that has it already.
+  def test_a_list_of_hashes_is_nested_as_rack_nests_it
+    @app = Ferrule::App.new
+    @app.post("/order") { JSON.generate(params) }
+    @app.get("/q") { JSON.generate(params) }
+    post "/order", "items[][name]=pen&items[][qty]=1&items[][name]=ink&items[][qty]=2", "CONTENT_TYPE" => "application/x-www-form-urlencoded"
+    assert_equal({ "items" => [{ "name" => "pen", "qty" => "1" }, { "name" => "ink", "qty" => "2" }] }, JSON.parse(last_response.body))
+    get "/q?a[][x][y]=1&a[][x][z]=2&a[][x][y]=3&w[][]=9"
+    assert_equal({ "a" => [{ "x" => { "y" => "1", "z" => "2" } }, { "x" => { "y" => "3" } }], "w[][]" => "9" }, JSON.parse(last_response.body))
+  end
   # What a ported Sinatra app writes first, each a bare 500 or a silent wrong answer before:
   # response.set_cookie / headers / status, redirect to(...), url, back, env and
   # env["sinatra.error"] in an error block, request.cookies.key? / fetch, params.slice, the

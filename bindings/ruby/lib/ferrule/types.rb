@@ -194,31 +194,60 @@ module Ferrule
     end
 
     # Rack's nested names, as Sinatra's +params+ read a query or a form: <tt>tags[]=a&tags[]=b</tt>
-    # is an Array under +tags+, <tt>user[name]=z</tt> a Hash under +user+ (and deeper). A name
-    # Rack would read otherwise (<tt>a[][b]</tt>, a shape that clashes with an earlier pair)
-    # stays as it was sent, so nothing is dropped.
+    # is an Array under +tags+, <tt>user[name]=z</tt> a Hash under +user+ (and deeper), and
+    # <tt>items[][name]=pen&items[][qty]=1&items[][name]=ink</tt> an Array of Hashes: a field
+    # joins the list's last Hash unless that has it already, as Rack's rule goes. A name Rack
+    # would read otherwise (<tt>a[][][b]</tt>, a shape that clashes with an earlier pair) stays as
+    # it was sent, so nothing is dropped.
     def self.nest(params, name, value)
       head, rest = name.split("[", 2)
       keys = rest&.end_with?("]") && !head.empty? ? rest.delete_suffix("]").split("][", -1).then { |k| k.empty? ? [""] : k } : nil
-      return params[name] = value if keys.nil? || keys[0...-1].any?(&:empty?)
+      return params[name] = value if keys.nil?
 
       target = params
       key = head
-      keys.each do |sub|
-        if sub.empty? # the last: `[]` collects
+      index = 0
+      while index < keys.size
+        sub = keys[index]
+        if sub.empty?
+          fields = keys[(index + 1)..]
+          return params[name] = value if fields.any?(&:empty?)
+
           list = (target[key] ||= [])
           return params[name] = value unless list.is_a?(Array)
+          return list << value if fields.empty?
 
-          return list << value
+          last = list.last
+          unless last.is_a?(Params) && !path?(last, fields)
+            last = Params.new
+            list << last
+          end
+          target = last
+          key = fields.first
+          index += 2
+          next
         end
         child = (target[key] ||= Params.new)
         return params[name] = value unless child.is_a?(Params)
 
         target = child
         key = sub
+        index += 1
       end
       target[key] = value
     end
+
+    # Whether +hash+ holds a value at +keys+ (<tt>["a", "b"]</tt>: <tt>hash["a"]["b"]</tt>).
+    def self.path?(hash, keys)
+      keys.each_with_index.all? do |key, i|
+        next false unless hash.is_a?(Hash) && hash.key?(key)
+
+        hash = hash[key] if i < keys.size - 1
+        true
+      end
+    end
+    private_class_method :path?
+
     private_class_method :nest
 
     # A form body's fields: as the route declared them, else parsed from an url-encoded body,
