@@ -238,8 +238,27 @@ class SinatraTest < Minitest::Test
 
     get "/closed"
     assert_equal ["kept", [false, true]], [last_response.body, states]
-    error = assert_raises(ArgumentError) { Ferrule::Context.new(nil, 200).stream(:keep_open) { nil } }
-    assert_includes error.message, "stream(:keep_open) is not supported"
+  end
+
+  # Found by a Sinatra port: out.callback was a NoMethodError (an empty 200), stream(:keep_open)
+  # a 500, and a filter's Thread.current[:request_id] was nil inside the stream's block.
+  def test_a_streams_callbacks_run_when_it_ends_and_its_block_sees_the_requests_locals
+    ended = Queue.new
+    @app = Ferrule::App.new
+    @app.before { Thread.current[:request_id] = "rid-#{params[:id]}" }
+    @app.get("/events") do
+      stream do |out|
+        out.callback { ended << "events ended" }
+        out.errback { ended << "events errback" }
+        out << "data: #{Thread.current[:request_id]}\n\n"
+      end
+    end
+    @app.get("/keep") { stream(:keep_open) { |out| out << "kept until the block returned" } }
+    get "/events?id=7"
+    assert_equal "data: rid-7\n\n", last_response.body
+    assert_equal ["events ended", "events errback"], [ended.pop(timeout: 5), ended.pop(timeout: 5)]
+    get "/keep"
+    assert_equal [200, "kept until the block returned"], [last_response.status, last_response.body]
   end
 
   # Sinatra's first page: `params['name']` was a NameError, a bare 500.

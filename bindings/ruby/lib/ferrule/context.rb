@@ -354,13 +354,10 @@ module Ferrule
     end
 
     # A body sent as the block produces it (Sinatra's +stream+): <tt>stream { |out| out << "a" }</tt>.
-    # The stream is open while its block runs; Sinatra's <tt>stream(:keep_open)</tt>, which an
-    # evented server keeps open after the block returns, is refused by name.
-    def stream(keep_open = false, &producer)
-      if keep_open
-        raise ArgumentError, "ferrule: stream(:keep_open) is not supported: a stream is open while its block runs, so keep the block running (loop over a Queue, say)"
-      end
-
+    # The stream is open while its block runs. <tt>stream(:keep_open)</tt> is taken as Sinatra
+    # takes it on a threaded server such as Puma: the stream still ends when the block returns
+    # (only an evented server keeps it open), so keep the block running (loop over a Queue).
+    def stream(_keep_open = false, &producer)
       Stream.new(&producer)
     end
 

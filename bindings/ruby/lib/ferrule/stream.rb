@@ -6,7 +6,9 @@ module Ferrule
   # <tt>out << chunk</tt> (a String) returns at once while fewer than 64 chunks (64 KiB) wait for
   # the client, and waits when that many do, so the block runs at most that far ahead of its
   # client. A client that leaves ends the block: +out <<+ raises Ferrule::Stream::Closed, so its
-  # +ensure+ runs.
+  # +ensure+ runs. The block sees the fiber-locals of the request that made the stream
+  # (<tt>Thread.current[:request_id]</tt> a filter set, RequestStore's), as it would on Puma's
+  # thread; when it ends, for whatever reason, +out.callback+ blocks run.
   class Stream
     # Raised by <tt>out <<</tt> once the client has gone.
     class Closed < StandardError; end
@@ -15,11 +17,20 @@ module Ferrule
       raise ArgumentError, "Ferrule::Stream needs a block" unless producer
 
       @producer = producer
+      @made_on = Thread.current
+      @locals = @made_on.keys.to_h { |key| [key, @made_on[key]] }
     end
 
     # Runs the producer, yielding each chunk it writes (what Rack calls +each+).
     def each(&block)
-      @producer.call(self.class::Output.new(block))
+      current = Thread.current
+      @locals.each { |key, value| current[key] = value } unless current.equal?(@made_on)
+      output = self.class::Output.new(block)
+      begin
+        @producer.call(output)
+      ensure
+        output.ended
+      end
     end
 
     # What the producer writes to (Sinatra's +out+).
@@ -27,6 +38,31 @@ module Ferrule
       def initialize(sink)
         @sink = sink
         @closed = false
+        @callbacks = []
+        @ended = false
+      end
+
+      # Sinatra's <tt>out.callback { conns.delete(out) }</tt>: runs once the stream has ended
+      # (its block returned or raised, or its client left); at once if it has. +errback+ is the
+      # same, as in Sinatra on a threaded server.
+      def callback(&block)
+        return block.call if @ended
+
+        @callbacks << block
+        self
+      end
+      alias errback callback
+
+      # The stream is over: its callbacks run (one that raises is logged; the rest still run).
+      def ended
+        @ended = true
+        @closed = true
+        callbacks, @callbacks = @callbacks, []
+        callbacks.each do |callback|
+          callback.call
+        rescue StandardError => e
+          warn "ferrule: a stream's callback raised: #{e.class}: #{e.message}"
+        end
       end
 
       # Sends +chunk+ (a String; anything else as its +to_s+, as Sinatra sends a Symbol or a
