@@ -240,6 +240,33 @@ class SinatraTest < Minitest::Test
     assert_equal ["kept", [false, true]], [last_response.body, states]
   end
 
+  # Found by a Sinatra port: under app.run, session was a Hash of each request's own, so a login
+  # was forgotten at once, silently (no Rack middleware can keep one there).
+  def test_sessions_are_kept_in_a_signed_cookie_that_a_client_cannot_change
+    @app = Ferrule::App.new
+    assert_raises(ArgumentError) { @app.sessions(secret: "short") }
+    @app.sessions(secret: "s" * 64)
+    @app.before { halt 401, "login first" unless session[:user] || request.path_info == "/login" }
+    @app.post("/login") { session[:user] = params[:name]; session[:cart] = []; "hello #{session[:user]}" }
+    @app.post("/add") { session[:cart] << params[:item]; "added" }
+    @app.get("/me") { { user: session["user"], cart: session[:cart] } }
+    post "/login", "name=ada", "CONTENT_TYPE" => "application/x-www-form-urlencoded"
+    cookie = last_response.headers["set-cookie"]
+    assert_match(/\Aferrule\.session=[\w-]+--\h{64}; path=\/; httponly; samesite=Lax\z/, cookie)
+    post "/add", "item=pen", "CONTENT_TYPE" => "application/x-www-form-urlencoded"
+    get "/me"
+    assert_equal({ "user" => "ada", "cart" => ["pen"] }, JSON.parse(last_response.body))
+    assert_nil last_response.headers["set-cookie"], "an unchanged session is not written again"
+    # A changed cookie is no session: its signature no longer matches.
+    data, signature = rack_mock_session.cookie_jar["ferrule.session"].split("--")
+    forged = Base64.urlsafe_encode64(JSON.generate({ user: "admin" }), padding: false)
+    clear_cookies
+    set_cookie "ferrule.session=#{forged}--#{signature}"
+    get "/me"
+    assert_equal 401, last_response.status
+    refute_nil data
+  end
+
   # Found by a Sinatra port: out.callback was a NoMethodError (an empty 200), stream(:keep_open)
   # a 500, and a filter's Thread.current[:request_id] was nil inside the stream's block.
   def test_a_streams_callbacks_run_when_it_ends_and_its_block_sees_the_requests_locals

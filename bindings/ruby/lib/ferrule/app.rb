@@ -167,6 +167,14 @@ module Ferrule
       error(404, &block)
     end
 
+    # Sinatra's <tt>enable :sessions</tt> under +run+: +session+ is kept in a cookie signed with
+    # +secret+ (64 characters or more; see Ferrule::SessionCookie for the options). Under Rack,
+    # a session middleware in front is used when there is one.
+    def sessions(secret:, **options)
+      @context_class.session_cookie = SessionCookie.new(secret: secret, **options)
+      self
+    end
+
     # Methods the route blocks, filters and error blocks can call (Sinatra's +helpers+): a
     # block of +def+s, or modules.
     def helpers(*modules, &block)

@@ -204,8 +204,32 @@ module Ferrule
     def env = @request.env
 
     # Sinatra's +session+: the Rack session a session middleware (Rack::Session::Cookie) keeps
-    # in the env; without one, a Hash of this request's own, as Rack gives it.
-    def session = env["rack.session"] ||= {}
+    # in the env; else the app's signed cookie (+app.sessions+); else a Hash of this request's
+    # own, as Rack gives it.
+    def session
+      rack = Thread.current[:__ferrule_rack_env]
+      return rack["rack.session"] if rack&.key?("rack.session")
+
+      store = self.class.session_cookie
+      return env["rack.session"] ||= {} unless store
+
+      @session ||= store.load(@request.cookies[store.key]).tap { |loaded| @session_saved = JSON.generate(loaded) }
+    end
+
+    class << self
+      # The app's signed session cookie (Ferrule::SessionCookie), set by +app.sessions+.
+      attr_accessor :session_cookie
+    end
+
+    # Writes the session's cookie when the request changed it.
+    def save_session
+      now = JSON.generate(@session)
+      return if now == @session_saved
+
+      cookie = self.class.session_cookie.cookie(@session) or return
+      response.set_cookie(self.class.session_cookie.key, cookie)
+      @session_saved = now
+    end
 
     # Sinatra's +uri+ (+url+, +to+): +addr+ (the request's path when nil) as an absolute URL on
     # the host the request named, under the mount it came through (+add_script_name+).
@@ -515,6 +539,7 @@ module Ferrule
     end
 
     def finish(result)
+      save_session if @session
       result = with_status_after(result) if @status_after
       if result.is_a?(Halted)
         return Response.new(result.body.nil? ? "" : result.body, status: status, headers: @headers)

@@ -1,0 +1,61 @@
+# frozen_string_literal: true
+
+require "base64"
+require "openssl"
+
+module Ferrule
+  # Sinatra's <tt>enable :sessions</tt> for an app Ferrule serves itself (+app.run+), where no Rack
+  # middleware can keep one: <tt>app.sessions(secret: ENV.fetch("SESSION_SECRET"))</tt>. The session
+  # is a cookie holding its JSON, signed with HMAC-SHA256: the client can read it but not change
+  # it (a cookie whose signature does not match is an empty session). It is written only when a
+  # request changed it. Values are JSON's (Strings, numbers, true/false/nil, Arrays, Hashes);
+  # keys read as a String or a Symbol alike. Under Rack, a session middleware
+  # (Rack::Session::Cookie) is used when there is one.
+  class SessionCookie
+    # Browsers keep a cookie of at most 4096 bytes.
+    MAX_BYTES = 4096
+
+    attr_reader :key
+
+    def initialize(secret:, key: "ferrule.session", path: "/", same_site: :lax, secure: false, httponly: true, max_age: nil)
+      raise ArgumentError, "ferrule: sessions: the secret must be a String of at least 64 characters (SecureRandom.hex(32))" unless secret.is_a?(String) && secret.bytesize >= 64
+
+      @secret = secret
+      @key = key.to_s
+      @options = { path: path, same_site: same_site, secure: secure, httponly: httponly, max_age: max_age }.compact
+    end
+
+    # The session +cookie+ holds (nil, unsigned or tampered with: an empty one).
+    def load(cookie)
+      data, signature = cookie.to_s.split("--", 2)
+      return Params.new unless data && signature && OpenSSL.fixed_length_secure_compare(sign(data), signature.ljust(64)[0, 64])
+
+      indifferent(JSON.parse(Base64.urlsafe_decode64(data)))
+    rescue ArgumentError, JSON::ParserError
+      Params.new
+    end
+
+    # The Set-Cookie options (value included) that keep +session+; nil when too big to keep.
+    def cookie(session)
+      data = Base64.urlsafe_encode64(JSON.generate(session), padding: false)
+      value = "#{data}--#{sign(data)}"
+      if value.bytesize + @key.bytesize + 1 > MAX_BYTES
+        warn "ferrule: the session is #{value.bytesize} bytes, more than a cookie holds (#{MAX_BYTES}); it was not saved"
+        return nil
+      end
+      @options.merge(value: value)
+    end
+
+    private
+
+    def sign(data) = OpenSSL::HMAC.hexdigest("SHA256", @secret, data)
+
+    def indifferent(value)
+      case value
+      when Hash then value.each_with_object(Params.new) { |(k, v), out| out[k] = indifferent(v) }
+      when Array then value.map { |v| indifferent(v) }
+      else value
+      end
+    end
+  end
+end
