@@ -24,6 +24,7 @@ mod key_cache;
 pub mod lasting_keys;
 pub mod log;
 mod middleware;
+mod nullable;
 pub mod openapi;
 pub mod params;
 mod path;

@@ -139,6 +139,22 @@ pub struct SocketSpec {
 }
 
 impl RouteSpec {
+    /// Every schema the route declares with OpenAPI 3.0's `nullable: true` (Ajv's, so
+    /// Fastify's) rewritten as JSON Schema's `null` type ([`crate::nullable`]).
+    pub fn read_nullable(&mut self) {
+        for param in self.path_params.iter_mut().chain(&mut self.query).chain(&mut self.headers).chain(&mut self.cookies) {
+            crate::nullable::rewrite(&mut param.schema);
+        }
+        if let Some(schema) = self.body.as_mut().and_then(|body| body.schema.as_mut()) {
+            crate::nullable::rewrite(schema);
+        }
+        for response in self.responses.values_mut() {
+            crate::nullable::rewrite(&mut response.schema);
+        }
+    }
+}
+
+impl RouteSpec {
     pub fn new(method: impl Into<String>, path: impl Into<String>) -> Self {
         RouteSpec {
             method: method.into(),

@@ -373,3 +373,17 @@ test('a wrong-typed option is named as the program wrote it, with its route', ()
   assert.throws(() => app.get('/a', { timeout: 'x' }, () => 1), { name: 'TypeError', message: 'ferrule: GET /a: timeout: invalid type: string "x", expected a whole number of 0 or more' });
   assert.throws(() => app.post('/b', { bodyLimit: -5 }, () => 1), { message: 'ferrule: POST /b: bodyLimit: invalid value: integer `-5`, expected a whole number of 0 or more' });
 });
+
+// Found by a Fastify port: `nullable: true` (Ajv's and OpenAPI 3.0's keyword) was ignored, so
+// a null the schema allows was a 422.
+test("nullable: true allows null, as Ajv reads it, and the document says so in 3.1's words", async () => {
+  const app = new App();
+  const body = { type: 'object', required: ['name'], properties: { name: { type: 'string', nullable: true }, age: { type: 'integer' } } };
+  app.post('/people', { body }, (ctx) => ctx.body);
+  const ok = await app.inject({ method: 'POST', url: '/people', payload: { name: null } });
+  assert.deepStrictEqual([ok.statusCode, ok.json()], [200, { name: null }]);
+  const refused = await app.inject({ method: 'POST', url: '/people', payload: { name: 'ada', age: null } });
+  assert.strictEqual(refused.statusCode, 422);
+  const schema = JSON.stringify(app.openapi());
+  assert.ok(!schema.includes('"nullable"') && schema.includes('["string","null"]'), schema);
+});

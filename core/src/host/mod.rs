@@ -203,6 +203,7 @@ impl<R: Send + Sync + 'static> Host<R> {
     /// (its default) serves it and as FastAPI's router serves `@router.get("/")` (at
     /// `/notes/`). Declared as `""`, only the prefix. The document names the prefix alone.
     pub fn declare_in(&self, group: GroupId, mut spec: RouteSpec, status: i64, data: R) -> Result<Arc<HostRoute<R>>, HostError> {
+        spec.read_nullable();
         let declared_root = spec.path == "/" && group != GroupId::APP;
         spec.path = lock(&self.table).groups.path(group, &spec.path).map_err(HostError::Route)?;
         let slash_twin = (declared_root && spec.path != "/").then(|| format!("{}/", spec.path));
