@@ -139,6 +139,11 @@ def _unchanged(value: Any) -> Any:
     return value
 
 
+class _NeedsPydantic(TypeError):
+    """A union whose members become objects (models, dataclasses): pydantic describes it and
+    picks the member, as FastAPI has it do (a discriminated union too)."""
+
+
 class _Describer:
     def __init__(self, body: bool, response: bool = False) -> None:
         self.body = body
@@ -149,8 +154,13 @@ class _Describer:
         self.named: dict[str, int] = {}
 
     def describe(self, tp: Any) -> TypeInfo:
+        annotated = tp
         tp, extras = strip_annotated(tp)
-        info = self._describe(tp)
+        try:
+            info = self._describe(tp)
+        except _NeedsPydantic as needs:
+            # Described whole, `Annotated` included: `Field(discriminator="kind")` is pydantic's.
+            return self._adapted(annotated, needs)
         constraints = constraint_keywords(extras, info.schema)
         if constraints:
             info = TypeInfo({**info.schema, **constraints}, info.convert, info.optional, info.native)
@@ -179,7 +189,7 @@ class _Describer:
             if optional and self.body:
                 schemas.append({"type": "null"})
             if any(i.convert for i in infos):
-                raise TypeError(f"{tp!r}: unions of types that need conversion are not supported")
+                raise _NeedsPydantic(f"{tp!r}: a union of types that need conversion needs pydantic installed")
             return TypeInfo({"anyOf": schemas}, None, optional)
         if tp is Any or tp is object or tp is typing.Any:
             return TypeInfo({}, None, False)
@@ -311,6 +321,18 @@ class _Describer:
             return info
         self.defs[building.name] = info.schema
         return TypeInfo({"$ref": f"#/$defs/{building.name}"}, info.convert, info.optional)
+
+    def _adapted(self, tp: Any, needs: _NeedsPydantic) -> TypeInfo:
+        """``tp`` (a union that needs conversion) as pydantic's ``TypeAdapter`` describes and
+        validates it: its schema (``$defs`` joining the root's) and ``validate_python``."""
+        try:
+            import pydantic
+        except ImportError:
+            raise TypeError(str(needs)) from None
+        adapter = pydantic.TypeAdapter(tp)
+        schema = adapter.json_schema(mode="serialization" if self.response else "validation")
+        optional = type(None) in typing.get_args(strip_annotated(tp)[0])
+        return TypeInfo(self._hoisted(schema, tp), adapter.validate_python, optional)
 
     def _hoisted(self, schema: dict, tp: type) -> dict:
         """``schema`` (pydantic's or msgspec's) without its ``$defs``, which join the root's:

@@ -83,6 +83,15 @@ impl Components {
                 "$ref" => {
                     out.insert(key.clone(), rewritten_ref(value));
                 }
+                // OpenAPI's discriminator (pydantic writes one for a tagged union): its mapping's
+                // values are references too, found by a FastAPI port pointing at `#/$defs/Cat`.
+                "discriminator" => {
+                    let mut discriminator = value.clone();
+                    if let Some(Json::Object(mapping)) = discriminator.get_mut("mapping") {
+                        mapping.values_mut().for_each(|target| *target = rewritten_ref(target));
+                    }
+                    out.insert(key.clone(), discriminator);
+                }
                 // Values, not schemas: left as they are.
                 "default" | "examples" | "example" | "enum" | "const" => {
                     out.insert(key.clone(), value.clone());
@@ -177,6 +186,25 @@ mod tests {
         assert_eq!(all["Item"]["properties"]["sku"], json!({"type": "string"}));
         assert_eq!(all["Order"]["properties"]["other"], json!({"$ref": "#/components/schemas/Item2"}));
         assert_eq!(all.as_object().unwrap().keys().collect::<Vec<_>>(), ["Item", "Item2", "Order"], "by name, as FastAPI lists them");
+    }
+
+    // Found by a FastAPI port: a tagged union's mapping still pointed at `#/$defs/Cat`, which
+    // the document does not have; client generators failed on it.
+    #[test]
+    fn a_discriminators_mapping_points_at_the_components() {
+        let mut components = Components::default();
+        let schema = json!({
+            "title": "Owner", "type": "object",
+            "properties": {"pet": {
+                "oneOf": [{"$ref": "#/$defs/Cat"}, {"$ref": "#/$defs/Dog"}],
+                "discriminator": {"propertyName": "kind", "mapping": {"cat": "#/$defs/Cat", "dog": "#/$defs/Dog"}}
+            }},
+            "$defs": {"Cat": {"title": "Cat", "type": "object"}, "Dog": {"title": "Dog", "type": "object"}}
+        });
+        components.body_schema(&schema);
+        let all = components.into_json();
+        let discriminator = &all["Owner"]["properties"]["pet"]["discriminator"];
+        assert_eq!(discriminator, &json!({"propertyName": "kind", "mapping": {"cat": "#/components/schemas/Cat", "dog": "#/components/schemas/Dog"}}));
     }
 
     #[test]
