@@ -33,11 +33,18 @@ pub(super) struct Watched<S> {
     frames: Frames,
     /// The last read found nothing waiting.
     found_empty: bool,
+    /// Set while a write waits for the client to read (the last one found the socket full),
+    /// shared with the session, which reads no more until it is cleared (`session::run`).
+    write_blocked: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl<S> Watched<S> {
-    pub(super) fn new(io: S) -> Self {
-        Watched { io, frames: Frames::default(), found_empty: false }
+    pub(super) fn new(io: S, write_blocked: std::sync::Arc<std::sync::atomic::AtomicBool>) -> Self {
+        Watched { io, frames: Frames::default(), found_empty: false, write_blocked }
+    }
+
+    fn wrote<T>(&self, write: &Poll<T>) {
+        self.write_blocked.store(write.is_pending(), std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Whether every byte read so far belongs to a whole message, and the reader has since
@@ -62,11 +69,15 @@ impl<S: AsyncRead + Unpin> AsyncRead for Watched<S> {
 
 impl<S: AsyncWrite + Unpin> AsyncWrite for Watched<S> {
     fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, data: &[u8]) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.io).poll_write(cx, data)
+        let write = Pin::new(&mut self.io).poll_write(cx, data);
+        self.wrote(&write);
+        write
     }
 
     fn poll_write_vectored(mut self: Pin<&mut Self>, cx: &mut Context<'_>, bufs: &[io::IoSlice<'_>]) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.io).poll_write_vectored(cx, bufs)
+        let write = Pin::new(&mut self.io).poll_write_vectored(cx, bufs);
+        self.wrote(&write);
+        write
     }
 
     fn is_write_vectored(&self) -> bool {

@@ -54,7 +54,8 @@ where
         // A quiet connection gives it back (`rest`).
         .read_buffer_size(16 * 1024)
         .write_buffer_size(0);
-    let (mut sink, mut stream) = websocket(Watched::new(io), Vec::new(), config).split();
+    let write_blocked = Arc::new(AtomicBool::new(false));
+    let (mut sink, mut stream) = websocket(Watched::new(io, write_blocked.clone()), Vec::new(), config).split();
     let mut going_away = going_away.unwrap_or_else(|| Box::pin(std::future::pending()));
     // Armed once and moved only when it fires early (as the connection's own deadlines are):
     // a busy connection does not touch the timer per message.
@@ -82,6 +83,17 @@ where
             }
             if let Some(close) = close {
                 break Box::pin(close_from_here(&mut sink, &mut stream, close)).await;
+            }
+            if write_blocked.load(Ordering::Relaxed) {
+                // What tungstenite wrote while reading (its automatic pongs) waits for a client
+                // that does not read: read nothing more until it is out. Found by an attack
+                // probe: a client sending pings and reading nothing grew the server by 40 MB/s,
+                // a queued pong per ping; the send timeout ends a client that never reads.
+                stirred = true;
+                if SinkExt::<Frame>::flush(&mut sink).await.is_err() {
+                    break Closed::new(1006, "the connection broke while writing");
+                }
+                continue;
             }
             let room = socket.has_room();
             let mut rest_due = false;
@@ -437,6 +449,31 @@ mod tests {
         let mut payload = vec![0u8; usize::from(head[1] & 0x7f)];
         io.read_exact(&mut payload).await.unwrap();
         (head[0], payload)
+    }
+
+    // Found by an attack probe: a client that sent one message, then pings without reading
+    // anything, grew the server by 40 MB/s: each ping read queued a pong behind the ones the
+    // client never took. Now the session reads no more until what it wrote is taken, so the
+    // client's own writes stop once the buffers between them are full.
+    #[tokio::test]
+    async fn a_client_that_pings_and_never_reads_is_held_back_not_buffered_for() {
+        let (mut io, _socket, _task) = session(None, None);
+        io.write_all(&frame(true, 0x1, b"hello")).await.unwrap();
+        let ping = frame(true, 0x9, &[b'p'; 125]);
+        let mut sent = 0usize;
+        let until = tokio::time::Instant::now() + Duration::from_secs(3);
+        while tokio::time::Instant::now() < until {
+            match tokio::time::timeout(Duration::from_millis(300), io.write_all(&ping)).await {
+                Ok(written) => {
+                    written.unwrap();
+                    sent += 1;
+                }
+                Err(_) => break, // the server stopped reading
+            }
+        }
+        // 256 KiB each way: about 2,000 pongs fill the server's side, 2,000 pings the client's.
+        assert!(sent < 10_000, "{sent} pings were read from a client that reads nothing");
+        assert!(tokio::time::Instant::now() < until, "the client's writes never stopped");
     }
 
     #[tokio::test]
