@@ -181,15 +181,18 @@ pub fn is_rack_triplet(ruby: &Ruby, array: RArray) -> bool {
 /// An exception from a handler: (the outcome, an error to propagate). `HTTPError` → its
 /// problem; any other exception → logged, bare 500, as Sinatra and Puma rescue `Exception`:
 /// a `NotImplementedError` placeholder or an `exit` must not end the thread that runs
-/// handlers (with every thread gone, the server would stop answering). Only a signal
-/// (`Interrupt`) and a kill (not an exception) are propagated, after a bare 500, so the worker
-/// thread stops as Ruby asked.
+/// handlers (with every thread gone, the server would stop answering). A signal (`Interrupt`)
+/// is propagated, after a bare 500, only on the main thread, the one Ruby delivers signals to
+/// (a Rack call, a test: Ctrl-C stops the program); on a worker thread a block raised it, and
+/// it is the app's error, as under Puma (found by an attack probe: five `raise Interrupt`
+/// requests ended the five worker threads). A kill (not an exception) is always propagated.
 pub fn from_error(ruby: &Ruby, types: &Types, logs: &Logs, label: &str, error: Error) -> (Outcome, Option<Error>) {
     if let ErrorType::Exception(exception) = error.error_type() {
         if exception.is_kind_of(types.http_error(ruby)) {
             return (http_error(exception.as_value()), None);
         }
-        if !exception.is_kind_of(ruby.exception_signal()) {
+        let on_main_thread = ruby.thread_current().as_value().equal(ruby.thread_main().as_value()).unwrap_or(true);
+        if !exception.is_kind_of(ruby.exception_signal()) || !on_main_thread {
             // With its backtrace, where the app's records go (stderr, or the app's Logger).
             logs.handler_failed(label, &format!("{label}: the handler raised {exception:#?}"));
             let class = crate::raw::class_name(*exception);

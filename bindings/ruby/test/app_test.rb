@@ -184,4 +184,21 @@ class AppTest < Minitest::Test
     _, _, body = app.call(Rack::MockRequest.env_for("/who").tap { |env| env.delete("REMOTE_ADDR") })
     assert_equal({ "ip" => "127.0.0.1", "port" => 0 }, JSON.parse(body.join))
   end
+
+  # Found by an attack probe: a block that raised Interrupt (any SignalException) ended the
+  # worker thread that ran it; after threads: of them the server took connections and answered
+  # nothing. A signal reaches the main thread only, so on a worker it is the app's error.
+  def test_a_block_raising_a_signal_exception_is_a_500_and_the_workers_go_on
+    app = Ferrule::App.new(logger: false)
+    app.get("/int") { raise Interrupt }
+    app.before("/filtered") { nil }
+    app.get("/filtered") { raise SignalException, "TERM" }
+    app.get("/ok") { { ok: 1 } }
+    statuses = Object.new.extend(Support).serving(app, threads: 2) do |port|
+      request = ->(path) { Object.new.extend(Support).request(port, "GET", path) }
+      codes = Array.new(3) { request.call("/int").first } + Array.new(3) { request.call("/filtered").first }
+      codes << request.call("/ok").first
+    end
+    assert_equal [500] * 6 + [200], statuses.map(&:to_i)
+  end
 end

@@ -105,8 +105,14 @@ module Ferrule
         raise refusal_error(refusal) if refusal
         chain.pre_handler.each { |hook| __ferrule_run_body(hook) }
         with_given_body(__ferrule_run_body(block))
-      rescue SignalException
-        raise
+      rescue SignalException => e
+        # A signal reaches Ruby's main thread only: there (a Rack call, a test), Ctrl-C stops
+        # the program. On a worker thread a block raised it (`raise Interrupt`): the app's
+        # error, as under Puma; re-raised, it ended the thread, and after +threads:+ of them
+        # the server answered nothing (found by an attack probe).
+        raise if Thread.current.equal?(Thread.main)
+
+        recovered(e, chain, refusal, error_handlers)
       rescue Exception => e # rubocop:disable Lint/RescueException -- as Sinatra: a NotImplementedError placeholder is the app's error too
         recovered(e, chain, refusal, error_handlers)
       end
@@ -117,9 +123,9 @@ module Ferrule
           halted = catch(:halt) { __ferrule_run_filter(filter) }
           @result = halted if halted.is_a?(Halted)
         end
-      rescue SignalException
-        raise
       rescue Exception => e # rubocop:disable Lint/RescueException -- as above
+        raise if e.is_a?(SignalException) && Thread.current.equal?(Thread.main)
+
         if @unanswered
           # The exception the 500 is for stays the one logged.
           warn "ferrule: an after filter raised #{e.class} after #{@unanswered.class}: #{e.message}"
