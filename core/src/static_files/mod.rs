@@ -107,6 +107,11 @@ where
         return not_found();
     }
     let method = request.method().clone();
+    if method == Method::HEAD {
+        // Answered as the GET is, its body left out below: `ServeDir` hands a missing file's
+        // GET to the routes behind it but answers a HEAD itself, so the two differed.
+        *request.method_mut() = Method::GET;
+    }
     // `ServeDir` sees the path below the mount (axum strips the prefix), so a redirect it
     // writes would leave the mount; the client's own path is what a redirect must extend.
     let asked = request.extensions().get::<axum::extract::OriginalUri>().map_or_else(|| request.uri().clone(), |original| original.0.clone());
@@ -114,6 +119,26 @@ where
         // The mount itself, asked without its slash: its index's relative links would resolve
         // against the parent, so send the client to the directory, as for any subdirectory.
         return with_slash(&asked);
+    }
+    // A range unit's name is case-insensitive, and a Range in a unit the server does not know
+    // is ignored (RFC 9110 §14.1, §14.2); `ServeDir` knows `bytes=` as written only (found by
+    // an attack probe: `Bytes=0-3` and `items=0-3` were 416s).
+    if let Some(range) = request.headers().get(header::RANGE) {
+        let text = range.as_bytes();
+        match text.iter().position(|&b| b == b'=') {
+            Some(eq) if text[..eq].eq_ignore_ascii_case(b"bytes") => {
+                if &text[..eq] != b"bytes" {
+                    let mut lower = b"bytes".to_vec();
+                    lower.extend_from_slice(&text[eq..]);
+                    if let Ok(value) = HeaderValue::from_bytes(&lower) {
+                        request.headers_mut().insert(header::RANGE, value);
+                    }
+                }
+            }
+            _ => {
+                request.headers_mut().remove(header::RANGE);
+            }
+        }
     }
     // Several ranges would be a multipart/byteranges answer, which `ServeDir` refuses with 416
     // although the ranges are satisfiable; RFC 9110 §14.2 lets a server ignore Range instead.
@@ -184,6 +209,14 @@ where
     };
     response.headers_mut().insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     if method == Method::HEAD {
+        // A HEAD's Content-Length is what a GET would send (RFC 9110 §8.6): the problems made
+        // here carry none of their own, so the empty body would have said 0 (found by an
+        // attack probe: a 404 that is 94 bytes to a GET).
+        if !response.headers().contains_key(header::CONTENT_LENGTH) {
+            if let Some(length) = hyper::body::Body::size_hint(response.body()).exact() {
+                response.headers_mut().insert(header::CONTENT_LENGTH, HeaderValue::from(length));
+            }
+        }
         *response.body_mut() = Body::empty();
     }
     response

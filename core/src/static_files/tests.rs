@@ -241,3 +241,23 @@ async fn the_metrics_count_a_mounts_files_under_its_prefix_and_a_missing_one_as_
         assert!(text.contains(r#"ferrule_requests_total{route="unmatched",method="GET",status="404"} 2"#), "{prefix}: {text}");
     }
 }
+
+// Found by an attack probe: `Bytes=0-3` and `items=0-3` were 416s (a unit's name is
+// case-insensitive, an unknown unit is ignored: RFC 9110 §14.1-14.2), and a HEAD of a missing
+// file said `content-length: 0` where the GET's problem is longer (RFC 9110 §8.6).
+#[tokio::test]
+async fn a_range_units_case_is_ignored_an_unknown_unit_is_ignored_and_a_head_says_the_gets_length() {
+    let dir = scratch("range-units");
+    let router = router(&dir, "/assets");
+    let ranged = |range: &str| Request::get("/assets/app.js").header(header::RANGE, range).body(axum::body::Body::empty()).unwrap();
+    let (status, _, body) = send(&router, ranged("Bytes=0-6")).await;
+    assert_eq!((status, body.as_slice()), (StatusCode::PARTIAL_CONTENT, &b"console"[..]));
+    let (status, _, body) = send(&router, ranged("items=0-3")).await;
+    assert_eq!((status, body.len()), (StatusCode::OK, 190));
+    let (_, got, body) = send(&router, get("/assets/missing.txt")).await;
+    let head = Request::head("/assets/missing.txt").body(axum::body::Body::empty()).unwrap();
+    let (status, headers, empty) = send(&router, head).await;
+    assert_eq!((status, empty.len()), (StatusCode::NOT_FOUND, 0));
+    assert_eq!(headers[header::CONTENT_LENGTH], body.len().to_string().as_str(), "{}", String::from_utf8_lossy(&body));
+    assert_eq!(got.get(header::CONTENT_LENGTH).map_or(body.len().to_string(), |v| v.to_str().unwrap().to_owned()), body.len().to_string());
+}
