@@ -191,6 +191,9 @@ fn invalid(bytes: &[u8], error: &serde_json::Error, reason: String) -> Issue {
         }
         offset
     };
+    // FastAPI's location is Python's, an index into the decoded text: characters, not bytes
+    // (found by an attack probe: after "éééé" the byte offset was 4 past the character).
+    let offset = bytes[..offset.min(bytes.len())].iter().filter(|&&b| !(0x80..0xC0).contains(&b)).count();
     Issue::new("json_invalid", vec![LocSegment::Key("body".into()), LocSegment::Index(offset)], "JSON decode error", json!({}))
         .with_ctx(json!({"error": reason}))
 }
@@ -586,6 +589,15 @@ mod tests {
         // The extremes of i64 and u64 are exact, and a float written as one stays a float.
         assert_eq!(parse(b"[-9223372036854775808, 18446744073709551615]", MAX_DEPTH).unwrap().to_tree(), json!([i64::MIN, u64::MAX]));
         assert_eq!(parse(b"{\"big\": 1e30, \"s\": \"1234567890123456789012\"}", MAX_DEPTH).unwrap().to_tree()["big"], json!(1e30));
+    }
+
+    // Found by an attack probe: FastAPI (Python's json) says 23, a character index; the byte
+    // offset was 27.
+    #[test]
+    fn a_malformed_bodys_location_counts_characters_not_bytes() {
+        let found = issue(r#"{"name":"éééé","price":x}"#, MAX_DEPTH);
+        assert_eq!(found["loc"], json!(["body", 23]));
+        assert_eq!(issue(r#"{"name":"eeee","price":x}"#, MAX_DEPTH)["loc"], json!(["body", 23]));
     }
 
     #[test]
