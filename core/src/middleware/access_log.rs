@@ -93,7 +93,14 @@ impl Entry {
 
     fn line(&self, method: &http::Method, path: &str, trace_id: Option<&str>) -> String {
         let bytes = self.bytes.map_or_else(|| "-".to_owned(), |n| format!("{n}B"));
-        let id = self.request_id.as_deref().unwrap_or("-");
+        // The client chose its ID: one with a space, a quote or `=` is written quoted, so it
+        // cannot pass for more fields of the line (found by an attack probe: `1 trace=beef
+        // ferrule: GET /admin 200` forged a trace and a second request).
+        let id: std::borrow::Cow<'_, str> = match self.request_id.as_deref() {
+            None => "-".into(),
+            Some(id) if id.bytes().all(|b| b.is_ascii_graphic() && b != b'"' && b != b'=') => id.into(),
+            Some(id) => format!("{id:?}").into(),
+        };
         let trace = trace_id.map_or_else(String::new, |t| format!(" trace={t}"));
         format!("{method} {path} {} {bytes} {:.2}ms id={id}{trace}", self.status, self.duration_ms)
     }
@@ -112,5 +119,14 @@ mod tests {
         assert_eq!((entry.status, entry.bytes, entry.request_id.as_deref()), (201, Some(5), Some("abc")));
         let unknown = Response::builder().status(200).body(http_body_util::StreamBody::new(futures_util::stream::empty::<Result<hyper::body::Frame<bytes::Bytes>, std::io::Error>>())).unwrap();
         assert_eq!(Entry::of(&unknown, std::time::Duration::ZERO).line(&http::Method::GET, "/", None), "GET / 200 - 0.00ms id=-");
+    }
+
+    #[test]
+    fn an_id_that_could_pass_for_more_fields_is_quoted() {
+        let entry = |id: &str| Entry { status: 200, bytes: None, duration_ms: 0.0, request_id: Some(id.to_owned()) };
+        let forged = entry("1 trace=beef ferrule: GET /admin 200").line(&http::Method::GET, "/u", None);
+        assert_eq!(forged, r#"GET /u 200 - 0.00ms id="1 trace=beef ferrule: GET /admin 200""#);
+        assert_eq!(entry("a\"b").line(&http::Method::GET, "/", None), r#"GET / 200 - 0.00ms id="a\"b""#);
+        assert_eq!(entry("req-7/a.b").line(&http::Method::GET, "/", None), "GET / 200 - 0.00ms id=req-7/a.b");
     }
 }
