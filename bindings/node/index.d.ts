@@ -135,8 +135,32 @@ export type Chunk = string | Buffer | Uint8Array;
 export type ChunkSource = AsyncIterable<Chunk> | Iterator<Chunk> | ReadableStream<Uint8Array> | NodeJS.ReadableStream;
 export type HandlerResult = Json | string | Buffer | Response | EventStream | ChunkSource | null | undefined;
 
+/**
+ * Fastify's route generic, `app.get<{ Querystring: Q; Body: B; Params: P; Headers: H }>(…)`:
+ * the types the route's schemas describe, for its handler's `ctx`. Each one given replaces
+ * what is inferred (`params` from the template) or assumed (`any`).
+ */
+export interface RouteGeneric {
+  Params?: unknown;
+  Querystring?: unknown;
+  Body?: unknown;
+  Headers?: unknown;
+  /** Taken for Fastify's sake; a handler may return anything JSON can hold. */
+  Reply?: unknown;
+}
+
+/** `G[K]` when the route generic gives it, else `Default`. */
+type Given<G, K extends keyof RouteGeneric, Default> = G extends { [key in K]-?: infer T } ? T : Default;
+
+/** A route's `ctx`: a Context with the route generic's types in place. */
+export type RouteContext<Path extends string = string, G extends RouteGeneric = {}> =
+  Omit<Context<Path, Given<G, 'Body', any>, Given<G, 'Querystring', Record<string, any>>>, 'params' | 'headers'> & {
+    params: Given<G, 'Params', PathParams<Path>>;
+    headers: Given<G, 'Headers', Record<string, any>>;
+  };
+
 /** A handler that takes a second parameter gets Fastify's `reply` (its code, headers, `send()`). */
-export type Handler<Path extends string = string> = (ctx: Context<Path>, reply: Reply) => HandlerResult | Reply | Promise<HandlerResult | Reply>;
+export type Handler<Path extends string = string, G extends RouteGeneric = {}> = (ctx: RouteContext<Path, G>, reply: Reply) => HandlerResult | Reply | Promise<HandlerResult | Reply>;
 
 /** A JSON Schema (2020-12) object. */
 export type Schema = Record<string, unknown>;
@@ -300,28 +324,28 @@ export interface ListenOptions {
 
 export declare class App {
   constructor(options?: AppOptions);
-  route<P extends string>(method: string | string[], path: P, handler: Handler<P>): this;
-  route<P extends string>(method: string | string[], path: P, options: RouteOptions, handler: Handler<P>): this;
+  route<G extends RouteGeneric = {}, P extends string = string>(method: string | string[], path: P, handler: Handler<P, G>): this;
+  route<G extends RouteGeneric = {}, P extends string = string>(method: string | string[], path: P, options: RouteOptions, handler: Handler<P, G>): this;
   /** Fastify's object form: `route({ method, url, handler, ...options })`. */
-  route<P extends string>(definition: RouteOptions & { method: string | string[]; url: P; handler: Handler<P> }): this;
+  route<G extends RouteGeneric = {}, P extends string = string>(definition: RouteOptions & { method: string | string[]; url: P; handler: Handler<P, G> }): this;
   /** Declares a route from an explicit core RouteSpec (routes described as data). */
   addRoute(spec: Record<string, unknown>, handler: Handler, options?: { status?: number }): this;
   /** The app's OpenAPI 3.1 document (every route declared so far), as served at `openapiUrl`. */
   openapi(): Record<string, any>;
-  get<P extends string>(path: P, handler: Handler<P>): this;
-  get<P extends string>(path: P, options: RouteOptions, handler: Handler<P>): this;
-  post<P extends string>(path: P, handler: Handler<P>): this;
-  post<P extends string>(path: P, options: RouteOptions, handler: Handler<P>): this;
-  put<P extends string>(path: P, handler: Handler<P>): this;
-  put<P extends string>(path: P, options: RouteOptions, handler: Handler<P>): this;
-  patch<P extends string>(path: P, handler: Handler<P>): this;
-  patch<P extends string>(path: P, options: RouteOptions, handler: Handler<P>): this;
-  delete<P extends string>(path: P, handler: Handler<P>): this;
-  delete<P extends string>(path: P, options: RouteOptions, handler: Handler<P>): this;
-  head<P extends string>(path: P, handler: Handler<P>): this;
-  head<P extends string>(path: P, options: RouteOptions, handler: Handler<P>): this;
-  options<P extends string>(path: P, handler: Handler<P>): this;
-  options<P extends string>(path: P, options: RouteOptions, handler: Handler<P>): this;
+  get<G extends RouteGeneric = {}, P extends string = string>(path: P, handler: Handler<P, G>): this;
+  get<G extends RouteGeneric = {}, P extends string = string>(path: P, options: RouteOptions, handler: Handler<P, G>): this;
+  post<G extends RouteGeneric = {}, P extends string = string>(path: P, handler: Handler<P, G>): this;
+  post<G extends RouteGeneric = {}, P extends string = string>(path: P, options: RouteOptions, handler: Handler<P, G>): this;
+  put<G extends RouteGeneric = {}, P extends string = string>(path: P, handler: Handler<P, G>): this;
+  put<G extends RouteGeneric = {}, P extends string = string>(path: P, options: RouteOptions, handler: Handler<P, G>): this;
+  patch<G extends RouteGeneric = {}, P extends string = string>(path: P, handler: Handler<P, G>): this;
+  patch<G extends RouteGeneric = {}, P extends string = string>(path: P, options: RouteOptions, handler: Handler<P, G>): this;
+  delete<G extends RouteGeneric = {}, P extends string = string>(path: P, handler: Handler<P, G>): this;
+  delete<G extends RouteGeneric = {}, P extends string = string>(path: P, options: RouteOptions, handler: Handler<P, G>): this;
+  head<G extends RouteGeneric = {}, P extends string = string>(path: P, handler: Handler<P, G>): this;
+  head<G extends RouteGeneric = {}, P extends string = string>(path: P, options: RouteOptions, handler: Handler<P, G>): this;
+  options<G extends RouteGeneric = {}, P extends string = string>(path: P, handler: Handler<P, G>): this;
+  options<G extends RouteGeneric = {}, P extends string = string>(path: P, options: RouteOptions, handler: Handler<P, G>): this;
   /** A WebSocket route: parameters are validated before the upgrade; the handler gets the socket and the request's values. */
   ws<P extends string>(path: P, handler: SocketHandler<P>): this;
   ws<P extends string>(path: P, options: SocketOptions, handler: SocketHandler<P>): this;
@@ -445,6 +469,8 @@ export declare class WebSocket {
   on(event: 'message', listener: (data: string | Buffer, isBinary: boolean) => void): this;
   on(event: 'close', listener: (code: number, reason: string) => void): this;
   on(event: 'pong', listener: (data: Buffer) => void): this;
+  /** Taken as `ws` takes it; never emitted: a broken connection or protocol ends in 'close' (1006, 1002, …). */
+  on(event: 'error', listener: (error: Error) => void): this;
   once(event: 'message', listener: (data: string | Buffer, isBinary: boolean) => void): this;
   once(event: 'close', listener: (code: number, reason: string) => void): this;
   once(event: 'pong', listener: (data: Buffer) => void): this;
