@@ -19,7 +19,9 @@ response instead), redirects are followed, and cookies the app sets are sent bac
 from __future__ import annotations
 
 import asyncio
+import base64
 import concurrent.futures
+import contextlib
 import email.utils
 import json as jsonlib
 import threading
@@ -88,6 +90,7 @@ class TestResponse:
         self.headers = headers
         self.content = content
         self.history = history
+        self.request: Optional[TestRequest] = None
 
     @property
     def text(self) -> str:
@@ -131,8 +134,42 @@ class TestResponse:
             raise AssertionError(f"{self.status_code} {self.reason_phrase} for {self.method} {self.url}: {self.text[:500]}")
         return self
 
+    # httpx's streaming reads, over the whole body the in-process exchange gathered (a stream
+    # that never ends never answers here, as under Starlette's TestClient).
+    def read(self) -> bytes:
+        return self.content
+
+    def iter_bytes(self, chunk_size: Optional[int] = None) -> Iterator[bytes]:
+        size = chunk_size or max(len(self.content), 1)
+        for start in range(0, len(self.content), size):
+            yield self.content[start : start + size]
+
+    def iter_text(self, chunk_size: Optional[int] = None) -> Iterator[str]:
+        text = self.text
+        size = chunk_size or max(len(text), 1)
+        for start in range(0, len(text), size):
+            yield text[start : start + size]
+
+    def iter_lines(self) -> Iterator[str]:
+        yield from self.text.splitlines()
+
+    def close(self) -> None:
+        pass
+
     def __repr__(self) -> str:
         return f"<TestResponse [{self.status_code}]>"
+
+
+class TestRequest:
+    """``response.request``: what was sent (httpx's ``method``, ``url``, ``headers``, ``content``)."""
+
+    __test__ = False
+
+    def __init__(self, method: str, url: str, headers: Headers, content: bytes) -> None:
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.content = content
 
 
 class TestClient:
@@ -217,12 +254,20 @@ class TestClient:
         files: Any = None,
         json: Any = None,
         follow_redirects: Optional[bool] = None,
+        auth: Optional[Tuple[str, str]] = None,
+        timeout: Any = None,
     ) -> TestResponse:
+        """httpx's call: ``auth=(user, password)`` sends Basic credentials; ``timeout`` is taken
+        and, as by Starlette's TestClient, unused: an in-process request has no network."""
         body, content_type = _encode_body(content, data, files, json)
         target = _target(self.base_url, url, params)
         pairs = [*self.headers, *_pairs(headers)]
         if content_type is not None and not any(name.lower() == "content-type" for name, _ in pairs):
             pairs.append(("content-type", content_type))
+        if auth is not None and not any(name.lower() == "authorization" for name, _ in pairs):
+            user, password = auth
+            credentials = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+            pairs.append(("authorization", f"Basic {credentials}"))
         follow = self.follow_redirects if follow_redirects is None else follow_redirects
         history: list[TestResponse] = []
         while True:
@@ -234,6 +279,16 @@ class TestClient:
             if response.status_code == 303 or (response.status_code in (301, 302) and method.upper() == "POST"):
                 method, body = "GET", b""
                 pairs = [(n, v) for n, v in pairs if n.lower() not in ("content-type", "content-length")]
+
+    @contextlib.contextmanager
+    def stream(self, method: str, url: str, **kwargs: Any) -> Iterator[TestResponse]:
+        """httpx's ``with client.stream("GET", "/events") as response:`` then
+        ``response.iter_lines()``: the response once its body has ended."""
+        response = self.request(method, url, **kwargs)
+        try:
+            yield response
+        finally:
+            response.close()
 
     def get(self, url: str, **kwargs: Any) -> TestResponse:
         return self.request("GET", url, **kwargs)
@@ -335,6 +390,7 @@ class TestClient:
         status, raw_headers, content, _ = self.send_raw(method, path, wire, body)
         headers = Headers((name, value.decode("latin-1")) for name, value in raw_headers)
         response = TestResponse(method, target, status, headers, _decoded(headers, content), list(history))
+        response.request = TestRequest(method, target, Headers((name, value.decode("latin-1")) for name, value in wire), body)
         self._keep_cookies(headers)
         return response
 

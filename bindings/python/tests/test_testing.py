@@ -241,3 +241,27 @@ def test_json_none_sends_no_body_as_httpx_does() -> None:
     with TestClient(app) as client:
         assert client.post("/raw", json=None).json() == {"body": "", "type": None}
         assert client.post("/raw", content="null", headers={"content-type": "application/json"}).json() == {"body": "null", "type": "application/json"}
+
+
+def test_httpx_stream_auth_timeout_and_request_are_taken() -> None:
+    # Found by a FastAPI port: `client.stream(...)` with `iter_lines()`, `auth=`, `timeout=` and
+    # `response.request` were AttributeErrors or TypeErrors.
+    app = App()
+
+    @app.get("/events")
+    def events() -> EventSourceResponse:
+        return EventSourceResponse(iter([{"data": "one"}, {"data": "two"}]))
+
+    @app.get("/who")
+    def who(request: Request) -> dict:
+        return {"authorization": request.headers.get("authorization")}
+
+    client = TestClient(app)
+    with client.stream("GET", "/events", timeout=5) as response:
+        lines = [line for line in response.iter_lines() if line]
+    assert lines == ["data: one", "data: two"]
+    assert b"".join(response.iter_bytes(3)) == response.read()
+    answer = client.get("/who", auth=("ada", "s3cret"), timeout=1.5)
+    assert answer.json() == {"authorization": "Basic YWRhOnMzY3JldA=="}
+    assert answer.request is not None and answer.request.method == "GET"
+    assert answer.request.headers["authorization"] == "Basic YWRhOnMzY3JldA=="
