@@ -206,8 +206,16 @@ impl Response {
             match name {
                 // The core frames the body it sends: a length or coding from the handler that
                 // did not match it would end the response early or run it into the next one
-                // on a kept-alive connection.
-                header::CONTENT_LENGTH | header::TRANSFER_ENCODING => {}
+                // on a kept-alive connection. A stream's declared length is kept, and the
+                // stream held to it (`BodyStream::declare_length`): a download's progress.
+                header::CONTENT_LENGTH => {
+                    if let ResponseBody::Stream(stream) = &mut self.body {
+                        if let Some(length) = value.to_str().ok().and_then(|v| v.trim().parse::<u64>().ok()) {
+                            stream.declare_length(length);
+                        }
+                    }
+                }
+                header::TRANSFER_ENCODING => {}
                 // One body has one type: the handler's last word replaces the body's own.
                 header::CONTENT_TYPE => {
                     self.headers.insert(name, value);

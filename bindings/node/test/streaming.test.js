@@ -173,7 +173,6 @@ test('a quiet event stream is kept alive and ends at close()', async () => {
 
 // Found by a Fastify port: `reply.code(201)` before `return sse(…)` was ignored.
 test("sse() without a status of its own answers with the reply's", async () => {
-  const { App, sse } = require('ferrule');
   const app = new App();
   app.get('/made', (ctx, reply) => {
     reply.code(201).header('x-kind', 'feed');
@@ -186,4 +185,33 @@ test("sse() without a status of its own answers with the reply's", async () => {
   const made = await app.inject('/made');
   assert.deepStrictEqual([made.statusCode, made.headers['x-kind'], made.body], [201, 'feed', 'data: one\n\n']);
   assert.strictEqual((await app.inject('/own')).statusCode, 202);
+});
+
+// Found by a Fastify port: a content-length set on a streamed reply was dropped and the body
+// sent chunked, so a download showed no progress. It is sent, and the stream held to it.
+test('a stream sent with a content-length keeps it, and one that falls short is cut off', async () => {
+  const app = new App();
+  app.get('/file', (ctx, reply) => {
+    reply.header('content-length', 4).type('application/octet-stream');
+    return Readable.from([Buffer.from('ab'), Buffer.from('cd')]);
+  });
+  app.get('/short', (ctx, reply) => {
+    reply.header('content-length', 10);
+    return Readable.from([Buffer.from('abcd')]);
+  });
+  const fetched = (port, path) => new Promise((resolve) => {
+    http.get({ host: '127.0.0.1', port, path }, (res) => {
+      let body = '';
+      res.on('data', (chunk) => { body += chunk; });
+      res.on('end', () => resolve({ complete: res.complete, headers: res.headers, body }));
+      res.on('error', () => resolve({ complete: false, headers: res.headers, body }));
+    });
+  });
+  await serving(app, async (port) => {
+    const file = await fetched(port, '/file');
+    assert.deepStrictEqual([file.complete, file.headers['content-length'], file.headers['transfer-encoding'], file.body], [true, '4', undefined, 'abcd']);
+    const short = await fetched(port, '/short');
+    assert.deepStrictEqual([short.complete, short.headers['content-length']], [false, '10']);
+  });
+  assert.strictEqual((await app.inject('/file')).headers['content-length'], '4');
 });

@@ -520,6 +520,23 @@ class SinatraTest < Minitest::Test
       assert_equal 400, last_response.status
     end
   end
+  # Found by a Sinatra port: send_file read the whole file into memory (150 MB: 295 MB more a
+  # download). A file past one chunk is now read as the client takes it, its length said.
+  def test_send_file_streams_a_large_file_with_its_length
+    Dir.mktmpdir do |dir|
+      path = File.join(dir, "big.bin")
+      File.binwrite(path, ("0123456789" * 30_000) + "END")
+      @app = Ferrule::App.new
+      app.get("/dl") { send_file path, filename: "big.bin" }
+      get "/dl"
+      assert_equal [200, "300003", 'attachment; filename="big.bin"'], [last_response.status, last_response.headers["content-length"], last_response.headers["content-disposition"]]
+      assert_equal [300_003, "END"], [last_response.body.bytesize, last_response.body[-3..]]
+      app.get("/kind") { catch(:halt) { send_file path }.body.class.name }
+      get "/kind"
+      assert_equal "Ferrule::Context::FileChunks", last_response.body, "read in chunks, not whole"
+    end
+  end
+
   # An after filter's status is the answer's in Sinatra, whatever the route answered with; it
   # was ignored for [418, "teapot"], a Rack triplet and a Response.
   def test_an_after_filters_status_wins_over_the_routes_own

@@ -37,6 +37,8 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// The body of a streamed response: chunks in order, or an error that ends it.
 pub struct BodyStream {
     chunks: Pin<Box<dyn Stream<Item = Result<Bytes, BoxError>> + Send>>,
+    /// The length its handler declared (`Content-Length`), sent as the response's and held to.
+    length: Option<u64>,
 }
 
 impl std::fmt::Debug for BodyStream {
@@ -53,7 +55,16 @@ impl BodyStream {
         E: Into<BoxError> + 'static,
     {
         use futures_util::TryStreamExt;
-        BodyStream { chunks: Box::pin(chunks.map_ok(Into::into).map_err(Into::into)) }
+        BodyStream { chunks: Box::pin(chunks.map_ok(Into::into).map_err(Into::into)), length: None }
+    }
+
+    /// The length the producer will send, as its handler declared it (`Content-Length` on a
+    /// streamed file): the response says it, so a client shows a download's progress, and the
+    /// producer is held to it. One that sends more, or ends short, fails as a broken stream
+    /// does (cut off, logged): a length that did not match would leave the client waiting, or
+    /// run the extra bytes into the connection's next response.
+    pub fn declare_length(&mut self, length: u64) {
+        self.length = Some(length);
     }
 
     /// Server-Sent Events: each event encoded as it comes (an event that cannot be encoded
@@ -69,11 +80,17 @@ impl BodyStream {
     /// Logs a failure with the route that produced it; an event stream then ends normally,
     /// a byte stream ends with the error (see the module's doc).
     pub(crate) fn logged(self, route: Arc<str>, event_stream: bool) -> Self {
-        BodyStream { chunks: Box::pin(Logged { chunks: self.chunks, route, event_stream, done: false, failed: None }) }
+        // An event stream has no length: its events go on until it ends.
+        let length = self.length.filter(|_| !event_stream);
+        let logged = Logged { chunks: self.chunks, route, event_stream, done: false, failed: None, remaining: length, declared: length.unwrap_or(0) };
+        BodyStream { chunks: Box::pin(logged), length }
     }
 
     pub(crate) fn into_body(self) -> axum::body::Body {
-        axum::body::Body::from_stream(self.chunks)
+        match self.length {
+            Some(length) => axum::body::Body::new(Declared { chunks: self.chunks, length }),
+            None => axum::body::Body::from_stream(self.chunks),
+        }
     }
 }
 
@@ -104,6 +121,44 @@ struct Logged {
     done: bool,
     /// A byte stream's failure, passed on at the next poll (see below).
     failed: Option<BoxError>,
+    /// What is left of a declared length, and the length.
+    remaining: Option<u64>,
+    declared: u64,
+}
+
+impl Logged {
+    /// Holds `item` to the declared length: a chunk past it, or an end before it, is a failure.
+    fn within_length(&mut self, item: Option<Result<Bytes, BoxError>>) -> Option<Result<Bytes, BoxError>> {
+        let Some(remaining) = self.remaining.as_mut() else { return item };
+        match item {
+            Some(Ok(chunk)) if chunk.len() as u64 > *remaining => Some(Err(Box::new(StreamFailed(format!("the stream sent more than the {} bytes its Content-Length declares", self.declared))))),
+            Some(Ok(chunk)) => {
+                *remaining -= chunk.len() as u64;
+                Some(Ok(chunk))
+            }
+            None if *remaining > 0 => Some(Err(Box::new(StreamFailed(format!("the stream ended {} bytes short of its Content-Length", *remaining))))),
+            other => other,
+        }
+    }
+}
+
+/// A stream whose length is known: hyper sends it with that `Content-Length`.
+struct Declared {
+    chunks: Pin<Box<dyn Stream<Item = Result<Bytes, BoxError>> + Send>>,
+    length: u64,
+}
+
+impl hyper::body::Body for Declared {
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<hyper::body::Frame<Bytes>, BoxError>>> {
+        self.chunks.as_mut().poll_next(cx).map(|item| item.map(|chunk| chunk.map(hyper::body::Frame::data)))
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        hyper::body::SizeHint::with_exact(self.length)
+    }
 }
 
 impl Stream for Logged {
@@ -117,7 +172,8 @@ impl Stream for Logged {
         if self.done {
             return Poll::Ready(None);
         }
-        match std::task::ready!(self.chunks.as_mut().poll_next(cx)) {
+        let item = std::task::ready!(self.chunks.as_mut().poll_next(cx));
+        match self.within_length(item) {
             Some(Err(error)) => {
                 tracing::error!(target: "ferrule::handler", route = %self.route, "stream of {} failed: {error}", self.route);
                 if self.event_stream {

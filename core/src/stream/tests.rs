@@ -61,3 +61,27 @@ fn an_event_field_outside_the_five_is_named_in_its_error() {
     assert!(error.contains("no field \"d\"") && error.contains("give it as data"), "{error}");
     assert!(unknown_field("Data").is_some(), "names are exact, as in every language's own spelling");
 }
+
+// Found by a Fastify port and a Sinatra port: a stream's Content-Length was dropped, so a
+// download showed no progress (and Ruby's send_file read whole files into memory to keep it).
+#[tokio::test]
+async fn a_declared_length_is_sent_and_the_stream_is_held_to_it() {
+    use hyper::body::Body as _;
+    let chunks = |parts: &'static [&'static [u8]]| futures_util::stream::iter(parts.iter().map(|p| Ok::<_, BoxError>(Bytes::from_static(p))));
+    let declared = |parts: &'static [&'static [u8]], length: u64| {
+        let mut stream = BodyStream::new(chunks(parts));
+        stream.declare_length(length);
+        stream.logged("GET /file".into(), false)
+    };
+    let exact: Vec<_> = declared(&[b"abc", b"de"], 5).collect().await;
+    assert!(exact.iter().all(Result::is_ok) && exact.len() == 2);
+    assert_eq!(declared(&[b"abc"], 3).into_body().size_hint().exact(), Some(3), "hyper sends it as Content-Length");
+    let long: Vec<_> = declared(&[b"abc", b"de"], 4).collect().await;
+    assert!(long[0].is_ok() && long.last().unwrap().is_err(), "a chunk past the length fails the stream");
+    let short: Vec<_> = declared(&[b"ab"], 5).collect().await;
+    assert!(short[0].is_ok() && short.last().unwrap().is_err(), "an end before the length fails it");
+    // An event stream has no length.
+    let mut events = BodyStream::new(chunks(&[b"data: x\n\n"]));
+    events.declare_length(3);
+    assert_eq!(events.logged("GET /e".into(), true).into_body().size_hint().exact(), None);
+}

@@ -321,7 +321,28 @@ module Ferrule
       attachment(filename || path, disposition || :attachment) if disposition || filename
       self.last_modified(last_modified || File.mtime(path))
       status(status) if status
-      halt File.binread(path)
+      # Read in chunks as the client takes them, with its length said (a download's progress):
+      # read whole, a 150 MB file cost 295 MB a download (found by a Sinatra port).
+      size = File.size(path)
+      halt File.binread(path) if size <= FileChunks::SIZE
+
+      headers("content-length" => size.to_s)
+      halt FileChunks.new(path)
+    end
+
+    # A file's bytes, a chunk at a time, for +send_file+ (a Rack body: +each+).
+    class FileChunks
+      SIZE = 64 * 1024
+
+      def initialize(path) = @path = path
+
+      def each
+        File.open(@path, "rb") do |file|
+          while (chunk = file.read(SIZE))
+            yield chunk
+          end
+        end
+      end
     end
 
     # Sinatra's +logger+: a Logger on stderr (the rack.logger a middleware set, when there is one).
