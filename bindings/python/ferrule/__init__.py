@@ -25,6 +25,7 @@ from .staticfiles import StaticFiles
 from .websocket import WebSocket, WebSocketDisconnect
 from .responses import (
     EventSourceResponse,
+    FileResponse,
     HTMLResponse,
     HTTPException,
     JSONResponse,
@@ -45,6 +46,7 @@ __all__ = [
     "Depends",
     "DrainTimeout",
     "EventSourceResponse",
+    "FileResponse",
     "Field",
     "File",
     "Form",

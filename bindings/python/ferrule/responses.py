@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime
 import email.utils
 import http
+import os
 import re
 import string
 import urllib.parse
@@ -353,6 +354,53 @@ class StreamingResponse(Response):
     ) -> None:
         super().__init__(status=status_code, headers=headers, media_type=media_type)
         self.stream = content
+
+
+class FileResponse(StreamingResponse):
+    """Starlette's ``FileResponse``: the file at ``path``, read in chunks as the client takes
+    them (on the stream threads, as a sync stream is), with its ``content-length``,
+    ``last-modified`` and ``etag``; its type from ``media_type`` or its name; with
+    ``filename``, a ``content-disposition`` (``content_disposition_type``, "attachment" by
+    default) naming it. The file is read as it is when the response is made; a file that
+    shrinks before it is sent is cut off. ``Range`` is not answered (the whole file is sent,
+    200); a directory of files is better mounted (``app.mount_static``), which answers it."""
+
+    chunk_size = 64 * 1024
+
+    def __init__(
+        self,
+        path: Union[str, "os.PathLike[str]"],
+        status_code: int = 200,
+        headers: Optional[Headers] = None,
+        media_type: Optional[str] = None,
+        filename: Optional[str] = None,
+        content_disposition_type: str = "attachment",
+    ) -> None:
+        import hashlib
+        import mimetypes
+
+        path = os.fspath(path)
+        stat = os.stat(path)
+        if media_type is None:
+            media_type = mimetypes.guess_type(filename or path)[0] or "application/octet-stream"
+        super().__init__(self._chunks(path), status_code=status_code, headers=headers, media_type=media_type)
+        self.path = path
+        self.headers.setdefault("content-length", str(stat.st_size))
+        self.headers.setdefault("last-modified", email.utils.formatdate(stat.st_mtime, usegmt=True))
+        self.headers.setdefault("etag", '"' + hashlib.md5(f"{stat.st_mtime}-{stat.st_size}".encode(), usedforsecurity=False).hexdigest() + '"')
+        if filename is not None:
+            quoted = urllib.parse.quote(filename)
+            if quoted != filename:
+                disposition = f"{content_disposition_type}; filename*=utf-8''{quoted}"
+            else:
+                disposition = f'{content_disposition_type}; filename="{filename}"'
+            self.headers.setdefault("content-disposition", disposition)
+
+    @classmethod
+    def _chunks(cls, path: str) -> Iterator[bytes]:
+        with open(path, "rb") as file:
+            while chunk := file.read(cls.chunk_size):
+                yield chunk
 
 
 class ServerSentEvent:

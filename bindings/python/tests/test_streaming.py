@@ -13,7 +13,7 @@ from typing import AsyncIterator, Iterator
 
 import pytest
 
-from ferrule import App, EventSourceResponse, Request, ServerSentEvent, StreamingResponse
+from ferrule import App, EventSourceResponse, FileResponse, Request, ServerSentEvent, StreamingResponse
 
 from support import request, serving
 
@@ -279,3 +279,32 @@ def test_many_sync_streams_share_a_bounded_pool_of_threads() -> None:
         while len(closed) < 100 and time.monotonic() < deadline:
             time.sleep(0.05)
         assert len(closed) == 100, "every generator was closed when its client left"
+
+
+def test_a_file_response_streams_the_file_with_its_length_type_and_validators(tmp_path) -> None:
+    # Found by a FastAPI port: there was no FileResponse, so a download was read whole into
+    # memory (`Response(open(p, "rb").read())`) and went without validators.
+    from ferrule.testing import TestClient
+
+    report = tmp_path / "report.pdf"
+    report.write_bytes(b"%PDF" + bytes(range(256)) * 1000)
+    app = App()
+
+    @app.get("/report")
+    def get_report() -> FileResponse:
+        return FileResponse(report, filename="report.pdf")
+
+    @app.get("/inline")
+    def inline() -> FileResponse:
+        return FileResponse(str(report), media_type="application/x-report", filename="résumé.pdf", content_disposition_type="inline")
+
+    client = TestClient(app)
+    answer = client.get("/report")
+    assert answer.status_code == 200 and answer.content == report.read_bytes()
+    assert answer.headers["content-length"] == str(report.stat().st_size)
+    assert answer.headers["content-type"] == "application/pdf"
+    assert answer.headers["content-disposition"] == 'attachment; filename="report.pdf"'
+    assert answer.headers["etag"].startswith('"') and "last-modified" in answer.headers
+    named = client.get("/inline")
+    assert named.headers["content-type"] == "application/x-report"
+    assert named.headers["content-disposition"] == "inline; filename*=utf-8''r%C3%A9sum%C3%A9.pdf"
