@@ -246,4 +246,23 @@ class WebSocketTest < Minitest::Test
     error = assert_raises(ArgumentError) { app.websocket("/x", body_limit: 5) { |_ws, _req| nil } }
     assert_match(/unknown websocket option/, error.message)
   end
+
+  # Found by a Sinatra port: helpers, params, request and session were NoMethodErrors in a
+  # WebSocket block (it ran outside any request context), so real code closed with 1011 at once.
+  def test_a_websocket_block_runs_in_its_handshakes_context_with_helpers_params_and_session
+    app = Ferrule::App.new
+    app.sessions(secret: "k" * 64)
+    app.helpers { def shout(text) = text.upcase }
+    app.websocket("/echo/{room}") do |ws|
+      who = "#{params[:room]}:#{request.path_info}:#{session[:user].inspect}"
+      ws.on(:message) { |text| ws.send("#{shout(text)} #{who}") }
+    end
+    serving(app) do |port|
+      client = WsClient.new(port, "/echo/lobby")
+      assert client.open?
+      client.driver { |d| d.text("hi") }
+      assert_equal "HI lobby:/echo/lobby:nil", client.receive
+      client.shutdown
+    end
+  end
 end

@@ -271,7 +271,11 @@ module Ferrule
       spec = spec("GET", path, options)
       spec["websocket"] = { "subprotocols" => Array(subprotocols).map(&:to_s) }
       spec["websocket"]["max_message_bytes"] = max_message_bytes if max_message_bytes
-      declare(spec, 200, handler, group: group)
+      # In the handshake's Context, as a route block is (found by a Sinatra port: helpers,
+      # +params+, +request+ and +session+ were NoMethodErrors in the block, so the socket
+      # closed with 1011 at once); its callbacks, closures, keep that context.
+      context_class = @context_class
+      declare(spec, 200, ->(ws, request) { context_class.new(request, 200).instance_exec(ws, request, &handler) }, group: group, block: handler)
       self
     end
 
