@@ -793,6 +793,17 @@ class App(_Routes):
         """The port being served, while serving."""
         return self._server.port if self._server is not None else None
 
+    async def __call__(self, scope: Mapping[str, Any], receive: Callable[[], Any], send: Callable[[Any], Any]) -> None:
+        """An ASGI server (``uvicorn main:app``) calls the app: Ferrule is its own server, and
+        says so once, at startup, where uvicorn prints it and stops (found by a FastAPI port:
+        uvicorn served, and every request was a 500 for ``'App' object is not callable``)."""
+        message = "a Ferrule App is its own server, not an ASGI application: serve it with `python -m ferrule module:app` (or app.run())"
+        if scope.get("type") == "lifespan":
+            await receive()
+            await send({"type": "lifespan.startup.failed", "message": message})
+            return
+        raise TypeError(message)
+
     def run(self, host: str = "127.0.0.1", port: int = 8000, *, workers: int = 1, threads: Optional[int] = None) -> None:
         """Serves until SIGINT or SIGTERM, then drains and returns. ``workers > 1`` forks that
         many processes sharing the port. Uses uvloop when it is installed."""

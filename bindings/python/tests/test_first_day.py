@@ -601,3 +601,27 @@ def test_a_blocking_def_handler_takes_background_tasks() -> None:
         while not ran and time.monotonic() < deadline:
             time.sleep(0.01)
         assert ran == ["later"]
+
+
+def test_an_asgi_server_is_told_at_startup_that_the_app_is_its_own_server() -> None:
+    # Found by a FastAPI port: `uvicorn main:app` started, then answered every request with a
+    # 500 ("'App' object is not callable"). Its lifespan startup now fails with one line that
+    # names the way to serve, which uvicorn prints before it exits.
+    import asyncio
+
+    from ferrule import App
+
+    app = App()
+    sent: list[dict] = []
+
+    async def receive() -> dict:
+        return {"type": "lifespan.startup"}
+
+    async def send(message: dict) -> None:
+        sent.append(message)
+
+    asyncio.run(app({"type": "lifespan"}, receive, send))
+    assert sent[0]["type"] == "lifespan.startup.failed"
+    assert "python -m ferrule module:app" in sent[0]["message"]
+    with pytest.raises(TypeError, match="not an ASGI application"):
+        asyncio.run(app({"type": "http"}, receive, send))
