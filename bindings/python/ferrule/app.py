@@ -42,6 +42,8 @@ _ROUTE_OPTIONS = (
     "response_model_exclude_unset",
     "response_model_exclude_none",
     "response_model_exclude_defaults",
+    "response_model_by_alias",
+    "response_description",
 )
 _UNSET: Any = object()
 
@@ -206,6 +208,10 @@ class _Routes:
 
         route_dependencies = [*self._dependencies, *options.pop("dependencies", [])]
         exclude = {flag: bool(options.pop(f"response_model_exclude_{flag}", False)) for flag in ("unset", "none", "defaults")}
+        # FastAPI's default; models are always sent by alias here.
+        if not options.pop("response_model_by_alias", True):
+            raise ValueError("response_model_by_alias=False is not supported: responses are sent by alias (FastAPI's default); give the fields no alias")
+        response_description = options.pop("response_description", None)
         tags = [*self._tags, *options.pop("tags", [])] if self._tags or "tags" in options else None
 
         def register(handler: Handler) -> Handler:
@@ -224,7 +230,8 @@ class _Routes:
                 from .response_model import without_defaults
 
                 answers = without_defaults(answers)
-            responses = {"responses": {str(status_code): {"schema": answers}}} if answers is not None else {}
+            described = {"description": response_description} if response_description is not None else {}
+            responses = {"responses": {str(status_code): {"schema": answers, **described}}} if answers is not None else {}
             arguments, chained, in_pool = analysis.arguments, False, blocking
             if analysis.dependencies or dependencies:
                 called, arguments = _resolved(handler, analysis, dependencies, status_code)

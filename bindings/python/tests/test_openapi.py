@@ -263,3 +263,25 @@ def test_the_documents_are_valid_openapi_3_1() -> None:
 
     validate(app.openapi())  # raises on anything OpenAPI 3.1 (and its JSON Schema dialect) refuses
     validate(App(servers=[{"url": "https://api.example.com"}]).openapi())
+
+
+def test_response_description_and_response_model_by_alias_are_fastapis() -> None:
+    # Found by a FastAPI port: both were unknown options, a TypeError at the decorator, so
+    # the module did not import.
+    from pydantic import BaseModel
+
+    from ferrule.testing import TestClient
+
+    class Item(BaseModel):
+        name: str
+
+    app = App()
+
+    @app.get("/item", response_description="The item asked for", response_model_by_alias=True, response_model=Item)
+    def item():
+        return Item(name="pen")
+
+    document = TestClient(app).get("/openapi.json").json()
+    assert document["paths"]["/item"]["get"]["responses"]["200"]["description"] == "The item asked for"
+    with pytest.raises(ValueError, match="response_model_by_alias=False is not supported"):
+        app.get("/other", response_model_by_alias=False, response_model=Item)(item)
