@@ -199,7 +199,11 @@ def _recovered(chain: Chain, request: Any, exc: Exception, call: Any) -> Any:
             hook(request, exc)
     handler = chain.registry.handler_for(exc)
     if handler is not None:
-        return handler(request, exc)
+        try:
+            answer = handler(request, exc)
+        except Exception as raised:
+            return _handler_raised(chain, request, handler, raised, call)
+        return _guarded(chain, request, handler, answer, call) if inspect.isawaitable(answer) else answer
     last_resort = chain.registry.server_error_handler(exc)
     if last_resort is None:
         return _default(exc, call)
@@ -208,6 +212,27 @@ def _recovered(chain: Chain, request: Any, exc: Exception, call: Any) -> Any:
     if inspect.isawaitable(answer):
         return _server_error_awaited(answer)
     return _server_error(answer)
+
+
+def _handler_raised(chain: Chain, request: Any, handler: Callable[..., Any], raised: Exception, call: Any) -> Any:
+    """An exception handler that raised: what it raised goes to the last resort (the handler
+    for ``Exception`` or 500), as Starlette's ``ServerErrorMiddleware`` takes it, or is a bare
+    500 (found by a FastAPI port: the last resort never saw it)."""
+    last_resort = chain.registry.last_resort
+    if last_resort is None or last_resort is handler:
+        raise raised
+    _report(raised, call)
+    answer = last_resort(request, raised)
+    if inspect.isawaitable(answer):
+        return _server_error_awaited(answer)
+    return _server_error(answer)
+
+
+async def _guarded(chain: Chain, request: Any, handler: Callable[..., Any], answer: Awaitable[Any], call: Any) -> Any:
+    try:
+        return await answer
+    except Exception as raised:
+        return await _maybe(_handler_raised(chain, request, handler, raised, call))
 
 
 def _report(exc: Exception, call: Any) -> None:
@@ -239,7 +264,12 @@ async def _recovered_async(chain: Chain, request: Any, exc: Exception, call: Any
             await _maybe(hook(request, exc))
     handler = chain.registry.handler_for(exc)
     if handler is not None:
-        return await _maybe(handler(request, exc))
+        try:
+            return await _maybe(handler(request, exc))
+        except Exception as raised:
+            if not last_resort_here:
+                raise  # the last resort answers outside the middleware
+            return await _maybe(_handler_raised(chain, request, handler, raised, call))
     last_resort = chain.registry.server_error_handler(exc)
     if last_resort is None or not last_resort_here:
         return _default(exc, call)

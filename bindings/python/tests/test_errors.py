@@ -279,3 +279,40 @@ def test_an_http_exception_without_detail_reads_as_its_reason_phrase() -> None:
 
     answer = TestClient(bare).get("/taken")
     assert answer.status_code == 409 and "detail" not in answer.json(), answer.json()
+
+
+class Boom(Exception):
+    pass
+
+
+def test_an_exception_handler_that_raises_hands_its_exception_to_the_last_resort() -> None:
+    # Found by a FastAPI port: a handler for Boom that raised gave a bare 500; Starlette hands
+    # what it raised to the handler for Exception (its ServerErrorMiddleware).
+    from ferrule.responses import JSONResponse
+    from ferrule.testing import TestClient
+
+    app = App()
+
+    @app.exception_handler(Boom)
+    def on_boom(request, exc):
+        raise RuntimeError("the handler failed")
+
+    @app.exception_handler(ValueError)
+    async def on_value(request, exc):
+        raise KeyError("the async handler failed")
+
+    @app.exception_handler(Exception)
+    def last_resort(request, exc):
+        return JSONResponse({"oops": type(exc).__name__}, status_code=500)
+
+    @app.get("/sync")
+    def sync_route() -> dict:
+        raise Boom()
+
+    @app.get("/async")
+    async def async_route() -> dict:
+        raise ValueError()
+
+    client = TestClient(app, raise_server_exceptions=False)
+    assert client.get("/sync").json() == {"oops": "RuntimeError"}
+    assert client.get("/async").json() == {"oops": "KeyError"}
