@@ -1183,7 +1183,7 @@ class Dispatcher {
   /** A handler for errors (or the answer it gave) that failed: a bare 500. */
   failHooked(id, ctx, error) {
     handlerError(this.logger, ctx, 'a hook threw', error);
-    this.native.fail(id, error && error.name ? `${error.name} thrown by a hook` : 'a hook failed');
+    this.native.fail(id, error && error.name ? `${error.name} thrown by a hook` : 'a hook failed', true);
   }
 
   /**
@@ -2046,13 +2046,13 @@ function failWith(native, id, error, ctx, logger) {
       native.failHttp(id, http.status, http.detail, flatHeaders(http.headers));
     } catch (unreadable) {
       handlerError(logger, ctx, "the handler's HttpError cannot be sent", unreadable);
-      native.fail(id, 'threw an HttpError whose headers cannot be read');
+      native.fail(id, 'threw an HttpError whose headers cannot be read', true);
     }
     return;
   }
   // The server's log gets the stack; the client gets a bare 500.
   handlerError(logger, ctx, 'the handler threw', error);
-  native.fail(id, error && error.name ? `${error.name} thrown` : 'a non-Error value thrown');
+  native.fail(id, error && error.name ? `${error.name} thrown` : 'a non-Error value thrown', true);
 }
 
 /** The primary process of `listen({ workers })`: forks, forwards signals, waits. */

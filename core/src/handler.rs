@@ -79,6 +79,9 @@ where
 pub struct HandlerError {
     kind: HandlerErrorKind,
     message: String,
+    /// The binding has logged the failure already, with what only it has (the exception's
+    /// traceback or stack): the core writes no second line for it.
+    reported: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,11 +94,21 @@ pub enum HandlerErrorKind {
 
 impl HandlerError {
     pub fn new(message: impl Into<String>) -> Self {
-        HandlerError { kind: HandlerErrorKind::Failed, message: message.into() }
+        HandlerError { kind: HandlerErrorKind::Failed, message: message.into(), reported: false }
+    }
+
+    /// A failure the binding has logged itself (an exception, with its traceback): a 500, and
+    /// no line of the core's beside the binding's (every failure was logged twice before).
+    pub fn reported(message: impl Into<String>) -> Self {
+        HandlerError { kind: HandlerErrorKind::Failed, message: message.into(), reported: true }
     }
 
     pub fn overloaded(message: impl Into<String>) -> Self {
-        HandlerError { kind: HandlerErrorKind::Overloaded, message: message.into() }
+        HandlerError { kind: HandlerErrorKind::Overloaded, message: message.into(), reported: false }
+    }
+
+    pub fn is_reported(&self) -> bool {
+        self.reported
     }
 
     pub fn kind(&self) -> HandlerErrorKind {

@@ -283,7 +283,9 @@ pub(crate) async fn answer(label: &Arc<str>, responses: Option<&ResponseRules>, 
         // request a moment before the timer above fires: that is still the deadline.
         Ok(Err(_)) if deadline.is_some_and(|d| Instant::now() >= d) => too_late(timeout.unwrap_or_default()),
         Ok(Err(error)) => {
-            tracing::error!(target: "ferrule::handler", route = %label, "handler for {label} failed: {}", error.message());
+            if !error.is_reported() {
+                tracing::error!(target: "ferrule::handler", route = %label, "handler for {label} failed: {}", error.message());
+            }
             Problem::internal().into_http()
         }
         Err(_) => {

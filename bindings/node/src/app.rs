@@ -739,9 +739,11 @@ impl NativeApp {
     /// Answers request `id` after its handler threw anything else (or its result could not be
     /// sent): a bare 500 that leaks nothing; `log` is for the server's log.
     #[napi]
-    pub fn fail(&self, id: u32, log: String) -> Result<()> {
+    pub fn fail(&self, id: u32, log: String, logged: Option<bool>) -> Result<()> {
         let Some((reply, _, _, inbox)) = self.take(id) else { return Ok(()) };
-        inbox.answer(reply, Err(HandlerError::new(log)));
+        // `logged`: the glue wrote the error (with its stack) already; the core adds no line.
+        let error = if logged == Some(true) { HandlerError::reported(log) } else { HandlerError::new(log) };
+        inbox.answer(reply, Err(error));
         Ok(())
     }
 

@@ -53,8 +53,9 @@ test('a pino-compatible logger gets the startup line, access records with fields
   assert.strictEqual(thrown.level, 'error');
   assert.strictEqual(thrown.message, 'GET /boom: the handler threw');
   assert.ok(thrown.fields.err instanceof RangeError);
-  const summary = calls.find((c) => c.fields.target === 'ferrule::handler' && !c.fields.err);
-  assert.strictEqual(summary.fields.route, 'GET /boom');
+  // One record per failure: the core writes no line of its own beside the glue's (each was
+  // logged twice before, found by every probe).
+  assert.strictEqual(calls.filter((c) => c.fields.target === 'ferrule::handler').length, 1, JSON.stringify(calls.map((c) => c.message)));
 });
 
 test('logLevel leaves out what is below it', async () => {

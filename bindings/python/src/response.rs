@@ -79,7 +79,8 @@ pub fn from_exception_in(py: Python<'_>, dispatcher: &Dispatcher, label: &str, e
         error.display(py);
     }
     let kind = value.get_type().name().map(|n| n.to_string()).unwrap_or_default();
-    Err(HandlerError::new(format!("{kind} raised")))
+    // Logged above, with its traceback: the core adds no line of its own.
+    Err(HandlerError::reported(format!("{kind} raised")))
 }
 
 /// What happens to every exception that makes a 500, answered by the app's server-error

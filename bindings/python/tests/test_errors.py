@@ -316,3 +316,22 @@ def test_an_exception_handler_that_raises_hands_its_exception_to_the_last_resort
     client = TestClient(app, raise_server_exceptions=False)
     assert client.get("/sync").json() == {"oops": "RuntimeError"}
     assert client.get("/async").json() == {"oops": "KeyError"}
+
+
+def test_a_raised_exception_is_logged_once_with_its_traceback(caplog, capfd) -> None:
+    # Found by every probe: each failure was two ERROR records, the binding's traceback and
+    # the core's "handler for GET /x failed: RuntimeError raised".
+    from ferrule.testing import TestClient
+
+    app = App()
+
+    @app.get("/x")
+    def failing() -> dict:
+        raise RuntimeError("one record")
+
+    with caplog.at_level("ERROR"):
+        assert TestClient(app, raise_server_exceptions=False).get("/x").status_code == 500
+    errors = [record for record in caplog.records if record.levelname == "ERROR"]
+    assert [record.getMessage() for record in errors] == ["GET /x raised an exception"], [r.getMessage() for r in errors]
+    assert errors[0].exc_info is not None and isinstance(errors[0].exc_info[1], RuntimeError)
+    assert "handler for GET /x failed" not in capfd.readouterr().err

@@ -196,7 +196,7 @@ pub fn from_error(ruby: &Ruby, types: &Types, logs: &Logs, label: &str, error: E
             // With its backtrace, where the app's records go (stderr, or the app's Logger).
             logs.handler_failed(label, &format!("{label}: the handler raised {exception:#?}"));
             let class = crate::raw::class_name(*exception);
-            return (Err(HandlerError::new(format!("{class} raised"))), None);
+            return (Err(HandlerError::reported(format!("{class} raised"))), None);
         }
     }
     if let ErrorType::Error(class, message) = error.error_type() {
