@@ -33,6 +33,9 @@ const NOT_OFFERED = {
  * `headers()`, `type()`, `getHeader()`, `removeHeader()`, `send()`. A hook that sends ends the
  * chain: the handler is not called.
  */
+/** What `callNotFound()` sends: the dispatcher answers it as a 404 no route took. */
+const NOT_FOUND = Symbol('ferrule.callNotFound');
+
 class Reply {
   constructor(statusCode) {
     this._statusCode = statusCode;
@@ -114,6 +117,16 @@ class Reply {
   }
 
   /**
+   * Fastify's `reply.callNotFound()`: answers as if no route had taken the request — the
+   * scope's not-found handler (`setNotFoundHandler`), else the core's 404 — with the onSend
+   * hooks after it.
+   */
+  callNotFound() {
+    this.send(NOT_FOUND);
+    return this;
+  }
+
+  /**
    * Answers with `payload`. A second call is ignored with a warning, as Fastify's is: the
    * first answer stands (`if (bad) reply.code(400).send(…)` without a `return`). An Error is
    * answered as the handler's failure would be (its `statusCode`, the error handler).
@@ -191,4 +204,4 @@ function callHookNow(hook, arity, ctx, reply, payload) {
   });
 }
 
-module.exports = { PHASE_OF, NOT_OFFERED, Reply, callHook, callHookNow, isThenable };
+module.exports = { PHASE_OF, NOT_OFFERED, NOT_FOUND, Reply, callHook, callHookNow, isThenable };

@@ -428,6 +428,8 @@ export interface Reply {
   send(payload?: unknown): this;
   /** A 302 (or `code`, or what `code()` set) to `url`. */
   redirect(url: string, code?: number): this;
+  /** Answers as if no route had taken the request: the scope's not-found handler, else the core's 404. */
+  callNotFound(): this;
 }
 
 export interface SocketOptions {

@@ -19,7 +19,7 @@ const native = require('./ferrule.node');
 const EVENT_FIELDS = new Set(native.eventFields());
 const unknownEventField = native.unknownEventField;
 const { WebSocket, Sockets } = require('./websocket.js');
-const { PHASE_OF, NOT_OFFERED, Reply, callHook, callHookNow, isThenable } = require('./hooks.js');
+const { PHASE_OF, NOT_OFFERED, NOT_FOUND, Reply, callHook, callHookNow, isThenable } = require('./hooks.js');
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'];
 /** The descriptor a worker process finds the primary's listening socket on (see supervise). */
@@ -1089,6 +1089,12 @@ class Dispatcher {
       }
     } catch (error) {
       return this.recoverHooked(id, route, ctx, chain, reply, refused, refusal, error);
+    }
+    // `reply.callNotFound()`: answered as a request no route took (its scope's not-found handler).
+    if (reply.payload === NOT_FOUND) {
+      const notFound = { status: 404, problem: native.problemBody(404, 'No route matches this path.'), headers: [] };
+      const error = refusalError(notFound);
+      return this.recoverHooked(id, -1, ctx, chain, reply, error, notFound, error);
     }
     // `reply.send(error)`, in a hook or the handler: answered as if it had thrown (Fastify's).
     if (reply.payload instanceof Error) return this.recoverHooked(id, route, ctx, chain, reply, refused, refusal, reply.payload);

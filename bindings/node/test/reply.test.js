@@ -277,3 +277,22 @@ test('a route or hook declared while the app listens is refused, and accepted ag
   app.get('/late', () => 'late');
   assert.strictEqual((await app.inject('/late')).body, 'late');
 });
+
+// Found by a Fastify port: reply.callNotFound() was a TypeError (a 500).
+test("reply.callNotFound() answers as a request no route took, the scope's not-found handler first", async () => {
+  const app = new App();
+  app.get('/plain', (ctx, reply) => reply.callNotFound());
+  app.addHook('onSend', async (ctx, reply, payload) => {
+    reply.header('x-sent-through', 'onSend');
+    return payload;
+  });
+  app.register(async (scope) => {
+    scope.setNotFoundHandler((ctx, reply) => reply.code(404).send({ missing: ctx.path }));
+    scope.get('/item', async (ctx, reply) => { reply.callNotFound(); });
+  }, { prefix: '/scope' });
+  const plain = await app.inject('/plain');
+  assert.deepStrictEqual([plain.statusCode, plain.headers['content-type'], plain.json().detail], [404, 'application/problem+json', 'No route matches this path.']);
+  assert.strictEqual(plain.headers['x-sent-through'], 'onSend');
+  const scoped = await app.inject('/scope/item');
+  assert.deepStrictEqual([scoped.statusCode, scoped.json()], [404, { missing: '/scope/item' }]);
+});
