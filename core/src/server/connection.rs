@@ -501,20 +501,26 @@ mod tests {
         head.lines().next().unwrap_or_default().to_owned()
     }
 
-    #[test]
-    fn an_absolute_form_target_names_the_host_the_app_reads() {
+    /// `app` served on 127.0.0.1 by the accept loop, on a runtime of one worker: the runtime
+    /// (serving while kept), the connections' registry, what stops it, and the address.
+    fn served(app: axum::Router) -> (tokio::runtime::Runtime, Arc<Registry>, oneshot::Sender<()>, std::net::SocketAddr) {
         let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
         let registry = Arc::new(Registry::default());
-        let (_stop, stopped) = oneshot::channel();
+        let (stop, stopped) = oneshot::channel();
         let addr = runtime.block_on(async {
             let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
             let addr = listener.local_addr().unwrap();
-            let host = |headers: http::HeaderMap| async move { headers.get(http::header::HOST).map(|h| h.to_str().unwrap().to_owned()).unwrap_or_default() };
-            let app = axum::Router::new().route("/h", axum::routing::get(host));
             let limits = Arc::new(ConnectionLimits::from_config(&crate::AppConfig::default()));
             tokio::spawn(accept_loop(listener, app, limits, registry.clone(), stopped));
             addr
         });
+        (runtime, registry, stop, addr)
+    }
+
+    #[test]
+    fn an_absolute_form_target_names_the_host_the_app_reads() {
+        let host = |headers: http::HeaderMap| async move { headers.get(http::header::HOST).map(|h| h.to_str().unwrap().to_owned()).unwrap_or_default() };
+        let (_runtime, _registry, _stop, addr) = served(axum::Router::new().route("/h", axum::routing::get(host)));
         let answer = |request: &[u8]| {
             let mut stream = TcpStream::connect(addr).unwrap();
             stream.set_read_timeout(Some(std::time::Duration::from_secs(5))).unwrap();
@@ -531,17 +537,7 @@ mod tests {
 
     #[test]
     fn a_quiet_keep_alive_connection_rests_and_a_busy_one_does_not() {
-        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
-        let registry = Arc::new(Registry::default());
-        let (_stop, stopped) = oneshot::channel();
-        let addr = runtime.block_on(async {
-            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-            let addr = listener.local_addr().unwrap();
-            let app = axum::Router::new().route("/", axum::routing::get(|| async { "ok" }));
-            let limits = Arc::new(ConnectionLimits::from_config(&crate::AppConfig::default()));
-            tokio::spawn(accept_loop(listener, app, limits, registry.clone(), stopped));
-            addr
-        });
+        let (_runtime, registry, _stop, addr) = served(axum::Router::new().route("/", axum::routing::get(|| async { "ok" })));
         let mut quiet = TcpStream::connect(addr).unwrap();
         let mut busy = TcpStream::connect(addr).unwrap();
         for stream in [&mut quiet, &mut busy] {
