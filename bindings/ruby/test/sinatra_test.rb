@@ -240,6 +240,28 @@ class SinatraTest < Minitest::Test
     assert_equal ["kept", [false, true]], [last_response.body, states]
   end
 
+  # Sinatra's set / enable / configure / settings were NoMethodErrors (named by the last
+  # session's note; a Sinatra port's `set :db, ...` then `settings.db` is the usual idiom).
+  def test_set_enable_configure_and_settings_read_as_sinatras
+    @app = Ferrule::App.new
+    app.set :greeting, "hi"
+    app.set(db: { rows: 3 }, retries: 2)
+    app.enable :sessions
+    app.set :session_secret, "s" * 64
+    app.configure(:production) { |a| a.set :greeting, "never here" }
+    app.configure { |a| a.disable :logging_extra }
+    app.helpers { def greet = settings.greeting }
+    app.get("/") { "#{greet} #{settings.db[:rows]} #{settings.retries} #{settings.sessions?} #{settings.logging_extra?} #{session[:n] = (session[:n] || 0) + 1}" }
+    get "/"
+    assert_equal "hi 3 2 true false 1", last_response.body
+    get "/"
+    assert_equal "hi 3 2 true false 2", last_response.body, "sessions kept in the signed cookie"
+    assert_equal "hi", app.settings.greeting
+    error = assert_raises(ArgumentError) { app.set :views, "templates" }
+    assert_match(/set :views: templates are not rendered/, error.message)
+    assert_raises(NoMethodError) { app.settings.never_set }
+  end
+
   # Found by a Sinatra port: under app.run, session was a Hash of each request's own, so a login
   # was forgotten at once, silently (no Rack middleware can keep one there).
   def test_sessions_are_kept_in_a_signed_cookie_that_a_client_cannot_change

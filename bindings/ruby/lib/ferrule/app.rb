@@ -69,6 +69,8 @@ module Ferrule
       @chains = {}
       @chain_runner = method(:run_chain).to_proc
       @context_class = Class.new(Context)
+      @settings = Settings.new
+      @context_class.settings = @settings
       @on_start = []
       @on_stop = []
       @started = false
@@ -165,6 +167,70 @@ module Ferrule
     # Sinatra's +not_found+: answers the requests no route takes (and HTTP errors of 404).
     def not_found(&block)
       error(404, &block)
+    end
+
+    # Sinatra's +set+: <tt>set :db, Sequel.connect(url)</tt> (or a Hash of them), read back as
+    # +settings.db+ in blocks, filters and helpers, and on the app. +:sessions+ (with
+    # +:session_secret+) turns on the signed session cookie (see +sessions+); Sinatra's own
+    # switches that have no meaning here (+:views+, +:public_folder+, …) are refused by name, so
+    # none is silently ignored.
+    def set(name, value = true)
+      return name.each { |key, each| set(key, each) } && self if name.is_a?(Hash)
+
+      key = name.to_sym
+      raise ArgumentError, "ferrule: set #{key.inspect}: #{NOT_SETTINGS[key]}" if NOT_SETTINGS.key?(key)
+
+      @settings[key] = value
+      @context_class.settings = @settings
+      sessions_from_settings if %i[sessions session_secret].include?(key)
+      self
+    end
+
+    # Sinatra's <tt>enable :sessions</tt>: +set+ to true.
+    def enable(*names) = names.each { |name| set(name, true) } && self
+
+    # Sinatra's <tt>disable :sessions</tt>: +set+ to false.
+    def disable(*names) = names.each { |name| set(name, false) } && self
+
+    # Sinatra's +configure+: runs its block with the app (<tt>configure { |app| app.set ... }</tt>);
+    # with environments, only when RACK_ENV (or APP_ENV) names one of them.
+    def configure(*environments)
+      environment = (ENV["APP_ENV"] || ENV["RACK_ENV"] || "development").to_sym
+      yield self if environments.empty? || environments.map(&:to_sym).include?(environment)
+      self
+    end
+
+    # What +set+ set: <tt>settings.db</tt>; a name never set is a NoMethodError naming it.
+    def settings = @settings
+
+    # Sinatra settings that mean a template, file or server Ferrule does not have: refused with
+    # what to do instead.
+    NOT_SETTINGS = {
+      views: "templates are not rendered by Ferrule; render with ERB (or any library) and return the text",
+      public_folder: "serve a directory with app.static(root:, prefix:)",
+      static: "serve a directory with app.static(root:, prefix:)",
+      port: "give the port to app.run(port:)",
+      bind: "give the host to app.run(host:)",
+      server: "Ferrule is the server: app.run, or any Rack server through config.ru",
+    }.freeze
+    private_constant :NOT_SETTINGS
+
+    # +:sessions+ with its +:session_secret+, in either order; without one by the time the app
+    # starts, a random secret (as Sinatra makes one), said once (+random_session_secret+).
+    private def sessions_from_settings
+      if @settings[:sessions] && @settings[:session_secret]
+        sessions(secret: @settings[:session_secret])
+      else
+        @context_class.session_cookie = nil
+      end
+    end
+
+    private def random_session_secret
+      return unless @settings[:sessions] && @context_class.session_cookie.nil?
+
+      require "securerandom"
+      warn "ferrule: sessions without a session_secret: a random one, so every restart (and each worker) forgets them; set :session_secret"
+      sessions(secret: SecureRandom.hex(64))
     end
 
     # Sinatra's <tt>enable :sessions</tt> under +run+: +session+ is kept in a cookie signed with
@@ -344,6 +410,7 @@ module Ferrule
       @start_lock.synchronize do
         return if @started
 
+        random_session_secret
         @on_start.each(&:call)
         @started = true
       end

@@ -225,7 +225,12 @@ module Ferrule
     class << self
       # The app's signed session cookie (Ferrule::SessionCookie), set by +app.sessions+.
       attr_accessor :session_cookie
+      # What the app's +set+ set (Ferrule::Settings).
+      attr_accessor :settings
     end
+
+    # Sinatra's +settings+: what the app's +set+ set (<tt>settings.db</tt>).
+    def settings = self.class.settings
 
     # Writes the session's cookie when the request changed it.
     def save_session

@@ -353,4 +353,31 @@ module Ferrule
       @headers = headers
     end
   end
+
+  # What an app's +set+ set, read as Sinatra's +settings+: <tt>settings.db</tt>,
+  # <tt>settings.db?</tt>, <tt>settings[:db]</tt>. A name never set is a NoMethodError naming it.
+  class Settings
+    def initialize = @values = {}
+
+    def [](name) = @values[name.to_sym]
+
+    def []=(name, value)
+      @values[name.to_sym] = value
+    end
+
+    def key?(name) = @values.key?(name.to_sym)
+
+    def to_h = @values.dup
+
+    def method_missing(name, *args)
+      key = name.to_s.delete_suffix("?").to_sym
+      return super unless args.empty? && @values.key?(key)
+
+      name.end_with?("?") ? !!@values[key] : @values[key]
+    end
+
+    def respond_to_missing?(name, include_private = false)
+      @values.key?(name.to_s.delete_suffix("?").to_sym) || super
+    end
+  end
 end
