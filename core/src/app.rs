@@ -798,4 +798,20 @@ mod tests {
         assert_eq!(encoding(&router, "/off").await, None);
         assert_eq!(encoding(&router, "/high").await, None);
     }
+
+    // Found on review: a stream with a declared length has an exact size, which the
+    // compression layer took for a whole body: a download was gzipped and lost its length.
+    #[tokio::test]
+    async fn a_stream_with_a_declared_length_is_not_compressed() {
+        let app = App::with_config(AppConfig { compression: Some(CompressionConfig { min_size: 10, ..Default::default() }), ..Default::default() });
+        let file = |_: RequestData| async {
+            let chunks = futures_util::stream::iter([Ok::<_, std::io::Error>(bytes::Bytes::from("x".repeat(1000)))]);
+            crate::Response::from_parts(200, Some(crate::Response::stream(crate::stream::BodyStream::new(chunks))), [("content-length", "1000")]).unwrap()
+        };
+        let router = app.route(RouteSpec::get("/file"), file).into_router().unwrap();
+        assert_eq!(encoding(&router, "/file").await, None);
+        let request = http::Request::get("/file").header("accept-encoding", "gzip").body(axum::body::Body::empty()).unwrap();
+        let response = router.oneshot(request).await.unwrap();
+        assert_eq!(hyper::body::Body::size_hint(response.body()).exact(), Some(1000));
+    }
 }

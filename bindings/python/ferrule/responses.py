@@ -362,7 +362,7 @@ class FileResponse(StreamingResponse):
     ``last-modified`` and ``etag``; its type from ``media_type`` or its name; with
     ``filename``, a ``content-disposition`` (``content_disposition_type``, "attachment" by
     default) naming it. The file is read as it is when the response is made; a file that
-    shrinks before it is sent is cut off. ``Range`` is not answered (the whole file is sent,
+    shrinks before it is sent is cut off; one that grows is sent as it was. ``Range`` is not answered (the whole file is sent,
     200); a directory of files is better mounted (``app.mount_static``), which answers it."""
 
     chunk_size = 64 * 1024
@@ -383,7 +383,7 @@ class FileResponse(StreamingResponse):
         stat = os.stat(path)
         if media_type is None:
             media_type = mimetypes.guess_type(filename or path)[0] or "application/octet-stream"
-        super().__init__(self._chunks(path), status_code=status_code, headers=headers, media_type=media_type)
+        super().__init__(self._chunks(path, stat.st_size), status_code=status_code, headers=headers, media_type=media_type)
         self.path = path
         self.headers.setdefault("content-length", str(stat.st_size))
         self.headers.setdefault("last-modified", email.utils.formatdate(stat.st_mtime, usegmt=True))
@@ -397,9 +397,12 @@ class FileResponse(StreamingResponse):
             self.headers.setdefault("content-disposition", disposition)
 
     @classmethod
-    def _chunks(cls, path: str) -> Iterator[bytes]:
+    def _chunks(cls, path: str, size: int) -> Iterator[bytes]:
+        # As many bytes as the length said: a file that grows meanwhile (a log) is sent as it
+        # was when the response was made, not cut off for running past its length.
         with open(path, "rb") as file:
-            while chunk := file.read(cls.chunk_size):
+            while size > 0 and (chunk := file.read(min(cls.chunk_size, size))):
+                size -= len(chunk)
                 yield chunk
 
 

@@ -52,7 +52,8 @@ impl Predicate for WholeBody {
     where
         B: hyper::body::Body,
     {
-        response.body().size_hint().exact().is_some() || response.headers().contains_key(http::header::CONTENT_LENGTH)
+        let sized = response.body().size_hint().exact().is_some() || response.headers().contains_key(http::header::CONTENT_LENGTH);
+        sized && response.extensions().get::<crate::stream::Streamed>().is_none()
     }
 }
 

@@ -31,6 +31,11 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
+/// Marks a response whose body is a stream: the compression layer leaves it alone, even when
+/// its length is declared (a download keeps its `Content-Length`, and its progress).
+#[derive(Clone, Copy, Debug)]
+pub struct Streamed;
+
 /// Any error a stream may end with.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 

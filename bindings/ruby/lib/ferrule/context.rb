@@ -332,18 +332,24 @@ module Ferrule
       halt File.binread(path) if size <= FileChunks::SIZE
 
       headers("content-length" => size.to_s)
-      halt FileChunks.new(path)
+      halt FileChunks.new(path, size)
     end
 
-    # A file's bytes, a chunk at a time, for +send_file+ (a Rack body: +each+).
+    # A file's first +size+ bytes (its size when the response was made: a log that grows
+    # meanwhile is sent as it was), a chunk at a time, for +send_file+ (a Rack body: +each+).
     class FileChunks
       SIZE = 64 * 1024
 
-      def initialize(path) = @path = path
+      def initialize(path, size)
+        @path = path
+        @size = size
+      end
 
       def each
+        left = @size
         File.open(@path, "rb") do |file|
-          while (chunk = file.read(SIZE))
+          while left.positive? && (chunk = file.read([SIZE, left].min))
+            left -= chunk.bytesize
             yield chunk
           end
         end
