@@ -222,11 +222,16 @@ impl<A: AppService> hyper::service::Service<http::Request<Incoming>> for ConnSer
     type Error = StreamError;
     type Future = Either<Ready<Result<axum::response::Response, StreamError>>, InFlight<A::Future>>;
 
-    fn call(&self, request: http::Request<Incoming>) -> Self::Future {
+    fn call(&self, mut request: http::Request<Incoming>) -> Self::Future {
         if let Some(problem) = wire_problem(&request) {
             return Either::Left(ready(Ok(problem.into_http())));
         }
         let http2 = request.version() == http::Version::HTTP_2;
+        if !http2 && request.uri().authority().is_some() {
+            if let Some(problem) = host_of_absolute_target(&mut request) {
+                return Either::Left(ready(Ok(problem.into_http())));
+            }
+        }
         self.state.started.fetch_add(1, Ordering::AcqRel);
         self.state.in_flight.fetch_add(1, Ordering::AcqRel);
         let mut request = request.map(|body| axum::body::Body::new(PacedBody::new(body, self.limits.clone(), &self.state)));
@@ -235,8 +240,6 @@ impl<A: AppService> hyper::service::Service<http::Request<Incoming>> for ConnSer
         request.extensions_mut().insert(self.client);
         if http2 {
             host_from_authority(&mut request);
-        } else if request.uri().authority().is_some() {
-            host_of_absolute_target(&mut request);
         }
         if !http2 && request.headers().contains_key(http::header::UPGRADE) {
             request.extensions_mut().insert(super::UpgradeSlot::new(self.state.clone()));
@@ -264,10 +267,21 @@ fn host_from_authority<B>(request: &mut http::Request<B>) {
 /// use the target's, so that a proxy in front and the app agree on it (found by an attack
 /// probe: the app read `Host: good` where the target said `evil.example`). Only such requests
 /// (rare) pay for it.
-fn host_of_absolute_target<B>(request: &mut http::Request<B>) {
-    let host = request.uri().authority().and_then(|authority| http::HeaderValue::from_str(authority.as_str()).ok());
-    if let Some(host) = host {
-        request.headers_mut().insert(http::header::HOST, host);
+/// The host is the authority's host and port, never its user information, and it must be a
+/// host as `Host` must (found on review: `http://u:p@evil.example/` gave `Host: u:p@evil.example`,
+/// past the check): a 400 otherwise.
+fn host_of_absolute_target<B>(request: &mut http::Request<B>) -> Option<Problem> {
+    let authority = request.uri().authority()?;
+    let host = match authority.port() {
+        Some(port) => format!("{}:{}", authority.host(), port.as_str()),
+        None => authority.host().to_owned(),
+    };
+    match http::HeaderValue::from_str(&host) {
+        Ok(value) if is_host(value.as_bytes()) && !authority.as_str().contains('@') => {
+            request.headers_mut().insert(http::header::HOST, value);
+            None
+        }
+        _ => Some(Problem::status(http::StatusCode::BAD_REQUEST).with_detail("The request target's host is not a host.")),
     }
 }
 
@@ -533,6 +547,9 @@ mod tests {
         assert!(proxied.starts_with("HTTP/1.1 200") && proxied.ends_with("\r\n\r\ntarget.example:8080"), "{proxied}");
         let plain = answer(b"GET /h HTTP/1.1\r\nhost: good\r\nconnection: close\r\n\r\n");
         assert!(plain.ends_with("\r\n\r\ngood"), "{plain}");
+        // User information is no part of a host (found on review: it reached the app).
+        let with_user = answer(b"GET http://u:p@evil.example/h HTTP/1.1\r\nhost: good\r\nconnection: close\r\n\r\n");
+        assert!(with_user.starts_with("HTTP/1.1 400"), "{with_user}");
     }
 
     #[test]

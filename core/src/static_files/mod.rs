@@ -109,7 +109,9 @@ where
     let method = request.method().clone();
     if method == Method::HEAD {
         // Answered as the GET is, its body left out below: `ServeDir` hands a missing file's
-        // GET to the routes behind it but answers a HEAD itself, so the two differed.
+        // GET to the routes behind it but answers a HEAD itself, so the two differed. (The
+        // routes behind a mount see such a HEAD as the GET it is answered as: axum empties a
+        // HEAD's body before the length could be read from it.)
         *request.method_mut() = Method::GET;
     }
     // `ServeDir` sees the path below the mount (axum strips the prefix), so a redirect it
@@ -212,8 +214,9 @@ where
         // A HEAD's Content-Length is what a GET would send (RFC 9110 §8.6): the problems made
         // here carry none of their own, so the empty body would have said 0 (found by an
         // attack probe: a 404 that is 94 bytes to a GET).
-        if !response.headers().contains_key(header::CONTENT_LENGTH) {
-            if let Some(length) = hyper::body::Body::size_hint(response.body()).exact() {
+        let bodiless = matches!(response.status(), StatusCode::NO_CONTENT | StatusCode::NOT_MODIFIED) || response.status().is_informational();
+        if !bodiless && !response.headers().contains_key(header::CONTENT_LENGTH) {
+            if let Some(length) = hyper::body::Body::size_hint(response.body()).exact().filter(|&n| n > 0) {
                 response.headers_mut().insert(header::CONTENT_LENGTH, HeaderValue::from(length));
             }
         }

@@ -261,3 +261,17 @@ async fn a_range_units_case_is_ignored_an_unknown_unit_is_ignored_and_a_head_say
     assert_eq!(headers[header::CONTENT_LENGTH], body.len().to_string().as_str(), "{}", String::from_utf8_lossy(&body));
     assert_eq!(got.get(header::CONTENT_LENGTH).map_or(body.len().to_string(), |v| v.to_str().unwrap().to_owned()), body.len().to_string());
 }
+
+// Found on review: a HEAD answered 304 said `content-length: 0` (RFC 9110 §8.6: a 304 says
+// the length a 200 would, or none).
+#[tokio::test]
+async fn a_head_answered_304_says_no_length() {
+    let dir = scratch("head-304");
+    let router = router(&dir, "/assets");
+    let (_, headers, _) = send(&router, get("/assets/app.js")).await;
+    let etag = headers[header::ETAG].clone();
+    let head = Request::head("/assets/app.js").header(header::IF_NONE_MATCH, etag).body(axum::body::Body::empty()).unwrap();
+    let (status, headers, _) = send(&router, head).await;
+    assert_eq!(status, StatusCode::NOT_MODIFIED);
+    assert!(!headers.contains_key(header::CONTENT_LENGTH), "{headers:?}");
+}
