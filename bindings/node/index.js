@@ -1188,6 +1188,7 @@ class Dispatcher {
 
   /** A handler for errors (or the answer it gave) that failed: a bare 500. */
   failHooked(id, ctx, error) {
+    settled(this.native, ctx, id);
     handlerError(this.logger, ctx, 'a hook threw', error);
     this.native.fail(id, error && error.name ? `${error.name} thrown by a hook` : 'a hook failed', true);
   }
@@ -1200,7 +1201,10 @@ class Dispatcher {
    */
   recover(error, refused, refusal, route, chain, ctx, reply) {
     const { logger } = this; // `native` here is the addon itself (problemJson, problemBody)
-    const before = reply.statusCode;
+    // Only a status the app set (`reply.code(404); throw …`) answers for the error: a refused
+    // request's reply starts at the refusal's, which a hook's crash must not take (a 404 with
+    // the crash's message, unlogged: found on review).
+    const before = reply._codeSet ? reply.statusCode : undefined;
     reply.sent = false;
     reply.payload = undefined;
     reply.code(statusOfError(error, before));
@@ -1234,7 +1238,7 @@ class Dispatcher {
     try {
       value = await callHook(handlers[index], [error, ctx, reply]);
     } catch (thrown) {
-      const before = reply.statusCode;
+      const before = reply._codeSet ? reply.statusCode : undefined;
       reply.sent = false;
       reply.payload = undefined;
       reply.code(statusOfError(thrown, before));
@@ -1537,6 +1541,31 @@ function departuresOf(native) {
   return native[DEPARTURES] ??= new Map();
 }
 
+/**
+ * `ctx` is answered (its id goes back to the addon, for another request): a signal read from
+ * now on watches nothing of that id's, and its watch, if any, is forgotten.
+ */
+function settled(native, ctx, id) {
+  if (ctx === undefined || ctx === null || ctx[ANSWERED]) return;
+  ctx[ANSWERED] = true;
+  const left = ctx[LEFT];
+  if (left !== undefined) {
+    const departures = departuresOf(native);
+    if (departures.get(id) === left) departures.delete(id);
+  }
+}
+
+/** AbortSignal.any (Node 20.3): either signal's abort, with its reason. */
+function anySignal(a, b) {
+  if (typeof AbortSignal.any === 'function') return AbortSignal.any([a, b]);
+  const both = new AbortController();
+  for (const one of [a, b]) {
+    if (one.aborted) both.abort(one.reason);
+    else one.addEventListener('abort', () => both.abort(one.reason), { once: true });
+  }
+  return both.signal;
+}
+
 /** Request `id`'s client left: its `ctx.signal` aborts. */
 function departed(native, id) {
   const departures = departuresOf(native);
@@ -1548,6 +1577,8 @@ function departed(native, id) {
 }
 
 const DEADLINE_AT = Symbol('ferrule.deadlineAt');
+const ANSWERED = Symbol('ferrule.answered');
+const LEFT = Symbol('ferrule.left');
 
 /**
  * The reason a request's `signal` aborts with when the core let go of it: its client closed
@@ -1723,12 +1754,20 @@ class Context {
     if (this[SIGNAL] === undefined) {
       const native = this[NATIVE], id = this[ID];
       const left = new AbortController();
+      this[LEFT] = left;
+      if (this[ANSWERED]) {
+        // Read after the answer (in a stream's producer): its id may be another request's
+        // now. It aborts when the stream's client leaves (`Streams.release`), if it streams.
+        left[DEADLINE_AT] = Infinity;
+        this[SIGNAL] = left.signal;
+        return this[SIGNAL];
+      }
       const ms = native.remainingMs(id);
       // The core's 504 lets go of the request too: a departure at the deadline is the timeout.
       left[DEADLINE_AT] = ms === null ? Infinity : performance.now() + ms;
       if (native.watchDeparture(id)) left.abort(clientLeft(left));
       else departuresOf(native).set(id, left);
-      this[SIGNAL] = ms === null ? left.signal : AbortSignal.any([left.signal, AbortSignal.timeout(Math.ceil(ms))]);
+      this[SIGNAL] = ms === null ? left.signal : anySignal(left.signal, AbortSignal.timeout(Math.ceil(ms)));
     }
     return this[SIGNAL];
   }
@@ -1771,8 +1810,11 @@ function webValue(value) {
 /** A fetch API Response's headers as ferrule's take them. */
 function webHeaders(value) {
   const headers = {};
+  // fetch() decodes what it fetched: the coding is gone, and with it the length it gave.
+  const decoded = value.url && value.headers.has('content-encoding');
   for (const [name, header] of value.headers) {
     if (value.url && name === 'content-encoding') continue;
+    if (decoded && name === 'content-length') continue;
     headers[name] = name in headers ? [].concat(headers[name], header) : header;
   }
   return headers;
@@ -1802,6 +1844,7 @@ function answer(native, id, value, ctx, logger, streams) {
     ).finally(streams.flushSoon);
     return;
   }
+  settled(native, ctx, id);
   try {
     value = webValue(value);
     if (value instanceof EventStream) {
@@ -1958,6 +2001,9 @@ class Streams {
     if (!stream) return;
     this.open.delete(id);
     if (stream.room) stream.room();
+    // Its client left: what the producer waits on with `ctx.signal` stops too.
+    const left = stream.ctx?.[LEFT];
+    if (left !== undefined && !left.signal.aborted) left.abort(clientLeft(left));
     this.close(stream);
   }
 
@@ -2045,6 +2091,7 @@ function handlerError(logger, ctx, what, error) {
 }
 
 function failWith(native, id, error, ctx, logger) {
+  settled(native, ctx, id);
   const http = httpErrorOf(error);
   if (http) {
     if (http.status >= 500 && !(error instanceof HttpError)) handlerError(logger, ctx, 'the handler threw', error);

@@ -215,3 +215,57 @@ test('a stream sent with a content-length keeps it, and one that falls short is 
   });
   assert.strictEqual((await app.inject('/file')).headers['content-length'], '4');
 });
+
+// Found on review: a fetched response's content-length is the compressed size, and fetch()
+// hands its body over decoded: held to that length, a gzipped upstream's answer was cut off.
+test('a fetched gzip response is passed on whole, without the length fetch() decoded away', async () => {
+  const zlib = require('node:zlib');
+  const text = 'all of it '.repeat(500);
+  const gzipped = zlib.gzipSync(Buffer.from(text));
+  const upstream = http.createServer((req, res) => {
+    res.writeHead(200, { 'content-type': 'text/plain', 'content-encoding': 'gzip', 'content-length': gzipped.length });
+    res.end(gzipped);
+  });
+  await new Promise((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+  const app = new App();
+  app.get('/proxied', async () => fetch(`http://127.0.0.1:${upstream.address().port}/`));
+  try {
+    await serving(app, async (port) => {
+      const answer = await request(port, 'GET', '/proxied');
+      assert.strictEqual(answer.status, 200);
+      assert.strictEqual(answer.text(), text);
+    });
+  } finally {
+    upstream.close();
+  }
+});
+
+// Found on review: `ctx.signal` read in a stream's producer, after the answer, watched the id
+// the addon had since given to another request.
+test("ctx.signal read in a stream's producer aborts when that stream's client leaves", async () => {
+  const net = require('node:net');
+  const app = new App();
+  let reason = null;
+  let started;
+  const producing = new Promise((resolve) => (started = resolve));
+  app.get('/feed', (ctx) => sse((async function* feed() {
+    yield { data: 'first' };
+    const signal = ctx.signal; // read after the answer went out
+    started();
+    await new Promise((resolve) => signal.addEventListener('abort', () => { reason = signal.reason; resolve(); }));
+  })()));
+  app.get('/other', (ctx) => new Promise((resolve) => setTimeout(() => resolve({ aborted: ctx.signal.aborted }), 50)));
+  await serving(app, async (port) => {
+    const client = net.connect(port, '127.0.0.1');
+    client.on('error', () => {});
+    client.write('GET /feed HTTP/1.1\r\nhost: x\r\n\r\n');
+    await producing;
+    // Another request takes the freed id meanwhile; its signal stays its own.
+    const other = await request(port, 'GET', '/other');
+    assert.deepStrictEqual(JSON.parse(other.body), { aborted: false });
+    assert.strictEqual(reason, null, 'the stream\'s signal aborted while its client was still there');
+    client.destroy();
+    for (let waited = 0; reason === null && waited < 3000; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));
+    assert.ok(reason !== null && reason.name === 'AbortError', `${reason}`);
+  });
+});
