@@ -67,6 +67,13 @@ class ThreadPool:
             with self._lock:
                 self._idle_threads -= 1
                 self._waiting_jobs -= 1
+            # Its awaiting task was cancelled while it waited (a handler past its deadline, the
+            # client has its 504): never started, as run_in_executor skips it (found on review:
+            # a POST answered 504 ran later all the same). A read of the future's state from
+            # here races only with a cancel that comes too late to matter.
+            if future.cancelled():
+                del future, job
+                continue
             try:
                 outcome: Tuple[bool, Any] = (True, job())
             except BaseException as exc:  # noqa: BLE001 - handed to the awaiting task

@@ -139,6 +139,23 @@ def _unchanged(value: Any) -> Any:
     return value
 
 
+def _computed_not_required(schema: Any) -> None:
+    """A response schema's read-only properties (pydantic's ``computed_field``) taken out of
+    ``required``, here and in its ``$defs``: a handler that returns a dict (or an ORM row) for
+    such a model sends no ``area``, and the core must not refuse it (found on review: a 500)."""
+    if isinstance(schema, dict):
+        properties = schema.get("properties")
+        if isinstance(properties, dict) and isinstance(schema.get("required"), list):
+            read_only = {name for name, sub in properties.items() if isinstance(sub, dict) and sub.get("readOnly")}
+            if read_only:
+                schema["required"] = [name for name in schema["required"] if name not in read_only]
+        for value in schema.values():
+            _computed_not_required(value)
+    elif isinstance(schema, list):
+        for value in schema:
+            _computed_not_required(value)
+
+
 class _NeedsPydantic(TypeError):
     """A union whose members become objects (models, dataclasses): pydantic describes it and
     picks the member, as FastAPI has it do (a discriminated union too)."""
@@ -224,7 +241,10 @@ class _Describer:
             return TypeInfo(self._hoisted(_inline_defs(msgspec.json.schema(tp)), tp), lambda v: msgspec.convert(v, tp), False)
         if _pydantic_model(tp):
             mode = "serialization" if self.response else "validation"
-            return TypeInfo(self._hoisted(tp.model_json_schema(mode=mode), tp), tp.model_validate, False)
+            schema = tp.model_json_schema(mode=mode)
+            if self.response:
+                _computed_not_required(schema)
+            return TypeInfo(self._hoisted(schema, tp), tp.model_validate, False)
         raise TypeError(f"unsupported parameter type {tp!r}")
 
     def _simple(self, tp: type) -> Optional[TypeInfo]:
@@ -331,6 +351,8 @@ class _Describer:
             raise TypeError(str(needs)) from None
         adapter = pydantic.TypeAdapter(tp)
         schema = adapter.json_schema(mode="serialization" if self.response else "validation")
+        if self.response:
+            _computed_not_required(schema)
         optional = type(None) in typing.get_args(strip_annotated(tp)[0])
         return TypeInfo(self._hoisted(schema, tp), adapter.validate_python, optional)
 

@@ -134,3 +134,32 @@ def test_a_task_is_cancelled_only_after_the_cores_deadline() -> None:
 
     cancel_at_deadline(Loop(), Task(), 0.5)  # type: ignore[arg-type]
     assert asked and asked[0] > 0.5
+
+
+def test_a_pool_job_whose_waiter_was_cancelled_before_it_started_never_runs() -> None:
+    # Found on review: a `blocking=True` handler past its deadline (the client has its 504)
+    # still ran once a pool thread was free, where run_in_executor skips a cancelled job.
+    import asyncio
+    import time
+
+    from ferrule import _pool
+
+    ran: list[int] = []
+
+    def job(n: int):
+        def run() -> None:
+            time.sleep(0.1)
+            ran.append(n)
+
+        return run
+
+    async def main() -> None:
+        pool = _pool.ThreadPool(limit=1)
+        first = pool.run(job(1))
+        second = pool.run(job(2))
+        second.cancel()
+        await first
+        await asyncio.sleep(0.3)
+
+    asyncio.run(main())
+    assert ran == [1]
