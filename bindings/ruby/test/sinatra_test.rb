@@ -248,6 +248,7 @@ class SinatraTest < Minitest::Test
     app.set(db: { rows: 3 }, retries: 2)
     app.enable :sessions
     app.set :session_secret, "s" * 64
+    app.enable :sessions # again: the store stays (found on review: it was dropped)
     app.configure(:production) { |a| a.set :greeting, "never here" }
     app.configure { |a| a.disable :logging_extra }
     app.helpers { def greet = settings.greeting }
@@ -279,8 +280,13 @@ class SinatraTest < Minitest::Test
     get "/me"
     assert_equal({ "user" => "ada", "cart" => ["pen"] }, JSON.parse(last_response.body))
     assert_nil last_response.headers["set-cookie"], "an unchanged session is not written again"
+    # A value whose encoding holds `--` (URL-safe base64 has `-`) reads back (found on review).
+    post "/login", "name=%E4%BF%BE", "CONTENT_TYPE" => "application/x-www-form-urlencoded"
+    assert_includes rack_mock_session.cookie_jar["ferrule.session"].delete_suffix(rack_mock_session.cookie_jar["ferrule.session"][-66..]), "--"
+    get "/me"
+    assert_equal({ "user" => "\u4FFE", "cart" => [] }, JSON.parse(last_response.body))
     # A changed cookie is no session: its signature no longer matches.
-    data, signature = rack_mock_session.cookie_jar["ferrule.session"].split("--")
+    data, signature = rack_mock_session.cookie_jar["ferrule.session"].split(/--(?=\h{64}\z)/)
     forged = Base64.urlsafe_encode64(JSON.generate({ user: "admin" }), padding: false)
     clear_cookies
     set_cookie "ferrule.session=#{forged}--#{signature}"

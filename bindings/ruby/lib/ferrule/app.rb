@@ -218,11 +218,13 @@ module Ferrule
     # +:sessions+ with its +:session_secret+, in either order; without one by the time the app
     # starts, a random secret (as Sinatra makes one), said once (+random_session_secret+).
     private def sessions_from_settings
-      if @settings[:sessions] && @settings[:session_secret]
-        sessions(secret: @settings[:session_secret])
-      else
+      if @settings[:sessions] == false
         @context_class.session_cookie = nil
+      elsif @settings[:sessions] && @settings[:session_secret]
+        sessions(secret: @settings[:session_secret])
       end
+      # Enabled without a secret yet: the store +sessions+ made, if any, stays (found on
+      # review: `enable :sessions` after `sessions(secret:)` dropped it).
     end
 
     private def random_session_secret

@@ -27,8 +27,9 @@ module Ferrule
 
     # The session +cookie+ holds (nil, unsigned or tampered with: an empty one).
     def load(cookie)
-      data, signature = cookie.to_s.split("--", 2)
-      return Params.new unless data && signature && OpenSSL.fixed_length_secure_compare(sign(data), signature.ljust(64)[0, 64])
+      # The signature is hex and last: the data (URL-safe base64, which has `-`) may hold `--`.
+      data, separator, signature = cookie.to_s.rpartition("--")
+      return Params.new if separator.empty? || signature.bytesize != 64 || !OpenSSL.fixed_length_secure_compare(sign(data), signature)
 
       indifferent(JSON.parse(Base64.urlsafe_decode64(data)))
     rescue ArgumentError, JSON::ParserError
