@@ -404,6 +404,15 @@ class SinatraTest < Minitest::Test
     assert_equal({ "tags" => %w[x y], "user" => { "name" => "z" }, "name" => "z" }, JSON.parse(last_response.body))
   end
 
+  # Found while testing sessions: a form body with raw UTF-8 (`name=été`, as curl -d sends it)
+  # lost every field; a name without `=` is nil, as Rack reads it.
+  def test_a_form_body_with_raw_utf8_reads_as_rack_reads_it
+    @app = Ferrule::App.new
+    @app.post("/f") { JSON.generate(params.to_h) }
+    post "/f", "name=\u00e9t\u00e9&bare&x=a+b%21&tags[]=%E2%9C%93", "CONTENT_TYPE" => "application/x-www-form-urlencoded"
+    assert_equal({ "name" => "\u00e9t\u00e9", "bare" => nil, "x" => "a b!", "tags" => ["\u2713"] }, JSON.parse(last_response.body))
+  end
+
   # Found by a Sinatra port: items[][name]=pen&items[][qty]=1&items[][name]=ink kept only the
   # last item, under the names as sent. Rack's rule: a field joins the list's last Hash unless
   # that has it already.
