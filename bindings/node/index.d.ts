@@ -322,6 +322,14 @@ export interface ListenOptions {
   log?: boolean;
 }
 
+/** Where the app listens: `{ host, port }`, and its URL as `url` and wherever a string is wanted. */
+export interface Listening {
+  host: string;
+  port: number;
+  readonly url: string;
+  toString(): string;
+}
+
 export declare class App {
   constructor(options?: AppOptions);
   route<G extends RouteGeneric = {}, P extends string = string>(method: string | string[], path: P, handler: Handler<P, G>): this;
@@ -351,12 +359,12 @@ export declare class App {
   ws<P extends string>(path: P, options: SocketOptions, handler: SocketHandler<P>): this;
   /** The port being served, while listening. */
   readonly port: number | null;
-  listen(options?: ListenOptions): Promise<{ host: string; port: number } | { workers: number }>;
-  listen(port: number, host?: string): Promise<{ host: string; port: number } | { workers: number }>;
+  listen(options?: ListenOptions): Promise<Listening | { workers: number }>;
+  listen(port: number, host?: string): Promise<Listening | { workers: number }>;
   /** Called back once listening (or with the error), as Fastify's and Express's listen; in the
    * primary of `listen({ workers })`, once every worker has exited, with no address. */
-  listen(options: ListenOptions | number, callback: (error: Error | null, address?: string) => void): Promise<{ host: string; port: number } | { workers: number }>;
-  listen(port: number, host: string, callback: (error: Error | null, address?: string) => void): Promise<{ host: string; port: number } | { workers: number }>;
+  listen(options: ListenOptions | number, callback: (error: Error | null, address?: string) => void): Promise<Listening | { workers: number }>;
+  listen(port: number, host: string, callback: (error: Error | null, address?: string) => void): Promise<Listening | { workers: number }>;
   close(callback?: (error?: Error) => void): Promise<void>;
   /** Fastify's `decorate(name, value)`: the app (or scope) has `name`. */
   decorate(name: string, value: unknown): this;

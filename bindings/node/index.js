@@ -343,6 +343,24 @@ function withScope(fn, scope) {
 
 const ARROW = /^(async\s*)?(\([^)]*\)|[\w$]+)\s*=>/;
 
+function urlOf(host, port) {
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
+/**
+ * What `await listen()` resolves to: `{ host, port }`, which reads as its URL where a string is
+ * wanted (`` `listening at ${address}` ``), as Fastify's listen() resolves to the URL (found by
+ * a Fastify port: it printed `[object Object]`).
+ */
+function listening(host, port) {
+  const url = urlOf(host, port);
+  return Object.defineProperties({ host, port }, {
+    url: { value: url, enumerable: false },
+    toString: { value: () => url, enumerable: false },
+    [Symbol.toPrimitive]: { value: () => url, enumerable: false },
+  });
+}
+
 function underPrefix(prefix, path) {
   if (!prefix) return path;
   return path === '' ? prefix : `${prefix}${path}`;
@@ -705,7 +723,7 @@ class App {
     if (typeof hostArgument === 'function') [hostArgument, callback] = [undefined, hostArgument];
     const listening = this._listen(options, hostArgument);
     if (typeof callback === 'function') {
-      const addressOf = ({ host, port }) => (port === undefined ? undefined : `http://${host.includes(':') ? `[${host}]` : host}:${port}`);
+      const addressOf = ({ host, port }) => (port === undefined ? undefined : urlOf(host, port));
       listening.then((info) => callback(null, addressOf(info)), (error) => callback(error));
     }
     return listening;
@@ -803,7 +821,7 @@ class App {
       process.on('SIGINT', signals);
       process.on('SIGTERM', signals);
     }
-    return { host, port: this._port };
+    return listening(host, this._port);
   }
 
   /**

@@ -309,3 +309,18 @@ test("a hook that crashes on a refused request is a bare 500, not the refusal's 
   assert.strictEqual(answer.statusCode, 500);
   assert.ok(!answer.body.includes('secret internal detail'), answer.body);
 });
+
+// Found by a Fastify port: `listening at ${await app.listen()}` printed [object Object];
+// Fastify's listen() resolves to the URL.
+test("listen() resolves to { host, port }, which reads as its URL where a string is wanted", async () => {
+  const app = new App();
+  app.get('/', () => 'ok');
+  const address = await app.listen({ host: '127.0.0.1', port: 0, handleSignals: false, log: false });
+  try {
+    assert.strictEqual(`${address}`, `http://127.0.0.1:${address.port}`);
+    assert.strictEqual(address.url, `http://127.0.0.1:${address.port}`);
+    assert.deepStrictEqual({ ...address }, { host: '127.0.0.1', port: address.port });
+  } finally {
+    await app.close();
+  }
+});
