@@ -1950,18 +1950,53 @@ class Streams {
     // A generator's body runs after the response has started, when the request is no longer
     // pending in the addon: what it carried as sent (`ctx.header()`, `ctx.rawBody`) is kept now.
     rawParts(ctx);
-    const id = this.nextId++;
     // Closing it runs its code (a generator's `finally`) in the context it was started in.
     const stream = { iterator, events, ctx, room: null, scope: new AsyncResource('ferrule.stream') };
-    this.open.set(id, stream);
-    this.native.replyStream(requestId, status, headers, id, events);
-    this.run(id, stream);
+    if (events) {
+      this.begin(requestId, stream, status, headers, undefined);
+      return;
+    }
+    // A byte stream's head goes with its first chunk, as Node's http sends it: one that fails
+    // before it is the handler's failure (a 500, its error handler), as in Fastify, not a 200
+    // cut off (found by a Fastify port). An event stream's head goes at once (a browser's
+    // EventSource opens on it).
+    let first;
+    try {
+      first = iterator.next();
+    } catch (error) {
+      failWith(this.native, requestId, error, ctx, this.logger);
+      return;
+    }
+    if (!isThenable(first)) {
+      this.begin(requestId, stream, status, headers, first);
+      return;
+    }
+    first.then(
+      (step) => {
+        if (!this.native.wanted(requestId)) {
+          // Given up meanwhile (its deadline's 504, or its client left): close the producer.
+          this.close(stream);
+          return;
+        }
+        this.begin(requestId, stream, status, headers, step);
+      },
+      (error) => failWith(this.native, requestId, error, ctx, this.logger),
+    ).finally(this.flushSoon);
   }
 
-  async run(id, stream) {
+  /** The stream's head goes out; its items follow, `first` (already made) first. */
+  begin(requestId, stream, status, headers, first) {
+    const id = this.nextId++;
+    this.open.set(id, stream);
+    this.native.replyStream(requestId, status, headers, id, stream.events);
+    this.run(id, stream, first);
+  }
+
+  async run(id, stream, first) {
     try {
       for (;;) {
-        let step = stream.iterator.next();
+        let step = first === undefined ? stream.iterator.next() : first;
+        first = undefined;
         if (step !== null && typeof step === 'object' && typeof step.then === 'function') step = await step;
         if (!this.open.has(id)) return; // the client left while the item was made
         if (step.done) break;

@@ -269,3 +269,24 @@ test("ctx.signal read in a stream's producer aborts when that stream's client le
     assert.ok(reason !== null && reason.name === 'AbortError', `${reason}`);
   });
 });
+
+// Found by a Fastify port: a stream that failed before its first chunk was a 200 cut off;
+// Fastify sends the head with the first chunk, so such a failure is the handler's, a 500.
+test('a byte stream that fails before its first chunk is a 500; one that fails later is cut off', async () => {
+  const app = new App();
+  app.get('/early', () => (async function* early() {
+    throw new Error('the upstream refused');
+  })());
+  app.get('/late', () => (async function* late() {
+    yield 'partial';
+    throw new Error('the upstream broke');
+  })());
+  app.get('/fine', () => Readable.from(['a', 'b']));
+  const early = await app.inject('/early');
+  assert.deepStrictEqual([early.statusCode, early.headers['content-type']], [500, 'application/problem+json']);
+  assert.ok(!early.body.includes('upstream'), early.body);
+  const late = await app.inject('/late');
+  assert.deepStrictEqual([late.statusCode, late.body, late.cutOff], [200, 'partial', true]);
+  const fine = await app.inject('/fine');
+  assert.deepStrictEqual([fine.statusCode, fine.body], [200, 'ab']);
+});
