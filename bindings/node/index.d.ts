@@ -510,7 +510,8 @@ export declare class EventStream {
  * Sends `source`'s events as `text/event-stream`: the core frames them, keeps a quiet stream
  * alive (`sseKeepAlive`) and ends it at shutdown.
  */
-export declare function sse(source: AsyncIterable<ServerSentEvent | string> | Iterable<ServerSentEvent | string>, init?: { status?: number; headers?: Record<string, string | string[]> }): EventStream;
+/** `keepAlive`: the stream's own keep-alive period in ms (0: none), in place of the app's `sseKeepAlive`. */
+export declare function sse(source: AsyncIterable<ServerSentEvent | string> | Iterable<ServerSentEvent | string>, init?: { status?: number; headers?: Record<string, string | string[]>; keepAlive?: number }): EventStream;
 
 /** An explicit response: status, headers, and a body (string, Buffer, JSON, or a stream sent chunk by chunk). */
 export declare class Response {

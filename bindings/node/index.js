@@ -62,7 +62,10 @@ class Response {
  * shutdown; read `ctx.header('last-event-id')` to resume after a reconnect.
  */
 class EventStream {
-  constructor(source, { status, headers = {} } = {}) {
+  constructor(source, { status, headers = {}, keepAlive } = {}) {
+    if (keepAlive !== undefined && !(typeof keepAlive === 'number' && keepAlive >= 0 && Number.isFinite(keepAlive))) {
+      throw new TypeError(`ferrule: sse() keepAlive is milliseconds, 0 or more (0: none), not ${keepAlive}`);
+    }
     // An Array (or any other iterable) of events is sent as they are, one after another.
     if (source !== null && typeof source === 'object' && iteratorOf(source) === null && typeof source[Symbol.iterator] === 'function') source = source[Symbol.iterator]();
     if (iteratorOf(source) === null) throw new TypeError('ferrule: sse() takes an iterable, an async iterable or a stream');
@@ -71,6 +74,8 @@ class EventStream {
     // Without a status of its own, it answers with the one `reply.code()` set.
     this.statusGiven = status !== undefined;
     this.headers = headers;
+    // Its own keep-alive period (ms), in place of the app's sseKeepAlive.
+    this.keepAlive = keepAlive;
   }
 }
 
@@ -1866,7 +1871,7 @@ function answer(native, id, value, ctx, logger, streams) {
   try {
     value = webValue(value);
     if (value instanceof EventStream) {
-      streams.start(id, iteratorOf(value.source), true, ctx, statusOf(value.status), flatHeaders(value.headers));
+      streams.start(id, iteratorOf(value.source), true, ctx, statusOf(value.status), flatHeaders(value.headers), value.keepAlive);
       return;
     }
     if (value instanceof Response) {
@@ -1946,12 +1951,12 @@ class Streams {
     this.nextId = 0;
   }
 
-  start(requestId, iterator, events, ctx, status, headers) {
+  start(requestId, iterator, events, ctx, status, headers, keepAlive = undefined) {
     // A generator's body runs after the response has started, when the request is no longer
     // pending in the addon: what it carried as sent (`ctx.header()`, `ctx.rawBody`) is kept now.
     rawParts(ctx);
     // Closing it runs its code (a generator's `finally`) in the context it was started in.
-    const stream = { iterator, events, ctx, room: null, scope: new AsyncResource('ferrule.stream') };
+    const stream = { iterator, events, ctx, keepAlive, room: null, scope: new AsyncResource('ferrule.stream') };
     if (events) {
       this.begin(requestId, stream, status, headers, undefined);
       return;
@@ -1988,7 +1993,7 @@ class Streams {
   begin(requestId, stream, status, headers, first) {
     const id = this.nextId++;
     this.open.set(id, stream);
-    this.native.replyStream(requestId, status, headers, id, stream.events);
+    this.native.replyStream(requestId, status, headers, id, stream.events, stream.keepAlive);
     this.run(id, stream, first);
   }
 

@@ -242,10 +242,14 @@ impl Response {
             ResponseBody::Full(bytes) => axum::body::Body::from(bytes),
             // Only a stream asks its content type (a header lookup a whole body does not pay).
             ResponseBody::Stream(stream) => {
+                let keep_alive = stream.keep_alive();
                 let body = stream.logged(route.clone(), is_event_stream(&headers)).into_body();
                 let mut response = http::Response::new(body);
                 // Never compressed, its length declared or not (`middleware::compression`).
                 response.extensions_mut().insert(crate::stream::Streamed);
+                if let Some(every) = keep_alive {
+                    response.extensions_mut().insert(crate::stream::KeepAlive(every));
+                }
                 *response.status_mut() = self.status;
                 *response.headers_mut() = headers;
                 return response;

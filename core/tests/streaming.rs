@@ -127,6 +127,25 @@ async fn an_event_stream_is_kept_alive_while_quiet_and_ends_at_shutdown() {
     shutdown.await.unwrap().expect("a clean drain, no connection cut off");
 }
 
+// sse_starlette's `EventSourceResponse(..., ping=5)` (found by a FastAPI port: a TypeError):
+// a stream's own keep-alive period replaces the app's, and zero turns it off.
+#[tokio::test]
+async fn an_event_stream_keeps_its_own_keep_alive_period() {
+    let config = AppConfig { sse_keep_alive_ms: 3_600_000, shutdown_timeout_ms: 10_000, ..Default::default() };
+    let app = App::with_config(config).route(RouteSpec::get("/events"), |_: RequestData| async {
+        let first = futures_util::stream::iter([Event::data("hello")]);
+        Response::events(BodyStream::events(first.chain(futures_util::stream::pending())).keep_alive_every(std::time::Duration::from_millis(50)))
+    });
+    let server = serve(app).await;
+    let mut client = request(&server, "GET /events HTTP/1.1\r\nHost: t\r\n\r\n").await;
+    let mut seen = String::new();
+    assert!(read_until(&mut client, &mut seen, "data: hello\n\n").await, "{seen:?}");
+    assert!(read_until(&mut client, &mut seen, ":\n\n").await, "its own 50 ms, not the app's hour: {seen:?}");
+    let shutdown = tokio::spawn(server.shutdown());
+    read_to_end(&mut client).await;
+    shutdown.await.unwrap().expect("a clean drain");
+}
+
 #[tokio::test]
 async fn a_failure_cuts_a_byte_stream_off_and_ends_an_event_stream() {
     let app = App::new()

@@ -655,11 +655,15 @@ impl NativeApp {
     /// (`streamPush`, `streamPushEvent`); `events` makes it a Server-Sent Events stream.
     /// `status` null: the route's.
     #[napi]
-    pub fn reply_stream(&self, id: u32, status: Option<f64>, headers: Vec<String>, stream: f64, events: bool) -> Result<()> {
+    pub fn reply_stream(&self, id: u32, status: Option<f64>, headers: Vec<String>, stream: f64, events: bool, keep_alive_ms: Option<f64>) -> Result<()> {
         let Some((reply, _, route_status, inbox)) = self.take(id) else { return Ok(()) };
         let status = status.map_or(i64::from(route_status.as_u16()), whole);
         lock(&self.running).streams.insert(stream as StreamId, (PushBuffer::default(), inbox.clone()));
-        let body = inbox.stream(stream as StreamId);
+        let mut body = inbox.stream(stream as StreamId);
+        // `sse(source, { keepAlive })`: the stream's own keep-alive period (ms; 0: none).
+        if let Some(ms) = keep_alive_ms.filter(|ms| ms.is_finite() && *ms >= 0.0) {
+            body = body.keep_alive_every(std::time::Duration::from_secs_f64(ms / 1000.0));
+        }
         let body = if events { Response::events(body) } else { Response::stream(body) };
         inbox.answer(reply, Response::from_parts(status, Some(body), pairs(&headers)));
         Ok(())

@@ -290,3 +290,30 @@ test('a byte stream that fails before its first chunk is a 500; one that fails l
   const fine = await app.inject('/fine');
   assert.deepStrictEqual([fine.statusCode, fine.body], [200, 'ab']);
 });
+
+// sse()'s own keep-alive period, in place of the app's (sse_starlette's ping=, in Node's words).
+test("sse(source, { keepAlive }) sends its keep-alive comment on its own period", async () => {
+  const app = new App({ sseKeepAlive: 3_600_000 });
+  app.get('/events', () => sse((async function* quiet() {
+    yield { data: 'hello' };
+    await new Promise((resolve) => setTimeout(resolve, 3000).unref());
+  })(), { keepAlive: 50 }));
+  assert.throws(() => sse([], { keepAlive: -1 }), /keepAlive is milliseconds/);
+  await serving(app, async (port) => {
+    const seen = await new Promise((resolve, reject) => {
+      const req = http.get({ host: '127.0.0.1', port, path: '/events' }, (res) => {
+        let text = '';
+        res.on('data', (chunk) => {
+          text += chunk;
+          if (text.includes(':\n\n')) {
+            req.destroy();
+            resolve(text);
+          }
+        });
+      });
+      req.on('error', () => {});
+      setTimeout(() => reject(new Error('no keep-alive comment within 5 s')), 5000).unref();
+    });
+    assert.ok(seen.startsWith('data: hello\n\n'), seen);
+  });
+});

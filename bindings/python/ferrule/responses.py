@@ -442,18 +442,23 @@ class EventSourceResponse(Response):
     """A stream of Server-Sent Events (``text/event-stream``) from a generator, sync or async,
     of ``ServerSentEvent``s, dicts of the same fields, or plain data (``str`` as it is,
     anything else as JSON). Read the ``last-event-id`` header to resume after a reconnect. A
-    quiet stream gets a keep-alive comment every ``sse_keep_alive_ms`` (an ``App`` setting);
-    at shutdown the stream ends and the client's ``EventSource`` reconnects."""
+    quiet stream gets a keep-alive comment every ``sse_keep_alive_ms`` (an ``App`` setting), or
+    every ``ping`` seconds, as sse_starlette's (``0``: none); at shutdown the stream ends and
+    the client's ``EventSource`` reconnects."""
 
     def __init__(
         self,
         content: Union[Iterable[Event], AsyncIterable[Event]],
         status_code: int = 200,
         headers: Optional[Headers] = None,
+        ping: Optional[float] = None,
     ) -> None:
         super().__init__(status=status_code, headers=headers)
+        if ping is not None and (not isinstance(ping, (int, float)) or isinstance(ping, bool) or ping < 0):
+            raise ValueError(f"EventSourceResponse: ping is a number of seconds, 0 or more, not {ping!r}")
         self.stream = content
         self.events = True
+        self.ping = ping
 
 
 class HTTPException(Exception):

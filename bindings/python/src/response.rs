@@ -126,7 +126,11 @@ fn explicit<'s>(
     let stream = attr("stream")?;
     let body = if !stream.is_none() {
         let events = attr("events")?.is_truthy().unwrap_or(false);
-        let body = start_stream(&stream, events).map_err(unsendable)?;
+        let mut body = start_stream(&stream, events).map_err(unsendable)?;
+        // `EventSourceResponse(..., ping=5)`: its own keep-alive period, as sse_starlette's.
+        if let Some(seconds) = result.getattr("ping").ok().filter(|ping| !ping.is_none()).and_then(|ping| ping.extract::<f64>().ok()) {
+            body = body.keep_alive_every(std::time::Duration::try_from_secs_f64(seconds).map_err(|e| unsendable(format!("ping: {e}")))?);
+        }
         Some(if events { Response::events(body) } else { Response::stream(body) })
     } else if as_json {
         Some(Response::shaped_json(to_json::to_vec(&content, shape).map_err(unsendable)?))

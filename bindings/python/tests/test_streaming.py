@@ -308,3 +308,28 @@ def test_a_file_response_streams_the_file_with_its_length_type_and_validators(tm
     named = client.get("/inline")
     assert named.headers["content-type"] == "application/x-report"
     assert named.headers["content-disposition"] == "inline; filename*=utf-8''r%C3%A9sum%C3%A9.pdf"
+
+
+def test_an_event_source_response_takes_sse_starlettes_ping() -> None:
+    # Found by a FastAPI port: `EventSourceResponse(gen(), ping=5)` was a TypeError, a 500.
+    app = App(sse_keep_alive_ms=3_600_000)
+
+    @app.get("/events")
+    async def events() -> EventSourceResponse:
+        async def quiet() -> AsyncIterator[ServerSentEvent]:
+            yield ServerSentEvent("hello")
+            await asyncio.sleep(3)
+
+        return EventSourceResponse(quiet(), ping=0.05)
+
+    with serving(app) as port:
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        connection.request("GET", "/events")
+        response = connection.getresponse()
+        seen = b""
+        while b":\n\n" not in seen:
+            seen += response.read1(1024)
+        assert seen.startswith(b"data: hello\n\n"), seen
+        connection.close()
+    with pytest.raises(ValueError, match="ping is a number of seconds"):
+        EventSourceResponse(iter([]), ping=-1)

@@ -98,7 +98,13 @@ fn header_pairs(headers: Value) -> Result<Vec<(String, String)>, String> {
 /// `None` for anything else.
 fn streamed(ruby: &Ruby, types: &Types, value: Value, open: &Open<'_>) -> Option<Response> {
     if value.is_kind_of(types.event_stream(ruby)) {
-        return Some(Response::events(open(value, true)));
+        let mut body = open(value, true);
+        // `sse(keep_alive: 5)`: its own keep-alive period (seconds; 0: none).
+        let keep_alive = value.funcall::<_, _, Option<f64>>("keep_alive", ()).ok().flatten();
+        if let Some(every) = keep_alive.and_then(|seconds| std::time::Duration::try_from_secs_f64(seconds).ok()) {
+            body = body.keep_alive_every(every);
+        }
+        return Some(Response::events(body));
     }
     let json = RHash::from_value(value).is_some() || RArray::from_value(value).is_some() || value.is_kind_of(ruby.class_struct());
     (!json && value.respond_to("each", false).unwrap_or(false)).then(|| text_stream(open(value, false)))

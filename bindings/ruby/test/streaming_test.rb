@@ -164,4 +164,24 @@ class StreamingTest < Minitest::Test
     response = Rack::MockRequest.new(app).get("/enum")
     assert_equal [200, "012"], [response.status, response.body]
   end
+
+  # An event stream's own keep-alive period (sse_starlette's ping=, in Ruby's words).
+  def test_sse_keep_alive_sends_its_comment_on_its_own_period
+    app = Ferrule::App.new(sse_keep_alive_ms: 3_600_000)
+    app.get("/quiet") do
+      sse(keep_alive: 0.05) do |out|
+        out << "hello"
+        sleep 3
+      end
+    end
+    assert_raises(ArgumentError) { Ferrule::EventStream.new(keep_alive: -1) { nil } }
+    serving(app) do |port|
+      socket = TCPSocket.new("127.0.0.1", port)
+      socket.write("GET /quiet HTTP/1.1\r\nHost: x\r\n\r\n")
+      seen = +""
+      Timeout.timeout(5) { seen << socket.readpartial(4096) until seen.include?(":\n\n") }
+      assert_includes seen, "data: hello\n\n"
+      socket.close
+    end
+  end
 end

@@ -44,6 +44,11 @@ pub(crate) fn is_streamed(response: &axum::response::Response) -> bool {
 pub(crate) fn track(response: axum::response::Response, state: Arc<ConnState>, keep_alive: Option<Duration>) -> axum::response::Response {
     let event_stream = is_event_stream(response.headers());
     let (parts, body) = response.into_parts();
+    // The stream's own period, when it has one (zero: none).
+    let keep_alive = match parts.extensions.get::<crate::stream::KeepAlive>() {
+        Some(own) => Some(own.0).filter(|every| !every.is_zero()),
+        None => keep_alive,
+    };
     let events = event_stream.then(|| EventExtras {
         keep_alive: keep_alive.map(|every| (every, Box::pin(tokio::time::sleep(every)))),
         closed: closed(state.clone()),

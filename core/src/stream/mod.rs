@@ -44,7 +44,14 @@ pub struct BodyStream {
     chunks: Pin<Box<dyn Stream<Item = Result<Bytes, BoxError>> + Send>>,
     /// The length its handler declared (`Content-Length`), sent as the response's and held to.
     length: Option<u64>,
+    /// An event stream's own keep-alive period, in place of the app's `sse_keep_alive_ms`.
+    keep_alive: Option<std::time::Duration>,
 }
+
+/// An event stream's own keep-alive period (a zero one: none), on its response for the
+/// connection to read (`server::streaming`).
+#[derive(Clone, Copy, Debug)]
+pub struct KeepAlive(pub std::time::Duration);
 
 impl std::fmt::Debug for BodyStream {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -60,7 +67,7 @@ impl BodyStream {
         E: Into<BoxError> + 'static,
     {
         use futures_util::TryStreamExt;
-        BodyStream { chunks: Box::pin(chunks.map_ok(Into::into).map_err(Into::into)), length: None }
+        BodyStream { chunks: Box::pin(chunks.map_ok(Into::into).map_err(Into::into)), length: None, keep_alive: None }
     }
 
     /// The length the producer will send, as its handler declared it (`Content-Length` on a
@@ -70,6 +77,17 @@ impl BodyStream {
     /// run the extra bytes into the connection's next response.
     pub fn declare_length(&mut self, length: u64) {
         self.length = Some(length);
+    }
+
+    /// An event stream that sends its keep-alive comment after `every` of quiet, in place of
+    /// the app's `sse_keep_alive_ms` (sse_starlette's `ping=`); zero: never.
+    pub fn keep_alive_every(mut self, every: std::time::Duration) -> Self {
+        self.keep_alive = Some(every);
+        self
+    }
+
+    pub(crate) fn keep_alive(&self) -> Option<std::time::Duration> {
+        self.keep_alive
     }
 
     /// Server-Sent Events: each event encoded as it comes (an event that cannot be encoded
@@ -88,7 +106,7 @@ impl BodyStream {
         // An event stream has no length: its events go on until it ends.
         let length = self.length.filter(|_| !event_stream);
         let logged = Logged { chunks: self.chunks, route, event_stream, done: false, failed: None, remaining: length, declared: length.unwrap_or(0) };
-        BodyStream { chunks: Box::pin(logged), length }
+        BodyStream { chunks: Box::pin(logged), length, keep_alive: self.keep_alive }
     }
 
     pub(crate) fn into_body(self) -> axum::body::Body {

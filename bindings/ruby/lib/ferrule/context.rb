@@ -424,8 +424,8 @@ module Ferrule
     end
 
     # Server-Sent Events: <tt>sse { |out| out << { data: "hi", id: 1 } }</tt> (see Ferrule::EventStream).
-    def sse(&producer)
-      EventStream.new(&producer)
+    def sse(keep_alive: nil, &producer)
+      EventStream.new(keep_alive: keep_alive, &producer)
     end
 
     MEDIA_TYPES = { json: "application/json", html: "text/html; charset=utf-8", text: "text/plain; charset=utf-8",

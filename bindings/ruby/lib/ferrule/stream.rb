@@ -103,6 +103,18 @@ module Ferrule
   # quiet stream alive (+sse_keep_alive_ms+) and ends it at shutdown; read
   # <tt>req.header("last-event-id")</tt> to resume after a reconnect.
   class EventStream < Stream
+    # Its own keep-alive period, in seconds (0: none), in place of the app's +sse_keep_alive_ms+.
+    attr_reader :keep_alive
+
+    def initialize(keep_alive: nil, &producer)
+      unless keep_alive.nil? || (keep_alive.is_a?(Numeric) && keep_alive >= 0)
+        raise ArgumentError, "ferrule: sse keep_alive is seconds, 0 or more (0: none), not #{keep_alive.inspect}"
+      end
+
+      super(&producer)
+      @keep_alive = keep_alive
+    end
+
     # An event is a Hash or plain data, which the core frames: sent as it is given.
     class Output < Stream::Output
       private
