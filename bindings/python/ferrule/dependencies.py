@@ -22,6 +22,8 @@ from .signature import Analysis, Argument
 __all__ = ["Resolver", "DependencyOverrides", "with_dependencies", "with_shared_response", "close_after", "close_with_stream"]
 
 _EXITS = "_ferrule_dependency_exits"
+# Where a dependency's arguments come from the request, as the route declared them.
+_INPUTS = frozenset({"path", "query", "header", "cookie", "body", "form"})
 _RESPONSE = "_ferrule_response"
 _SOCKET = "_ferrule_socket"
 
@@ -157,9 +159,18 @@ class Resolver:
             from .signature import analyse
 
             analysis = analyse(replacement, self.path, request_type=Request, response_type=Response, as_dependency=True)
+            _within(analysis, replacement, self)
             resolver = Resolver(replacement, analysis, self.marker)
             self.replacements[replacement] = resolver
         return resolver
+
+    def _inputs(self) -> set[tuple[str, str]]:
+        """The request inputs this resolver and its sub-dependencies read (what the route
+        declared for them)."""
+        found = {(a.source, a.key) for a in self.arguments if a.source in _INPUTS}
+        for sub in self.subs:
+            found |= sub._inputs()
+        return found
 
     def value(self, request: Any, cache: dict[Any, Any], exits: list[Any]) -> Any:
         """This dependency's value for ``request`` (sync)."""
@@ -216,6 +227,31 @@ class Resolver:
         if cached:
             cache[self.func] = result
         return result
+
+
+def _within(analysis: Analysis, replacement: Callable[..., Any], original: Resolver) -> None:
+    """A replacement reads the inputs the route declared, which are its original's: one it
+    requires beyond them would arrive as None, unparsed (found by a check of the README: a
+    required header of the replacement's was None though sent). Refused by name."""
+    declared = original._inputs()
+    sources = {"path_params": "path", "query": "query", "headers": "header", "cookies": "cookie"}
+    for part, source in sources.items():
+        for param in analysis.spec.get(part, []):
+            required = param.get("required", "default" not in param.get("schema", {}))
+            if required and (source, param["name"]) not in declared:
+                _refuse(replacement, original, f"{source} {param['name']!r}")
+    body = analysis.spec.get("body")
+    if body is not None and body.get("required") and not any(source in ("body", "form") for source, _ in declared):
+        _refuse(replacement, original, "a body")
+
+
+def _refuse(replacement: Callable[..., Any], original: Resolver, what: str) -> None:
+    name = getattr(replacement, "__qualname__", replacement)
+    replaced = getattr(original.func, "__qualname__", original.func)
+    raise TypeError(
+        f"dependency_overrides: {name} requires {what}, which {replaced} does not declare; "
+        "a replacement reads what the route declares (give it a default, or declare it on the original)"
+    )
 
 
 def with_dependencies(handler: Callable[..., Any], analysis: Analysis, extra: Sequence[Resolver] = ()) -> tuple[Callable[..., Any], bool]:

@@ -405,3 +405,13 @@ def test_dependency_overrides_replace_a_dependency_everywhere_until_cleared() ->
         app.dependency_overrides = {}
         assert client.get("/db").json() == {"db": "real-db"}
         assert client.get("/me").json() == {"db": "real-db", "token": "anon"}
+
+        # A replacement that requires an input the route never declared would get None for it,
+        # unparsed (found by a README check): refused by name instead.
+        def needs_more(other: Annotated[str, Header()]) -> dict:
+            return {"other": other}
+
+        app.dependency_overrides[current_user] = needs_more
+        with pytest.raises(TypeError, match=r"requires header 'other', which .*current_user does not declare"):
+            client.get("/me", headers={"other": "o"})
+        app.dependency_overrides.clear()
