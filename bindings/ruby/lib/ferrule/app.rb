@@ -45,6 +45,10 @@ module Ferrule
     # "error", "off"), and +logger+: left out, the core writes "ferrule: ..." lines to stderr;
     # a Logger (anything with Logger#add), records go to it (progname "ferrule"); false, none.
     def initialize(logger: nil, **settings)
+      # A subclass's body may give server settings (+set :timeout_ms, 5_000+); those given here win.
+      from_body = self.class.server_settings
+      logger = from_body[:logger] if logger.nil?
+      settings = from_body.except(:logger).merge(settings)
       (settings.keys - SETTINGS).each do |name|
         raise ArgumentError, "ferrule: #{NativeApp.unknown_option('App setting', name.to_s, (SETTINGS + [:logger]).map(&:to_s))}"
       end
@@ -77,6 +81,7 @@ module Ferrule
       @start_lock = Mutex.new
       # `ferrule openapi app.rb` prints the app a file made: kept alive until then.
       CLI.made << self if ENV["FERRULE_PRINT_OPENAPI"] == "1"
+      self.class.declare_onto(self) unless self.class.equal?(App)
     end
 
     # The app's OpenAPI 3.1 document (a Hash), as served at +openapi_url+ (/openapi.json; nil
@@ -179,6 +184,11 @@ module Ferrule
 
       key = name.to_sym
       raise ArgumentError, "ferrule: set #{key.inspect}: #{NOT_SETTINGS[key]}" if NOT_SETTINGS.key?(key)
+      # The core read its settings when the app was made: set here, one would be silently ignored.
+      if SETTINGS.include?(key) || key == :logger
+        raise ArgumentError, "ferrule: set #{key.inspect}: a server setting, read when the app is made: " \
+                             "Ferrule::App.new(#{key}: ...), or set in the body of a subclass (class Shop < Ferrule::App)"
+      end
 
       @settings[key] = value
       @context_class.settings = @settings
@@ -195,9 +205,15 @@ module Ferrule
     # Sinatra's +configure+: runs its block with the app (<tt>configure { |app| app.set ... }</tt>);
     # with environments, only when RACK_ENV (or APP_ENV) names one of them.
     def configure(*environments)
-      environment = (ENV["APP_ENV"] || ENV["RACK_ENV"] || "development").to_sym
-      yield self if environments.empty? || environments.map(&:to_sym).include?(environment)
+      yield self if App.environment_in?(environments)
       self
+    end
+
+    # Whether the app runs in one of +environments+ (APP_ENV, else RACK_ENV, else development),
+    # or +environments+ is empty: +configure+'s test, as Sinatra's.
+    def self.environment_in?(environments)
+      environment = (ENV["APP_ENV"] || ENV["RACK_ENV"] || "development").to_sym
+      environments.empty? || environments.map(&:to_sym).include?(environment)
     end
 
     # What +set+ set: <tt>settings.db</tt>; a name never set is a NoMethodError naming it.
@@ -358,6 +374,20 @@ module Ferrule
 
     METHODS.each do |m|
       define_method(m.downcase) { |path, **options, &handler| route(m, path, **options, &handler) }
+    end
+
+    # A method a subclass's body defined, called from a block: the blocks run in a request
+    # context, not in the app (Modular), so it is a NoMethodError that says where it belongs.
+    private def refuse_body_methods(names)
+      app_class = self.class
+      names.each do |name|
+        next if @context_class.method_defined?(name) || @context_class.private_method_defined?(name)
+
+        @context_class.define_method(name) do |*|
+          raise NoMethodError, "ferrule: #{name} is a method of #{app_class}, and blocks run in a request context, " \
+                               "not in the app: define it in `helpers do ... end`"
+        end
+      end
     end
 
     # Serves until SIGINT or SIGTERM (or #stop), then drains in-flight requests and returns.

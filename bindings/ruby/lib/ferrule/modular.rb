@@ -1,0 +1,149 @@
+# frozen_string_literal: true
+
+module Ferrule
+  # Sinatra's modular style: an app declared in the body of a subclass,
+  #
+  #   class Shop < Ferrule::App
+  #     set :timeout_ms, 5_000          # a server setting: goes to App.new
+  #     set :db, DB                     # the app's own: settings.db
+  #     helpers { def current_user = session[:user] }
+  #     get("/items/:id") { |req| { id: req.params[:id] } }
+  #   end
+  #   Shop.run!(port: 8000)             # or, in config.ru: run Shop
+  #
+  # The class body records each declaration; every instance (Shop.new) replays its ancestors'
+  # and then its own, in order, so a subclass of Shop serves Shop's routes and adds its own.
+  # A server setting (one of App::SETTINGS, or +:logger+) given to +set+ in the body becomes
+  # an argument of App.new, where the core reads it once. As a Rack app the class answers
+  # through one instance made on its first request (Sinatra's prototype).
+  #
+  # The blocks run in a request context, not in an instance of the class (as they do in
+  # Sinatra): methods for them go in +helpers+. A method defined in the class body and called
+  # from a block is a NoMethodError that says so.
+  module Modular
+    # What the class body may declare: replayed onto each instance, with the same arguments.
+    DECLARED = (App::METHODS.map { |m| m.downcase.to_sym } +
+                %i[route websocket before after hook error not_found helpers sessions group static on_start on_stop]).freeze
+
+    DECLARED.each do |name|
+      define_method(name) do |*args, **options, &block|
+        declare_in_body(name, args, options, block)
+      end
+    end
+
+    # Sinatra's +set+ in the class body: a server setting (+:timeout_ms+, +:cors+, +:logger+, …)
+    # is given to App.new; any other name is the app's own, read back as +settings.name+.
+    def set(name, value = true)
+      return name.each { |key, each| set(key, each) } && self if name.is_a?(Hash)
+
+      key = name.to_sym
+      if App::SETTINGS.include?(key) || key == :logger
+        subclass_only!(:set)
+        refuse_after_start(:set)
+        own_server_settings[key] = value
+      else
+        declare_in_body(:set, [key, value], {}, nil)
+        own_settings[key] = value
+      end
+      self
+    end
+
+    def enable(*names) = names.each { |name| set(name, true) } && self
+
+    def disable(*names) = names.each { |name| set(name, false) } && self
+
+    # Sinatra's +configure+ in the class body: runs its block at once, with the class
+    # (<tt>configure(:production) { set :db, ... }</tt>), when the environment matches.
+    def configure(*environments)
+      yield self if App.environment_in?(environments)
+      self
+    end
+
+    # The app's own settings from the class bodies (<tt>Shop.settings.db</tt>).
+    def settings
+      values = Settings.new
+      modular_ancestors.each { |klass| klass.own_settings.each { |key, value| values[key] = value } }
+      values
+    end
+
+    # The server settings the class bodies gave (+App.new+'s arguments before its own).
+    def server_settings
+      modular_ancestors.map(&:own_server_settings).reduce({}, :merge)
+    end
+
+    # Sinatra's <tt>run!</tt>: a new instance, served (App#run's options).
+    def run!(**options, &on_ready)
+      new.run(**options, &on_ready)
+    end
+
+    # Rack's interface, for <tt>run Shop</tt> in config.ru: the class's one instance answers.
+    def call(env)
+      prototype.call(env)
+    end
+
+    # The instance that answers the class's Rack calls, made on the first.
+    def prototype
+      subclass_only!(:call)
+      @prototype_lock.synchronize { @prototype ||= new }
+    end
+
+    # :nodoc: replays the class bodies onto +app+, the base class's first.
+    def declare_onto(app)
+      modular_ancestors.each do |klass|
+        klass.own_declarations.each { |name, args, options, block| app.public_send(name, *args, **options, &block) }
+      end
+      app.send(:refuse_body_methods, modular_ancestors.flat_map(&:body_methods).uniq)
+    end
+
+    # :nodoc:
+    def own_declarations = @own_declarations ||= []
+
+    # :nodoc:
+    def own_settings = @own_settings ||= {}
+
+    # :nodoc:
+    def own_server_settings = @own_server_settings ||= {}
+
+    # :nodoc: the methods the class body defined (App's own overridden are not counted).
+    def body_methods
+      (instance_methods(false) + private_instance_methods(false)).reject { |name| App.method_defined?(name) || App.private_method_defined?(name) }
+    end
+
+    private
+
+    def inherited(subclass)
+      super
+      subclass.instance_variable_set(:@prototype_lock, Mutex.new)
+    end
+
+    def declare_in_body(name, args, options, block)
+      subclass_only!(name)
+      refuse_after_start(name)
+      own_declarations << [name, args, options, block]
+      self
+    end
+
+    # Declared on App itself, it would reach no app: App's instances are declared one by one.
+    def subclass_only!(name)
+      return unless equal?(App)
+
+      raise NoMethodError, "ferrule: Ferrule::App.#{name}: declare on an app (app = Ferrule::App.new; app.#{name} ...) or in the body of a subclass (class Shop < Ferrule::App)"
+    end
+
+    # A route declared after the class began answering Rack calls would reach no one.
+    def refuse_after_start(name)
+      return unless @prototype
+
+      raise ArgumentError, "ferrule: #{self}.#{name} after #{self} began answering requests; declare everything in the class body"
+    end
+
+    # The subclasses of App from the first below it down to this one.
+    def modular_ancestors
+      ancestors.take_while { |klass| klass != App }.grep(Class).reverse
+    end
+  end
+
+  class App
+    extend Modular
+  end
+end

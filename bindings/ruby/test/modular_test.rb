@@ -1,0 +1,125 @@
+# frozen_string_literal: true
+
+# Sinatra's modular style (`class Shop < Ferrule::App`, Ferrule::Modular): an app declared in a
+# class body, served by `run Shop` under Rack and by `Shop.new` / `Shop.run!` on its own.
+require "minitest/autorun"
+require "rack/test"
+require_relative "support"
+
+class ModularTest < Minitest::Test
+  include Rack::Test::Methods
+  include Support
+
+  module Pricing
+    def price_of(sku) = sku.length * 100
+  end
+
+  class Shop < Ferrule::App
+    set :timeout_ms, 2_000
+    set :title, "Shop"
+    set :greeting, "welcome"
+    set(currency: "EUR", stock: { "ab" => 3 })
+    enable :sessions
+    set :session_secret, "s" * 64
+    configure(:test_never) { set :greeting, "never here" }
+    helpers Pricing
+    helpers do
+      def cart = (session[:cart] ||= [])
+    end
+
+    def body_method = "not for blocks"
+
+    before("/items/*") { headers["x-shop"] = settings.greeting }
+
+    get("/") { "#{settings.greeting} #{settings.currency}" }
+    get("/items/{sku}", query: { qty: { type: "integer", default: 1 } }) do |req|
+      sku = req.params[:sku]
+      halt 404, "no #{sku}" unless settings.stock.key?(sku)
+      { sku: sku, qty: req.query[:qty], total: price_of(sku) * req.query[:qty] }
+    end
+    post("/cart/{sku}") { |req| cart << req.params[:sku]; { cart: cart } }
+    get("/body-method") { body_method }
+    get("/slow") { sleep 3; "late" }
+    error(ArgumentError) { |e| [409, "conflict: #{e.message}"] }
+    get("/conflict") { raise ArgumentError, "taken" }
+    not_found { "nothing at #{request.path_info}" }
+  end
+
+  # A subclass serves its parent's routes and adds its own; its settings override.
+  class Outlet < Shop
+    set :greeting, "sale"
+    get("/outlet") { "#{settings.greeting}: #{price_of('abcd') / 2}" }
+  end
+
+  def app = Shop
+
+  def test_a_class_body_is_served_under_rack_as_run_shop
+    get "/"
+    assert_equal [200, "welcome EUR"], [last_response.status, last_response.body]
+    get "/items/ab?qty=2"
+    assert_equal({ "sku" => "ab", "qty" => 2, "total" => 400 }, JSON.parse(last_response.body))
+    assert_equal "welcome", last_response.headers["x-shop"], "the class body's before filter ran"
+    get "/items/ab?qty=two"
+    assert_equal 422, last_response.status, "the route's query schema is the core's to check"
+    get "/items/zz"
+    assert_equal [404, "nothing at /items/zz"], [last_response.status, last_response.body], "a 404 goes through not_found, as in Sinatra"
+    get "/conflict"
+    assert_equal [409, "conflict: taken"], [last_response.status, last_response.body]
+    get "/nowhere"
+    assert_equal [404, "nothing at /nowhere"], [last_response.status, last_response.body]
+  end
+
+  def test_sessions_enabled_in_the_body_keep_the_cart
+    post "/cart/ab"
+    post "/cart/cd"
+    assert_equal({ "cart" => %w[ab cd] }, JSON.parse(last_response.body))
+  end
+
+  def test_one_instance_answers_every_rack_call_and_server_settings_reach_the_core
+    assert_same Shop.prototype, Shop.prototype
+    assert_equal "Shop", Shop.prototype.openapi.dig("info", "title")
+    assert_equal "welcome", Shop.settings.greeting
+    assert_equal({ timeout_ms: 2_000, title: "Shop" }, Shop.server_settings)
+  end
+
+  def test_a_subclass_serves_its_parents_routes_with_its_own_settings
+    outlet = Outlet.new
+    serving(outlet) do |port|
+      assert_equal "sale: 200", request(port, "GET", "/outlet").body
+      assert_equal "sale EUR", request(port, "GET", "/").body
+      reply = request(port, "GET", "/items/ab?qty=3")
+      assert_equal [600, "sale"], [reply.json["total"], reply.headers["x-shop"]]
+    end
+    assert_equal "welcome", Shop.settings.greeting, "the parent's settings are its own"
+  end
+
+  def test_server_settings_from_the_body_apply_and_new_arguments_win
+    serving(Shop.new) do |port|
+      started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+      assert_equal 504, request(port, "GET", "/slow").status
+      assert_operator Process.clock_gettime(Process::CLOCK_MONOTONIC) - started, :<, 2.9, "timeout_ms from the body: 2 s"
+    end
+    assert_equal "Other", Shop.new(title: "Other").openapi.dig("info", "title")
+  end
+
+  def test_a_method_of_the_class_body_called_from_a_block_says_where_it_belongs
+    get "/body-method"
+    assert_equal 500, last_response.status
+    error = assert_raises(NoMethodError) { Shop.prototype.instance_variable_get(:@context_class).allocate.send(:body_method) }
+    assert_match(/body_method is a method of ModularTest::Shop.*helpers do/, error.message)
+  end
+
+  def test_declaring_on_app_itself_or_after_serving_began_is_refused
+    error = assert_raises(NoMethodError) { Ferrule::App.get("/x") { "x" } }
+    assert_match(/Ferrule::App.get: declare on an app/, error.message)
+    assert_raises(NoMethodError) { Ferrule::App.call({}) }
+    Shop.prototype
+    error = assert_raises(ArgumentError) { Shop.get("/late") { "late" } }
+    assert_match(/Shop.get after .*Shop began answering requests/, error.message)
+  end
+
+  def test_an_instance_set_of_a_server_setting_is_refused_by_name
+    error = assert_raises(ArgumentError) { Ferrule::App.new.set(:timeout_ms, 1_000) }
+    assert_match(/set :timeout_ms: a server setting, read when the app is made: Ferrule::App.new\(timeout_ms: \.\.\.\)/, error.message)
+  end
+end
