@@ -37,6 +37,8 @@ class Request:
         """``await request.form()``: a declared form's fields, or an url-encoded body (Starlette's)."""
     def stream(self) -> AsyncIterator[bytes]:
         """``async for chunk in request.stream()``: the body as sent, then ``b""``."""
+    def is_disconnected(self) -> Awaitable[bool]:
+        """``await request.is_disconnected()``: whether the client has gone while the handler works (Starlette's)."""
     @property
     def _declared_headers(self) -> dict[str, Any]:
         """The declared headers, typed, under their lower-case names."""

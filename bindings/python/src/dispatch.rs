@@ -241,7 +241,7 @@ impl Dispatcher {
                     }
                 }
             } else {
-                route.data.call(py, request)
+                route.data.call(py, request, None)
             };
             let outcome = match result {
                 Ok(result) => response::from_result(py, self, &route, &result),
@@ -467,7 +467,8 @@ pub struct PendingCall {
     /// The request as the log names it, when it has no route (a route's is its label).
     unrouted_label: String,
     dispatcher: Arc<Dispatcher>,
-    state: Mutex<CallState>,
+    /// Shared with the `Request` as its [`ClientWatch`].
+    state: Arc<Mutex<CallState>>,
     /// The `Request` hooks and the handler share, made on first use.
     request_object: PyOnceLock<Py<Request>>,
     /// The core's refusal, for a request it refused; raised in the language as `refusal`.
@@ -485,6 +486,20 @@ struct CallState {
     reply: Option<Reply>,
 }
 
+/// What `await request.is_disconnected()` reads: whether the client of a request still
+/// unanswered has gone. The runtime drops the reply's receiver when the connection closes (or
+/// the deadline passes), so this is one lock and one load, and nothing is watched meanwhile.
+/// After the answer (a stream's head included) it reads `False`: a stream's producer is closed
+/// when its client goes.
+#[derive(Clone)]
+pub struct ClientWatch(Arc<Mutex<CallState>>);
+
+impl ClientWatch {
+    pub fn client_left(&self) -> bool {
+        lock(&self.0).reply.as_ref().is_some_and(is_abandoned)
+    }
+}
+
 impl PendingCall {
     fn new(dispatcher: &Arc<Dispatcher>, route: Option<Route>, request: RequestData, reply: Reply, rejection: Option<Rejection>, flushes: bool) -> Self {
         let status = match (&rejection, &route) {
@@ -498,7 +513,7 @@ impl PendingCall {
             status,
             unrouted_label,
             dispatcher: dispatcher.clone(),
-            state: Mutex::new(CallState { request: Some(request), reply: Some(reply) }),
+            state: Arc::new(Mutex::new(CallState { request: Some(request), reply: Some(reply) })),
             request_object: PyOnceLock::new(),
             rejection,
             refusal: PyOnceLock::new(),
@@ -522,7 +537,7 @@ impl PendingCall {
             let request = lock(&self.state).request.take();
             let request = request.ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("the request was already handed to the handler"))?;
             let owner = self.dispatcher.types().owner.as_ref().map(|owner| owner.clone_ref(py));
-            Py::new(py, Request::new(request, owner))
+            Py::new(py, Request::new(request, owner).watched(self.client_watch()))
         })?;
         Ok(object.bind(py).clone())
     }
@@ -612,7 +627,11 @@ impl PendingCall {
         let request = lock(&self.state).request.take();
         let request = request.ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("the call has already started"))?;
         let route = self.route.as_ref().ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("a refused request has no handler"))?;
-        route.data.call(py, request)
+        route.data.call(py, request, Some(self.client_watch()))
+    }
+
+    fn client_watch(&self) -> ClientWatch {
+        ClientWatch(self.state.clone())
     }
 
     /// Sends the reply (the first answer wins; later ones are ignored).

@@ -149,7 +149,7 @@ impl Drop for Entered<'_> {
 
 /// Calls the handler and runs its coroutine's one step: its result, or what it raised.
 pub fn run_to_end<'py>(py: Python<'py>, route: &Route, request: ferrule_core::RequestData) -> PyResult<Bound<'py, PyAny>> {
-    let coroutine = route.data.call(py, request)?;
+    let coroutine = route.data.call(py, request, None)?;
     match handler_task::send(&coroutine, &py.None().into_bound(py))? {
         Stepped::Returned(result) => Ok(result),
         Stepped::Yielded(_) => {

@@ -2,6 +2,7 @@
 //! parts on first access (a handler that reads only `path_params` pays only for those).
 
 use crate::convert::to_python;
+use crate::dispatch::ClientWatch;
 use ferrule_core::{RequestData, UploadedFile};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -21,6 +22,8 @@ pub struct Request {
     state: PyOnceLock<Py<PyAny>>,
     /// A weak reference to the app (`request.app`).
     owner: Option<Py<PyAny>>,
+    /// Whether the client has gone (`request.is_disconnected()`), for a request answered later.
+    watch: Option<ClientWatch>,
 }
 
 impl Request {
@@ -41,7 +44,13 @@ impl Request {
             body: PyOnceLock::new(),
             state: PyOnceLock::new(),
             owner,
+            watch: None,
         }
+    }
+
+    /// The request, able to tell when its client has gone.
+    pub fn watched(self, watch: ClientWatch) -> Self {
+        Request { watch: Some(watch), ..self }
     }
 
     pub fn data(&self) -> &RequestData {
@@ -138,6 +147,15 @@ impl Request {
         static FORM_OF: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
         let content_type = ferrule_core::header_text(&self.data.raw_headers, "content-type");
         FORM_OF.import(py, "ferrule.request", "_form_of")?.call1((self._validated_body(py)?, content_type.as_deref(), PyBytes::new(py, &self.data.raw_body)))
+    }
+
+    /// `await request.is_disconnected()`, as Starlette's: whether the client has closed its
+    /// connection while the handler works (a long poll's loop ends on it). Always `False` in a
+    /// `def` handler, which cannot await, and once the response has begun.
+    fn is_disconnected<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        static READY: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+        let left = self.watch.as_ref().is_some_and(ClientWatch::client_left);
+        READY.import(py, "ferrule.request", "_Ready")?.call1((left,))
     }
 
     /// `async for chunk in request.stream()`, as Starlette's: the body as sent, then `b""`.

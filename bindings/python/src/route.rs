@@ -3,6 +3,7 @@
 
 use crate::convert::body_plan::BodyPlan;
 use crate::convert::to_python;
+use crate::dispatch::ClientWatch;
 use crate::request::Request;
 use ferrule_core::{Body, RequestData};
 use pyo3::prelude::*;
@@ -106,11 +107,17 @@ impl PyRoute {
         self.task_name.get_or_init(py, || PyString::new(py, label).unbind()).bind(py).clone()
     }
 
-    /// Calls the handler with its arguments built from `request`.
-    pub fn call<'py>(&self, py: Python<'py>, request: RequestData) -> PyResult<Bound<'py, PyAny>> {
+    /// Calls the handler with its arguments built from `request`; its `Request` argument, if it
+    /// takes one, tells through `watch` whether the client has gone (a handler run at once,
+    /// which cannot await, has none).
+    pub fn call<'py>(&self, py: Python<'py>, request: RequestData, watch: Option<ClientWatch>) -> PyResult<Bound<'py, PyAny>> {
         // A `Request` argument owns the data; the other arguments read it from there.
         if self.takes_request {
-            let object = Bound::new(py, Request::new(request, self.owner.as_ref().map(|owner| owner.clone_ref(py))))?;
+            let mut object = Request::new(request, self.owner.as_ref().map(|owner| owner.clone_ref(py)));
+            if let Some(watch) = watch {
+                object = object.watched(watch);
+            }
+            let object = Bound::new(py, object)?;
             return self.call_from(py, object.get().data(), Some(&object), None);
         }
         self.call_from(py, &request, None, None)

@@ -4,10 +4,11 @@ handler are never started, a deadline is a 504, and a full queue is a 503 at onc
 from __future__ import annotations
 
 import asyncio
+import socket
 import threading
 import time
 
-from ferrule import App
+from ferrule import App, Request
 
 from support import request, serving
 
@@ -163,3 +164,37 @@ def test_a_pool_job_whose_waiter_was_cancelled_before_it_started_never_runs() ->
 
     asyncio.run(main())
     assert ran == [1]
+
+
+def test_a_long_poll_learns_that_its_client_has_gone() -> None:
+    """Starlette's `await request.is_disconnected()`, as a long poll's loop uses it: it was an
+    AttributeError (a 500 nobody saw), so a poll whose client had gone ran to its deadline."""
+    app = App(timeout_ms=10_000)
+    seen: list[tuple[bool, float]] = []
+    ended = threading.Event()
+
+    @app.get("/poll")
+    async def poll(request: Request) -> dict:
+        started = time.monotonic()
+        first = await request.is_disconnected()
+        while not await request.is_disconnected() and time.monotonic() - started < 8:
+            await asyncio.sleep(0.02)
+        seen.append((first, time.monotonic() - started))
+        ended.set()
+        return {"polled": True}
+
+    @app.get("/quick")
+    async def quick(request: Request) -> dict:
+        await asyncio.sleep(0)
+        return {"gone": await request.is_disconnected()}
+
+    with serving(app) as port:
+        assert request(port, "GET", "/quick").json() == {"gone": False}
+        client = socket.create_connection(("127.0.0.1", port))
+        client.sendall(b"GET /poll HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        time.sleep(0.3)
+        client.close()
+        assert ended.wait(10), "the handler never ended"
+    first, took = seen[0]
+    assert first is False, "the client was there when the poll began"
+    assert 0.25 < took < 5, f"the poll ended {took:.2f} s after it began; the client left after 0.3 s"
