@@ -381,13 +381,18 @@ export declare class App {
    * Fastify's hooks, in Fastify's order: `onRequest` (every request, refused ones too),
    * `preHandler` (after validation), `onSend` (may return a new payload), `onError`; `async` or
    * with a `done` callback. `preParsing`/`preValidation` run as `onRequest`, `preSerialization`
-   * as `onSend`. `onReady`/`onClose` run once before serving and after `close()`.
+   * as `onSend`. `onReady`/`onClose` run once before serving and after `close()`'s drain;
+   * `onListen` once `listen()` has bound its socket (not waited for; a failure is logged), and
+   * `preClose` as `close()` begins, while requests in flight are still served.
    */
   addHook(name: 'onRequest' | 'preParsing' | 'preValidation' | 'preHandler', hook: (ctx: Context, reply: Reply, done?: (error?: Error) => void) => unknown): this;
   addHook(name: 'onSend' | 'preSerialization', hook: (ctx: Context, reply: Reply, payload: unknown, done?: (error?: Error | null, payload?: unknown) => void) => unknown): this;
   addHook(name: 'onError', hook: (ctx: Context, reply: Reply, error: Error, done?: () => void) => unknown): this;
-  addHook(name: 'onReady', hook: (done?: (error?: Error) => void) => unknown): this;
-  addHook(name: 'onClose', hook: (instance: App, done?: (error?: Error) => void) => unknown): this;
+  // `done` is not optional, so a hook that takes it may call it; an async hook without it fits too.
+  addHook(name: 'onReady', hook: (this: App, done: (error?: Error) => void) => unknown): this;
+  addHook(name: 'onListen', hook: (this: App, done: (error?: Error) => void) => unknown): this;
+  addHook(name: 'preClose', hook: (this: App, done: (error?: Error) => void) => unknown): this;
+  addHook(name: 'onClose', hook: (this: App, instance: App, done: (error?: Error) => void) => unknown): this;
   /** Answers what this app's (or scope's) hooks and handlers throw, and the requests the core refuses. */
   setErrorHandler(handler: (error: HandledError, ctx: Context, reply: Reply) => unknown): this;
   /** Answers the requests no route takes (404). */

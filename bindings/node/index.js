@@ -22,6 +22,8 @@ const { WebSocket, Sockets } = require('./websocket.js');
 const { PHASE_OF, NOT_OFFERED, NOT_FOUND, Reply, callHook, callHookNow, isThenable } = require('./hooks.js');
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'];
+/** Hooks of the app's life, not of a request: JavaScript runs them, in lists kept by the root app. */
+const LIFECYCLE_HOOKS = ['onReady', 'onListen', 'preClose', 'onClose'];
 /** The descriptor a worker process finds the primary's listening socket on (see supervise). */
 const INHERITED_FD = 4;
 
@@ -452,7 +454,9 @@ class App {
     this._Context.prototype[ROUTE_OPTIONS_OF] = this._routeOptions;
     this._Context.prototype[APP] = this;
     this._pending = [];
-    this._lifecycle = { onReady: [], onClose: [], ready: null };
+    this._lifecycle = { onReady: [], onListen: [], preClose: [], onClose: [], ready: null };
+    /** The close() under way: a signal's and the program's are one, so each hook runs once. */
+    this._closing = null;
     this._dispatcher = null;
     this._onLocalJobs = null;
     this._closed = null;
@@ -558,17 +562,22 @@ class App {
    * new payload, or change `reply`'s code and headers), `onError(ctx, reply, error)` when a hook
    * or the handler throws. A hook that calls `reply.send()` answers the request itself.
    * `async` functions and `done` callbacks both work. `onReady` (no arguments) runs once before
-   * serving (`listen`, `inject`, `ready`), and `onClose(instance)` once after `close()`'s drain.
+   * serving (`listen`, `inject`, `ready`); `onListen` (no arguments) once `listen()` has bound
+   * its socket; `preClose` (no arguments) as `close()` begins, while in-flight requests are
+   * still served; and `onClose(instance)` once after `close()`'s drain. These four get the app
+   * (or the scope that declared them) as `this`, as in Fastify.
    */
   addHook(name, fn) {
     if (typeof fn !== 'function') throw new TypeError(`ferrule: the ${name} hook must be a function`);
-    if (name === 'onReady' || name === 'onClose') {
-      this._root._lifecycle[name].push(fn);
+    if (LIFECYCLE_HOOKS.includes(name)) {
+      // A preClose or onClose declared while serving still runs at close(); an onListen never would.
+      if (name === 'onListen') this._notListening('the onListen hook');
+      this._root._lifecycle[name].push(withScope(fn, this));
       return this;
     }
     if (name in NOT_OFFERED) throw new TypeError(`ferrule: the ${name} hook is not offered: ${NOT_OFFERED[name]}`);
     const phase = PHASE_OF[name];
-    if (!phase) throw new TypeError(`ferrule: ${native.unknownOption('hook', String(name), [...Object.keys(PHASE_OF), 'onReady', 'onClose'])}`);
+    if (!phase) throw new TypeError(`ferrule: ${native.unknownOption('hook', String(name), [...Object.keys(PHASE_OF), ...LIFECYCLE_HOOKS])}`);
     this._addHookFn(phase, fn, phase);
     return this;
   }
@@ -821,12 +830,35 @@ class App {
       signals = () => {
         if (stoppedBySignal) return;
         stoppedBySignal = true;
-        this.close().then(() => { if (inWorker) cluster.worker.disconnect(); });
+        // No caller hears what a hook's failure rejects close() with: logged, and the exit
+        // status says so.
+        this.close()
+          .catch((error) => {
+            this.log.error({ err: error }, `closing on a signal failed: ${error?.message ?? error}`);
+            process.exitCode = 1;
+          })
+          .then(() => { if (inWorker) cluster.worker.disconnect(); });
       };
       process.on('SIGINT', signals);
       process.on('SIGTERM', signals);
     }
+    // Not awaited: Fastify's listen() resolves, then starts its onListen hooks (lib/server.js).
+    this._runOnListen();
     return listening(host, this._port);
+  }
+
+  /**
+   * The `onListen` hooks, one after another. One that fails is logged and the rest still run:
+   * the server is up by then, and Fastify does not stop it for them either.
+   */
+  async _runOnListen() {
+    for (const hook of this._lifecycle.onListen) {
+      try {
+        await callHook(hook, []);
+      } catch (error) {
+        this.log.error({ err: error }, `an onListen hook failed: ${error?.message ?? error}`);
+      }
+    }
   }
 
   /**
@@ -889,10 +921,15 @@ class App {
     return root._dispatcher;
   }
 
-  /** Stops accepting connections, lets in-flight requests finish, then runs the `onClose`
-   * hooks; resolves when done. */
+  /**
+   * Runs the `preClose` hooks, stops accepting connections, lets in-flight requests finish,
+   * then runs the `onClose` hooks; resolves when done. A `preClose` hook that fails skips the
+   * ones after it, and close() goes on, then rejects with its error, as Fastify's does.
+   */
   close(callback) {
-    const closing = this._close();
+    const root = this._root;
+    if (!root._closing) root._closing = root._close().finally(() => { root._closing = null; });
+    const closing = root._closing;
     // Fastify's `close(callback)` too.
     if (typeof callback === 'function') closing.then(() => callback(), callback);
     return closing;
@@ -900,6 +937,14 @@ class App {
 
   async _close() {
     const root = this._root;
+    let preCloseFailure = null;
+    if (root._lifecycle.ready) {
+      try {
+        for (const hook of root._lifecycle.preClose) await callHook(hook, []);
+      } catch (error) {
+        preCloseFailure = error;
+      }
+    }
     if (root._closed) {
       root._native.close();
       await root._closed;
@@ -911,6 +956,7 @@ class App {
     // The in-process router's thread goes too (unless an inject is under way); inject() after
     // close() builds another.
     root._native.releaseInProcess();
+    if (preCloseFailure !== null) throw preCloseFailure;
   }
 }
 

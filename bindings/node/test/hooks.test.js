@@ -1,9 +1,13 @@
 'use strict';
 // Fastify's hooks, error and not-found handlers, register scopes, decorateRequest and the
-// app's life cycle, through app.inject() (nothing here needs a socket).
+// app's life cycle, through app.inject(); the hooks around listen() and close() against a
+// server on 127.0.0.1.
 const { test } = require('node:test');
 const assert = require('node:assert');
+const path = require('node:path');
+const { spawnSync } = require('node:child_process');
 const { App, HttpError, Response } = require('ferrule');
+const { request, runScript } = require('./support');
 
 test('hooks run in Fastify order around the handler', async () => {
   const app = new App();
@@ -343,4 +347,171 @@ test("fastify-plugin, onClose(instance), 404s past the error handler, routeOptio
   assert.deepStrictEqual([missing.statusCode, missing.headers['content-type']], [404, 'application/problem+json']);
   await new Promise((resolve, reject) => app.close((error) => (error ? reject(error) : resolve())));
   assert.deepStrictEqual([closedWith, plainWith], [app, app]);
+});
+
+/** A promise and the function that settles it, for a test to say when a hook may go on. */
+function signal() {
+  let settle;
+  const promise = new Promise((resolve) => { settle = resolve; });
+  return { promise, settle };
+}
+
+/** `promise`, or a rejection naming `what` after `ms`: a hook that never runs fails the test, not the suite. */
+function within(promise, what, ms = 5000) {
+  let timer;
+  const late = new Promise((resolve, reject) => { timer = setTimeout(() => reject(new Error(`${what} within ${ms} ms`)), ms); });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
+test('onListen runs once the socket is bound, after onReady, with the app as this; listen() does not wait for it', { timeout: 20000 }, async () => {
+  const app = new App({ logger: false });
+  const events = [];
+  const lastRan = signal();
+  app.get('/', () => 'up');
+  app.addHook('onReady', function () { events.push(`onReady, this is the app: ${this === app}`); });
+  app.addHook('onListen', async function () {
+    // The socket is bound and served by now: the hook reaches its own server.
+    const answer = await request(this.port, 'GET', '/');
+    events.push(`onListen async: ${answer.text()}`);
+  });
+  app.addHook('onListen', function (done) {
+    events.push(`onListen done, this is the app: ${this === app}`);
+    done();
+  });
+  app.register(async (scope) => {
+    scope.decorate('pool', 'the scope\'s pool');
+    scope.addHook('onListen', async function () {
+      events.push(`onListen in a scope: ${this.pool}`);
+      lastRan.settle();
+    });
+  });
+  await app.inject('/');
+  await app.ready();
+  assert.deepStrictEqual(events, ['onReady, this is the app: true'], 'inject() and ready() run no onListen hook');
+  await app.listen({ host: '127.0.0.1', port: 0, handleSignals: false, log: false });
+  try {
+    // As Fastify's, listen() has resolved while the first hook still waits for its answer.
+    assert.deepStrictEqual(events, ['onReady, this is the app: true']);
+    await within(lastRan.promise, 'the onListen hooks did not all run');
+    assert.deepStrictEqual(events, [
+      'onReady, this is the app: true',
+      'onListen async: up',
+      'onListen done, this is the app: true',
+      "onListen in a scope: the scope's pool",
+    ]);
+  } finally {
+    await app.close();
+  }
+});
+
+test('an onListen hook that fails is logged, and the hooks after it run and the server serves', { timeout: 20000 }, async () => {
+  const logged = [];
+  const logger = {
+    error(fields, message) { if (/onListen/.test(message)) logged.push([message, fields.err.message]); },
+    warn() {}, info() {}, debug() {}, child() { return this; },
+  };
+  const app = new App({ logger });
+  const lastRan = signal();
+  app.get('/', () => 'still serving');
+  app.addHook('onListen', function (done) { throw new Error('thrown'); });
+  app.addHook('onListen', async () => { throw new Error('rejected'); });
+  app.addHook('onListen', (done) => setTimeout(() => done(new Error('passed to done')), 5));
+  app.addHook('onListen', () => lastRan.settle());
+  const { port } = await app.listen({ host: '127.0.0.1', port: 0, handleSignals: false, log: false });
+  try {
+    await within(lastRan.promise, 'the last onListen hook did not run');
+    assert.deepStrictEqual(logged, [
+      ['an onListen hook failed: thrown', 'thrown'],
+      ['an onListen hook failed: rejected', 'rejected'],
+      ['an onListen hook failed: passed to done', 'passed to done'],
+    ]);
+    assert.strictEqual((await request(port, 'GET', '/')).text(), 'still serving');
+  } finally {
+    await app.close();
+  }
+});
+
+test('preClose runs as close() begins, while a request in flight is still served; onClose after the drain', { timeout: 20000 }, async () => {
+  // The handler waits for the preClose hooks: had they run after the drain began, the drain
+  // would wait for the handler until the 2 s deadline cut it off.
+  const app = new App({ logger: false, shutdownTimeout: 2000 });
+  const events = [];
+  const handlerStarted = signal();
+  const preClosed = signal();
+  app.get('/slow', async () => {
+    handlerStarted.settle();
+    await preClosed.promise;
+    events.push('the request in flight is answered');
+    return 'answered';
+  });
+  app.addHook('preClose', async function () {
+    events.push(`preClose async, this is the app: ${this === app}`);
+  });
+  app.addHook('preClose', function (done) {
+    events.push(`preClose done, this is the app: ${this === app}`);
+    setTimeout(() => { preClosed.settle(); done(); }, 50);
+  });
+  app.addHook('onClose', () => { events.push('onClose'); });
+  const { port } = await app.listen({ host: '127.0.0.1', port: 0, handleSignals: false, log: false });
+  const inFlight = request(port, 'GET', '/slow');
+  await within(handlerStarted.promise, 'the request did not reach its handler');
+  events.push('close()');
+  await within(app.close(), 'close() did not end');
+  const answer = await inFlight;
+  assert.deepStrictEqual([answer.status, answer.text()], [200, 'answered']);
+  assert.deepStrictEqual(events, [
+    'close()',
+    'preClose async, this is the app: true',
+    'preClose done, this is the app: true',
+    'the request in flight is answered',
+    'onClose',
+  ]);
+  assert.strictEqual(app.port, null);
+});
+
+test('a preClose hook that fails skips the rest; the server still closes and close() rejects with its error', { timeout: 20000 }, async () => {
+  const app = new App({ logger: false });
+  const events = [];
+  app.addHook('preClose', (done) => { events.push('first'); done(new Error('the queue is stuck')); });
+  app.addHook('preClose', () => { events.push('second'); });
+  app.addHook('onClose', () => { events.push('onClose'); });
+  const { port } = await app.listen({ host: '127.0.0.1', port: 0, handleSignals: false, log: false });
+  const error = await new Promise((resolve) => app.close(resolve));
+  assert.strictEqual(error && error.message, 'the queue is stuck');
+  assert.deepStrictEqual(events, ['first', 'onClose']);
+  await assert.rejects(request(port, 'GET', '/'));
+  // Closed once: a second close() runs no hook again.
+  await app.close();
+  assert.deepStrictEqual(events, ['first', 'onClose']);
+});
+
+test('SIGTERM closes through the preClose hooks; one that fails is logged and the exit status is 1', () => {
+  const script = (failing) => `const { App } = require('ferrule');
+    const app = new App();
+    app.addHook('onListen', () => process.kill(process.pid, 'SIGTERM'));
+    app.addHook('preClose', (done) => { console.log('preClose'); done(${failing ? "new Error('the queue is stuck')" : ''}); });
+    app.addHook('onClose', () => console.log('onClose'));
+    app.listen({ host: '127.0.0.1', port: 0, log: false });`;
+  assert.deepStrictEqual(runScript(script(false)), ['preClose', 'onClose']);
+  const failed = spawnSync(process.execPath, ['-e', script(true)], { cwd: path.join(__dirname, '..'), encoding: 'utf8', timeout: 20000 });
+  assert.strictEqual(failed.error, undefined, 'the program did not end by itself');
+  assert.deepStrictEqual([failed.status, failed.stdout.trim().split('\n')], [1, ['preClose', 'onClose']]);
+  assert.match(failed.stderr, /ferrule: closing on a signal failed: the queue is stuck/);
+});
+
+test('onListen and preClose are known names; onListen is refused once the server listens', async () => {
+  const app = new App({ logger: false });
+  assert.throws(() => app.addHook('preClos', () => {}), /unknown hook preClos \(did you mean preClose\?\)/);
+  assert.throws(() => app.addHook('atStartup', () => {}), /unknown hook atStartup \(known: [^)]*onListen, preClose/);
+  await app.listen({ host: '127.0.0.1', port: 0, handleSignals: false, log: false });
+  try {
+    assert.throws(() => app.addHook('onListen', () => {}), /the onListen hook is declared after listen\(\)/);
+    // Read as close() runs, as onClose is: still in time.
+    let ran = false;
+    app.addHook('preClose', () => { ran = true; });
+    await app.close();
+    assert.ok(ran, 'a preClose hook added while serving ran');
+  } finally {
+    await app.close();
+  }
 });

@@ -96,3 +96,11 @@ app.post<{ Body: NewItem; Params: { id: string } }>("/items/:id", { body: { type
 app.ws("/chat", (socket: WebSocket) => {
   socket.on("error", (error: Error) => console.error(error.message));
 });
+
+// The hooks around listen() and close(), with the app as `this` and either style.
+app.addHook("onListen", async function () {
+  console.log(`listening on ${this.port}`);
+});
+app.addHook("preClose", (done) => {
+  done();
+});
