@@ -1251,7 +1251,10 @@ class Dispatcher {
     } catch (failure) {
       return failed(failure);
     }
-    this.answerWith(id, ctx, reply, payload);
+    // A stream that fails before its first chunk is answered as the handler's failure: through
+    // the scope's error handler, as Fastify's stream errors are, not around it. (That answer
+    // comes after the stream's own flush: it flushes itself.)
+    this.answerWith(id, ctx, reply, payload, (failure) => { failed(failure).finally(this.flushSoon); });
     return undefined;
   }
 
@@ -1340,22 +1343,22 @@ class Dispatcher {
   }
 
   /** The chain's answer: the payload with the reply's status and headers when they were set. */
-  answerWith(id, ctx, reply, payload) {
+  answerWith(id, ctx, reply, payload, streamFailed = null) {
     const { native, logger, streams } = this;
     const read = madeJson(payload);
     if (read !== null) {
-      read.then((whole) => this.answerWith(id, ctx, reply, whole), (error) => this.failHooked(id, ctx, error)).finally(this.flushSoon);
+      read.then((whole) => this.answerWith(id, ctx, reply, whole, streamFailed), (error) => this.failHooked(id, ctx, error)).finally(this.flushSoon);
       return;
     }
     payload = webValue(payload);
     if (!reply._codeSet && reply._headers.length === 0) {
-      answer(native, id, payload, ctx, logger, streams);
+      answer(native, id, payload, ctx, logger, streams, streamFailed);
       return;
     }
     if (payload instanceof Response || payload instanceof EventStream) {
       payload.headers = { ...pairsToObject(reply.flatHeaders()), ...payload.headers };
       if (payload instanceof EventStream && reply._codeSet && !payload.statusGiven) payload.status = reply.statusCode;
-      answer(native, id, payload, ctx, logger, streams);
+      answer(native, id, payload, ctx, logger, streams, streamFailed);
       return;
     }
     const headers = pairsToObject(reply.flatHeaders());
@@ -1365,7 +1368,7 @@ class Dispatcher {
       answer(native, id, new Response('null', { status: reply.statusCode, headers, type }), ctx, logger, streams);
       return;
     }
-    answer(native, id, new Response(payload === undefined ? null : payload, { status: reply.statusCode, headers }), ctx, logger, streams);
+    answer(native, id, new Response(payload === undefined ? null : payload, { status: reply.statusCode, headers }), ctx, logger, streams, streamFailed);
   }
 
   run(id, route, ctx) {
@@ -1901,11 +1904,15 @@ function madeJson(value) {
   return value.arrayBuffer().then((bytes) => new Response(Buffer.from(bytes), { status: value.status, headers: webHeaders(value) }));
 }
 
-function answer(native, id, value, ctx, logger, streams) {
+/**
+ * Sends what a handler gave. `streamFailed(error)`, when given, answers a byte stream that fails
+ * before its first chunk (a hooked route's error handling); without it that is a bare failure.
+ */
+function answer(native, id, value, ctx, logger, streams, streamFailed = null) {
   const read = madeJson(value);
   if (read !== null) {
     read.then(
-      (whole) => answer(native, id, whole, ctx, logger, streams),
+      (whole) => answer(native, id, whole, ctx, logger, streams, streamFailed),
       (error) => {
         handlerError(logger, ctx, "the handler's Response body cannot be read", error);
         native.fail(id, 'returned a Response whose body cannot be read');
@@ -1924,12 +1931,12 @@ function answer(native, id, value, ctx, logger, streams) {
       const headers = flatHeaders(value.headers);
       if (value.type) headers.push('content-type', String(value.type));
       const iterator = streamed(value.body) ? iteratorOf(value.body) : null;
-      if (iterator) streams.start(id, iterator, false, ctx, statusOf(value.status), headers);
+      if (iterator) streams.start(id, iterator, false, ctx, statusOf(value.status), headers, undefined, streamFailed);
       else native.replyResponse(id, statusOf(value.status), headers, value.body === undefined ? null : value.body);
       return;
     }
     if (streamed(value)) {
-      streams.start(id, iteratorOf(value), false, ctx, null, []);
+      streams.start(id, iteratorOf(value), false, ctx, null, [], undefined, streamFailed);
       return;
     }
     const refused = unsendable(value);
@@ -1997,7 +2004,7 @@ class Streams {
     this.nextId = 0;
   }
 
-  start(requestId, iterator, events, ctx, status, headers, keepAlive = undefined) {
+  start(requestId, iterator, events, ctx, status, headers, keepAlive = undefined, failedEarly = null) {
     // A generator's body runs after the response has started, when the request is no longer
     // pending in the addon: what it carried as sent (`ctx.header()`, `ctx.rawBody`) is kept now.
     rawParts(ctx);
@@ -2011,11 +2018,15 @@ class Streams {
     // before it is the handler's failure (a 500, its error handler), as in Fastify, not a 200
     // cut off (found by a Fastify port). An event stream's head goes at once (a browser's
     // EventSource opens on it).
+    const failed = (error) => {
+      if (failedEarly) failedEarly(error);
+      else failWith(this.native, requestId, error, ctx, this.logger);
+    };
     let first;
     try {
       first = iterator.next();
     } catch (error) {
-      failWith(this.native, requestId, error, ctx, this.logger);
+      failed(error);
       return;
     }
     if (!isThenable(first)) {
@@ -2031,7 +2042,7 @@ class Streams {
         }
         this.begin(requestId, stream, status, headers, step);
       },
-      (error) => failWith(this.native, requestId, error, ctx, this.logger),
+      failed,
     ).finally(this.flushSoon);
   }
 

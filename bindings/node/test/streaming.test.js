@@ -291,6 +291,41 @@ test('a byte stream that fails before its first chunk is a 500; one that fails l
   assert.deepStrictEqual([fine.statusCode, fine.body], [200, 'ab']);
 });
 
+// Named in the last note: such a failure skipped setErrorHandler, which Fastify runs for a
+// stream's error (its reply's onErrorHook), so an app's own error shape (and reporting) was lost.
+test('a byte stream that fails before its first chunk goes through the error handler and onError', async () => {
+  const app = new App({ logger: false });
+  const seen = [];
+  app.addHook('onError', (ctx, reply, error, done) => { seen.push(`onError ${error.message}`); done(); });
+  app.setErrorHandler((error, ctx, reply) => {
+    seen.push(`handler ${error.message}`);
+    reply.code(502).send({ failed: error.message });
+  });
+  app.get('/early', () => (async function* early() {
+    throw new Error('the upstream refused');
+  })());
+  app.get('/late', () => (async function* late() {
+    yield 'partial';
+    throw new Error('the upstream broke');
+  })());
+  app.register(async (scope) => {
+    scope.setErrorHandler((error, ctx, reply) => reply.code(503).send(`scope: ${error.message}`));
+    scope.get('/scoped', (ctx, reply) => reply.send(Readable.from((function* failing() { throw new Error('no rows'); })())));
+  });
+  const early = await app.inject('/early');
+  assert.deepStrictEqual([early.statusCode, JSON.parse(early.body)], [502, { failed: 'the upstream refused' }]);
+  assert.deepStrictEqual(seen, ['onError the upstream refused', 'handler the upstream refused']);
+  const scoped = await app.inject('/scoped');
+  assert.deepStrictEqual([scoped.statusCode, scoped.body], [503, 'scope: no rows']);
+  // Once its first chunk has gone, the head has too: it is cut off, as before.
+  const late = await app.inject('/late');
+  assert.deepStrictEqual([late.statusCode, late.body, late.cutOff], [200, 'partial', true]);
+  await serving(app, async (port) => {
+    const reply = await request(port, 'GET', '/early');
+    assert.deepStrictEqual([reply.status, JSON.parse(reply.body)], [502, { failed: 'the upstream refused' }]);
+  });
+});
+
 // sse()'s own keep-alive period, in place of the app's (sse_starlette's ping=, in Node's words).
 test("sse(source, { keepAlive }) sends its keep-alive comment on its own period", async () => {
   const app = new App({ sseKeepAlive: 3_600_000 });
