@@ -212,6 +212,11 @@ export interface RouteOptions {
   /** Leave the route out of the OpenAPI document. */
   hide?: boolean;
   /**
+   * The operation's OpenAPI security requirements (`[{ bearerAuth: [] }]`), naming the app's
+   * `securitySchemes`; `[]` says it needs none. Documented only: a hook checks the credentials.
+   */
+  security?: SecurityRequirement[];
+  /**
    * What the route answers, by status (`200`, `'2xx'`, `'default'`), as Fastify declares it: a
    * JSON result sent with that status keeps only the properties its schema declares.
    */
@@ -221,8 +226,12 @@ export interface RouteOptions {
     body?: Schema; querystring?: Schema; query?: Schema; params?: Schema; headers?: Schema;
     response?: Record<string | number, Schema>;
     summary?: string; description?: string; tags?: string[]; operationId?: string; deprecated?: boolean; hide?: boolean;
+    security?: SecurityRequirement[];
   };
 }
+
+/** An OpenAPI security requirement: scheme names, each with the OAuth2 scopes it needs. */
+export type SecurityRequirement = Record<string, string[]>;
 
 export interface AppOptions {
   bodyLimit?: number;
@@ -280,6 +289,8 @@ export interface AppOptions {
   /** The OpenAPI document's `servers` and `tags`. */
   servers?: Array<{ url: string; description?: string }>;
   openapiTags?: Array<{ name: string; description?: string }>;
+  /** The document's `components.securitySchemes` (`{ bearerAuth: { type: 'http', scheme: 'bearer' } }`), for routes' `security`. */
+  securitySchemes?: Record<string, { type: 'apiKey' | 'http' | 'oauth2' | 'openIdConnect' | 'mutualTLS'; [field: string]: unknown }>;
   /** Where the OpenAPI document is served (default '/openapi.json'); null serves none. */
   openapiUrl?: string | null;
   /** Where the docs page (Swagger UI, served from the core's own copy) is served (default '/docs'); null serves none, nor does an openapiUrl of null. */

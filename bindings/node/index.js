@@ -130,7 +130,7 @@ function flatHeaders(headers) {
 }
 
 /** What a route says about itself in the OpenAPI document (@fastify/swagger's names). */
-const DOC_OPTIONS = ['summary', 'description', 'tags', 'operationId', 'deprecated', 'hide'];
+const DOC_OPTIONS = ['summary', 'description', 'tags', 'operationId', 'deprecated', 'hide', 'security'];
 const ROUTE_OPTIONS = ['query', 'headers', 'cookies', 'params', 'body', 'form', 'multipart', 'text', 'bytes',
   'bodyRequired', 'maxFileSize', 'cors', 'compression', 'bodyLimit', 'timeout', 'status', 'response', 'schema', ...DOC_OPTIONS];
 const FASTIFY_SCHEMA_PARTS = {
@@ -211,6 +211,7 @@ function specOf(method, path, options) {
   if (options.operationId !== undefined) spec.operation_id = options.operationId;
   if (options.deprecated !== undefined) spec.deprecated = options.deprecated;
   if (options.hide !== undefined) spec.include_in_schema = !options.hide;
+  if (options.security !== undefined) spec.security = options.security;
   if (options.response !== undefined) spec.responses = responsesOf(options.response, `${method} ${path}`);
   return spec;
 }

@@ -65,6 +65,18 @@ pub struct RouteSpec {
     /// the response's in the OpenAPI document.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub responses: BTreeMap<String, ResponseSpec>,
+    /// The operation's OpenAPI security requirements, as OpenAPI writes them
+    /// (`[{"bearerAuth": []}]`: any one object suffices, and it needs every scheme it names,
+    /// with those scopes); `Some(vec![])` says the operation needs none. Each name is a scheme
+    /// of the app's `security_schemes` or of the route's own. The document and the docs page
+    /// (its Authorize button) read them; checking the credentials is the app's (a hook, a
+    /// dependency), as in FastAPI and @fastify/swagger.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub security: Option<Vec<BTreeMap<String, Vec<String>>>>,
+    /// Security schemes the route brings with it (a Python security dependency's), by name:
+    /// they join the document's `components.securitySchemes`, where a name must mean one scheme.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub security_schemes: BTreeMap<String, Json>,
 }
 
 /// A declared response: the JSON Schema of its body, and words for the docs.
@@ -176,6 +188,8 @@ impl RouteSpec {
             deprecated: false,
             include_in_schema: true,
             responses: BTreeMap::new(),
+            security: None,
+            security_schemes: BTreeMap::new(),
         }
     }
 }
@@ -428,6 +442,9 @@ pub struct AppConfig {
     /// Where the Prometheus metrics are served (`/metrics`); `None` (the default) keeps them
     /// out of the request path altogether (see `middleware::metrics`).
     pub metrics_url: Option<String>,
+    /// The OpenAPI document's `components.securitySchemes`, by name (`{"bearerAuth": {"type":
+    /// "http", "scheme": "bearer"}}`), for routes' `security` to name.
+    pub security_schemes: BTreeMap<String, Json>,
 }
 
 impl Default for AppConfig {
@@ -470,6 +487,7 @@ impl Default for AppConfig {
             openapi_url: Some("/openapi.json".into()),
             docs_url: Some("/docs".into()),
             metrics_url: None,
+            security_schemes: BTreeMap::new(),
         }
     }
 }
@@ -563,6 +581,9 @@ impl AppConfig {
         }
         if self.docs_url.is_some() && self.docs_url == self.openapi_url {
             return Err(format!("docs_url and openapi_url are the same path, `{}`", self.openapi_url.as_deref().unwrap_or_default()));
+        }
+        for (name, scheme) in &self.security_schemes {
+            crate::openapi::security::check_scheme(name, scheme).map_err(|e| format!("security_schemes.{e}"))?;
         }
         if let Some(url) = self.metrics_url.as_deref() {
             if !url.starts_with('/') {

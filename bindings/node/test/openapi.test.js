@@ -57,6 +57,22 @@ test('a schema keeps the order it was written in: in the document and in the err
   assert.deepStrictEqual(query.json().errors.map((e) => [e.type, e.loc.join('.')]), [['int_parsing', 'query.zeta'], ['greater_than_equal', 'query.alpha']]);
 });
 
+// @fastify/swagger's `security` (as an option or in the schema) naming the app's schemes, so the
+// docs page's Authorize button sends a token; a hook checks it, as with @fastify/auth.
+test('security requirements name the app\'s securitySchemes; an unknown or malformed one is refused', () => {
+  const app = new App({ securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' }, key: { type: 'apiKey', in: 'header', name: 'x-key' } } });
+  app.get('/me', { security: [{ bearerAuth: [] }] }, () => ({}));
+  app.get('/either', { schema: { security: [{ bearerAuth: [] }, { key: [] }] } }, () => ({}));
+  app.get('/health', { security: [] }, () => 'ok');
+  const document = app.openapi();
+  assert.deepStrictEqual(document.components.securitySchemes.bearerAuth, { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
+  assert.deepStrictEqual(document.paths['/me'].get.security, [{ bearerAuth: [] }]);
+  assert.deepStrictEqual(document.paths['/either'].get.security, [{ bearerAuth: [] }, { key: [] }]);
+  assert.deepStrictEqual(document.paths['/health'].get.security, []);
+  assert.throws(() => app.get('/x', { security: [{ oauth: ['read'] }] }, () => ({})), /GET \/x: security names the scheme oauth, which no security scheme of the app or the route defines \(defined: bearerAuth, key\)/);
+  assert.throws(() => new App({ securitySchemes: { basic: { type: 'http' } } }), /securitySchemes\.basic: an http scheme needs "scheme"/);
+});
+
 test('openapiUrl moves the document or, null, switches it off', async () => {
   const moved = new App({ openapiUrl: '/api/schema.json' });
   const off = new App({ openapiUrl: null });

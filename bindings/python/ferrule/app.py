@@ -456,7 +456,8 @@ class App(_Routes):
     pass on); ``redirect_slashes`` (default ``True``, as in FastAPI: a path no route takes
     whose twin with the trailing slash added or taken away is routed is answered 307 to that
     twin; ``False`` answers 404, as Fastify and Sinatra do). The OpenAPI document: ``title``,
-    ``version``, ``description``, ``servers``, ``openapi_tags``, and ``openapi_url`` (default
+    ``version``, ``description``, ``servers``, ``openapi_tags``, ``security_schemes`` (schemes
+    routes name by hand; ``ferrule.security``'s dependencies bring their own), and ``openapi_url`` (default
     ``/openapi.json``; ``None`` serves none). The docs page (Swagger UI, served from the core's
     own copy, no CDN): ``docs_url`` (default ``/docs``; ``None`` serves none, nor does an
     ``openapi_url`` of ``None``). Prometheus metrics: ``metrics_url`` (``"/metrics"``; none
@@ -506,6 +507,7 @@ class App(_Routes):
         description: Optional[str] = None,
         servers: Optional[list[dict[str, Any]]] = None,
         openapi_tags: Optional[list[dict[str, Any]]] = None,
+        security_schemes: Optional[dict[str, dict[str, Any]]] = None,
         openapi_url: Optional[str] = _UNSET,
         docs_url: Optional[str] = _UNSET,
         metrics_url: Optional[str] = None,
@@ -549,6 +551,7 @@ class App(_Routes):
             "description": description,
             "servers": servers,
             "openapi_tags": openapi_tags,
+            "security_schemes": security_schemes,
             "metrics_url": metrics_url,
         }
         self.config = {k: v for k, v in settings.items() if v is not None}

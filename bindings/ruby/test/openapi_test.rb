@@ -21,6 +21,25 @@ class OpenapiTest < Minitest::Test
     app
   end
 
+  # The docs page's Authorize button needs the schemes and what each route asks of them; a
+  # +before+ filter checks the credentials (found missing with the other languages' security).
+  def test_security_requirements_name_the_apps_security_schemes
+    app = Ferrule::App.new(security_schemes: { bearerAuth: { type: "http", scheme: "bearer" } })
+    app.before("/me") { halt 401, { "WWW-Authenticate" => "Bearer" }, "" unless request.env["HTTP_AUTHORIZATION"].to_s.start_with?("Bearer ") }
+    app.get("/me", security: [{ bearerAuth: [] }]) { { me: true } }
+    app.get("/health", security: []) { "ok" }
+    document = app.openapi
+    assert_equal({ "bearerAuth" => { "type" => "http", "scheme" => "bearer" } }, document["components"]["securitySchemes"])
+    assert_equal [{ "bearerAuth" => [] }], document["paths"]["/me"]["get"]["security"]
+    assert_equal [], document["paths"]["/health"]["get"]["security"]
+    serving(app) do |port|
+      assert_equal 401, request(port, "GET", "/me").status
+      assert_equal({ "me" => true }, request(port, "GET", "/me", headers: { "Authorization" => "Bearer t" }).json)
+    end
+    error = assert_raises(ArgumentError) { app.get("/x", security: [{ oauth: [] }]) { {} } }
+    assert_match(/GET \/x: security names the scheme oauth, which no security scheme of the app or the route defines \(defined: bearerAuth\)/, error.message)
+  end
+
   def test_the_served_document_is_app_openapi_and_describes_each_route
     app = shop
     document = app.openapi

@@ -213,6 +213,7 @@ impl<R: Send + Sync + 'static> Host<R> {
         let method = Method::from_bytes(spec.method.to_ascii_uppercase().as_bytes()).map_err(|_| HostError::Route(format!("{label}: invalid method")))?;
         let parsed = crate::path::PathTemplate::parse(&spec.path).map_err(HostError::Route)?;
         let mut table = lock(&self.table);
+        crate::openapi::security::check_route(&self.config, table.routes.iter().map(|route| &route.spec), &spec).map_err(HostError::Route)?;
         table.checks.admit(&method, &spec.path, &parsed).map_err(HostError::Route)?;
         let shapes = ResponseShapes::compile(&spec, crate::shape::Required::for_config(&self.config)).map_err(|e| HostError::Route(format!("{label}: {e}")))?;
         let route = Arc::new(HostRoute { spec, status, label, group, data, shapes, slash_twin });

@@ -8,6 +8,7 @@
 //! on any request path pays for it.
 
 mod components;
+pub(crate) mod security;
 
 use crate::path::PathTemplate;
 use crate::problem::PROBLEM_JSON;
@@ -20,14 +21,21 @@ use serde_json::{json, Map, Value as Json};
 pub fn document<'a>(config: &AppConfig, routes: impl IntoIterator<Item = (&'a RouteSpec, u16)>) -> Result<Json, String> {
     let mut components = Components::default();
     components.insert_fixed("Problem", problem_schema());
+    let mut schemes = security::Schemes::of_app(config);
     let mut paths = Map::new();
     let routes: Vec<(&RouteSpec, u16)> = routes.into_iter().collect();
+    let documented = |spec: &RouteSpec| spec.websocket.is_none() && spec.include_in_schema;
+    // Every scheme first: a requirement may name one a later route brings.
+    for (spec, _) in routes.iter().filter(|(spec, _)| documented(spec)) {
+        schemes.add_route(spec)?;
+    }
     // The ids routes chose are theirs: a made-up one is numbered past them too.
     let mut operation_ids: std::collections::HashSet<String> = routes.iter().filter_map(|(spec, _)| spec.operation_id.clone()).collect();
     for (spec, status) in routes {
-        if spec.websocket.is_some() || !spec.include_in_schema {
+        if !documented(spec) {
             continue;
         }
+        schemes.check_requirements(spec)?;
         let template = PathTemplate::parse(&spec.path)?;
         let path = template.axum_path.replace("{*", "{");
         let method = spec.method.to_ascii_lowercase();
@@ -43,6 +51,9 @@ pub fn document<'a>(config: &AppConfig, routes: impl IntoIterator<Item = (&'a Ro
             }
             operation["operationId"] = json!(unique);
             operation_ids.insert(unique);
+        }
+        if let Some(security) = &spec.security {
+            operation["security"] = json!(security);
         }
         let item = paths.entry(path).or_insert_with(|| Json::Object(Map::new()));
         if let Json::Object(item) = item {
@@ -62,7 +73,11 @@ pub fn document<'a>(config: &AppConfig, routes: impl IntoIterator<Item = (&'a Ro
         document.insert("servers".into(), json!(config.servers));
     }
     document.insert("paths".into(), Json::Object(paths));
-    document.insert("components".into(), json!({ "schemas": components.into_json() }));
+    let mut all_components = json!({ "schemas": components.into_json() });
+    if !schemes.is_empty() {
+        all_components["securitySchemes"] = schemes.into_json();
+    }
+    document.insert("components".into(), all_components);
     if !config.openapi_tags.is_empty() {
         document.insert("tags".into(), json!(config.openapi_tags));
     }

@@ -113,3 +113,56 @@ fn made_up_operation_ids_are_unique_and_a_default_response_stays_lower_case() {
     let responses = doc["paths"]["/x"]["get"]["responses"].as_object().unwrap();
     assert!(responses.contains_key("default") && !responses.contains_key("DEFAULT"), "{responses:?}");
 }
+
+fn requiring(name: &str, scopes: &[&str]) -> Option<Vec<std::collections::BTreeMap<String, Vec<String>>>> {
+    Some(vec![[(name.to_owned(), scopes.iter().map(|s| s.to_string()).collect())].into_iter().collect()])
+}
+
+#[test]
+fn security_requirements_name_the_apps_schemes_and_those_routes_bring() {
+    let config = AppConfig { security_schemes: [("bearerAuth".to_owned(), json!({"type": "http", "scheme": "bearer"}))].into_iter().collect(), ..AppConfig::default() };
+    let password = json!({"type": "oauth2", "flows": {"password": {"tokenUrl": "token", "scopes": {"me": "Read yourself"}}}});
+    let bearer = RouteSpec { security: requiring("bearerAuth", &[]), ..RouteSpec::get("/me") };
+    let scoped = RouteSpec {
+        security: requiring("OAuth2PasswordBearer", &["me"]),
+        security_schemes: [("OAuth2PasswordBearer".to_owned(), password.clone())].into_iter().collect(),
+        ..RouteSpec::get("/items")
+    };
+    let open = RouteSpec { security: Some(vec![]), ..RouteSpec::get("/health") };
+    let doc = document(&config, [(&bearer, 200), (&scoped, 200), (&open, 200), (&RouteSpec::get("/plain"), 200)]).unwrap();
+    assert_eq!(doc["paths"]["/me"]["get"]["security"], json!([{"bearerAuth": []}]));
+    assert_eq!(doc["paths"]["/items"]["get"]["security"], json!([{"OAuth2PasswordBearer": ["me"]}]));
+    assert_eq!(doc["paths"]["/health"]["get"]["security"], json!([]), "an explicit empty list says: none needed");
+    assert!(doc["paths"]["/plain"]["get"].get("security").is_none());
+    assert_eq!(doc["components"]["securitySchemes"], json!({"OAuth2PasswordBearer": password, "bearerAuth": {"type": "http", "scheme": "bearer"}}));
+    let none = document(&AppConfig::default(), [(&RouteSpec::get("/plain"), 200)]).unwrap();
+    assert!(none["components"].get("securitySchemes").is_none(), "no schemes, no empty map");
+}
+
+#[test]
+fn a_scheme_no_one_defines_or_one_name_defined_twice_is_refused_by_name() {
+    let unknown = RouteSpec { security: requiring("apiKey", &[]), ..RouteSpec::get("/me") };
+    let error = document(&AppConfig::default(), [(&unknown, 200)]).unwrap_err();
+    assert!(error.contains("GET /me: security names the scheme apiKey") && error.contains("none is defined"), "{error}");
+    let first = RouteSpec { security_schemes: [("key".to_owned(), json!({"type": "apiKey", "in": "header", "name": "x-key"}))].into_iter().collect(), ..RouteSpec::get("/a") };
+    let second = RouteSpec { security_schemes: [("key".to_owned(), json!({"type": "apiKey", "in": "query", "name": "key"}))].into_iter().collect(), ..RouteSpec::get("/b") };
+    let error = super::security::check_route(&AppConfig::default(), [&first], &second).unwrap_err();
+    assert!(error.contains("GET /b: security scheme key is already defined otherwise, by GET /a"), "{error}");
+    assert!(super::security::check_route(&AppConfig::default(), [&first], &first).is_ok(), "the same definition twice is one scheme");
+}
+
+#[test]
+fn a_scheme_openapi_would_not_take_is_refused_with_what_it_needs() {
+    for (scheme, expected) in [
+        (json!("bearer"), "x: a security scheme is an object"),
+        (json!({"type": "http"}), "x: an http scheme needs \"scheme\""),
+        (json!({"type": "apiKey", "name": "k", "in": "body"}), "x: an apiKey scheme needs \"in\""),
+        (json!({"type": "oauth2", "flows": {}}), "x: an oauth2 scheme needs \"flows\""),
+        (json!({"type": "basic"}), "x: \"type\" must be apiKey, http, oauth2, openIdConnect or mutualTLS, not `basic`"),
+    ] {
+        let error = super::security::check_scheme("x", &scheme).unwrap_err();
+        assert!(error.starts_with(expected), "{error}");
+    }
+    let config = AppConfig { security_schemes: [("x".to_owned(), json!({"type": "http"}))].into_iter().collect(), ..AppConfig::default() };
+    assert!(config.check().unwrap_err().starts_with("security_schemes.x: an http scheme needs"));
+}

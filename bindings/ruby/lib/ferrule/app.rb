@@ -10,7 +10,7 @@ module Ferrule
     # The core's own list of settings: a new one reaches Ruby without an edit here.
     SETTINGS = NativeApp.setting_names.map(&:to_sym).freeze
     # What a route says about itself in the OpenAPI document.
-    DOC_OPTIONS = %i[summary description operation_id tags deprecated include_in_schema].freeze
+    DOC_OPTIONS = %i[summary description operation_id tags deprecated include_in_schema security].freeze
     ROUTE_OPTIONS = (%i[query headers cookies params body form multipart text bytes body_required max_file_size
                         cors compression body_limit timeout_ms status response] + DOC_OPTIONS).freeze
     SOCKET_OPTIONS = %i[query headers cookies params cors].freeze
@@ -39,7 +39,8 @@ module Ferrule
     # away is routed is answered 307 to that twin, as FastAPI does; off by default, as in Sinatra).
     # Development: validate_responses (a JSON result its declared +response+ schema forbids
     # becomes a 500 that lists what is wrong).
-    # OpenAPI: title, version, description, servers, openapi_tags, openapi_url ("/openapi.json"),
+    # OpenAPI: title, version, description, servers, openapi_tags, security_schemes (by name, for
+    # routes' +security+), openapi_url ("/openapi.json"),
     # docs_url ("/docs", Swagger UI served from the core's own copy); nil switches either off.
     # Logging: access_log (a record per request), log_level ("debug", "info" (default), "warn",
     # "error", "off"), and +logger+: left out, the core writes "ferrule: ..." lines to stderr;
@@ -110,7 +111,8 @@ module Ferrule
     # +body+ (JSON), +form+, +multipart+ (fields with <tt>format: "binary"</tt> are files),
     # +text+, +bytes+ — the body's schema (or true); +status+ of plain results; per route
     # +cors+, +compression+, +body_limit+, +timeout_ms+; for the OpenAPI document +summary+,
-    # +description+, +operation_id+, +tags+, +deprecated+, +include_in_schema+; +response+ —
+    # +description+, +operation_id+, +tags+, +deprecated+, +include_in_schema+, +security+ (OpenAPI
+    # requirements naming the app's +security_schemes+: <tt>[{ bearerAuth: [] }]</tt>); +response+ —
     # the schema of what the route answers with +status+ (or a Hash of statuses to schemas:
     # <tt>{ 200 => user, "4XX" => error }</tt>): a JSON result keeps only the properties its
     # schema declares.
