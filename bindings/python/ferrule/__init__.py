@@ -21,6 +21,7 @@ from .background import BackgroundTasks
 from .hooks import RequestValidationError
 from .params import Body, Cookie, Depends, Field, File, Form, Header, Path, Query
 from .request import Request, UploadFile
+from .security import Security
 from .staticfiles import StaticFiles
 from .websocket import WebSocket, WebSocketDisconnect
 from .responses import (
@@ -64,6 +65,7 @@ __all__ = [
     "RequestValidationError",
     "Response",
     "Router",
+    "Security",
     "ServerSentEvent",
     "StartupFailed",
     "StaticFiles",

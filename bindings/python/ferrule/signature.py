@@ -18,6 +18,7 @@ from . import _ferrule
 from . import schema as schemas
 from .background import BackgroundTasks, tasks_of_request
 from .params import MISSING, BodyParam, Dependency, FileParam, Param, QueryParam
+from .security import SecurityDependency, SecurityScheme, SecurityScopes
 
 __all__ = ["Argument", "Analysis", "DependencyUse", "analyse", "template_params"]
 
@@ -99,7 +100,9 @@ def analyse(
     response_type: Optional[type] = None,
     socket_type: Optional[type] = None,
     as_dependency: bool = False,
+    security_scopes: tuple[str, ...] = (),
 ) -> Analysis:
+    """``security_scopes``: what the ``Security(..., scopes=)`` markers above ``func`` asked for."""
     path = _ferrule.normalize_path(path)
     in_template = template_params(path)
     # A class used as a dependency is called with its __init__'s parameters, an instance with
@@ -139,12 +142,20 @@ def analyse(
         if dependency is None and isinstance(base, type) and issubclass(base, BackgroundTasks):
             # Run after the response, as a generator dependency's teardown is (see `background`).
             dependency = Dependency(tasks_of_request)
+        if dependency is None and base is SecurityScopes:
+            dependency = Dependency(_scopes_given(security_scopes), use_cache=False)
         if dependency is not None and dependency.dependency is None:
             if not callable(base) or base is Any:
                 raise TypeError(f"{where}: Depends() without a callable needs a class annotation to call")
             dependency = Dependency(base, use_cache=dependency.use_cache)
         if dependency is not None:
-            sub = analyse(dependency.dependency, path, request_type=request_type, response_type=response_type, socket_type=socket_type, as_dependency=True)
+            scopes = security_scopes + tuple(dependency.scopes if isinstance(dependency, SecurityDependency) else ())
+            sub = analyse(dependency.dependency, path, request_type=request_type, response_type=response_type, socket_type=socket_type, as_dependency=True, security_scopes=scopes)
+            if isinstance(dependency.dependency, SecurityScheme):
+                # The document names the scheme and what this route needs of it.
+                scheme = dependency.dependency
+                sub.spec["security"] = [{scheme.scheme_name: list(dict.fromkeys(scopes))}]
+                sub.spec["security_schemes"] = {scheme.scheme_name: scheme.scheme}
             path = sub.path
             dependencies.append(DependencyUse(dependency, sub))
             arguments.append(Argument(parameter.name, positional, "depends", str(len(dependencies) - 1), None, MISSING))
@@ -355,10 +366,27 @@ def merge_spec(spec: dict, other: dict, where: str) -> None:
                 spec.setdefault(key, []).append(entry)
             elif existing != entry:
                 raise TypeError(f"{where}: {key} parameter {entry['name']!r} is declared twice, differently ({existing} and {entry})")
+    # A requirement once (FastAPI lists a scheme used twice once); a scheme name is one scheme.
+    for requirement in other.get("security", []):
+        if requirement not in spec.setdefault("security", []):
+            spec["security"].append(requirement)
+    for name, scheme in other.get("security_schemes", {}).items():
+        known = spec.setdefault("security_schemes", {}).setdefault(name, scheme)
+        if known != scheme:
+            raise TypeError(f"{where}: security scheme {name!r} is two different schemes ({known} and {scheme}); give one a scheme_name")
     if "body" in other:
         if "body" in spec and spec["body"] != other["body"]:
             raise TypeError(f"{where}: the handler and its dependencies declare more than one body")
         spec["body"] = other["body"]
+
+
+def _scopes_given(scopes: tuple[str, ...]) -> Callable[[], SecurityScopes]:
+    """A ``SecurityScopes`` parameter's dependency: the scopes asked for above it."""
+
+    def security_scopes() -> SecurityScopes:
+        return SecurityScopes(list(dict.fromkeys(scopes)))
+
+    return security_scopes
 
 
 def _name(func: Callable[..., Any]) -> str:
