@@ -104,3 +104,8 @@ app.addHook("onListen", async function () {
 app.addHook("preClose", (done) => {
   done();
 });
+
+// Security requirements name the app's schemes, as an option or in a Fastify-style schema.
+const secured = new App({ securitySchemes: { bearerAuth: { type: "http", scheme: "bearer" } } });
+secured.get("/me", { security: [{ bearerAuth: [] }] }, () => ({}));
+secured.get("/either", { schema: { security: [{ bearerAuth: ["read"] }] } }, () => ({}));
