@@ -16,7 +16,7 @@ from . import _ferrule
 from .dependencies import DependencyOverrides
 from .hooks import PHASES, Registry, RequestValidationError
 from .request import Request
-from .response_model import FROM_ANNOTATION, response_schema
+from .response_model import FROM_ANNOTATION, computing, response_schema
 from .responses import HTTPException, Response
 from .signature import Argument, analyse, body_title
 from .websocket import WebSocket
@@ -244,6 +244,7 @@ class _Routes:
                     in_pool = False
             elif analysis.response_param is not None:
                 called = _with_response(handler, analysis.response_param, status_code)
+            called = computing(called, handler, response_model, answers)
             if any(exclude.values()):
                 from .response_model import excluding
 

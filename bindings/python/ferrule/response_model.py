@@ -48,6 +48,59 @@ def response_schema(handler: Callable[..., Any], response_model: Any = FROM_ANNO
         raise TypeError(f"{name}: {where} {annotation!r} cannot describe a JSON response ({e}); response_model=None declares none") from None
 
 
+def computing(handler: Callable[..., Any], declared_by: Callable[..., Any], response_model: Any, schema: Optional[dict]) -> Callable[..., Any]:
+    """``handler`` (the route's function as called, ``declared_by``'s return annotation or
+    ``response_model`` naming what it answers), whose result is made into its response model first when that model has
+    ``computed_field``s (read-only properties in ``schema``) and the handler answered with
+    plain data: FastAPI validates a returned dict into the model, so its computed fields are
+    sent; written from the dict, they were absent. A model instance, a ``Response``, text or a
+    stream passes as it is. Data the model refuses is the handler's failure (a 500), as
+    FastAPI's ``ResponseValidationError`` is. Only routes whose model computes something pay."""
+    if schema is None or not _has_read_only(schema):
+        return handler
+    import functools
+    import inspect
+
+    import pydantic
+
+    annotation = typing.get_type_hints(declared_by, include_extras=True).get("return") if response_model is FROM_ANNOTATION else response_model
+    adapter = pydantic.TypeAdapter(annotation)
+
+    def made(value: Any) -> Any:
+        if isinstance(value, (dict, list, tuple)):
+            return adapter.validate_python(value, from_attributes=True)
+        return value
+
+    if inspect.iscoroutinefunction(handler):
+
+        @functools.wraps(handler)
+        async def run_async(*args: Any, **kwargs: Any) -> Any:
+            return made(await handler(*args, **kwargs))
+
+        return run_async
+
+    @functools.wraps(handler)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        result = handler(*args, **kwargs)
+        if inspect.isawaitable(result):  # a dependency wrapper that answers with a coroutine
+
+            async def later() -> Any:
+                return made(await result)
+
+            return later()
+        return made(result)
+
+    return run
+
+
+def _has_read_only(schema: Any) -> bool:
+    if isinstance(schema, dict):
+        return schema.get("readOnly") is True or any(_has_read_only(value) for value in schema.values())
+    if isinstance(schema, list):
+        return any(_has_read_only(value) for value in schema)
+    return False
+
+
 def _describes_json(annotation: Any) -> bool:
     tp, _ = schemas.strip_annotated(annotation)
     if tp is Any or tp in _NOT_JSON:
