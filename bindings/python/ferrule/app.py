@@ -39,6 +39,9 @@ _ROUTE_OPTIONS = (
     "tags",
     "deprecated",
     "include_in_schema",
+    # OpenAPI requirements naming App(security_schemes=...)'s schemes; in place of those the
+    # route's security dependencies would give.
+    "security",
     "response_model_exclude_unset",
     "response_model_exclude_none",
     "response_model_exclude_defaults",
@@ -102,13 +105,13 @@ def _route_resolvers(handler: Callable[..., Any], analysis: Any, dependencies: S
     before its handler, values unused, and their analyses; their inputs join the route's spec."""
     from .dependencies import Resolver
     from .params import Dependency
-    from .signature import merge_spec
+    from .signature import analyse_dependency, merge_spec
 
     resolvers, analyses = [], []
     for dependency in dependencies:
         if not isinstance(dependency, Dependency):
             raise TypeError(f"dependencies= takes Depends(...) markers, not {dependency!r}")
-        sub = analyse(dependency.dependency, analysis.path, request_type=Request, response_type=Response, socket_type=socket_type, as_dependency=True)
+        sub = analyse_dependency(dependency, analysis.path, request_type=Request, response_type=Response, socket_type=socket_type)
         merge_spec(analysis.spec, sub.spec, getattr(handler, "__qualname__", repr(handler)))
         resolvers.append(Resolver(dependency.dependency, sub, dependency))
         analyses.append(sub)
@@ -457,8 +460,8 @@ class App(_Routes):
     pass on); ``redirect_slashes`` (default ``True``, as in FastAPI: a path no route takes
     whose twin with the trailing slash added or taken away is routed is answered 307 to that
     twin; ``False`` answers 404, as Fastify and Sinatra do). The OpenAPI document: ``title``,
-    ``version``, ``description``, ``servers``, ``openapi_tags``, ``security_schemes`` (schemes
-    routes name by hand; ``ferrule.security``'s dependencies bring their own), and ``openapi_url`` (default
+    ``version``, ``description``, ``servers``, ``openapi_tags``, ``security_schemes`` (schemes a
+    route's ``security=[{"apiKey": []}]`` names; ``ferrule.security``'s dependencies bring their own), and ``openapi_url`` (default
     ``/openapi.json``; ``None`` serves none). The docs page (Swagger UI, served from the core's
     own copy, no CDN): ``docs_url`` (default ``/docs``; ``None`` serves none, nor does an
     ``openapi_url`` of ``None``). Prometheus metrics: ``metrics_url`` (``"/metrics"``; none

@@ -91,6 +91,9 @@ class Resolver:
         self.path = analysis.path
         # A replacement's own resolver, by replacement (`app.dependency_overrides`).
         self.replacements: dict[Any, Resolver] = {}
+        # What one request's cache keeps its value under: a dependency asked for under other
+        # OAuth2 scopes is resolved again (its checks differ), as FastAPI keys it.
+        self.key: Any = (func, tuple(sorted(set(analysis.scopes)))) if analysis.scopes else func
         self.arguments = analysis.arguments
         self.response_param = analysis.response_param
         self.subs = [Resolver(use.marker.dependency, use.analysis, use.marker) for use in analysis.dependencies]
@@ -175,8 +178,8 @@ class Resolver:
     def value(self, request: Any, cache: dict[Any, Any], exits: list[Any]) -> Any:
         """This dependency's value for ``request`` (sync)."""
         cached = self.marker is None or self.marker.use_cache
-        if cached and self.func in cache:
-            return cache[self.func]
+        if cached and self.key in cache:
+            return cache[self.key]
         if _OVERRIDING[0]:
             replacement = self.replaced(request)
             if replacement is not None:
@@ -184,7 +187,7 @@ class Resolver:
                     raise TypeError(f"dependency_overrides: {getattr(replacement.func, '__qualname__', replacement.func)} is async, in place of a sync dependency of a def route; make it a def")
                 result = replacement.value(request, cache, exits)
                 if cached:
-                    cache[self.func] = result
+                    cache[self.key] = result
                 return result
         resolved = [sub.value(request, cache, exits) for sub in self.subs]
         args, kwargs = self._call_arguments(request, resolved)
@@ -195,20 +198,20 @@ class Resolver:
         else:
             result = self.func(*args, **kwargs)
         if cached:
-            cache[self.func] = result
+            cache[self.key] = result
         return result
 
     async def value_async(self, request: Any, cache: dict[Any, Any], exits: list[Any]) -> Any:
         """This dependency's value for ``request``: sync dependencies run where they are."""
         cached = self.marker is None or self.marker.use_cache
-        if cached and self.func in cache:
-            return cache[self.func]
+        if cached and self.key in cache:
+            return cache[self.key]
         if _OVERRIDING[0]:
             replacement = self.replaced(request)
             if replacement is not None:
                 result = await replacement.value_async(request, cache, exits)
                 if cached:
-                    cache[self.func] = result
+                    cache[self.key] = result
                 return result
         resolved = [await sub.value_async(request, cache, exits) for sub in self.subs]
         args, kwargs = self._call_arguments(request, resolved)
@@ -225,7 +228,7 @@ class Resolver:
             if inspect.isawaitable(result):
                 result = await result
         if cached:
-            cache[self.func] = result
+            cache[self.key] = result
         return result
 
 

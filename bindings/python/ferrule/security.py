@@ -248,11 +248,11 @@ class OAuth2PasswordRequestForm:
     def __init__(
         self,
         username: str = Form(),
-        password: str = Form(),
+        password: str = Form(json_schema_extra={"format": "password"}),
         scope: str = Form(""),
         grant_type: Optional[str] = Form(None, pattern="^password$"),
         client_id: Optional[str] = Form(None),
-        client_secret: Optional[str] = Form(None),
+        client_secret: Optional[str] = Form(None, json_schema_extra={"format": "password"}),
     ) -> None:
         self.username = username
         self.password = password

@@ -77,6 +77,9 @@ class Analysis(NamedTuple):
     # Whether the JSON body is an object of the body parameters (FastAPI's embedded body),
     # whose schema is then titled after the route, as FastAPI names it.
     embedded_body: bool = False
+    # The OAuth2 scopes the `Security(...)` markers above this dependency asked for: one
+    # request resolves it once per set of them (FastAPI's cache key).
+    scopes: tuple[str, ...] = ()
 
 
 def takes_response(analysis: Analysis) -> bool:
@@ -149,13 +152,7 @@ def analyse(
                 raise TypeError(f"{where}: Depends() without a callable needs a class annotation to call")
             dependency = Dependency(base, use_cache=dependency.use_cache)
         if dependency is not None:
-            scopes = security_scopes + tuple(dependency.scopes if isinstance(dependency, SecurityDependency) else ())
-            sub = analyse(dependency.dependency, path, request_type=request_type, response_type=response_type, socket_type=socket_type, as_dependency=True, security_scopes=scopes)
-            if isinstance(dependency.dependency, SecurityScheme):
-                # The document names the scheme and what this route needs of it.
-                scheme = dependency.dependency
-                sub.spec["security"] = [{scheme.scheme_name: list(dict.fromkeys(scopes))}]
-                sub.spec["security_schemes"] = {scheme.scheme_name: scheme.scheme}
+            sub = analyse_dependency(dependency, path, request_type=request_type, response_type=response_type, socket_type=socket_type, security_scopes=security_scopes)
             path = sub.path
             dependencies.append(DependencyUse(dependency, sub))
             arguments.append(Argument(parameter.name, positional, "depends", str(len(dependencies) - 1), None, MISSING))
@@ -356,6 +353,28 @@ def body_title(handler: Callable[..., Any], path: str, method: str) -> str:
     return "Body_" + re.sub(r"\W", "_", f"{getattr(handler, '__name__', 'handler')}{untyped}") + f"_{method.lower()}"
 
 
+def analyse_dependency(
+    marker: Dependency,
+    path: str,
+    *,
+    request_type: type,
+    response_type: Optional[type] = None,
+    socket_type: Optional[type] = None,
+    security_scopes: tuple[str, ...] = (),
+) -> Analysis:
+    """The analysis of what ``marker`` (``Depends``/``Security``, a parameter's or one of a
+    route's ``dependencies=``) calls, below the ``security_scopes`` asked for above it: its
+    scopes join them, and a security scheme (``ferrule.security``) puts itself and what the
+    route needs of it into the spec, for the document."""
+    scopes = security_scopes + tuple(marker.scopes if isinstance(marker, SecurityDependency) else ())
+    sub = analyse(marker.dependency, path, request_type=request_type, response_type=response_type, socket_type=socket_type, as_dependency=True, security_scopes=scopes)
+    if isinstance(marker.dependency, SecurityScheme):
+        scheme = marker.dependency
+        sub.spec["security"] = [{scheme.scheme_name: list(dict.fromkeys(scopes))}]
+        sub.spec["security_schemes"] = {scheme.scheme_name: scheme.scheme}
+    return sub._replace(scopes=scopes)
+
+
 def merge_spec(spec: dict, other: dict, where: str) -> None:
     """Adds ``other``'s declared inputs (a dependency's) to ``spec``: a parameter both declare
     alike is one parameter, as in FastAPI; declared differently, or two bodies, is refused."""
@@ -366,10 +385,16 @@ def merge_spec(spec: dict, other: dict, where: str) -> None:
                 spec.setdefault(key, []).append(entry)
             elif existing != entry:
                 raise TypeError(f"{where}: {key} parameter {entry['name']!r} is declared twice, differently ({existing} and {entry})")
-    # A requirement once (FastAPI lists a scheme used twice once); a scheme name is one scheme.
+    # One requirement per scheme, with every scope any use of it asks for (FastAPI's: two
+    # entries would read "either one suffices"); a scheme name is one scheme.
     for requirement in other.get("security", []):
-        if requirement not in spec.setdefault("security", []):
-            spec["security"].append(requirement)
+        for name, scopes in requirement.items():
+            entries = spec.setdefault("security", [])
+            entry = next((e for e in entries if list(e) == [name]), None)
+            if entry is None:
+                entries.append({name: list(scopes)})
+            else:
+                entry[name] = list(dict.fromkeys([*entry[name], *scopes]))
     for name, scheme in other.get("security_schemes", {}).items():
         known = spec.setdefault("security_schemes", {}).setdefault(name, scheme)
         if known != scheme:

@@ -82,6 +82,7 @@ def test_the_document_names_each_scheme_and_what_each_route_needs_of_it() -> Non
     assert "security" not in document["paths"]["/token"]["post"]
     form = document["paths"]["/token"]["post"]["requestBody"]["content"]["application/x-www-form-urlencoded"]["schema"]
     assert form["required"] == ["username", "password"] and "grant_type" in form["properties"]
+    assert form["properties"]["password"]["format"] == "password", "the docs page masks it, as FastAPI's"
 
 
 def test_http_basic_bearer_and_api_keys_read_their_credential_or_answer_401() -> None:
@@ -150,3 +151,48 @@ def test_a_real_client_gets_the_401_and_its_challenge() -> None:
         reply = request(port, "GET", "/users/me")
         assert (reply.status, reply.headers["www-authenticate"]) == (401, "Bearer")
         assert request(port, "GET", "/users/me", headers={"Authorization": "Bearer alice:me"}).json() == {"name": "alice", "scopes": ["me"]}
+
+
+def admin_app() -> App:
+    app = App(security_schemes={"apiKey": {"type": "apiKey", "in": "header", "name": "x-key"}})
+    oauth2 = OAuth2PasswordBearer(tokenUrl="token", scopes={"me": "Read yourself", "admin": "Change anything"})
+
+    async def current_user(security_scopes: SecurityScopes, token: str = Depends(oauth2)) -> str:
+        granted = token.split("+")
+        if any(scope not in granted for scope in security_scopes.scopes):
+            raise HTTPException(403, "Not enough permissions")
+        return token
+
+    @app.get("/admin", dependencies=[Security(current_user, scopes=["admin"])])
+    async def admin() -> dict:
+        return {"admin": True}
+
+    @app.get("/two")
+    async def two(a: str = Security(current_user, scopes=["me"]), b: str = Security(current_user, scopes=["admin"])) -> dict:
+        return {"a": a, "b": b}
+
+    @app.get("/keyed", security=[{"apiKey": []}])
+    def keyed() -> dict:
+        return {}
+
+    return app
+
+
+# Found on review: scopes given in `dependencies=` never reached SecurityScopes (a token without
+# them passed), nor did the scheme reach the document; and one request's cache answered the
+# second Security() of a dependency with the first's value, skipping its scope check.
+def test_scopes_in_route_dependencies_and_a_second_security_use_are_checked() -> None:
+    with TestClient(admin_app()) as client:
+        me_only = {"Authorization": "Bearer me"}
+        assert client.get("/admin", headers=me_only).status_code == 403
+        assert client.get("/admin", headers={"Authorization": "Bearer me+admin"}).json() == {"admin": True}
+        assert client.get("/two", headers=me_only).status_code == 403
+        assert client.get("/two", headers={"Authorization": "Bearer admin+me"}).json() == {"a": "admin+me", "b": "admin+me"}
+
+
+def test_one_requirement_per_scheme_with_every_scope_and_a_routes_own_security() -> None:
+    document = admin_app().openapi()
+    assert document["paths"]["/admin"]["get"]["security"] == [{"OAuth2PasswordBearer": ["admin"]}]
+    assert document["paths"]["/two"]["get"]["security"] == [{"OAuth2PasswordBearer": ["me", "admin"]}]
+    assert document["paths"]["/keyed"]["get"]["security"] == [{"apiKey": []}]
+    assert set(document["components"]["securitySchemes"]) == {"apiKey", "OAuth2PasswordBearer"}
