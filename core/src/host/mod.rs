@@ -61,6 +61,8 @@ struct Table<R> {
     checks: RouteTable,
     groups: Groups,
     statics: Vec<crate::spec::StaticSpec>,
+    /// The security schemes of the app and of the routes so far (each route's checked as it comes).
+    schemes: crate::openapi::security::Schemes,
 }
 
 /// The routes and groups as a server (or an in-process router) starts with them: each route
@@ -171,10 +173,17 @@ pub fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 impl<R: Send + Sync + 'static> Host<R> {
     pub fn new(config: AppConfig) -> Result<Self, HostError> {
         config.check().map_err(HostError::Settings)?;
+        let schemes = crate::openapi::security::Schemes::of_app(&config);
         Ok(Host {
             logs: Mutex::new(Logs::stderr(config.log_level)),
             config,
-            table: Mutex::new(Table { routes: Vec::new(), checks: RouteTable::default(), groups: Groups::default(), statics: Vec::new() }),
+            table: Mutex::new(Table {
+                routes: Vec::new(),
+                checks: RouteTable::default(),
+                groups: Groups::default(),
+                statics: Vec::new(),
+                schemes,
+            }),
             serving: Mutex::new(Weak::new()),
         })
     }
@@ -213,9 +222,10 @@ impl<R: Send + Sync + 'static> Host<R> {
         let method = Method::from_bytes(spec.method.to_ascii_uppercase().as_bytes()).map_err(|_| HostError::Route(format!("{label}: invalid method")))?;
         let parsed = crate::path::PathTemplate::parse(&spec.path).map_err(HostError::Route)?;
         let mut table = lock(&self.table);
-        crate::openapi::security::check_route(&self.config, table.routes.iter().map(|route| &route.spec), &spec).map_err(HostError::Route)?;
         table.checks.admit(&method, &spec.path, &parsed).map_err(HostError::Route)?;
         let shapes = ResponseShapes::compile(&spec, crate::shape::Required::for_config(&self.config)).map_err(|e| HostError::Route(format!("{label}: {e}")))?;
+        // Last of the checks: the schemes it brings are kept only for a route that is declared.
+        table.schemes.admit(&spec).map_err(HostError::Route)?;
         let route = Arc::new(HostRoute { spec, status, label, group, data, shapes, slash_twin });
         table.routes.push(route.clone());
         Ok(route)

@@ -34,7 +34,7 @@ pub(crate) fn check_scheme(name: &str, scheme: &Json) -> Result<(), String> {
         }
         Some("http") => needs("scheme", "bearer, basic, …"),
         Some("oauth2") => match object.get("flows") {
-            Some(Json::Object(flows)) if !flows.is_empty() => Ok(()),
+            Some(Json::Object(flows)) if !flows.is_empty() => flows.iter().try_for_each(|(flow, body)| check_flow(name, flow, body)),
             _ => Err(format!("{name}: an oauth2 scheme needs \"flows\" (password, clientCredentials, authorizationCode or implicit)")),
         },
         Some("openIdConnect") => needs("openIdConnectUrl", "the provider's discovery URL"),
@@ -44,6 +44,25 @@ pub(crate) fn check_scheme(name: &str, scheme: &Json) -> Result<(), String> {
             other.map_or_else(|| "missing".to_owned(), |t| format!("`{t}`"))
         )),
     }
+}
+
+/// One OAuth2 flow: a name OpenAPI knows, the URLs that flow needs, and its `scopes` (an
+/// object, `{}` for none).
+fn check_flow(name: &str, flow: &str, body: &Json) -> Result<(), String> {
+    let urls: &[&str] = match flow {
+        "implicit" => &["authorizationUrl"],
+        "password" | "clientCredentials" => &["tokenUrl"],
+        "authorizationCode" => &["authorizationUrl", "tokenUrl"],
+        other => return Err(format!("{name}: an oauth2 flow is implicit, password, clientCredentials or authorizationCode, not `{other}`")),
+    };
+    let Some(body) = body.as_object() else { return Err(format!("{name}: the {flow} flow is an object")) };
+    if let Some(url) = urls.iter().find(|url| body.get(**url).and_then(Json::as_str).is_none_or(str::is_empty)) {
+        return Err(format!("{name}: the {flow} flow needs \"{url}\""));
+    }
+    if !body.get("scopes").is_some_and(Json::is_object) {
+        return Err(format!("{name}: the {flow} flow needs \"scopes\" (an object of scope names and descriptions, {{}} for none)"));
+    }
+    Ok(())
 }
 
 /// The document's `components.securitySchemes`: the app's, then each route's.
@@ -60,14 +79,33 @@ impl Schemes {
 
     /// Adds the schemes `spec` brings (checked), refusing a name another place defined otherwise.
     pub(crate) fn add_route(&mut self, spec: &RouteSpec) -> Result<(), String> {
-        let label = format!("{} {}", spec.method.to_ascii_uppercase(), spec.path);
+        self.check_schemes(spec)?;
         for (name, scheme) in &spec.security_schemes {
-            check_scheme(name, scheme).map_err(|e| format!("{label}: security scheme {e}"))?;
-            match self.by_name.get(name) {
-                Some((known, _)) if known == scheme => {}
-                Some((_, place)) => return Err(format!("{label}: security scheme {name} is already defined otherwise, by {place}; one name is one scheme")),
-                None => {
-                    self.by_name.insert(name.clone(), (scheme.clone(), label.clone()));
+            if !self.by_name.contains_key(name) {
+                self.by_name.insert(name.clone(), (scheme.clone(), label(spec)));
+            }
+        }
+        Ok(())
+    }
+
+    /// A route being declared: its schemes and requirements checked against these (the app's
+    /// and the routes' before it), its schemes kept only when all of it holds. One map kept
+    /// as routes come, so a declaration costs what it brings, not what came before it.
+    pub(crate) fn admit(&mut self, spec: &RouteSpec) -> Result<(), String> {
+        if spec.security.is_none() && spec.security_schemes.is_empty() {
+            return Ok(());
+        }
+        self.check_schemes(spec)?;
+        self.check_requirements_with(spec, |name| spec.security_schemes.contains_key(name))?;
+        self.add_route(spec)
+    }
+
+    fn check_schemes(&self, spec: &RouteSpec) -> Result<(), String> {
+        for (name, scheme) in &spec.security_schemes {
+            check_scheme(name, scheme).map_err(|e| format!("{}: security scheme {e}", label(spec)))?;
+            if let Some((known, place)) = self.by_name.get(name) {
+                if known != scheme {
+                    return Err(format!("{}: security scheme {name} is already defined otherwise, by {place}; one name is one scheme", label(spec)));
                 }
             }
         }
@@ -76,11 +114,15 @@ impl Schemes {
 
     /// Refuses a requirement of `spec` that names a scheme no one defines.
     pub(crate) fn check_requirements(&self, spec: &RouteSpec) -> Result<(), String> {
+        self.check_requirements_with(spec, |_| false)
+    }
+
+    fn check_requirements_with(&self, spec: &RouteSpec, also_known: impl Fn(&str) -> bool) -> Result<(), String> {
         for requirement in spec.security.iter().flatten() {
-            if let Some(name) = requirement.keys().find(|name| !self.by_name.contains_key(*name)) {
+            if let Some(name) = requirement.keys().find(|name| !self.by_name.contains_key(*name) && !also_known(name)) {
                 let known: Vec<&str> = self.by_name.keys().map(String::as_str).collect();
                 let known = if known.is_empty() { "none is defined".to_owned() } else { format!("defined: {}", known.join(", ")) };
-                return Err(format!("{} {}: security names the scheme {name}, which no security scheme of the app or the route defines ({known})", spec.method.to_ascii_uppercase(), spec.path));
+                return Err(format!("{}: security names the scheme {name}, which no security scheme of the app or the route defines ({known})", label(spec)));
             }
         }
         Ok(())
@@ -95,17 +137,6 @@ impl Schemes {
     }
 }
 
-/// Checks `spec`'s schemes and requirements against the app's and those of `declared` (the
-/// routes before it), so a mistake is reported by the declaration that made it.
-pub(crate) fn check_route<'a>(config: &AppConfig, declared: impl IntoIterator<Item = &'a RouteSpec>, spec: &RouteSpec) -> Result<(), String> {
-    if spec.security.is_none() && spec.security_schemes.is_empty() {
-        return Ok(());
-    }
-    let mut schemes = Schemes::of_app(config);
-    for earlier in declared {
-        // Each was checked when declared: only its names matter here.
-        let _ = schemes.add_route(earlier);
-    }
-    schemes.add_route(spec)?;
-    schemes.check_requirements(spec)
+fn label(spec: &RouteSpec) -> String {
+    format!("{} {}", spec.method.to_ascii_uppercase(), spec.path)
 }

@@ -146,9 +146,16 @@ fn a_scheme_no_one_defines_or_one_name_defined_twice_is_refused_by_name() {
     assert!(error.contains("GET /me: security names the scheme apiKey") && error.contains("none is defined"), "{error}");
     let first = RouteSpec { security_schemes: [("key".to_owned(), json!({"type": "apiKey", "in": "header", "name": "x-key"}))].into_iter().collect(), ..RouteSpec::get("/a") };
     let second = RouteSpec { security_schemes: [("key".to_owned(), json!({"type": "apiKey", "in": "query", "name": "key"}))].into_iter().collect(), ..RouteSpec::get("/b") };
-    let error = super::security::check_route(&AppConfig::default(), [&first], &second).unwrap_err();
+    let mut schemes = super::security::Schemes::of_app(&AppConfig::default());
+    schemes.admit(&first).unwrap();
+    let error = schemes.admit(&second).unwrap_err();
     assert!(error.contains("GET /b: security scheme key is already defined otherwise, by GET /a"), "{error}");
-    assert!(super::security::check_route(&AppConfig::default(), [&first], &first).is_ok(), "the same definition twice is one scheme");
+    assert!(schemes.admit(&first).is_ok(), "the same definition twice is one scheme");
+    // A route refused for its requirement leaves no scheme of its own behind.
+    let refused = RouteSpec { security: requiring("nobody", &[]), security_schemes: [("later".to_owned(), json!({"type": "mutualTLS"}))].into_iter().collect(), ..RouteSpec::get("/c") };
+    assert!(schemes.admit(&refused).is_err());
+    let uses_later = RouteSpec { security: requiring("later", &[]), ..RouteSpec::get("/d") };
+    assert!(schemes.admit(&uses_later).unwrap_err().contains("security names the scheme later"));
 }
 
 #[test]
@@ -158,6 +165,10 @@ fn a_scheme_openapi_would_not_take_is_refused_with_what_it_needs() {
         (json!({"type": "http"}), "x: an http scheme needs \"scheme\""),
         (json!({"type": "apiKey", "name": "k", "in": "body"}), "x: an apiKey scheme needs \"in\""),
         (json!({"type": "oauth2", "flows": {}}), "x: an oauth2 scheme needs \"flows\""),
+        (json!({"type": "oauth2", "flows": {"password": {}}}), "x: the password flow needs \"tokenUrl\""),
+        (json!({"type": "oauth2", "flows": {"password": {"tokenUrl": "token"}}}), "x: the password flow needs \"scopes\""),
+        (json!({"type": "oauth2", "flows": {"authorizationCode": {"tokenUrl": "t", "scopes": {}}}}), "x: the authorizationCode flow needs \"authorizationUrl\""),
+        (json!({"type": "oauth2", "flows": {"device": {}}}), "x: an oauth2 flow is implicit, password, clientCredentials or authorizationCode, not `device`"),
         (json!({"type": "basic"}), "x: \"type\" must be apiKey, http, oauth2, openIdConnect or mutualTLS, not `basic`"),
     ] {
         let error = super::security::check_scheme("x", &scheme).unwrap_err();
