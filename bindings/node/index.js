@@ -2019,8 +2019,10 @@ class Streams {
     // before it is the handler's failure (a 500, its error handler), as in Fastify, not a 200
     // cut off (found by a Fastify port). An event stream's head goes at once (a browser's
     // EventSource opens on it).
+    // One given up meanwhile (its deadline's 504, its client gone) is only logged: no error
+    // handler answers a request that has its answer (found on review).
     const failed = (error) => {
-      if (failedEarly) failedEarly(error);
+      if (failedEarly && this.native.wanted(requestId)) failedEarly(error);
       else failWith(this.native, requestId, error, ctx, this.logger);
     };
     let first;

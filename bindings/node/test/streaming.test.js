@@ -320,9 +320,18 @@ test('a byte stream that fails before its first chunk goes through the error han
   // Once its first chunk has gone, the head has too: it is cut off, as before.
   const late = await app.inject('/late');
   assert.deepStrictEqual([late.statusCode, late.body, late.cutOff], [200, 'partial', true]);
+  // One that fails after its deadline's 504 reaches no error handler: it has its answer.
+  app.get('/overdue', { timeout: 100 }, () => (async function* overdue() {
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    throw new Error('too late');
+  })());
   await serving(app, async (port) => {
     const reply = await request(port, 'GET', '/early');
     assert.deepStrictEqual([reply.status, JSON.parse(reply.body)], [502, { failed: 'the upstream refused' }]);
+    seen.length = 0;
+    assert.strictEqual((await request(port, 'GET', '/overdue')).status, 504);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    assert.deepStrictEqual(seen, []);
   });
 });
 
