@@ -75,6 +75,9 @@ module Ferrule
       @chain_runner = method(:run_chain).to_proc
       @context_class = Class.new(Context)
       @settings = Settings.new
+      # What the class body set reads back as settings.name, server settings too.
+      from_body.each { |key, value| @settings[key] = value unless key == :logger }
+      @server_settings_said = []
       @context_class.settings = @settings
       @on_start = []
       @on_stop = []
@@ -185,11 +188,13 @@ module Ferrule
       return name.each { |key, each| set(key, each) } && self if name.is_a?(Hash)
 
       key = name.to_sym
-      raise ArgumentError, "ferrule: set #{key.inspect}: #{NOT_SETTINGS[key]}" if NOT_SETTINGS.key?(key)
-      # The core read its settings when the app was made: set here, one would be silently ignored.
-      if SETTINGS.include?(key) || key == :logger
-        raise ArgumentError, "ferrule: set #{key.inspect}: a server setting, read when the app is made: " \
-                             "Ferrule::App.new(#{key}: ...), or set in the body of a subclass (class Shop < Ferrule::App)"
+      App.refuse_not_setting(key)
+      # The core read its settings when the app was made: set here, one is the app's own value
+      # only (`set :title` for a page's title is common), which one line says.
+      if (SETTINGS.include?(key) || key == :logger) && !@server_settings_said.include?(key)
+        @server_settings_said << key
+        warn "ferrule: set #{key.inspect} is read as settings.#{key} only: the server read its own #{key} when the app " \
+             "was made (Ferrule::App.new(#{key}: ...), or set in the body of a subclass: class Shop < Ferrule::App)"
       end
 
       @settings[key] = value
@@ -232,6 +237,18 @@ module Ferrule
       server: "Ferrule is the server: app.run, or any Rack server through config.ru",
     }.freeze
     private_constant :NOT_SETTINGS
+
+    # :nodoc: a Sinatra setting Ferrule has no use for, refused with what to do instead.
+    def self.refuse_not_setting(key)
+      raise ArgumentError, "ferrule: set #{key.inspect}: #{NOT_SETTINGS[key]}" if NOT_SETTINGS.key?(key)
+    end
+
+    # :nodoc: an option +names+ has that +known+ does not, refused naming the nearest.
+    def self.refuse_unknown_options(kind, where, names, known)
+      names.each do |name|
+        raise ArgumentError, "ferrule: #{NativeApp.unknown_option("#{kind} for #{where}:", name.to_s, known.map(&:to_s))}" unless known.include?(name)
+      end
+    end
 
     # +:sessions+ with its +:session_secret+, in either order; without one by the time the app
     # starts, a random secret (as Sinatra makes one), said once (+random_session_secret+).
@@ -349,11 +366,7 @@ module Ferrule
     def websocket_in(group, path, subprotocols: [], max_message_bytes: nil, **options, &handler)
       raise ArgumentError, "ferrule: websocket #{path} needs a block" unless handler
 
-      options.each_key do |name|
-        next if SOCKET_OPTIONS.include?(name)
-
-        raise ArgumentError, "ferrule: #{NativeApp.unknown_option("websocket option for #{path}:", name.to_s, (SOCKET_OPTIONS + %i[subprotocols max_message_bytes]).map(&:to_s))}"
-      end
+      App.refuse_unknown_options("websocket option", path, options.keys, SOCKET_OPTIONS + %i[subprotocols max_message_bytes])
       spec = spec("GET", path, options)
       spec["websocket"] = { "subprotocols" => Array(subprotocols).map(&:to_s) }
       spec["websocket"]["max_message_bytes"] = max_message_bytes if max_message_bytes
@@ -725,9 +738,7 @@ module Ferrule
         spec["body"]["max_file_size"] = options.delete(:max_file_size) if options.key?(:max_file_size)
       end
       (%i[cors compression body_limit timeout_ms] + DOC_OPTIONS).each { |k| spec[k.to_s] = options.delete(k) if options.key?(k) }
-      options.each_key do |name|
-        raise ArgumentError, "ferrule: #{NativeApp.unknown_option("route option for #{where}:", name.to_s, ROUTE_OPTIONS.map(&:to_s))}"
-      end
+      App.refuse_unknown_options("route option", where, options.keys, ROUTE_OPTIONS)
 
       spec
     end

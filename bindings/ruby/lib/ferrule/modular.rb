@@ -27,6 +27,7 @@ module Ferrule
 
     DECLARED.each do |name|
       define_method(name) do |*args, **options, &block|
+        check_in_body(name, args, options, block)
         declare_in_body(name, args, options, block)
       end
     end
@@ -37,14 +38,16 @@ module Ferrule
       return name.each { |key, each| set(key, each) } && self if name.is_a?(Hash)
 
       key = name.to_sym
+      App.refuse_not_setting(key)
       if App::SETTINGS.include?(key) || key == :logger
         subclass_only!(:set)
         refuse_after_start(:set)
         own_server_settings[key] = value
       else
         declare_in_body(:set, [key, value], {}, nil)
-        own_settings[key] = value
       end
+      # Read back as settings.name either way (`set :title` names the page and the document).
+      own_settings[key] = value
       self
     end
 
@@ -71,8 +74,10 @@ module Ferrule
       modular_ancestors.map(&:own_server_settings).reduce({}, :merge)
     end
 
-    # Sinatra's <tt>run!</tt>: a new instance, served (App#run's options).
-    def run!(**options, &on_ready)
+    # Sinatra's <tt>run!</tt>: a new instance, served (App#run's options; Sinatra's +bind:+ is
+    # +host:+).
+    def run!(bind: nil, **options, &on_ready)
+      options[:host] ||= bind if bind
       new.run(**options, &on_ready)
     end
 
@@ -114,6 +119,22 @@ module Ferrule
     def inherited(subclass)
       super
       subclass.instance_variable_set(:@prototype_lock, Mutex.new)
+    end
+
+    # What can be told wrong as the body is read, so a mistake names the line that made it and
+    # not the first request: an unknown route option, a route or filter without a block.
+    def check_in_body(name, args, options, block)
+      route = App::METHODS.include?(name.to_s.upcase) || name == :route
+      return unless route || name == :websocket
+
+      method, path = name == :route ? args.first(2) : [name.to_s.upcase, args.first]
+      where = name == :websocket ? "websocket #{path}" : "#{Array(method).join(',')} #{path}"
+      raise ArgumentError, "ferrule: #{where} needs a block" unless block
+      if name == :websocket
+        App.refuse_unknown_options("websocket option", path, options.keys, App::SOCKET_OPTIONS + %i[subprotocols max_message_bytes])
+      else
+        App.refuse_unknown_options("route option", where, options.keys, App::ROUTE_OPTIONS)
+      end
     end
 
     def declare_in_body(name, args, options, block)
