@@ -58,9 +58,6 @@ def computing(handler: Callable[..., Any], declared_by: Callable[..., Any], resp
     FastAPI's ``ResponseValidationError`` is. Only routes whose model computes something pay."""
     if schema is None or not _has_read_only(schema):
         return handler
-    import functools
-    import inspect
-
     import pydantic
 
     annotation = typing.get_type_hints(declared_by, include_extras=True).get("return") if response_model is FROM_ANNOTATION else response_model
@@ -71,26 +68,7 @@ def computing(handler: Callable[..., Any], declared_by: Callable[..., Any], resp
             return adapter.validate_python(value, from_attributes=True)
         return value
 
-    if inspect.iscoroutinefunction(handler):
-
-        @functools.wraps(handler)
-        async def run_async(*args: Any, **kwargs: Any) -> Any:
-            return made(await handler(*args, **kwargs))
-
-        return run_async
-
-    @functools.wraps(handler)
-    def run(*args: Any, **kwargs: Any) -> Any:
-        result = handler(*args, **kwargs)
-        if inspect.isawaitable(result):  # a dependency wrapper that answers with a coroutine
-
-            async def later() -> Any:
-                return made(await result)
-
-            return later()
-        return made(result)
-
-    return run
+    return _applied(handler, made)
 
 
 def _has_read_only(schema: Any) -> bool:
@@ -123,8 +101,6 @@ def excluding(handler: Callable[..., Any], *, unset: bool, none: bool, defaults:
     those flags, a dataclass or a dict has its ``None`` values dropped; anything else (a
     ``Response``, text, a stream) is sent as it is. Only routes with one of the options pay."""
     import dataclasses
-    import functools
-    import inspect
 
     def trimmed(value: Any) -> Any:
         if hasattr(type(value), "model_dump"):
@@ -138,24 +114,33 @@ def excluding(handler: Callable[..., Any], *, unset: bool, none: bool, defaults:
             return [trimmed(item) for item in value]
         return value
 
+    return _applied(handler, trimmed)
+
+
+def _applied(handler: Callable[..., Any], change: Callable[[Any], Any]) -> Callable[..., Any]:
+    """``handler`` whose result goes through ``change``, for a sync or an async handler, and for
+    a dependency wrapper that answers with a coroutine."""
+    import functools
+    import inspect
+
     if inspect.iscoroutinefunction(handler):
 
         @functools.wraps(handler)
         async def run_async(*args: Any, **kwargs: Any) -> Any:
-            return trimmed(await handler(*args, **kwargs))
+            return change(await handler(*args, **kwargs))
 
         return run_async
 
     @functools.wraps(handler)
     def run(*args: Any, **kwargs: Any) -> Any:
         result = handler(*args, **kwargs)
-        if inspect.isawaitable(result):  # a dependency wrapper that answers with a coroutine
+        if inspect.isawaitable(result):
 
             async def later() -> Any:
-                return trimmed(await result)
+                return change(await result)
 
             return later()
-        return trimmed(result)
+        return change(result)
 
     return run
 

@@ -91,20 +91,35 @@ class OAuth2PasswordBearer(SecurityScheme):
         return token
 
 
-class HTTPAuthorizationCredentials:
+class _Credentials:
+    """Two strings read from a request, the second a secret its ``repr`` (a log line, a
+    traceback) never shows."""
+
+    __slots__: tuple[str, ...] = ()  # each kind names its two
+
+    def __init__(self, public: str, secret: str) -> None:
+        setattr(self, self.__slots__[0], public)
+        setattr(self, self.__slots__[1], secret)
+
+    def _fields(self) -> tuple[str, str]:
+        return getattr(self, self.__slots__[0]), getattr(self, self.__slots__[1])
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and other._fields() == self._fields()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.__slots__[0]}={self._fields()[0]!r}, {self.__slots__[1]}=...)"
+
+
+class HTTPAuthorizationCredentials(_Credentials):
     """The ``Authorization`` header split at its first space: ``scheme`` and ``credentials``."""
 
     __slots__ = ("scheme", "credentials")
-
-    def __init__(self, scheme: str, credentials: str) -> None:
-        self.scheme = scheme
-        self.credentials = credentials
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, HTTPAuthorizationCredentials) and (self.scheme, self.credentials) == (other.scheme, other.credentials)
-
-    def __repr__(self) -> str:
-        return f"HTTPAuthorizationCredentials(scheme={self.scheme!r}, credentials=...)"
+    scheme: str
+    credentials: str
 
 
 class HTTPBearer(SecurityScheme):
@@ -127,20 +142,12 @@ class HTTPBearer(SecurityScheme):
         return HTTPAuthorizationCredentials(scheme, credentials)
 
 
-class HTTPBasicCredentials:
+class HTTPBasicCredentials(_Credentials):
     """What ``HTTPBasic`` read: ``username`` and ``password``."""
 
     __slots__ = ("username", "password")
-
-    def __init__(self, username: str, password: str) -> None:
-        self.username = username
-        self.password = password
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, HTTPBasicCredentials) and (self.username, self.password) == (other.username, other.password)
-
-    def __repr__(self) -> str:
-        return f"HTTPBasicCredentials(username={self.username!r}, password=...)"
+    username: str
+    password: str
 
 
 class HTTPBasic(SecurityScheme):

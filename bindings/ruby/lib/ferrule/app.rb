@@ -5,7 +5,28 @@ require "logger"
 
 module Ferrule
   # A Ferrule application: routes declared with Sinatra-style blocks, served by the Rust core.
+  # Sinatra's +enable+, +disable+ and +configure+, on what has a +set+: an app, and (Modular)
+  # the body of an App subclass.
+  module Configurable
+    # <tt>enable :sessions</tt>: +set+ to true.
+    def enable(*names) = names.each { |name| set(name, true) } && self
+
+    # <tt>disable :sessions</tt>: +set+ to false.
+    def disable(*names) = names.each { |name| set(name, false) } && self
+
+    # Runs its block with the receiver (<tt>configure { |app| app.set ... }</tt>; in a class body
+    # <tt>configure(:production) { set :db, ... }</tt>); with environments, only when APP_ENV
+    # (else RACK_ENV, else development) names one of them.
+    def configure(*environments)
+      environment = (ENV["APP_ENV"] || ENV["RACK_ENV"] || "development").to_sym
+      yield self if environments.empty? || environments.map(&:to_sym).include?(environment)
+      self
+    end
+  end
+
   class App
+    include Configurable
+
     METHODS = %w[GET POST PUT PATCH DELETE HEAD OPTIONS].freeze
     # The core's own list of settings: a new one reaches Ruby without an edit here.
     SETTINGS = NativeApp.setting_names.map(&:to_sym).freeze
@@ -201,26 +222,6 @@ module Ferrule
       @context_class.settings = @settings
       sessions_from_settings if %i[sessions session_secret].include?(key)
       self
-    end
-
-    # Sinatra's <tt>enable :sessions</tt>: +set+ to true.
-    def enable(*names) = names.each { |name| set(name, true) } && self
-
-    # Sinatra's <tt>disable :sessions</tt>: +set+ to false.
-    def disable(*names) = names.each { |name| set(name, false) } && self
-
-    # Sinatra's +configure+: runs its block with the app (<tt>configure { |app| app.set ... }</tt>);
-    # with environments, only when RACK_ENV (or APP_ENV) names one of them.
-    def configure(*environments)
-      yield self if App.environment_in?(environments)
-      self
-    end
-
-    # Whether the app runs in one of +environments+ (APP_ENV, else RACK_ENV, else development),
-    # or +environments+ is empty: +configure+'s test, as Sinatra's.
-    def self.environment_in?(environments)
-      environment = (ENV["APP_ENV"] || ENV["RACK_ENV"] || "development").to_sym
-      environments.empty? || environments.map(&:to_sym).include?(environment)
     end
 
     # What +set+ set: <tt>settings.db</tt>; a name never set is a NoMethodError naming it.

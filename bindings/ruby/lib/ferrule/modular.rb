@@ -21,6 +21,8 @@ module Ferrule
   # Sinatra): methods for them go in +helpers+. A method defined in the class body and called
   # from a block is a NoMethodError that says so.
   module Modular
+    include Configurable
+
     # What the class body may declare: replayed onto each instance, with the same arguments.
     DECLARED = (App::METHODS.map { |m| m.downcase.to_sym } +
                 %i[route websocket before after hook error not_found helpers sessions group static on_start on_stop]).freeze
@@ -48,17 +50,6 @@ module Ferrule
       end
       # Read back as settings.name either way (`set :title` names the page and the document).
       own_settings[key] = value
-      self
-    end
-
-    def enable(*names) = names.each { |name| set(name, true) } && self
-
-    def disable(*names) = names.each { |name| set(name, false) } && self
-
-    # Sinatra's +configure+ in the class body: runs its block at once, with the class
-    # (<tt>configure(:production) { set :db, ... }</tt>), when the environment matches.
-    def configure(*environments)
-      yield self if App.environment_in?(environments)
       self
     end
 
