@@ -86,8 +86,11 @@ export interface Context<Path extends string = string, Body = any, Query = Recor
   readonly protocol: 'http';
   /** Fastify's `request.id`: the request id, as `requestId`. */
   readonly id: string | null;
-  /** Fastify's `request.routeOptions`: the route's method and url as declared (undefined when no route took the request). */
-  readonly routeOptions: { readonly method: string; readonly url: string } | undefined;
+  /**
+   * Fastify's `request.routeOptions`: the route's method and url as declared, its `config` and
+   * its `schema` (undefined when no route took the request).
+   */
+  readonly routeOptions: { readonly method: string; readonly url: string; readonly config: Readonly<Record<string, unknown>>; readonly schema: Readonly<Record<string, unknown>> } | undefined;
   /** Fastify's `request.log`: the app's logger. */
   readonly log: LogFacade;
   /**
@@ -216,6 +219,8 @@ export interface RouteOptions {
    * `securitySchemes`; `[]` says it needs none. Documented only: a hook checks the credentials.
    */
   security?: SecurityRequirement[];
+  /** Fastify's route `config`: the route's own values, for hooks (`ctx.routeOptions.config`). */
+  config?: Record<string, unknown>;
   /**
    * What the route answers, by status (`200`, `'2xx'`, `'default'`), as Fastify declares it: a
    * JSON result sent with that status keeps only the properties its schema declares.
@@ -464,6 +469,8 @@ export interface SocketOptions {
   cors?: CorsOptions;
   /** Subprotocols the route speaks, preferred first (`Sec-WebSocket-Protocol`). */
   subprotocols?: string[];
+  /** Fastify's route `config`, for hooks (`ctx.routeOptions.config`). */
+  config?: Record<string, unknown>;
   /** Replaces the app's `wsMaxMessageBytes` for this route. */
   maxMessageBytes?: number;
 }

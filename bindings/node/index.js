@@ -132,12 +132,31 @@ function flatHeaders(headers) {
 /** What a route says about itself in the OpenAPI document (@fastify/swagger's names). */
 const DOC_OPTIONS = ['summary', 'description', 'tags', 'operationId', 'deprecated', 'hide', 'security'];
 const ROUTE_OPTIONS = ['query', 'headers', 'cookies', 'params', 'body', 'form', 'multipart', 'text', 'bytes',
-  'bodyRequired', 'maxFileSize', 'cors', 'compression', 'bodyLimit', 'timeout', 'status', 'response', 'schema', ...DOC_OPTIONS];
+  'bodyRequired', 'maxFileSize', 'cors', 'compression', 'bodyLimit', 'timeout', 'status', 'response', 'schema', 'config', ...DOC_OPTIONS];
 const FASTIFY_SCHEMA_PARTS = {
   body: 'body', querystring: 'query', query: 'query', params: 'params', headers: 'headers', response: 'response',
   ...Object.fromEntries(DOC_OPTIONS.map((name) => [name, name])),
 };
-const SOCKET_OPTIONS = ['query', 'headers', 'cookies', 'params', 'cors', 'schema', 'subprotocols', 'maxMessageBytes'];
+const SOCKET_OPTIONS = ['query', 'headers', 'cookies', 'params', 'cors', 'schema', 'config', 'subprotocols', 'maxMessageBytes'];
+
+/**
+ * Fastify's `request.routeOptions` for a route declared with `options`: its `method`, `url` (the
+ * path as declared), `config` (the route's own, `{}` when none: what a hook reads to tell a
+ * public route, `routeOptions.config.public`) and `schema` (as given, or made of the options:
+ * `routeOptions.schema.security`).
+ */
+function routeOptionsOf(method, url, options) {
+  const config = options.config ?? {};
+  if (config === null || typeof config !== 'object') throw new TypeError(`ferrule: ${method} ${url}: config must be an object`);
+  let schema = options.schema;
+  if (schema === undefined) {
+    schema = {};
+    for (const [part, option] of Object.entries(FASTIFY_SCHEMA_PARTS)) {
+      if (part !== 'query' && options[option] !== undefined) schema[part] = options[option];
+    }
+  }
+  return Object.freeze({ method, url, config: Object.freeze({ ...config }), schema });
+}
 const LISTEN_OPTIONS = ['host', 'port', 'workers', 'threads', 'handleSignals', 'log'];
 
 /** Refuses an option not in `known`, naming the nearest one (the core's rule). */
@@ -487,7 +506,7 @@ class App {
       this._handlers[index] = withScope(handler, this);
       this._takesReply[index] = handler.length >= 2;
       this._declares[index] = declaresOf(declared);
-      this._routeOptions[index] = Object.freeze({ method: m, url: underPrefix(this._prefix, path) });
+      this._routeOptions[index] = routeOptionsOf(m, underPrefix(this._prefix, path), options || {});
       this._statuses[index] = status;
     }
     return this;
@@ -505,7 +524,7 @@ class App {
     this._handlers[index] = withScope(handler, this);
     this._takesReply[index] = handler.length >= 2;
     this._declares[index] = declaresOf(spec);
-    this._routeOptions[index] = Object.freeze({ method: spec.method, url: spec.path });
+    this._routeOptions[index] = routeOptionsOf(spec.method, spec.path, {});
     this._statuses[index] = status;
     return this;
   }
@@ -533,7 +552,7 @@ class App {
     this._handlers[index] = withScope(handler, this);
     this._statuses[index] = 200;
     this._declares[index] = declaresOf(spec);
-    this._routeOptions[index] = Object.freeze({ method: 'GET', url: underPrefix(this._prefix, path) });
+    this._routeOptions[index] = routeOptionsOf('GET', underPrefix(this._prefix, path), options || {});
     return this;
   }
 
@@ -1740,7 +1759,7 @@ class Context {
 
   set body(value) { this[BODY] = value; }
 
-  /** Fastify's `request.routeOptions`: the route's `method` and `url` as declared (undefined: no route took it). */
+  /** Fastify's `request.routeOptions`: the route's `method`, `url` as declared, `config` and `schema` (undefined: no route took it). */
   get routeOptions() { return this[ROUTE_OPTIONS_OF][this[ROUTE]]; }
 
   /** Fastify's `request.log`: the app's logger (see `App.log`). */

@@ -341,12 +341,32 @@ test("fastify-plugin, onClose(instance), 404s past the error handler, routeOptio
   app.addHook('onClose', (instance) => { plainWith = instance; }); // a plain one-parameter hook gets the app too
   const auth = { authorization: 'Bearer x' };
   assert.strictEqual((await app.inject('/me')).statusCode, 401);
-  assert.deepStrictEqual((await app.inject({ url: '/me', headers: auth })).json(), { user: 'ada', db: 'db', route: { method: 'GET', url: '/me' }, log: 'function' });
-  assert.deepStrictEqual((await app.inject({ url: '/v1/items/7', headers: auth })).json(), { method: 'GET', url: '/v1/items/:id' });
+  assert.deepStrictEqual((await app.inject({ url: '/me', headers: auth })).json(), { user: 'ada', db: 'db', route: { method: 'GET', url: '/me', config: {}, schema: {} }, log: 'function' });
+  assert.deepStrictEqual((await app.inject({ url: '/v1/items/7', headers: auth })).json(), { method: 'GET', url: '/v1/items/:id', config: {}, schema: {} });
   const missing = await app.inject({ url: '/nope', headers: auth });
   assert.deepStrictEqual([missing.statusCode, missing.headers['content-type']], [404, 'application/problem+json']);
   await new Promise((resolve, reject) => app.close((error) => (error ? reject(error) : resolve())));
   assert.deepStrictEqual([closedWith, plainWith], [app, app]);
+});
+
+// Found by the README probe: an auth hook written for Fastify tells a public route by its
+// `config` (or reads `routeOptions.schema.security`); `config` was refused as unknown.
+test("a route's config and schema reach the hooks as routeOptions", async () => {
+  const app = new App({ securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } });
+  app.addHook('onRequest', async (ctx, reply) => {
+    const { config, schema } = ctx.routeOptions ?? { config: {}, schema: {} };
+    if (config.public) return;
+    if ((schema.security ?? []).length > 0 && !ctx.header('authorization')) reply.code(401).send({ needs: Object.keys(schema.security[0]) });
+  });
+  app.get('/health', { config: { public: true } }, () => 'ok');
+  app.get('/me', { security: [{ bearerAuth: [] }] }, () => ({ me: true }));
+  app.get('/orders', { schema: { security: [{ bearerAuth: [] }], querystring: { type: 'object', properties: { n: { type: 'integer' } } } } }, () => ({ orders: [] }));
+  app.ws('/live', { config: { public: true } }, (socket) => socket.close());
+  assert.strictEqual((await app.inject('/health')).body, 'ok');
+  assert.deepStrictEqual([(await app.inject('/me')).statusCode, (await app.inject('/me')).json()], [401, { needs: ['bearerAuth'] }]);
+  assert.strictEqual((await app.inject('/orders')).statusCode, 401);
+  assert.deepStrictEqual((await app.inject({ url: '/orders', headers: { authorization: 'Bearer t' } })).json(), { orders: [] });
+  assert.throws(() => app.get('/bad', { config: 'yes' }, () => ''), /GET \/bad: config must be an object/);
 });
 
 /** A promise and the function that settles it, for a test to say when a hook may go on. */

@@ -109,3 +109,4 @@ app.addHook("preClose", (done) => {
 const secured = new App({ securitySchemes: { bearerAuth: { type: "http", scheme: "bearer" } } });
 secured.get("/me", { security: [{ bearerAuth: [] }] }, () => ({}));
 secured.get("/either", { schema: { security: [{ bearerAuth: ["read"] }] } }, () => ({}));
+secured.get("/health", { config: { public: true } }, (ctx) => (ctx.routeOptions?.config.public ? "open" : "closed"));
