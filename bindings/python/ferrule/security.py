@@ -31,8 +31,13 @@ __all__ = [
     "HTTPBasic",
     "HTTPBasicCredentials",
     "HTTPBearer",
+    "HTTPDigest",
+    "OAuth2",
+    "OAuth2AuthorizationCodeBearer",
     "OAuth2PasswordBearer",
     "OAuth2PasswordRequestForm",
+    "OAuth2PasswordRequestFormStrict",
+    "OpenIdConnect",
     "Security",
     "SecurityScopes",
 ]
@@ -62,7 +67,47 @@ def _authorization(request: Request) -> tuple[str, str]:
     return scheme, credentials.strip()
 
 
-class OAuth2PasswordBearer(SecurityScheme):
+class _WholeAuthorization(SecurityScheme):
+    """A scheme whose dependency's value is the ``Authorization`` header as sent."""
+
+    async def __call__(self, request: Request) -> Optional[str]:
+        authorization = request.header("authorization")
+        if not authorization:
+            if self.auto_error:
+                raise self._not_authenticated("Bearer")
+            return None
+        return authorization
+
+
+class OAuth2(_WholeAuthorization):
+    """OAuth2 with the ``flows`` given as OpenAPI writes them (``{"password": {"tokenUrl": ...,
+    "scopes": {}}}``); the dependency's value is the ``Authorization`` header as sent. The
+    classes below are its usual shapes."""
+
+    def __init__(self, *, flows: Optional[dict[str, dict[str, Any]]] = None, scheme_name: Optional[str] = None, description: Optional[str] = None, auto_error: bool = True) -> None:
+        self.scheme_name = scheme_name or type(self).__name__
+        self.scheme = _with_description({"type": "oauth2", "flows": dict(flows or {})}, description)
+        self.auto_error = auto_error
+
+
+def _flow(scopes: Optional[dict[str, str]], refresh_url: Optional[str], **urls: str) -> dict[str, Any]:
+    flow: dict[str, Any] = {**urls, "scopes": dict(scopes or {})}
+    if refresh_url:
+        flow["refreshUrl"] = refresh_url
+    return flow
+
+
+class _BearerToken(OAuth2):
+    async def __call__(self, request: Request) -> Optional[str]:
+        scheme, token = _authorization(request)
+        if scheme.lower() != "bearer" or not token:
+            if self.auto_error:
+                raise self._not_authenticated("Bearer")
+            return None
+        return token
+
+
+class OAuth2PasswordBearer(_BearerToken):
     """OAuth2's password flow: the token a client got from ``tokenUrl``, sent as
     ``Authorization: Bearer <token>``; the dependency's value is the token."""
 
@@ -75,20 +120,37 @@ class OAuth2PasswordBearer(SecurityScheme):
         auto_error: bool = True,
         refreshUrl: Optional[str] = None,
     ) -> None:
-        flow: dict[str, Any] = {"tokenUrl": tokenUrl, "scopes": dict(scopes or {})}
-        if refreshUrl:
-            flow["refreshUrl"] = refreshUrl
-        self.scheme_name = scheme_name or type(self).__name__
-        self.scheme = _with_description({"type": "oauth2", "flows": {"password": flow}}, description)
-        self.auto_error = auto_error
+        flows = {"password": _flow(scopes, refreshUrl, tokenUrl=tokenUrl)}
+        super().__init__(flows=flows, scheme_name=scheme_name, description=description, auto_error=auto_error)
 
-    async def __call__(self, request: Request) -> Optional[str]:
-        scheme, token = _authorization(request)
-        if scheme.lower() != "bearer" or not token:
-            if self.auto_error:
-                raise self._not_authenticated("Bearer")
-            return None
-        return token
+
+class OAuth2AuthorizationCodeBearer(_BearerToken):
+    """OAuth2's authorization code flow (an identity provider's login page at
+    ``authorizationUrl``, the code exchanged at ``tokenUrl``): the token sent as
+    ``Authorization: Bearer <token>``; the dependency's value is the token."""
+
+    def __init__(
+        self,
+        authorizationUrl: str,
+        tokenUrl: str,
+        refreshUrl: Optional[str] = None,
+        scheme_name: Optional[str] = None,
+        scopes: Optional[dict[str, str]] = None,
+        description: Optional[str] = None,
+        auto_error: bool = True,
+    ) -> None:
+        flows = {"authorizationCode": _flow(scopes, refreshUrl, authorizationUrl=authorizationUrl, tokenUrl=tokenUrl)}
+        super().__init__(flows=flows, scheme_name=scheme_name, description=description, auto_error=auto_error)
+
+
+class OpenIdConnect(_WholeAuthorization):
+    """OpenID Connect, discovered at ``openIdConnectUrl``; the dependency's value is the
+    ``Authorization`` header as sent."""
+
+    def __init__(self, *, openIdConnectUrl: str, scheme_name: Optional[str] = None, description: Optional[str] = None, auto_error: bool = True) -> None:
+        self.scheme_name = scheme_name or type(self).__name__
+        self.scheme = _with_description({"type": "openIdConnect", "openIdConnectUrl": openIdConnectUrl}, description)
+        self.auto_error = auto_error
 
 
 class _Credentials:
@@ -122,24 +184,41 @@ class HTTPAuthorizationCredentials(_Credentials):
     credentials: str
 
 
-class HTTPBearer(SecurityScheme):
-    """``Authorization: Bearer <token>``; the dependency's value is HTTPAuthorizationCredentials."""
+class _HTTPScheme(SecurityScheme):
+    """``Authorization: <scheme> <credentials>`` for one HTTP scheme; the dependency's value is
+    HTTPAuthorizationCredentials."""
 
-    def __init__(self, *, bearerFormat: Optional[str] = None, scheme_name: Optional[str] = None, description: Optional[str] = None, auto_error: bool = True) -> None:
-        scheme: dict[str, Any] = {"type": "http", "scheme": "bearer"}
-        if bearerFormat:
-            scheme["bearerFormat"] = bearerFormat
+    http_scheme = ""
+
+    def __init__(self, *, scheme_name: Optional[str] = None, description: Optional[str] = None, auto_error: bool = True, **extra: str) -> None:
         self.scheme_name = scheme_name or type(self).__name__
-        self.scheme = _with_description(scheme, description)
+        self.scheme = _with_description({"type": "http", "scheme": self.http_scheme, **extra}, description)
         self.auto_error = auto_error
 
     async def __call__(self, request: Request) -> Optional[HTTPAuthorizationCredentials]:
         scheme, credentials = _authorization(request)
-        if scheme.lower() != "bearer" or not credentials:
+        if scheme.lower() != self.http_scheme or not credentials:
             if self.auto_error:
-                raise self._not_authenticated("Bearer")
+                raise self._not_authenticated(self.http_scheme.title())
             return None
         return HTTPAuthorizationCredentials(scheme, credentials)
+
+
+class HTTPBearer(_HTTPScheme):
+    """``Authorization: Bearer <token>``; the dependency's value is HTTPAuthorizationCredentials."""
+
+    http_scheme = "bearer"
+
+    def __init__(self, *, bearerFormat: Optional[str] = None, scheme_name: Optional[str] = None, description: Optional[str] = None, auto_error: bool = True) -> None:
+        extra = {"bearerFormat": bearerFormat} if bearerFormat else {}
+        super().__init__(scheme_name=scheme_name, description=description, auto_error=auto_error, **extra)
+
+
+class HTTPDigest(_HTTPScheme):
+    """``Authorization: Digest <parameters>``, read as HTTPAuthorizationCredentials (checking the
+    digest is the app's, as in FastAPI)."""
+
+    http_scheme = "digest"
 
 
 class HTTPBasicCredentials(_Credentials):
@@ -267,3 +346,19 @@ class OAuth2PasswordRequestForm:
         self.grant_type = grant_type
         self.client_id = client_id
         self.client_secret = client_secret
+
+
+class OAuth2PasswordRequestFormStrict(OAuth2PasswordRequestForm):
+    """OAuth2PasswordRequestForm whose ``grant_type`` must be sent, and be ``password``, as the
+    OAuth2 specification asks."""
+
+    def __init__(
+        self,
+        grant_type: str = Form(pattern="^password$"),
+        username: str = Form(),
+        password: str = Form(json_schema_extra={"format": "password"}),
+        scope: str = Form(""),
+        client_id: Optional[str] = Form(None),
+        client_secret: Optional[str] = Form(None, json_schema_extra={"format": "password"}),
+    ) -> None:
+        super().__init__(username=username, password=password, scope=scope, grant_type=grant_type, client_id=client_id, client_secret=client_secret)

@@ -196,3 +196,45 @@ def test_one_requirement_per_scheme_with_every_scope_and_a_routes_own_security()
     assert document["paths"]["/two"]["get"]["security"] == [{"OAuth2PasswordBearer": ["me", "admin"]}]
     assert document["paths"]["/keyed"]["get"]["security"] == [{"apiKey": []}]
     assert set(document["components"]["securitySchemes"]) == {"apiKey", "OAuth2PasswordBearer"}
+
+
+def test_the_rest_of_fastapis_schemes_read_their_credentials_and_document_themselves() -> None:
+    from ferrule.security import HTTPDigest, OAuth2, OAuth2AuthorizationCodeBearer, OAuth2PasswordRequestFormStrict, OpenIdConnect
+
+    app = App()
+    code = OAuth2AuthorizationCodeBearer(authorizationUrl="https://id.example/auth", tokenUrl="https://id.example/token", scopes={"openid": "Who you are"})
+    oidc = OpenIdConnect(openIdConnectUrl="https://id.example/.well-known/openid-configuration")
+    digest = HTTPDigest(auto_error=False)
+    custom = OAuth2(flows={"clientCredentials": {"tokenUrl": "token", "scopes": {}}}, scheme_name="machines")
+
+    @app.get("/code")
+    async def with_code(token: str = Depends(code)) -> dict:
+        return {"token": token}
+
+    @app.get("/oidc")
+    async def with_oidc(header: str = Depends(oidc), machine: str = Depends(custom)) -> dict:
+        return {"header": header, "machine": machine}
+
+    @app.get("/digest")
+    async def with_digest(credentials: Optional[HTTPAuthorizationCredentials] = Depends(digest)) -> dict:
+        return {"scheme": credentials.scheme if credentials else None}
+
+    @app.post("/token")
+    def token(form: OAuth2PasswordRequestFormStrict = Depends()) -> dict:
+        return {"user": form.username, "grant": form.grant_type}
+
+    with TestClient(app) as client:
+        refused = client.get("/code")
+        assert (refused.status_code, refused.headers["www-authenticate"]) == (401, "Bearer")
+        assert client.get("/code", headers={"Authorization": "Bearer abc"}).json() == {"token": "abc"}
+        assert client.get("/oidc", headers={"Authorization": "Bearer xyz"}).json() == {"header": "Bearer xyz", "machine": "Bearer xyz"}
+        assert client.get("/digest").json() == {"scheme": None}
+        assert client.get("/digest", headers={"Authorization": 'Digest username="a"'}).json() == {"scheme": "Digest"}
+        assert client.post("/token", data={"username": "a", "password": "b"}).status_code == 422, "the strict form wants grant_type"
+        assert client.post("/token", data={"grant_type": "password", "username": "a", "password": "b"}).json() == {"user": "a", "grant": "password"}
+    schemes = app.openapi()["components"]["securitySchemes"]
+    assert schemes["OAuth2AuthorizationCodeBearer"]["flows"]["authorizationCode"] == {
+        "authorizationUrl": "https://id.example/auth", "tokenUrl": "https://id.example/token", "scopes": {"openid": "Who you are"}}
+    assert schemes["OpenIdConnect"] == {"type": "openIdConnect", "openIdConnectUrl": "https://id.example/.well-known/openid-configuration"}
+    assert schemes["HTTPDigest"] == {"type": "http", "scheme": "digest"}
+    assert schemes["machines"]["flows"] == {"clientCredentials": {"tokenUrl": "token", "scopes": {}}}
