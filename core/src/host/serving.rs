@@ -93,7 +93,12 @@ impl<R: Send + Sync + 'static> Serving<R> {
         let ready = bridge::eventfd().map_err(|e| HostError::Runtime(format!("eventfd: {e}")))?;
         let stopped = Arc::new(Stopped { outcome: Mutex::new(None), ready });
         let (on_stopped, closing) = (stopped.clone(), inbox.mailbox_arc());
-        let stop = serve_in_background(app, listener, threads, inbox.deliver(), logs, move |outcome| {
+        let (on_idle, watch_stalls) = inbox.mailbox_arc().rung_when_idle();
+        let deliver = inbox.deliver();
+        let background = async move {
+            tokio::join!(deliver, watch_stalls);
+        };
+        let stop = serve_in_background(app, listener, threads, background, logs, on_idle, move |outcome| {
             let outcome = outcome.map_err(|e| e.to_string());
             if let Err(problem) = &outcome {
                 tracing::error!(target: "ferrule::server", "{problem}");
