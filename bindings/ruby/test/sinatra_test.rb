@@ -439,7 +439,10 @@ class SinatraTest < Minitest::Test
       "welcome"
     end
     inner.get("/me") { { sid: request.cookies.fetch("sid"), all: request.cookies.to_h, kept: params.slice(:a, :b), rest: params.except(:a).keys } }
-    inner.get("/where") { { url: request.url, to: to("/x"), base: request.base_url, script: request.script_name, env: env["SCRIPT_NAME"], method: request.request_method } }
+    inner.get("/where") do
+      { url: request.url, to: to("/x"), base: request.base_url, script: request.script_name, env: env["SCRIPT_NAME"], method: request.request_method,
+        path: request.path, info: request.path_info, full: request.fullpath }
+    end
     inner.get("/back") { redirect back }
     inner.get("/pick") { request.preferred_type("application/json", "text/html") || "none" }
     inner.get("/café") { "café" }
@@ -454,7 +457,8 @@ class SinatraTest < Minitest::Test
     assert_equal({ "sid" => "abc", "all" => { "sid" => "abc", "theme" => "dark" }, "kept" => { "a" => "1", "b" => "2" }, "rest" => %w[b c] }, JSON.parse(last_response.body))
     get "/api/where", {}, "HTTP_COOKIE" => "sid=abc"
     assert_equal({ "url" => "http://example.org/api/where", "to" => "http://example.org/api/x", "base" => "http://example.org",
-                   "script" => "/api", "env" => "/api", "method" => "GET" }, JSON.parse(last_response.body))
+                   "script" => "/api", "env" => "/api", "method" => "GET", "path" => "/api/where", "info" => "/where",
+                   "full" => "/api/where" }, JSON.parse(last_response.body))
     get "/api/back", {}, "HTTP_COOKIE" => "sid=abc", "HTTP_REFERER" => "http://example.org/api/me"
     assert_equal [302, "http://example.org/api/me"], [last_response.status, last_response.headers["location"]]
     get "/api/pick", {}, "HTTP_COOKIE" => "sid=abc", "HTTP_ACCEPT" => "text/html;q=0.9, application/*;q=0.5"

@@ -68,7 +68,7 @@ module Ferrule
     def __ferrule_run_filter(filter)
       return __ferrule_run_body(filter) unless filter.is_a?(Filter)
 
-      captures = filter.captures(@request.path) or return
+      captures = filter.captures(@request.path_info) or return
       return __ferrule_run_body(filter.body) if captures.empty?
 
       # As in Sinatra, the pattern's captures are in +params+ while the filter runs.

@@ -90,11 +90,14 @@ module Ferrule
     # proxy's X-Forwarded-Proto is not trusted to say it.
     def scheme = @scheme ||= Thread.current[:__ferrule_rack_env]&.[]("rack.url_scheme") || "http"
     def request_method = self[:method]
-    def path_info = path
+    # Rack's +path+ (what Sinatra's +request.path+ is): the mount's and the routed path's
+    # together, "/api/where" under <tt>map "/api"</tt>; the route matched +path_info+.
+    def path = script_name.empty? ? self[:path] : "#{script_name}#{self[:path]}"
+    def path_info = self[:path]
     # The mount the request came through (Rack's SCRIPT_NAME under <tt>map "/api"</tt>); "" when served by +run+.
     def script_name = @script_name ||= Thread.current[:__ferrule_rack_env]&.[]("SCRIPT_NAME").to_s
     def query_string = raw_query
-    def fullpath = "#{script_name}#{path}#{"?#{raw_query}" unless raw_query.empty?}"
+    def fullpath = "#{path}#{"?#{raw_query}" unless raw_query.empty?}"
     def base_url = "#{scheme}://#{host_with_port}"
     def url = "#{base_url}#{fullpath}"
     def xhr? = header("x-requested-with") == "XMLHttpRequest"
@@ -159,7 +162,7 @@ module Ferrule
   def self.rack_env(request)
     require "stringio"
     env = {
-      "REQUEST_METHOD" => request.method, "SCRIPT_NAME" => request.script_name, "PATH_INFO" => request.path,
+      "REQUEST_METHOD" => request.method, "SCRIPT_NAME" => request.script_name, "PATH_INFO" => request.path_info,
       "QUERY_STRING" => request.raw_query, "rack.url_scheme" => "http",
       "rack.input" => StringIO.new(request.raw_body), "REMOTE_ADDR" => request.ip,
       "SERVER_NAME" => request.host, "SERVER_PORT" => request.host_with_port && request.port.to_s
