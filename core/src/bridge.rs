@@ -630,17 +630,19 @@ mod tests {
         (mailbox, rings)
     }
 
-    fn one_worker(on_idle: impl Fn() + Send + Sync + 'static) -> tokio::runtime::Runtime {
-        tokio::runtime::Builder::new_multi_thread().worker_threads(1).on_thread_park(on_idle).enable_all().build().unwrap()
+    /// A one-worker runtime serving `mailbox` as a served app's does.
+    fn serving(mailbox: &Arc<Mailbox<Reply>>) -> tokio::runtime::Runtime {
+        let (on_idle, watch) = mailbox.rung_when_idle();
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).on_thread_park(on_idle).enable_all().build().unwrap();
+        runtime.spawn(watch);
+        runtime
     }
 
     #[test]
     fn a_runtime_rings_once_it_is_idle_for_jobs_it_read_over_several_polls() {
         let posted = Arc::new(AtomicUsize::new(0));
         let (mailbox, rings) = idle_rung(&posted);
-        let (on_idle, watch) = mailbox.rung_when_idle();
-        let runtime = one_worker(on_idle);
-        runtime.spawn(watch);
+        let runtime = serving(&mailbox);
         let (from, count) = (mailbox.clone(), posted.clone());
         runtime.spawn(async move {
             // Requests that arrive across several polls of the sockets, as under load.
@@ -685,9 +687,7 @@ mod tests {
     fn a_job_a_busy_runtime_never_rings_for_rings_after_the_stall() {
         let posted = Arc::new(AtomicUsize::new(0));
         let (mailbox, rings) = idle_rung(&posted);
-        let (on_idle, watch) = mailbox.rung_when_idle();
-        let runtime = one_worker(on_idle);
-        runtime.spawn(watch);
+        let runtime = serving(&mailbox);
         let stop = Arc::new(AtomicBool::new(false));
         let spinning = stop.clone();
         // Work that never lets the worker sleep: requests the core answers alone, back to back.
