@@ -21,8 +21,8 @@
 //! context switches 0.187 → 0.072 a request, 106k → 117k requests/s; with 16 connections
 //! 10.66 → 9.59 µs, with one no change; Python 7.89 → 7.60, Ruby 11.89 → 11.56. Two bounds keep
 //! the wait short when the runtime never sleeps: [`BURST`] waiting jobs ring at once, and a job
-//! left unrung for [`STALL`] (a runtime kept busy by requests the core answers alone) rings
-//! then.
+//! left unrung for at most [`STALL`] (a runtime kept busy by requests the core answers alone)
+//! rings then.
 //!
 //! Three ways to be told, one per kind of consumer:
 //! * threads that block ([`Mailbox::wait_for`]) with the interpreter lock released (Ruby's
@@ -51,8 +51,9 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 /// for the runtime to go idle: a burst big enough to start on while the runtime reads more.
 pub const BURST: usize = 64;
 
-/// How long a job waits at most for an idle runtime to ring for it. Its watch is one timer,
-/// armed once a batch and left to run out: at 1 ms it woke an idle runtime a thousand times a
+/// How long a job of a served app waits at most for an idle runtime to ring for it. Its watch is
+/// one timer, armed once a batch and left to run out (a batch queued while it runs is rung when
+/// it runs out, possibly early): at 1 ms it woke an idle runtime a thousand times a
 /// second, +6 to +12 CPU-µs a request with one connection; at 10 ms nothing measurable.
 pub const STALL: std::time::Duration = std::time::Duration::from_millis(10);
 
@@ -76,7 +77,7 @@ pub struct Mailbox<J> {
     admission: Arc<Admission>,
     /// Set once the runtime rings when it goes idle ([`Mailbox::rung_when_idle`]).
     idle_rings: AtomicBool,
-    /// Told when a job starts waiting for an idle runtime; its watcher rings after [`STALL`].
+    /// Told when a job starts waiting for an idle runtime; its watcher rings after the stall.
     stalling: tokio::sync::Notify,
 }
 
@@ -192,11 +193,12 @@ impl<J> Mailbox<J> {
         Ok(())
     }
 
-    /// Hands the ringing of [`hand_over`]'s jobs to the runtime that serves them: call the
-    /// first function each time one of its workers is about to sleep (`on_thread_park`), and
-    /// run the future (it never ends) inside it. A job then rings when the runtime goes idle,
-    /// when [`BURST`] jobs wait, or after [`STALL`], whichever comes first.
-    pub fn rung_when_idle(self: &Arc<Self>) -> (impl Fn() + Send + Sync + 'static, impl std::future::Future<Output = ()> + Send + 'static)
+    /// Hands the ringing of [`hand_over`]'s jobs to the runtime that serves them: the caller
+    /// must call the first function each time one of its workers is about to sleep
+    /// (`on_thread_park`) and run the future (it never ends) inside it, or jobs below a burst
+    /// would never ring. A job then rings when the runtime goes idle, when [`BURST`] jobs wait,
+    /// or within `stall` ([`STALL`] for a served app), whichever comes first.
+    pub(crate) fn rung_when_idle(self: &Arc<Self>, stall: std::time::Duration) -> (impl Fn() + Send + Sync + 'static, impl std::future::Future<Output = ()> + Send + 'static)
     where
         J: Send + 'static,
     {
@@ -205,7 +207,7 @@ impl<J> Mailbox<J> {
         let watch = async move {
             loop {
                 watched.stalling.notified().await;
-                tokio::time::sleep(STALL).await;
+                tokio::time::sleep(stall).await;
                 watched.wake();
             }
         };
@@ -630,9 +632,10 @@ mod tests {
         (mailbox, rings)
     }
 
-    /// A one-worker runtime serving `mailbox` as a served app's does.
-    fn serving(mailbox: &Arc<Mailbox<Reply>>) -> tokio::runtime::Runtime {
-        let (on_idle, watch) = mailbox.rung_when_idle();
+    /// A one-worker runtime serving `mailbox` as a served app's does, its watch ringing a job
+    /// left unrung after `stall`.
+    fn serving(mailbox: &Arc<Mailbox<Reply>>, stall: std::time::Duration) -> tokio::runtime::Runtime {
+        let (on_idle, watch) = mailbox.rung_when_idle(stall);
         let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).on_thread_park(on_idle).enable_all().build().unwrap();
         runtime.spawn(watch);
         runtime
@@ -642,7 +645,8 @@ mod tests {
     fn a_runtime_rings_once_it_is_idle_for_jobs_it_read_over_several_polls() {
         let posted = Arc::new(AtomicUsize::new(0));
         let (mailbox, rings) = idle_rung(&posted);
-        let runtime = serving(&mailbox);
+        // A watch that cannot ring first, however long this thread is preempted.
+        let runtime = serving(&mailbox, std::time::Duration::from_secs(3600));
         let (from, count) = (mailbox.clone(), posted.clone());
         runtime.spawn(async move {
             // Requests that arrive across several polls of the sockets, as under load.
@@ -671,7 +675,7 @@ mod tests {
     fn a_burst_rings_without_waiting_for_the_runtime() {
         let posted = Arc::new(AtomicUsize::new(0));
         let (mailbox, rings) = idle_rung(&posted);
-        let _ = mailbox.rung_when_idle();
+        let _ = mailbox.rung_when_idle(std::time::Duration::from_secs(3600));
         let waker = futures_util::task::noop_waker();
         let mut cx = std::task::Context::from_waker(&waker);
         let mut waiting = Vec::new();
@@ -687,15 +691,20 @@ mod tests {
     fn a_job_a_busy_runtime_never_rings_for_rings_after_the_stall() {
         let posted = Arc::new(AtomicUsize::new(0));
         let (mailbox, rings) = idle_rung(&posted);
-        let runtime = serving(&mailbox);
-        let stop = Arc::new(AtomicBool::new(false));
-        let spinning = stop.clone();
+        let runtime = serving(&mailbox, STALL);
+        let (stop, spun) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicBool::new(false)));
+        let (spinning, spinner_runs) = (stop.clone(), spun.clone());
         // Work that never lets the worker sleep: requests the core answers alone, back to back.
         runtime.spawn(async move {
             while !spinning.load(Ordering::Relaxed) {
+                spinner_runs.store(true, Ordering::Relaxed);
                 tokio::task::yield_now().await;
             }
         });
+        // Queued once the worker is busy, so no park (which would ring) comes before the stall.
+        while !spun.load(Ordering::Relaxed) {
+            std::thread::yield_now();
+        }
         let started = std::time::Instant::now();
         runtime.spawn(hand_over(&mailbox, "test", |reply| reply));
         while rings.lock().unwrap().is_empty() && started.elapsed() < std::time::Duration::from_secs(5) {

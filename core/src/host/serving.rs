@@ -93,7 +93,7 @@ impl<R: Send + Sync + 'static> Serving<R> {
         let ready = bridge::eventfd().map_err(|e| HostError::Runtime(format!("eventfd: {e}")))?;
         let stopped = Arc::new(Stopped { outcome: Mutex::new(None), ready });
         let (on_stopped, closing) = (stopped.clone(), inbox.mailbox_arc());
-        let (on_idle, watch_stalls) = inbox.mailbox_arc().rung_when_idle();
+        let (on_idle, watch_stalls) = inbox.mailbox_arc().rung_when_idle(bridge::STALL);
         let deliver = inbox.deliver();
         let background = async move {
             tokio::join!(deliver, watch_stalls);
