@@ -396,7 +396,8 @@ pub type Reply = tokio::sync::oneshot::Sender<Outcome>;
 /// builds around the reply channel, lets the runtime run its other ready tasks first (so a
 /// burst of requests reaches the interpreter with one wake-up; for a mailbox
 /// [`rung_when_idle`](Mailbox::rung_when_idle), until the runtime is idle), then rings and
-/// waits for the reply. `side` names the interpreter in the log line of a request it never answered.
+/// waits for the reply. `side` names the interpreter in the log line of a request it never
+/// answered.
 pub fn hand_over<J: Send + 'static>(mailbox: &Arc<Mailbox<J>>, side: &'static str, make: impl FnOnce(Reply) -> J) -> HandlerFuture {
     let Some(admitted) = mailbox.admission.admit() else {
         return Box::pin(std::future::ready(Err(HandlerError::overloaded(format!("{side} has too many requests waiting")))));
@@ -423,10 +424,11 @@ pub fn is_abandoned(reply: &Reply) -> bool {
 
 /// Serves `app` on `listener` from a runtime of its own (`threads` workers, one per core by
 /// default), leaving the calling (interpreter) thread free. The server is listening when this
-/// returns, and `deliver` (the tasks that deliver replies, [`ReplyBatch::deliver`]) runs inside
-/// that runtime; `on_idle` runs whenever one of its workers is about to sleep. Sending on the returned channel (or dropping it) starts the drain; once it has
-/// ended and the runtime's threads are gone, `on_stopped` runs with its outcome on a thread of
-/// its own.
+/// returns, and `deliver` (the tasks that deliver replies, [`ReplyBatch::deliver`], and any
+/// other that lives as long as the server) runs inside that runtime; `on_idle` runs whenever
+/// one of its workers is about to sleep. Sending on the returned channel (or dropping it)
+/// starts the drain; once it has ended and the runtime's threads are gone, `on_stopped` runs
+/// with its outcome on a thread of its own.
 pub fn serve_in_background(
     app: App,
     listener: std::net::TcpListener,
