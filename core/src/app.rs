@@ -4,7 +4,8 @@ use crate::handler::{Handler, Rejection};
 use crate::middleware::{compression_layer, cors_layer, AccessLogLayer, HeaderLimitLayer, RequestIdLayer};
 use crate::path::PathTemplate;
 use crate::problem::Problem;
-use crate::route::{CompiledRoute, Handlers};
+use crate::route::{Captured, CompiledRoute, Handlers};
+use crate::route_table::{DirectRoutes, RouteTable, Routed};
 use crate::socket::SocketHandler;
 use crate::server::Server;
 use crate::slash_redirect::SlashRedirect;
@@ -269,6 +270,7 @@ impl App {
             .chain(empty_rests.iter().map(|(_, path)| path.clone()))
             .collect();
         let mut router = Router::new();
+        let mut table = RouteTable::default();
         for (path, mut served) in served {
             // Found by the fuzzer (`static`: `G /openapi.json`): a method these paths do not take
             // was axum's bare 405, with no problem document and past the app's error handlers.
@@ -281,10 +283,12 @@ impl App {
             if let Some(cors) = &config.cors {
                 served = served.layer(cors_layer(cors).map_err(AppError)?);
             }
+            table.insert(&path, None);
             router = router.route(&path, served);
         }
         for (index, group) in groups.iter().enumerate() {
             let methods = build_method_router(group, &config, fallback.clone())?;
+            let direct = answered_as_declared(group, &config).then(|| group.routes.iter().cloned().collect::<DirectRoutes>());
             let empty_rest = empty_rests.iter().find(|(of, _)| *of == index).map(|(_, path)| path.as_str());
             for path in std::iter::once(group.axum_path.as_str()).chain(empty_rest) {
                 let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| router.clone().route(path, methods.clone())));
@@ -292,6 +296,7 @@ impl App {
                     let reason = panic.downcast_ref::<String>().cloned().unwrap_or_default();
                     AppError(format!("route {} conflicts with another route: {reason}", group.template))
                 })?;
+                table.insert(path, direct.clone());
             }
         }
 
@@ -338,6 +343,7 @@ impl App {
             let prefix = crate::canonical_path::canonical(prefix).unwrap_or_else(|| prefix.to_owned());
             let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| router.clone().nest_service(&prefix, service)));
             router = result.map_err(|_| AppError(format!("static files at {prefix}: the prefix clashes with a route")))?;
+            table.insert_mount(&prefix);
         }
         router = match root {
             Some(root) => router.fallback_service(root),
@@ -358,7 +364,7 @@ impl App {
             .layer(HeaderLimitLayer::new(config.max_header_bytes))
             .map_response(no_length_without_content as fn(axum::response::Response) -> axum::response::Response)
             .map_request(routes_spelling as fn(axum::extract::Request) -> axum::extract::Request)
-            .service(router))
+            .service(Routed { table: Arc::new(table), router }))
     }
 
     /// What the core serves itself, made once: the OpenAPI document at `openapi_url` and the
@@ -530,6 +536,13 @@ fn not_allowed(methods: MethodRouter, allow: HeaderValue, fallback: Option<Arc<d
     })
 }
 
+/// Whether `group`'s routes answer their own methods with nothing around them: no CORS and no
+/// compression on the path (see `route_table`).
+fn answered_as_declared(group: &PathGroup, config: &AppConfig) -> bool {
+    let compressed = group.compression.as_ref().or(config.compression.as_ref()).is_some_and(|c| c.enabled);
+    !compressed && group.cors.as_ref().or(config.cors.as_ref()).is_none()
+}
+
 fn build_method_router(group: &PathGroup, config: &AppConfig, fallback: Option<Arc<dyn Handler>>) -> Result<MethodRouter, AppError> {
     let mut methods = MethodRouter::new();
     let mut allow: Vec<&str> = Vec::new();
@@ -537,7 +550,7 @@ fn build_method_router(group: &PathGroup, config: &AppConfig, fallback: Option<A
         let filter = MethodFilter::try_from(method.clone())
             .map_err(|_| AppError(format!("{method} {}: method not supported", group.template)))?;
         let route = route.clone();
-        methods = methods.on(filter, move |request: axum::extract::Request| route.clone().handle(request));
+        methods = methods.on(filter, move |request: axum::extract::Request| route.clone().handle(request, Captured::Extensions));
         allow.push(method.as_str());
         if *method == Method::GET {
             allow.push("HEAD");

@@ -33,6 +33,7 @@ pub mod reload;
 mod request;
 mod response;
 mod route;
+mod route_table;
 mod server;
 pub mod socket;
 pub mod static_files;

@@ -40,6 +40,14 @@ pub(crate) struct CompiledRoute {
     wildcard: Option<Arc<str>>,
 }
 
+/// Where a route's path parameters are: left by axum's router in the request's extensions, or
+/// matched by the app's route table (`route_table`) as spans of the path, with the template's
+/// names in the same order.
+pub(crate) enum Captured {
+    Extensions,
+    Spans { names: Arc<[Arc<str>]>, spans: Vec<(usize, usize)> },
+}
+
 /// What a route runs once its request has passed: a handler that answers it, or (a WebSocket
 /// route) one that is handed the upgraded connection.
 pub(crate) enum Target {
@@ -87,16 +95,16 @@ impl CompiledRoute {
         })
     }
 
-    pub(crate) async fn handle(self: Arc<Self>, request: axum::extract::Request) -> axum::response::Response {
+    pub(crate) async fn handle(self: Arc<Self>, request: axum::extract::Request, captured: Captured) -> axum::response::Response {
         if let Target::Socket(socket) = &self.handler {
             // Boxed: an upgrade comes once per connection, and its state would otherwise sit in
             // every request's future (see [`Started`]).
-            let response = Box::pin(self.upgrade(socket, request)).await;
+            let response = Box::pin(self.upgrade(socket, request, captured)).await;
             return self.labeled(response);
         }
         let (mut parts, body) = request.into_parts();
         let mut issues = Vec::new();
-        let started = match self.extract(&mut parts, body, &mut issues).await {
+        let started = match self.extract(&mut parts, body, captured, &mut issues).await {
             Ok(data) if issues.is_empty() => Ok(self.call(data)),
             Ok(data) => {
                 // What was sent stays; the typed values of a request that failed are not handed on.
@@ -113,7 +121,7 @@ impl CompiledRoute {
     }
 
     /// A WebSocket route's request: checked as any other, then upgraded.
-    async fn upgrade(&self, socket: &SocketRoute, mut request: axum::extract::Request) -> axum::response::Response {
+    async fn upgrade(&self, socket: &SocketRoute, mut request: axum::extract::Request, captured: Captured) -> axum::response::Response {
         let accepted = match socket.check(request.version(), request.headers()) {
             Ok(accepted) => accepted,
             Err(refused) => return refused,
@@ -122,7 +130,7 @@ impl CompiledRoute {
         let slot = request.extensions_mut().remove::<crate::server::UpgradeSlot>();
         let (mut parts, body) = request.into_parts();
         let mut issues = Vec::new();
-        match self.extract(&mut parts, body, &mut issues).await {
+        match self.extract(&mut parts, body, captured, &mut issues).await {
             Ok(data) if issues.is_empty() => socket.upgrade(accepted, on_upgrade, slot, data, self.label.clone()),
             Ok(_) => Problem::validation(issues).into_http(),
             Err(problem) => problem.into_http(),
@@ -151,7 +159,7 @@ impl CompiledRoute {
         response
     }
 
-    async fn extract(&self, parts: &mut Parts, body: axum::body::Body, issues: &mut Vec<Issue>) -> Result<RequestData, Problem> {
+    async fn extract(&self, parts: &mut Parts, body: axum::body::Body, captured: Captured, issues: &mut Vec<Issue>) -> Result<RequestData, Problem> {
         let path_params = if self.path.is_empty() {
             Default::default()
         } else {
@@ -161,19 +169,35 @@ impl CompiledRoute {
                 return Err(Problem::status(StatusCode::BAD_REQUEST)
                     .with_detail("The request path is not valid percent-encoding: a % must be followed by two hex digits."));
             }
-            let raw = RawPathParams::from_request_parts(parts, &()).await.map_err(|_| {
+            let not_unicode = |path: &str| {
                 Problem::validation(vec![Issue::new(
                     "string_unicode",
                     vec!["path".into()],
                     "Input should be a valid string, unable to parse raw data as a unicode string",
-                    serde_json::Value::String(parts.uri.path().to_owned()),
+                    serde_json::Value::String(path.to_owned()),
                 )])
-            })?;
+            };
+            let routed;
             let mut pairs = RawPairs::new();
-            for (name, value) in raw.iter() {
-                pairs.push(Cow::Borrowed(name), RawValue::Text(Cow::Borrowed(value)));
+            match &captured {
+                Captured::Extensions => {
+                    routed = match RawPathParams::from_request_parts(parts, &()).await {
+                        Ok(routed) => routed,
+                        Err(_) => return Err(not_unicode(parts.uri.path())),
+                    };
+                    for (name, value) in routed.iter() {
+                        pairs.push(Cow::Borrowed(name), RawValue::Text(Cow::Borrowed(value)));
+                    }
+                }
+                Captured::Spans { names, spans } => {
+                    let path = parts.uri.path();
+                    for (name, &(start, len)) in names.iter().zip(spans) {
+                        let value = percent_encoding::percent_decode_str(&path[start..start + len]).decode_utf8().map_err(|_| not_unicode(path))?;
+                        pairs.push(Cow::Borrowed(&**name), RawValue::Text(value));
+                    }
+                }
             }
-            if let Some(wildcard) = self.wildcard.as_deref().filter(|name| !raw.iter().any(|(n, _)| n == *name)) {
+            if let Some(wildcard) = self.wildcard.as_deref().filter(|name| pairs.values(name).next().is_none()) {
                 pairs.push(Cow::Borrowed(wildcard), RawValue::Text(Cow::Borrowed("")));
             }
             self.path.extract(&pairs, issues)
@@ -372,7 +396,7 @@ mod tests {
         let json = RouteSpec::post("/items/{id:int}").query("q", serde_json::json!({"type": "string"})).json_body(serde_json::json!({"type": "object"}));
         for spec in [multipart, json, RouteSpec::get("/")] {
             let label = format!("{} {}", spec.method, spec.path);
-            let future = route(spec).handle(axum::extract::Request::new(axum::body::Body::empty()));
+            let future = route(spec).handle(axum::extract::Request::new(axum::body::Body::empty()), Captured::Extensions);
             let size = std::mem::size_of_val(&future);
             assert!(size <= 1280, "{label}: {size} bytes");
         }
