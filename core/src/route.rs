@@ -178,7 +178,8 @@ impl CompiledRoute {
                 )])
             };
             let routed;
-            let mut pairs = RawPairs::new();
+            // One more for a wildcard's empty rest.
+            let mut pairs = RawPairs::with_capacity(self.path.len() + 1);
             match &captured {
                 Captured::Extensions => {
                     routed = match RawPathParams::from_request_parts(parts, &()).await {
@@ -339,7 +340,7 @@ fn lowercase_names(specs: &[ParamSpec]) -> Vec<ParamSpec> {
 /// Declared headers as pairs. Whitespace around a value is not part of it (RFC 9110 §5.5): an
 /// HTTP/1 parser drops it, and so does this, for requests that never met one (in process).
 fn header_pairs(parts: &Parts) -> RawPairs<'_> {
-    let mut pairs = RawPairs::case_insensitive();
+    let mut pairs = RawPairs::case_insensitive_with_capacity(parts.headers.len());
     for (name, value) in &parts.headers {
         let value = match std::str::from_utf8(value.as_bytes()) {
             Ok(text) => RawValue::Text(Cow::Borrowed(text.trim_matches([' ', '\t']))),

@@ -190,7 +190,7 @@ impl BodyReader {
                 for (key, value) in pairs.iter() {
                     let value = match value {
                         crate::params::RawValue::Text(t) => crate::value::Value::Str(t.to_string()),
-                        crate::params::RawValue::File(f) => crate::value::Value::File(f.clone()),
+                        crate::params::RawValue::File(f) => crate::value::Value::File((**f).clone()),
                         crate::params::RawValue::Invalid(b) => crate::value::Value::Str(String::from_utf8_lossy(b).into_owned()),
                     };
                     out.push(std::sync::Arc::from(key), value);

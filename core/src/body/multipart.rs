@@ -58,7 +58,7 @@ pub async fn parse(content_type: &str, body: Bytes, max_file_size: Option<usize>
                     return Err(Problem::status(StatusCode::PAYLOAD_TOO_LARGE)
                         .with_detail(format!("File `{name}` exceeds the limit of {max} bytes.")));
                 }
-                RawValue::File(UploadedFile { field: name.clone(), filename: Some(filename), content_type, headers, data })
+                RawValue::File(Box::new(UploadedFile { field: name.clone(), filename: Some(filename), content_type, headers, data }))
             }
             None => match String::from_utf8(data.to_vec()) {
                 Ok(text) => RawValue::Text(Cow::Owned(text)),

@@ -143,6 +143,11 @@ impl ParamSet {
         self.params.is_empty()
     }
 
+    /// How many parameters are declared.
+    pub fn len(&self) -> usize {
+        self.params.len()
+    }
+
     /// Typed values for every declared parameter (missing optional ones are `Null`); problems
     /// are appended to `issues`.
     pub fn extract(&self, raw: &RawPairs<'_>, issues: &mut Vec<Issue>) -> Params {
@@ -265,7 +270,7 @@ impl ParamSet {
 
 fn coerce_raw(kind: ScalarKind, value: &RawValue<'_>, loc: impl FnOnce() -> Vec<LocSegment>) -> Result<Value, Issue> {
     match (kind, value) {
-        (ScalarKind::Binary, RawValue::File(file)) => Ok(Value::File(file.clone())),
+        (ScalarKind::Binary, RawValue::File(file)) => Ok(Value::File((**file).clone())),
         (ScalarKind::Binary, RawValue::Text(text)) => Err(Issue::new(
             "file_type",
             loc(),
