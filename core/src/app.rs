@@ -1,4 +1,5 @@
-//! The app: routes plus settings, compiled into one axum router.
+//! The app: routes plus settings, compiled into one axum router, with the route table
+//! (`route_table`) in front of it for the requests a route answers as declared.
 
 use crate::handler::{Handler, Rejection};
 use crate::middleware::{compression_layer, cors_layer, AccessLogLayer, HeaderLimitLayer, RequestIdLayer};
