@@ -14,9 +14,9 @@
 //!
 //! So the table holds the same templates as the router, in the same matcher, and answers a
 //! request itself only where nothing but the route would act on it: its method is one the
-//! template's route declares (not a HEAD lent by a GET, not CONNECT: axum strips or refuses
-//! those bodies), and the path has neither CORS nor compression (layers on the path's method
-//! router). Everything else — 404, 405, static files, the core's own documents, redirects —
+//! template's routes declare (never HEAD, whose body axum's router drops, nor CONNECT, whose
+//! successful answer it empties), and the path has neither CORS nor compression (layers on the
+//! path's method router). Everything else — 404, 405, static files, the core's own documents, redirects —
 //! goes on to the router, which matches it again. The table holds every template the router
 //! does (static mounts included), so a path matches the same template in both: matchit picks
 //! by what is inserted, not by who asks.
