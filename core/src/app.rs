@@ -510,15 +510,13 @@ fn empty_rest(axum_path: &str) -> Option<String> {
 /// A router path with its parameters' names left out (`/u/{id}/{*rest}` → `/u/{}/{*}`): two
 /// paths of one shape are one route to the router, whatever their parameters are called.
 fn route_shape(axum_path: &str) -> String {
+    let (captures, tail) = crate::path::router_captures(axum_path);
     let mut shape = String::with_capacity(axum_path.len());
-    let mut rest = axum_path;
-    while let Some(open) = rest.find('{') {
-        let Some(close) = rest[open..].find('}').map(|c| open + c) else { break };
-        shape.push_str(&rest[..open]);
-        shape.push_str(if rest[open + 1..].starts_with('*') { "{*}" } else { "{}" });
-        rest = &rest[close + 1..];
+    for (literal, capture) in captures {
+        shape.push_str(literal);
+        shape.push_str(if capture.starts_with('*') { "{*}" } else { "{}" });
     }
-    shape.push_str(rest);
+    shape.push_str(tail);
     shape
 }
 

@@ -90,6 +90,20 @@ impl PathTemplate {
     }
 }
 
+/// A router path's captures in order, each with the literal before it, and the literal after
+/// the last: `/u/{id}/x/{*rest}` → `[("/u/", "id"), ("/x/", "*rest")]` and `""`. The one
+/// reading of an `axum_path` for what needs its parameters' places or names.
+pub(crate) fn router_captures(axum_path: &str) -> (Vec<(&str, &str)>, &str) {
+    let mut captures = Vec::new();
+    let mut rest = axum_path;
+    while let Some(open) = rest.find('{') {
+        let Some(close) = rest[open..].find('}').map(|c| open + c) else { break };
+        captures.push((&rest[..open], &rest[open + 1..close]));
+        rest = &rest[close + 1..];
+    }
+    (captures, rest)
+}
+
 /// A literal part of a template in the one spelling requests are matched in
 /// (`canonical_path`): a character a URI path cannot carry as it is (a space, `é`)
 /// percent-encoded in UTF-8 with upper-case hex (RFC 3986 §2.1), an escape of one it can

@@ -97,14 +97,8 @@ fn param_names(template: &str) -> Option<Vec<Arc<str>>> {
     if template.contains("{{") || template.contains("}}") {
         return None;
     }
-    let mut names = Vec::new();
-    let mut rest = template;
-    while let Some(open) = rest.find('{') {
-        let close = open + rest[open..].find('}')?;
-        names.push(Arc::from(rest[open + 1..close].trim_start_matches('*')));
-        rest = &rest[close + 1..];
-    }
-    Some(names)
+    let (captures, _) = crate::path::router_captures(template);
+    Some(captures.into_iter().map(|(_, capture)| Arc::from(capture.trim_start_matches('*'))).collect())
 }
 
 /// The app's routes: answered from the table where it can, else by axum's `router`.
