@@ -13,7 +13,7 @@
 //! | `keep-alive-10k` | 10,000 connections opened and kept, each answered twice (server limit 16,384 descriptors), then left quiet for 2 s while 4 other connections send 2,000 requests | all 10,000 answered twice, `/health` on a new connection within 1 s, each kept connection adds at most 6 KiB to the server's RSS, and every 100th answers a third time |
 //! | `soak` | 20,000 requests to warm up, then 2 x 100,000 (`json-small`, 50 keep-alive connections) | none fails, RSS grows by at most 32 B/request over the second 100,000, descriptors return to their count before the load |
 //! | `shutdown` | SIGTERM after 2 s of `json-small` load on 50 connections, one connection holding half a request head (a server of its own) | exit status 0 within 1 s of the last response, no response truncated, the half-sent connection closed before the exit |
-//! | `slow-clients` | 500 slowloris heads and 200 slow bodies, one byte every 2 s | every one is closed within the default timeouts (30 s) + 5 s, and `/health` (sampled every 100 ms, on a thread of its own) keeps its p95 within 2x its quiet p95, sampled the same way before them (or 5 ms over it: the 700 deadlines fire within two seconds on a shared core; or the quiet run's p99, at most 4x its p95) and answers every sample within 100 ms (or 4x the quiet run's p99, at most 1 s) |
+//! | `slow-clients` | 500 slowloris heads and 200 slow bodies, one byte every 2 s | every one is closed within the default timeouts (30 s) + 5 s, and `/health` (sampled every 100 ms, on a thread of its own) keeps its p95 within 2x its quiet p95, sampled the same way before them (or 5 ms over it: the 700 deadlines fire within two seconds on a shared core; or the quiet run's p99, at most 4x its p95) and answers every sample within 100 ms (or 4x the quiet run's p99, at most 1 s), net of any time the probe itself was stalled within it (`stalls.rs`) |
 //!
 //! After every probe the server must still be running. Results go to `probes.json` and
 //! `probes.md` in `--out`; `--strict` exits 1 when any probe failed.
@@ -22,6 +22,7 @@ mod clients;
 mod faults;
 mod load;
 mod sockets;
+mod stalls;
 mod traversal;
 
 use crate::frameworks;
