@@ -184,16 +184,16 @@ const HEALTH_WORST_CAP: Duration = Duration::from_secs(1);
 /// /health sampled on a thread of its own, all four languages: quiet p95 0.6–1.0 ms and worst
 /// 1.8–4.5 ms; during the flood p95 0.5–0.9 ms, worst 2.6–3.0 ms.
 ///
-/// The worst sample is judged net of `stalled[i]`, the part of sample `i` in which the probe
-/// itself could not run ([`super::stalls`]): a pause of the whole machine is not the server
-/// frozen, and one such pause of 171 ms failed CI. The p95 is judged as measured.
+/// The worst sample is judged net of `stalled[i]`, the part of sample `i` in which the machine
+/// took a core away ([`super::stalls`]): that is not the server frozen, and one such pause of
+/// 171 ms failed CI. The p95 is judged as measured.
 fn health_held(unloaded: &[Option<Duration>], during: &[Option<Duration>], stalled: &[Duration]) -> (bool, String) {
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
     let (Some(baseline), Some(quiet_p99), Some(p95)) = (quantile(unloaded, 0.95), quantile(unloaded, 0.99), quantile(during, 0.95))
     else {
         return (false, "/health did not answer".into());
     };
-    // The slowest sample net of the probe's own stall within it, and that stall.
+    // The slowest sample net of the machine's stall within it, and that stall.
     let (worst, own_stall) = during
         .iter()
         .enumerate()
@@ -208,7 +208,7 @@ fn health_held(unloaded: &[Option<Duration>], during: &[Option<Duration>], stall
     let allowed = (baseline * 2).max(baseline + Duration::from_millis(5)).max(quiet_p99.min(baseline * 4));
     let worst_allowed = HEALTH_WORST.max((quiet_p99 * 4).min(HEALTH_WORST_CAP));
     let held = p95 <= allowed && worst <= worst_allowed;
-    let own_stall = if own_stall.is_zero() { String::new() } else { format!(" net of the probe's own {:.1} ms stall", ms(own_stall)) };
+    let own_stall = if own_stall.is_zero() { String::new() } else { format!(" net of a core's {:.1} ms stall", ms(own_stall)) };
     let seen = format!(
         "/health p95 {:.1} ms unloaded (p99 {:.1}), {:.1} ms during (limit {:.1}), worst {:.1} ms{own_stall} (limit {:.0}) of {} samples",
         ms(baseline),
@@ -480,12 +480,12 @@ mod tests {
         let unloaded = samples(&[(1.0, 90), (3.1, 8), (9.7, 2)]);
         let during = samples(&[(1.2, 313), (171.1, 1)]);
         assert!(!health_held(&unloaded, &during, &[]).0, "the stall alone fails it");
-        // The witness overslept 169 ms inside that sample: 2.1 ms was the server's.
+        // A core's witness overslept 169 ms inside that sample: 2.1 ms was the server's.
         let mut stalled = vec![Duration::ZERO; 314];
         stalled[313] = Duration::from_millis(169);
         let (held, seen) = health_held(&unloaded, &during, &stalled);
         assert!(held, "{seen}");
-        assert!(seen.contains("worst 2.1 ms net of the probe's own 169.0 ms stall"), "{seen}");
+        assert!(seen.contains("worst 2.1 ms net of a core's 169.0 ms stall"), "{seen}");
         // A stall elsewhere excuses nothing, and a 171 ms freeze with a 20 ms stall still fails.
         let mut elsewhere = vec![Duration::ZERO; 314];
         elsewhere[3] = Duration::from_millis(169);
