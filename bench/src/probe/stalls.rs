@@ -39,12 +39,17 @@ impl StallWitness {
         let stop = Arc::new(AtomicBool::new(false));
         let threads = allowed_cores()
             .into_iter()
-            .map(|core| {
+            .filter_map(|core| {
                 let stopped = stop.clone();
-                std::thread::spawn(move || {
-                    pin_to(core);
-                    watch(&stopped, || std::thread::sleep(TICK))
-                })
+                // Named, to tell them apart in `ps -L` and `perf`. A witness that cannot start
+                // excuses nothing.
+                std::thread::Builder::new()
+                    .name(format!("stall-witness-{}", core.unwrap_or_default()))
+                    .spawn(move || {
+                        pin_to(core);
+                        watch(&stopped, || std::thread::sleep(TICK))
+                    })
+                    .ok()
             })
             .collect();
         Self { stop, threads }
