@@ -223,11 +223,12 @@ struct HostSocketHandler<R> {
 impl<R: Send + Sync + 'static> SocketHandler for HostSocketHandler<R> {
     fn open(&self, request: RequestData, socket: Socket) {
         // Arrivals wake the interpreter through the same mailbox as requests, so a burst of
-        // messages and a burst of requests share one wake-up.
+        // messages and a burst of requests share one wake-up. The wake runs on the runtime's
+        // thread that read the message.
         let mailbox = Arc::downgrade(&self.mailbox);
         socket.on_arrival(Box::new(move |id| {
             if let Some(mailbox) = mailbox.upgrade() {
-                let _ = mailbox.post(Job::Socket(id));
+                let _ = mailbox.post_from_runtime(Job::Socket(id));
             }
         }));
         let open = Job::Open(Box::new(Open { route: self.route.clone(), request, socket: socket.clone() }));
