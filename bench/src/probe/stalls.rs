@@ -1,4 +1,4 @@
-//! Witnesses of the probe's own stalls: one thread on each core the probe may use, each asking
+//! Witnesses of the machine's stalls: one thread on each core the probe may use, each asking
 //! to sleep 1 ms, over and over, and recording each time it woke much later than asked.
 //!
 //! A `/health` sample's latency is measured by the probe, so it includes any time the machine
@@ -117,7 +117,8 @@ impl Stalls {
             .unwrap_or_default()
     }
 
-    /// The longest stall seen on any core.
+    /// The longest stall seen on any core, within a sample or not (said in the verdict, so a
+    /// log shows how the machine behaved).
     pub(super) fn longest(&self) -> Duration {
         self.0.iter().flatten().map(|&(start, end)| end - start).max().unwrap_or_default()
     }
