@@ -199,26 +199,26 @@ fn health_held(unloaded: &[Option<Duration>], during: &[Option<Duration>], stall
         .enumerate()
         .map(|(i, latency)| {
             let latency = latency.unwrap_or_default();
-            let own = stalled.get(i).copied().unwrap_or_default().min(latency);
-            (latency - own, own)
+            let away = stalled.get(i).copied().unwrap_or_default().min(latency);
+            (latency - away, away)
         })
         .collect();
-    let (worst, own_stall) = judged.iter().copied().max().unwrap_or_default();
+    let (worst, worst_away) = judged.iter().copied().max().unwrap_or_default();
     // 5 ms over: the 700 deadlines fire within two seconds on a shared core.
     let allowed = (baseline * 2).max(baseline + Duration::from_millis(5)).max(quiet_p99.min(baseline * 4));
     let worst_allowed = HEALTH_WORST.max((quiet_p99 * 4).min(HEALTH_WORST_CAP));
     let held = p95 <= allowed && worst <= worst_allowed;
-    let own_stall = if own_stall.is_zero() { String::new() } else { format!(" net of a core's {:.1} ms stall", ms(own_stall)) };
+    let worst_away = if worst_away.is_zero() { String::new() } else { format!(" net of a core's {:.1} ms stall", ms(worst_away)) };
     // What was excused, said even when the worst sample owed nothing to it.
-    let excused = judged.iter().filter(|(_, own)| !own.is_zero()).count();
-    let excused = match judged.iter().max_by_key(|(_, own)| *own) {
-        Some(&(net, own)) if !own.is_zero() => {
-            format!("; a core's absence excused in {excused} sample(s), at most {:.1} ms of one of {:.1} ms", ms(own), ms(net + own))
+    let excused = judged.iter().filter(|(_, away)| !away.is_zero()).count();
+    let excused = match judged.iter().max_by_key(|(_, away)| *away) {
+        Some(&(net, away)) if !away.is_zero() => {
+            format!("; a core's absence excused in {excused} sample(s), at most {:.1} ms of one of {:.1} ms", ms(away), ms(net + away))
         }
         _ => String::new(),
     };
     let seen = format!(
-        "/health p95 {:.1} ms unloaded (p99 {:.1}), {:.1} ms during (limit {:.1}), worst {:.1} ms{own_stall} (limit {:.0}) of {} samples{excused}",
+        "/health p95 {:.1} ms unloaded (p99 {:.1}), {:.1} ms during (limit {:.1}), worst {:.1} ms{worst_away} (limit {:.0}) of {} samples{excused}",
         ms(baseline),
         ms(quiet_p99),
         ms(p95),
@@ -409,16 +409,16 @@ pub async fn slow_clients(port: u16) -> Verdict {
     }
     stop.store(true, Ordering::Relaxed);
     let samples = joined(sampler).await;
-    let own_stalls = tokio::task::spawn_blocking(move || witness.finish()).await.unwrap_or_default();
+    let cores_away = tokio::task::spawn_blocking(move || witness.finish()).await.unwrap_or_default();
     let during: Vec<Option<Duration>> = samples.iter().map(|&(_, l)| l).collect();
-    let stalled: Vec<Duration> = samples.iter().map(|&(sent, l)| l.map_or(Duration::ZERO, |l| own_stalls.within(sent, sent + l))).collect();
+    let stalled: Vec<Duration> = samples.iter().map(|&(sent, l)| l.map_or(Duration::ZERO, |l| cores_away.within(sent, sent + l))).collect();
     clients.abort_all();
     let connected: Vec<(Duration, bool)> = results.iter().flatten().copied().collect();
     let slowest = connected.iter().map(|(d, _)| *d).max().unwrap_or_default();
     let told = connected.iter().filter(|(_, said_408)| *said_408).count();
     let closed_in_time = connected.iter().filter(|(d, _)| *d <= limit).count();
     let (health_held, health_seen) = health_held(&unloaded, &during, &stalled);
-    let away = match own_stalls.longest() {
+    let away = match cores_away.longest() {
         longest if longest.is_zero() => String::new(),
         longest => format!("; a core away at most {:.1} ms", longest.as_secs_f64() * 1000.0),
     };
