@@ -16,7 +16,7 @@ crate and kind in its `CargoInfo`; thin targets pick one by crate:
 
 The action's command line carries the pinned rustc version (from @ferrule_host), so a
 toolchain upgrade changes the action key; --config=dev (--define=ferrule_dev=1) switches to a
-persistent target dir for fast edit loops (cargo_driver.py).
+persistent target dir and links without LTO, for fast edit loops (cargo_driver.py).
 """
 
 load("@ferrule_host//:toolchain.bzl", "HOST")
@@ -102,6 +102,13 @@ def _cargo_workspace_impl(ctx):
             fail("env_dirs: %s must be files of one directory (for %s), not of %s" % (target.label, var, dirs or "none"))
         env_dirs[var] = dirs[0]
         inputs += files
+    env = {}
+    if dev:
+        # The edit loop links without the release profile's fat LTO, the slow part of a rebuild
+        # (an edit to the core relinked the Node addon in 2m15s with it): dev outputs are neither
+        # cached nor benchmarked. Set here, not in the driver, so no hermetic action's key moves.
+        env["CARGO_PROFILE_RELEASE_LTO"] = "false"
+    env.update(ctx.attr.env)
     spec = {
         "name": ctx.label.name,
         "manifest": manifest.path,
@@ -118,7 +125,7 @@ def _cargo_workspace_impl(ctx):
         "select": ctx.attr.select,
         "only_bins": bins if ctx.attr.bin_flags else [],
         "artifacts": artifacts,
-        "env": ctx.attr.env,
+        "env": env,
         "env_dirs": env_dirs,
     }
 

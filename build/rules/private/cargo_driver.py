@@ -16,7 +16,7 @@ CARGO_HOME); --remap-path-prefix (CARGO_ENCODED_RUSTFLAGS, which cc-rs maps to
 
 Modes: "hermetic" (default): a fresh target dir, deleted afterwards. "dev" (--config=dev):
 a persistent target dir and vendor copy under the user's cache, run unsandboxed with stable
-paths and without link-time optimisation, so an edit rebuilds in seconds.
+paths, so an edit rebuilds in about a second.
 """
 
 import argparse
@@ -203,11 +203,6 @@ def main():
             "TMPDIR": os.path.join(scratch),
             "LANG": "C.UTF-8",
         }
-        if args.mode == "dev":
-            # The edit loop links without the release profile's fat LTO: it is the slow part of
-            # a rebuild (an edit to the core relinked the Node addon in 2m15s with it), and dev
-            # outputs are neither cached nor benchmarked (README, "Fast edit loop").
-            env["CARGO_PROFILE_RELEASE_LTO"] = "false"
         for k, v in spec.get("env", {}).items():
             env[k] = v
         # Directories of declared inputs that build scripts read (core/build.rs: Swagger UI's
