@@ -16,7 +16,7 @@ crate and kind in its `CargoInfo`; thin targets pick one by crate:
 
 The action's command line carries the pinned rustc version (from @ferrule_host), so a
 toolchain upgrade changes the action key; --config=dev (--define=ferrule_dev=1) switches to a
-persistent target dir and links without LTO, for fast edit loops (cargo_driver.py).
+persistent target dir (cargo_driver.py) and links without LTO (below), for fast edit loops.
 """
 
 load("@ferrule_host//:toolchain.bzl", "HOST")
