@@ -163,7 +163,12 @@ impl CompiledRoute {
         let path_params = if self.path.is_empty() {
             Default::default()
         } else {
-            if !escapes_are_whole(parts.uri.path()) {
+            // Nearly every path carries no escape. Then each value is a slice of the path as it
+            // is: no decoding pass, and no UTF-8 check of its own (the path is a `str`). On
+            // path-deep's five values that took the whole server (`ferrule-bench serve
+            // ferrule-rust`, callgrind) from 28,683 to 27,465 instructions a request.
+            let escaped = parts.uri.path().as_bytes().contains(&b'%');
+            if escaped && !escapes_are_whole(parts.uri.path()) {
                 // axum would hand `%zz` over as it is, and `%zz%22` half decoded; Fastify
                 // answers such a path 400, as it does here.
                 return Err(Problem::status(StatusCode::BAD_REQUEST)
@@ -193,7 +198,8 @@ impl CompiledRoute {
                 Captured::Spans { names, spans } => {
                     let path = parts.uri.path();
                     for (name, &(start, len)) in names.iter().zip(spans) {
-                        let value = percent_encoding::percent_decode_str(&path[start..start + len]).decode_utf8().map_err(|_| not_unicode(path))?;
+                        let sent = &path[start..start + len];
+                        let value = if escaped { percent_encoding::percent_decode_str(sent).decode_utf8().map_err(|_| not_unicode(path))? } else { Cow::Borrowed(sent) };
                         pairs.push(Cow::Borrowed(&**name), RawValue::Text(value));
                     }
                 }

@@ -205,14 +205,16 @@ mod tests {
             };
             let mut items = RouteSpec::get("/items/{id}");
             let mut files = RouteSpec::get("/files/{rest:path}");
+            let mut pairs = RouteSpec::get("/pairs/{a}/{b}");
             if cors {
                 items.cors = Some(CorsConfig { allow_origins: vec!["*".into()], ..Default::default() });
                 files.cors = items.cors.clone();
+                pairs.cors = items.cors.clone();
             }
-            App::new().route(items, echo).route(files, echo).into_router().unwrap()
+            App::new().route(items, echo).route(files, echo).route(pairs, echo).into_router().unwrap()
         };
         let (direct, routed) = (app(false), app(true));
-        for path in ["/items/42", "/items/caf%C3%A9", "/items/a%20b", "/items/%FF", "/items/%zz", "/files/", "/files/a/b%2Fc", "/items/42/"] {
+        for path in ["/items/42", "/items/caf%C3%A9", "/items/a%20b", "/items/%FF", "/items/%zz", "/files/", "/files/a/b%2Fc", "/items/42/", "/pairs/x/y", "/pairs/x%20y/z", "/pairs/x/%7Ez"] {
             let mut answers = Vec::new();
             for router in [&direct, &routed] {
                 let request = http::Request::get(path).body(axum::body::Body::empty()).unwrap();

@@ -172,8 +172,7 @@ impl ParamSet {
             }
             let provided = match param.ty {
                 FieldType::Scalar(kind) => raw
-                    .values(&param.name)
-                    .last()
+                    .last(&param.name)
                     .filter(|v| !(self.empty_is_missing && matches!(v, RawValue::Text(t) if t.is_empty())))
                     .map(|v| coerce_raw(kind, v, loc)),
                 FieldType::Array(kind) => {

@@ -53,6 +53,13 @@ impl<'a> RawPairs<'a> {
         })
     }
 
+    /// The last value of `key` (a scalar parameter sent twice takes its last, as in FastAPI),
+    /// found from the end: one comparison for the last pair, where taking the last of
+    /// [`RawPairs::values`] compares every pair.
+    pub fn last(&self, key: &str) -> Option<&RawValue<'a>> {
+        self.pairs.iter().rev().find(|(k, _)| if self.case_insensitive { k.eq_ignore_ascii_case(key) } else { k == key }).map(|(_, v)| v)
+    }
+
     /// The values of `key` and, when given, of its other spelling `also` (`tag[]` for `tag`),
     /// in the order they were sent.
     pub fn values_either<'s>(&'s self, key: &'s str, also: Option<&'s str>) -> impl Iterator<Item = &'s RawValue<'a>> + 's {
