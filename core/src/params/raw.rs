@@ -55,9 +55,17 @@ impl<'a> RawPairs<'a> {
 
     /// The last value of `key` (a scalar parameter sent twice takes its last, as in FastAPI),
     /// found from the end: one comparison for the last pair, where taking the last of
-    /// [`RawPairs::values`] compares every pair.
+    /// [`RawPairs::values`] compared every pair (query-many, 16 parameters: 50,540 → 49,874
+    /// instructions a request, callgrind, `ferrule-bench serve ferrule-rust`).
     pub fn last(&self, key: &str) -> Option<&RawValue<'a>> {
-        self.pairs.iter().rev().find(|(k, _)| if self.case_insensitive { k.eq_ignore_ascii_case(key) } else { k == key }).map(|(_, v)| v)
+        if self.case_insensitive {
+            return self.pairs.iter().rev().find(|(k, _)| k.eq_ignore_ascii_case(key)).map(|(_, v)| v);
+        }
+        // Names of one length are common (`page`, `sort`, `size`, `tags`): their first bytes
+        // differ, and comparing those inline spares a call to `memcmp` for each (query-many:
+        // 49,874 → 49,538 instructions a request).
+        let first = key.as_bytes().first();
+        self.pairs.iter().rev().find(|(k, _)| k.len() == key.len() && k.as_bytes().first() == first && **k == *key).map(|(_, v)| v)
     }
 
     /// The values of `key` and, when given, of its other spelling `also` (`tag[]` for `tag`),
