@@ -452,7 +452,8 @@ pub fn is_abandoned(reply: &Reply) -> bool {
 /// other that lives as long as the server) runs inside that runtime; `on_idle` runs whenever
 /// one of its workers is about to sleep. Sending on the returned channel (or dropping it)
 /// starts the drain; once it has ended and the runtime's threads are gone, `on_stopped` runs
-/// with its outcome on a thread of its own.
+/// with its outcome on a thread of its own. The [`crate::Closing`] switch makes the server
+/// refuse new requests before that, while the app closes.
 pub fn serve_in_background(
     app: App,
     listener: std::net::TcpListener,
@@ -461,7 +462,7 @@ pub fn serve_in_background(
     logs: &crate::log::Logs,
     on_idle: impl Fn() + Send + Sync + 'static,
     on_stopped: impl FnOnce(Result<(), ShutdownError>) + Send + 'static,
-) -> Result<tokio::sync::oneshot::Sender<()>, String> {
+) -> Result<(tokio::sync::oneshot::Sender<()>, crate::Closing), String> {
     let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(threads.max(1))
@@ -472,6 +473,7 @@ pub fn serve_in_background(
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
     let server = runtime.block_on(app.serve_std(listener)).map_err(|e| e.to_string())?;
+    let closing = server.closing();
     runtime.spawn(deliver);
     let (stop, stop_requested) = tokio::sync::oneshot::channel::<()>();
     let on_server_thread = logs.on_thread_start();
@@ -489,7 +491,7 @@ pub fn serve_in_background(
             on_stopped(outcome);
         })
         .map_err(|e| format!("cannot start the server thread: {e}"))?;
-    Ok(stop)
+    Ok((stop, closing))
 }
 
 /// A non-blocking eventfd: a descriptor that a ring makes readable, for waiters that watch

@@ -53,7 +53,7 @@ pub use path::{PathParam, PathTemplate};
 pub use problem::{Issue, LocSegment, Problem, PROBLEM_JSON, VALIDATION_PROBLEM_TYPE};
 pub use request::{cookie_pairs, header_text, header_value_text, query_pairs, Body, ClientAddr, ExtractError, RequestData};
 pub use response::{IntoResponse, Json, Response, ResponseBody};
-pub use server::{bind, is_body_timeout, listener_from_fd, shutdown_signal, BodyTimeout, Server, ShutdownError};
+pub use server::{bind, is_body_timeout, listener_from_fd, shutdown_signal, BodyTimeout, Closing, Server, ShutdownError};
 pub use spec::{AppConfig, BodyKind, BodySpec, CompressionConfig, CorsConfig, ParamSpec, ParamStyle, RouteSpec, SocketSpec, StaticSpec};
 pub use value::{DateTimeValue, Params, UploadedFile, Value};
 

@@ -28,6 +28,9 @@ pub struct InProcess<R> {
     runtime: tokio::runtime::Runtime,
     router: axum::Router,
     inbox: Inbox<R>,
+    /// Set while the app closes: requests are answered as a server answers them then
+    /// ([`crate::Closing`]).
+    refusing: AtomicBool,
 }
 
 /// Its calls are taken and answered through its [`Inbox`], as a server's are.
@@ -87,7 +90,7 @@ impl<R: Send + Sync + 'static> InProcess<R> {
             .build()
             .map_err(|e| HostError::Runtime(format!("cannot start the runtime: {e}")))?;
         runtime.spawn(inbox.deliver());
-        Ok(InProcess { runtime, router, inbox })
+        Ok(InProcess { runtime, router, inbox, refusing: AtomicBool::new(false) })
     }
 
     /// Starts `request` through the router; the caller then runs [`InProcess::wait`] (or its
@@ -98,8 +101,12 @@ impl<R: Send + Sync + 'static> InProcess<R> {
         }
         let exchange = Exchange { wake: Arc::new(AtomicBool::new(false)), answer: Arc::new(Mutex::new(None)) };
         let (wake, answer, router, mailbox) = (exchange.wake.clone(), exchange.answer.clone(), self.router.clone(), self.inbox.mailbox_arc());
+        let refused = self.refusing.load(Ordering::Acquire).then(|| crate::server::closing_answer(request.version()));
         self.runtime.spawn(async move {
-            let response = router.oneshot(request.map(axum::body::Body::from)).await.unwrap_or_else(|never| match never {});
+            let response = match refused {
+                Some(refused) => refused,
+                None => router.oneshot(request.map(axum::body::Body::from)).await.unwrap_or_else(|never| match never {}),
+            };
             let (mut parts, body) = response.into_parts();
             // axum gives every sized body a Content-Length; on a socket hyper leaves it out of a
             // 204 or 304 (RFC 9110 §8.6), and so must the answer a Rack server or test client
@@ -118,6 +125,12 @@ impl<R: Send + Sync + 'static> InProcess<R> {
     /// A handle on the mailbox and answer batches, for the binding's own dispatcher.
     pub fn inbox(&self) -> Inbox<R> {
         self.inbox.clone()
+    }
+
+    /// As [`super::Serving::refuse_requests`]: requests sent from now on are answered 503
+    /// (`refuse`), or routed again.
+    pub fn refuse_requests(&self, refuse: bool) {
+        self.refusing.store(refuse, Ordering::Release);
     }
 
     /// Waits (blocking) for jobs or the end of `exchange`: `Jobs` with jobs to run,

@@ -58,6 +58,7 @@ pub struct Serving<R> {
     inbox: Inbox<R>,
     logs: Logs,
     stop: Mutex<Option<oneshot::Sender<()>>>,
+    closing: crate::Closing,
     local_addr: SocketAddr,
     stopped: Arc<Stopped>,
 }
@@ -98,7 +99,7 @@ impl<R: Send + Sync + 'static> Serving<R> {
         let background = async move {
             tokio::join!(deliver, watch_stalls);
         };
-        let stop = serve_in_background(app, listener, threads, background, logs, on_idle, move |outcome| {
+        let (stop, refusal) = serve_in_background(app, listener, threads, background, logs, on_idle, move |outcome| {
             let outcome = outcome.map_err(|e| e.to_string());
             if let Err(problem) = &outcome {
                 tracing::error!(target: "ferrule::server", "{problem}");
@@ -109,7 +110,7 @@ impl<R: Send + Sync + 'static> Serving<R> {
             bridge::ring(&on_stopped.ready);
         })
         .map_err(HostError::Runtime)?;
-        Ok(Arc::new(Serving { inbox, logs: logs.clone(), stop: Mutex::new(Some(stop)), local_addr, stopped }))
+        Ok(Arc::new(Serving { inbox, logs: logs.clone(), stop: Mutex::new(Some(stop)), closing: refusal, local_addr, stopped }))
     }
 }
 
@@ -133,6 +134,13 @@ impl<R> Serving<R> {
         if let Some(stop) = lock(&self.stop).take() {
             let _ = stop.send(());
         }
+    }
+
+    /// Answers each request read from now on with 503 (`refuse`), or serves them again: for an
+    /// app whose own closing steps run before [`Serving::stop`] (Node's `preClose` hooks), as
+    /// [`crate::Closing`] says.
+    pub fn refuse_requests(&self, refuse: bool) {
+        self.closing.refuse_requests(refuse);
     }
 
     /// `None` while serving; once stopped, `Err` with the line already printed when the drain

@@ -90,7 +90,8 @@ fn serve_connection<A: AppService>(
     let state = registered.state.clone();
     let _ = stream.set_nodelay(true);
     let mut io = GuardedIo::new(stream, state.clone(), limits.clone());
-    let mut service = ConnService { app, state: state.clone(), limits: limits.clone(), client: crate::request::ClientAddr(client) };
+    let registry = registered.registry().clone();
+    let mut service = ConnService { app, state: state.clone(), limits: limits.clone(), client: crate::request::ClientAddr(client), registry };
     async move {
         let protocol = tokio::select! {
             protocol = io.sniff() => protocol,
@@ -215,6 +216,8 @@ struct ConnService<A> {
     limits: Arc<ConnectionLimits>,
     /// The peer's address, given to each request (`RequestData::client`).
     client: crate::request::ClientAddr,
+    /// The server's connections, for its switch to refuse new requests ([`super::Closing`]).
+    registry: Arc<Registry>,
 }
 
 impl<A: AppService> hyper::service::Service<http::Request<Incoming>> for ConnService<A> {
@@ -223,6 +226,9 @@ impl<A: AppService> hyper::service::Service<http::Request<Incoming>> for ConnSer
     type Future = Either<Ready<Result<axum::response::Response, StreamError>>, InFlight<A::Future>>;
 
     fn call(&self, mut request: http::Request<Incoming>) -> Self::Future {
+        if self.registry.refusing.load(Ordering::Acquire) {
+            return Either::Left(ready(Ok(super::closing_answer(request.version()))));
+        }
         if let Some(problem) = wire_problem(&request).or_else(|| two_content_types(&request)) {
             return Either::Left(ready(Ok(problem.into_http())));
         }
@@ -524,15 +530,21 @@ mod tests {
     /// the status line.
     fn ask(stream: &mut TcpStream) -> String {
         stream.write_all(REQUEST).unwrap();
+        answer_on(stream).0
+    }
+
+    /// The next response on `stream`, read by its `content-length`: its status line and body.
+    fn answer_on(stream: &mut TcpStream) -> (String, Vec<u8>) {
         let mut reader = BufReader::new(stream.try_clone().unwrap());
         let mut head = String::new();
         while !head.ends_with("\r\n\r\n") {
             assert!(reader.read_line(&mut head).unwrap() > 0, "closed after {head:?}");
         }
         let length = head.lines().find_map(|line| line.strip_prefix("content-length: ")).map_or(0, |n| n.parse().unwrap());
-        reader.read_exact(&mut vec![0; length]).unwrap();
+        let mut body = vec![0; length];
+        reader.read_exact(&mut body).unwrap();
         assert!(reader.buffer().is_empty(), "one response at a time");
-        head.lines().next().unwrap_or_default().to_owned()
+        (head.lines().next().unwrap_or_default().to_owned(), body)
     }
 
     /// `app` served on 127.0.0.1 by the accept loop, on a runtime of one worker: the runtime
@@ -570,6 +582,52 @@ mod tests {
         // User information is no part of a host (found on review: it reached the app).
         let with_user = answer(b"GET http://u:p@evil.example/h HTTP/1.1\r\nhost: good\r\nconnection: close\r\n\r\n");
         assert!(with_user.starts_with("HTTP/1.1 400"), "{with_user}");
+    }
+
+    #[test]
+    fn while_the_app_closes_a_new_request_is_503_and_ends_its_connection_and_one_in_progress_is_served() {
+        let (release, released) = std::sync::mpsc::channel::<()>();
+        let released = Arc::new(std::sync::Mutex::new(released));
+        let slow = move || {
+            let released = released.clone();
+            async move {
+                tokio::task::spawn_blocking(move || released.lock().unwrap().recv_timeout(std::time::Duration::from_secs(10))).await.unwrap().unwrap();
+                "done"
+            }
+        };
+        let app = axum::Router::new().route("/", axum::routing::get(|| async { "ok" })).route("/slow", axum::routing::get(slow));
+        let (_runtime, registry, _stop, addr) = served(app);
+        let connect = || {
+            let stream = TcpStream::connect(addr).unwrap();
+            stream.set_read_timeout(Some(std::time::Duration::from_secs(10))).unwrap();
+            stream
+        };
+        let mut in_progress = connect();
+        in_progress.write_all(b"GET /slow HTTP/1.1\r\nhost: a\r\n\r\n").unwrap();
+        let started = std::time::Instant::now();
+        while registry.states().iter().all(|c| c.is_idle()) {
+            assert!(started.elapsed() < std::time::Duration::from_secs(10), "the slow request never started");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let mut kept_alive = connect();
+        assert_eq!(ask(&mut kept_alive), "HTTP/1.1 200 OK");
+
+        let closing = super::super::Closing { registry: registry.clone() };
+        closing.refuse_requests(true);
+        // On the connection kept alive and on a new one alike: 503, a problem, and the end.
+        for mut stream in [kept_alive, connect()] {
+            stream.write_all(REQUEST).unwrap();
+            let mut answer = String::new();
+            stream.read_to_string(&mut answer).unwrap();
+            assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+            assert!(answer.contains("\r\nconnection: close\r\n") && answer.contains("application/problem+json"), "{answer}");
+            assert!(answer.ends_with("}"), "{answer}");
+        }
+        release.send(()).unwrap();
+        assert_eq!(answer_on(&mut in_progress), ("HTTP/1.1 200 OK".to_owned(), b"done".to_vec()));
+
+        closing.refuse_requests(false);
+        assert_eq!(ask(&mut connect()), "HTTP/1.1 200 OK");
     }
 
     #[test]

@@ -91,6 +91,11 @@ impl Server {
         self.registry.len()
     }
 
+    /// The switch that makes this server refuse new requests while its app closes.
+    pub fn closing(&self) -> Closing {
+        Closing { registry: self.registry.clone() }
+    }
+
     /// Stops accepting (the port is released at once), closes every connection that has no
     /// request in progress (idle, or still sending its head), lets the requests in progress
     /// finish — their responses say `Connection: close`, HTTP/2 peers get GOAWAY — and cuts off
@@ -112,6 +117,36 @@ impl Server {
             }
         }
     }
+}
+
+/// Fastify's `return503OnClosing`: once an app has begun to close (its `preClose` hooks run
+/// before the drain), a request read from then on is answered 503 with `connection: close`
+/// instead of reaching a handler whose resources are being released; requests already in
+/// progress are served as before, and the drain ([`Server::shutdown`]) comes after. One atomic
+/// load per request while it is off.
+#[derive(Clone)]
+pub struct Closing {
+    registry: Arc<Registry>,
+}
+
+impl Closing {
+    /// From now on, refuse (`true`) or serve (`false`) each new request.
+    pub fn refuse_requests(&self, refuse: bool) {
+        self.registry.refusing.store(refuse, std::sync::atomic::Ordering::Release);
+    }
+}
+
+/// The answer to a request read while its app closes (see [`Closing`]); over HTTP/1 it also
+/// ends the connection, as Fastify's does (HTTP/2 has no `connection` header: the drain ends
+/// those connections with GOAWAY).
+pub(crate) fn closing_answer(version: http::Version) -> axum::response::Response {
+    let mut response = crate::problem::Problem::status(http::StatusCode::SERVICE_UNAVAILABLE)
+        .with_detail("The server is closing: this request was not started.")
+        .into_http();
+    if version < http::Version::HTTP_2 {
+        response.headers_mut().insert(http::header::CONNECTION, http::HeaderValue::from_static("close"));
+    }
+    response
 }
 
 /// Binds a listening socket on `addr` (`host:port`). `SO_REUSEADDR` only (a restart need not

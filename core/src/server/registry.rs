@@ -59,6 +59,9 @@ pub(crate) struct Registry {
     next_id: AtomicU64,
     /// Notified whenever a connection ends (the accept loop waits on it when full).
     pub closed_one: Notify,
+    /// Set once the app has begun closing ([`super::Closing`]): each request read from then on
+    /// is answered 503 without reaching the app.
+    pub refusing: AtomicBool,
 }
 
 /// Removes its connection from the registry when the connection's task ends, however it ends.
@@ -66,6 +69,12 @@ pub(crate) struct Registered {
     registry: Arc<Registry>,
     id: u64,
     pub state: Arc<ConnState>,
+}
+
+impl Registered {
+    pub fn registry(&self) -> &Arc<Registry> {
+        &self.registry
+    }
 }
 
 impl Drop for Registered {
