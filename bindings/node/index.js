@@ -294,7 +294,7 @@ function appConfig(options) {
   const keys = APP_OPTIONS;
   const config = {};
   for (const [name, value] of Object.entries(options || {})) {
-    if (!Object.hasOwn(keys, name)) checkOptions({ [name]: value }, [...Object.keys(keys), 'logger', 'onProtoPoisoning'], 'App option');
+    if (!Object.hasOwn(keys, name)) checkOptions({ [name]: value }, [...Object.keys(keys), 'logger', 'onProtoPoisoning', 'return503OnClosing'], 'App option');
     if (value !== undefined) config[keys[name]] = name === 'cors' ? corsOf(value) : value;
   }
   return config;
@@ -436,14 +436,20 @@ class App {
    * http2KeepAliveInterval (ms), sseKeepAlive (ms); input limits: maxJsonDepth, maxMultipartParts,
    * maxPartHeaderBytes, maxFilenameBytes, refusePrototypeKeys (default true; Fastify's
    * onProtoPoisoning: 'error' or 'ignore'); redirectSlashes (307 to the path's twin with the
-   * trailing slash added or taken away when only that is routed; default false). Logging: accessLog (a record per request), logLevel
+   * trailing slash added or taken away when only that is routed; default false);
+   * return503OnClosing (default true, as Fastify's: while close() runs, new requests are
+   * answered 503 with `connection: close`; false serves them until the drain). Logging: accessLog (a record per request), logLevel
    * ('debug', 'info' (default), 'warn', 'error', 'off'), logger (see loggerOf). OpenAPI: title,
    * version, description, servers, openapiTags, openapiUrl ('/openapi.json'), docsUrl ('/docs',
    * Swagger UI); null switches the document or the page off.
    */
   constructor(options = {}) {
-    const { logger, onProtoPoisoning, ...settings } = options || {};
+    const { logger, onProtoPoisoning, return503OnClosing = true, ...settings } = options || {};
     this._logger = loggerOf(logger);
+    if (typeof return503OnClosing !== 'boolean') {
+      throw new TypeError(`ferrule: return503OnClosing is true or false, not ${JSON.stringify(return503OnClosing)}`);
+    }
+    this._return503OnClosing = return503OnClosing;
     // Fastify's default: a body that could change an object's prototype is refused.
     if (onProtoPoisoning !== undefined && onProtoPoisoning !== 'error' && onProtoPoisoning !== 'ignore') {
       throw new TypeError(`ferrule: onProtoPoisoning is 'error' or 'ignore', not ${JSON.stringify(onProtoPoisoning)}`);
@@ -956,6 +962,18 @@ class App {
   }
 
   async _close() {
+    const root = this._root;
+    // Fastify's return503OnClosing: from here to the drain's end, a request that arrives (or is
+    // injected) gets 503 rather than a handler whose resources preClose is releasing.
+    if (root._return503OnClosing) root._native.refuseRequests(true);
+    try {
+      await root._closeSteps();
+    } finally {
+      if (root._return503OnClosing) root._native.refuseRequests(false);
+    }
+  }
+
+  async _closeSteps() {
     const root = this._root;
     let preCloseFailure = null;
     if (root._lifecycle.ready) {

@@ -49,6 +49,9 @@ struct Conversations {
     /// How the server's runtime wakes the JavaScript thread while it serves: for jobs, and
     /// for log records when the app has a logger.
     doorbells: [Option<raw::Doorbell>; 2],
+    /// While `close()` runs (`refuseRequests`): an in-process router built meanwhile refuses
+    /// too.
+    refusing: bool,
 }
 
 /// The routes served without a socket, for `app.inject()`: built for a number of routes, and
@@ -544,7 +547,9 @@ impl NativeApp {
                 old.bell.close();
             }
         }
+        let refusing = conversations.refusing;
         let local = conversations.local.as_mut().expect("just built");
+        local.client.refuse_requests(refusing);
         let mut request = ferrule_core::http::Request::builder().method(method.as_str()).uri(url.as_str());
         for (name, value) in pairs(&headers) {
             request = request.header(name, latin1_bytes(value));
@@ -749,6 +754,21 @@ impl NativeApp {
         let error = if logged == Some(true) { HandlerError::reported(log) } else { HandlerError::new(log) };
         inbox.answer(reply, Err(error));
         Ok(())
+    }
+
+    /// Fastify's `return503OnClosing`, for the time `close()` runs its `preClose` hooks and
+    /// drains: requests the server reads, and those injected, are answered 503 from now on
+    /// (`refuse`), or served again once `close()` is done.
+    #[napi]
+    pub fn refuse_requests(&self, refuse: bool) {
+        let mut conversations = lock(&self.running);
+        conversations.refusing = refuse;
+        if let Some(serving) = &conversations.serving {
+            serving.refuse_requests(refuse);
+        }
+        if let Some(local) = &conversations.local {
+            local.client.refuse_requests(refuse);
+        }
     }
 
     /// Stops accepting connections and drains in-flight requests; `dispatch()` returns `null`

@@ -489,6 +489,59 @@ test('preClose runs as close() begins, while a request in flight is still served
   assert.strictEqual(app.port, null);
 });
 
+test('while close() runs, a new request (served or injected) is answered 503 with connection: close; one in flight is served', { timeout: 20000 }, async () => {
+  // Fastify's return503OnClosing: preClose may be releasing what handlers use.
+  const app = new App({ logger: false });
+  const preCloseRuns = signal();
+  const preCloseMayEnd = signal();
+  const handlerStarted = signal();
+  app.get('/', () => 'served');
+  app.get('/slow', async () => {
+    handlerStarted.settle();
+    await preCloseMayEnd.promise;
+    return 'answered';
+  });
+  app.addHook('preClose', async () => {
+    preCloseRuns.settle();
+    await preCloseMayEnd.promise;
+  });
+  assert.strictEqual((await app.inject('/')).body, 'served');
+  const { port } = await app.listen({ host: '127.0.0.1', port: 0, handleSignals: false, log: false });
+  const inFlight = request(port, 'GET', '/slow');
+  await within(handlerStarted.promise, 'the request did not reach its handler');
+  const closed = app.close();
+  await within(preCloseRuns.promise, 'the preClose hook did not run');
+  const refused = await request(port, 'GET', '/');
+  assert.deepStrictEqual([refused.status, refused.headers.connection, refused.headers['content-type']], [503, 'close', 'application/problem+json']);
+  assert.strictEqual(refused.json().status, 503);
+  const injected = await app.inject('/');
+  assert.deepStrictEqual([injected.statusCode, injected.headers.connection], [503, 'close']);
+  preCloseMayEnd.settle();
+  const answer = await inFlight;
+  assert.deepStrictEqual([answer.status, answer.text()], [200, 'answered']);
+  await within(closed, 'close() did not end');
+  // Closed: an injected request is routed again.
+  assert.strictEqual((await app.inject('/')).body, 'served');
+});
+
+test('return503OnClosing: false serves requests while close() runs its preClose hooks', { timeout: 20000 }, async () => {
+  const app = new App({ logger: false, return503OnClosing: false });
+  const preCloseRuns = signal();
+  const preCloseMayEnd = signal();
+  app.get('/', () => 'served');
+  app.addHook('preClose', async () => {
+    preCloseRuns.settle();
+    await preCloseMayEnd.promise;
+  });
+  const { port } = await app.listen({ host: '127.0.0.1', port: 0, handleSignals: false, log: false });
+  const closed = app.close();
+  await within(preCloseRuns.promise, 'the preClose hook did not run');
+  assert.deepStrictEqual([(await request(port, 'GET', '/')).status, (await app.inject('/')).statusCode], [200, 200]);
+  preCloseMayEnd.settle();
+  await within(closed, 'close() did not end');
+  assert.throws(() => new App({ return503OnClosing: 'yes' }), /return503OnClosing is true or false, not "yes"/);
+});
+
 test('a preClose hook that fails skips the rest; the server still closes and close() rejects with its error', { timeout: 20000 }, async () => {
   const app = new App({ logger: false });
   const events = [];
