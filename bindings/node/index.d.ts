@@ -281,8 +281,8 @@ export interface AppOptions {
   redirectSlashes?: boolean;
   /** Fastify's spelling of `refusePrototypeKeys`: 'error' (the default) or 'ignore'. */
   onProtoPoisoning?: 'error' | 'ignore';
-  /** Fastify's: while `close()` runs (its `preClose` hooks, then the drain), a new request is
-   * answered 503 with `connection: close` (default true); false serves it as usual. */
+  /** Fastify's: while `close()` runs the app's `preClose` hooks and then drains, a new request
+   * is answered 503 with `connection: close` (default true); false serves it as usual. */
   return503OnClosing?: boolean;
   /** Most parts in a multipart body (default 1000). */
   maxMultipartParts?: number;

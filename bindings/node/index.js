@@ -437,8 +437,8 @@ class App {
    * maxPartHeaderBytes, maxFilenameBytes, refusePrototypeKeys (default true; Fastify's
    * onProtoPoisoning: 'error' or 'ignore'); redirectSlashes (307 to the path's twin with the
    * trailing slash added or taken away when only that is routed; default false);
-   * return503OnClosing (default true, as Fastify's: while close() runs, new requests are
-   * answered 503 with `connection: close`; false serves them until the drain). Logging: accessLog (a record per request), logLevel
+   * return503OnClosing (default true, as Fastify's: while close() runs its preClose hooks and
+   * drains, new requests are answered 503 with `connection: close`; false serves them). Logging: accessLog (a record per request), logLevel
    * ('debug', 'info' (default), 'warn', 'error', 'off'), logger (see loggerOf). OpenAPI: title,
    * version, description, servers, openapiTags, openapiUrl ('/openapi.json'), docsUrl ('/docs',
    * Swagger UI); null switches the document or the page off.
@@ -963,13 +963,16 @@ class App {
 
   async _close() {
     const root = this._root;
-    // Fastify's return503OnClosing: from here to the drain's end, a request that arrives (or is
-    // injected) gets 503 rather than a handler whose resources preClose is releasing.
-    if (root._return503OnClosing) root._native.refuseRequests(true);
+    // Fastify's return503OnClosing: while preClose hooks run and the drain after them, a
+    // request that arrives (or is injected) gets 503 rather than a handler whose resources
+    // preClose is releasing. With no preClose hook nothing is released before the drain, so the
+    // requests read until it begins are served, as the shutdown probe's "loses nothing" asks.
+    const refusing = root._return503OnClosing && Boolean(root._lifecycle.ready) && root._lifecycle.preClose.length > 0;
+    if (refusing) root._native.refuseRequests(true);
     try {
       await root._closeSteps();
     } finally {
-      if (root._return503OnClosing) root._native.refuseRequests(false);
+      if (refusing) root._native.refuseRequests(false);
     }
   }
 

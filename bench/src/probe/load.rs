@@ -273,11 +273,12 @@ pub async fn shutdown_under_load(
     let after_last = tally.last_complete.map_or(Duration::ZERO, |last| exited.saturating_duration_since(last));
     let stalled_ok = stalled_closed.is_some_and(|at| at <= exited + Duration::from_millis(50));
     let detail = format!(
-        "exit {} {:.0} ms after SIGTERM, {:.0} ms after its last response; {} answered, {} truncated, {} not read (closed between requests), {} told Connection: close; half-sent head {}",
+        "exit {} {:.0} ms after SIGTERM, {:.0} ms after its last response; {} answered ({} of them not 200), {} truncated, {} not read (closed between requests), {} told Connection: close; half-sent head {}",
         code.map_or("by signal".into(), |c| c.to_string()),
         exited.duration_since(signalled).as_secs_f64() * 1000.0,
         after_last.as_secs_f64() * 1000.0,
         tally.ok + tally.not_ok,
+        tally.not_ok,
         tally.truncated,
         tally.unanswered,
         tally.told_to_close,
