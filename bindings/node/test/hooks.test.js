@@ -489,21 +489,27 @@ test('preClose runs as close() begins, while a request in flight is still served
   assert.strictEqual(app.port, null);
 });
 
-test('while close() runs, a new request (served or injected) is answered 503 with connection: close; one in flight is served', { timeout: 20000 }, async () => {
-  // Fastify's return503OnClosing: preClose may be releasing what handlers use.
-  const app = new App({ logger: false });
+/** An app serving `/` whose preClose hook signals `preCloseRuns` and lasts until `preCloseMayEnd`. */
+function closingSlowly(options) {
+  const app = new App({ logger: false, ...options });
   const preCloseRuns = signal();
   const preCloseMayEnd = signal();
-  const handlerStarted = signal();
   app.get('/', () => 'served');
+  app.addHook('preClose', async () => {
+    preCloseRuns.settle();
+    await preCloseMayEnd.promise;
+  });
+  return { app, preCloseRuns, preCloseMayEnd };
+}
+
+test('while close() runs, a new request (served or injected) is answered 503 with connection: close; one in flight is served', { timeout: 20000 }, async () => {
+  // Fastify's return503OnClosing: preClose may be releasing what handlers use.
+  const { app, preCloseRuns, preCloseMayEnd } = closingSlowly();
+  const handlerStarted = signal();
   app.get('/slow', async () => {
     handlerStarted.settle();
     await preCloseMayEnd.promise;
     return 'answered';
-  });
-  app.addHook('preClose', async () => {
-    preCloseRuns.settle();
-    await preCloseMayEnd.promise;
   });
   assert.strictEqual((await app.inject('/')).body, 'served');
   const { port } = await app.listen({ host: '127.0.0.1', port: 0, handleSignals: false, log: false });
@@ -525,14 +531,7 @@ test('while close() runs, a new request (served or injected) is answered 503 wit
 });
 
 test('return503OnClosing: false serves requests while close() runs its preClose hooks', { timeout: 20000 }, async () => {
-  const app = new App({ logger: false, return503OnClosing: false });
-  const preCloseRuns = signal();
-  const preCloseMayEnd = signal();
-  app.get('/', () => 'served');
-  app.addHook('preClose', async () => {
-    preCloseRuns.settle();
-    await preCloseMayEnd.promise;
-  });
+  const { app, preCloseRuns, preCloseMayEnd } = closingSlowly({ return503OnClosing: false });
   const { port } = await app.listen({ host: '127.0.0.1', port: 0, handleSignals: false, log: false });
   const closed = app.close();
   await within(preCloseRuns.promise, 'the preClose hook did not run');
