@@ -966,7 +966,8 @@ class App {
     // Fastify's return503OnClosing: while preClose hooks run and the drain after them, a
     // request that arrives (or is injected) gets 503 rather than a handler whose resources
     // preClose is releasing. With no preClose hook nothing is released before the drain, so the
-    // requests read until it begins are served, as the shutdown probe's "loses nothing" asks.
+    // requests read until it begins are served: a drain loses nothing (the README's promise,
+    // which the reliability probe's shutdown leg checks).
     const refusing = root._return503OnClosing && Boolean(root._lifecycle.ready) && root._lifecycle.preClose.length > 0;
     if (refusing) root._native.refuseRequests(true);
     try {

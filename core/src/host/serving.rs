@@ -99,7 +99,7 @@ impl<R: Send + Sync + 'static> Serving<R> {
         let background = async move {
             tokio::join!(deliver, watch_stalls);
         };
-        let (stop, refusal) = serve_in_background(app, listener, threads, background, logs, on_idle, move |outcome| {
+        let (stop, refuse_switch) = serve_in_background(app, listener, threads, background, logs, on_idle, move |outcome| {
             let outcome = outcome.map_err(|e| e.to_string());
             if let Err(problem) = &outcome {
                 tracing::error!(target: "ferrule::server", "{problem}");
@@ -110,7 +110,7 @@ impl<R: Send + Sync + 'static> Serving<R> {
             bridge::ring(&on_stopped.ready);
         })
         .map_err(HostError::Runtime)?;
-        Ok(Arc::new(Serving { inbox, logs: logs.clone(), stop: Mutex::new(Some(stop)), closing: refusal, local_addr, stopped }))
+        Ok(Arc::new(Serving { inbox, logs: logs.clone(), stop: Mutex::new(Some(stop)), closing: refuse_switch, local_addr, stopped }))
     }
 }
 

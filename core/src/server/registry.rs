@@ -59,8 +59,8 @@ pub(crate) struct Registry {
     next_id: AtomicU64,
     /// Notified whenever a connection ends (the accept loop waits on it when full).
     pub closed_one: Notify,
-    /// Set once the app has begun closing ([`super::Closing`]): each request read from then on
-    /// is answered 503 without reaching the app.
+    /// Set while the app closes ([`super::Closing`]): each request read meanwhile is answered
+    /// 503 without reaching the app.
     pub refusing: AtomicBool,
 }
 
