@@ -140,13 +140,9 @@ impl Closing {
 /// ends the connection, as Fastify's does (HTTP/2 has no `connection` header: the drain ends
 /// those connections with GOAWAY).
 pub(crate) fn closing_answer(version: http::Version) -> axum::response::Response {
-    let mut response = crate::problem::Problem::status(http::StatusCode::SERVICE_UNAVAILABLE)
-        .with_detail("The server is closing: this request was not started.")
-        .into_http();
-    if version < http::Version::HTTP_2 {
-        response.headers_mut().insert(http::header::CONNECTION, http::HeaderValue::from_static("close"));
-    }
-    response
+    let problem = crate::problem::Problem::status(http::StatusCode::SERVICE_UNAVAILABLE)
+        .with_detail("The server is closing: this request was not started.");
+    if version < http::Version::HTTP_2 { problem.closing() } else { problem }.into_http()
 }
 
 /// Binds a listening socket on `addr` (`host:port`). `SO_REUSEADDR` only (a restart need not
