@@ -453,7 +453,7 @@ async fn unrouted(
     let label: Arc<str> = format!("{} {} ({})", parts.method, parts.uri.path(), status.as_u16()).into();
     let request = crate::request::RequestData::refused(parts, raw_body);
     let started = crate::route::start(timeout, |_| fallback.rejected(request, rejection));
-    crate::route::answer(&label, None, started).await
+    crate::route::answer(&label, None, started, crate::route::Answering::Request).await
 }
 
 /// 307 to `location` (`redirect_slashes`), after reading a body sent anyway, as a 404 would.

@@ -18,6 +18,17 @@ pub(crate) fn status_code(code: i64) -> Result<StatusCode, String> {
         .ok_or_else(|| format!("{code} is not an HTTP status a response can have (200-599)"))
 }
 
+/// The status of a response a handler built explicitly: a final status ([`status_code`]), or
+/// 101, the answer that admits a WebSocket handshake (see
+/// [`crate::socket::SocketHandler::admission`]). An HTTP route's handler that answers 101 is
+/// refused where its answer is sent (`route::answer`), with the message [`status_code`] gives.
+fn explicit_status(code: i64) -> Result<StatusCode, String> {
+    match code {
+        101 => Ok(StatusCode::SWITCHING_PROTOCOLS),
+        code => status_code(code),
+    }
+}
+
 /// Room for headers in a response's map, sized for the map's second life: once HTTP/1 has
 /// written the response, hyper empties the map and parses the connection's next request into
 /// it, reserving only what that request sent, and the request-id layer then adds one more.
@@ -153,15 +164,16 @@ impl Response {
     /// A response a handler built explicitly (`Response(...)`, a Rack triplet, `new Response`),
     /// from plain parts: the status as the language gave it, the body already converted (or
     /// none), and header pairs in order. What every language's parts mean is decided here:
-    /// a status outside 200–599 or a header HTTP cannot carry makes the whole response
-    /// unsendable (the client gets a bare 500, the log says why); a name may repeat (lists of
-    /// values arrive as repeated pairs); a `content-type` pair replaces the body's own.
+    /// a status outside 200–599 (but 101: see [`explicit_status`]) or a header HTTP cannot
+    /// carry makes the whole response unsendable (the client gets a bare 500, the log says
+    /// why); a name may repeat (lists of values arrive as repeated pairs); a `content-type`
+    /// pair replaces the body's own.
     pub fn from_parts<N: AsRef<str>, V: AsRef<str>>(
         status: i64,
         body: Option<Response>,
         headers: impl IntoIterator<Item = (N, V)>,
     ) -> Result<Response, HandlerError> {
-        let status = status_code(status).map_err(|reason| HandlerError::new(format!("returned a response that cannot be sent: {reason}")))?;
+        let status = explicit_status(status).map_err(|reason| HandlerError::new(format!("returned a response that cannot be sent: {reason}")))?;
         let mut response = body.unwrap_or_else(|| Response::new(status)).with_status(status);
         response.extend_headers(headers)?;
         Ok(response)

@@ -3,8 +3,8 @@
 //! broken client earns, a slow reader bounded, idle connections pinged, and shutdown saying
 //! 1001.
 
-use ferrule_core::socket::{Message, Socket};
-use ferrule_core::{App, AppConfig, RequestData, RouteSpec, SocketSpec};
+use ferrule_core::socket::{Message, Socket, SocketHandler};
+use ferrule_core::{App, AppConfig, HandlerError, HandlerFuture, RequestData, Response, RouteSpec, SocketSpec};
 use futures_util::{SinkExt, StreamExt};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -152,6 +152,69 @@ async fn parameters_are_validated_before_the_upgrade() {
     let (mut client, _) = connect(&server, "/rooms/7", None).await;
     assert_eq!(next(&mut client).await, Some(Frame::Text("Some(Int(7))".into())));
     assert_eq!(close_code(&mut client).await, 1000, "a handler that returns closes with 1000");
+}
+
+/// A route whose admission (a binding's hooks, in miniature) lets in a handshake with the
+/// right token, answers one without any 401, and fails on one with a wrong token.
+struct Guarded {
+    opened: Arc<AtomicUsize>,
+    admissions: Arc<AtomicUsize>,
+}
+
+impl SocketHandler for Guarded {
+    fn open(&self, request: RequestData, socket: Socket) {
+        self.opened.fetch_add(1, Ordering::SeqCst);
+        tokio::spawn(echo(request, socket));
+    }
+
+    fn admission(&self, request: &RequestData) -> Option<HandlerFuture> {
+        self.admissions.fetch_add(1, Ordering::SeqCst);
+        let token = request.raw_headers.get("authorization").map(|v| v.as_bytes().to_vec());
+        Some(Box::pin(async move {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            match token.as_deref() {
+                Some(b"Bearer let-me-in") => Ok(Response::new(http::StatusCode::SWITCHING_PROTOCOLS).with_body("not sent")),
+                None => Ok(Response::text("who are you?").with_status(http::StatusCode::UNAUTHORIZED)),
+                Some(_) => Err(HandlerError::new("the token check failed")),
+            }
+        }))
+    }
+}
+
+#[tokio::test]
+async fn an_admission_sees_the_handshake_first_and_its_answer_refuses_or_lets_the_upgrade_go_on() {
+    let (opened, admissions) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let guarded = Guarded { opened: opened.clone(), admissions: admissions.clone() };
+    let server = serve(App::new().websocket(RouteSpec::websocket("/guarded/{room:int}", &[]), guarded)).await;
+    let handshake = |path: &str, token: Option<&str>| {
+        let mut request = format!("ws://{}{path}", server.local_addr()).into_client_request().unwrap();
+        if let Some(token) = token {
+            request.headers_mut().insert("authorization", token.parse().unwrap());
+        }
+        request
+    };
+    let refused = |error: tokio_tungstenite::tungstenite::Error| match error {
+        tokio_tungstenite::tungstenite::Error::Http(response) => response,
+        other => panic!("{other}"),
+    };
+
+    let response = refused(tokio_tungstenite::client_async(handshake("/guarded/1", None), TcpStream::connect(server.local_addr()).await.unwrap()).await.unwrap_err());
+    assert_eq!(response.status(), 401);
+    assert_eq!(response.body().as_deref(), Some(&b"who are you?"[..]), "the admission's own answer");
+    let response = refused(tokio_tungstenite::client_async(handshake("/guarded/1", Some("Bearer wrong")), TcpStream::connect(server.local_addr()).await.unwrap()).await.unwrap_err());
+    assert_eq!(response.status(), 500, "an admission that fails is the handler's failure");
+    // Parameters are checked before anything sees the handshake.
+    let response = refused(tokio_tungstenite::client_async(handshake("/guarded/lobby", Some("Bearer let-me-in")), TcpStream::connect(server.local_addr()).await.unwrap()).await.unwrap_err());
+    assert_eq!(response.status(), 422);
+    assert_eq!((opened.load(Ordering::SeqCst), admissions.load(Ordering::SeqCst)), (0, 2), "no socket opened; the bad room never reached the admission");
+
+    let tcp = TcpStream::connect(server.local_addr()).await.unwrap();
+    let (mut client, response) = tokio_tungstenite::client_async(handshake("/guarded/1", Some("Bearer let-me-in")), tcp).await.expect("admitted");
+    assert_eq!(response.status(), 101);
+    assert!(response.headers().get("content-length").is_none(), "the admission's 101 and its 8 bytes are not what was sent");
+    client.send(Frame::Text("hello".into())).await.unwrap();
+    assert_eq!(next(&mut client).await, Some(Frame::Text("hello".into())));
+    assert_eq!(opened.load(Ordering::SeqCst), 1);
 }
 
 #[tokio::test]

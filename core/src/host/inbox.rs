@@ -54,7 +54,7 @@ impl<R: Send + Sync + 'static> Inbox<R> {
             });
             let twin_spec = twin.map(|twin| crate::RouteSpec { path: twin.clone(), include_in_schema: false, ..route.spec.clone() });
             if route.spec.websocket.is_some() {
-                let handler: Arc<dyn crate::socket::SocketHandler> = Arc::new(HostSocketHandler { route: route.clone(), mailbox: mailbox.clone() });
+                let handler: Arc<dyn crate::socket::SocketHandler> = Arc::new(HostSocketHandler { route: route.clone(), hooks: hooks.clone(), mailbox: mailbox.clone(), side });
                 app.add_socket_route(route.spec.clone(), handler.clone());
                 if let Some(spec) = twin_spec {
                     app.add_socket_route(spec, handler);
@@ -217,10 +217,24 @@ impl<R: Send + Sync + 'static> Handler for HostFallback<R> {
 
 struct HostSocketHandler<R> {
     route: Arc<HostRoute<R>>,
+    hooks: Arc<Hooks>,
     mailbox: Arc<Mailbox<Job<R>>>,
+    side: &'static str,
 }
 
 impl<R: Send + Sync + 'static> SocketHandler for HostSocketHandler<R> {
+    /// With `on_request` or `pre_handler` hooks, the handshake goes to the interpreter first as
+    /// a [`Job::Call`] of the WebSocket route: the binding runs the hooks, and where the
+    /// handler would run it answers 101 (`HostRoute::spec.websocket` tells it which it is). A
+    /// hook's own answer refuses the upgrade. Without such hooks no job is made.
+    fn admission(&self, request: &RequestData) -> Option<HandlerFuture> {
+        if self.hooks.on_request.is_empty() && self.hooks.pre_handler.is_empty() {
+            return None;
+        }
+        let (route, hooks, request) = (self.route.clone(), self.hooks.clone(), request.clone());
+        Some(hand_over(&self.mailbox, self.side, |reply| Job::Call(Box::new(Call { route, hooks, request, reply }))))
+    }
+
     fn open(&self, request: RequestData, socket: Socket) {
         // Arrivals wake the interpreter through the same mailbox as requests, so a burst of
         // messages and a burst of requests share one wake-up. The wake runs on the runtime's

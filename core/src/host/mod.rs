@@ -108,7 +108,10 @@ impl<R> HostRoute<R> {
 /// to 34,271 instructions a request on Python `def` and from 48,131 to 47,665 on `async def`
 /// (callgrind).
 pub enum Job<R> {
-    /// Run a route's handler: answer through [`Inbox::answer`].
+    /// Run a route's handler: answer through [`Inbox::answer`]. For a WebSocket route
+    /// (`route.spec.websocket`), the handshake of one with `on_request` or `pre_handler` hooks:
+    /// run them, and answer 101 where the handler would run, to let the upgrade go on (its
+    /// [`Job::Open`] follows).
     Call(Box<Call<R>>),
     /// A request the core refused (or no route takes) that the language must see: run its
     /// `on_request` hooks, then its exception handlers on the refusal, then its `on_send` hooks;

@@ -71,19 +71,26 @@ impl SocketRoute {
         Ok(Accepted { accept: derive_accept_key(key), subprotocol })
     }
 
+    /// The answer to a handshake that came without a connection to upgrade (an in-process one).
+    pub(crate) fn no_connection() -> axum::response::Response {
+        upgrade_required("This connection cannot be upgraded (it was not received by a Ferrule server).")
+    }
+
+    /// What must see the handshake before the upgrade (see [`SocketHandler::admission`]).
+    pub(crate) fn admission(&self, request: &RequestData) -> Option<crate::HandlerFuture> {
+        self.handler.admission(request)
+    }
+
     /// 101, and the connection handed to a session once hyper lets go of it: on the server's
     /// own connections through `slot` (the drain then knows of it), otherwise as a task.
     pub(crate) fn upgrade(
         &self,
         accepted: Accepted,
-        on_upgrade: Option<hyper::upgrade::OnUpgrade>,
+        on_upgrade: hyper::upgrade::OnUpgrade,
         slot: Option<UpgradeSlot>,
         mut request: RequestData,
         label: Arc<str>,
     ) -> axum::response::Response {
-        let Some(on_upgrade) = on_upgrade else {
-            return upgrade_required("This connection cannot be upgraded (it was not received by a Ferrule server).");
-        };
         values_of_their_own(&mut request.raw_headers);
         let socket = Socket::new(accepted.subprotocol.clone(), self.send_limit);
         let handler = self.handler.clone();

@@ -180,6 +180,15 @@ impl std::error::Error for UnsendableClose {}
 /// future runs as a task, and when it returns the socket closes with 1000 (1011 if it panics).
 pub trait SocketHandler: Send + Sync + 'static {
     fn open(&self, request: crate::RequestData, socket: Socket);
+
+    /// What must see the handshake before the upgrade (a binding's `on_request` and
+    /// `pre_handler` hooks, which may refuse it), or `None` (the default): nothing, the upgrade
+    /// follows the checks at once. An answer with status 101 lets the upgrade go on (its
+    /// headers and body are not sent: the handshake's are); any other answer is sent instead,
+    /// and the socket never opens. It runs within the route's time limit.
+    fn admission(&self, _request: &crate::RequestData) -> Option<crate::HandlerFuture> {
+        None
+    }
 }
 
 impl<F, Fut> SocketHandler for F
