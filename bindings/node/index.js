@@ -464,6 +464,8 @@ class App {
     this._handlers = [];
     /** By route: whether its handler takes Fastify's `reply` (decided once: `Dispatcher.run`). */
     this._takesReply = [];
+    /** By route: whether it is a WebSocket route (its handler takes the socket, once open). */
+    this._isSocket = [];
     /** By route: what its spec declares (`DECLARES_QUERY`, `DECLARES_BODY`), which `Context` reads. */
     this._declares = [];
     /** By route: Fastify's `request.routeOptions` (`{ method, url }`, the path as declared). */
@@ -529,6 +531,7 @@ class App {
     const index = nativeCall(() => this._native.addRoute(JSON.stringify(spec), status, this._group));
     this._handlers[index] = withScope(handler, this);
     this._takesReply[index] = handler.length >= 2;
+    this._isSocket[index] = Boolean(spec.websocket);
     this._declares[index] = declaresOf(spec);
     this._routeOptions[index] = routeOptionsOf(spec.method, spec.path, {});
     this._statuses[index] = status;
@@ -538,9 +541,11 @@ class App {
   /**
    * A WebSocket route: `ws(path, [options], (socket, ctx) => …)`. Its `params`, `query`,
    * `headers` and `cookies` are validated before the upgrade (a bad request gets its problem
-   * response and no connection); `socket` is a `WebSocket` (the `ws` package's shape), `ctx`
-   * the request's values. Options: `subprotocols` (preferred first), `maxMessageBytes`
-   * (replaces the app's `wsMaxMessageBytes`), `cors`.
+   * response and no connection), and the `onRequest` and `preHandler` hooks run on the
+   * handshake (a reply one sends refuses the upgrade, as in @fastify/websocket); `socket` is a
+   * `WebSocket` (the `ws` package's shape), `ctx` the request's values. Options:
+   * `subprotocols` (preferred first), `maxMessageBytes` (replaces the app's
+   * `wsMaxMessageBytes`), `cors`.
    */
   ws(path, options, handler) {
     if (typeof options === 'function') {
@@ -556,6 +561,7 @@ class App {
     if (maxMessageBytes !== undefined) spec.websocket.max_message_bytes = maxMessageBytes;
     const index = withNodeNames(() => this._native.addRoute(JSON.stringify(spec), 200, this._group));
     this._handlers[index] = withScope(handler, this);
+    this._isSocket[index] = true;
     this._statuses[index] = 200;
     this._declares[index] = declaresOf(spec);
     this._routeOptions[index] = routeOptionsOf('GET', underPrefix(this._prefix, path), options || {});
@@ -1033,6 +1039,7 @@ class Dispatcher {
     this.native = native;
     this.handlers = app._handlers;
     this.takesReply = app._takesReply;
+    this.isSocket = app._isSocket;
     this.logger = logger;
     /** Each hook chain the core numbered, resolved into functions once. */
     this.chains = [];
@@ -1173,7 +1180,12 @@ class Dispatcher {
         if (step < before) value = callHookNow(chain.onRequest[step], 2, ctx, reply);
         else if (refused) throw refused;
         else if (step < last) value = callHookNow(chain.preHandler[step - before], 2, ctx, reply);
-        else {
+        else if (this.isSocket[route]) {
+          // A WebSocket's handshake that its hooks let through, as @fastify/websocket's: 101
+          // tells the core to upgrade it, and the handler runs once the socket is open.
+          reply.code(101);
+          value = undefined;
+        } else {
           value = this.handlers[route](ctx, reply);
           // Fastify's callback style, `(request, reply) => { db.query((rows) => reply.send(rows)) }`:
           // a handler that takes the reply, returns nothing and has not sent yet is waited for.
@@ -1209,7 +1221,10 @@ class Dispatcher {
     }
     // `reply.send(error)`, in a hook or the handler: answered as if it had thrown (Fastify's).
     if (reply.payload instanceof Error) return this.recoverHooked(id, route, ctx, chain, reply, refused, refusal, reply.payload);
-    return this.sendHooked(id, route, ctx, chain, reply, reply.payload, 0);
+    // An admitted handshake sends no reply of its own: no onSend hook sees it (as in
+    // @fastify/websocket); one a hook answered is a reply as any other.
+    const admitted = this.isSocket[route] && reply.statusCode === 101;
+    return this.sendHooked(id, route, ctx, chain, reply, reply.payload, admitted ? chain.onSend.length : 0);
   }
 
   /**

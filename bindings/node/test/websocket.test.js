@@ -201,3 +201,71 @@ test("send() takes what ws's send() takes: a number as text, bytes as binary, an
     await client.closed;
   });
 });
+
+test("the app's onRequest and preHandler hooks see a WebSocket's handshake, and one that answers refuses the upgrade", async () => {
+  const app = new ferrule.App();
+  const seen = [];
+  app.addHook('onRequest', async (ctx, reply) => {
+    seen.push(`onRequest ${ctx.path}`);
+    if (ctx.header('authorization') !== 'Bearer good') return reply.code(401).header('www-authenticate', 'Bearer').send({ error: 'who are you?' });
+  });
+  app.addHook('preHandler', (ctx, reply, done) => {
+    seen.push('preHandler');
+    setTimeout(done, 5);
+  });
+  app.addHook('onSend', async (ctx, reply, payload) => {
+    seen.push(`onSend ${reply.statusCode}`);
+    return payload;
+  });
+  app.ws('/guarded/{room}', (socket, ctx) => {
+    seen.push(`handler ${ctx.params.room}`);
+    socket.on('message', (text) => socket.send(`${ctx.params.room}: ${text}`));
+  });
+  await serving(app, async (port) => {
+    const stranger = new WebSocketClient(`ws://127.0.0.1:${port}/guarded/lobby`);
+    stranger.on('error', () => {});
+    const [, response] = await once(stranger, 'unexpected-response');
+    let body = '';
+    for await (const chunk of response) body += chunk;
+    assert.strictEqual(response.statusCode, 401);
+    assert.strictEqual(response.headers['www-authenticate'], 'Bearer');
+    assert.deepStrictEqual(JSON.parse(body), { error: 'who are you?' });
+    assert.deepStrictEqual(seen.splice(0), ['onRequest /guarded/lobby', 'onSend 401'], 'refused: no preHandler, no handler');
+
+    const member = new WebSocketClient(`ws://127.0.0.1:${port}/guarded/lobby`, { headers: { authorization: 'Bearer good' } });
+    await once(member, 'open');
+    member.send('hi');
+    const [message] = await once(member, 'message');
+    assert.strictEqual(message.toString(), 'lobby: hi');
+    assert.deepStrictEqual(seen.splice(0), ['onRequest /guarded/lobby', 'preHandler', 'handler lobby'], 'admitted: no onSend (no reply was sent)');
+    member.close();
+    await once(member, 'close');
+  });
+});
+
+test("the README's hook refuses a WebSocket handshake without its key", async () => {
+  const text = fs.readFileSync(process.env.FERRULE_README, 'utf8');
+  const start = text.indexOf('### WebSockets');
+  const section = text.slice(start, text.indexOf('\n## ', start));
+  const block = [...section.matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1]).find((b) => b.includes('key required'));
+  assert.ok(block, "no hook in the README's WebSockets section");
+  const app = new ferrule.App();
+  new Function('app', block)(app);
+  app.ws('/echo', (socket) => socket.on('message', (text) => socket.send(String(text))));
+  await serving(app, async (port) => {
+    const stranger = new WebSocketClient(`ws://127.0.0.1:${port}/echo`);
+    stranger.on('error', () => {});
+    const [, response] = await once(stranger, 'unexpected-response');
+    let body = '';
+    for await (const chunk of response) body += chunk;
+    assert.strictEqual(response.statusCode, 401);
+    assert.deepStrictEqual(JSON.parse(body), { error: 'key required' });
+    const member = new WebSocketClient(`ws://127.0.0.1:${port}/echo`, { headers: { 'x-key': 'k' } });
+    await once(member, 'open');
+    member.send('hi');
+    const [message] = await once(member, 'message');
+    assert.strictEqual(message.toString(), 'hi');
+    member.close();
+    await once(member, 'close');
+  });
+});

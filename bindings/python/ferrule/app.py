@@ -299,7 +299,9 @@ class _Routes:
     ) -> Callable[[Handler], Handler]:
         """Declares an ``async def`` WebSocket handler for ``path``: it takes a ``WebSocket``
         and any path, query, header and cookie parameters, which the core validates before the
-        upgrade (a bad request gets its problem response and no connection). ``subprotocols``:
+        upgrade (a bad request gets its problem response and no connection); the
+        ``on_request`` and ``pre_handler`` hooks run on the handshake, and one that answers
+        refuses the upgrade (``@app.middleware("http")`` does not run). ``subprotocols``:
         the route's, preferred first; ``max_message_bytes`` replaces the app's
         ``ws_max_message_bytes``. Options: ``cors``."""
         for name in options:

@@ -383,7 +383,8 @@ async def _maybe(value: Any) -> Any:
 
 
 async def run_async(chain: Chain, call: Any) -> None:
-    """A chain with an ``async def`` in it, or with middleware, as a task on the loop."""
+    """A chain with an ``async def`` in it, or with middleware, or a WebSocket's handshake, as a
+    task on the loop."""
     request = call.request()
 
     async def endpoint(request: Any) -> Response:
@@ -399,6 +400,10 @@ async def run_async(chain: Chain, call: Any) -> None:
                     if response is not None:
                         break
             if response is None:
+                if handshake:
+                    # Let through: the 101 that tells the core to upgrade is no answer of the
+                    # app's, so no on_send hook sees it; the handler runs once the socket is open.
+                    return call.handle(request)
                 response = await _maybe(call.handle(request))
         except Exception as exc:
             response = await _recovered_async(chain, request, exc, call, last_resort_here=here)
@@ -412,10 +417,14 @@ async def run_async(chain: Chain, call: Any) -> None:
             response = await _recovered_async(chain, request, exc, call, last_resort_here=here)
         return response
 
-    here = not chain.middleware
+    # A WebSocket's handshake meets the hooks but not ``@app.middleware("http")``, which
+    # Starlette's BaseHTTPMiddleware does not run for WebSockets either.
+    handshake = call.is_handshake
+    middlewares = () if handshake else chain.middleware
+    here = not middlewares
     # The last declared middleware runs outermost, as Starlette's.
     handle: Callable[[Any], Awaitable[Response]] = endpoint
-    for middleware in chain.middleware:
+    for middleware in middlewares:
         handle = _wrapped(middleware, handle)
     if not here and chain.registry.last_resort is not None:
         handle = _outermost(chain, call, handle)

@@ -281,7 +281,9 @@ impl Dispatcher {
         if is_abandoned(&reply) {
             return false;
         }
-        let runs_async = rejection.is_none() && route.as_ref().is_some_and(|r| r.data.is_async);
+        // A WebSocket's handshake runs its hooks as a task: its handler is an `async def`, and
+        // `ferrule.hooks.run_async` is where a handshake leaves out what is not for it.
+        let runs_async = rejection.is_none() && route.as_ref().is_some_and(|r| r.data.is_async || r.spec.websocket.is_some());
         let chain = match self.chain(py, hooks) {
             Ok(chain) => chain,
             Err(error) => {
@@ -549,6 +551,13 @@ impl PendingCall {
             return Err(PyErr::from_value(self.refusal(py)?.into_bound(py)));
         }
         let route = self.route.as_ref().ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("no route"))?;
+        if self.is_handshake() {
+            // A WebSocket's handshake that its hooks let through: 101 lets the core upgrade it,
+            // and the handler runs once the socket is open (`Dispatcher::open`).
+            let kwargs = PyDict::new(py);
+            kwargs.set_item(pyo3::intern!(py, "status_code"), 101)?;
+            return self.dispatcher.types().response.bind(py).call((), Some(&kwargs));
+        }
         route.data.call_on(py, request)
     }
 
@@ -582,6 +591,13 @@ impl PendingCall {
             Ok(class.call1((problem.status, problem.detail.as_deref(), headers))?.unbind())
         })?;
         Ok(refusal.clone_ref(py))
+    }
+
+    /// Whether this is a WebSocket's handshake, which its route's hooks see before the upgrade
+    /// (`ferrule.hooks.run_async`).
+    #[getter]
+    fn is_handshake(&self) -> bool {
+        self.rejection.is_none() && self.route.as_ref().is_some_and(|route| route.spec.websocket.is_some())
     }
 
     /// The status a plain result is sent with.

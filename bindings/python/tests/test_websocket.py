@@ -201,18 +201,24 @@ def test_a_websocket_handler_is_an_async_def_taking_a_websocket() -> None:
         app.websocket("/x", body_limit=5)
 
 
-def test_the_readme_chat_room_relays_between_members_of_a_room() -> None:
+def readme_websocket_blocks() -> list[str]:
+    """The README's ```python blocks in its WebSockets section, in order."""
     import os
     import re
     from pathlib import Path
-    from typing import Any
 
     text = Path(os.environ["FERRULE_README"]).read_text()
     start = text.index("### WebSockets")
-    found = re.search(r"```python\n(.*?)```", text[start : text.index("\n## ", start)], re.S)
-    assert found, "no python block in the README's WebSockets section"
+    return re.findall(r"```python\n(.*?)```", text[start : text.index("\n## ", start)], re.S)
+
+
+def test_the_readme_chat_room_relays_between_members_of_a_room() -> None:
+    from typing import Any
+
+    blocks = readme_websocket_blocks()
+    assert blocks, "no python block in the README's WebSockets section"
     namespace: dict[str, Any] = {}
-    exec(compile(found.group(1), "README.md", "exec"), namespace)
+    exec(compile(blocks[0], "README.md", "exec"), namespace)
     with serving(namespace["app"]) as port:
         with pytest.raises(InvalidStatus) as refused:
             connect(url(port, "/chat/lobby"), open_timeout=10)  # no ?name=
@@ -326,3 +332,92 @@ def test_the_apps_dependencies_guard_its_websockets_too() -> None:
         with client.websocket_connect("/ws") as session:
             with pytest.raises(WebSocketDisconnect):
                 session.receive_text()
+
+
+def test_the_apps_hooks_see_a_websockets_handshake_and_one_that_answers_refuses_it() -> None:
+    from ferrule import JSONResponse, Request, Response
+
+    app = App()
+    seen: list[str] = []
+
+    @app.on_request
+    async def key_required(request: Request) -> Optional[JSONResponse]:
+        seen.append(f"on_request {request.url.path}")
+        if request.headers.get("x-key") is None:
+            return JSONResponse({"error": "key required"}, status_code=401)
+        return None
+
+    @app.pre_handler
+    def noted(request: Request) -> None:
+        seen.append("pre_handler")
+
+    @app.on_send
+    def sent(request: Request, response: Response) -> None:
+        seen.append(f"on_send {response.status_code}")
+
+    @app.middleware("http")
+    async def timing(request: Request, call_next):  # type: ignore[no-untyped-def]
+        seen.append("middleware")  # Starlette's http middleware does not see WebSockets
+        return await call_next(request)
+
+    @app.websocket("/live/{room}")
+    async def live(ws: WebSocket, room: int) -> None:
+        seen.append(f"handler {room}")
+        await ws.accept()
+        await ws.send_text(f"{room}: {await ws.receive_text()}")
+
+    with serving(app) as port:
+        with pytest.raises(InvalidStatus) as refused:
+            connect(url(port, "/live/3"), open_timeout=10)
+        assert refused.value.response.status_code == 401
+        assert json.loads(refused.value.response.body) == {"error": "key required"}
+        assert seen == ["on_request /live/3", "on_send 401"], "refused: no pre_handler, no handler"
+        seen.clear()
+        with connect(url(port, "/live/3"), additional_headers={"x-key": "k"}, open_timeout=10) as member:
+            member.send("hi")
+            assert member.recv(timeout=10) == "3: hi"
+        assert seen == ["on_request /live/3", "pre_handler", "handler 3"], "let through: the 101 is no reply for on_send"
+        seen.clear()
+        assert request(port, "GET", "/elsewhere").status == 401
+        assert seen[:2] == ["middleware", "on_request /elsewhere"], "HTTP requests still meet the middleware"
+
+
+def keyed_echo_app() -> App:
+    """The README's hook that refuses a handshake without its key, before an echo at /echo."""
+    from ferrule import JSONResponse, Request
+
+    block = next((b for b in readme_websocket_blocks() if "key_required" in b), None)
+    assert block, "no hook in the README's WebSockets section"
+    app = App()
+    exec(compile(block, "README.md", "exec"), {"app": app, "Request": Request, "JSONResponse": JSONResponse, "Optional": Optional})
+
+    @app.websocket("/echo")
+    async def echo(ws: WebSocket) -> None:
+        await ws.accept()
+        await ws.send_text(await ws.receive_text())
+
+    return app
+
+
+def test_the_readme_hook_refuses_a_handshake_without_its_key() -> None:
+    with serving(keyed_echo_app()) as port:
+        with pytest.raises(InvalidStatus) as refused:
+            connect(url(port, "/echo"), open_timeout=10)
+        assert refused.value.response.status_code == 401
+        assert json.loads(refused.value.response.body) == {"error": "key required"}
+        with connect(url(port, "/echo"), additional_headers={"x-key": "k"}, open_timeout=10) as client:
+            client.send("hi")
+            assert client.recv(timeout=10) == "hi"
+
+
+def test_the_test_client_meets_a_handshake_the_hooks_refuse_as_starlettes_denial() -> None:
+    from ferrule.testing import TestClient, WebSocketDenialResponse
+
+    with TestClient(keyed_echo_app()) as client:
+        with pytest.raises(WebSocketDenialResponse) as denied:
+            with client.websocket_connect("/echo"):
+                pass
+        assert (denied.value.status_code, denied.value.json()) == (401, {"error": "key required"})
+        with client.websocket_connect("/echo", headers={"x-key": "k"}) as session:
+            session.send_text("hi")
+            assert session.receive_text() == "hi"

@@ -15,12 +15,13 @@ require_relative "support"
 class WsClient
   attr_reader :url, :events
 
-  def initialize(port, path, protocols: nil)
+  def initialize(port, path, protocols: nil, headers: {})
     @url = "ws://127.0.0.1:#{port}#{path}"
     @socket = TCPSocket.new("127.0.0.1", port)
     @events = Queue.new
     @lock = Mutex.new
     @driver = WebSocket::Driver.client(self, protocols: protocols)
+    headers.each { |name, value| @driver.set_header(name, value) }
     @driver.on(:open) { @events << [:open] }
     @driver.on(:message) { |e| @events << [:message, e.data] }
     @driver.on(:close) { |e| @events << [:close, e.code, e.reason] }
@@ -79,6 +80,9 @@ end
 class WebSocketTest < Minitest::Test
   include Support
 
+  # A handshake's headers, for a plain HTTP client to read a refused one's whole answer.
+  UPGRADE = { "connection" => "Upgrade", "upgrade" => "websocket", "sec-websocket-version" => "13", "sec-websocket-key" => "dGhlIHNhbXBsZSBub25jZQ==" }.freeze
+
   def test_a_chat_room_relays_between_connections_and_notices_who_left
     app = Ferrule::App.new
     rooms = Hash.new { |h, k| h[k] = [] }
@@ -107,6 +111,59 @@ class WebSocketTest < Minitest::Test
       assert_equal "bob left", ann.receive
       ann.shutdown
       bob.shutdown
+    end
+  end
+
+  def test_the_before_filters_see_a_websockets_handshake_and_a_halt_refuses_it
+    app = Ferrule::App.new
+    seen = Queue.new
+    app.before do |req|
+      seen << "before #{req.path}"
+      halt 401, { "www-authenticate" => "Bearer" }, "who are you?" unless req.headers["x-key"]
+    end
+    app.after { |_req| seen << "after #{status}" }
+    app.websocket("/live/{room:int}") do |ws, req|
+      seen << "block #{req.params[:room]}"
+      ws.on(:message) { |text| ws.send("#{req.params[:room]}: #{text}") }
+    end
+    serving(app) do |port|
+      refused = request(port, "GET", "/live/3", headers: UPGRADE)
+      assert_equal 401, refused.status
+      assert_equal "who are you?", refused.body
+      assert_equal "Bearer", refused.headers["www-authenticate"]
+      assert_equal ["before /live/3", "after 401"], Array.new(seen.size) { seen.pop }, "refused: the block never ran"
+
+      member = WsClient.new(port, "/live/3", headers: { "x-key" => "k" })
+      assert member.open?
+      member.driver { |d| d.text("hi") }
+      assert_equal "3: hi", member.receive
+      # As in Sinatra, where the after filters see the route that upgraded (its 101 is not sent).
+      assert_equal ["before /live/3", "after 101", "block 3"], Array.new(seen.size) { seen.pop }
+      member.shutdown
+    end
+  end
+
+  # The README's ```ruby blocks in its WebSockets section, in order.
+  def readme_websocket_blocks
+    text = File.read(ENV.fetch("FERRULE_README"), encoding: "UTF-8")
+    start = text.index("### WebSockets")
+    text[start...text.index("\n## ", start)].scan(/```ruby\n(.*?)```/m).flatten
+  end
+
+  def test_the_readme_before_filter_refuses_a_handshake_without_its_key
+    block = readme_websocket_blocks.find { |b| b.include?("key required") }
+    refute_nil block, "no before filter in the README's WebSockets section"
+    app = Ferrule::App.new
+    eval(block, binding, "README.md") # rubocop:disable Security/Eval -- the README's own example
+    app.websocket("/echo") { |ws, _req| ws.on(:message) { |text| ws.send(text) } }
+    serving(app) do |port|
+      refused = request(port, "GET", "/echo", headers: UPGRADE)
+      assert_equal [401, "key required"], [refused.status, refused.body]
+      member = WsClient.new(port, "/echo", headers: { "x-key" => "k" })
+      assert member.open?
+      member.driver { |d| d.text("hi") }
+      assert_equal "hi", member.receive
+      member.shutdown
     end
   end
 
@@ -214,13 +271,11 @@ class WebSocketTest < Minitest::Test
   end
 
   def test_the_readme_chat_room_relays_between_the_members_of_a_room
-    text = File.read(ENV.fetch("FERRULE_README"), encoding: "UTF-8")
-    start = text.index("### WebSockets")
-    block = text[start...text.index("\n## ", start)].match(/```ruby\n(.*?)```/m)
+    block = readme_websocket_blocks.first
     assert block, "no ruby block in the README's WebSockets section"
     app = Ferrule::App.new
     example = binding
-    eval(block[1], example, "README.md") # rubocop:disable Security/Eval -- the README's own example
+    eval(block, example, "README.md") # rubocop:disable Security/Eval -- the README's own example
     serving(app) do |port|
       ann = WsClient.new(port, "/chat/lobby?name=ann")
       bob = WsClient.new(port, "/chat/lobby?name=bob")

@@ -89,6 +89,8 @@ module Ferrule
       # The same blocks as declared, and each route's status, for requests with hooks.
       @blocks = []
       @statuses = []
+      # By route index: true for a WebSocket route, whose handshake meets the filters.
+      @sockets = []
       # Filters and hooks by the slot the core knows each as; error blocks in order declared.
       @hook_blocks = []
       @error_handlers = []
@@ -147,9 +149,10 @@ module Ferrule
     # <tt>websocket("/rooms/{room:int}") { |ws, request| ws.on(:message) { |data| ... } }</tt>
     #
     # A WebSocket route: +query+, +headers+, +cookies+ and +params+ (as for #route) are
-    # validated before the upgrade — a bad request gets its problem response and no connection.
-    # The block gets a Ferrule::WebSocket and the Request. +subprotocols+: the route's,
-    # preferred first; +max_message_bytes+ replaces the app's +ws_max_message_bytes+.
+    # validated before the upgrade — a bad request gets its problem response and no connection —
+    # and the +before+ filters run on the handshake (a +halt+ refuses it). The block gets a
+    # Ferrule::WebSocket and the Request. +subprotocols+: the route's, preferred first;
+    # +max_message_bytes+ replaces the app's +ws_max_message_bytes+.
     def websocket(path, subprotocols: [], max_message_bytes: nil, **options, &handler)
       websocket_in(0, path, subprotocols: subprotocols, max_message_bytes: max_message_bytes, **options, &handler)
     end
@@ -654,14 +657,23 @@ module Ferrule
       @handlers[index] = handler
       @blocks[index] = block
       @statuses[index] = status
+      @sockets[index] = !(spec["websocket"] || spec[:websocket]).nil?
     end
+
+    # What a WebSocket's handshake runs where a route's block would, once the +before+ filters
+    # let it through (as Sinatra's do, on the request a faye-websocket route upgrades): 101
+    # tells the core to upgrade it, and the route's block runs once the socket is open. The
+    # +after+ filters see it, as Sinatra's see that route's answer.
+    ADMITTED = proc { [101, {}, []] }
+    private_constant :ADMITTED
 
     # A request with hooks, or a refused one they must see (NativeApp#work calls it): the
     # chain's filters and the route's block run in one Context.
     def run_chain(number, index, request, refusal)
       chain = @chains[number] ||= Chain.new(@hook_blocks, @native.hooks_of(number))
       status = index ? @statuses[index] : refusal[0]
-      @context_class.new(request, status).run_chain(chain, index && @blocks[index], refusal, @error_handlers)
+      block = index && (@sockets[index] ? ADMITTED : @blocks[index])
+      @context_class.new(request, status).run_chain(chain, block, refusal, @error_handlers)
     end
 
     # Which of the core's refusals the language must now see, for an error block's +key+.
