@@ -373,7 +373,7 @@ export declare class App {
   head<G extends RouteGeneric = {}, P extends string = string>(path: P, options: RouteOptions, handler: Handler<P, G>): this;
   options<G extends RouteGeneric = {}, P extends string = string>(path: P, handler: Handler<P, G>): this;
   options<G extends RouteGeneric = {}, P extends string = string>(path: P, options: RouteOptions, handler: Handler<P, G>): this;
-  /** A WebSocket route: parameters are validated and the onRequest and preHandler hooks run before the upgrade (a reply a hook sends refuses it); the handler gets the socket and the request's values. */
+  /** A WebSocket route: parameters are validated and the onRequest and preHandler hooks run before the upgrade (a reply a hook sends refuses it); the handler gets the socket and the request's values, with what the hooks set on their `ctx`. */
   ws<P extends string>(path: P, handler: SocketHandler<P>): this;
   ws<P extends string>(path: P, options: SocketOptions, handler: SocketHandler<P>): this;
   /** The port being served, while listening. */

@@ -543,7 +543,8 @@ class App {
    * `headers` and `cookies` are validated before the upgrade (a bad request gets its problem
    * response and no connection), and the `onRequest` and `preHandler` hooks run on the
    * handshake (a reply one sends refuses the upgrade, as in @fastify/websocket); `socket` is a
-   * `WebSocket` (the `ws` package's shape), `ctx` the request's values. Options:
+   * `WebSocket` (the `ws` package's shape), `ctx` the request's values, with what the hooks
+   * set on theirs (`ctx.user = …`). Options:
    * `subprotocols` (preferred first), `maxMessageBytes` (replaces the app's
    * `wsMaxMessageBytes`), `cors`.
    */
@@ -1040,6 +1041,8 @@ class Dispatcher {
     this.handlers = app._handlers;
     this.takesReply = app._takesReply;
     this.isSocket = app._isSocket;
+    /** The `ctx` of each WebSocket handshake the hooks let through, by its handshake id, until its socket opens. */
+    this.admitted = new Map();
     this.logger = logger;
     /** Each hook chain the core numbered, resolved into functions once. */
     this.chains = [];
@@ -1083,7 +1086,10 @@ class Dispatcher {
    * raw parts] per WebSocket opened, [-4, socket] per socket with messages (or its end) waiting, [-5,
    * exchange, status, headers, body, cutOff] per injected request answered, [-6, id, route or
    * -1, …as a request, chain, status, problem, headers] per refused request its hooks or
-   * handlers must see, [-7, id] per request whose client left while its `ctx.signal` was read.
+   * handlers must see, [-7, id] per request whose client left while its `ctx.signal` was read,
+   * [-8, handshake, …a request] per WebSocket handshake its hooks see (the -3 entry of its
+   * socket ends with the same handshake, -1 for a socket without one), [-9, handshake] per
+   * such handshake that will not open.
    * Once synchronous handlers have kept this batch for a while, each further request is
    * checked before it starts: one whose deadline passed meanwhile is skipped (the client
    * already has its 504), so overruns do not pile up behind each other.
@@ -1094,10 +1100,16 @@ class Dispatcher {
     for (let i = 0; i < batch.length;) {
       const id = batch[i];
       if (id === -3) {
+        const ctx = socketContext(native, batch, i + 1, this.app._Context);
+        const handshake = batch[i + 12];
+        if (handshake >= 0) {
+          carryOver(this.admitted.get(handshake), ctx);
+          this.admitted.delete(handshake);
+        }
         // The socket keeps its scope: its messages are delivered in it (`Sockets.arrived`).
         const scope = new AsyncResource('ferrule.request');
-        scope.runInAsyncScope(sockets.opened, sockets, batch[i + 1], batch[i + 2], socketContext(native, batch, i + 1, this.app._Context), scope);
-        i += 12;
+        scope.runInAsyncScope(sockets.opened, sockets, batch[i + 1], batch[i + 2], ctx, scope);
+        i += 13;
         continue;
       }
       if (id === -6) {
@@ -1112,9 +1124,19 @@ class Dispatcher {
         continue;
       }
       if (id < 0) {
+        if (id === -8) {
+          // A WebSocket's handshake, which its hooks see: its request follows.
+          const at = i + 2;
+          const ctx = new this.app._Context(native, batch, at);
+          ctx[HANDSHAKE] = batch[i + 1];
+          inOwnContext(this.runHooked, this, batch[at], batch[at + 1], ctx, batch[at + 10], null);
+          i = at + 11;
+          continue;
+        }
         if (id === -1) streams.pulled(batch[i + 1]);
         else if (id === -2) streams.release(batch[i + 1]);
         else if (id === -7) departed(native, batch[i + 1]);
+        else if (id === -9) this.admitted.delete(batch[i + 1]);
         else sockets.arrived(batch[i + 1]);
         i += 2;
         continue;
@@ -1182,8 +1204,10 @@ class Dispatcher {
         else if (step < last) value = callHookNow(chain.preHandler[step - before], 2, ctx, reply);
         else if (this.isSocket[route]) {
           // A WebSocket's handshake that its hooks let through, as @fastify/websocket's: 101
-          // tells the core to upgrade it, and the handler runs once the socket is open.
+          // tells the core to upgrade it, and the handler runs once the socket is open, with
+          // what the hooks set on this `ctx` (kept until the core says it opened or never will).
           reply.code(101);
+          this.admitted.set(ctx[HANDSHAKE], ctx);
           value = undefined;
         } else {
           value = this.handlers[route](ctx, reply);
@@ -1574,6 +1598,7 @@ const FLAGS = Symbol('ferrule.flags');
 const ROUTE = Symbol('ferrule.route');
 const ROUTE_OPTIONS_OF = Symbol('ferrule.routeOptionsOf');
 const APP = Symbol('ferrule.app');
+const HANDSHAKE = Symbol('ferrule.handshake');
 const DECLARES_QUERY = 1;
 const DECLARES_BODY = 2;
 
@@ -1912,6 +1937,19 @@ Context.prototype[APP] = { log: logFacade(null), _refusePrototypeKeys: true };
  * request in the addon, so what it carried as sent is not kept (declare the headers, query
  * parameters and cookies the handler reads), and it has no deadline.
  */
+/** What a `ctx` is made with; the rest of its own properties its hooks set (`ctx.user = …`). */
+const MADE_FIELDS = new Set(['method', 'path', 'params', 'requestId']);
+
+/**
+ * What a WebSocket's hooks set on its handshake's `ctx`, on its socket's: @fastify/websocket
+ * hands the handler the request its hooks saw. The socket's `ctx` is made anew (its handshake's
+ * request parts belong to a request answered since).
+ */
+function carryOver(kept, ctx) {
+  if (kept === undefined) return;
+  for (const key of Object.keys(kept)) if (!MADE_FIELDS.has(key)) ctx[key] = kept[key];
+}
+
 function socketContext(native, batch, i, ContextClass = Context) {
   const ctx = new ContextClass(native, batch, i);
   // Its raw parts came with it (after the context's ten entries): the request is gone.

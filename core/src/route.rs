@@ -138,13 +138,15 @@ impl CompiledRoute {
         let Some(on_upgrade) = on_upgrade else { return SocketRoute::no_connection() };
         // The app's hooks see the handshake before it is answered, as @fastify/websocket's
         // and Sinatra's `before` filters do: one that answers (a 401) refuses the upgrade.
+        let mut kept = None;
         if let Some(admission) = socket.admission(&data) {
-            let answered = answer(&self.label, None, start(self.timeout, |_| admission), Answering::Handshake).await;
+            let answered = answer(&self.label, None, start(self.timeout, |_| admission.answer), Answering::Handshake).await;
             if answered.status() != StatusCode::SWITCHING_PROTOCOLS {
                 return answered;
             }
+            kept = admission.kept;
         }
-        socket.upgrade(accepted, on_upgrade, slot, data, self.label.clone())
+        socket.upgrade(accepted, on_upgrade, slot, data, self.label.clone(), kept)
     }
 
     /// A request this route's checks refused: answered with `problem` by the core (`Err`),

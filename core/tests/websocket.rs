@@ -3,8 +3,8 @@
 //! broken client earns, a slow reader bounded, idle connections pinged, and shutdown saying
 //! 1001.
 
-use ferrule_core::socket::{Message, Socket, SocketHandler};
-use ferrule_core::{App, AppConfig, HandlerError, HandlerFuture, RequestData, Response, RouteSpec, SocketSpec};
+use ferrule_core::socket::{Admission, Kept, Message, Socket, SocketHandler};
+use ferrule_core::{App, AppConfig, HandlerError, RequestData, Response, RouteSpec, SocketSpec};
 use futures_util::{SinkExt, StreamExt};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -155,36 +155,65 @@ async fn parameters_are_validated_before_the_upgrade() {
 }
 
 /// A route whose admission (a binding's hooks, in miniature) lets in a handshake with the
-/// right token, answers one without any 401, and fails on one with a wrong token.
+/// right token, answers one without any 401, and fails on one with a wrong token. It keeps
+/// who the caller is for the socket, which greets them by name.
 struct Guarded {
     opened: Arc<AtomicUsize>,
     admissions: Arc<AtomicUsize>,
+    /// What each admission kept and was dropped without a socket, by the caller it names.
+    unopened: Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+/// What an admission keeps: who the caller is; noted in `unopened` when dropped unused.
+struct Caller {
+    name: String,
+    unopened: Option<Arc<std::sync::Mutex<Vec<String>>>>,
+}
+
+impl Drop for Caller {
+    fn drop(&mut self) {
+        if let Some(unopened) = self.unopened.take() {
+            unopened.lock().unwrap().push(self.name.clone());
+        }
+    }
 }
 
 impl SocketHandler for Guarded {
-    fn open(&self, request: RequestData, socket: Socket) {
-        self.opened.fetch_add(1, Ordering::SeqCst);
-        tokio::spawn(echo(request, socket));
+    fn open(&self, _request: RequestData, _socket: Socket) {
+        unreachable!("every handshake here is admitted, and its admission keeps its caller")
     }
 
-    fn admission(&self, request: &RequestData) -> Option<HandlerFuture> {
+    fn open_admitted(&self, request: RequestData, socket: Socket, kept: Kept) {
+        self.opened.fetch_add(1, Ordering::SeqCst);
+        let mut caller = kept.downcast::<Caller>().expect("what the admission kept");
+        caller.unopened = None;
+        tokio::spawn(async move {
+            socket.send(Message::Text(format!("hello, {}", caller.name).into())).unwrap();
+            echo(request, socket).await
+        });
+    }
+
+    fn admission(&self, request: &RequestData) -> Option<Admission> {
         self.admissions.fetch_add(1, Ordering::SeqCst);
         let token = request.raw_headers.get("authorization").map(|v| v.as_bytes().to_vec());
-        Some(Box::pin(async move {
+        let caller = Caller { name: String::from_utf8_lossy(token.as_deref().unwrap_or(b"nobody")).into_owned(), unopened: Some(self.unopened.clone()) };
+        let answer = Box::pin(async move {
             tokio::time::sleep(Duration::from_millis(20)).await;
             match token.as_deref() {
                 Some(b"Bearer let-me-in") => Ok(Response::new(http::StatusCode::SWITCHING_PROTOCOLS).with_body("not sent")),
                 None => Ok(Response::text("who are you?").with_status(http::StatusCode::UNAUTHORIZED)),
                 Some(_) => Err(HandlerError::new("the token check failed")),
             }
-        }))
+        });
+        Some(Admission::new(answer).keeping(caller))
     }
 }
 
 #[tokio::test]
 async fn an_admission_sees_the_handshake_first_and_its_answer_refuses_or_lets_the_upgrade_go_on() {
     let (opened, admissions) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
-    let guarded = Guarded { opened: opened.clone(), admissions: admissions.clone() };
+    let unopened = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let guarded = Guarded { opened: opened.clone(), admissions: admissions.clone(), unopened: unopened.clone() };
     let server = serve(App::new().websocket(RouteSpec::websocket("/guarded/{room:int}", &[]), guarded)).await;
     let handshake = |path: &str, token: Option<&str>| {
         let mut request = format!("ws://{}{path}", server.local_addr()).into_client_request().unwrap();
@@ -207,14 +236,17 @@ async fn an_admission_sees_the_handshake_first_and_its_answer_refuses_or_lets_th
     let response = refused(tokio_tungstenite::client_async(handshake("/guarded/lobby", Some("Bearer let-me-in")), TcpStream::connect(server.local_addr()).await.unwrap()).await.unwrap_err());
     assert_eq!(response.status(), 422);
     assert_eq!((opened.load(Ordering::SeqCst), admissions.load(Ordering::SeqCst)), (0, 2), "no socket opened; the bad room never reached the admission");
+    assert_eq!(*unopened.lock().unwrap(), ["nobody", "Bearer wrong"], "what a refused admission kept is dropped");
 
     let tcp = TcpStream::connect(server.local_addr()).await.unwrap();
     let (mut client, response) = tokio_tungstenite::client_async(handshake("/guarded/1", Some("Bearer let-me-in")), tcp).await.expect("admitted");
     assert_eq!(response.status(), 101);
     assert!(response.headers().get("content-length").is_none(), "the admission's 101 and its 8 bytes are not what was sent");
+    assert_eq!(next(&mut client).await, Some(Frame::Text("hello, Bearer let-me-in".into())), "what the admission kept reached the socket");
     client.send(Frame::Text("hello".into())).await.unwrap();
     assert_eq!(next(&mut client).await, Some(Frame::Text("hello".into())));
     assert_eq!(opened.load(Ordering::SeqCst), 1);
+    assert_eq!(unopened.lock().unwrap().len(), 2, "the admitted caller was not dropped unused");
 }
 
 #[tokio::test]

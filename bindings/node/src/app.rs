@@ -12,7 +12,7 @@
 use crate::raw::{self, Env};
 use crate::{shapes, to_js, to_json};
 use ferrule_core::bridge::{is_abandoned, Reply};
-use ferrule_core::host::{lock, Call, Catch, Exchange, GroupId, Hooks, Host, HostError, HostRoute, InProcess, Inbox, Job, Listen, Open, Phase, PushBuffer, Reject, Serving, StreamId, Wake};
+use ferrule_core::host::{lock, Call, Catch, Exchange, GroupId, Handshake, Hooks, Host, HostError, HostRoute, InProcess, Inbox, Job, Listen, Open, Phase, PushBuffer, Reject, Serving, StreamId, Wake};
 use ferrule_core::http::StatusCode;
 use ferrule_core::shape::Shape;
 use ferrule_core::socket::{Closed, Message, Socket, UnsendableClose};
@@ -82,6 +82,11 @@ struct Pending {
     /// What the request carried as sent, for the raw accessors (`ctx.rawBody`, …): kept,
     /// not converted, until a handler asks.
     raw: Option<RawParts>,
+    /// A WebSocket's handshake: held until answered, so that its `Job::Unopened` cannot come
+    /// before the glue has kept its `ctx` (see `ferrule_core::host::Handshake`). Never read:
+    /// letting go of it is what it is for.
+    #[allow(dead_code)]
+    handshake: Option<Arc<Handshake<JsRoute>>>,
 }
 
 struct RawParts {
@@ -114,17 +119,18 @@ impl std::ops::Deref for NativeApp {
 }
 
 impl Conversations {
-    /// Each job as the glue's entries: `[id, route, …context parts]` per request, `[-1,
-    /// stream]` per pull, `[-2, stream]` per release, `[-3, socket, route, …context parts, raw parts]`
-    /// per WebSocket opened, `[-4, socket]` per socket with messages waiting. Requests are
-    /// answered through `inbox`, where they came from.
+    /// Each job as the glue's entries: `[id, route, …context parts]` per request (after `[-8,
+    /// handshake]` for a WebSocket's handshake), `[-1, stream]` per pull, `[-2, stream]` per
+    /// release, `[-3, socket, route, …context parts, raw parts, handshake]` per WebSocket
+    /// opened, `[-4, socket]` per socket with messages waiting, `[-9, handshake]` per
+    /// handshake that did not open. Requests are answered through `inbox`, where they came from.
     fn entries(&mut self, env: Env, jobs: Vec<Job<JsRoute>>, inbox: &Inbox<JsRoute>) -> Result<Vec<raw::Value>> {
         let mut entries = Vec::with_capacity(jobs.len() * (3 + to_js::CONTEXT_PARTS));
         for job in jobs {
-            let (route, mut request, reply, hooks) = match job {
+            let (route, mut request, reply, hooks, handshake) = match job {
                 Job::Call(call) => {
-                    let Call { route, hooks, request, reply } = *call;
-                    (route, request, reply, hooks)
+                    let Call { route, hooks, request, reply, handshake } = *call;
+                    (route, request, reply, hooks, handshake)
                 }
                 // `[-6, id, route or -1, …context parts, chain, status, problem, [name, value, …]]`:
                 // a request the core refused that the glue's hooks or handlers must see.
@@ -146,7 +152,7 @@ impl Conversations {
                     let chain = self.chain_number(&hooks);
                     let route_index = route.as_ref().map_or(-1, |r| r.data.index as i64);
                     let status = rejection.problem.status_code();
-                    let id = self.admit(Pending { inbox: inbox.clone(), reply, route, status, deadline: None, raw: Some(RawParts::take(&mut request)) });
+                    let id = self.admit(Pending { inbox: inbox.clone(), reply, route, status, deadline: None, raw: Some(RawParts::take(&mut request)), handshake: None });
                     entries.extend([env.int(-6).map_err(js_error)?, env.int(id as i64).map_err(js_error)?, env.int(route_index).map_err(js_error)?]);
                     entries.extend(parts);
                     entries.extend([
@@ -178,9 +184,10 @@ impl Conversations {
                     entries.extend([env.int(-2).map_err(js_error)?, env.number(stream as f64).map_err(js_error)?]);
                     continue;
                 }
-                // `[-3, socket, route, …context parts, raw parts]`: a WebSocket is open; its handler runs.
+                // `[-3, socket, route, …context parts, raw parts, handshake or -1]`: a WebSocket is
+                // open; its handler runs, with what its handshake's hooks set on their `ctx`.
                 Job::Open(open) => {
-                    let Open { route, mut request, socket } = *open;
+                    let Open { route, mut request, socket, handshake } = *open;
                     // A socket's raw parts come with it: its handler's `ctx` lives as long as the
                     // socket, long after the core has forgotten the request.
                     let parts = to_js::context_parts(env, &request).and_then(|parts| Ok((parts, RawParts::take(&mut request).to_js(env)?)));
@@ -196,6 +203,12 @@ impl Conversations {
                     entries.push(env.int(route.data.index as i64).map_err(js_error)?);
                     entries.extend(parts);
                     entries.push(raw);
+                    entries.push(env.number(handshake.map_or(-1.0, |id| id as f64)).map_err(js_error)?);
+                    continue;
+                }
+                // `[-9, handshake]`: a handshake the hooks saw will not open: the glue forgets its `ctx`.
+                Job::Unopened(id) => {
+                    entries.extend([env.int(-9).map_err(js_error)?, env.number(id as f64).map_err(js_error)?]);
                     continue;
                 }
                 // `[-4, socket]`: messages (or the end) wait: the glue takes them (`socketTake`).
@@ -226,7 +239,11 @@ impl Conversations {
             };
             let chain = if hooks.is_empty() { -1 } else { self.chain_number(&hooks) };
             let (index, status, deadline) = (route.data.index, route.status, request.deadline);
-            let id = self.admit(Pending { inbox: inbox.clone(), reply, route: Some(route), status, deadline, raw: Some(RawParts::take(&mut request)) });
+            // `[-8, handshake]` before a WebSocket's handshake that its hooks see.
+            if let Some(handshake) = &handshake {
+                entries.extend([env.int(-8).map_err(js_error)?, env.number(handshake.id() as f64).map_err(js_error)?]);
+            }
+            let id = self.admit(Pending { inbox: inbox.clone(), reply, route: Some(route), status, deadline, raw: Some(RawParts::take(&mut request)), handshake });
             entries.extend([env.int(id as i64).map_err(js_error)?, env.int(index as i64).map_err(js_error)?]);
             entries.extend(parts);
             entries.push(env.int(chain).map_err(js_error)?);

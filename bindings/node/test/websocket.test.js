@@ -205,12 +205,15 @@ test("send() takes what ws's send() takes: a number as text, bytes as binary, an
 test("the app's onRequest and preHandler hooks see a WebSocket's handshake, and one that answers refuses the upgrade", async () => {
   const app = new ferrule.App();
   const seen = [];
+  app.decorateRequest('role', 'guest');
   app.addHook('onRequest', async (ctx, reply) => {
     seen.push(`onRequest ${ctx.path}`);
     if (ctx.header('authorization') !== 'Bearer good') return reply.code(401).header('www-authenticate', 'Bearer').send({ error: 'who are you?' });
+    ctx.user = { name: 'ann' }; // as @fastify/websocket's handler, the socket's sees it
   });
   app.addHook('preHandler', (ctx, reply, done) => {
     seen.push('preHandler');
+    ctx.role = 'member';
     setTimeout(done, 5);
   });
   app.addHook('onSend', async (ctx, reply, payload) => {
@@ -219,7 +222,7 @@ test("the app's onRequest and preHandler hooks see a WebSocket's handshake, and 
   });
   app.ws('/guarded/{room}', (socket, ctx) => {
     seen.push(`handler ${ctx.params.room}`);
-    socket.on('message', (text) => socket.send(`${ctx.params.room}: ${text}`));
+    socket.on('message', (text) => socket.send(`${ctx.user.name} (${ctx.role}) in ${ctx.params.room}: ${text}`));
   });
   await serving(app, async (port) => {
     const stranger = new WebSocketClient(`ws://127.0.0.1:${port}/guarded/lobby`);
@@ -236,10 +239,38 @@ test("the app's onRequest and preHandler hooks see a WebSocket's handshake, and 
     await once(member, 'open');
     member.send('hi');
     const [message] = await once(member, 'message');
-    assert.strictEqual(message.toString(), 'lobby: hi');
+    assert.strictEqual(message.toString(), 'ann (member) in lobby: hi', "what the hooks set on the handshake's ctx");
     assert.deepStrictEqual(seen.splice(0), ['onRequest /guarded/lobby', 'preHandler', 'handler lobby'], 'admitted: no onSend (no reply was sent)');
     member.close();
     await once(member, 'close');
+    assert.strictEqual(app._dispatcher.admitted.size, 0, 'the opened handshake took back its ctx');
+  });
+});
+
+test("a handshake its hooks let through whose client left before the upgrade is forgotten", async () => {
+  const app = new ferrule.App();
+  let admitted = 0;
+  let opened = 0;
+  let started;
+  const handshakeSeen = new Promise((resolve) => { started = resolve; });
+  app.addHook('onRequest', async (ctx) => {
+    started();
+    await new Promise((resolve) => setTimeout(resolve, 50)); // the client leaves meanwhile
+    ctx.user = 'ann';
+  });
+  app.addHook('preHandler', async () => { admitted += 1; });
+  app.ws('/live', () => { opened += 1; });
+  await serving(app, async (port) => {
+    const client = require('node:net').connect(port, '127.0.0.1');
+    await once(client, 'connect');
+    client.write('GET /live HTTP/1.1\r\nhost: x\r\nconnection: Upgrade\r\nupgrade: websocket\r\nsec-websocket-version: 13\r\nsec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n');
+    await handshakeSeen;
+    client.destroy();
+    const dispatcher = app._dispatcher;
+    for (let waited = 0; (admitted === 0 || dispatcher.admitted.size > 0) && waited < 5000; waited += 10) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    assert.deepStrictEqual([admitted, opened, dispatcher.admitted.size], [1, 0, 0], 'admitted, never opened, and its ctx let go');
   });
 });
 
@@ -251,7 +282,7 @@ test("the README's hook refuses a WebSocket handshake without its key", async ()
   assert.ok(block, "no hook in the README's WebSockets section");
   const app = new ferrule.App();
   new Function('app', block)(app);
-  app.ws('/echo', (socket) => socket.on('message', (text) => socket.send(String(text))));
+  app.ws('/echo', (socket, ctx) => socket.on('message', (text) => socket.send(`${ctx.key}: ${text}`)));
   await serving(app, async (port) => {
     const stranger = new WebSocketClient(`ws://127.0.0.1:${port}/echo`);
     stranger.on('error', () => {});
@@ -264,7 +295,7 @@ test("the README's hook refuses a WebSocket handshake without its key", async ()
     await once(member, 'open');
     member.send('hi');
     const [message] = await once(member, 'message');
-    assert.strictEqual(message.toString(), 'hi');
+    assert.strictEqual(message.toString(), 'k: hi', 'the key the hook kept on ctx');
     member.close();
     await once(member, 'close');
   });

@@ -301,7 +301,8 @@ class _Routes:
         and any path, query, header and cookie parameters, which the core validates before the
         upgrade (a bad request gets its problem response and no connection); the
         ``on_request`` and ``pre_handler`` hooks run on the handshake, and one that answers
-        refuses the upgrade (``@app.middleware("http")`` does not run). ``subprotocols``:
+        refuses the upgrade (``@app.middleware("http")`` does not run); the ``request.state``
+        they set is the handler's ``ws.state``. ``subprotocols``:
         the route's, preferred first; ``max_message_bytes`` replaces the app's
         ``ws_max_message_bytes``. Options: ``cors``."""
         for name in options:

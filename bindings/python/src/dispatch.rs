@@ -28,7 +28,7 @@ use crate::response::{self, ResultTypes};
 use crate::route::PyRoute;
 use crate::socket::NativeSocket;
 use ferrule_core::bridge::{is_abandoned, Reply};
-use ferrule_core::host::{lock, Call, Hooks, HostRoute, Inbox, Job, Open, Reject};
+use ferrule_core::host::{lock, Call, Handshake, Hooks, HostRoute, Inbox, Job, Open, Reject};
 use ferrule_core::http::StatusCode;
 use ferrule_core::{Rejection, RequestData};
 use pyo3::prelude::*;
@@ -63,6 +63,9 @@ pub struct Dispatcher {
     /// The answers of tasks go back once per turn of the loop (see [`Dispatcher::flush_soon`]).
     flush_answers: Py<FlushAnswers>,
     flush_scheduled: Arc<AtomicBool>,
+    /// The `request.state` of each WebSocket handshake its hooks let through, by its
+    /// [`Handshake::id`], until its socket opens (then its `ws.state`) or never will.
+    admitted: Mutex<HashMap<u64, Py<PyAny>>>,
 }
 
 /// An in-process client's last exception from a handler or a stream's producer.
@@ -111,6 +114,7 @@ impl Dispatcher {
             registry,
             every_request_chained,
             chains: Mutex::new(HashMap::new()),
+            admitted: Mutex::new(HashMap::new()),
         })
     }
 
@@ -182,12 +186,12 @@ impl Dispatcher {
                     self.run(py, route, request, reply)
                 }
                 Job::Call(call) => {
-                    let Call { route, hooks, request, reply } = *call;
-                    self.run_chain(py, Some(route), &hooks, request, reply, None)
+                    let Call { route, hooks, request, reply, handshake } = *call;
+                    self.run_chain(py, Some(route), &hooks, request, reply, None, handshake)
                 }
                 Job::Reject(reject) => {
                     let Reject { route, hooks, request, rejection, reply } = *reject;
-                    self.run_chain(py, route, &hooks, request, reply, Some(rejection))
+                    self.run_chain(py, route, &hooks, request, reply, Some(rejection), None)
                 }
                 Job::Pull(pull) => {
                     self.types.streams.pull(py, &self.inbox, pull);
@@ -203,6 +207,10 @@ impl Dispatcher {
                 }
                 Job::Socket(id) => {
                     arrived(py, id);
+                    false
+                }
+                Job::Unopened(handshake) => {
+                    lock(&self.admitted).remove(&handshake);
                     false
                 }
                 // Python asks whether a client left (`request.is_disconnected()`); it watches none.
@@ -274,16 +282,26 @@ impl Dispatcher {
         self.start_task(py, run.get().call(), Ok(run.clone().into_any()), &name)
     }
 
-    /// Runs a request with its hooks (or a refused one the language must see) through
-    /// `ferrule.hooks`: at once when its chain and handler are all `def`s, else as a task
-    /// (then `true`).
-    fn run_chain(self: &Arc<Self>, py: Python<'_>, route: Option<Route>, hooks: &Arc<Hooks>, request: RequestData, reply: Reply, rejection: Option<Rejection>) -> bool {
+    /// Runs a request with its hooks (or a refused one the language must see, or a
+    /// WebSocket's `handshake`) through `ferrule.hooks`: at once when its chain and handler are
+    /// all `def`s, else as a task (then `true`).
+    #[allow(clippy::too_many_arguments)]
+    fn run_chain(
+        self: &Arc<Self>,
+        py: Python<'_>,
+        route: Option<Route>,
+        hooks: &Arc<Hooks>,
+        request: RequestData,
+        reply: Reply,
+        rejection: Option<Rejection>,
+        handshake: Option<Arc<Handshake<PyRoute>>>,
+    ) -> bool {
         if is_abandoned(&reply) {
             return false;
         }
         // A WebSocket's handshake runs its hooks as a task: its handler is an `async def`, and
         // `ferrule.hooks.run_async` is where a handshake leaves out what is not for it.
-        let runs_async = rejection.is_none() && route.as_ref().is_some_and(|r| r.data.is_async || r.spec.websocket.is_some());
+        let runs_async = handshake.is_some() || (rejection.is_none() && route.as_ref().is_some_and(|r| r.data.is_async));
         let chain = match self.chain(py, hooks) {
             Ok(chain) => chain,
             Err(error) => {
@@ -295,7 +313,8 @@ impl Dispatcher {
         let sync = !runs_async && chain.sync;
         // A chain run here answers within this batch, which `run_jobs` sends at its end; a task
         // answers later, on its own.
-        let Ok(call) = Bound::new(py, PendingCall::new(self, route, request, reply, rejection, !sync)) else { return false };
+        let call = PendingCall { handshake, ..PendingCall::new(self, route, request, reply, rejection, !sync) };
+        let Ok(call) = Bound::new(py, call) else { return false };
         if sync {
             request_context::isolated(py, || run_sync_chain(py, &chain, &call));
             false
@@ -354,12 +373,17 @@ impl Dispatcher {
 
     /// Starts a WebSocket route's handler as a task (`ferrule.websocket.converse`), with its
     /// `WebSocket` filed under the socket's id for the wake-ups to come.
-    fn open(&self, py: Python<'_>, Open { route, request, socket }: Open<PyRoute>) {
+    fn open(&self, py: Python<'_>, Open { route, request, socket, handshake }: Open<PyRoute>) {
         let native = NativeSocket::new(socket.clone(), route.label.clone());
+        let state = handshake.and_then(|id| lock(&self.admitted).remove(&id));
         let started = CONVERSE.import(py, "ferrule.websocket", "converse").and_then(|converse| {
             // The socket carries its handshake's request, for Starlette's `ws.headers`, `ws.url`,
             // `ws.query_params`, `ws.cookies`, `ws.client`: one object per connection.
-            let handshake = Bound::new(py, Request::new(request, route.data.owner.as_ref().map(|owner| owner.clone_ref(py))))?;
+            let handshake = Request::new(request, route.data.owner.as_ref().map(|owner| owner.clone_ref(py)));
+            let handshake = Bound::new(py, match state {
+                Some(state) => handshake.with_state(py, state),
+                None => handshake,
+            })?;
             let ws = WEBSOCKET.import(py, "ferrule.websocket", "WebSocket")?.call1((Bound::new(py, native)?, &handshake))?;
             let handler = route.data.call_on_socket(py, &handshake, &ws);
             let conversation = match handler {
@@ -481,6 +505,9 @@ pub struct PendingCall {
     /// runtime's delivery task once per request, which cost a sync chain about 1 µs of the
     /// runtime's CPU per request. Set later by [`PendingCall::answer_later`].
     flushes: std::sync::atomic::AtomicBool,
+    /// A WebSocket's handshake: held until the call is gone, so that its `Job::Unopened`
+    /// cannot come before `handle` kept its `request.state` (see [`Handshake`]).
+    handshake: Option<Arc<Handshake<PyRoute>>>,
 }
 
 struct CallState {
@@ -520,6 +547,7 @@ impl PendingCall {
             rejection,
             refusal: PyOnceLock::new(),
             flushes: std::sync::atomic::AtomicBool::new(flushes),
+            handshake: None,
         }
     }
 }
@@ -551,9 +579,13 @@ impl PendingCall {
             return Err(PyErr::from_value(self.refusal(py)?.into_bound(py)));
         }
         let route = self.route.as_ref().ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("no route"))?;
-        if self.is_handshake() {
+        if let Some(handshake) = &self.handshake {
             // A WebSocket's handshake that its hooks let through: 101 lets the core upgrade it,
-            // and the handler runs once the socket is open (`Dispatcher::open`).
+            // and the handler runs once the socket is open (`Dispatcher::open`), its `ws.state`
+            // the `request.state` the hooks made, if they made one.
+            if let Some(state) = request.get().state_if_made(py) {
+                lock(&self.dispatcher.admitted).insert(handshake.id(), state);
+            }
             let kwargs = PyDict::new(py);
             kwargs.set_item(pyo3::intern!(py, "status_code"), 101)?;
             return self.dispatcher.types().response.bind(py).call((), Some(&kwargs));
@@ -597,7 +629,7 @@ impl PendingCall {
     /// (`ferrule.hooks.run_async`).
     #[getter]
     fn is_handshake(&self) -> bool {
-        self.rejection.is_none() && self.route.as_ref().is_some_and(|route| route.spec.websocket.is_some())
+        self.handshake.is_some()
     }
 
     /// The status a plain result is sent with.

@@ -32,6 +32,17 @@ impl Request {
         self.state.get(py).is_some()
     }
 
+    /// Its `state`, when anything made it.
+    pub fn state_if_made(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+        self.state.get(py).map(|state| state.clone_ref(py))
+    }
+
+    /// With `state` as its `state` (a WebSocket's, made by its handshake's hooks).
+    pub fn with_state(self, py: Python<'_>, state: Py<PyAny>) -> Self {
+        let _ = self.state.set(py, state);
+        self
+    }
+
     pub fn new(data: RequestData, owner: Option<Py<PyAny>>) -> Self {
         Request {
             data,
@@ -170,7 +181,7 @@ impl Request {
     /// without making one.
     #[getter]
     fn _state_if_made(&self, py: Python<'_>) -> Option<Py<PyAny>> {
-        self.state.get(py).map(|state| state.clone_ref(py))
+        self.state_if_made(py)
     }
 
     #[getter]

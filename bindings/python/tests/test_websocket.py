@@ -345,11 +345,13 @@ def test_the_apps_hooks_see_a_websockets_handshake_and_one_that_answers_refuses_
         seen.append(f"on_request {request.url.path}")
         if request.headers.get("x-key") is None:
             return JSONResponse({"error": "key required"}, status_code=401)
+        request.state.user = "ann"  # the socket's ws.state.user
         return None
 
     @app.pre_handler
     def noted(request: Request) -> None:
         seen.append("pre_handler")
+        request.state.role = "member"
 
     @app.on_send
     def sent(request: Request, response: Response) -> None:
@@ -364,7 +366,7 @@ def test_the_apps_hooks_see_a_websockets_handshake_and_one_that_answers_refuses_
     async def live(ws: WebSocket, room: int) -> None:
         seen.append(f"handler {room}")
         await ws.accept()
-        await ws.send_text(f"{room}: {await ws.receive_text()}")
+        await ws.send_text(f"{ws.state.user} ({ws.state.role}) in {room}: {await ws.receive_text()}")
 
     with serving(app) as port:
         with pytest.raises(InvalidStatus) as refused:
@@ -375,7 +377,7 @@ def test_the_apps_hooks_see_a_websockets_handshake_and_one_that_answers_refuses_
         seen.clear()
         with connect(url(port, "/live/3"), additional_headers={"x-key": "k"}, open_timeout=10) as member:
             member.send("hi")
-            assert member.recv(timeout=10) == "3: hi"
+            assert member.recv(timeout=10) == "ann (member) in 3: hi", "the request.state the hooks set"
         assert seen == ["on_request /live/3", "pre_handler", "handler 3"], "let through: the 101 is no reply for on_send"
         seen.clear()
         assert request(port, "GET", "/elsewhere").status == 401
@@ -383,7 +385,8 @@ def test_the_apps_hooks_see_a_websockets_handshake_and_one_that_answers_refuses_
 
 
 def keyed_echo_app() -> App:
-    """The README's hook that refuses a handshake without its key, before an echo at /echo."""
+    """The README's hook that refuses a handshake without its key, before an echo at /echo
+    that says the key the hook kept."""
     from ferrule import JSONResponse, Request
 
     block = next((b for b in readme_websocket_blocks() if "key_required" in b), None)
@@ -394,7 +397,7 @@ def keyed_echo_app() -> App:
     @app.websocket("/echo")
     async def echo(ws: WebSocket) -> None:
         await ws.accept()
-        await ws.send_text(await ws.receive_text())
+        await ws.send_text(f"{ws.state.key}: {await ws.receive_text()}")
 
     return app
 
@@ -407,7 +410,7 @@ def test_the_readme_hook_refuses_a_handshake_without_its_key() -> None:
         assert json.loads(refused.value.response.body) == {"error": "key required"}
         with connect(url(port, "/echo"), additional_headers={"x-key": "k"}, open_timeout=10) as client:
             client.send("hi")
-            assert client.recv(timeout=10) == "hi"
+            assert client.recv(timeout=10) == "k: hi"
 
 
 def test_the_test_client_meets_a_handshake_the_hooks_refuse_as_starlettes_denial() -> None:
@@ -420,4 +423,4 @@ def test_the_test_client_meets_a_handshake_the_hooks_refuse_as_starlettes_denial
         assert (denied.value.status_code, denied.value.json()) == (401, {"error": "key required"})
         with client.websocket_connect("/echo", headers={"x-key": "k"}) as session:
             session.send_text("hi")
-            assert session.receive_text() == "hi"
+            assert session.receive_text() == "k: hi"

@@ -16,7 +16,7 @@ use crate::{logs, response, to_ruby};
 use ferrule_core::log::LogWake;
 use ferrule_core::bridge::{is_abandoned, Waited};
 use crate::stream::{Answers, Streams};
-use ferrule_core::host::{lock, Call, Catch, GroupId, Hooks, Host, HostError, HostRoute, InProcess, Job, Listen, Open, Phase, Reject, Serving, Wake};
+use ferrule_core::host::{lock, Call, Catch, GroupId, Handshake, Hooks, Host, HostError, HostRoute, InProcess, Job, Listen, Open, Phase, Reject, Serving, Wake};
 use ferrule_core::http::StatusCode;
 use ferrule_core::{HandlerError, Rejection, RequestData};
 use magnus::{block::Proc, gc::Marker, prelude::*, DataTypeFunctions, Error, RArray, RClass, RString, Ruby, TypedData};
@@ -334,8 +334,8 @@ impl NativeApp {
             let call = match job {
                 Job::Call(call) if chained(&call) => {
                     if result.is_ok() {
-                        let Call { route, hooks, request, reply } = *call;
-                        result = self.run_chained(ruby, runner, Some(route), &hooks, request, reply, None, answers);
+                        let Call { route, hooks, request, reply, handshake } = *call;
+                        result = self.run_chained(ruby, runner, Some(route), &hooks, request, reply, None, handshake, answers);
                     } else {
                         inbox.answer(call.reply, Err(HandlerError::new("the thread running handlers was stopped")));
                     }
@@ -345,7 +345,7 @@ impl NativeApp {
                 Job::Reject(reject) => {
                     let Reject { route, hooks, request, rejection, reply } = *reject;
                     if result.is_ok() {
-                        result = self.run_chained(ruby, runner, route, &hooks, request, reply, Some(rejection), answers);
+                        result = self.run_chained(ruby, runner, route, &hooks, request, reply, Some(rejection), None, answers);
                     } else {
                         inbox.answer(reply, Ok(rejection.response()));
                     }
@@ -373,6 +373,13 @@ impl NativeApp {
                     }
                     continue;
                 }
+                // What a handshake's filters left in its request's env is let go of.
+                Job::Unopened(handshake) => {
+                    if result.is_ok() {
+                        result = socket_glue(ruby)?.funcall::<_, _, magnus::Value>("unopened", (handshake,)).map(drop);
+                    }
+                    continue;
+                }
                 // Ruby watches no request's client (a stream's `closed?` says when one left).
                 Job::Departed(_) => continue,
             };
@@ -387,12 +394,13 @@ impl NativeApp {
     }
 
     /// A WebSocket is open: `Ferrule::WebSocket.open` runs the route's block with it and the
-    /// request, and files it under the socket's id for the wake-ups to come.
+    /// request (given the env its handshake's filters left, by the handshake's id), and files
+    /// it under the socket's id for the wake-ups to come.
     fn open_socket(&self, ruby: &Ruby, handlers: RArray, mut open: Open<RbRoute>) -> Result<(), Error> {
         let native = crate::socket::NativeSocket::new(open.socket.clone(), open.route.label.clone(), self.host.logs());
         let opened = handlers.entry::<Proc>(open.route.data.index as isize).and_then(|handler| {
             let request = to_ruby::request(ruby, &self.types, &mut open.request, open.route.spec.body.is_some())?;
-            socket_glue(ruby)?.funcall::<_, _, magnus::Value>("open", (native, handler, request)).map(drop)
+            socket_glue(ruby)?.funcall::<_, _, magnus::Value>("open", (native, handler, request, open.handshake)).map(drop)
         });
         if opened.is_err() {
             open.socket.close_with(ferrule_core::socket::Closed::new(1011, ""));
@@ -464,10 +472,12 @@ impl NativeApp {
 }
 
 impl NativeApp {
-    /// A request with hooks (or a refused one they must see): the app's chain runner
-    /// (`runner.call(chain, route_index or nil, request, refusal or nil)`) runs its filters,
-    /// its block and its error blocks, and returns what a block returns. A refusal is
-    /// `[status, problem body, [name, value, …]]`, the core's own answer.
+    /// A request with hooks (or a refused one they must see, or a WebSocket's handshake): the
+    /// app's chain runner (`runner.call(chain, route_index or nil, request, refusal or nil,
+    /// handshake id or nil)`) runs its filters, its block and its error blocks, and returns
+    /// what a block returns. A refusal is `[status, problem body, [name, value, …]]`, the
+    /// core's own answer. The `handshake` is held until answered: its `Job::Unopened` must not
+    /// come before the filters' env was kept (see `ferrule_core::host::Handshake`).
     #[allow(clippy::too_many_arguments)]
     fn run_chained(
         &self,
@@ -478,6 +488,7 @@ impl NativeApp {
         mut request: RequestData,
         reply: ferrule_core::bridge::Reply,
         rejection: Option<Rejection>,
+        handshake: Option<Arc<Handshake<RbRoute>>>,
         answers: &Arc<dyn Answers>,
     ) -> Result<(), Error> {
         if is_abandoned(&reply) {
@@ -506,9 +517,11 @@ impl NativeApp {
         let index = route.as_ref().map_or(ruby.qnil().as_value(), |r| ruby.integer_from_i64(r.data.index as i64).as_value());
         let declares_body = route.as_ref().is_some_and(|route| route.spec.body.is_some());
         let called = to_ruby::request(ruby, &self.types, &mut request, declares_body)
-            .and_then(|request| runner.call::<_, magnus::Value>((number, index, request, refusal)));
+            .and_then(|request| runner.call::<_, magnus::Value>((number, index, request, refusal, handshake.as_ref().map(|h| h.id()))));
         let shapes = |status: i64| route.as_ref().map_or(ferrule_core::shape::Shape::any(), |route| route.response_shape(status));
-        self.answer_called(ruby, answers, reply, called, status, &shapes, &label)
+        let answered = self.answer_called(ruby, answers, reply, called, status, &shapes, &label);
+        drop(handshake);
+        answered
     }
 }
 

@@ -120,11 +120,12 @@ class WebSocketTest < Minitest::Test
     app.before do |req|
       seen << "before #{req.path}"
       halt 401, { "www-authenticate" => "Bearer" }, "who are you?" unless req.headers["x-key"]
+      req.env["app.user"] = "ann" # the socket's request has it, as Rack's env is shared
     end
     app.after { |_req| seen << "after #{status}" }
     app.websocket("/live/{room:int}") do |ws, req|
       seen << "block #{req.params[:room]}"
-      ws.on(:message) { |text| ws.send("#{req.params[:room]}: #{text}") }
+      ws.on(:message) { |text| ws.send("#{req.env["app.user"]} in #{req.params[:room]}: #{text}") }
     end
     serving(app) do |port|
       refused = request(port, "GET", "/live/3", headers: UPGRADE)
@@ -136,7 +137,8 @@ class WebSocketTest < Minitest::Test
       member = WsClient.new(port, "/live/3", headers: { "x-key" => "k" })
       assert member.open?
       member.driver { |d| d.text("hi") }
-      assert_equal "3: hi", member.receive
+      assert_equal "ann in 3: hi", member.receive, "what the filter left in the handshake's env"
+      assert_empty Ferrule::WebSocket.instance_variable_get(:@admitted), "the socket took it back"
       # As in Sinatra, where the after filters see the route that upgraded (its 101 is not sent).
       assert_equal ["before /live/3", "after 101", "block 3"], Array.new(seen.size) { seen.pop }
       member.shutdown
@@ -155,14 +157,14 @@ class WebSocketTest < Minitest::Test
     refute_nil block, "no before filter in the README's WebSockets section"
     app = Ferrule::App.new
     eval(block, binding, "README.md") # rubocop:disable Security/Eval -- the README's own example
-    app.websocket("/echo") { |ws, _req| ws.on(:message) { |text| ws.send(text) } }
+    app.websocket("/echo") { |ws, req| ws.on(:message) { |text| ws.send("#{req.env["app.key"]}: #{text}") } }
     serving(app) do |port|
       refused = request(port, "GET", "/echo", headers: UPGRADE)
       assert_equal [401, "key required"], [refused.status, refused.body]
       member = WsClient.new(port, "/echo", headers: { "x-key" => "k" })
       assert member.open?
       member.driver { |d| d.text("hi") }
-      assert_equal "hi", member.receive
+      assert_equal "k: hi", member.receive, "the key the filter kept in the env"
       member.shutdown
     end
   end

@@ -5,12 +5,12 @@
 
 use super::hooks::{GroupId, Groups, Hooks};
 use super::pulled::{PullOutcome, PullReply, Pulling, StreamId};
-use super::{Call, HostRoute, Job, Open, Reject, Snapshot};
+use super::{Call, Handshake, HostRoute, Job, Open, Reject, Snapshot};
 use crate::bridge::{hand_over, Mailbox, Outcome, Reply, ReplyBatch};
 use crate::handler::{Handler, HandlerError, HandlerFuture, Rejection};
 use http::StatusCode;
 use crate::request::RequestData;
-use crate::socket::{Closed, Socket, SocketHandler};
+use crate::socket::{Admission, Closed, Kept, Socket, SocketHandler};
 use crate::stream::BodyStream;
 use std::sync::Arc;
 
@@ -167,7 +167,7 @@ struct HostHandler<R> {
 impl<R: Send + Sync + 'static> Handler for HostHandler<R> {
     fn call(&self, request: RequestData) -> HandlerFuture {
         let (route, hooks) = (self.route.clone(), self.hooks.clone());
-        hand_over(&self.mailbox, self.side, |reply| Job::Call(Box::new(Call { route, hooks, request, reply })))
+        hand_over(&self.mailbox, self.side, |reply| Job::Call(Box::new(Call { route, hooks, request, reply, handshake: None })))
     }
 
     fn takes_rejection(&self, status: StatusCode, _path: &str) -> bool {
@@ -227,15 +227,31 @@ impl<R: Send + Sync + 'static> SocketHandler for HostSocketHandler<R> {
     /// a [`Job::Call`] of the WebSocket route: the binding runs the hooks, and where the
     /// handler would run it answers 101 (`HostRoute::spec.websocket` tells it which it is). A
     /// hook's own answer refuses the upgrade. Without such hooks no job is made.
-    fn admission(&self, request: &RequestData) -> Option<HandlerFuture> {
+    ///
+    /// The admission keeps the [`Handshake`] the call carries, for the socket's [`Job::Open`].
+    fn admission(&self, request: &RequestData) -> Option<Admission> {
         if self.hooks.on_request.is_empty() && self.hooks.pre_handler.is_empty() {
             return None;
         }
         let (route, hooks, request) = (self.route.clone(), self.hooks.clone(), request.clone());
-        Some(hand_over(&self.mailbox, self.side, |reply| Job::Call(Box::new(Call { route, hooks, request, reply }))))
+        let handshake = Handshake::new(&self.mailbox);
+        let shared = Some(handshake.clone());
+        let answer = hand_over(&self.mailbox, self.side, |reply| Job::Call(Box::new(Call { route, hooks, request, reply, handshake: shared })));
+        Some(Admission::new(answer).keeping(handshake))
+    }
+
+    fn open_admitted(&self, request: RequestData, socket: Socket, kept: Kept) {
+        let handshake = kept.downcast::<Arc<Handshake<R>>>().ok().map(|handshake| handshake.open());
+        self.post_open(request, socket, handshake);
     }
 
     fn open(&self, request: RequestData, socket: Socket) {
+        self.post_open(request, socket, None);
+    }
+}
+
+impl<R: Send + Sync + 'static> HostSocketHandler<R> {
+    fn post_open(&self, request: RequestData, socket: Socket, handshake: Option<u64>) {
         // Arrivals wake the interpreter through the same mailbox as requests, so a burst of
         // messages and a burst of requests share one wake-up. The wake runs on the runtime's
         // thread that read the message.
@@ -249,7 +265,7 @@ impl<R: Send + Sync + 'static> SocketHandler for HostSocketHandler<R> {
         // jobs once the runtime is idle. `ws-connect` (server on one core), CPU-µs a connection:
         // Node 64–68 → 58–59 (context switches 1.8 → 0.95), Ruby 53–56 → 51–52 (2.8 → 2.0),
         // Python 51–52 either way (2.1 → 1.1).
-        let open = Job::Open(Box::new(Open { route: self.route.clone(), request, socket: socket.clone() }));
+        let open = Job::Open(Box::new(Open { route: self.route.clone(), request, socket: socket.clone(), handshake }));
         if self.mailbox.post_from_runtime(open).is_err() {
             socket.close_with(Closed::new(1001, "server shutting down"));
         }

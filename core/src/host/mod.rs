@@ -15,6 +15,7 @@
 //! bindings that wait on a descriptor.
 
 mod error;
+mod handshake;
 mod hooks;
 mod in_process;
 mod inbox;
@@ -24,6 +25,7 @@ mod routes;
 mod serving;
 
 pub use error::HostError;
+pub use handshake::Handshake;
 pub use hooks::{Catch, GroupId, Hooks, Phase};
 pub use in_process::{Answer, Exchange, InProcess};
 pub use inbox::Inbox;
@@ -109,7 +111,7 @@ impl<R> HostRoute<R> {
 /// (callgrind).
 pub enum Job<R> {
     /// Run a route's handler: answer through [`Inbox::answer`]. For a WebSocket route
-    /// (`route.spec.websocket`), the handshake of one with `on_request` or `pre_handler` hooks:
+    /// ([`Call::handshake`]), the handshake of one with `on_request` or `pre_handler` hooks:
     /// run them, and answer 101 where the handler would run, to let the upgrade go on (its
     /// [`Job::Open`] follows).
     Call(Box<Call<R>>),
@@ -128,6 +130,10 @@ pub enum Job<R> {
     /// [`Socket::id`]. When the handler is done the binding closes the socket: 1000 when it
     /// returned, 1011 (and a log line) when it raised.
     Open(Box<Open<R>>),
+    /// The handshake under this id ([`Handshake::id`]) will never be a socket: forget what was
+    /// kept for it. Posted once the binding has let go of its call, for every handshake its
+    /// hooks saw that did not open, the refused ones included.
+    Unopened(u64),
     /// The socket filed under this id has messages or its end waiting: [`Socket::take`] them.
     /// Sent only after a take that found nothing, so one is in flight per socket at most.
     Socket(u64),
@@ -143,6 +149,9 @@ pub struct Open<R> {
     pub route: Arc<HostRoute<R>>,
     pub request: RequestData,
     pub socket: Socket,
+    /// The [`Handshake::id`] of its handshake, when the hooks saw it: what the binding kept
+    /// then is its handler's.
+    pub handshake: Option<u64>,
 }
 
 /// One request for the binding's interpreter: answer it through [`Inbox::answer`].
@@ -152,6 +161,9 @@ pub struct Call<R> {
     pub hooks: Arc<Hooks>,
     pub request: RequestData,
     pub reply: Reply,
+    /// For a WebSocket's handshake, what the binding keeps the hooks' values under when it lets
+    /// the upgrade go on. Hold it until answered (see [`Handshake`]).
+    pub handshake: Option<Arc<Handshake<R>>>,
 }
 
 /// A refused request for the binding's interpreter (see [`Job::Reject`]).

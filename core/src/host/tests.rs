@@ -262,7 +262,7 @@ fn stream_consumer(serving: Arc<Serving<&'static str>>, chunks: Option<usize>, c
                         seen.push("release");
                         counts.releases.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                     }
-                    Job::Open(_) | Job::Socket(_) | Job::Reject(_) | Job::Departed(_) => unreachable!("no WebSocket routes, hooks or watches here"),
+                    Job::Open(_) | Job::Socket(_) | Job::Unopened(_) | Job::Reject(_) | Job::Departed(_) => unreachable!("no WebSocket routes, hooks or watches here"),
                 }
             }
             serving.flush();
@@ -423,4 +423,59 @@ fn a_watched_request_whose_client_leaves_posts_its_token_and_an_answered_one_pos
     serving.stop();
     assert_eq!(serving.mailbox().wait_for(&mut jobs, 8, &never), Waited::Closed);
     assert!(jobs.is_empty(), "{} jobs posted after the departure", jobs.len());
+}
+
+/// A handshake as a client sends it, with `extra` header lines; the first line of the answer.
+fn handshake(port: u16, extra: &str) -> (std::net::TcpStream, String) {
+    let mut client = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(client, "GET /live HTTP/1.1\r\nhost: x\r\nconnection: Upgrade\r\nupgrade: websocket\r\nsec-websocket-version: 13\r\nsec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\n{extra}\r\n").unwrap();
+    let mut head = [0u8; 12];
+    client.read_exact(&mut head).unwrap();
+    (client, String::from_utf8_lossy(&head).into_owned())
+}
+
+#[test]
+fn a_handshake_the_hooks_see_is_followed_by_its_open_or_by_unopened_once_answered() {
+    let host = host();
+    host.declare(RouteSpec::websocket("/live", &[]), 200, "live").unwrap();
+    host.hook(GroupId::APP, Phase::OnRequest, 0).unwrap();
+    let serving = host.serve(Listen::Address { host: "127.0.0.1", port: 0 }, Some(1), Wake::Blocking, "the test thread").unwrap();
+    let (mut jobs, never) = (Vec::new(), AtomicBool::new(false));
+    let next = |jobs: &mut Vec<Job<&'static str>>| {
+        if jobs.is_empty() {
+            assert_eq!(serving.mailbox().wait_for(jobs, 1, &never), Waited::Jobs);
+        }
+        jobs.remove(0)
+    };
+    let port = serving.port();
+
+    // Refused: the binding answers 401 and lets go of its call; then, and only then, Unopened.
+    let refused = std::thread::spawn(move || handshake(port, "").1);
+    let Job::Call(call) = next(&mut jobs) else { panic!("the handshake's call first") };
+    let refused_id = call.handshake.as_ref().expect("a handshake").id();
+    let Call { reply, handshake: kept, .. } = *call;
+    serving.answer(reply, Ok(crate::Response::text("no key").with_status(http::StatusCode::UNAUTHORIZED)));
+    serving.flush();
+    assert_eq!(refused.join().unwrap(), "HTTP/1.1 401");
+    serving.mailbox().take_all(&mut jobs);
+    assert!(jobs.is_empty(), "nothing is posted while the binding holds the call");
+    drop(kept);
+    assert!(matches!(next(&mut jobs), Job::Unopened(id) if id == refused_id));
+
+    // Let through: the socket's Open names the handshake, and no Unopened follows.
+    let admitted = std::thread::spawn(move || handshake(port, "x-key: k\r\n"));
+    let Job::Call(call) = next(&mut jobs) else { panic!("the handshake's call first") };
+    let admitted_id = call.handshake.as_ref().expect("a handshake").id();
+    assert_ne!(admitted_id, refused_id);
+    serving.answer(call.reply, Ok(crate::Response::new(http::StatusCode::SWITCHING_PROTOCOLS)));
+    serving.flush();
+    let (client, head) = admitted.join().unwrap();
+    assert_eq!(head, "HTTP/1.1 101");
+    let Job::Open(open) = next(&mut jobs) else { panic!("the socket opens") };
+    assert_eq!(open.handshake, Some(admitted_id));
+    drop((open, client));
+    serving.stop();
+    while serving.mailbox().wait_for(&mut jobs, 8, &never) == Waited::Jobs {
+        assert!(jobs.drain(..).all(|job| !matches!(job, Job::Unopened(_) | Job::Call(_))), "an opened handshake posts no Unopened");
+    }
 }

@@ -77,12 +77,15 @@ impl SocketRoute {
     }
 
     /// What must see the handshake before the upgrade (see [`SocketHandler::admission`]).
-    pub(crate) fn admission(&self, request: &RequestData) -> Option<crate::HandlerFuture> {
+    pub(crate) fn admission(&self, request: &RequestData) -> Option<super::Admission> {
         self.handler.admission(request)
     }
 
     /// 101, and the connection handed to a session once hyper lets go of it: on the server's
-    /// own connections through `slot` (the drain then knows of it), otherwise as a task.
+    /// own connections through `slot` (the drain then knows of it), otherwise as a task. What
+    /// the handshake's admission `kept` goes to the handler with the socket, or is dropped with
+    /// the session's future when the upgrade fails.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn upgrade(
         &self,
         accepted: Accepted,
@@ -90,6 +93,7 @@ impl SocketRoute {
         slot: Option<UpgradeSlot>,
         mut request: RequestData,
         label: Arc<str>,
+        kept: Option<super::Kept>,
     ) -> axum::response::Response {
         values_of_their_own(&mut request.raw_headers);
         let socket = Socket::new(accepted.subprotocol.clone(), self.send_limit);
@@ -101,7 +105,10 @@ impl SocketRoute {
         // the closure, and what it holds, once the upgrade is done.
         let session = on_upgrade.then(move |upgraded| {
             let session = upgraded.ok().map(|upgraded| {
-                handler.open(request, socket.clone());
+                match kept {
+                    Some(kept) => handler.open_admitted(request, socket.clone(), kept),
+                    None => handler.open(request, socket.clone()),
+                }
                 super::session::run(hyper_util::rt::TokioIo::new(upgraded), socket, config, going_away, label)
             });
             OptionFuture::from(session).map(drop)

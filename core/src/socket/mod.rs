@@ -186,8 +186,39 @@ pub trait SocketHandler: Send + Sync + 'static {
     /// follows the checks at once. An answer with status 101 lets the upgrade go on (its
     /// headers and body are not sent: the handshake's are); any other answer is sent instead,
     /// and the socket never opens. It runs within the route's time limit.
-    fn admission(&self, _request: &crate::RequestData) -> Option<crate::HandlerFuture> {
+    fn admission(&self, _request: &crate::RequestData) -> Option<Admission> {
         None
+    }
+
+    /// The socket of a handshake whose [`Admission`] kept something ([`Admission::keeping`]),
+    /// with what it kept. By default the kept value is dropped and [`SocketHandler::open`] runs.
+    fn open_admitted(&self, request: crate::RequestData, socket: Socket, kept: Kept) {
+        drop(kept);
+        self.open(request, socket);
+    }
+}
+
+/// What an [`Admission`] keeps for the socket it lets through.
+pub type Kept = Box<dyn std::any::Any + Send>;
+
+/// A handshake's admission ([`SocketHandler::admission`]): the answer that lets the upgrade go
+/// on (101) or refuses it, and what the handler keeps from it for the socket — a binding's
+/// hooks set values on their request (Node's `ctx.user`, Python's `request.state`) that its
+/// socket handler must see. The kept value reaches [`SocketHandler::open_admitted`] once the
+/// connection is upgraded, and is dropped where it is not: a refused handshake, one past its
+/// time limit, a client gone before the upgrade, a server stopping.
+pub struct Admission {
+    pub(crate) answer: crate::HandlerFuture,
+    pub(crate) kept: Option<Kept>,
+}
+
+impl Admission {
+    pub fn new(answer: crate::HandlerFuture) -> Self {
+        Admission { answer, kept: None }
+    }
+
+    pub fn keeping(self, kept: impl std::any::Any + Send) -> Self {
+        Admission { kept: Some(Box::new(kept)), ..self }
     }
 }
 

@@ -150,8 +150,9 @@ module Ferrule
     #
     # A WebSocket route: +query+, +headers+, +cookies+ and +params+ (as for #route) are
     # validated before the upgrade — a bad request gets its problem response and no connection —
-    # and the +before+ filters run on the handshake (a +halt+ refuses it). The block gets a
-    # Ferrule::WebSocket and the Request. +subprotocols+: the route's, preferred first;
+    # and the +before+ filters run on the handshake (a +halt+ refuses it; what they put in
+    # <tt>req.env</tt> is in the block's request's). The block gets a Ferrule::WebSocket and the
+    # Request. +subprotocols+: the route's, preferred first;
     # +max_message_bytes+ replaces the app's +ws_max_message_bytes+.
     def websocket(path, subprotocols: [], max_message_bytes: nil, **options, &handler)
       websocket_in(0, path, subprotocols: subprotocols, max_message_bytes: max_message_bytes, **options, &handler)
@@ -660,19 +661,15 @@ module Ferrule
       @sockets[index] = !(spec["websocket"] || spec[:websocket]).nil?
     end
 
-    # What a WebSocket's handshake runs where a route's block would, once the +before+ filters
-    # let it through (as Sinatra's do, on the request a faye-websocket route upgrades): 101
-    # tells the core to upgrade it, and the route's block runs once the socket is open. The
-    # +after+ filters see it, as Sinatra's see that route's answer.
-    ADMITTED = proc { [101, {}, []] }
-    private_constant :ADMITTED
-
-    # A request with hooks, or a refused one they must see (NativeApp#work calls it): the
-    # chain's filters and the route's block run in one Context.
-    def run_chain(number, index, request, refusal)
+    # A request with hooks, or a refused one they must see, or a WebSocket's +handshake+
+    # (NativeApp#work calls it): the chain's filters and the route's block run in one Context.
+    # A handshake runs WebSocket.admission where the route's block would, once the +before+
+    # filters let it through (as Sinatra's do, on the request a faye-websocket route upgrades);
+    # the +after+ filters see its 101, as Sinatra's see that route's answer.
+    def run_chain(number, index, request, refusal, handshake = nil)
       chain = @chains[number] ||= Chain.new(@hook_blocks, @native.hooks_of(number))
       status = index ? @statuses[index] : refusal[0]
-      block = index && (@sockets[index] ? ADMITTED : @blocks[index])
+      block = index && (@sockets[index] ? WebSocket.admission(handshake, request) : @blocks[index])
       @context_class.new(request, status).run_chain(chain, block, refusal, @error_handlers)
     end
 

@@ -71,6 +71,14 @@ module Ferrule
       end
     end
 
+    # The env, if anything made it (a WebSocket's handshake keeps it for its socket's request).
+    def __ferrule_env_if_made = @env
+
+    # A WebSocket's request takes the env its handshake's filters made.
+    def __ferrule_adopt_env(env)
+      @env = env
+    end
+
     # The error an error block answers, for its <tt>env["sinatra.error"]</tt>: kept here, and
     # put in the env only once something reads it (most error paths never build one).
     def sinatra_error=(error)

@@ -44,11 +44,33 @@ module Ferrule
 
     # The open sockets by the core's id: where a wake-up finds its socket.
     @open = {}
+    # The env each handshake's +before+ filters left in its request (<tt>req.env["user"] =
+    # …</tt>), by the core's handshake id, until its socket opens or never will.
+    @admitted = {}
     @lock = Mutex.new
 
     class << self
+      # What runs where a handshake's route block would, once its +before+ filters let it
+      # through: keeps its request's env for the socket's request, and answers 101, which
+      # tells the core to upgrade it (the route's block runs once the socket is open).
+      def admission(handshake, request)
+        proc do
+          env = request.__ferrule_env_if_made
+          WebSocket.__send__(:keep, handshake, env) if handshake && env
+          [101, {}, []]
+        end
+      end
+
+      # A handshake the filters saw will not open: what they left is let go of.
+      def unopened(handshake)
+        @lock.synchronize { @admitted.delete(handshake) }
+      end
+
       # Runs the route's +handler+ for a new connection and delivers what has arrived since.
-      def open(native, handler, request)
+      # Its request's env is the one its handshake's filters left, if they left one.
+      def open(native, handler, request, handshake = nil)
+        env = handshake && @lock.synchronize { @admitted.delete(handshake) }
+        request.__ferrule_adopt_env(env) if env
         ws = new(native)
         @lock.synchronize { @open[native.id] = ws }
         ws.__run { handler.call(ws, request) }
@@ -64,6 +86,12 @@ module Ferrule
 
       def forget(id)
         @lock.synchronize { @open.delete(id) }
+      end
+
+      private
+
+      def keep(handshake, env)
+        @lock.synchronize { @admitted[handshake] = env }
       end
     end
 
