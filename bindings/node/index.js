@@ -1932,11 +1932,6 @@ Context.prototype[DECLARES] = [];
 Context.prototype[ROUTE_OPTIONS_OF] = [];
 Context.prototype[APP] = { log: logFacade(null), _refusePrototypeKeys: true };
 
-/**
- * A WebSocket handler's `ctx`: the request's validated values. The connection has no pending
- * request in the addon, so what it carried as sent is not kept (declare the headers, query
- * parameters and cookies the handler reads), and it has no deadline.
- */
 /** What a `ctx` is made with; the rest of its own properties its hooks set (`ctx.user = …`). */
 const MADE_FIELDS = new Set(['method', 'path', 'params', 'requestId']);
 
@@ -1950,6 +1945,11 @@ function carryOver(kept, ctx) {
   for (const key of Object.keys(kept)) if (!MADE_FIELDS.has(key)) ctx[key] = kept[key];
 }
 
+/**
+ * A WebSocket handler's `ctx`: the request's validated values. The connection has no pending
+ * request in the addon, so what it carried as sent is not kept (declare the headers, query
+ * parameters and cookies the handler reads), and it has no deadline.
+ */
 function socketContext(native, batch, i, ContextClass = Context) {
   const ctx = new ContextClass(native, batch, i);
   // Its raw parts came with it (after the context's ten entries): the request is gone.

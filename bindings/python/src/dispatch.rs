@@ -210,7 +210,9 @@ impl Dispatcher {
                     false
                 }
                 Job::Unopened(handshake) => {
-                    lock(&self.admitted).remove(&handshake);
+                    // Let go of outside the lock: a `__del__` may run.
+                    let forgotten = lock(&self.admitted).remove(&handshake);
+                    drop(forgotten);
                     false
                 }
                 // Python asks whether a client left (`request.is_disconnected()`); it watches none.

@@ -49,7 +49,8 @@ impl<R> Drop for Handshake<R> {
         if *self.opened.get_mut() {
             return;
         }
-        // A closed mailbox (the server stopped) takes no job: its binding forgets all it kept.
+        // A closed mailbox (the server has stopped) takes no job: what a binding kept for a
+        // handshake the stop cut short stays kept (Python's goes with its server's dispatcher).
         if let Some(mailbox) = self.mailbox.upgrade() {
             let _ = mailbox.post(Job::Unopened(self.id));
         }
