@@ -451,9 +451,10 @@ async fn unrouted(
         return response;
     };
     let label: Arc<str> = format!("{} {} ({})", parts.method, parts.uri.path(), status.as_u16()).into();
+    let ask = crate::static_files::file_answer::FileAsk::of(&parts);
     let request = crate::request::RequestData::refused(parts, raw_body);
     let started = crate::route::start(timeout, |_| fallback.rejected(request, rejection));
-    crate::route::answer(&label, None, started, crate::route::Answering::Request).await
+    crate::route::answer(&label, None, started, crate::route::Answering::Request(ask)).await
 }
 
 /// 307 to `location` (`redirect_slashes`), after reading a body sent anyway, as a 404 would.

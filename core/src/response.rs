@@ -51,11 +51,13 @@ pub struct Response {
     shaped: bool,
 }
 
-/// All of a body at once, or chunks as a producer makes them (see [`crate::stream`]).
+/// All of a body at once, chunks as a producer makes them (see [`crate::stream`]), or a file
+/// the core reads and answers ranges of ([`Response::file`]).
 #[derive(Debug)]
 pub enum ResponseBody {
     Full(Bytes),
     Stream(BodyStream),
+    File(std::path::PathBuf),
 }
 
 impl ResponseBody {
@@ -63,7 +65,7 @@ impl ResponseBody {
     pub fn bytes(&self) -> Option<&Bytes> {
         match self {
             ResponseBody::Full(bytes) => Some(bytes),
-            ResponseBody::Stream(_) => None,
+            ResponseBody::Stream(_) | ResponseBody::File(_) => None,
         }
     }
 }
@@ -71,6 +73,31 @@ impl ResponseBody {
 impl Response {
     pub fn new(status: StatusCode) -> Self {
         Response { status, headers: HeaderMap::with_capacity(RECYCLED_HEADER_ROOM), body: ResponseBody::Full(Bytes::new()), shaped: false }
+    }
+
+    /// The file at `path`, sent as a static mount sends its files: its type guessed from its
+    /// name, its length, `ETag` and `Last-Modified`, a range when the request asks one, 304 to
+    /// a request whose validators match (`static_files::file_answer`). Headers set on it
+    /// (a type, `content-disposition`) replace the file's own; a status other than 200 sends
+    /// the whole file with it. Read when the answer is sent: a file that is not there then is
+    /// a 404.
+    pub fn file(path: impl Into<std::path::PathBuf>) -> Self {
+        let mut response = Response::new(StatusCode::OK);
+        response.body = ResponseBody::File(path.into());
+        response
+    }
+
+    /// Whether the body is a file ([`Response::file`]), which is answered once the file is read.
+    pub(crate) fn is_file(&self) -> bool {
+        matches!(self.body, ResponseBody::File(_))
+    }
+
+    /// A file's answer as (status, headers, path); any other response as it is.
+    pub(crate) fn into_file(self) -> Result<(StatusCode, HeaderMap, std::path::PathBuf), Response> {
+        match self.body {
+            ResponseBody::File(path) => Ok((self.status, self.headers, path)),
+            body => Err(Response { body, ..self }),
+        }
     }
 
     /// A streamed body (`application/octet-stream` unless a `content-type` is set after).
@@ -252,6 +279,12 @@ impl Response {
                 axum::body::Body::empty()
             }
             ResponseBody::Full(bytes) => axum::body::Body::from(bytes),
+            // Answered by `route::answer`, which reads the file (`static_files::file_answer`);
+            // a file that reaches here has no request to be answered for.
+            ResponseBody::File(path) => {
+                tracing::error!(target: "ferrule::handler", route = %route, "handler for {route} failed: answered with the file {} where no file can be sent", path.display());
+                return crate::problem::Problem::internal().into_http();
+            }
             // Only a stream asks its content type (a header lookup a whole body does not pay).
             ResponseBody::Stream(stream) => {
                 let keep_alive = stream.keep_alive();

@@ -10,6 +10,7 @@ use crate::problem::{Issue, Problem};
 use crate::request::{Body, RequestData};
 use crate::shape::ResponseRules;
 use crate::spec::{AppConfig, ParamSpec, RouteSpec};
+use crate::static_files::file_answer::FileAsk;
 use crate::validation::SchemaError;
 use axum::extract::{FromRequestParts, RawPathParams};
 use futures_util::FutureExt;
@@ -103,6 +104,8 @@ impl CompiledRoute {
             return self.labeled(response);
         }
         let (mut parts, body) = request.into_parts();
+        // Read before the handler takes the headers: what a file's answer needs of them.
+        let ask = FileAsk::of(&parts);
         let mut issues = Vec::new();
         let started = match self.extract(&mut parts, body, captured, &mut issues).await {
             Ok(data) if issues.is_empty() => Ok(self.call(data)),
@@ -114,7 +117,7 @@ impl CompiledRoute {
             Err(problem) => self.refuse(parts, bytes::Bytes::new(), problem),
         };
         let response = match started {
-            Ok(started) => answer(&self.label, self.responses.as_ref(), started, Answering::Request).await,
+            Ok(started) => answer(&self.label, self.responses.as_ref(), started, Answering::Request(ask)).await,
             Err(refused) => refused,
         };
         self.labeled(response)
@@ -289,11 +292,10 @@ pub(crate) fn start(timeout: Option<Duration>, call: impl FnOnce(Option<Instant>
     Started { future, deadline, timeout }
 }
 
-/// What a handler's answer is for: a request, or a WebSocket's handshake (`upgrade`), the one
-/// thing a 101 may answer.
-#[derive(Clone, Copy, PartialEq, Eq)]
+/// What a handler's answer is for: a request (with what it asks of a file it may be answered
+/// with), or a WebSocket's handshake (`upgrade`), the one thing a 101 may answer.
 pub(crate) enum Answering {
-    Request,
+    Request(FileAsk),
     Handshake,
 }
 
@@ -324,11 +326,16 @@ pub(crate) async fn answer(label: &Arc<str>, responses: Option<&ResponseRules>, 
     };
     match outcome {
         // An HTTP handler's 101 would leave the client waiting for a protocol that never comes.
-        Ok(Ok(response)) if response.status == StatusCode::SWITCHING_PROTOCOLS && answering == Answering::Request => {
+        Ok(Ok(response)) if response.status == StatusCode::SWITCHING_PROTOCOLS && matches!(answering, Answering::Request(_)) => {
             let reason = crate::response::status_code(101).unwrap_err();
             tracing::error!(target: "ferrule::handler", route = %label, "handler for {label} failed: returned a response that cannot be sent: {reason}");
             Problem::internal().into_http()
         }
+        // Boxed: only a file's answer carries its state (a `ServeFile` call) in this future.
+        Ok(Ok(response)) if response.is_file() => match answering {
+            Answering::Request(ask) => Box::pin(crate::static_files::file_answer::answer(response, ask, label)).await,
+            Answering::Handshake => response.into_http(label),
+        },
         Ok(Ok(response)) => match responses {
             Some(rules) => rules.apply(response, label).into_http(label),
             None => response.into_http(label),

@@ -98,7 +98,7 @@ impl StaticDir {
 struct PassedOn;
 
 /// Answers one request: refused, a file, or the core's problem for what is not one.
-async fn answer<F>(dir: &mut ServeDir<F, Confined>, mut request: Request<Body>, cache_control: Option<HeaderValue>, index: bool) -> Response<Body>
+async fn answer<F>(dir: &mut ServeDir<F, Confined>, request: Request<Body>, cache_control: Option<HeaderValue>, index: bool) -> Response<Body>
 where
     F: tower::Service<Request<Body>, Response = Response<Body>, Error = Infallible> + Clone + Send + 'static,
     F::Future: Send + 'static,
@@ -106,68 +106,19 @@ where
     if is_traversal(request.uri().path()) {
         return not_found();
     }
-    let method = request.method().clone();
-    if method == Method::HEAD {
-        // Answered as the GET is, its body left out below: `ServeDir` hands a missing file's
-        // GET to the routes behind it but answers a HEAD itself, so the two differed. (The
-        // routes behind a mount see such a HEAD as the GET it is answered as: axum empties a
-        // HEAD's body before the length could be read from it.)
-        *request.method_mut() = Method::GET;
-    }
     // `ServeDir` sees the path below the mount (axum strips the prefix), so a redirect it
     // writes would leave the mount; the client's own path is what a redirect must extend.
     let asked = request.extensions().get::<axum::extract::OriginalUri>().map_or_else(|| request.uri().clone(), |original| original.0.clone());
-    if index && request.uri().path() == "/" && !asked.path().ends_with('/') && (method == Method::GET || method == Method::HEAD) {
+    let readable = request.method() == Method::GET || request.method() == Method::HEAD;
+    if index && readable && request.uri().path() == "/" && !asked.path().ends_with('/') {
         // The mount itself, asked without its slash: its index's relative links would resolve
         // against the parent, so send the client to the directory, as for any subdirectory.
         return with_slash(&asked);
     }
-    // A range unit's name is case-insensitive, and a Range in a unit the server does not know
-    // is ignored (RFC 9110 §14.1, §14.2); `ServeDir` knows `bytes=` as written only (found by
-    // an attack probe: `Bytes=0-3` and `items=0-3` were 416s).
-    if let Some(range) = request.headers().get(header::RANGE) {
-        let text = range.as_bytes();
-        match text.iter().position(|&b| b == b'=') {
-            Some(eq) if text[..eq].eq_ignore_ascii_case(b"bytes") => {
-                if &text[..eq] != b"bytes" {
-                    let mut lower = b"bytes".to_vec();
-                    lower.extend_from_slice(&text[eq..]);
-                    if let Ok(value) = HeaderValue::from_bytes(&lower) {
-                        request.headers_mut().insert(header::RANGE, value);
-                    }
-                }
-            }
-            _ => {
-                request.headers_mut().remove(header::RANGE);
-            }
-        }
-    }
-    // Several ranges would be a multipart/byteranges answer, which `ServeDir` refuses with 416
-    // although the ranges are satisfiable; RFC 9110 §14.2 lets a server ignore Range instead.
-    if request.headers().get_all(header::RANGE).iter().count() > 1 || request.headers().get(header::RANGE).is_some_and(|range| range.as_bytes().contains(&b',')) {
-        request.headers_mut().remove(header::RANGE);
-    }
-    // `ServeDir` does not read If-Range: a range is only for the representation the client
-    // already holds part of, so keep the request to ask again for the whole when it is not.
     let below = format!("{}/", request.uri().path());
-    let whole = request.headers().get(header::IF_RANGE).cloned().filter(|_| request.headers().contains_key(header::RANGE)).map(|validator| (validator, without_range(&request)));
-    let mut response = match dir.try_call(request).await {
-        Ok(response) => response.map(Body::new),
-        Err(error) => {
-            tracing::error!(target: "ferrule::static", "static file: {error}");
-            return Problem::internal().into_http();
-        }
-    };
-    if let Some((validator, whole)) = whole {
-        if response.status() == StatusCode::PARTIAL_CONTENT && !if_range_holds(&validator, response.headers()) {
-            response = match dir.try_call(whole).await {
-                Ok(response) => response.map(Body::new),
-                Err(error) => {
-                    tracing::error!(target: "ferrule::static", "static file: {error}");
-                    return Problem::internal().into_http();
-                }
-            };
-        }
+    let mut response = served(request, |request| dir.try_call(request), not_found).await;
+    if let Some(value) = cache_control.filter(|_| response.status().is_success() || response.status() == StatusCode::NOT_MODIFIED) {
+        response.headers_mut().insert(header::CACHE_CONTROL, value);
     }
     // `ServeDir`'s redirect of a directory to its slash names the path below the mount.
     if response.status().is_redirection() && response.headers().get(header::LOCATION).is_some_and(|location| location.as_bytes().starts_with(below.as_bytes())) {
@@ -175,66 +126,7 @@ where
             response.headers_mut().insert(header::LOCATION, location);
         }
     }
-    let mut response = match response.status() {
-        StatusCode::NOT_FOUND if is_empty(&response) => not_found(),
-        StatusCode::METHOD_NOT_ALLOWED => {
-            let mut refused = Problem::status(StatusCode::METHOD_NOT_ALLOWED).with_detail("Files are read with GET or HEAD.").into_http();
-            refused.headers_mut().insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
-            refused
-        }
-        StatusCode::RANGE_NOT_SATISFIABLE => {
-            let range = response.headers().get(header::CONTENT_RANGE).cloned();
-            let mut refused = Problem::status(StatusCode::RANGE_NOT_SATISFIABLE).with_detail("The range is not within the file.").into_http();
-            if let Some(range) = range {
-                refused.headers_mut().insert(header::CONTENT_RANGE, range);
-            }
-            refused
-        }
-        // Any other refusal of `ServeDir`'s (412 for a failed `If-Match`, 400) is a problem too,
-        // with the validators it carried.
-        status if status.is_client_error() && is_empty(&response) => {
-            let mut refused = Problem::status(status).into_http();
-            for name in [header::ETAG, header::LAST_MODIFIED] {
-                if let Some(value) = response.headers().get(&name) {
-                    refused.headers_mut().insert(name, value.clone());
-                }
-            }
-            refused
-        }
-        _ => {
-            if let Some(value) = cache_control.filter(|_| response.status().is_success() || response.status() == StatusCode::NOT_MODIFIED) {
-                response.headers_mut().insert(header::CACHE_CONTROL, value);
-            }
-            with_utf8_charset(&mut response);
-            response
-        }
-    };
-    response.headers_mut().insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
-    if method == Method::HEAD {
-        // A HEAD's Content-Length is what a GET would send (RFC 9110 §8.6): the problems made
-        // here carry none of their own, so the empty body would have said 0 (found by an
-        // attack probe: a 404 that is 94 bytes to a GET).
-        let bodiless = matches!(response.status(), StatusCode::NO_CONTENT | StatusCode::NOT_MODIFIED) || response.status().is_informational();
-        if !bodiless && !response.headers().contains_key(header::CONTENT_LENGTH) {
-            if let Some(length) = hyper::body::Body::size_hint(response.body()).exact().filter(|&n| n > 0) {
-                response.headers_mut().insert(header::CONTENT_LENGTH, HeaderValue::from(length));
-            }
-        }
-        *response.body_mut() = Body::empty();
-    }
     response
-}
-
-/// A text file's type with `charset=utf-8`, as Starlette, Fastify's `send` and Sinatra send it:
-/// without one, a browser reads an `index.html` holding "café" in its legacy encoding.
-fn with_utf8_charset(response: &mut Response<Body>) {
-    let Some(value) = response.headers().get(header::CONTENT_TYPE) else { return };
-    let Ok(text) = value.to_str() else { return };
-    if text.starts_with("text/") && !text.to_ascii_lowercase().contains("charset=") {
-        if let Ok(typed) = HeaderValue::from_str(&format!("{text}; charset=utf-8")) {
-            response.headers_mut().insert(header::CONTENT_TYPE, typed);
-        }
-    }
 }
 
 /// A 307 to `asked` with a slash after its path (its query kept), as `ServeDir` redirects a
@@ -252,35 +144,8 @@ fn with_slash(asked: &http::Uri) -> Response<Body> {
     response
 }
 
-/// The same request without its range: what is sent when `If-Range` does not hold.
-fn without_range(request: &Request<Body>) -> Request<Body> {
-    let mut whole = Request::new(Body::empty());
-    *whole.method_mut() = request.method().clone();
-    *whole.uri_mut() = request.uri().clone();
-    *whole.headers_mut() = request.headers().clone();
-    whole.headers_mut().remove(header::RANGE);
-    whole.headers_mut().remove(header::IF_RANGE);
-    whole
-}
-
-/// Whether an `If-Range` validator names the representation being sent (RFC 9110 §13.1.5): a
-/// strong entity tag equal to its `ETag`, or a date equal to its `Last-Modified`.
-fn if_range_holds(validator: &HeaderValue, sent: &http::HeaderMap) -> bool {
-    let validator = validator.as_bytes();
-    if validator.starts_with(b"W/") {
-        return false;
-    }
-    let against = if validator.starts_with(b"\"") { header::ETAG } else { header::LAST_MODIFIED };
-    sent.get(against).is_some_and(|value| !value.as_bytes().starts_with(b"W/") && value.as_bytes() == validator)
-}
-
 fn not_found() -> Response<Body> {
     Problem::status(StatusCode::NOT_FOUND).with_detail("No file at this path.").into_http()
-}
-
-/// An empty body: `ServeDir`'s own 404 (a problem from `next` has one).
-fn is_empty(response: &Response<Body>) -> bool {
-    axum::body::HttpBody::size_hint(response.body()).exact() == Some(0)
 }
 
 /// Whether `path` (as sent, percent-encoded) climbs out of the directory or hides a separator:
@@ -352,6 +217,10 @@ impl Backend for Confined {
         Box::pin(async move { TokioBackend.metadata(confined.resolve(path).await?).await })
     }
 }
+
+mod served;
+pub(crate) mod file_answer;
+use served::served;
 
 #[cfg(test)]
 mod tests;
