@@ -9,6 +9,8 @@
 // `validation` for a 422) into the scope's error handler (`setErrorHandler`) or, for a 404, its
 // not-found handler (`setNotFoundHandler`); without one, the core's own answer is sent.
 
+
+const path = require('node:path');
 /** Fastify's hook names, with the ones that mean the same here (validation is the core's, so
  * what runs before it runs on request; what runs before serialisation runs on send). */
 const PHASE_OF = {
@@ -36,6 +38,15 @@ const NOT_OFFERED = {
 /** What `callNotFound()` sends: the dispatcher answers it as a 404 no route took. */
 const NOT_FOUND = Symbol('ferrule.callNotFound');
 
+/** A file a reply answers with (`reply.sendFile`), sent by the core from `path`. */
+class SentFile {
+  constructor(filePath) {
+    this.path = filePath;
+    this.status = null;
+    this.headers = {};
+  }
+}
+
 class Reply {
   constructor(statusCode) {
     this._statusCode = statusCode;
@@ -46,6 +57,9 @@ class Reply {
     /** Called by `send()`: a `done`-style hook waited on may answer without calling `done`. */
     this._onSent = null;
   }
+
+  /** What `sendFile` names files below without a root of its own (the app's first static root). */
+  get _fileRoot() { return this._app?._fileRoot ?? null; }
 
   code(statusCode) {
     // Refused where it is set, as Fastify's FST_ERR_BAD_STATUS_CODE, not as a 500 later.
@@ -127,6 +141,33 @@ class Reply {
   }
 
   /**
+   * @fastify/static's `reply.sendFile(filename[, rootPath])`: answers with the file `filename`
+   * names below `rootPath` (by default the root of the app's first `app.static()`). The core
+   * sends it from disk as a mount sends its files: its type from its name, ETag and
+   * Last-Modified with 304s, a Range answered (206, 416). A name that climbs out of the root,
+   * or a file that is not there, is a 404.
+   */
+  sendFile(filename, rootPath) {
+    const root = rootPath ?? this._fileRoot;
+    if (typeof root !== 'string') throw new TypeError('ferrule: reply.sendFile needs a root: pass one, or serve a directory with app.static({ root })');
+    const base = path.resolve(root);
+    const full = path.resolve(base, String(filename).replace(/^[/\\]+/, ''));
+    if (full !== base && !full.startsWith(base + path.sep)) return this.callNotFound();
+    return this.send(new SentFile(full));
+  }
+
+  /**
+   * @fastify/static's `reply.download(filename[, name])`: `sendFile` as an attachment, saved
+   * under `name` (by default the file's own name).
+   */
+  download(filename, name) {
+    const saved = String(name ?? path.basename(String(filename)));
+    const quoted = encodeURIComponent(saved);
+    this.header('content-disposition', quoted === saved ? `attachment; filename="${saved}"` : `attachment; filename*=UTF-8''${quoted}`);
+    return this.sendFile(filename);
+  }
+
+  /**
    * Answers with `payload`. A second call is ignored with a warning, as Fastify's is: the
    * first answer stands (`if (bad) reply.code(400).send(…)` without a `return`). An Error is
    * answered as the handler's failure would be (its `statusCode`, the error handler).
@@ -204,4 +245,4 @@ function callHookNow(hook, arity, ctx, reply, payload) {
   });
 }
 
-module.exports = { PHASE_OF, NOT_OFFERED, NOT_FOUND, Reply, callHook, callHookNow, isThenable };
+module.exports = { PHASE_OF, NOT_OFFERED, NOT_FOUND, Reply, SentFile, callHook, callHookNow, isThenable };

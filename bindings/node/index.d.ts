@@ -462,6 +462,11 @@ export interface Reply {
   redirect(url: string, code?: number): this;
   /** Answers as if no route had taken the request: the scope's not-found handler, else the core's 404. */
   callNotFound(): this;
+  /** @fastify/static's: the file `filename` names below `rootPath` (default: the first
+   * `app.static()` root), sent by the core with ranges, ETag and 304s; outside it, a 404. */
+  sendFile(filename: string, rootPath?: string): this;
+  /** `sendFile` as an attachment saved under `name` (default: the file's own name). */
+  download(filename: string, name?: string): this;
 }
 
 export interface SocketOptions {

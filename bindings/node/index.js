@@ -19,7 +19,7 @@ const native = require('./ferrule.node');
 const EVENT_FIELDS = new Set(native.eventFields());
 const unknownEventField = native.unknownEventField;
 const { WebSocket, Sockets } = require('./websocket.js');
-const { PHASE_OF, NOT_OFFERED, NOT_FOUND, Reply, callHook, callHookNow, isThenable } = require('./hooks.js');
+const { PHASE_OF, NOT_OFFERED, NOT_FOUND, Reply, SentFile, callHook, callHookNow, isThenable } = require('./hooks.js');
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'];
 /** Hooks of the app's life, not of a request: JavaScript runs them, in lists kept by the root app. */
@@ -583,6 +583,8 @@ class App {
     if (typeof root !== 'string') throw new TypeError('ferrule: static needs root, the directory to serve');
     this._notListening(`static ${prefix}`);
     const spec = { prefix, directory: require('node:path').resolve(root), index, precompressed, dotfiles, follow_symlinks: followSymlinks };
+    // `reply.sendFile(name)` names files below it, as @fastify/static's decorator does.
+    this._fileRoot ??= spec.directory;
     if (cacheControl !== undefined) spec.cache_control = String(cacheControl);
     nativeCall(() => this._native.mountStatic(JSON.stringify(spec)));
     return this;
@@ -1183,6 +1185,7 @@ class Dispatcher {
   runHooked(id, route, ctx, number, refusal) {
     const chain = this.chain(number);
     const reply = new Reply(refusal ? refusal.status : this.app._statuses[route] ?? 200);
+    reply._app = this.app;
     const refused = refusal ? refusalError(refusal) : null;
     const waited = this.continueHooked(id, route, ctx, chain, reply, refused, refusal, 0);
     if (waited !== undefined) waited.then(this.flushSoon, this.flushSoon);
@@ -1433,6 +1436,12 @@ class Dispatcher {
     }
     payload = webValue(payload);
     if (!reply._codeSet && reply._headers.length === 0) {
+      answer(native, id, payload, ctx, logger, streams, streamFailed);
+      return;
+    }
+    if (payload instanceof SentFile) {
+      payload.headers = { ...pairsToObject(reply.flatHeaders()), ...payload.headers };
+      payload.status = reply.statusCode;
       answer(native, id, payload, ctx, logger, streams, streamFailed);
       return;
     }
@@ -2020,6 +2029,10 @@ function answer(native, id, value, ctx, logger, streams, streamFailed = null) {
     value = webValue(value);
     if (value instanceof EventStream) {
       streams.start(id, iteratorOf(value.source), true, ctx, statusOf(value.status), flatHeaders(value.headers), value.keepAlive);
+      return;
+    }
+    if (value instanceof SentFile) {
+      native.replyFile(id, value.status === null ? null : statusOf(value.status), flatHeaders(value.headers), value.path);
       return;
     }
     if (value instanceof Response) {

@@ -691,6 +691,16 @@ impl NativeApp {
         Ok(())
     }
 
+    /// Answers request `id` with the file at `path` (`reply.sendFile`), which the core sends
+    /// from disk, ranges and validators answered (`Response::file`). `status` null: the route's.
+    #[napi]
+    pub fn reply_file(&self, id: u32, status: Option<f64>, headers: Vec<String>, path: String) -> Result<()> {
+        let Some((reply, _, route_status, inbox)) = self.take(id) else { return Ok(()) };
+        let status = status.map_or(i64::from(route_status.as_u16()), whole);
+        inbox.answer(reply, Response::from_parts(status, Some(Response::file(path)), pairs(&headers)));
+        Ok(())
+    }
+
     /// A chunk of the stream (a string, UTF-8, or a Buffer): to the pull that waits, or kept
     /// for the next. Returns whether the producer may push again without waiting for the client
     /// (false: wait for the stream's `[-1, stream]`; also false once the client has left).

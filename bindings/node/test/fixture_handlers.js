@@ -2,8 +2,12 @@
 // The fixture corpus's handler kinds (fixtures/README.md), written with the Node API. Each
 // returns only what it received: the typed, validated values the core handed over.
 const crypto = require('node:crypto');
+const path = require('node:path');
 const { setTimeout: sleepMs } = require('node:timers/promises');
 const { Response, sse } = require('ferrule');
+
+/** Where the `file` kind's files are (fixtures/served). */
+const SERVED = path.join(process.env.FERRULE_FIXTURES_DIR || path.resolve(__dirname, '../../../fixtures'), 'served');
 
 function plain(value) {
   if (value && typeof value === 'object' && Buffer.isBuffer(value.data) && 'contentType' in value) {
@@ -71,6 +75,7 @@ const SYNC = {
   },
   repeat: (ctx) => ({ data: ctx.query.char.repeat(ctx.query.n) }),
   text: (ctx) => ctx.query.text,
+  file: (ctx, reply) => reply.sendFile(ctx.query.name, SERVED),
   raw: (ctx) => ({
     n: ctx.query.n === undefined ? null : ctx.query.n,
     query: ctx.queryPairs,
@@ -110,6 +115,10 @@ const ASYNC = Object.fromEntries(
 
 // The async flavour streams from async generators.
 Object.assign(ASYNC, {
+  file: async (ctx, reply) => {
+    await null;
+    return reply.sendFile(ctx.query.name, SERVED);
+  },
   stream: async (ctx) => later(chunks(ctx)),
   events: async (ctx) => sse(later(events(ctx))),
   stream_fail: async () => later(partialThenFail('partial')),

@@ -51,3 +51,31 @@ test('a static mount that cannot work is refused at once', () => {
   assert.throws(() => new App().static({ root: '/nonexistent/ferrule', prefix: '/x' }), /cannot open directory/);
   assert.throws(() => new App().static({ root: publicDir(), prefix: '/x', cachecontrol: 'x' }), /unknown static option cachecontrol \(did you mean cacheControl\?\)/);
 });
+
+test('reply.sendFile answers with a file below the static root, ranges and validators included', async () => {
+  const root = publicDir();
+  const app = new App().static({ root, prefix: '/assets' });
+  app.get('/page/:name', (ctx, reply) => reply.sendFile(`${ctx.params.name}.html`));
+  app.get('/script', (ctx, reply) => reply.header('cache-control', 'no-cache').sendFile('app.js', path.join(root, 'js')));
+  app.get('/save', (ctx, reply) => reply.download('js/app.js', 'script.js'));
+  const page = await app.inject('/page/index');
+  assert.deepStrictEqual([page.statusCode, page.body, page.headers['content-type']], [200, '<h1>home</h1>', 'text/html; charset=utf-8']);
+  assert.strictEqual((await app.inject({ url: '/page/index', headers: { 'if-none-match': page.headers.etag } })).statusCode, 304);
+  const part = await app.inject({ url: '/script', headers: { range: 'bytes=0-6' } });
+  assert.deepStrictEqual([part.statusCode, part.body, part.headers['content-range'], part.headers['cache-control']], [206, 'console', 'bytes 0-6/16', 'no-cache']);
+  const saved = await app.inject('/save');
+  assert.deepStrictEqual([saved.statusCode, saved.body, saved.headers['content-disposition']], [200, 'console.log(1);\n', 'attachment; filename="script.js"']);
+  // A name that climbs out of the root, and a file that is not there, are 404s.
+  for (const url of ['/page/..%2fsecret', '/page/..%2f..%2fsecret', '/page/missing']) {
+    const response = await app.inject(url);
+    assert.strictEqual(response.statusCode, 404, url);
+    assert.ok(!response.body.includes('outside'), url);
+  }
+});
+
+test('reply.sendFile without a root to name files below is refused where it is called', async () => {
+  const app = new App();
+  app.get('/file', (ctx, reply) => reply.sendFile('a.txt'));
+  const answer = await app.inject('/file');
+  assert.strictEqual(answer.statusCode, 500);
+});

@@ -124,6 +124,9 @@ class Response:
 
     __slots__ = ("status", "_headers", "body", "media_type", "as_json", "stream", "events")
 
+    #: The path of the file the core sends as the body (a ``FileResponse``'s), or None.
+    _file: Optional[str] = None
+
     @overload
     def __init__(
         self,
@@ -356,16 +359,15 @@ class StreamingResponse(Response):
         self.stream = content
 
 
-class FileResponse(StreamingResponse):
-    """Starlette's ``FileResponse``: the file at ``path``, read in chunks as the client takes
-    them (on the stream threads, as a sync stream is), with its ``content-length``,
-    ``last-modified`` and ``etag``; its type from ``media_type`` or its name; with
-    ``filename``, a ``content-disposition`` (``content_disposition_type``, "attachment" by
-    default) naming it. The file is read as it is when the response is made; a file that
-    shrinks before it is sent is cut off; one that grows is sent as it was. ``Range`` is not answered (the whole file is sent,
-    200); a directory of files is better mounted (``app.mount_static``), which answers it."""
-
-    chunk_size = 64 * 1024
+class FileResponse(Response):
+    """Starlette's ``FileResponse``: the file at ``path``, sent by the core as a static mount
+    sends its files (``app.mount_static``), never read by Python: in chunks as the client takes
+    them, with its ``content-length``, ``last-modified`` and ``etag``, a ``Range`` answered
+    (206, or 416 past the file's end; ``If-Range`` honoured), and 304 to a client that holds
+    the same file. Its type from ``media_type`` or its name; with ``filename``, a
+    ``content-disposition`` (``content_disposition_type``, "attachment" by default) naming it.
+    A status other than 200 sends the whole file with it. A path that is no file raises here,
+    when the response is made (a 500), as Starlette's fails when it is sent."""
 
     def __init__(
         self,
@@ -376,18 +378,17 @@ class FileResponse(StreamingResponse):
         filename: Optional[str] = None,
         content_disposition_type: str = "attachment",
     ) -> None:
-        import hashlib
         import mimetypes
+        import stat
 
         path = os.fspath(path)
-        stat = os.stat(path)
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise ValueError(f"FileResponse sends a file, and {path!r} is not one")
         if media_type is None:
             media_type = mimetypes.guess_type(filename or path)[0] or "application/octet-stream"
-        super().__init__(self._chunks(path, stat.st_size), status_code=status_code, headers=headers, media_type=media_type)
+        super().__init__(status=status_code, headers=headers, media_type=media_type)
         self.path = path
-        self.headers.setdefault("content-length", str(stat.st_size))
-        self.headers.setdefault("last-modified", email.utils.formatdate(stat.st_mtime, usegmt=True))
-        self.headers.setdefault("etag", '"' + hashlib.md5(f"{stat.st_mtime}-{stat.st_size}".encode(), usedforsecurity=False).hexdigest() + '"')
+        self._file = path
         if filename is not None:
             quoted = urllib.parse.quote(filename)
             if quoted != filename:
@@ -395,15 +396,6 @@ class FileResponse(StreamingResponse):
             else:
                 disposition = f'{content_disposition_type}; filename="{filename}"'
             self.headers.setdefault("content-disposition", disposition)
-
-    @classmethod
-    def _chunks(cls, path: str, size: int) -> Iterator[bytes]:
-        # As many bytes as the length said: a file that grows meanwhile (a log) is sent as it
-        # was when the response was made, not cut off for running past its length.
-        with open(path, "rb") as file:
-            while size > 0 and (chunk := file.read(min(cls.chunk_size, size))):
-                size -= len(chunk)
-                yield chunk
 
 
 class ServerSentEvent:

@@ -135,7 +135,13 @@ fn explicit<'s>(
     } else if as_json {
         Some(Response::shaped_json(to_json::to_vec(&content, shape).map_err(unsendable)?))
     } else if content.is_none() {
-        None
+        // A `FileResponse`: the core reads the file and answers ranges of it.
+        let file = attr("_file")?;
+        if file.is_none() {
+            None
+        } else {
+            Some(Response::file(file.extract::<std::path::PathBuf>().map_err(|_| unsendable("FileResponse.path must be a str".into()))?))
+        }
     } else {
         Some(body(&content, shape).map_err(unsendable)?)
     };

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import os
+import pathlib
 import time
 from typing import Any, AsyncIterator, Callable, Iterator
 
-from ferrule import EventSourceResponse, Request, Response, ServerSentEvent, StreamingResponse, UploadFile, WebSocket
+from ferrule import EventSourceResponse, FileResponse, Request, Response, ServerSentEvent, StreamingResponse, UploadFile, WebSocket
 
 
 def _plain(value: Any) -> Any:
@@ -90,6 +92,13 @@ def text(request: Request) -> str:
     return request.query["text"]
 
 
+_SERVED = pathlib.Path(os.environ.get("FERRULE_FIXTURES_DIR", pathlib.Path(__file__).resolve().parents[3] / "fixtures")) / "served"
+
+
+def file(request: Request) -> FileResponse:
+    return FileResponse(_SERVED / request.query["name"])
+
+
 def raw(request: Request) -> dict:
     return {
         "n": request.query.get("n"),
@@ -163,6 +172,7 @@ SYNC: dict[str, Callable[[Request], Any]] = {
     "sleep": sleep,
     "repeat": repeat,
     "text": text,
+    "file": file,
     "raw": raw,
     "part_headers": part_headers,
     "result": result,

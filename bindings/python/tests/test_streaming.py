@@ -310,6 +310,63 @@ def test_a_file_response_streams_the_file_with_its_length_type_and_validators(tm
     assert named.headers["content-disposition"] == "inline; filename*=utf-8''r%C3%A9sum%C3%A9.pdf"
 
 
+def test_a_file_response_answers_ranges_and_validators_as_a_mount_does(tmp_path) -> None:
+    # A video player asks for ranges; the file was read by Python and sent whole, 200.
+    movie = tmp_path / "clip.mp4"
+    movie.write_bytes(bytes(range(256)) * 400)
+    app = App()
+
+    @app.get("/clip")
+    def clip() -> FileResponse:
+        return FileResponse(movie)
+
+    @app.post("/clip", status_code=201)
+    def saved() -> FileResponse:
+        return FileResponse(movie, status_code=201)
+
+    with serving(app) as port:
+        part = open_stream(port, "/clip", {"range": "bytes=256-259"})
+        assert part.status == 206 and part.read() == bytes([0, 1, 2, 3])
+        assert part.getheader("content-range") == "bytes 256-259/102400"
+        assert part.getheader("content-type") == "video/mp4"
+        whole = open_stream(port, "/clip")
+        etag = whole.getheader("etag")
+        assert whole.status == 200 and whole.getheader("accept-ranges") == "bytes" and len(whole.read()) == 102400
+        unchanged = open_stream(port, "/clip", {"if-none-match": etag})
+        assert unchanged.status == 304 and unchanged.read() == b""
+        stale = open_stream(port, "/clip", {"range": "bytes=0-1", "if-range": '"older"'})
+        assert stale.status == 200 and len(stale.read()) == 102400
+        beyond = open_stream(port, "/clip", {"range": "bytes=200000-"})
+        assert beyond.status == 416 and beyond.getheader("content-range") == "bytes */102400"
+        beyond.read()
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        connection.request("HEAD", "/clip")
+        head = connection.getresponse()
+        assert head.status == 200 and head.getheader("content-length") == "102400" and head.read() == b""
+        connection.request("POST", "/clip", headers={"range": "bytes=0-1"})
+        created = connection.getresponse()
+        assert created.status == 201 and len(created.read()) == 102400
+
+
+def test_a_file_response_for_no_file_is_a_500_that_names_no_path(tmp_path) -> None:
+    from ferrule.testing import TestClient
+
+    app = App()
+
+    @app.get("/missing")
+    def missing() -> FileResponse:
+        return FileResponse(tmp_path / "gone.txt")
+
+    @app.get("/folder")
+    def folder() -> FileResponse:
+        return FileResponse(tmp_path)
+
+    client = TestClient(app, raise_server_exceptions=False)
+    for path in ("/missing", "/folder"):
+        answer = client.get(path)
+        assert answer.status_code == 500 and str(tmp_path) not in answer.text
+
+
 def test_an_event_source_response_takes_sse_starlettes_ping() -> None:
     # Found by a FastAPI port: `EventSourceResponse(gen(), ping=5)` was a TypeError, a 500.
     app = App(sse_keep_alive_ms=3_600_000)

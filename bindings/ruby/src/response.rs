@@ -107,7 +107,29 @@ fn streamed(ruby: &Ruby, types: &Types, value: Value, open: &Open<'_>) -> Option
         return Some(Response::events(body));
     }
     let json = RHash::from_value(value).is_some() || RArray::from_value(value).is_some() || value.is_kind_of(ruby.class_struct());
-    (!json && value.respond_to("each", false).unwrap_or(false)).then(|| text_stream(open(value, false)))
+    if json {
+        return None;
+    }
+    if let Some(file) = file_body(value) {
+        return Some(file);
+    }
+    value.respond_to("each", false).unwrap_or(false).then(|| text_stream(open(value, false)))
+}
+
+/// A Rack body that names the file it is (`to_path`: `send_file`'s, `Rack::Files`'), sent by
+/// the core from disk, ranges and validators answered as a static mount's files are
+/// (`Response::file`); Rack lets a server send the file in place of calling `each`. `None`
+/// for any other body.
+fn file_body(value: Value) -> Option<Response> {
+    if !value.respond_to("to_path", false).unwrap_or(false) {
+        return None;
+    }
+    let path: String = value.funcall("to_path", ()).ok()?;
+    if value.respond_to("close", false).unwrap_or(false) {
+        // Rack's contract: the server closes the body it took, whether it called `each` or not.
+        let _ = value.funcall::<_, _, Value>("close", ());
+    }
+    Some(Response::file(path))
 }
 
 /// A stream of Strings, typed as a plain String is (text/plain; UTF-8) unless the block names
@@ -150,6 +172,10 @@ fn rack(ruby: &Ruby, types: &Types, triplet: RArray, open: &Open<'_>) -> Outcome
         vec![content]
     } else if let Some(array) = RArray::from_value(content) {
         array.into_iter().collect()
+    } else if let Some(file) = (status == 200).then(|| file_body(content)).flatten() {
+        // Only a 200's body is the whole file: `Rack::Files` answers a range with a 206 whose
+        // body names the file but yields the range, which is streamed as it yields.
+        return Response::from_parts(status, Some(file), header_pairs(entry(1)?).map_err(unsendable)?);
     } else if content.respond_to("each", false).unwrap_or(false) {
         let events = content.is_kind_of(types.event_stream(ruby));
         let body = if events { Response::events(open(content, true)) } else { text_stream(open(content, false)) };

@@ -58,6 +58,9 @@ module FixtureHandlers
     end
   end
 
+  # Where the +file+ kind's files are (fixtures/served).
+  SERVED = File.join(ENV.fetch("FERRULE_FIXTURES_DIR") { File.expand_path("../../../fixtures", __dir__) }, "served")
+
   HANDLERS = {
     "echo" => ->(req) { echo(req) },
     "status" => lambda do |req|
@@ -71,6 +74,9 @@ module FixtureHandlers
     end,
     "repeat" => ->(req) { { data: req.query[:char] * req.query[:n] } },
     "text" => ->(req) { req.query[:text] },
+    # Outside a block's Context there is no +send_file+: the Rack body it answers with, which
+    # names its file.
+    "file" => ->(req) { [200, {}, Ferrule::Context::FileBody.new(File.join(SERVED, req.query[:name]))] },
     "raw" => lambda do |req|
       { n: req.query[:n], query: req.query_pairs, extra: req.header("x-extra"), cookies: req.cookie_pairs,
         body: req.raw_body.dup.force_encoding(Encoding::UTF_8).scrub("\uFFFD") }

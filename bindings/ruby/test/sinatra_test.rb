@@ -562,7 +562,7 @@ class SinatraTest < Minitest::Test
     end
   end
   # Found by a Sinatra port: send_file read the whole file into memory (150 MB: 295 MB more a
-  # download). A file past one chunk is now read as the client takes it, its length said.
+  # download). The file is now sent by the core, from disk, its length said.
   def test_send_file_streams_a_large_file_with_its_length
     Dir.mktmpdir do |dir|
       path = File.join(dir, "big.bin")
@@ -574,7 +574,49 @@ class SinatraTest < Minitest::Test
       assert_equal [300_003, "END"], [last_response.body.bytesize, last_response.body[-3..]]
       app.get("/kind") { catch(:halt) { send_file path }.body.class.name }
       get "/kind"
-      assert_equal "Ferrule::Context::FileChunks", last_response.body, "read in chunks, not whole"
+      assert_equal "Ferrule::Context::FileBody", last_response.body, "a body that names its file"
+    end
+  end
+
+  # A video player asks for ranges, as Rack::Files answers them under Sinatra: send_file sent
+  # the whole file, 200, to every one.
+  def test_send_file_answers_ranges_and_validators
+    Dir.mktmpdir do |dir|
+      path = File.join(dir, "clip.mp4")
+      File.binwrite(path, (0..255).map(&:chr).join.b * 400)
+      @app = Ferrule::App.new
+      app.get("/clip") { send_file path }
+      get "/clip", {}, "HTTP_RANGE" => "bytes=256-259"
+      assert_equal [206, "bytes 256-259/102400", "video/mp4"], [last_response.status, last_response.headers["content-range"], last_response.headers["content-type"]]
+      assert_equal [0, 1, 2, 3], last_response.body.bytes
+      get "/clip"
+      etag = last_response.headers["etag"]
+      assert_equal [200, "bytes", 102_400], [last_response.status, last_response.headers["accept-ranges"], last_response.body.bytesize]
+      get "/clip", {}, "HTTP_IF_NONE_MATCH" => etag
+      assert_equal [304, ""], [last_response.status, last_response.body]
+      get "/clip", {}, "HTTP_RANGE" => "bytes=0-1", "HTTP_IF_RANGE" => '"older"'
+      assert_equal [200, 102_400], [last_response.status, last_response.body.bytesize]
+      get "/clip", {}, "HTTP_RANGE" => "bytes=200000-"
+      assert_equal [416, "bytes */102400"], [last_response.status, last_response.headers["content-range"]]
+    end
+  end
+
+  # A Rack body that names its file (+to_path+) with a 200 is sent from the file; with any
+  # other status (Rack::Files' own 206) it is what its +each+ yields.
+  def test_a_rack_body_that_names_its_file
+    Dir.mktmpdir do |dir|
+      path = File.join(dir, "notes.txt")
+      File.write(path, "0123456789")
+      named = Struct.new(:to_path, :yielded) do
+        def each = yield(yielded)
+      end
+      @app = Ferrule::App.new
+      app.get("/whole") { [200, { "content-type" => "text/plain" }, named.new(path, "not the file")] }
+      app.get("/part") { [206, { "content-range" => "bytes 0-1/10" }, named.new(path, "01")] }
+      get "/whole", {}, "HTTP_RANGE" => "bytes=2-3"
+      assert_equal [206, "23"], [last_response.status, last_response.body]
+      get "/part"
+      assert_equal [206, "01"], [last_response.status, last_response.body]
     end
   end
 

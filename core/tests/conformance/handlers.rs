@@ -75,6 +75,10 @@ pub fn handle(kind: &str, request: RequestData) -> ferrule_core::HandlerFuture {
                 Response::json(&json!({"data": unit.repeat(n.max(0) as usize)}))
             }
             "text" => Ok(Response::text(request.query_param("text").and_then(Value::as_str).unwrap_or("").to_owned())),
+            "file" => {
+                let name = request.query_param("name").and_then(Value::as_str).unwrap_or("");
+                Ok(Response::file(ferrule_conformance::fixtures_dir().join("served").join(name)))
+            }
             "raw" => Response::json(&raw(&request)),
             "part_headers" => Response::json(&part_headers(&request)),
             "result" => {

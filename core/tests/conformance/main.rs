@@ -66,6 +66,7 @@ categories!(
     response_schemas,
     response_validation,
     trailing_slashes,
+    files,
 );
 
 /// Every category: those run above, and those with a test of their own (`hooks`).

@@ -311,9 +311,10 @@ module Ferrule
       content_type(extension.to_sym) if !extension.empty? && !headers.key?("content-type") && (Context.media_type(extension.to_sym) rescue nil)
     end
 
-    # Sinatra's +send_file+: answers with the file's bytes (its type from the extension, or
-    # +type:+), Last-Modified from its mtime; +disposition:+ or +filename:+ make it a download.
-    # A file that is not there is a 404.
+    # Sinatra's +send_file+: answers with the file (its type from the extension, or +type:+),
+    # Last-Modified from its mtime; +disposition:+ or +filename:+ make it a download. The core
+    # sends it from disk as a static mount sends its files: ranges (206, 416, If-Range), ETag
+    # and 304s, never read by Ruby. A file that is not there is a 404.
     def send_file(path, type: nil, disposition: nil, filename: nil, last_modified: nil, status: nil)
       path = path.to_s
       not_found unless File.file?(path)
@@ -326,30 +327,24 @@ module Ferrule
       attachment(filename || path, disposition || :attachment) if disposition || filename
       self.last_modified(last_modified || File.mtime(path))
       status(status) if status
-      # Read in chunks as the client takes them, with its length said (a download's progress):
-      # read whole, a 150 MB file cost 295 MB a download (found by a Sinatra port).
-      size = File.size(path)
-      halt File.binread(path) if size <= FileChunks::SIZE
-
-      headers("content-length" => size.to_s)
-      halt FileChunks.new(path, size)
+      halt FileBody.new(path)
     end
 
-    # A file's first +size+ bytes (its size when the response was made: a log that grows
-    # meanwhile is sent as it was), a chunk at a time, for +send_file+ (a Rack body: +each+).
-    class FileChunks
+    # The file +send_file+ answers with, as a Rack body: +to_path+ names it, and the core
+    # sends it from there (Rack lets a server do so in place of calling +each+, which is
+    # for anything else that reads the body: a middleware, a test).
+    class FileBody
       SIZE = 64 * 1024
 
-      def initialize(path, size)
+      def initialize(path)
         @path = path
-        @size = size
       end
 
+      def to_path = @path
+
       def each
-        left = @size
         File.open(@path, "rb") do |file|
-          while left.positive? && (chunk = file.read([SIZE, left].min))
-            left -= chunk.bytesize
+          while (chunk = file.read(SIZE))
             yield chunk
           end
         end
