@@ -145,9 +145,13 @@ class Reply {
    * names below `rootPath` (by default the root of the app's first `app.static()`). The core
    * sends it from disk as a mount sends its files: its type from its name, ETag and
    * Last-Modified with 304s, a Range answered (206, 416). A name that climbs out of the root,
-   * or a file that is not there, is a 404.
+   * or a file that is not there, is a 404. @fastify/static's options object (`maxAge`,
+   * `cacheControl`, …) is refused by name: set those headers with `reply.header()`.
    */
-  sendFile(filename, rootPath) {
+  sendFile(filename, rootPath, options) {
+    if (rootPath !== null && typeof rootPath === 'object') [rootPath, options] = [undefined, rootPath];
+    const offered = Object.keys(options ?? {});
+    if (offered.length > 0) throw new TypeError(`ferrule: reply.sendFile option ${offered[0]} is not offered (set headers with reply.header(); the core answers ranges and validators)`);
     const root = rootPath ?? this._fileRoot;
     if (typeof root !== 'string') throw new TypeError('ferrule: reply.sendFile needs a root: pass one, or serve a directory with app.static({ root })');
     const base = path.resolve(root);

@@ -465,6 +465,7 @@ export interface Reply {
   /** @fastify/static's: the file `filename` names below `rootPath` (default: the first
    * `app.static()` root), sent by the core with ranges, ETag and 304s; outside it, a 404. */
   sendFile(filename: string, rootPath?: string): this;
+  sendFile(filename: string, options: Record<string, never>): this;
   /** `sendFile` as an attachment saved under `name` (default: the file's own name). */
   download(filename: string, name?: string): this;
 }

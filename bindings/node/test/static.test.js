@@ -73,9 +73,16 @@ test('reply.sendFile answers with a file below the static root, ranges and valid
   }
 });
 
-test('reply.sendFile without a root to name files below is refused where it is called', async () => {
+test('reply.sendFile without a root, or with an option it does not offer, is refused by name', async () => {
   const app = new App();
+  const thrown = [];
   app.get('/file', (ctx, reply) => reply.sendFile('a.txt'));
-  const answer = await app.inject('/file');
-  assert.strictEqual(answer.statusCode, 500);
+  app.get('/aged', (ctx, reply) => reply.sendFile('a.txt', '/tmp', { maxAge: 1000 }));
+  app.setErrorHandler((error, ctx, reply) => {
+    thrown.push(error.message);
+    reply.code(500).send({ failed: true });
+  });
+  for (const url of ['/file', '/aged']) assert.strictEqual((await app.inject(url)).statusCode, 500, url);
+  assert.match(thrown[0], /reply\.sendFile needs a root/);
+  assert.match(thrown[1], /reply\.sendFile option maxAge is not offered/);
 });
