@@ -48,8 +48,10 @@ class SentFile {
 }
 
 class Reply {
-  constructor(statusCode) {
+  /** `app`: whose static root `sendFile` names files below. */
+  constructor(statusCode, app = null) {
     this._statusCode = statusCode;
+    this._app = app;
     this.sent = false;
     this.payload = undefined;
     this._headers = [];

@@ -1184,8 +1184,7 @@ class Dispatcher {
    */
   runHooked(id, route, ctx, number, refusal) {
     const chain = this.chain(number);
-    const reply = new Reply(refusal ? refusal.status : this.app._statuses[route] ?? 200);
-    reply._app = this.app;
+    const reply = new Reply(refusal ? refusal.status : this.app._statuses[route] ?? 200, this.app);
     const refused = refusal ? refusalError(refusal) : null;
     const waited = this.continueHooked(id, route, ctx, chain, reply, refused, refusal, 0);
     if (waited !== undefined) waited.then(this.flushSoon, this.flushSoon);
