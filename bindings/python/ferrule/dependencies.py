@@ -16,7 +16,7 @@ import logging
 from typing import Any, Callable, Optional, Sequence
 
 from .params import MISSING, Dependency
-from .responses import EventSourceResponse, StreamingResponse
+from .responses import EventSourceResponse, FileResponse, StreamingResponse
 from .signature import Analysis, Argument
 
 __all__ = ["Resolver", "DependencyOverrides", "with_dependencies", "with_shared_response", "close_after", "close_with_stream"]
@@ -401,12 +401,19 @@ def close_with_stream(response: Any, request: Any) -> bool:
     with an ``async`` generator dependency keeps the old order: the thread it runs on has no
     loop to finish that dependency on.)"""
     # Only a streamed response's `stream`: a handler's model may have a field of that name.
-    if not isinstance(response, (StreamingResponse, EventSourceResponse)):
+    if not isinstance(response, (StreamingResponse, EventSourceResponse, FileResponse)):
         return False
-    stream = response.stream
     state = request._state_if_made
     exits = getattr(state, _EXITS, None) if state is not None else None
-    if not exits or isinstance(stream, (str, bytes)):
+    if not exits:
+        return False
+    if isinstance(response, FileResponse):
+        # The core opens the file once it has the response, after a teardown running now: a
+        # background task that removes the file it sent (FastAPI's idiom for a generated one)
+        # removed it first, a 404. Read from here instead, whole, and close once it is sent.
+        response._read_here()
+    stream = response.stream
+    if isinstance(stream, (str, bytes)):
         return False
     try:
         if hasattr(stream, "__aiter__"):

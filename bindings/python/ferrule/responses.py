@@ -367,7 +367,12 @@ class FileResponse(Response):
     the same file. Its type from ``media_type`` or its name; with ``filename``, a
     ``content-disposition`` (``content_disposition_type``, "attachment" by default) naming it.
     A status other than 200 sends the whole file with it. A path that is no file raises here,
-    when the response is made (a 500), as Starlette's fails when it is sent."""
+    when the response is made (a 500), as Starlette's fails when it is sent. When the request
+    has work to do once it is answered (a dependency with ``yield``, ``BackgroundTasks``), the
+    file is read by Python instead, whole, and that work runs once it is sent, as in FastAPI
+    (a task may remove the file)."""
+
+    chunk_size = 64 * 1024
 
     def __init__(
         self,
@@ -396,6 +401,29 @@ class FileResponse(Response):
             else:
                 disposition = f'{content_disposition_type}; filename="{filename}"'
             self.headers.setdefault("content-disposition", disposition)
+
+    def _read_here(self) -> None:
+        """Sends the file from a stream of its chunks read by Python, not by the core: whole,
+        with its length and validators (``dependencies.close_with_stream``). Opened now, before
+        any teardown runs: a task that removes the file then leaves this reading it."""
+        import hashlib
+
+        file = open(self.path, "rb")
+        stat = os.fstat(file.fileno())
+        self.headers.setdefault("content-length", str(stat.st_size))
+        self.headers.setdefault("last-modified", email.utils.formatdate(stat.st_mtime, usegmt=True))
+        self.headers.setdefault("etag", '"' + hashlib.md5(f"{stat.st_mtime}-{stat.st_size}".encode(), usedforsecurity=False).hexdigest() + '"')
+        self.stream = self._chunks(file, stat.st_size)
+        self._file = None
+
+    @classmethod
+    def _chunks(cls, file: Any, size: int) -> Iterator[bytes]:
+        # As many bytes as the length said: a file that grows meanwhile (a log) is sent as it
+        # was when the response was made, not cut off for running past its length.
+        with file:
+            while size > 0 and (chunk := file.read(min(cls.chunk_size, size))):
+                size -= len(chunk)
+                yield chunk
 
 
 class ServerSentEvent:
