@@ -9,8 +9,8 @@
 // `validation` for a 422) into the scope's error handler (`setErrorHandler`) or, for a 404, its
 // not-found handler (`setNotFoundHandler`); without one, the core's own answer is sent.
 
-
 const path = require('node:path');
+
 /** Fastify's hook names, with the ones that mean the same here (validation is the core's, so
  * what runs before it runs on request; what runs before serialisation runs on send). */
 const PHASE_OF = {

@@ -350,8 +350,8 @@ def test_a_file_response_answers_ranges_and_validators_as_a_mount_does(tmp_path)
 
 
 def test_a_background_task_may_remove_the_file_it_answered_with(tmp_path) -> None:
-    # FastAPI's idiom for a generated file; the core opened it after the task had removed it
-    # (a 404) until a request with work left reads its file from Python.
+    # FastAPI's idiom for a generated file. The file was opened after the task had removed it:
+    # by the old Python stream (cut off) and by the core (a 404). It is now opened first.
     app = App()
     made = tmp_path / "export.csv"
 
