@@ -21,7 +21,7 @@ mod workload;
 use runner::RunOptions;
 
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: ferrule_core::Allocator = ferrule_core::Allocator;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 

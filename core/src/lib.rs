@@ -9,6 +9,8 @@
 //! Errors have one shape, RFC 9457 problem details ([`Problem`]), with FastAPI-style
 //! `errors: [{type, loc, msg, input, ctx}]` for validation failures.
 
+mod allocator;
+pub use allocator::Allocator;
 mod app;
 mod body;
 pub mod bridge;

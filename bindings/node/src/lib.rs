@@ -16,7 +16,7 @@ use napi_derive::napi;
 
 /// Rust's allocations in this addon (request parsing, JSON trees, response bytes).
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: ferrule_core::Allocator = ferrule_core::Allocator;
 
 /// The version of the Rust crates this addon was built from.
 #[napi]

@@ -24,7 +24,7 @@ use pyo3::prelude::*;
 /// Rust's allocations in this module (request parsing, JSON trees, response bytes); Python's
 /// own objects keep Python's allocator.
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: ferrule_core::Allocator = ferrule_core::Allocator;
 
 #[pymodule]
 mod _ferrule {

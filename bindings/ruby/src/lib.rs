@@ -21,7 +21,7 @@ use magnus::{function, method, prelude::*, Error, Ruby};
 
 /// Rust's allocations in this extension (request parsing, JSON trees, response bytes).
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: ferrule_core::Allocator = ferrule_core::Allocator;
 
 #[magnus::init(name = "ferrule")]
 fn init(ruby: &Ruby) -> Result<(), Error> {
