@@ -17,7 +17,7 @@ request gets an RFC 9457 problem response without entering Python.
 
 from ._ferrule import PROBLEM_JSON, __version__
 from .app import APIRouter, App, DrainTimeout, Router, StartupFailed
-from .background import BackgroundTasks
+from .background import BackgroundTask, BackgroundTasks
 from .hooks import RequestValidationError
 from .params import Body, Cookie, Depends, Field, File, Form, Header, Path, Query
 from .request import Request, UploadFile
@@ -41,6 +41,7 @@ from .responses import (
 __all__ = [
     "APIRouter",
     "App",
+    "BackgroundTask",
     "BackgroundTasks",
     "Body",
     "Cookie",

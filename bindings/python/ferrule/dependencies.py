@@ -15,6 +15,7 @@ import inspect
 import logging
 from typing import Any, Callable, Optional, Sequence
 
+from ._stream_end import EndingAsyncStream, EndingStream
 from .params import MISSING, Dependency
 from .responses import EventSourceResponse, FileResponse, StreamingResponse
 from .signature import Analysis, Argument
@@ -417,78 +418,14 @@ def close_with_stream(response: Any, request: Any) -> bool:
         return False
     try:
         if hasattr(stream, "__aiter__"):
-            response.stream = _ClosingAsyncStream(stream, request)
+            response.stream = EndingAsyncStream(stream, lambda: close_after(request))
             return True
         if any(inspect.isasyncgen(generator) for generator in exits):
             return False
-        response.stream = _ClosingStream(stream, request)
+        response.stream = EndingStream(stream, lambda: close_after(request))
     except Exception:  # not a stream (`StreamingResponse(42)`): the core refuses it, a 500, as before
         return False
     return True
-
-
-class _ClosingStream:
-    """A sync stream that closes the request's generator dependencies once, when it ends, fails
-    or is closed (a client that left) — also when closed before its first chunk, which a
-    generator's ``finally`` would miss."""
-
-    def __init__(self, stream: Any, request: Any) -> None:
-        self._iterator = iter(stream)
-        self._request = request
-        self._closed = False
-
-    def __iter__(self) -> Any:
-        return self
-
-    def __next__(self) -> Any:
-        try:
-            return next(self._iterator)
-        except BaseException:
-            self.close()
-            raise
-
-    def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        try:
-            close = getattr(self._iterator, "close", None)
-            if close is not None:
-                close()
-        finally:
-            close_after(self._request)
-
-
-class _ClosingAsyncStream:
-    """``_ClosingStream`` for an async stream (its dependencies may be ``async`` too)."""
-
-    def __init__(self, stream: Any, request: Any) -> None:
-        self._iterator = stream.__aiter__()
-        self._request = request
-        self._closed = False
-
-    def __aiter__(self) -> Any:
-        return self
-
-    async def __anext__(self) -> Any:
-        try:
-            return await self._iterator.__anext__()
-        except BaseException:
-            await self.aclose()
-            raise
-
-    async def aclose(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        try:
-            close = getattr(self._iterator, "aclose", None)
-            if close is not None:
-                await close()
-        finally:
-            closing = close_after(self._request)
-            if closing is not None:
-                await closing
 
 
 def close_after(request: Any) -> Any:

@@ -23,9 +23,10 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-from typing import Any, Awaitable, Callable, Coroutine, Optional, Sequence
+from typing import Any, Awaitable, Callable, Optional, Sequence
 
 from . import _ferrule
+from ._tasks import in_background
 from .dependencies import close_after, close_with_stream
 from .responses import HTTPException, MutableHeaders, Response
 
@@ -294,7 +295,7 @@ def finish_sync(chain: Chain, call: Any, request: Any, outcome: Any, failed: boo
                 # An `async def` exception handler: it and the rest run as a task, so the
                 # chain stays synchronous for every request that does not fail.
                 call.answer_later()
-                _in_background(_finish_awaited(chain, call, request, response))
+                in_background(_finish_awaited(chain, call, request, response))
                 return
         else:
             response = outcome
@@ -305,7 +306,7 @@ def finish_sync(chain: Chain, call: Any, request: Any, outcome: Any, failed: boo
                 response = _recovered(chain, request, exc, call)
                 if inspect.isawaitable(response):
                     call.answer_later()
-                    _in_background(_finish_awaited(chain, call, request, response, sent=True))
+                    in_background(_finish_awaited(chain, call, request, response, sent=True))
                     return
     except BaseException as exc:
         call.fail(exc)
@@ -319,17 +320,6 @@ def finish_sync(chain: Chain, call: Any, request: Any, outcome: Any, failed: boo
         return
     call.finish(response)
     close_after(request)
-
-
-# The tasks `_in_background` started, held until they end: the loop keeps only a weak
-# reference to a task, so one awaiting what nothing else holds could be collected mid-way.
-_running: set[asyncio.Future[None]] = set()
-
-
-def _in_background(coroutine: Coroutine[Any, Any, None]) -> None:
-    task = asyncio.ensure_future(coroutine)
-    _running.add(task)
-    task.add_done_callback(_running.discard)
 
 
 def _sent(chain: Chain, request: Any, response: Any, call: Any) -> Response:

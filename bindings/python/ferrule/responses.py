@@ -16,7 +16,7 @@ import os
 import re
 import string
 import urllib.parse
-from typing import Any, AsyncIterable, Iterable, Iterator, Literal, Mapping, MutableMapping, Optional, Sequence, Tuple, Union, overload
+from typing import TYPE_CHECKING, Any, AsyncIterable, Iterable, Iterator, Literal, Mapping, MutableMapping, Optional, Sequence, Tuple, Union, overload
 
 __all__ = [
     "Response",
@@ -30,6 +30,9 @@ __all__ = [
     "HTTPException",
     "MutableHeaders",
 ]
+
+if TYPE_CHECKING:
+    from .background import BackgroundTask
 
 HeaderValue = Union[str, Sequence[str]]
 Headers = Union[Mapping[str, HeaderValue], Sequence[Tuple[str, str]]]
@@ -114,15 +117,16 @@ class Response:
     ``body`` (or ``content``) may be ``bytes`` (sent as is), ``str`` (``text/plain``), or any
     JSON-serialisable value (serialised by Rust, ``application/json``). ``media_type`` sets
     ``Content-Type``. A header given a list of values is sent once per value. Starlette's
-    order, ``Response(content, status_code, headers)``, works too: a first argument that is
-    no ``int`` is the content.
+    order, ``Response(content, status_code, headers, media_type, background)``, works too: a
+    first argument that is no ``int`` is the content. ``background`` (a ``BackgroundTask``) runs
+    once the response has gone.
 
     As a handler parameter (``def handler(response: Response)``), it is an empty response
     whose status (when set), headers and cookies are applied to the handler's plain return
     value.
     """
 
-    __slots__ = ("status", "_headers", "body", "media_type", "as_json", "stream", "events")
+    __slots__ = ("status", "_headers", "body", "media_type", "as_json", "stream", "events", "background")
 
     #: The path of the file the core sends as the body (a ``FileResponse``'s), or None.
     _file: Optional[str] = None
@@ -137,6 +141,7 @@ class Response:
         media_type: Optional[str] = None,
         content: Any = None,
         status_code: Optional[int] = None,
+        background: Optional[BackgroundTask] = None,
     ) -> None: ...
 
     @overload
@@ -146,6 +151,7 @@ class Response:
         status_code: Optional[int] = None,
         headers: Optional[Headers] = None,
         media_type: Optional[str] = None,
+        background: Optional[BackgroundTask] = None,
         *,
         body: Any = None,
         status: Optional[int] = None,
@@ -160,17 +166,18 @@ class Response:
         content: Any = None,
         status_code: Optional[int] = None,
         status: Optional[int] = None,
+        background: Optional[BackgroundTask] = None,
     ) -> None:
         # Two orders by position: Ferrule's Response(status, headers, body), and Starlette's
-        # Response(content, status_code, headers, media_type), which FastAPI's documentation
+        # Response(content, status_code, headers, media_type, background), which FastAPI's documentation
         # writes (found by FastAPI's corpus). A status is an int, so a first argument that is
         # none starts Starlette's order; keywords mean the same in both.
         # A leading None is Ferrule's "no status" unless an int status follows it (Starlette's
         # Response(None, 204)). A None given by position gives nothing.
-        given = {"status": status, "headers": headers, "body": body, "content": content, "status_code": status_code, "media_type": media_type}
+        given = {"status": status, "headers": headers, "body": body, "content": content, "status_code": status_code, "media_type": media_type, "background": background}
         first = args[0] if args else 0
         starlette = not isinstance(first, int) and not (first is None and len(args) > 1 and not isinstance(args[1], int))
-        names = ("content", "status_code", "headers", "media_type") if starlette else ("status", "headers", "body")
+        names = ("content", "status_code", "headers", "media_type", "background") if starlette else ("status", "headers", "body")
         if len(args) > len(names):
             raise TypeError(f"Response takes at most {len(names)} positional arguments ({', '.join(names)}), not {len(args)}")
         for name, value in zip(names, args):
@@ -179,7 +186,9 @@ class Response:
             if given[name] is not None:
                 raise TypeError(f"Response got {name} twice")
             given[name] = value
-        status, headers, body, content, status_code, media_type = (given[k] for k in ("status", "headers", "body", "content", "status_code", "media_type"))
+        status, headers, body, content, status_code, media_type, background = (
+            given[k] for k in ("status", "headers", "body", "content", "status_code", "media_type", "background")
+        )
         if status is not None and status_code is not None:
             raise TypeError("give the status once: status or status_code")
         if body is not None and content is not None:
@@ -195,6 +204,8 @@ class Response:
         self.as_json = False
         self.stream: Any = None
         self.events = False
+        # Run once the response has gone (`background.after_response`), Starlette's.
+        self.background: Optional[BackgroundTask] = background
 
     # -- FastAPI's names for the same fields ------------------------------------------------
 
@@ -312,26 +323,47 @@ class Response:
 class JSONResponse(Response):
     """``content`` serialised as JSON by Rust, whatever its type (a ``str`` too)."""
 
-    def __init__(self, content: Any = None, status_code: int = 200, headers: Optional[Headers] = None, media_type: Optional[str] = None) -> None:
-        super().__init__(status=status_code, headers=headers, body=content, media_type=media_type)
+    def __init__(
+        self,
+        content: Any = None,
+        status_code: int = 200,
+        headers: Optional[Headers] = None,
+        media_type: Optional[str] = None,
+        background: Optional[BackgroundTask] = None,
+    ) -> None:
+        super().__init__(status=status_code, headers=headers, body=content, media_type=media_type, background=background)
         self.as_json = True
 
 
 class PlainTextResponse(Response):
-    def __init__(self, content: str = "", status_code: int = 200, headers: Optional[Headers] = None) -> None:
-        super().__init__(status=status_code, headers=headers, body=content, media_type="text/plain; charset=utf-8")
+    def __init__(
+        self,
+        content: str = "",
+        status_code: int = 200,
+        headers: Optional[Headers] = None,
+        media_type: str = "text/plain; charset=utf-8",
+        background: Optional[BackgroundTask] = None,
+    ) -> None:
+        super().__init__(status=status_code, headers=headers, body=content, media_type=media_type, background=background)
 
 
 class HTMLResponse(Response):
-    def __init__(self, content: str = "", status_code: int = 200, headers: Optional[Headers] = None) -> None:
-        super().__init__(status=status_code, headers=headers, body=content, media_type="text/html; charset=utf-8")
+    def __init__(
+        self,
+        content: str = "",
+        status_code: int = 200,
+        headers: Optional[Headers] = None,
+        media_type: str = "text/html; charset=utf-8",
+        background: Optional[BackgroundTask] = None,
+    ) -> None:
+        super().__init__(status=status_code, headers=headers, body=content, media_type=media_type, background=background)
 
 
 class RedirectResponse(Response):
     """A redirect to ``url`` (307 by default, as Starlette's: the method and body are kept)."""
 
-    def __init__(self, url: str, status_code: int = 307, headers: Optional[Headers] = None) -> None:
-        super().__init__(status=status_code, headers=headers)
+    def __init__(self, url: str, status_code: int = 307, headers: Optional[Headers] = None, background: Optional[BackgroundTask] = None) -> None:
+        super().__init__(status=status_code, headers=headers, background=background)
         # Percent-encoded as Starlette's is: a space or "café" in a URL built from user text
         # cannot stand in a header (what is already escaped, and the URL's delimiters, stay).
         self.set_header("location", urllib.parse.quote(str(url), safe=":/%#?=@[]!$&'()*+,;"))
@@ -354,8 +386,9 @@ class StreamingResponse(Response):
         status_code: int = 200,
         headers: Optional[Headers] = None,
         media_type: Optional[str] = None,
+        background: Optional[BackgroundTask] = None,
     ) -> None:
-        super().__init__(status=status_code, headers=headers, media_type=media_type)
+        super().__init__(status=status_code, headers=headers, media_type=media_type, background=background)
         self.stream = content
 
 
@@ -380,18 +413,23 @@ class FileResponse(Response):
         status_code: int = 200,
         headers: Optional[Headers] = None,
         media_type: Optional[str] = None,
+        background: Optional[BackgroundTask] = None,
         filename: Optional[str] = None,
+        stat_result: Optional[os.stat_result] = None,
+        method: Optional[str] = None,
         content_disposition_type: str = "attachment",
     ) -> None:
         import mimetypes
         import stat
 
+        # `method` is Starlette's way to send a HEAD without a body; the core does that for
+        # every HEAD, so it is taken and changes nothing.
         path = os.fspath(path)
-        if not stat.S_ISREG(os.stat(path).st_mode):
+        if not stat.S_ISREG((stat_result or os.stat(path)).st_mode):
             raise ValueError(f"FileResponse sends a file, and {path!r} is not one")
         if media_type is None:
             media_type = mimetypes.guess_type(filename or path)[0] or "application/octet-stream"
-        super().__init__(status=status_code, headers=headers, media_type=media_type)
+        super().__init__(status=status_code, headers=headers, media_type=media_type, background=background)
         self.path = path
         self._file = path
         if filename is not None:
@@ -472,8 +510,9 @@ class EventSourceResponse(Response):
         status_code: int = 200,
         headers: Optional[Headers] = None,
         ping: Optional[float] = None,
+        background: Optional[BackgroundTask] = None,
     ) -> None:
-        super().__init__(status=status_code, headers=headers)
+        super().__init__(status=status_code, headers=headers, background=background)
         if ping is not None and (not isinstance(ping, (int, float)) or isinstance(ping, bool) or ping < 0):
             raise ValueError(f"EventSourceResponse: ping is a number of seconds, 0 or more, not {ping!r}")
         self.stream = content

@@ -110,6 +110,8 @@ fn unsendable(message: String) -> HandlerError {
     HandlerError::new(format!("returned a response that cannot be sent: {message}"))
 }
 
+static AFTER_RESPONSE: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
+
 /// `ferrule.Response(content, status_code, headers, media_type)`; `start_stream(content,
 /// events)` takes a streamed response's producer.
 fn explicit<'s>(
@@ -118,6 +120,12 @@ fn explicit<'s>(
     start_stream: impl FnOnce(&Bound<'_, PyAny>, bool) -> Result<BodyStream, String>,
 ) -> Result<Response, HandlerError> {
     let attr = |name: &str| result.getattr(name).map_err(|e| unsendable(e.to_string()));
+    let py = result.py();
+    // Starlette's `background=`: set up first, since a streamed response's stream (and a
+    // `FileResponse`'s file, then read by Python) is replaced by one that runs it at its end.
+    if !result.getattr(pyo3::intern!(py, "background")).map_err(|e| unsendable(e.to_string()))?.is_none() {
+        AFTER_RESPONSE.import(py, "ferrule.background", "after_response").and_then(|after| after.call1((result,))).map_err(|e| unsendable(e.to_string()))?;
+    }
     let status: i64 = attr("status")?.extract().map_err(|_| unsendable("Response.status must be an int".into()))?;
     let content = attr("body")?;
     let as_json = attr("as_json")?.is_truthy().unwrap_or(false);
