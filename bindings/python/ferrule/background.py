@@ -70,12 +70,14 @@ def _name_of(task: Any) -> Any:
     return getattr(func, "__qualname__", func)
 
 
-def after_response(response: Any) -> None:
+def after_response(response: Any) -> Optional[Callable[[], None]]:
     """Called by the binding with a response whose ``background`` is set, before it reads the
     response: the task is to run once the response has gone. A streamed one (and a
     ``FileResponse``, read here then, whole, so that the task may remove the file) runs it once
-    its stream is done; any other, as soon as the binding has handed the answer to the core,
-    which sends it meanwhile: the task starts on the loop after the current callback."""
+    its stream is done: its stream is wrapped here, and None returned. Any other gets back what
+    starts its task, which the binding calls once the body is made and the answer is about to
+    be handed to the core (a body that cannot be sent starts none); the task then starts on the
+    loop after the current callback, while the core sends the answer."""
     task = response.background
     loop = asyncio.get_running_loop()
 
@@ -90,14 +92,15 @@ def after_response(response: Any) -> None:
         response._read_here()
     stream = response.stream
     if stream is None or isinstance(stream, (str, bytes)):
-        _start(task)
-    elif hasattr(stream, "__aiter__"):
+        return functools.partial(_start, task)
+    if hasattr(stream, "__aiter__"):
         response.stream = EndingAsyncStream(stream, then)
     else:
         try:
             response.stream = EndingStream(stream, then)
         except TypeError:  # not a stream (`StreamingResponse(42)`): the core refuses it, a 500
             pass
+    return None
 
 
 def _start(task: Any) -> None:

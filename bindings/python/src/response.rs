@@ -123,8 +123,12 @@ fn explicit<'s>(
     let py = result.py();
     // Starlette's `background=`: set up first, since a streamed response's stream (and a
     // `FileResponse`'s file, then read by Python) is replaced by one that runs it at its end.
+    // What starts a plain body's task, once that body has been made (one that cannot be sent
+    // starts none, as Starlette's handler raises making it).
+    let mut start_background = None;
     if !result.getattr(pyo3::intern!(py, "background")).map_err(|e| unsendable(e.to_string()))?.is_none() {
-        AFTER_RESPONSE.import(py, "ferrule.background", "after_response").and_then(|after| after.call1((result,))).map_err(|e| unsendable(e.to_string()))?;
+        let start = AFTER_RESPONSE.import(py, "ferrule.background", "after_response").and_then(|after| after.call1((result,))).map_err(|e| unsendable(e.to_string()))?;
+        start_background = Some(start).filter(|start| !start.is_none());
     }
     let status: i64 = attr("status")?.extract().map_err(|_| unsendable("Response.status must be an int".into()))?;
     let content = attr("body")?;
@@ -164,7 +168,11 @@ fn explicit<'s>(
         }
         pairs.push(("content-type".into(), text));
     }
-    Response::from_parts(status, body, pairs)
+    let response = Response::from_parts(status, body, pairs)?;
+    if let Some(start) = start_background {
+        start.call0().map_err(|e| unsendable(e.to_string()))?;
+    }
+    Ok(response)
 }
 
 /// Headers as pairs in order: a dict of str to str or to a list of str (one header line per

@@ -103,6 +103,27 @@ def test_background_tasks_given_to_a_response_run_in_order_and_one_that_raises_s
     assert "the mail server is down" in caplog.text
 
 
+def test_a_response_whose_body_cannot_be_sent_is_a_500_and_starts_no_task() -> None:
+    # Starlette's JSONResponse fails when it is made, so its task never runs; here the body is
+    # written by the binding after the handler, and the task must wait for it.
+    app = App()
+    done: list[str] = []
+
+    @app.get("/broken")
+    def broken() -> JSONResponse:
+        return JSONResponse({"when": object()}, background=BackgroundTask(done.append, "ran"))
+
+    @app.get("/fine")
+    def fine() -> JSONResponse:
+        return JSONResponse({"when": "now"}, background=BackgroundTask(done.append, "fine"))
+
+    with serving(app) as port:
+        assert request(port, "GET", "/broken").status == 500
+        assert request(port, "GET", "/fine").status == 200
+        eventually(lambda: done == ["fine"], f"only the sent response's task ran: {done}")
+    assert done == ["fine"]
+
+
 def test_a_streamed_response_runs_its_task_once_its_stream_has_ended() -> None:
     app = App()
     events: list[str] = []
