@@ -9,9 +9,8 @@ use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::{Draft, Validator};
 use serde_json::{json, Value as Json};
 use std::collections::HashMap;
-use tagged_union::{TaggedUnion, Verdict};
-
 mod tagged_union;
+mod union;
 
 /// A schema that could not be compiled; reported when the app is built, never per request.
 #[derive(Debug, Clone)]
@@ -90,78 +89,21 @@ impl CompiledSchema {
             return Vec::new();
         }
         let issues = self.validator.iter_errors(instance).flat_map(|error| error_issues(error, instance, loc_prefix, &self.schema)).collect();
-        in_declaration_order(&self.schema, loc_prefix.len(), issues)
+        in_declaration_order(&self.schema, &self.schema, loc_prefix.len(), issues)
     }
 }
 
-/// One jsonschema error as pydantic's issues. An `anyOf` that only adds `null` (Python's
-/// `Optional[X]`, a nullable type) failed by a value that is not null is reported as `X`
-/// reports it, inside the value (`string_type` at `tags.1`), as pydantic does; a tagged union
-/// as its tag's branch reports it ([`tagged_union`]); any other failed `anyOf` or `oneOf` is one
-/// issue at the value. `root` is the schema the error's keyword location points into.
+/// One jsonschema error as pydantic's issues; a failed union as [`union`] reports it. `root` is
+/// the schema the error's keyword location points into.
 fn error_issues(error: jsonschema::ValidationError<'_>, instance: &Json, loc_prefix: &[LocSegment], root: &Json) -> Vec<Issue> {
     let mut loc = loc_prefix.to_vec();
     loc.extend(pointer_segments(instance, error.instance_path().as_str()));
     let message = error.to_string();
     let parts = error.into_parts();
     if matches!(parts.kind, ValidationErrorKind::AnyOf { .. } | ValidationErrorKind::OneOfNotValid { .. }) {
-        if let Some(union) = TaggedUnion::at(root, parts.schema_path.as_str()) {
-            return tagged_issues(&union, parts, loc, instance, loc_prefix, root);
-        }
-    }
-    if let ValidationErrorKind::AnyOf { context } = parts.kind {
-        let mut branches: Vec<_> = context.into_iter().filter(|errors| !refuses_only_for_not_being_null(errors)).collect();
-        if branches.len() == 1 && !parts.instance.is_null() {
-            return branches.pop().into_iter().flatten().flat_map(|error| error_issues(error, instance, loc_prefix, root)).collect();
-        }
-        return to_issues(&ValidationErrorKind::AnyOf { context: Vec::new() }, loc, parts.instance.into_owned(), &message);
+        return union::issues(parts, loc, instance, loc_prefix, root, &message);
     }
     to_issues(&parts.kind, loc, parts.instance.into_owned(), &message)
-}
-
-/// A failed tagged union's issues: its tag's branch's, each located under the tag, or one that
-/// says why the value names no branch.
-fn tagged_issues(union: &TaggedUnion<'_>, parts: jsonschema::error::ValidationErrorParts<'_>, loc: Vec<LocSegment>, instance: &Json, loc_prefix: &[LocSegment], root: &Json) -> Vec<Issue> {
-    let value = parts.instance.into_owned();
-    let one = |(kind, msg, ctx): (&'static str, String, Json)| vec![Issue::new(kind, loc.clone(), msg, value.clone()).with_ctx(ctx)];
-    let (index, tag) = match union.judge(&value) {
-        Verdict::Branch(index, tag) => (index, tag),
-        Verdict::TagInvalid(tag) => return one(union.tag_invalid(&tag)),
-        Verdict::TagNotFound => return one(union.tag_not_found()),
-        Verdict::NotAnObject => {
-            let (kind, msg) = type_issue(&TypeKind::Single(jsonschema::JsonType::Object), &value);
-            return vec![Issue::new(kind, loc, msg, value)];
-        }
-    };
-    let context = match parts.kind {
-        ValidationErrorKind::AnyOf { context } | ValidationErrorKind::OneOfNotValid { context } => context,
-        _ => Vec::new(),
-    };
-    // The branch's errors are those evaluated below its place in the union (`…/oneOf/1/…`),
-    // whether jsonschema grouped them by branch or, dispatching on the tag itself, in one group.
-    let below = format!("{}/{index}/", parts.evaluation_path.as_str());
-    let mut issues: Vec<Issue> = context
-        .into_iter()
-        .flatten()
-        .filter(|error| error.evaluation_path().as_str().starts_with(&below))
-        .flat_map(|error| error_issues(error, instance, loc_prefix, root))
-        .collect();
-    if issues.is_empty() {
-        // Never expected (the union failed, so its tag's branch did); said plainly if it happens.
-        let (kind, msg) = ("value_error", format!("Input does not match the branch its tag '{tag}' names"));
-        return vec![Issue::new(kind, loc, msg, value)];
-    }
-    for issue in &mut issues {
-        if issue.loc.starts_with(&loc) {
-            issue.loc.insert(loc.len(), LocSegment::Key(tag.clone()));
-        }
-    }
-    issues
-}
-
-/// Whether a branch's errors are just `{"type": "null"}` refusing a value.
-fn refuses_only_for_not_being_null(errors: &[jsonschema::ValidationError<'_>]) -> bool {
-    matches!(errors, [only] if matches!(only.kind(), ValidationErrorKind::Type { kind: TypeKind::Single(jsonschema::JsonType::Null) }))
 }
 
 /// A schema compiled for documents, with the options every route's schema has.
@@ -190,11 +132,14 @@ pub(crate) fn route_options<'i, F: jsonschema::json::Json>() -> jsonschema::Vali
 /// body of many wrong or undeclared members costs no more per step of an issue's location
 /// against a schema of a thousand properties than against one of three, nor at depth 50 than
 /// at depth 2.
-fn in_declaration_order(schema: &Json, prefix: usize, issues: Vec<Issue>) -> Vec<Issue> {
+///
+/// `start` is the schema of the value at `prefix` steps into each issue's location: `root`
+/// for a body, a union's branch for that branch's issues. `$ref`s point into `root`.
+fn in_declaration_order(root: &Json, start: &Json, prefix: usize, issues: Vec<Issue>) -> Vec<Issue> {
     if issues.len() < 2 {
         return issues;
     }
-    let mut order = DeclaredOrder::new(schema);
+    let mut order = DeclaredOrder::new(root, start);
     let places: Vec<_> = issues.iter().enumerate().map(|(index, issue)| order.place(issue.loc.get(prefix..).unwrap_or_default(), index)).collect();
     let mut placed: Vec<_> = places.into_iter().zip(issues).collect();
     // Stable: issues at the same place keep the order jsonschema found them in.
@@ -234,13 +179,13 @@ struct ValueSchema<'s> {
 const APPLIED_LIMIT: usize = 256;
 
 impl<'s, 'l> DeclaredOrder<'s, 'l> {
-    /// The body's own value, numbered first (in `new`), so each issue starts from it without
-    /// a lookup.
+    /// The value at `start` (a body, a union's branch), numbered first (in `new`), so each
+    /// issue starts from it without a lookup.
     const ROOT_VALUE: usize = 0;
 
-    fn new(root: &'s Json) -> Self {
+    fn new(root: &'s Json, start: &'s Json) -> Self {
         let mut order = DeclaredOrder { root, judges: HashMap::new(), values: Vec::new(), places: HashMap::new(), first_seen: HashMap::new() };
-        let root_value = order.value(vec![root]);
+        let root_value = order.value(vec![start]);
         debug_assert_eq!(root_value, Self::ROOT_VALUE);
         order
     }
@@ -571,8 +516,15 @@ mod tests {
         assert_eq!(kinds(optional.clone(), json!({"tags": ["a", 1]})), vec![("string_type", json!(["body", "tags", 1]))]);
         assert_eq!(kinds(optional.clone(), json!({"tags": 5})), vec![("list_type", json!(["body", "tags"]))]);
         assert!(kinds(optional, json!({"tags": null})).is_empty());
+        // A real union's issues are every branch's, each under the branch's name (pydantic's
+        // answer for `int | str`, and for `Optional[int | str]`, whose `null` gets no name).
         let union = json!({"anyOf": [{"type": "integer"}, {"type": "string"}]});
-        assert_eq!(kinds(union, json!([1])), vec![("value_error", json!(["body"]))]);
+        let both = vec![("int_type", json!(["body", "int"])), ("string_type", json!(["body", "str"]))];
+        assert_eq!(kinds(union, json!([1])), both);
+        let optional_union = json!({"anyOf": [{"type": "integer"}, {"type": "string"}, {"type": "null"}]});
+        assert_eq!(kinds(optional_union, json!([1])), both);        // A union of constraints ("email or phone") has no members to name: one issue.
+        let either = json!({"type": "object", "oneOf": [{"required": ["email"]}, {"required": ["phone"]}]});
+        assert_eq!(kinds(either, json!({"name": "ada"})), vec![("value_error", json!(["body"]))]);
     }
 
     /// pydantic's `Owner` with `pet: Annotated[Union[Cat, Dog], Field(discriminator="pet_type")]`,
@@ -640,10 +592,22 @@ mod tests {
     }
 
     #[test]
-    fn a_union_without_a_discriminator_is_still_one_issue_at_the_value() {
+    fn a_union_of_models_without_a_discriminator_reports_each_models_issues_under_its_name() {
+        // pydantic's answer for `Union[Cat, Dog]` and `{"pet_type": "dog"}`, each model's issues
+        // in its declared order; and for `Union[list[Cat], int]` and `[{"pet_type": "cat"}]`.
         let mut schema = owners();
         schema["$defs"]["Owner"]["properties"]["pet"].as_object_mut().unwrap().remove("discriminator");
-        assert_eq!(kinds(schema, json!({"owners": [{"pet": {"pet_type": "dog"}}]})), vec![("value_error", json!(["body", "owners", 0, "pet"]))]);
+        schema["$defs"]["Owner"]["properties"]["pets"] = json!({"anyOf": [{"type": "array", "items": {"$ref": "#/$defs/Cat"}}, {"type": "integer"}]});
+        assert_eq!(kinds(schema.clone(), json!({"owners": [{"pet": {"pet_type": "dog"}}]})), vec![
+            ("literal_error", json!(["body", "owners", 0, "pet", "Cat", "pet_type"])),
+            ("missing", json!(["body", "owners", 0, "pet", "Cat", "meows"])),
+            ("missing", json!(["body", "owners", 0, "pet", "Dog", "barks"])),
+        ]);
+        let pets = json!({"owners": [{"pet": {"pet_type": "cat", "meows": 1}, "pets": [{"pet_type": "cat"}]}]});
+        assert_eq!(kinds(schema, pets), vec![
+            ("missing", json!(["body", "owners", 0, "pets", "list[Cat]", 0, "meows"])),
+            ("int_type", json!(["body", "owners", 0, "pets", "int"])),
+        ]);
     }
 
     #[test]
@@ -712,7 +676,7 @@ mod tests {
         );
         // Refs that only point at each other declare nothing, and the search for a declaration ends.
         let cycle = json!({"$defs": {"A": {"$ref": "#/$defs/B"}, "B": {"$ref": "#/$defs/A"}}, "$ref": "#/$defs/A"});
-        assert_eq!(DeclaredOrder::new(&cycle).place(&["q".into()], 0), vec![(true, 0)]);
+        assert_eq!(DeclaredOrder::new(&cycle, &cycle).place(&["q".into()], 0), vec![(true, 0)]);
     }
 
     // Found on review: a `dict[str, Model]`'s members were placed as if nothing declared them

@@ -454,3 +454,27 @@ def test_a_tagged_unions_errors_are_pydantics_own() -> None:
             Owner.model_validate({"pets": [{"kind": "dog"}, pet]})
         expected = [{**error, "loc": ["body", *error["loc"]]} for error in refused.value.errors(include_url=False)]
         assert answer.json()["errors"] == expected, pet
+
+
+class Household(pydantic.BaseModel):
+    pet: Union[Cat, Dog]
+    rooms: Union[int, str, None] = None
+
+
+def test_a_plain_unions_errors_are_pydantics_own() -> None:
+    # Without a discriminator pydantic reports every member's errors, each under the member's
+    # name (`pet.Cat.kind`, `rooms.int`); before, one `value_error` at the union.
+    app = App()
+
+    @app.post("/households")
+    def households(household: Household) -> dict:
+        return {"ok": True}
+
+    client = TestClient(app)
+    for household in [{"pet": {"kind": "cow"}}, {"pet": {"kind": "cat", "lives": [9]}}, {"pet": {"kind": "dog"}, "rooms": [3]}]:
+        answer = client.post("/households", json=household)
+        assert answer.status_code == 422, answer.text
+        with pytest.raises(pydantic.ValidationError) as refused:
+            Household.model_validate(household)
+        expected = [{**error, "loc": ["body", *error["loc"]]} for error in refused.value.errors(include_url=False)]
+        assert answer.json()["errors"] == expected, household
