@@ -168,13 +168,27 @@ export type Handler<Path extends string = string, G extends RouteGeneric = {}> =
 /** A JSON Schema (2020-12) object. */
 export type Schema = Record<string, unknown>;
 
+/** The core's CORS settings. */
 export interface CorsOptions {
   allow_origins?: string[];
+  /** Origins matched whole by this expression (Rust's regex syntax), besides those listed. */
+  allow_origin_regex?: string;
   allow_methods?: string[];
   allow_headers?: string[];
   expose_headers?: string[];
   allow_credentials?: boolean;
+  allow_private_network?: boolean;
   max_age_secs?: number;
+}
+
+/** @fastify/cors's options, with its defaults; a RegExp origin passes an origin it `test`s. */
+export interface FastifyCorsOptions {
+  origin?: boolean | string | RegExp | Array<string | RegExp>;
+  methods?: string | string[];
+  allowedHeaders?: string | string[];
+  exposedHeaders?: string | string[];
+  credentials?: boolean;
+  maxAge?: number;
 }
 
 export interface CompressionOptions {
@@ -183,6 +197,8 @@ export interface CompressionOptions {
   gzip?: boolean;
   br?: boolean;
   zstd?: boolean;
+  /** Each coding's level on its own scale (gzip 1-9, brotli 0-11, zstd 1-22). */
+  level?: number;
 }
 
 export interface RouteOptions {
@@ -202,7 +218,7 @@ export interface RouteOptions {
   maxFileSize?: number;
   /** Status of plain (non-Response) return values. */
   status?: number;
-  cors?: CorsOptions;
+  cors?: CorsOptions | FastifyCorsOptions | true;
   compression?: CompressionOptions;
   bodyLimit?: number;
   timeout?: number;
@@ -240,7 +256,7 @@ export type SecurityRequirement = Record<string, string[]>;
 
 export interface AppOptions {
   bodyLimit?: number;
-  cors?: CorsOptions;
+  cors?: CorsOptions | FastifyCorsOptions | true;
   compression?: CompressionOptions;
   requestId?: boolean;
   timeout?: number;
@@ -475,7 +491,7 @@ export interface SocketOptions {
   headers?: Schema;
   cookies?: Schema;
   params?: Schema;
-  cors?: CorsOptions;
+  cors?: CorsOptions | FastifyCorsOptions | true;
   /** Subprotocols the route speaks, preferred first (`Sec-WebSocket-Protocol`). */
   subprotocols?: string[];
   /** Fastify's route `config`, for hooks (`ctx.routeOptions.config`). */

@@ -315,18 +315,31 @@ function corsOf(value) {
   checkOptions(value, FASTIFY_CORS, 'cors option');
   const list = (given) => (typeof given === 'string' ? given.split(',').map((item) => item.trim()).filter(Boolean) : [...given]);
   const { origin = '*', methods = 'GET,HEAD,PUT,PATCH,POST,DELETE', allowedHeaders = '*', exposedHeaders, credentials = false, maxAge } = value;
-  if (origin instanceof RegExp || typeof origin === 'function') {
-    throw new TypeError('ferrule: cors origin as a RegExp or a function is not offered; list the origins (or true for any)');
+  if (typeof origin === 'function') {
+    throw new TypeError('ferrule: cors origin as a function is not offered (the core answers CORS without calling JavaScript); list the origins, or give RegExps');
   }
+  // @fastify/cors takes RegExps among the origins and `test`s each (a search, not a whole
+  // match); the core matches its one expression whole, so each becomes `.*(?:source).*`.
+  const given = origin === true ? ['*'] : origin === false ? [] : origin instanceof RegExp ? [origin] : list(origin);
+  const patterns = given.filter((item) => item instanceof RegExp).map(searchedBy);
   const config = {
-    allow_origins: origin === true ? ['*'] : origin === false ? [] : list(origin),
+    allow_origins: given.filter((item) => !(item instanceof RegExp)),
     allow_methods: list(methods),
     allow_headers: list(allowedHeaders),
     allow_credentials: Boolean(credentials),
   };
+  if (patterns.length > 0) config.allow_origin_regex = patterns.join('|');
   if (exposedHeaders !== undefined) config.expose_headers = list(exposedHeaders);
   if (maxAge !== undefined) config.max_age_secs = maxAge;
   return config;
+}
+
+/** A RegExp as the core's whole-match expression that `regex.test(origin)` would pass:
+ * `/\.example\.com$/i` → `(?i:.*(?:\.example\.com$).*)`. Syntax the core's engine lacks
+ * (look-behind, back-references) is refused when the app is made, naming the expression. */
+function searchedBy(regex) {
+  const flags = [...regex.flags].filter((flag) => 'ims'.includes(flag)).join('');
+  return `(?${flags ? `${flags}:` : ':'}.*(?:${regex.source}).*)`;
 }
 
 const LOG_METHODS = ['error', 'warn', 'info'];

@@ -812,6 +812,27 @@ mod tests {
         assert_eq!(encoding(&router, "/high").await, None);
     }
 
+    #[tokio::test]
+    async fn a_compression_level_is_the_codings_own() {
+        // Text that compresses, but not to nothing: level 1 and level 9 write different sizes.
+        let text: String = (0..4000u32).map(|i| char::from(b'a' + (i.wrapping_mul(2_654_435_761) >> 29) as u8)).collect();
+        let mut sizes = Vec::new();
+        for level in [1, 9] {
+            let config = AppConfig { compression: Some(CompressionConfig { min_size: 10, br: false, zstd: false, level: Some(level), ..Default::default() }), ..Default::default() };
+            let body = text.clone();
+            let router = App::with_config(config).route(RouteSpec::get("/t"), move |_: RequestData| std::future::ready(body.clone())).into_router().unwrap();
+            let request = http::Request::get("/t").header("accept-encoding", "gzip").body(axum::body::Body::empty()).unwrap();
+            let response = router.oneshot(request).await.unwrap();
+            assert_eq!(response.headers()[header::CONTENT_ENCODING], "gzip");
+            let coded = http_body_util::BodyExt::collect(response.into_body()).await.unwrap().to_bytes();
+            assert_eq!(coded[..2], [0x1f, 0x8b], "a gzip member");
+            sizes.push(coded.len());
+        }
+        assert!(sizes[1] < sizes[0], "level 9 is smaller than level 1: {sizes:?}");
+        let too_high = AppConfig { compression: Some(CompressionConfig { level: Some(23), ..Default::default() }), ..Default::default() };
+        assert!(too_high.check().unwrap_err().contains("compression level must be between 0 and 22"));
+    }
+
     // Found on review: a stream with a declared length has an exact size, which the
     // compression layer took for a whole body: a download was gzipped and lost its length.
     #[tokio::test]

@@ -324,6 +324,13 @@ pub struct CorsConfig {
     pub expose_headers: Vec<String>,
     pub allow_credentials: bool,
     pub max_age_secs: Option<u64>,
+    /// Origins a regular expression matches whole (Starlette's `allow_origin_regex`, which
+    /// `re.fullmatch`es), besides those `allow_origins` lists: `https://.*\.example\.com`.
+    pub allow_origin_regex: Option<String>,
+    /// Answer a preflight's `Access-Control-Request-Private-Network: true` with
+    /// `Access-Control-Allow-Private-Network: true` (Private Network Access; Starlette's
+    /// `allow_private_network`).
+    pub allow_private_network: bool,
 }
 
 /// Response compression; an algorithm is used when the client accepts it.
@@ -336,11 +343,14 @@ pub struct CompressionConfig {
     pub gzip: bool,
     pub br: bool,
     pub zstd: bool,
+    /// Each coding's level on its own scale (gzip 1–9, brotli 0–11, zstd 1–22; Starlette's
+    /// `GZipMiddleware(compresslevel=9)`); `None` is each one's default (gzip 6, brotli 4, zstd 3).
+    pub level: Option<i32>,
 }
 
 impl Default for CompressionConfig {
     fn default() -> Self {
-        CompressionConfig { enabled: true, min_size: 500, gzip: true, br: true, zstd: true }
+        CompressionConfig { enabled: true, min_size: 500, gzip: true, br: true, zstd: true, level: None }
     }
 }
 
@@ -581,6 +591,12 @@ impl AppConfig {
         }
         if self.docs_url.is_some() && self.docs_url == self.openapi_url {
             return Err(format!("docs_url and openapi_url are the same path, `{}`", self.openapi_url.as_deref().unwrap_or_default()));
+        }
+        if let Some(cors) = &self.cors {
+            crate::middleware::cors_layer(cors)?;
+        }
+        if let Some(level) = self.compression.as_ref().and_then(|compression| compression.level) {
+            crate::middleware::check_level(level)?;
         }
         for (name, scheme) in &self.security_schemes {
             crate::openapi::security::check_scheme(name, scheme).map_err(|e| format!("security_schemes.{e}"))?;

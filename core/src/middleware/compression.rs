@@ -23,7 +23,7 @@ use std::task::{ready, Context, Poll};
 use tower::layer::util::Stack;
 use tower::{Layer, Service};
 use tower_http::compression::predicate::{And, NotForContentType, Predicate, SizeAbove};
-use tower_http::compression::CompressionLayer;
+use tower_http::compression::{CompressionLayer, CompressionLevel};
 
 pub(crate) type Compression = Stack<CompressionLayer<CompressWhen>, CodingGuard>;
 pub(crate) type CompressWhen = And<And<And<WholeBody, SizeAbove>, NotForContentType>, NotForContentType>;
@@ -31,7 +31,11 @@ pub(crate) type CompressWhen = And<And<And<WholeBody, SizeAbove>, NotForContentT
 pub(crate) fn compression_layer(config: &CompressionConfig) -> Compression {
     // Streams, already-compressed images and never-ending event streams are left alone.
     let when = WholeBody.and(SizeAbove::new(u64::from(config.min_size))).and(NotForContentType::IMAGES).and(NotForContentType::SSE);
-    let layer = CompressionLayer::new().gzip(config.gzip).br(config.br).zstd(config.zstd).compress_when(when);
+    let mut codings = CompressionLayer::new().gzip(config.gzip).br(config.br).zstd(config.zstd);
+    if let Some(level) = config.level {
+        codings = codings.quality(CompressionLevel::Precise(level));
+    }
+    let layer = codings.compress_when(when);
     let mut guard = CodingGuard { offered: [""; 3], count: 0 };
     for (name, on) in [("gzip", config.gzip), ("br", config.br), ("zstd", config.zstd)] {
         if on {
@@ -40,6 +44,15 @@ pub(crate) fn compression_layer(config: &CompressionConfig) -> Compression {
         }
     }
     Stack::new(layer, guard)
+}
+
+/// The levels a [`CompressionConfig`] may ask for: each coding clamps it to its own highest
+/// (gzip 9, brotli 11, zstd 22), and none goes below 0.
+pub(crate) fn check_level(level: i32) -> Result<(), String> {
+    match level {
+        0..=22 => Ok(()),
+        _ => Err(format!("compression level must be between 0 and 22 (gzip takes 1 to 9, brotli 0 to 11, zstd 1 to 22), not {level}")),
+    }
 }
 
 /// Only bodies whose size is known: a compressor holds a stream's chunks back until its

@@ -68,7 +68,15 @@ pub(crate) fn cors_layer(config: &CorsConfig) -> Result<PreflightAwareCors, Stri
             .iter()
             .map(|o| HeaderValue::from_str(o).map_err(|_| format!("CORS: invalid origin {o:?}")))
             .collect::<Result<Vec<_>, _>>()?;
-        AllowOrigin::list(origins)
+        match &config.allow_origin_regex {
+            None => AllowOrigin::list(origins),
+            Some(pattern) => {
+                // Whole, as Starlette's `re.fullmatch`: `https://.*\.example\.com` must not
+                // let `https://a.example.com.evil.test` through.
+                let whole = regex::Regex::new(&format!("^(?:{pattern})$")).map_err(|e| format!("CORS: allow_origin_regex {pattern:?} is not a regular expression: {e}"))?;
+                AllowOrigin::predicate(move |origin: &HeaderValue, _| origins.contains(origin) || origin.to_str().is_ok_and(|text| whole.is_match(text)))
+            }
+        }
     };
     let methods = if wildcard(&config.allow_methods) {
         if config.allow_credentials { AllowMethods::mirror_request() } else { AllowMethods::any() }
@@ -92,7 +100,8 @@ pub(crate) fn cors_layer(config: &CorsConfig) -> Result<PreflightAwareCors, Stri
         .allow_methods(methods)
         .allow_headers(headers)
         .expose_headers(header_names(&config.expose_headers)?)
-        .allow_credentials(config.allow_credentials);
+        .allow_credentials(config.allow_credentials)
+        .allow_private_network(config.allow_private_network);
     if let Some(secs) = config.max_age_secs {
         layer = layer.max_age(Duration::from_secs(secs));
     }
@@ -121,6 +130,25 @@ mod tests {
     async fn body(response: axum::response::Response) -> String {
         let bytes = http_body_util::BodyExt::collect(response.into_body()).await.unwrap().to_bytes();
         String::from_utf8(bytes.to_vec()).unwrap()
+    }
+
+    #[tokio::test]
+    async fn an_origin_regex_admits_the_origins_it_matches_whole_besides_those_listed() {
+        let config = CorsConfig { allow_origins: vec!["https://listed.test".into()], allow_origin_regex: Some(r"https://[a-z]+\.example\.com".into()), ..Default::default() };
+        let service: MethodRouter = get(|| async { "got" }).layer(cors_layer(&config).unwrap());
+        for (origin, admitted) in [
+            ("https://app.example.com", true),
+            ("https://listed.test", true),
+            ("https://app.example.com.evil.test", false),
+            ("http://app.example.com", false),
+            ("https://example.com", false),
+        ] {
+            let request = http::Request::get("/").header("origin", origin).body(axum::body::Body::empty()).unwrap();
+            let response = service.clone().oneshot(request).await.unwrap();
+            assert_eq!(response.headers().get("access-control-allow-origin").map(|v| v.to_str().unwrap()), admitted.then_some(origin), "{origin}");
+        }
+        let bad = CorsConfig { allow_origin_regex: Some("(".into()), ..Default::default() };
+        assert!(cors_layer(&bad).err().unwrap().contains("allow_origin_regex \"(\" is not a regular expression"));
     }
 
     #[tokio::test]

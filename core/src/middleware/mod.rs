@@ -8,7 +8,7 @@ mod metrics;
 pub(crate) mod request_id;
 
 pub(crate) use access_log::AccessLogLayer;
-pub(crate) use compression::compression_layer;
+pub(crate) use compression::{check_level, compression_layer};
 pub(crate) use cors::cors_layer;
 pub(crate) use header_limit::HeaderLimitLayer;
 pub(crate) use metrics::{Metrics, MetricsLayer, RouteLabel, OPENMETRICS};

@@ -46,8 +46,9 @@ module Ferrule
     private_constant :LOGGER_FINISHES_WITHIN
 
     # Settings are the core's: body_limit (bytes, default 2 MiB), cors ({ allow_origins: [...],
-    # allow_methods:, allow_headers:, expose_headers:, allow_credentials:, max_age_secs: }),
-    # compression ({ min_size: 500, gzip:, br:, zstd: }), request_id (default true),
+    # allow_methods:, allow_headers:, expose_headers:, allow_credentials:, max_age_secs:,
+    # allow_origin_regex: (matched whole), allow_private_network: }),
+    # compression ({ min_size: 500, gzip:, br:, zstd:, level: }), request_id (default true),
     # timeout_ms (→ 504), max_header_bytes (→ 431), shutdown_timeout_ms (default 10 s).
     # Connection limits (defaults in the README's table): header_read_timeout_ms,
     # body_read_timeout_ms, min_body_rate (bytes/s), keep_alive_timeout_ms, send_timeout_ms, max_connections,
