@@ -15,6 +15,7 @@ from typing import Any, AsyncContextManager, Callable, Iterable, Mapping, Option
 from . import _ferrule
 from .dependencies import DependencyOverrides
 from .hooks import PHASES, Registry, RequestValidationError
+from .middleware import core_middleware
 from .request import Request
 from .response_model import FROM_ANNOTATION, computing, response_schema
 from .responses import HTTPException, Response
@@ -443,8 +444,9 @@ class App(_Routes):
 
     Settings (all optional) are the core's: ``body_limit`` (bytes, default 2 MiB), ``cors``
     (``{"allow_origins": [...], "allow_methods": [...], "allow_headers": [...],
-    "expose_headers": [...], "allow_credentials": bool, "max_age_secs": int}``), ``compression``
-    (``{"min_size": 500, "gzip": True, "br": True, "zstd": True}``), ``request_id`` (generate and
+    "expose_headers": [...], "allow_credentials": bool, "max_age_secs": int, "allow_origin_regex":
+    str, "allow_private_network": bool}``), ``compression``
+    (``{"min_size": 500, "gzip": True, "br": True, "zstd": True, "level": 6}``), ``request_id`` (generate and
     echo ``X-Request-ID``, default on), ``access_log`` (a record per request to the ``ferrule.access`` logger, default off),
     ``validate_responses`` (development: a JSON result its ``response_model`` forbids becomes a
     500 listing what is wrong, default off),
@@ -474,7 +476,8 @@ class App(_Routes):
     manager factory taking the app (its code before ``yield`` runs before serving, after it
     once the drain is over), and ``on_startup`` / ``on_shutdown`` lists of callables (or
     ``@app.on_event("startup")``). A startup that raises stops the app before it serves
-    (``StartupFailed``).
+    (``StartupFailed``). ``middleware``: Starlette's list of ``Middleware(CORSMiddleware, ...)``
+    or ``Middleware(GZipMiddleware, ...)`` (see ``add_middleware``).
     """
 
     def __init__(
@@ -522,6 +525,7 @@ class App(_Routes):
         on_startup: Optional[Sequence[Callable[[], Any]]] = None,
         on_shutdown: Optional[Sequence[Callable[[], Any]]] = None,
         dependencies: Optional[Sequence[Any]] = None,
+        middleware: Optional[Sequence[Any]] = None,
     ) -> None:
         settings = {
             "body_limit": body_limit,
@@ -582,6 +586,11 @@ class App(_Routes):
         # `include_router`), values unused.
         self._dependencies = list(dependencies or [])
         self._overrides = DependencyOverrides()
+        # Starlette's `Starlette(middleware=[Middleware(CORSMiddleware, ...)])`.
+        self._middleware: dict[str, str] = {}
+        for entry in middleware or ():
+            cls, args, options = entry
+            self.add_middleware(cls, *args, **options)
 
     @property
     def dependency_overrides(self) -> dict[Any, Callable[..., Any]]:
@@ -621,6 +630,21 @@ class App(_Routes):
             return func
 
         return register
+
+    def add_middleware(self, middleware_class: type, *args: Any, **options: Any) -> None:
+        """Starlette's ``app.add_middleware(CORSMiddleware, allow_origins=[...])``, with
+        ``ferrule.middleware.cors.CORSMiddleware`` and ``ferrule.middleware.gzip.GZipMiddleware``:
+        their work is the core's (``App(cors=...)``, ``App(compression=...)``), set here as
+        Starlette's options say, below the routes too, until the app serves. Each is set once;
+        any other class is a ``TypeError`` (an ASGI middleware cannot wrap the core: write it as
+        ``@app.middleware("http")``)."""
+        chosen = core_middleware(middleware_class, args, options)
+        setting = chosen.setting
+        if setting in self.config or setting in self._middleware:
+            by = f"add_middleware({self._middleware[setting]})" if setting in self._middleware else f"App({setting}=...)"
+            raise ValueError(f"ferrule: add_middleware({middleware_class.__name__}): {setting} is already set by {by}")
+        self._native_app.configure(json.dumps(chosen.core_settings()))
+        self._middleware[setting] = middleware_class.__name__
 
     def exception_handler(self, key: Union[int, type[BaseException]]) -> Callable[[Hook], Hook]:
         """FastAPI's ``@app.exception_handler(ValueError)``: ``handler(request, exc)`` answers

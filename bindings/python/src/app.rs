@@ -53,6 +53,12 @@ impl NativeApp {
         Ok(())
     }
 
+    /// Sets the app-wide `cors` or `compression` (the core's JSON) after the app was made:
+    /// `App.add_middleware`.
+    fn configure(&self, settings_json: &str) -> PyResult<()> {
+        self.host.configure_json(settings_json).map_err(host_error)
+    }
+
     /// A group of routes under `parent` served under `prefix`; returns its number.
     fn group(&self, parent: usize, prefix: &str) -> PyResult<usize> {
         self.host.group(group_id(parent), prefix).map(|g| g.index()).map_err(host_error)

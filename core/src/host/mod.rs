@@ -49,7 +49,9 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 /// An app as a binding holds it: settings, then routes as they are declared, then serving.
 pub struct Host<R> {
-    config: AppConfig,
+    /// Settings; the app-wide CORS and compression may still change until it serves
+    /// ([`Host::configure_json`]).
+    config: Mutex<AppConfig>,
     /// Where the app's log records go: standard error until the binding routes them to its
     /// language's logger ([`Host::route_logs`]).
     logs: Mutex<Logs>,
@@ -191,7 +193,7 @@ impl<R: Send + Sync + 'static> Host<R> {
         let schemes = crate::openapi::security::Schemes::of_app(&config);
         Ok(Host {
             logs: Mutex::new(Logs::stderr(config.log_level)),
-            config,
+            config: Mutex::new(config),
             table: Mutex::new(Table {
                 routes: Vec::new(),
                 checks: RouteTable::default(),
@@ -208,8 +210,33 @@ impl<R: Send + Sync + 'static> Host<R> {
         Host::new(AppConfig::from_json(config_json).map_err(HostError::Settings)?)
     }
 
-    pub fn config(&self) -> &AppConfig {
-        &self.config
+    /// The settings as they stand.
+    pub fn config(&self) -> AppConfig {
+        lock(&self.config).clone()
+    }
+
+    /// Sets the app-wide `cors` or `compression` after the app was made, from a JSON object
+    /// holding either or both (`null` takes one away): Starlette's `app.add_middleware`, which
+    /// apps call after `App()`, often below their routes. The next server or in-process
+    /// router takes it; one already serving would not, so that is refused, as is any other
+    /// setting (those shape routes as they are declared). Checked as `App()` checks them.
+    pub fn configure_json(&self, settings_json: &str) -> Result<(), HostError> {
+        let settings: serde_json::Map<String, serde_json::Value> = serde_json::from_str(settings_json).map_err(|e| HostError::Settings(format!("settings: {e}")))?;
+        if lock(&self.serving).upgrade().is_some_and(|stopped| !stopped.is_done()) {
+            return Err(HostError::Settings("the app is serving: its CORS and compression are set before it starts".into()));
+        }
+        let mut config = self.config();
+        for (name, value) in settings {
+            let read = |e: serde_json::Error| HostError::Settings(format!("{name}: {e}"));
+            match name.as_str() {
+                "cors" => config.cors = serde_json::from_value(value).map_err(read)?,
+                "compression" => config.compression = serde_json::from_value(value).map_err(read)?,
+                _ => return Err(HostError::Settings(format!("{name} is set when the app is made; only cors and compression may be set later"))),
+            }
+        }
+        config.check().map_err(HostError::Settings)?;
+        *lock(&self.config) = config;
+        Ok(())
     }
 
     /// Declares a route: its template, method, schemas and options are compiled and its place
@@ -233,12 +260,12 @@ impl<R: Send + Sync + 'static> Host<R> {
         let slash_twin = (declared_root && spec.path != "/").then(|| format!("{}/", spec.path));
         let label = format!("{} {}", spec.method.to_ascii_uppercase(), spec.path);
         let status = status_code(status).map_err(|reason| HostError::Route(format!("{label}: status {reason}")))?;
-        App::with_config(self.config.clone()).check_route(&spec).map_err(|e| HostError::Route(e.0))?;
+        App::with_config(self.config()).check_route(&spec).map_err(|e| HostError::Route(e.0))?;
         let method = Method::from_bytes(spec.method.to_ascii_uppercase().as_bytes()).map_err(|_| HostError::Route(format!("{label}: invalid method")))?;
         let parsed = crate::path::PathTemplate::parse(&spec.path).map_err(HostError::Route)?;
         let mut table = lock(&self.table);
         table.checks.admit(&method, &spec.path, &parsed).map_err(HostError::Route)?;
-        let shapes = ResponseShapes::compile(&spec, crate::shape::Required::for_config(&self.config)).map_err(|e| HostError::Route(format!("{label}: {e}")))?;
+        let shapes = ResponseShapes::compile(&spec, crate::shape::Required::for_config(&self.config())).map_err(|e| HostError::Route(format!("{label}: {e}")))?;
         // Last of the checks: the schemes it brings are kept only for a route that is declared.
         table.schemes.admit(&spec).map_err(HostError::Route)?;
         let route = Arc::new(HostRoute { spec, status, label, group, data, shapes, slash_twin });
@@ -281,7 +308,7 @@ impl<R: Send + Sync + 'static> Host<R> {
     /// be opened, or a prefix mounted twice, is refused now.
     pub fn mount_static(&self, spec: crate::spec::StaticSpec) -> Result<(), HostError> {
         let mut table = lock(&self.table);
-        let mut probe = App::with_config(self.config.clone());
+        let mut probe = App::with_config(self.config());
         for mounted in table.statics.iter().chain([&spec]) {
             probe.mount_static(mounted.clone()).map_err(|e| HostError::Route(e.0))?;
         }
@@ -299,7 +326,7 @@ impl<R: Send + Sync + 'static> Host<R> {
     /// queued, and the binding woken as `wake` says to drain them ([`Logs::take`]). Servers
     /// already started keep writing where they did.
     pub fn route_logs(&self, wake: LogWake) -> Result<Logs, HostError> {
-        let logs = Logs::queued(self.config.log_level, wake).map_err(|e| HostError::Runtime(format!("eventfd: {e}")))?;
+        let logs = Logs::queued(self.config().log_level, wake).map_err(|e| HostError::Runtime(format!("eventfd: {e}")))?;
         *lock(&self.logs) = logs.clone();
         Ok(logs)
     }
@@ -307,7 +334,7 @@ impl<R: Send + Sync + 'static> Host<R> {
     /// Sends the app's log records to standard error again, letting go of the binding's queue
     /// (and whatever its waker holds: Node's thread-safe function keeps the event loop alive).
     pub fn unroute_logs(&self) {
-        *lock(&self.logs) = Logs::stderr(self.config.log_level);
+        *lock(&self.logs) = Logs::stderr(self.config().log_level);
     }
 
     /// Where the app's log records go now.
@@ -319,7 +346,7 @@ impl<R: Send + Sync + 'static> Host<R> {
     /// `openapi_url`), as indented JSON for a binding to print or parse.
     pub fn openapi(&self) -> Result<String, HostError> {
         let routes = self.routes();
-        let document = crate::openapi::document(&self.config, routes.iter().map(|route| (&route.spec, route.status.as_u16()))).map_err(HostError::Route)?;
+        let document = crate::openapi::document(&self.config(), routes.iter().map(|route| (&route.spec, route.status.as_u16()))).map_err(HostError::Route)?;
         let mut text = serde_json::to_string_pretty(&document).map_err(|e| HostError::Route(format!("the OpenAPI document: {e}")))?;
         text.push('\n');
         Ok(text)
@@ -339,7 +366,7 @@ impl<R: Send + Sync + 'static> Host<R> {
         if last.upgrade().is_some_and(|stopped| !stopped.is_done()) {
             return Err(HostError::AlreadyServing);
         }
-        let serving = Serving::start(&self.config, &self.snapshot(), &self.logs(), listen, threads, wake, side)?;
+        let serving = Serving::start(&self.config(), &self.snapshot(), &self.logs(), listen, threads, wake, side)?;
         *last = serving.stopped_weak();
         Ok(serving)
     }
@@ -348,7 +375,7 @@ impl<R: Send + Sync + 'static> Host<R> {
     /// binding's interpreter as `wake` says; built once per call, so routes declared later
     /// need a new one.
     pub fn in_process(&self, wake: Wake) -> Result<InProcess<R>, HostError> {
-        InProcess::new(&self.config, &self.snapshot(), &self.logs(), wake)
+        InProcess::new(&self.config(), &self.snapshot(), &self.logs(), wake)
     }
 }
 

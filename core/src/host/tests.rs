@@ -374,6 +374,34 @@ fn the_built_in_layers_and_the_languages_hooks_add_no_entry_into_the_language() 
     assert!(text.contains("ferrule_interpreter_calls_total 1\n"), "{text}");
 }
 
+#[test]
+fn cors_and_compression_set_after_the_routes_reach_the_next_router_and_nothing_else_may_change() {
+    let host = host();
+    host.declare(RouteSpec::get("/items/{id:int}"), 200, "item").unwrap();
+    host.configure_json(r#"{"cors": {"allow_origins": ["https://a.example"], "allow_origin_regex": "https://[a-z]+\\.b\\.example"}, "compression": {"min_size": 0, "gzip": true, "br": false, "zstd": false, "level": 9}}"#).unwrap();
+    let client = host.in_process(Wake::Blocking).unwrap();
+    let get = |origin: &str| http::Request::get("/items/7").header("origin", origin).header("accept-encoding", "br, gzip").body(bytes::Bytes::new()).unwrap();
+    let (served, _) = answered_by_language(&client, get("https://api.b.example"));
+    assert_eq!(served.headers["access-control-allow-origin"], "https://api.b.example");
+    assert_eq!(served.headers["content-encoding"], "gzip", "gzip alone, as set");
+    let (served, _) = answered_by_language(&client, get("https://c.example"));
+    assert!(!served.headers.contains_key("access-control-allow-origin"));
+
+    let refused = |settings: &str| host.configure_json(settings).err().unwrap().to_string();
+    assert_eq!(refused(r#"{"timeout_ms": 5}"#), "app settings: timeout_ms is set when the app is made; only cors and compression may be set later");
+    assert!(refused(r#"{"cors": {"allow_origin": ["*"]}}"#).starts_with("app settings: cors: unknown field `allow_origin`"));
+    assert!(refused(r#"{"cors": {"allow_origin_regex": "("}}"#).contains("is not a regular expression"));
+    assert!(refused(r#"{"compression": {"level": 40}}"#).contains("compression level must be between 0 and 22"));
+    // A refused change leaves the settings as they were.
+    assert_eq!(host.config().compression.unwrap().level, Some(9));
+    host.configure_json(r#"{"cors": null}"#).unwrap();
+    assert!(host.config().cors.is_none());
+
+    let serving = host.serve(Listen::Address { host: "127.0.0.1", port: 0 }, Some(1), Wake::Blocking, "the test thread").unwrap();
+    assert!(refused(r#"{"cors": null}"#).contains("the app is serving"));
+    serving.stop();
+}
+
 /// A job is moved several times on its way to the interpreter (see [`Job`]): a pointer each
 /// time, never the request itself.
 #[test]

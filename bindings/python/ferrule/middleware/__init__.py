@@ -1,0 +1,62 @@
+"""Starlette's middleware, as far as an app on Ferrule's core can have it.
+
+``app.add_middleware(CORSMiddleware, allow_origins=[...])`` and ``App(middleware=[Middleware(
+GZipMiddleware, minimum_size=1000)])`` are the lines a FastAPI or Starlette app opens with. Their
+work is the core's here (CORS and compression run in Rust, before and after the handler, and
+never enter Python), so these classes carry the options over to the core's settings rather than
+wrap an ASGI app: ``cors`` and ``compression``, as ``App(cors=..., compression=...)`` sets them.
+Any other ASGI middleware cannot wrap the core; ``@app.middleware("http")`` is the place for a
+request's own code.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+
+class CoreMiddleware:
+    """A middleware whose work is one of the core's settings."""
+
+    #: The core's setting it stands for: ``cors`` or ``compression``.
+    setting: str
+
+    def __init__(self, app: Any = None, *args: Any, **options: Any) -> None:
+        raise NotImplementedError
+
+    def core_settings(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+
+class Middleware:
+    """Starlette's ``Middleware(cls, *args, **options)``, for ``App(middleware=[...])``."""
+
+    def __init__(self, cls: type, *args: Any, **kwargs: Any) -> None:
+        self.cls = cls
+        self.args = args
+        self.kwargs = kwargs
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter((self.cls, self.args, self.kwargs))
+
+    def __repr__(self) -> str:
+        options = [repr(a) for a in self.args] + [f"{k}={v!r}" for k, v in self.kwargs.items()]
+        return f"Middleware({', '.join([getattr(self.cls, '__name__', repr(self.cls)), *options])})"
+
+
+def core_middleware(cls: Any, args: tuple[Any, ...], options: dict[str, Any]) -> CoreMiddleware:
+    """``cls(*args, **options)`` when it is one of the core's; a ``TypeError`` saying what to
+    write instead otherwise. An option the class does not take is Python's own ``TypeError``,
+    naming it."""
+    if not (isinstance(cls, type) and issubclass(cls, CoreMiddleware)):
+        name = getattr(cls, "__qualname__", repr(cls))
+        raise TypeError(
+            f"ferrule: add_middleware({name}): only ferrule.middleware.cors.CORSMiddleware and "
+            "ferrule.middleware.gzip.GZipMiddleware, whose work Ferrule's core does; an ASGI "
+            'middleware cannot wrap the core: write it as @app.middleware("http")'
+        )
+    # Starlette hands the wrapped app first; there is none to wrap, and a positional option
+    # after it keeps its place.
+    return cls(None, *args, **options)
+
+
+__all__ = ["Middleware"]

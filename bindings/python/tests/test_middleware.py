@@ -1,0 +1,100 @@
+"""Starlette's `add_middleware(CORSMiddleware | GZipMiddleware, ...)` and `App(middleware=[...])`:
+the core's CORS and compression, set with Starlette's options, checked over a real socket."""
+
+from __future__ import annotations
+
+import gzip
+from typing import Any
+
+import pytest
+
+from ferrule import App
+from ferrule.middleware import Middleware
+from ferrule.middleware.cors import CORSMiddleware
+from ferrule.middleware.gzip import GZipMiddleware
+from ferrule.testing import TestClient
+from support import request, serving
+
+
+def shop(**settings: Any) -> App:
+    app = App(**settings)
+
+    @app.get("/items")
+    def items() -> dict:
+        return {"items": ["pen"] * 400}
+
+    @app.get("/small")
+    def small() -> dict:
+        return {"n": 1}
+
+    return app
+
+
+def test_cors_middleware_added_below_the_routes_answers_as_starlettes() -> None:
+    app = shop()
+    # Below the routes, as many FastAPI apps write it.
+    app.add_middleware(CORSMiddleware, allow_origins=["https://shop.example"], allow_origin_regex=r"https://.*\.preview\.example", allow_methods=["GET", "POST"], allow_credentials=True, expose_headers=["x-total"])
+    with serving(app) as port:
+        preflight = request(port, "OPTIONS", "/items", headers={"origin": "https://pr-7.preview.example", "access-control-request-method": "POST", "access-control-request-headers": "content-type"})
+        simple = request(port, "GET", "/items", headers={"origin": "https://shop.example"})
+        stranger = request(port, "GET", "/items", headers={"origin": "https://pr-7.preview.example.evil.test"})
+    assert preflight.status == 200
+    assert preflight.headers["access-control-allow-origin"] == "https://pr-7.preview.example"
+    assert set(preflight.headers["access-control-allow-methods"].split(",")) == {"GET", "POST"}
+    # Starlette's default: the safelisted headers are allowed whatever the list says.
+    assert "content-type" in preflight.headers["access-control-allow-headers"].lower()
+    assert preflight.headers["access-control-max-age"] == "600"
+    assert preflight.headers["access-control-allow-credentials"] == "true"
+    assert (simple.status, simple.headers["access-control-allow-origin"], simple.headers["access-control-expose-headers"]) == (200, "https://shop.example", "x-total")
+    assert stranger.status == 200 and "access-control-allow-origin" not in stranger.headers
+
+
+def test_gzip_middleware_compresses_what_is_large_enough_with_gzip_only() -> None:
+    app = shop(middleware=[Middleware(GZipMiddleware, minimum_size=1000, compresslevel=1)])
+    with serving(app) as port:
+        large = request(port, "GET", "/items", headers={"accept-encoding": "br, zstd, gzip"})
+        small_one = request(port, "GET", "/small", headers={"accept-encoding": "gzip"})
+    assert large.headers["content-encoding"] == "gzip", "Starlette's middleware is gzip alone"
+    assert gzip.decompress(large.body) == b'{"items":[' + b",".join([b'"pen"'] * 400) + b"]}"
+    assert "content-encoding" not in small_one.headers
+
+
+def test_the_in_process_client_sees_the_middleware_too() -> None:
+    app = shop()
+    app.add_middleware(GZipMiddleware)
+    app.add_middleware(CORSMiddleware, allow_origins=["*"])
+    client = TestClient(app)
+    answer = client.get("/items", headers={"origin": "https://any.example", "accept-encoding": "gzip"})
+    assert (answer.headers["access-control-allow-origin"], answer.headers["content-encoding"]) == ("*", "gzip")
+
+
+def test_a_middleware_the_core_cannot_do_or_set_twice_is_refused_in_one_line() -> None:
+    app = shop()
+
+    class Timing:
+        def __init__(self, app: object) -> None:
+            self.app = app
+
+    with pytest.raises(TypeError, match=r'add_middleware\(.*Timing\): only ferrule.middleware.cors.CORSMiddleware and .*@app.middleware\("http"\)'):
+        app.add_middleware(Timing)
+    with pytest.raises(TypeError, match="allow_origin"):
+        app.add_middleware(CORSMiddleware, allow_origin=["*"])
+    with pytest.raises(TypeError, match="allow_origins is a list of strings"):
+        app.add_middleware(CORSMiddleware, allow_origins="https://a.example")
+    with pytest.raises(ValueError, match="compresslevel is 1 to 9"):
+        app.add_middleware(GZipMiddleware, compresslevel=11)
+    with pytest.raises(ValueError, match="is not a regular expression"):
+        app.add_middleware(CORSMiddleware, allow_origin_regex="(")
+    app.add_middleware(CORSMiddleware, allow_origins=["*"])
+    with pytest.raises(ValueError, match=r"cors is already set by add_middleware\(CORSMiddleware\)"):
+        app.add_middleware(CORSMiddleware, allow_origins=["https://b.example"])
+    configured = App(compression={"min_size": 10})
+    with pytest.raises(ValueError, match=r"compression is already set by App\(compression=...\)"):
+        configured.add_middleware(GZipMiddleware)
+
+
+def test_middleware_cannot_change_while_the_app_serves() -> None:
+    app = shop()
+    with serving(app):
+        with pytest.raises(ValueError, match="the app is serving"):
+            app.add_middleware(GZipMiddleware)
