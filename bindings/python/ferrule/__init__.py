@@ -31,11 +31,13 @@ from .responses import (
     HTTPException,
     JSONResponse,
     MutableHeaders,
+    ORJSONResponse,
     PlainTextResponse,
     RedirectResponse,
     Response,
     ServerSentEvent,
     StreamingResponse,
+    UJSONResponse,
 )
 
 __all__ = [
@@ -56,6 +58,7 @@ __all__ = [
     "HTTPException",
     "MutableHeaders",
     "Header",
+    "ORJSONResponse",
     "JSONResponse",
     "PROBLEM_JSON",
     "Path",
@@ -71,6 +74,7 @@ __all__ = [
     "StartupFailed",
     "StaticFiles",
     "StreamingResponse",
+    "UJSONResponse",
     "UploadFile",
     "WebSocket",
     "WebSocketDisconnect",

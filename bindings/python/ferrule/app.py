@@ -17,7 +17,7 @@ from .dependencies import DependencyOverrides
 from .hooks import PHASES, Registry, RequestValidationError
 from .middleware import core_middleware
 from .request import Request
-from .response_model import FROM_ANNOTATION, computing, response_schema
+from .response_model import FROM_ANNOTATION, as_response_class, computing, is_json_class, response_schema
 from .responses import HTTPException, Response
 from .signature import Argument, analyse, body_title
 from .websocket import WebSocket
@@ -53,7 +53,7 @@ _UNSET: Any = object()
 
 
 class _Route:
-    __slots__ = ("spec", "handler", "arguments", "is_async", "cannot_wait", "status_code", "chained", "rebuild")
+    __slots__ = ("spec", "handler", "arguments", "is_async", "cannot_wait", "status_code", "chained", "rebuild", "takes_default_class")
 
     def __init__(self, spec: dict, handler: Callable[..., Any], arguments: list[Argument], status_code: int, blocking: bool, chained: bool = False) -> None:
         self.spec = spec
@@ -70,7 +70,10 @@ class _Route:
         self.cannot_wait = self.is_async and _cannot_wait(handler)
         # The same route with more `Depends` run first (those of `include_router` and the app),
         # for a route a router declared; None for one that cannot take more.
-        self.rebuild: Optional[Callable[[list[Any]], "_Route"]] = None
+        self.rebuild: Optional[Callable[..., "_Route"]] = None
+        # Declared with neither its own `response_class` nor its router's default: the app's
+        # `default_response_class` (or an including router's) is its.
+        self.takes_default_class = False
 
 
 def _cannot_wait(handler: Callable[..., Any]) -> bool:
@@ -178,6 +181,9 @@ class _Routes:
     _tags: list[str] = []
     # `Depends(...)` run before each route's handler (FastAPI's `dependencies=`), values unused.
     _dependencies: list[Any] = []
+    # FastAPI's `default_response_class`: what a plain result of a route without its own
+    # `response_class` is sent as; None leaves it to the including app (JSON at last).
+    _default_response_class: Optional[type] = None
 
     def _declare(self, route: "_Route") -> None:
         raise NotImplementedError
@@ -192,9 +198,10 @@ class _Routes:
         path: str,
         methods: Iterable[str] = ("GET",),
         *,
-        status_code: int = 200,
+        status_code: Optional[int] = None,
         blocking: bool = False,
         response_model: Any = FROM_ANNOTATION,
+        response_class: Optional[type] = None,
         **options: Any,
     ) -> Callable[[Handler], Handler]:
         """Declares ``handler`` for ``path`` and ``methods``; arguments are read from the
@@ -205,10 +212,17 @@ class _Routes:
         thread pool instead of on the event loop's thread, see the README); per-route ``cors``,
         ``compression``, ``body_limit``, ``timeout_ms``; for the OpenAPI document ``summary``,
         ``description`` (default: the docstring), ``operation_id``, ``tags``, ``deprecated``,
-        ``include_in_schema``."""
+        ``include_in_schema``. ``response_class`` (FastAPI's): a result that is not a
+        ``Response`` is sent as one of this class (``HTMLResponse``: a ``str`` is the page;
+        ``RedirectResponse``: the URL; ``PlainTextResponse``, ``FileResponse``,
+        ``StreamingResponse``), with ``status_code`` when one is given; JSON classes keep the
+        default (the result as JSON, through ``response_model``)."""
         for name in options:
             if name not in _ROUTE_OPTIONS:
-                raise TypeError(_ferrule.unknown_option("route option", name, [*_ROUTE_OPTIONS, "status_code", "blocking", "response_model"]))
+                raise TypeError(_ferrule.unknown_option("route option", name, [*_ROUTE_OPTIONS, "status_code", "blocking", "response_model", "response_class"]))
+        explicit_status = status_code
+        status_code = 200 if status_code is None else status_code
+        own_class = response_class or self._default_response_class
 
         route_dependencies = [*self._dependencies, *options.pop("dependencies", [])]
         exclude = {flag: bool(options.pop(f"response_model_exclude_{flag}", False)) for flag in ("unset", "none", "defaults")}
@@ -221,15 +235,19 @@ class _Routes:
         def register(handler: Handler) -> Handler:
             routes = built(handler, [])
             for index, route in enumerate(routes):
-                route.rebuild = functools.partial(lambda extra, at: built(handler, extra)[at], at=index)
+                route.rebuild = functools.partial(lambda extra, inherited=None, at=0: built(handler, extra, inherited)[at], at=index)
+                route.takes_default_class = own_class is None
                 self._declare(route)
             return handler
 
-        def built(handler: Handler, extra: list[Any]) -> list[_Route]:
+        def built(handler: Handler, extra: list[Any], inherited: Optional[type] = None) -> list[_Route]:
             dependencies = [*extra, *route_dependencies]
             analysis = analyse(handler, path, request_type=Request, response_type=Response)
-            called: Callable[..., Any] = handler
-            answers = response_schema(handler, response_model)
+            sent_as = own_class or inherited
+            answered = handler if sent_as is None or is_json_class(sent_as) else as_response_class(handler, sent_as, explicit_status)
+            called: Callable[..., Any] = answered
+            # A page, a redirect or a file is no JSON document: nothing to declare or filter.
+            answers = response_schema(handler, response_model) if answered is handler else None
             if any(exclude.values()) and answers is not None:
                 from .response_model import without_defaults
 
@@ -238,16 +256,16 @@ class _Routes:
             responses = {"responses": {str(status_code): {"schema": answers, **described}}} if answers is not None else {}
             arguments, chained, in_pool = analysis.arguments, False, blocking
             if analysis.dependencies or dependencies:
-                called, arguments = _resolved(handler, analysis, dependencies, status_code)
+                called, arguments = _resolved(answered, analysis, dependencies, status_code)
                 chained = True
                 if blocking and inspect.iscoroutinefunction(called) and not inspect.iscoroutinefunction(handler):
                     # An async dependency (a BackgroundTasks parameter's too) makes the route
                     # async: the def handler itself then runs in the thread pool.
                     analysis = analyse(handler, path, request_type=Request, response_type=Response)
-                    called, arguments = _resolved(_in_thread_pool(handler), analysis, dependencies, status_code)
+                    called, arguments = _resolved(_in_thread_pool(answered), analysis, dependencies, status_code)
                     in_pool = False
             elif analysis.response_param is not None:
-                called = _with_response(handler, analysis.response_param, status_code)
+                called = _with_response(answered, analysis.response_param, status_code)
             called = computing(called, handler, response_model, answers)
             if any(exclude.values()):
                 from .response_model import excluding
@@ -317,7 +335,7 @@ class _Routes:
             if not inspect.iscoroutinefunction(handler):
                 raise TypeError(f"{getattr(handler, '__qualname__', handler)!r}: a WebSocket handler is an async def")
             route = built(handler, [])
-            route.rebuild = lambda extra: built(handler, extra)
+            route.rebuild = lambda extra, inherited=None: built(handler, extra)
             self._declare(route)
             return handler
 
@@ -396,10 +414,18 @@ class Router(_Routes):
     routes (and for requests no route takes under its prefix), after the app's. ``tags`` are
     added to each route's."""
 
-    def __init__(self, *, prefix: str = "", tags: Optional[Sequence[str]] = None, dependencies: Optional[Sequence[Any]] = None) -> None:
+    def __init__(
+        self,
+        *,
+        prefix: str = "",
+        tags: Optional[Sequence[str]] = None,
+        dependencies: Optional[Sequence[Any]] = None,
+        default_response_class: Optional[type] = None,
+    ) -> None:
         self.prefix = prefix
         self._tags = list(tags or [])
         self._dependencies = list(dependencies or [])
+        self._default_response_class = default_response_class
         self._declared: list[tuple[str, Any]] = []
 
     def _declare(self, route: "_Route") -> None:
@@ -408,10 +434,19 @@ class Router(_Routes):
     def _hook(self, phase: str, func: Callable[..., Any]) -> None:
         self._declared.append(("hook", (phase, func)))
 
-    def include_router(self, router: "Router", *, prefix: str = "", tags: Optional[Sequence[str]] = None, dependencies: Optional[Sequence[Any]] = None) -> None:
+    def include_router(
+        self,
+        router: "Router",
+        *,
+        prefix: str = "",
+        tags: Optional[Sequence[str]] = None,
+        dependencies: Optional[Sequence[Any]] = None,
+        default_response_class: Optional[type] = None,
+    ) -> None:
         """Takes ``router``'s routes and hooks into this one, under ``prefix``; ``dependencies``
-        run before each of its routes' own."""
-        self._declared.append(("router", (router, prefix, list(tags or []), list(dependencies or []))))
+        run before each of its routes' own; ``default_response_class`` is for its routes that
+        name none."""
+        self._declared.append(("router", (router, prefix, list(tags or []), list(dependencies or []), default_response_class)))
 
 
 APIRouter = Router
@@ -477,7 +512,8 @@ class App(_Routes):
     once the drain is over), and ``on_startup`` / ``on_shutdown`` lists of callables (or
     ``@app.on_event("startup")``). A startup that raises stops the app before it serves
     (``StartupFailed``). ``middleware``: Starlette's list of ``Middleware(CORSMiddleware, ...)``
-    or ``Middleware(GZipMiddleware, ...)`` (see ``add_middleware``).
+    or ``Middleware(GZipMiddleware, ...)`` (see ``add_middleware``). ``default_response_class``:
+    FastAPI's, the ``response_class`` of the routes that name none (see ``route``).
     """
 
     def __init__(
@@ -526,6 +562,7 @@ class App(_Routes):
         on_shutdown: Optional[Sequence[Callable[[], Any]]] = None,
         dependencies: Optional[Sequence[Any]] = None,
         middleware: Optional[Sequence[Any]] = None,
+        default_response_class: Optional[type] = None,
     ) -> None:
         settings = {
             "body_limit": body_limit,
@@ -586,6 +623,8 @@ class App(_Routes):
         # `include_router`), values unused.
         self._dependencies = list(dependencies or [])
         self._overrides = DependencyOverrides()
+        # FastAPI's `FastAPI(default_response_class=HTMLResponse)`: for routes naming none.
+        self._default_response_class = default_response_class
         # Starlette's `Starlette(middleware=[Middleware(CORSMiddleware, ...)])`.
         self._middleware: dict[str, str] = {}
         for entry in middleware or ():
@@ -691,21 +730,34 @@ class App(_Routes):
             raise TypeError(f"only StaticFiles can be mounted, not {type(app).__name__} (ASGI apps do not run here)")
         self._native_app.mount_static(json.dumps(app.spec(path or "/")))
 
-    def include_router(self, router: Router, *, prefix: str = "", tags: Optional[Sequence[str]] = None, dependencies: Optional[Sequence[Any]] = None) -> None:
+    def include_router(
+        self,
+        router: Router,
+        *,
+        prefix: str = "",
+        tags: Optional[Sequence[str]] = None,
+        dependencies: Optional[Sequence[Any]] = None,
+        default_response_class: Optional[type] = None,
+    ) -> None:
         """Serves ``router``'s routes under ``prefix`` + its own prefix, with its hooks after
         the app's (FastAPI's ``include_router``; what the router declares later is not
-        taken). The app's ``dependencies`` and these run before each route's own, in that order."""
-        self._include(router, 0, prefix, list(tags or []), [*self._dependencies, *(dependencies or [])])
+        taken). The app's ``dependencies`` and these run before each route's own, in that order.
+        ``default_response_class`` is for its routes that name none (nor does the router)."""
+        self._include(router, 0, prefix, list(tags or []), [*self._dependencies, *(dependencies or [])], default_response_class or self._default_response_class)
 
-    def _include(self, router: Router, parent: int, prefix: str, tags: list[str], extra: list[Any]) -> None:
+    def _include(self, router: Router, parent: int, prefix: str, tags: list[str], extra: list[Any], sent_as: Optional[type] = None) -> None:
         group = self._native_app.group(parent, prefix.rstrip("/") + router.prefix)
+        # FastAPI's order for a route's response class: its own, its router's default, the
+        # `include_router(default_response_class=)` that took the router in, the app's.
+        sent_as = router._default_response_class or sent_as
         for kind, item in router._declared:
             if kind == "route":
                 route: _Route = item
-                if extra:
-                    if route.rebuild is None:
-                        raise TypeError(f"{route.spec.get('method')} {route.spec.get('path')}: dependencies= cannot reach this route (declared with add_route); declare them on it")
-                    route = route.rebuild(extra)
+                inherits = route.takes_default_class and sent_as is not None
+                if extra and route.rebuild is None:
+                    raise TypeError(f"{route.spec.get('method')} {route.spec.get('path')}: dependencies= cannot reach this route (declared with add_route); declare them on it")
+                if route.rebuild is not None and (extra or inherits):
+                    route = route.rebuild(extra, sent_as if inherits else None)
                 if tags:
                     route = _Route({**route.spec, "tags": [*tags, *route.spec.get("tags", [])]}, route.handler, route.arguments, route.status_code, False, route.chained)
                 self._declare(route, group)
@@ -713,8 +765,8 @@ class App(_Routes):
                 phase, func = item
                 self._hook(phase, func, group)
             else:
-                inner, inner_prefix, inner_tags, inner_dependencies = item
-                self._include(inner, group, inner_prefix, [*tags, *inner_tags], [*extra, *inner_dependencies])
+                inner, inner_prefix, inner_tags, inner_dependencies, inner_class = item
+                self._include(inner, group, inner_prefix, [*tags, *inner_tags], [*extra, *inner_dependencies], inner_class or sent_as)
 
     def on_event(self, event: str) -> Callable[[Hook], Hook]:
         """``@app.on_event("startup")`` / ``("shutdown")``, as FastAPI's."""

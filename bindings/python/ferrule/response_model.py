@@ -117,6 +117,34 @@ def excluding(handler: Callable[..., Any], *, unset: bool, none: bool, defaults:
     return _applied(handler, trimmed)
 
 
+def is_json_class(response_class: type) -> bool:
+    """Whether a route's ``response_class`` sends its results as JSON (``JSONResponse``,
+    ``ORJSONResponse``, ``UJSONResponse``, or a subclass): then a plain result goes the usual
+    way, written by Rust through the route's ``response_model``, and nothing is wrapped."""
+    from .responses import JSONResponse
+
+    if not isinstance(response_class, type):
+        raise TypeError(f"response_class is a Response class, not {response_class!r}")
+    return issubclass(response_class, JSONResponse)
+
+
+def as_response_class(handler: Callable[..., Any], response_class: type, status_code: Optional[int]) -> Callable[..., Any]:
+    """``handler`` whose result, unless it is a ``Response`` already, is sent as
+    ``response_class(result)`` (FastAPI's ``response_class=HTMLResponse``: a returned ``str`` is
+    the page), with ``status_code`` when the route gives one, else the class's own (a
+    ``RedirectResponse``'s 307). Only routes with a class other than JSON pay for it."""
+    from .responses import Response
+
+    if not (isinstance(response_class, type) and issubclass(response_class, Response)):
+        raise TypeError(f"response_class is a ferrule Response class (HTMLResponse, PlainTextResponse, RedirectResponse, ...), not {response_class!r}")
+    status = {} if status_code is None else {"status_code": status_code}
+
+    def made(value: Any) -> Any:
+        return value if isinstance(value, Response) else response_class(value, **status)
+
+    return _applied(handler, made)
+
+
 def _applied(handler: Callable[..., Any], change: Callable[[Any], Any]) -> Callable[..., Any]:
     """``handler`` whose result goes through ``change``, for a sync or an async handler, and for
     a dependency wrapper that answers with a coroutine."""

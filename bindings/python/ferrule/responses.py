@@ -335,6 +335,15 @@ class JSONResponse(Response):
         self.as_json = True
 
 
+class ORJSONResponse(JSONResponse):
+    """FastAPI's ``ORJSONResponse``: the same JSON, written by Rust (no orjson needed); kept so
+    that ``default_response_class=ORJSONResponse`` and its imports port as they are."""
+
+
+class UJSONResponse(JSONResponse):
+    """FastAPI's ``UJSONResponse``: the same JSON, written by Rust (see ``ORJSONResponse``)."""
+
+
 class PlainTextResponse(Response):
     def __init__(
         self,

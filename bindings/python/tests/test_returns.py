@@ -318,3 +318,107 @@ def test_a_response_also_takes_starlettes_order() -> None:
         Response(b"x", "201")
     with pytest.raises(TypeError, match="headers twice"):
         Response(200, {"a": "1"}, headers={"b": "2"})
+
+
+def test_a_routes_response_class_sends_a_plain_result_as_fastapi_does(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # FastAPI apps write `response_class=HTMLResponse` and return the page as a `str`; the
+    # option was refused at the decorator, so such an app did not import.
+    from ferrule import Depends, FileResponse, HTMLResponse, ORJSONResponse, PlainTextResponse, RedirectResponse
+
+    from support import request, serving
+
+    notes = tmp_path / "notes.txt"
+    notes.write_text("kept")
+    app = App()
+
+    def viewer() -> str:
+        return "ada"
+
+    @app.get("/page", response_class=HTMLResponse)
+    def page() -> str:
+        return "<h1>hi</h1>"
+
+    @app.get("/mine", response_class=HTMLResponse)
+    def mine(user: str = Depends(viewer)) -> str:
+        return f"<p>{user}</p>"
+
+    @app.post("/text", response_class=PlainTextResponse, status_code=201)
+    async def text() -> str:
+        return "made"
+
+    @app.get("/go", response_class=RedirectResponse)
+    def go() -> str:
+        return "/page"
+
+    @app.get("/file", response_class=FileResponse)
+    def file() -> str:
+        return str(notes)
+
+    @app.get("/fast", response_class=ORJSONResponse)
+    def fast() -> dict:
+        return {"a": 1}
+
+    @app.get("/own", response_class=HTMLResponse)
+    def own() -> JSONResponse:
+        return JSONResponse({"b": 2}, status_code=202)
+
+    with serving(app) as port:
+        answers = {path: request(port, "POST" if path == "/text" else "GET", path) for path in ["/page", "/mine", "/text", "/go", "/file", "/fast", "/own"]}
+        document = request(port, "GET", "/openapi.json").json()
+    seen = {path: (a.status, a.headers["content-type"].split(";")[0], a.body) for path, a in answers.items() if path != "/go"}
+    assert seen == {
+        "/page": (200, "text/html", b"<h1>hi</h1>"),
+        "/mine": (200, "text/html", b"<p>ada</p>"),
+        "/text": (201, "text/plain", b"made"),
+        "/file": (200, "text/plain", b"kept"),
+        "/fast": (200, "application/json", b'{"a":1}'),
+        "/own": (202, "application/json", b'{"b":2}'),
+    }
+    # A RedirectResponse keeps its own 307 when the route names no status.
+    assert (answers["/go"].status, answers["/go"].headers["location"]) == (307, "/page")
+    # A page is not documented as JSON; a JSON class still is.
+    assert "content" not in document["paths"]["/page"]["get"]["responses"]["200"]
+    assert "application/json" in document["paths"]["/fast"]["get"]["responses"]["200"]["content"]
+    with pytest.raises(TypeError, match="response_class is a ferrule Response class"):
+        app.get("/bad", response_class=dict)(page)
+
+
+def test_default_response_class_comes_from_the_route_its_router_include_router_then_the_app() -> None:
+    from ferrule import APIRouter, HTMLResponse, PlainTextResponse
+
+    app = App(default_response_class=HTMLResponse)
+
+    @app.get("/a")
+    def a() -> str:
+        return "<p>a</p>"
+
+    inherits = APIRouter(prefix="/r")
+
+    @inherits.get("/b")
+    def b() -> str:
+        return "<p>b</p>"
+
+    plain = APIRouter(prefix="/p", default_response_class=PlainTextResponse)
+
+    @plain.get("/c")
+    def c() -> str:
+        return "c"
+
+    @plain.get("/d", response_class=JSONResponse)
+    def d() -> dict:
+        return {"d": 1}
+
+    included = APIRouter(prefix="/i")
+
+    @included.get("/e")
+    def e() -> str:
+        return "e"
+
+    outer = APIRouter(prefix="/o")
+    outer.include_router(included)
+    app.include_router(inherits)
+    app.include_router(plain, default_response_class=HTMLResponse)
+    app.include_router(outer, default_response_class=PlainTextResponse)
+    client = TestClient(app)
+    kinds = {path: client.get(path).headers["content-type"].split(";")[0] for path in ["/a", "/r/b", "/p/c", "/p/d", "/o/i/e"]}
+    assert kinds == {"/a": "text/html", "/r/b": "text/html", "/p/c": "text/plain", "/p/d": "application/json", "/o/i/e": "text/plain"}
