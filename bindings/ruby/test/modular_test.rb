@@ -4,6 +4,7 @@
 # class body, served by `run Shop` under Rack and by `Shop.new` / `Shop.run!` on its own.
 require "minitest/autorun"
 require "rack/test"
+require "zlib"
 require_relative "support"
 
 class ModularTest < Minitest::Test
@@ -140,6 +141,26 @@ class ModularTest < Minitest::Test
     serving(Blog.new) { |port| assert_equal "My Blog", request(port, "GET", "/").body }
     assert_equal "My Blog", Blog.settings.title
     assert_equal "My Blog", Blog.new.openapi.dig("info", "title")
+  end
+
+  class Zipped < Ferrule::App
+    use Rack::Deflater
+    use Rack::CommonLogger
+    get("/") { "x" * 2_000 }
+  end
+
+  # `use Rack::Deflater` in a Sinatra class body was a NoMethodError, so the app did not load.
+  def test_use_takes_rack_deflater_and_common_logger_as_the_cores_settings
+    assert_equal({ compression: { gzip: true, br: false, zstd: false }, access_log: true }, Zipped.server_settings)
+    serving(Zipped.new) do |port|
+      answer = request(port, "GET", "/", headers: { "accept-encoding" => "br, gzip" })
+      assert_equal "gzip", answer.headers["content-encoding"], "gzip alone, as Rack::Deflater"
+      assert_equal "x" * 2_000, Zlib.gunzip(answer.body)
+    end
+    error = assert_raises(ArgumentError) { Class.new(Ferrule::App) { use Rack::Deflater, include: ["text/html"] } }
+    assert_match(/use Rack::Deflater, include:: not offered \(the core compresses every type/, error.message)
+    error = assert_raises(ArgumentError) { Class.new(Ferrule::App) { use Rack::Head } }
+    assert_match(/use Rack::Head: a Rack middleware cannot wrap Ferrule's core .* wrap the app in config.ru/, error.message)
   end
 
   # Found on review: a body's mistake surfaced at the first request, and at every one after.

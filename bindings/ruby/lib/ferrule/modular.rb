@@ -53,6 +53,28 @@ module Ferrule
       self
     end
 
+    # Sinatra's +use+ in the class body. Rack middleware cannot wrap the core when it serves
+    # (+run!+): what the core does itself is taken as its setting instead,
+    # <tt>use Rack::Deflater</tt> as gzip compression (+compression+) and
+    # <tt>use Rack::CommonLogger</tt> as a record per request (+access_log+). Any other
+    # middleware is refused in one line: in config.ru (<tt>use X; run Shop</tt>) Rack serves the
+    # app and wraps it as usual.
+    def use(middleware, *args, **options, &block)
+      name = middleware.respond_to?(:name) ? middleware.name : middleware.inspect
+      case name
+      when "Rack::Deflater"
+        refuse_middleware_options(name, args, options, block, "the core compresses every type but images and event streams, from 500 bytes")
+        set(:compression, { gzip: true, br: false, zstd: false })
+      when "Rack::CommonLogger"
+        refuse_middleware_options(name, args, options, block, "records go to the app's logger: set :logger")
+        set(:access_log, true)
+      else
+        raise ArgumentError, "ferrule: use #{name}: a Rack middleware cannot wrap Ferrule's core when it serves the app " \
+                             "(Rack::Deflater and Rack::CommonLogger are taken as its settings); wrap the app in " \
+                             "config.ru (use #{name}; run #{self.name || 'App'}), or write it as a before/after filter"
+      end
+    end
+
     # The app's own settings from the class bodies (<tt>Shop.settings.db</tt>).
     def settings
       values = Settings.new
@@ -133,6 +155,13 @@ module Ferrule
       refuse_after_start(name)
       own_declarations << [name, args, options, block]
       self
+    end
+
+    def refuse_middleware_options(name, args, options, block, why)
+      given = args.map(&:inspect) + options.keys.map { |key| "#{key}:" } + (block ? ["a block"] : [])
+      return if given.empty?
+
+      raise ArgumentError, "ferrule: use #{name}, #{given.join(', ')}: not offered (#{why})"
     end
 
     # Declared on App itself, it would reach no app: App's instances are declared one by one.
