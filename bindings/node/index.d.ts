@@ -432,6 +432,8 @@ export declare class App {
   setErrorHandler(handler: (error: HandledError, ctx: Context, reply: Reply) => unknown): this;
   /** Answers the requests no route takes (404). */
   setNotFoundHandler(handler: (ctx: Context, reply: Reply) => unknown): this;
+  /** `register(cors, options)` / `register(compress, options)`: the app's CORS or compression, done by the core. */
+  register<O>(plugin: CorePlugin<O>, options?: NoInfer<O>): this;
   /** Fastify's `register`: `plugin(scope, options)` declares routes and hooks served under `prefix`. */
   register<O extends Record<string, unknown>>(plugin: (scope: App, options: O, done?: (error?: Error) => void) => unknown, options?: O & { prefix?: string }): this;
   /** Every `ctx` gets `name`: a method, or a default that hooks set per request. */
@@ -559,6 +561,28 @@ export declare class EventStream {
  * alive (`sseKeepAlive`) and ends it at shutdown.
  */
 /** `keepAlive`: the stream's own keep-alive period in ms (0: none), in place of the app's `sseKeepAlive`. */
+/** A stand-in for a Fastify plugin whose work the core does: `app.register(plugin, options)` sets it. */
+export interface CorePlugin<O> {
+  /** Registered, never called (and so never taken for a plugin function). */
+  (registeredOnly: never): never;
+  settingsOf(options: O): unknown;
+}
+
+/** @fastify/compress's options, as `register(compress, options)` takes them. */
+export interface CompressPluginOptions {
+  global?: true;
+  /** Bytes below which a response is sent as it is (default 1024). */
+  threshold?: number;
+  /** The codings offered (default br, gzip, zstd; deflate is left to the identity). */
+  encodings?: Array<'br' | 'gzip' | 'zstd' | 'deflate' | 'identity'>;
+  zlibOptions?: { level?: number };
+}
+
+/** @fastify/cors, done by the core: `app.register(cors, { origin: true })` (its options and defaults). */
+export declare const cors: CorePlugin<FastifyCorsOptions>;
+/** @fastify/compress, done by the core: `app.register(compress, { threshold: 2048 })`. */
+export declare const compress: CorePlugin<CompressPluginOptions>;
+
 export declare function sse(source: AsyncIterable<ServerSentEvent | string> | Iterable<ServerSentEvent | string>, init?: { status?: number; headers?: Record<string, string | string[]>; keepAlive?: number }): EventStream;
 
 /** An explicit response: status, headers, and a body (string, Buffer, JSON, or a stream sent chunk by chunk). */

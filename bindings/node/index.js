@@ -342,6 +342,42 @@ function searchedBy(regex) {
   return `(?${flags ? `${flags}:` : ':'}.*(?:${regex.source}).*)`;
 }
 
+/** Marks Ferrule's stand-ins for @fastify/cors and @fastify/compress: `register` takes them as
+ * the app's `cors` or `compression` setting (the core does the work) instead of running them. */
+const CORE_PLUGIN = Symbol('ferrule.corePlugin');
+
+/**
+ * `app.register(cors, options)` as with @fastify/cors (its options and defaults, as the `cors`
+ * setting takes them): CORS for every route, answered by the core. Global, as @fastify/cors is.
+ */
+function cors() {
+  throw new Error('ferrule: cors is registered, not called: app.register(cors, options)');
+}
+cors[CORE_PLUGIN] = 'cors';
+cors.settingsOf = (options) => corsOf(options);
+
+const FASTIFY_COMPRESS = ['global', 'threshold', 'encodings', 'zlibOptions'];
+
+/**
+ * `app.register(compress, options)` as with @fastify/compress: responses of at least
+ * `threshold` bytes (default 1024) compressed with the first of `encodings` the client accepts
+ * that the core has (br, gzip, zstd; deflate is left to the identity), at `zlibOptions.level`.
+ * Streams are sent as they are made, never held back to be compressed.
+ */
+function compress() {
+  throw new Error('ferrule: compress is registered, not called: app.register(compress, options)');
+}
+compress[CORE_PLUGIN] = 'compression';
+compress.settingsOf = (options) => {
+  checkOptions(options, FASTIFY_COMPRESS, 'compress option');
+  const { global = true, threshold = 1024, encodings = ['br', 'gzip', 'zstd'], zlibOptions = {} } = options;
+  if (global !== true) throw new TypeError('ferrule: compress with global: false is not offered; give the routes that compress a compression option');
+  checkOptions(zlibOptions, ['level'], 'compress zlibOptions option');
+  const config = { enabled: true, min_size: threshold, gzip: encodings.includes('gzip'), br: encodings.includes('br'), zstd: encodings.includes('zstd') };
+  if (zlibOptions.level !== undefined) config.level = zlibOptions.level;
+  return config;
+};
+
 const LOG_METHODS = ['error', 'warn', 'info'];
 /** `logger: false`: what the JavaScript side would log (a handler's error) goes nowhere, as the
  * core's records do (`logLevel: 'off'`). */
@@ -470,7 +506,10 @@ class App {
     if (settings.refusePrototypeKeys === undefined) settings.refusePrototypeKeys = onProtoPoisoning !== 'ignore';
     this._refusePrototypeKeys = Boolean(settings.refusePrototypeKeys);
     if (logger === false && settings.logLevel === undefined) settings.logLevel = 'off';
-    this._native = withNodeNames(() => new native.NativeApp(JSON.stringify(appConfig(settings))));
+    const config = appConfig(settings);
+    this._native = withNodeNames(() => new native.NativeApp(JSON.stringify(config)));
+    /** The core's settings given here, which `register(cors)` and `register(compress)` do not replace. */
+    this._settingsGiven = new Set(Object.keys(config));
     // dispatch, reply, replyTape, flush and serialise: the calls made per request or batch, as
     // plain functions (a method through napi-rs costs several times the call itself).
     Object.assign(this._native, this._native.hotPath());
@@ -675,6 +714,19 @@ class App {
   register(plugin, options = {}) {
     if (typeof plugin !== 'function') throw new TypeError('ferrule: register takes a plugin function');
     this._notListening('a plugin');
+    if (plugin[CORE_PLUGIN]) {
+      // @fastify/cors and @fastify/compress are global (fastify-plugin): the app's setting.
+      const setting = plugin[CORE_PLUGIN];
+      const root = this._root;
+      root._corePlugins ||= new Set();
+      if (root._corePlugins.has(setting) || root._settingsGiven.has(setting)) {
+        throw new Error(`ferrule: register(${plugin.name}): ${setting} is already set`);
+      }
+      const { prefix, ...given } = options || {};
+      nativeCall(() => root._native.configure(JSON.stringify({ [setting]: plugin.settingsOf(given) })));
+      root._corePlugins.add(setting);
+      return this;
+    }
     const { prefix = '', ...rest } = options || {};
     let scope = this;
     // A plugin wrapped by `fastify-plugin` (its skip-override mark) is not a scope of its
@@ -2419,6 +2471,8 @@ function supervise(host, port, workers, handleSignals) {
 
 module.exports = {
   App,
+  cors,
+  compress,
   Response,
   HttpError,
   EventStream,

@@ -1,5 +1,5 @@
 // ES module entry point: the same API as the CommonJS one (index.js).
 import ferrule from './index.js';
 
-export const { App, Response, HttpError, EventStream, sse, WebSocket, version, problemJson } = ferrule;
+export const { App, cors, compress, Response, HttpError, EventStream, sse, WebSocket, version, problemJson } = ferrule;
 export default ferrule;

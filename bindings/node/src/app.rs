@@ -410,6 +410,13 @@ impl NativeApp {
         self.host.mount_static_json(&spec_json).map_err(host_error)
     }
 
+    /// Sets the app-wide `cors` or `compression` (the core's JSON) after the app was made:
+    /// `register(cors)` and `register(compress)`.
+    #[napi]
+    pub fn configure(&self, settings_json: String) -> Result<()> {
+        self.host.configure_json(&settings_json).map_err(host_error)
+    }
+
     /// A group of routes (a `register` scope) under `parent`, served under `prefix`.
     #[napi]
     pub fn group(&self, parent: u32, prefix: String) -> Result<u32> {

@@ -229,6 +229,29 @@ test("cors takes @fastify/cors's options and defaults", async () => {
   await open.close();
 });
 
+// `await app.register(require('@fastify/cors'), …)` is how Fastify apps turn CORS and
+// compression on; with Ferrule's stand-ins the same lines set the core's settings.
+test('register(cors) and register(compress) set what the Fastify plugins would, done by the core', async () => {
+  const { cors, compress } = require('ferrule');
+  const app = new App({ logger: false });
+  app.get('/items', () => ({ items: Array(400).fill('pen') }));
+  app.get('/small', () => ({ n: 1 }));
+  app.register(cors, { origin: ['https://shop.example', /\.preview\.example$/], credentials: true });
+  app.register(compress, { threshold: 100, encodings: ['gzip'], zlibOptions: { level: 1 } });
+  const get = (url) => app.inject({ url, headers: { origin: 'https://pr-1.preview.example', 'accept-encoding': 'br, gzip' } });
+  const items = await get('/items');
+  assert.deepStrictEqual(
+    [items.headers['access-control-allow-origin'], items.headers['access-control-allow-credentials'], items.headers['content-encoding']],
+    ['https://pr-1.preview.example', 'true', 'gzip'],
+  );
+  assert.strictEqual((await get('/small')).headers['content-encoding'], undefined, 'below the threshold');
+  assert.throws(() => app.register(cors, {}), /register\(cors\): cors is already set/);
+  assert.throws(() => new App({ logger: false, compression: { min_size: 10 } }).register(compress), /compression is already set/);
+  assert.throws(() => new App({ logger: false }).register(compress, { level: 9 }), /compress option/);
+  assert.throws(() => new App({ logger: false }).register(compress, { global: false }), /global: false is not offered/);
+  await app.close();
+});
+
 // @fastify/cors tests each RegExp among the origins against the request's: they were refused.
 test("cors origins may be RegExps, tested as @fastify/cors tests them", async () => {
   const app = new App({ logger: false, cors: { origin: ['https://listed.test', /\.example\.com$/i] } });

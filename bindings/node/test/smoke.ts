@@ -1,8 +1,11 @@
 // Type-checked (tsc --strict) against the installed package's index.d.ts: the README's usage,
 // with path parameter types inferred from the template.
-import { App, HttpError, Response, sse, version, WebSocket } from "ferrule";
+import { App, compress, cors, HttpError, Response, sse, version, WebSocket } from "ferrule";
 
 const app = new App({ bodyLimit: 1 << 20, metricsUrl: "/metrics" }); // metricsUrl was once missing from AppOptions
+app.register(cors, { origin: ["https://shop.example", /\.preview\.example$/], credentials: true });
+app.register(compress, { threshold: 2048, encodings: ["gzip", "br"] });
+new App({ cors: true, compression: { level: 9 } });
 
 app.get("/users/{id:int}", ({ params, query }) => {
   const id: number = params.id;
