@@ -112,8 +112,8 @@ fn unsendable(message: String) -> HandlerError {
 
 static AFTER_RESPONSE: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
 
-/// `ferrule.Response(content, status_code, headers, media_type)`; `start_stream(content,
-/// events)` takes a streamed response's producer.
+/// `ferrule.Response(content, status_code, headers, media_type, background)`;
+/// `start_stream(content, events)` takes a streamed response's producer.
 fn explicit<'s>(
     result: &Bound<'_, PyAny>,
     shape_for: impl Fn(i64) -> Shape<'s>,
