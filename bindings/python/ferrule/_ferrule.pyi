@@ -72,6 +72,10 @@ class Request:
     def app(self) -> Any:
         """The app serving the request (Starlette's ``request.app``)."""
     @property
+    def session(self) -> dict[str, Any]:
+        """Starlette's ``request.session`` (``ferrule.middleware.sessions.SessionMiddleware``)."""
+    def _load_session(self, session: dict[str, Any]) -> None: ...
+    @property
     def state(self) -> Any:
         """What hooks and middleware leave for the handler (Starlette's ``request.state``)."""
     @property

@@ -15,7 +15,7 @@ from typing import Any, AsyncContextManager, Callable, Iterable, Mapping, Option
 from . import _ferrule
 from .dependencies import DependencyOverrides
 from .hooks import PHASES, Registry, RequestValidationError
-from .middleware import core_middleware
+from .middleware import HookMiddleware, core_middleware
 from .request import Request
 from .response_model import FROM_ANNOTATION, as_response_class, computing, is_json_class, response_schema
 from .responses import HTTPException, Response
@@ -674,10 +674,17 @@ class App(_Routes):
         """Starlette's ``app.add_middleware(CORSMiddleware, allow_origins=[...])``, with
         ``ferrule.middleware.cors.CORSMiddleware`` and ``ferrule.middleware.gzip.GZipMiddleware``:
         their work is the core's (``App(cors=...)``, ``App(compression=...)``), set here as
-        Starlette's options say, below the routes too, until the app serves. Each is set once;
+        Starlette's options say, below the routes too, until the app serves; and
+        ``ferrule.middleware.sessions.SessionMiddleware`` (``request.session``). Each is set once;
         any other class is a ``TypeError`` (an ASGI middleware cannot wrap the core: write it as
         ``@app.middleware("http")``)."""
         chosen = core_middleware(middleware_class, args, options)
+        if isinstance(chosen, HookMiddleware):
+            if middleware_class.__name__ in self._middleware.values():
+                raise ValueError(f"ferrule: add_middleware({middleware_class.__name__}): it is added already")
+            chosen.install(self)
+            self._middleware[f"hooks:{middleware_class.__name__}"] = middleware_class.__name__
+            return
         setting = chosen.setting
         if setting in self.config or setting in self._middleware:
             by = f"add_middleware({self._middleware[setting]})" if setting in self._middleware else f"App({setting}=...)"

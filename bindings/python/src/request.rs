@@ -20,6 +20,8 @@ pub struct Request {
     declared_cookies: PyOnceLock<Py<PyDict>>,
     body: PyOnceLock<Py<PyAny>>,
     state: PyOnceLock<Py<PyAny>>,
+    /// Starlette's `request.session`, once `SessionMiddleware`'s hook has loaded it.
+    session: PyOnceLock<Py<PyAny>>,
     /// A weak reference to the app (`request.app`).
     owner: Option<Py<PyAny>>,
     /// Whether the client has gone (`request.is_disconnected()`), for a request answered later.
@@ -54,6 +56,7 @@ impl Request {
             declared_cookies: PyOnceLock::new(),
             body: PyOnceLock::new(),
             state: PyOnceLock::new(),
+            session: PyOnceLock::new(),
             owner,
             watch: None,
         }
@@ -182,6 +185,21 @@ impl Request {
     #[getter]
     fn _state_if_made(&self, py: Python<'_>) -> Option<Py<PyAny>> {
         self.state_if_made(py)
+    }
+
+    /// Starlette's `request.session`: the dict `ferrule.middleware.sessions.SessionMiddleware`
+    /// loaded from the request's cookie; without that middleware, Starlette's AssertionError.
+    #[getter]
+    fn session(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        match self.session.get(py) {
+            Some(session) => Ok(session.clone_ref(py)),
+            None => Err(pyo3::exceptions::PyAssertionError::new_err("SessionMiddleware must be installed to access request.session")),
+        }
+    }
+
+    /// Gives the request its session (`SessionMiddleware`'s `on_request` hook), once.
+    fn _load_session(&self, py: Python<'_>, session: Py<PyAny>) -> PyResult<()> {
+        self.session.set(py, session).map_err(|_| pyo3::exceptions::PyRuntimeError::new_err("the request's session is loaded already"))
     }
 
     #[getter]

@@ -8,10 +8,11 @@ from typing import Any
 
 import pytest
 
-from ferrule import App
+from ferrule import App, Request
 from ferrule.middleware import Middleware
 from ferrule.middleware.cors import CORSMiddleware
 from ferrule.middleware.gzip import GZipMiddleware
+from ferrule.middleware.sessions import SessionMiddleware
 from ferrule.testing import TestClient
 from support import request, serving
 
@@ -75,7 +76,7 @@ def test_a_middleware_the_core_cannot_do_or_set_twice_is_refused_in_one_line() -
         def __init__(self, app: object) -> None:
             self.app = app
 
-    with pytest.raises(TypeError, match=r'add_middleware\(.*Timing\): only ferrule.middleware.cors.CORSMiddleware and .*@app.middleware\("http"\)'):
+    with pytest.raises(TypeError, match=r'add_middleware\(.*Timing\): only ferrule.middleware.cors.CORSMiddleware, .*SessionMiddleware; .*@app.middleware\("http"\)'):
         app.add_middleware(Timing)
     with pytest.raises(TypeError, match="allow_origin"):
         app.add_middleware(CORSMiddleware, allow_origin=["*"])
@@ -98,3 +99,78 @@ def test_middleware_cannot_change_while_the_app_serves() -> None:
     with serving(app):
         with pytest.raises(ValueError, match="the app is serving"):
             app.add_middleware(GZipMiddleware)
+
+
+def accounts(**options: Any) -> App:
+    app = App()
+    app.add_middleware(SessionMiddleware, secret_key="k" * 64, **options)
+
+    @app.post("/login")
+    def login(request: Request) -> dict:
+        request.session["user"] = "ada"
+        request.session["visits"] = 0
+        return {"ok": True}
+
+    @app.get("/me")
+    def me(request: Request) -> dict:
+        if "visits" in request.session:
+            request.session["visits"] += 1
+        return dict(request.session)
+
+    @app.post("/logout")
+    def logout(request: Request) -> dict:
+        request.session.clear()
+        return {"ok": True}
+
+    return app
+
+
+def test_session_middleware_keeps_request_session_in_a_signed_cookie() -> None:
+    app = accounts()
+    with serving(app) as port:
+        login = request(port, "POST", "/login")
+        cookie = login.headers["set-cookie"]
+        assert cookie.startswith("session=") and "HttpOnly" in cookie and "Max-Age=1209600" in cookie and "SameSite=Lax" in cookie
+        value = cookie.split(";")[0].split("=", 1)[1]
+        me = request(port, "GET", "/me", headers={"cookie": f"session={value}"})
+        assert me.json() == {"user": "ada", "visits": 1}
+        assert me.headers["set-cookie"].startswith("session="), "a changed session is written back"
+        # A cookie the client changed, or one signed with another secret, is an empty session.
+        data, written, signature = value.split(".")
+        forged = SessionMiddleware(secret_key="x" * 64).dumps({"user": "root"})
+        for bad in [f"{data}.{written}.{'0' * len(signature)}", forged, "garbage"]:
+            assert request(port, "GET", "/me", headers={"cookie": f"session={bad}"}).json() == {}, bad
+        anonymous = request(port, "GET", "/me")
+        assert anonymous.json() == {} and "set-cookie" not in anonymous.headers
+        # Emptied, the session's cookie is cleared.
+        out = request(port, "POST", "/logout", headers={"cookie": f"session={value}"})
+        assert out.headers["set-cookie"].startswith('session=""') or "Max-Age=0" in out.headers["set-cookie"]
+
+
+def test_a_session_older_than_max_age_is_empty_and_the_test_client_carries_the_cookie() -> None:
+    middleware = SessionMiddleware(secret_key="k" * 64, max_age=60)
+    stale = middleware.dumps({"user": "ada"}, now=1_000)
+    assert middleware.loads(stale, now=1_030) == {"user": "ada"}
+    assert middleware.loads(stale, now=1_061) == {}
+    client = TestClient(accounts(session_cookie="sid", https_only=True))
+    assert client.post("/login").cookies["sid"]
+    assert client.get("/me").json() == {"user": "ada", "visits": 1}
+    assert "Secure" in client.get("/me").headers["set-cookie"]
+
+
+def test_request_session_without_the_middleware_is_starlettes_assertion() -> None:
+    app = App()
+
+    @app.get("/")
+    def root(request: Request) -> dict:
+        try:
+            return {"session": request.session}
+        except AssertionError as e:
+            return {"error": str(e)}
+
+    assert TestClient(app).get("/").json() == {"error": "SessionMiddleware must be installed to access request.session"}
+    with pytest.raises(ValueError, match="secret_key is required"):
+        App().add_middleware(SessionMiddleware)
+    twice = accounts()
+    with pytest.raises(ValueError, match=r"add_middleware\(SessionMiddleware\): it is added already"):
+        twice.add_middleware(SessionMiddleware, secret_key="k" * 64)

@@ -5,13 +5,14 @@ GZipMiddleware, minimum_size=1000)])`` are the lines a FastAPI or Starlette app 
 work is the core's here (CORS and compression run in Rust, before and after the handler, and
 never enter Python), so these classes carry the options over to the core's settings rather than
 wrap an ASGI app: ``cors`` and ``compression``, as ``App(cors=..., compression=...)`` sets them.
+``SessionMiddleware`` is Python's work (the session is a dict), done by two hooks on the app.
 Any other ASGI middleware cannot wrap the core; ``@app.middleware("http")`` is the place for a
 request's own code.
 """
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Any, Iterator, Union
 
 
 class CoreMiddleware:
@@ -24,6 +25,16 @@ class CoreMiddleware:
         raise NotImplementedError
 
     def core_settings(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+
+class HookMiddleware:
+    """A middleware that is Python's work, done by hooks on the app (``SessionMiddleware``)."""
+
+    def __init__(self, app: Any = None, *args: Any, **options: Any) -> None:
+        raise NotImplementedError
+
+    def install(self, app: Any) -> None:
         raise NotImplementedError
 
 
@@ -43,16 +54,17 @@ class Middleware:
         return f"Middleware({', '.join([getattr(self.cls, '__name__', repr(self.cls)), *options])})"
 
 
-def core_middleware(cls: Any, args: tuple[Any, ...], options: dict[str, Any]) -> CoreMiddleware:
-    """``cls(*args, **options)`` when it is one of the core's; a ``TypeError`` saying what to
+def core_middleware(cls: Any, args: tuple[Any, ...], options: dict[str, Any]) -> Union[CoreMiddleware, HookMiddleware]:
+    """``cls(*args, **options)`` when it is one of Ferrule's; a ``TypeError`` saying what to
     write instead otherwise. An option the class does not take is Python's own ``TypeError``,
     naming it."""
-    if not (isinstance(cls, type) and issubclass(cls, CoreMiddleware)):
+    if not (isinstance(cls, type) and issubclass(cls, (CoreMiddleware, HookMiddleware))):
         name = getattr(cls, "__qualname__", repr(cls))
         raise TypeError(
-            f"ferrule: add_middleware({name}): only ferrule.middleware.cors.CORSMiddleware and "
-            "ferrule.middleware.gzip.GZipMiddleware, whose work Ferrule's core does; an ASGI "
-            'middleware cannot wrap the core: write it as @app.middleware("http")'
+            f"ferrule: add_middleware({name}): only ferrule.middleware.cors.CORSMiddleware, "
+            "ferrule.middleware.gzip.GZipMiddleware (whose work Ferrule's core does) and "
+            "ferrule.middleware.sessions.SessionMiddleware; an ASGI middleware cannot wrap the "
+            'core: write it as @app.middleware("http")'
         )
     # Starlette hands the wrapped app first; there is none to wrap, and a positional option
     # after it keeps its place.
