@@ -148,7 +148,9 @@ def test_session_middleware_keeps_request_session_in_a_signed_cookie() -> None:
 
 
 def test_a_session_older_than_max_age_is_empty_and_the_test_client_carries_the_cookie() -> None:
-    middleware = SessionMiddleware(secret_key="k" * 64, max_age=60)
+    from starlette.datastructures import Secret
+
+    middleware = SessionMiddleware(secret_key=Secret("k" * 64), max_age=60)
     stale = middleware.dumps({"user": "ada"}, now=1_000)
     assert middleware.loads(stale, now=1_030) == {"user": "ada"}
     assert middleware.loads(stale, now=1_061) == {}

@@ -32,7 +32,7 @@ class SessionMiddleware(HookMiddleware):
     def __init__(
         self,
         app: Any = None,
-        secret_key: Union[str, bytes, None] = None,
+        secret_key: Union[str, bytes, Any, None] = None,
         session_cookie: str = "session",
         max_age: Optional[int] = 14 * 24 * 60 * 60,
         path: str = "/",
@@ -42,7 +42,8 @@ class SessionMiddleware(HookMiddleware):
     ) -> None:
         if not secret_key:
             raise ValueError("SessionMiddleware: secret_key is required (secrets.token_hex(32)); sessions signed with no secret could be forged")
-        self.secret = secret_key.encode() if isinstance(secret_key, str) else bytes(secret_key)
+        # Starlette also takes its config's `Secret`, whose str() is the secret.
+        self.secret = secret_key if isinstance(secret_key, bytes) else str(secret_key).encode()
         self.cookie_name = session_cookie
         self.max_age = max_age
         self.path = path
