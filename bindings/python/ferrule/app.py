@@ -689,7 +689,7 @@ class App(_Routes):
         if setting in self.config or setting in self._middleware:
             by = f"add_middleware({self._middleware[setting]})" if setting in self._middleware else f"App({setting}=...)"
             raise ValueError(f"ferrule: add_middleware({middleware_class.__name__}): {setting} is already set by {by}")
-        self._native_app.configure(json.dumps(chosen.core_settings()))
+        self._native_app.configure(json.dumps({setting: chosen.value}))
         self._middleware[setting] = middleware_class.__name__
 
     def exception_handler(self, key: Union[int, type[BaseException]]) -> Callable[[Hook], Hook]:

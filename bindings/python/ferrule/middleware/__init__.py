@@ -12,30 +12,24 @@ request's own code.
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Union
+import abc
+from typing import Any, Callable, Iterator, Union
 
 
 class CoreMiddleware:
-    """A middleware whose work is one of the core's settings."""
+    """A middleware whose work is one of the core's settings: ``setting`` (``cors`` or
+    ``compression``) given ``value``, the core's JSON for it."""
 
-    #: The core's setting it stands for: ``cors`` or ``compression``.
     setting: str
-
-    def __init__(self, app: Any = None, *args: Any, **options: Any) -> None:
-        raise NotImplementedError
-
-    def core_settings(self) -> dict[str, Any]:
-        raise NotImplementedError
+    value: dict[str, Any]
 
 
-class HookMiddleware:
+class HookMiddleware(abc.ABC):
     """A middleware that is Python's work, done by hooks on the app (``SessionMiddleware``)."""
 
-    def __init__(self, app: Any = None, *args: Any, **options: Any) -> None:
-        raise NotImplementedError
-
+    @abc.abstractmethod
     def install(self, app: Any) -> None:
-        raise NotImplementedError
+        """Registers its hooks on ``app``."""
 
 
 class Middleware:
@@ -68,7 +62,8 @@ def core_middleware(cls: Any, args: tuple[Any, ...], options: dict[str, Any]) ->
         )
     # Starlette hands the wrapped app first; there is none to wrap, and a positional option
     # after it keeps its place.
-    return cls(None, *args, **options)
+    make: Callable[..., Union[CoreMiddleware, HookMiddleware]] = cls
+    return make(None, *args, **options)
 
 
 __all__ = ["Middleware"]

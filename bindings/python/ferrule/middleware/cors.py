@@ -34,7 +34,7 @@ class CORSMiddleware(CoreMiddleware):
         headers = list(allow_headers)
         if "*" not in headers:
             headers = sorted(set(SAFELISTED_HEADERS) | set(headers), key=str.lower)
-        self.cors: dict[str, Any] = {
+        self.value = {
             "allow_origins": list(allow_origins),
             "allow_methods": list(allow_methods),
             "allow_headers": headers,
@@ -44,10 +44,7 @@ class CORSMiddleware(CoreMiddleware):
             "max_age_secs": max_age,
         }
         if allow_origin_regex is not None:
-            self.cors["allow_origin_regex"] = allow_origin_regex
-
-    def core_settings(self) -> dict[str, Any]:
-        return {"cors": self.cors}
+            self.value["allow_origin_regex"] = allow_origin_regex
 
 
 __all__ = ["CORSMiddleware"]

@@ -16,10 +16,7 @@ class GZipMiddleware(CoreMiddleware):
     def __init__(self, app: Any = None, minimum_size: int = 500, compresslevel: int = 9) -> None:
         if not 1 <= compresslevel <= 9:
             raise ValueError(f"GZipMiddleware: compresslevel is 1 to 9, not {compresslevel!r}")
-        self.compression = {"enabled": True, "min_size": minimum_size, "gzip": True, "br": False, "zstd": False, "level": compresslevel}
-
-    def core_settings(self) -> dict[str, Any]:
-        return {"compression": self.compression}
+        self.value = {"enabled": True, "min_size": minimum_size, "gzip": True, "br": False, "zstd": False, "level": compresslevel}
 
 
 __all__ = ["GZipMiddleware"]
