@@ -188,7 +188,7 @@ fn the_openapi_document_is_served_where_configured_unless_a_route_is_there() {
 /// `config`, lower-cased.
 fn served_head(config: AppConfig, extra: &str) -> String {
     let rt = runtime();
-    let app = App::with_config(config).route(RouteSpec::get("/hello"), |request: RequestData| async move { request.request_id.unwrap_or_default() });
+    let app = App::with_config(config).route(RouteSpec::get("/hello"), |request: RequestData| async move { request.request_id().unwrap_or_default().to_owned() });
     let server = rt.block_on(async { app.serve(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap()).await.unwrap() });
     let mut stream = TcpStream::connect(server.local_addr()).unwrap();
     stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();

@@ -28,7 +28,7 @@ const METHODS: [Method; 9] = [Method::GET, Method::POST, Method::PUT, Method::DE
 /// empty object (a literal `{}` in JavaScript; from here it is a `napi_create_object`, about
 /// 300 instructions each, three per request on a route that declares none).
 pub fn context_parts(env: Env, request: &RequestData) -> Result<[Value; CONTEXT_PARTS]> {
-    let id = match &request.request_id {
+    let id = match request.request_id() {
         Some(id) => env.string(id)?,
         None => env.null()?,
     };

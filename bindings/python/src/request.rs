@@ -220,20 +220,20 @@ impl Request {
 
     #[getter]
     fn request_id(&self) -> Option<&str> {
-        self.data.request_id.as_deref()
+        self.data.request_id()
     }
 
     /// The W3C trace id (32 hex digits) of the caller's `traceparent`, when it sent a valid one.
     #[getter]
     fn trace_id(&self) -> Option<String> {
-        self.data.trace.map(|t| t.trace_id_hex())
+        self.data.trace().map(|t| t.trace_id_hex())
     }
 
     /// The caller's `traceparent` (validated; `None` when absent or invalid), to send on to
     /// the services this handler calls, or to start a span under.
     #[getter]
     fn traceparent(&self) -> Option<String> {
-        self.data.trace.map(|t| t.header())
+        self.data.trace().map(|t| t.header())
     }
 
     /// The peer that sent the request, as Starlette's `Address(host, port)`: the client, or

@@ -16,7 +16,7 @@ use magnus::{prelude::*, Error, RHash, RString, Ruby, Value};
 
 /// `declares_body`: whether the request's route declares one (see `RawParts`).
 pub fn request(ruby: &Ruby, types: &Types, data: &mut RequestData, declares_body: bool) -> Result<Value, Error> {
-    let request_id = match &data.request_id {
+    let request_id = match data.request_id() {
         Some(id) => ruby.str_new(id).as_value(),
         None => ruby.qnil().as_value(),
     };
