@@ -56,6 +56,7 @@ pub const ALL: &[Framework] = &[
     priced("ferrule-node+hook", "node", "ferrule-node", "hook"),
     priced("ferrule-ruby+hook", "ruby", "ferrule-ruby", "hook"),
     priced("ferrule-rust+metrics", "rust", "ferrule-rust", "metrics"),
+    priced("ferrule-rust+allowed-hosts", "rust", "ferrule-rust", "allowed-hosts"),
 ];
 
 const fn priced(name: &'static str, language: &'static str, base: &'static str, feature: &'static str) -> Framework {

@@ -7,10 +7,13 @@ use serde_json::Value as Json;
 use std::sync::Arc;
 
 /// Ferrule with the Rust API: each workload's route, answered with what the handler received.
-/// `FERRULE_BENCH_FEATURE=metrics` serves it with `metrics_url` on (generate/features.rs).
+/// `FERRULE_BENCH_FEATURE=metrics` serves it with `metrics_url` on, `allowed-hosts` with a host
+/// allow-list of three patterns, the load generator's address last (generate/features.rs).
 pub fn ferrule_app(workloads: &[Workload]) -> App {
-    let metrics = std::env::var(crate::generate::features::ENV).is_ok_and(|f| f == "metrics");
-    let mut app = App::with_config(ferrule_core::AppConfig { metrics_url: metrics.then(|| "/metrics".to_owned()), ..Default::default() });
+    let feature = std::env::var(crate::generate::features::ENV).unwrap_or_default();
+    let allowed_hosts = (feature == "allowed-hosts").then(|| ["shop.example", "*.shop.example", "127.0.0.1"].map(String::from).to_vec());
+    let metrics_url = (feature == "metrics").then(|| "/metrics".to_owned());
+    let mut app = App::with_config(ferrule_core::AppConfig { metrics_url, allowed_hosts, ..Default::default() });
     for workload in workloads {
         app.add_route(workload.route.clone(), Arc::new(|request: RequestData| async move { Response::json(&echo(request)) }));
     }

@@ -2,7 +2,7 @@
 //! (`route_table`) in front of it for the requests a route answers as declared.
 
 use crate::handler::{Handler, Rejection};
-use crate::middleware::{compression_layer, cors_layer, AccessLogLayer, HeaderLimitLayer, RequestIdLayer};
+use crate::middleware::{compression_layer, cors_layer, AccessLogLayer, HeaderLimitLayer, RequestIdLayer, TrustedHostLayer};
 use crate::path::PathTemplate;
 use crate::problem::Problem;
 use crate::route::{Captured, CompiledRoute, Handlers};
@@ -359,6 +359,9 @@ impl App {
             .option_layer(config.access_log.then_some(AccessLogLayer))
             .option_layer(config.request_id.then_some(RequestIdLayer))
             .option_layer(metrics.map(crate::middleware::MetricsLayer))
+            // Before anything reads `Host` (a hook, a handler, CORS, the router); inside the
+            // request ID and the metrics, so a refusal carries an ID and is logged and counted.
+            .option_layer(config.allowed_hosts().map_err(AppError)?.map(|hosts| TrustedHostLayer(Arc::new(hosts))))
             // tower-http's panic catcher boxes its body its own way: one body type for all.
             .map_response(axum::response::IntoResponse::into_response)
             .layer(CatchPanicLayer::custom(internal_error as fn(Box<dyn std::any::Any + Send>) -> axum::response::Response))

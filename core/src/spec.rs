@@ -362,6 +362,12 @@ pub struct AppConfig {
     pub body_limit: usize,
     pub cors: Option<CorsConfig>,
     pub compression: Option<CompressionConfig>,
+    /// The hosts the app answers for (`example.com`, `*.example.com`, `*`); a request naming
+    /// another in `Host` is a 400 (`middleware::trusted_host`). `None`: any host.
+    pub allowed_hosts: Option<Vec<String>>,
+    /// With `allowed_hosts`: a request for `example.com` where `www.example.com` is listed is
+    /// redirected there (307) rather than refused, as Starlette's `TrustedHostMiddleware` does.
+    pub www_redirect: bool,
     /// Generate `x-request-id` when the client sends none, and echo it on the response.
     pub request_id: bool,
     /// One record per request (`ferrule::access`): method, path, status, bytes, time, request id.
@@ -463,6 +469,8 @@ impl Default for AppConfig {
             body_limit: 2 * 1024 * 1024,
             cors: None,
             compression: None,
+            allowed_hosts: None,
+            www_redirect: true,
             request_id: true,
             access_log: false,
             validate_responses: false,
@@ -563,6 +571,11 @@ impl AppConfig {
     }
 
     /// Refuses settings that cannot work, naming the setting.
+    /// `allowed_hosts` read for the request path, `None` when every host is served.
+    pub(crate) fn allowed_hosts(&self) -> Result<Option<crate::middleware::AllowedHosts>, String> {
+        self.allowed_hosts.as_deref().map(|patterns| crate::middleware::AllowedHosts::new(patterns, self.www_redirect)).transpose()
+    }
+
     pub fn check(&self) -> Result<(), String> {
         if !(1..=127).contains(&self.max_json_depth) {
             return Err(format!("max_json_depth must be between 1 and 127 (serde_json's own limit is 128), not {}", self.max_json_depth));
@@ -595,6 +608,7 @@ impl AppConfig {
         if let Some(cors) = &self.cors {
             crate::middleware::cors_layer(cors)?;
         }
+        self.allowed_hosts()?;
         if let Some(level) = self.compression.as_ref().and_then(|compression| compression.level) {
             crate::middleware::check_level(level)?;
         }

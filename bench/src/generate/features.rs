@@ -8,6 +8,7 @@
 //! |---|---|---|
 //! | `hook` | one request hook in the language, as its users write one: it reads a header and keeps it on the request (Python `@app.on_request`, Fastify's `addHook('onRequest')` with `done`, Sinatra's `before`) | Robyn's middleware: 26–42% of its throughput |
 //! | `metrics` | Prometheus metrics (`metrics_url`), Rust only (the layer is the same for every binding) | |
+//! | `allowed-hosts` | a host allow-list (`allowed_hosts`) of three patterns, Rust only (the layer is the same for every binding) | |
 
 /// The environment variable that switches one feature on.
 pub const ENV: &str = "FERRULE_BENCH_FEATURE";

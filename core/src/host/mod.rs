@@ -215,15 +215,16 @@ impl<R: Send + Sync + 'static> Host<R> {
         lock(&self.config).clone()
     }
 
-    /// Sets the app-wide `cors` or `compression` after the app was made, from a JSON object
-    /// holding either or both (`null` takes one away): Starlette's `app.add_middleware`, which
-    /// apps call after `App()`, often below their routes. The next server or in-process
+    /// Sets the app-wide `cors`, `compression` or `allowed_hosts` (with `www_redirect`) after the
+    /// app was made, from a JSON object holding any of them (`null` takes one away): Starlette's
+    /// `app.add_middleware`, which apps call after `App()`, often below their routes. The next
+    /// server or in-process
     /// router takes it; one already serving would not, so that is refused, as is any other
     /// setting (those shape routes as they are declared). Checked as `App()` checks them.
     pub fn configure_json(&self, settings_json: &str) -> Result<(), HostError> {
         let settings: serde_json::Map<String, serde_json::Value> = serde_json::from_str(settings_json).map_err(|e| HostError::Settings(format!("settings: {e}")))?;
         if lock(&self.serving).upgrade().is_some_and(|stopped| !stopped.is_done()) {
-            return Err(HostError::Settings("the app is serving: its CORS and compression are set before it starts".into()));
+            return Err(HostError::Settings("the app is serving: its middleware settings are set before it starts".into()));
         }
         let mut config = self.config();
         for (name, value) in settings {
@@ -231,7 +232,9 @@ impl<R: Send + Sync + 'static> Host<R> {
             match name.as_str() {
                 "cors" => config.cors = serde_json::from_value(value).map_err(read)?,
                 "compression" => config.compression = serde_json::from_value(value).map_err(read)?,
-                _ => return Err(HostError::Settings(format!("{name} is set when the app is made; only cors and compression may be set later"))),
+                "allowed_hosts" => config.allowed_hosts = serde_json::from_value(value).map_err(read)?,
+                "www_redirect" => config.www_redirect = serde_json::from_value(value).map_err(read)?,
+                _ => return Err(HostError::Settings(format!("{name} is set when the app is made; only cors, compression, allowed_hosts and www_redirect may be set later"))),
             }
         }
         config.check().map_err(HostError::Settings)?;

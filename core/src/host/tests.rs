@@ -375,6 +375,28 @@ fn the_built_in_layers_and_the_languages_hooks_add_no_entry_into_the_language() 
 }
 
 #[test]
+fn allowed_hosts_set_after_the_routes_refuse_other_hosts_before_the_language_is_entered() {
+    let host = host();
+    host.declare(RouteSpec::get("/items/{id:int}"), 200, "item").unwrap();
+    host.configure_json(r#"{"allowed_hosts": ["shop.example", "www.shop.test"]}"#).unwrap();
+    let client = host.in_process(Wake::Blocking).unwrap();
+    let get = |name: &str| http::Request::get("/items/7?x=1").header("host", name).body(bytes::Bytes::new()).unwrap();
+    let (served, entered) = answered_by_language(&client, get("Shop.Example:8000"));
+    assert_eq!((served.status.as_u16(), entered), (200, 1));
+    let (refused, entered) = answered_by_language(&client, get("evil.example"));
+    assert_eq!((refused.status.as_u16(), entered), (400, 0));
+    assert!(refused.headers.contains_key("x-request-id"), "a refusal is a request like any other");
+    let (moved, entered) = answered_by_language(&client, get("shop.test"));
+    assert_eq!((moved.status.as_u16(), entered), (307, 0));
+    assert_eq!(moved.headers["location"], "http://www.shop.test/items/7?x=1");
+    host.configure_json(r#"{"www_redirect": false}"#).unwrap();
+    let client = host.in_process(Wake::Blocking).unwrap();
+    assert_eq!(answered_by_language(&client, get("shop.test")).0.status.as_u16(), 400);
+    let refused = host.configure_json(r#"{"allowed_hosts": ["a.*.example"]}"#).err().unwrap().to_string();
+    assert!(refused.starts_with("app settings: allowed_hosts: `a.*.example` is no pattern"), "{refused}");
+}
+
+#[test]
 fn cors_and_compression_set_after_the_routes_reach_the_next_router_and_nothing_else_may_change() {
     let host = host();
     host.declare(RouteSpec::get("/items/{id:int}"), 200, "item").unwrap();
@@ -388,7 +410,7 @@ fn cors_and_compression_set_after_the_routes_reach_the_next_router_and_nothing_e
     assert!(!served.headers.contains_key("access-control-allow-origin"));
 
     let refused = |settings: &str| host.configure_json(settings).err().unwrap().to_string();
-    assert_eq!(refused(r#"{"timeout_ms": 5}"#), "app settings: timeout_ms is set when the app is made; only cors and compression may be set later");
+    assert_eq!(refused(r#"{"timeout_ms": 5}"#), "app settings: timeout_ms is set when the app is made; only cors, compression, allowed_hosts and www_redirect may be set later");
     assert!(refused(r#"{"cors": {"allow_origin": ["*"]}}"#).starts_with("app settings: cors: unknown field `allow_origin`"));
     assert!(refused(r#"{"cors": {"allow_origin_regex": "("}}"#).contains("is not a regular expression"));
     assert!(refused(r#"{"compression": {"level": 40}}"#).contains("compression level must be between 0 and 22"));

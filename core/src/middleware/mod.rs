@@ -5,6 +5,7 @@ mod compression;
 mod cors;
 mod header_limit;
 mod metrics;
+mod trusted_host;
 pub(crate) mod request_id;
 
 pub(crate) use access_log::AccessLogLayer;
@@ -14,3 +15,4 @@ pub(crate) use header_limit::HeaderLimitLayer;
 pub(crate) use metrics::{Metrics, MetricsLayer, RouteLabel, OPENMETRICS};
 pub use metrics::InterpreterStats;
 pub(crate) use request_id::{request_id_in, RequestIdLayer};
+pub(crate) use trusted_host::{AllowedHosts, TrustedHostLayer};

@@ -67,6 +67,7 @@ categories!(
     response_validation,
     trailing_slashes,
     files,
+    trusted_hosts,
 );
 
 /// Every category: those run above, and those with a test of their own (`hooks`).
