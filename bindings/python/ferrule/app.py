@@ -522,6 +522,8 @@ class App(_Routes):
         body_limit: Optional[int] = None,
         cors: Optional[dict] = None,
         compression: Optional[dict] = None,
+        allowed_hosts: Optional[Sequence[str]] = None,
+        www_redirect: Optional[bool] = None,
         request_id: Optional[bool] = None,
         access_log: Optional[bool] = None,
         validate_responses: Optional[bool] = None,
@@ -568,6 +570,8 @@ class App(_Routes):
             "body_limit": body_limit,
             "cors": cors,
             "compression": compression,
+            "allowed_hosts": allowed_hosts,
+            "www_redirect": www_redirect,
             "request_id": request_id,
             "access_log": access_log,
             "validate_responses": validate_responses,
@@ -672,8 +676,9 @@ class App(_Routes):
 
     def add_middleware(self, middleware_class: type, *args: Any, **options: Any) -> None:
         """Starlette's ``app.add_middleware(CORSMiddleware, allow_origins=[...])``, with
-        ``ferrule.middleware.cors.CORSMiddleware`` and ``ferrule.middleware.gzip.GZipMiddleware``:
-        their work is the core's (``App(cors=...)``, ``App(compression=...)``), set here as
+        ``ferrule.middleware.cors.CORSMiddleware``, ``ferrule.middleware.gzip.GZipMiddleware`` and
+        ``ferrule.middleware.trustedhost.TrustedHostMiddleware``: their work is the core's
+        (``App(cors=...)``, ``App(compression=...)``, ``App(allowed_hosts=...)``), set here as
         Starlette's options say, below the routes too, until the app serves; and
         ``ferrule.middleware.sessions.SessionMiddleware`` (``request.session``). Each is set once;
         any other class is a ``TypeError`` (an ASGI middleware cannot wrap the core: write it as
@@ -689,7 +694,7 @@ class App(_Routes):
         if setting in self.config or setting in self._middleware:
             by = f"add_middleware({self._middleware[setting]})" if setting in self._middleware else f"App({setting}=...)"
             raise ValueError(f"ferrule: add_middleware({middleware_class.__name__}): {setting} is already set by {by}")
-        self._native_app.configure(json.dumps({setting: chosen.value}))
+        self._native_app.configure(json.dumps({setting: chosen.value, **chosen.also}))
         self._middleware[setting] = middleware_class.__name__
 
     def exception_handler(self, key: Union[int, type[BaseException]]) -> Callable[[Hook], Hook]:

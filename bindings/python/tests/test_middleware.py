@@ -13,6 +13,7 @@ from ferrule.middleware import Middleware
 from ferrule.middleware.cors import CORSMiddleware
 from ferrule.middleware.gzip import GZipMiddleware
 from ferrule.middleware.sessions import SessionMiddleware
+from ferrule.middleware.trustedhost import TrustedHostMiddleware
 from ferrule.testing import TestClient
 from support import request, serving
 
@@ -92,6 +93,51 @@ def test_a_middleware_the_core_cannot_do_or_set_twice_is_refused_in_one_line() -
     configured = App(compression={"min_size": 10})
     with pytest.raises(ValueError, match=r"compression is already set by App\(compression=...\)"):
         configured.add_middleware(GZipMiddleware)
+
+
+def test_trusted_host_middleware_serves_its_hosts_only_and_redirects_to_a_listed_www_name() -> None:
+    app = shop()
+    called: list[str] = []
+
+    @app.get("/host")
+    def host(request: Request) -> dict:
+        called.append(request.headers["host"])
+        return {"host": request.url.hostname}
+
+    app.add_middleware(TrustedHostMiddleware, allowed_hosts=["shop.example", "*.shop.example", "www.brand.example"])
+    with serving(app) as port:
+        served = request(port, "GET", "/host", headers={"host": "Shop.Example:8000"})
+        under = request(port, "GET", "/host", headers={"host": "eu.shop.example"})
+        refused = request(port, "GET", "/host", headers={"host": "evil.example"})
+        unlisted_address = request(port, "GET", "/host")
+        moved = request(port, "GET", "/host?x=1", headers={"host": "brand.example"})
+    assert (served.status, under.status) == (200, 200)
+    assert (refused.status, refused.headers["content-type"]) == (400, "application/problem+json")
+    assert b"evil.example" not in refused.body, "an attacker's host is not echoed"
+    assert unlisted_address.status == 400, "127.0.0.1 is served only when listed"
+    assert (moved.status, moved.headers["location"]) == (307, "http://www.brand.example/host?x=1")
+    assert called == ["Shop.Example:8000", "eu.shop.example"], "a refused request never reaches the handler"
+
+
+def test_allowed_hosts_reach_the_test_client_and_www_redirect_can_be_off() -> None:
+    app = shop(allowed_hosts=["testserver", "www.brand.example"], www_redirect=False)
+    client = TestClient(app)
+    assert client.get("/small").status_code == 200
+    assert client.get("/small", headers={"host": "brand.example"}).status_code == 400
+    assert TestClient(shop(allowed_hosts=["api.example"])).get("/small").status_code == 400
+    # Starlette's default list is every host.
+    everyone = shop()
+    everyone.add_middleware(TrustedHostMiddleware)
+    assert TestClient(everyone).get("/small", headers={"host": "anything.example"}).status_code == 200
+
+
+def test_a_host_pattern_that_is_no_pattern_is_refused_naming_it() -> None:
+    with pytest.raises(ValueError, match=r"allowed_hosts: `\*example.com` is no pattern"):
+        shop().add_middleware(TrustedHostMiddleware, allowed_hosts=["*example.com"])
+    with pytest.raises(TypeError, match="allowed_hosts is a list of host names, not the string 'example.com'"):
+        shop().add_middleware(TrustedHostMiddleware, allowed_hosts="example.com")
+    with pytest.raises(ValueError, match=r"allowed_hosts: `a.\*.example` is no pattern"):
+        App(allowed_hosts=["a.*.example"])
 
 
 def test_middleware_cannot_change_while_the_app_serves() -> None:

@@ -2,9 +2,10 @@
 
 ``app.add_middleware(CORSMiddleware, allow_origins=[...])`` and ``App(middleware=[Middleware(
 GZipMiddleware, minimum_size=1000)])`` are the lines a FastAPI or Starlette app opens with. Their
-work is the core's here (CORS and compression run in Rust, before and after the handler, and
-never enter Python), so these classes carry the options over to the core's settings rather than
-wrap an ASGI app: ``cors`` and ``compression``, as ``App(cors=..., compression=...)`` sets them.
+work is the core's here (CORS, compression and the host allow-list run in Rust, before and after
+the handler, and never enter Python), so these classes carry the options over to the core's
+settings rather than wrap an ASGI app: ``cors``, ``compression`` and ``allowed_hosts``, as
+``App(cors=..., compression=..., allowed_hosts=...)`` sets them.
 ``SessionMiddleware`` is Python's work (the session is a dict), done by two hooks on the app.
 Any other ASGI middleware cannot wrap the core; ``@app.middleware("http")`` is the place for a
 request's own code.
@@ -17,11 +18,13 @@ from typing import Any, Callable, Iterator, Union
 
 
 class CoreMiddleware:
-    """A middleware whose work is one of the core's settings: ``setting`` (``cors`` or
-    ``compression``) given ``value``, the core's JSON for it."""
+    """A middleware whose work is one of the core's settings: ``setting`` (``cors``,
+    ``compression`` or ``allowed_hosts``) given ``value``, the core's JSON for it, and ``also``
+    the settings that go with it (``TrustedHostMiddleware``'s ``www_redirect``)."""
 
     setting: str
-    value: dict[str, Any]
+    value: Any
+    also: dict[str, Any] = {}
 
 
 class HookMiddleware(abc.ABC):
@@ -56,7 +59,8 @@ def core_middleware(cls: Any, args: tuple[Any, ...], options: dict[str, Any]) ->
         name = getattr(cls, "__qualname__", repr(cls))
         raise TypeError(
             f"ferrule: add_middleware({name}): only ferrule.middleware.cors.CORSMiddleware, "
-            "ferrule.middleware.gzip.GZipMiddleware (whose work Ferrule's core does) and "
+            "ferrule.middleware.gzip.GZipMiddleware, ferrule.middleware.trustedhost.TrustedHostMiddleware "
+            "(whose work Ferrule's core does) and "
             "ferrule.middleware.sessions.SessionMiddleware; an ASGI middleware cannot wrap the "
             'core: write it as @app.middleware("http")'
         )
