@@ -258,6 +258,12 @@ export interface AppOptions {
   bodyLimit?: number;
   cors?: CorsOptions | FastifyCorsOptions | true;
   compression?: CompressionOptions;
+  /** The hosts the app answers for: `'example.com'`, `'*.example.com'` (any host under it), `'*'`;
+   * a request whose Host names another is a 400 before any hook (default: every host). */
+  allowedHosts?: string[] | null;
+  /** With allowedHosts: a request for `example.com` where `www.example.com` is listed is redirected
+   * there, 307 (default true). */
+  wwwRedirect?: boolean;
   requestId?: boolean;
   timeout?: number;
   maxHeaderBytes?: number;

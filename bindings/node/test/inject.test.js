@@ -209,3 +209,22 @@ test('inject() percent-encodes what a URL may not hold and drops a fragment', as
   assert.strictEqual(answer.statusCode, 200, answer.body);
   assert.deepStrictEqual(answer.json(), { q: 'hello world', n: 'é', url: '/x?q=hello%20world&n=%C3%A9' });
 });
+
+test('allowedHosts: other hosts are a 400 before any hook, a www twin is redirected, and a bad pattern is refused', async () => {
+  const app = new App({ allowedHosts: ['shop.example', '*.shop.example', 'localhost', 'www.brand.example'] });
+  const hooked = [];
+  app.addHook('onRequest', async (ctx) => { hooked.push(ctx.header('host')); });
+  app.get('/where', (ctx) => ({ host: ctx.header('host') }));
+  assert.deepStrictEqual((await app.inject('/where')).json(), { host: 'localhost:80' });
+  assert.strictEqual((await app.inject('http://eu.shop.example:8080/where')).statusCode, 200);
+  assert.strictEqual((await app.inject({ url: '/where', headers: { host: 'Shop.EXAMPLE:1' } })).statusCode, 200, 'any case');
+  const refused = await app.inject({ url: '/where', headers: { host: 'evil.example' } });
+  assert.strictEqual(refused.statusCode, 400);
+  assert.strictEqual(refused.headers['content-type'], 'application/problem+json');
+  assert.ok(!refused.body.includes('evil.example'), 'the host is not echoed');
+  const moved = await app.inject({ url: '/where?x=1', headers: { host: 'brand.example' } });
+  assert.deepStrictEqual([moved.statusCode, moved.headers.location], [307, 'http://www.brand.example/where?x=1']);
+  assert.deepStrictEqual(hooked, ['localhost:80', 'eu.shop.example:8080', 'Shop.EXAMPLE:1'], 'a refused request meets no hook');
+  assert.strictEqual((await new App({ allowedHosts: ['www.brand.example'], wwwRedirect: false }).inject({ url: '/', headers: { host: 'brand.example' } })).statusCode, 400);
+  assert.throws(() => new App({ allowedHosts: ['*example.com'] }), /allowedHosts: `\*example\.com` is no pattern/);
+});
