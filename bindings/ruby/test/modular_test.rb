@@ -163,6 +163,35 @@ class ModularTest < Minitest::Test
     assert_match(/use Rack::Head: a Rack middleware cannot wrap Ferrule's core .* wrap the app in config.ru/, error.message)
   end
 
+  class Hosted < Ferrule::App
+    set :host_authorization, permitted_hosts: ["shop.example", ".brand.example", "www.blog.example"]
+    get("/") { request.host }
+  end
+
+  # Sinatra 4's host_authorization (Rack::Protection's HostAuthorization) is the core's allow-list.
+  def test_host_authorization_in_the_body_serves_the_permitted_hosts_only
+    assert_equal({ allowed_hosts: ["shop.example", "brand.example", "*.brand.example", "www.blog.example"], www_redirect: false }, Hosted.server_settings)
+    serving(Hosted.new) do |port|
+      host = ->(name) { request(port, "GET", "/", headers: { "host" => name }) }
+      served = host.("shop.example:4567")
+      assert_equal [200, "shop.example"], [served.status, served.body]
+      assert_equal 200, host.("brand.example").status, "a leading dot permits the domain itself"
+      assert_equal 200, host.("eu.brand.example").status
+      refused = host.("evil.example")
+      assert_equal [400, "application/problem+json"], [refused.status, refused.headers["content-type"]]
+      assert_equal 400, host.("blog.example").status, "no www redirect: Rack has none"
+      assert_equal 400, request(port, "GET", "/").status, "127.0.0.1 is not permitted"
+    end
+    assert_equal({ permitted_hosts: ["shop.example", ".brand.example", "www.blog.example"] }, Hosted.settings.host_authorization)
+    assert_nil Class.new(Ferrule::App) { set :host_authorization, permitted_hosts: [] }.server_settings[:allowed_hosts], "empty: every host"
+    error = assert_raises(ArgumentError) { Class.new(Ferrule::App) { set :host_authorization, permitted_hosts: [/.*/] } }
+    assert_match(/permitted host \/\.\*\/ is not supported/, error.message)
+    error = assert_raises(ArgumentError) { Class.new(Ferrule::App) { set :host_authorization, permitted_hosts: ["a"], status: 404 } }
+    assert_match(/host_authorization: :status is not supported/, error.message)
+    error = assert_raises(ArgumentError) { Ferrule::App.new.set(:host_authorization, permitted_hosts: ["a"]) }
+    assert_match(/Ferrule::App.new\(allowed_hosts: \[...\]\)/, error.message)
+  end
+
   # Found on review: a body's mistake surfaced at the first request, and at every one after.
   def test_a_mistake_in_the_body_is_refused_as_the_body_is_read
     error = assert_raises(ArgumentError) { Class.new(Ferrule::App) { get("/x", bogus: 1) { "x" } } }

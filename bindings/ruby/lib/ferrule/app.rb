@@ -215,6 +215,10 @@ module Ferrule
 
       key = name.to_sym
       App.refuse_not_setting(key)
+      if key == :host_authorization
+        raise ArgumentError, "ferrule: set :host_authorization: the hosts are read when the app is made: " \
+                             "Ferrule::App.new(allowed_hosts: [...]), or set it in the body of a subclass (class Shop < Ferrule::App)"
+      end
       # The core read its settings when the app was made: set here, one is the app's own value
       # only (`set :title` for a page's title is common), which one line says.
       if (SETTINGS.include?(key) || key == :logger) && !@server_settings_said.include?(key)
@@ -243,6 +247,29 @@ module Ferrule
       server: "Ferrule is the server: app.run, or any Rack server through config.ru",
     }.freeze
     private_constant :NOT_SETTINGS
+
+    # :nodoc: Sinatra 4's <tt>set :host_authorization, permitted_hosts: [...]</tt> (Rack::Protection's
+    # HostAuthorization) as the core's +allowed_hosts+: +"example.com"+ is that host,
+    # +".example.com"+ it and every host under it, and an empty list every host. The core answers
+    # a host not listed with a 400 problem, where Rack::Protection sends a 403 text. No www
+    # redirect, as Rack has none. Regexps, IP ranges and the other options are refused by name.
+    def self.host_authorization(value)
+      options = value.is_a?(Hash) ? value.transform_keys(&:to_sym) : {}
+      unless value.is_a?(Hash) && options.key?(:permitted_hosts)
+        raise ArgumentError, "ferrule: set :host_authorization takes { permitted_hosts: [\"example.com\", \".example.com\"] }"
+      end
+      (options.keys - [:permitted_hosts]).each do |name|
+        raise ArgumentError, "ferrule: set :host_authorization: #{name.inspect} is not supported (the core answers a host it does not serve with a 400)"
+      end
+      hosts = Array(options[:permitted_hosts]).flat_map do |host|
+        unless host.is_a?(String)
+          raise ArgumentError, "ferrule: set :host_authorization: permitted host #{host.inspect} is not supported: " \
+                               "list names (\"example.com\") and domains (\".example.com\")"
+        end
+        host.start_with?(".") ? [host[1..], "*#{host}"] : [host]
+      end
+      { allowed_hosts: hosts.empty? ? nil : hosts, www_redirect: false }
+    end
 
     # :nodoc: a Sinatra setting Ferrule has no use for, refused with what to do instead.
     def self.refuse_not_setting(key)

@@ -41,7 +41,11 @@ module Ferrule
 
       key = name.to_sym
       App.refuse_not_setting(key)
-      if App::SETTINGS.include?(key) || key == :logger
+      if key == :host_authorization
+        subclass_only!(:set)
+        refuse_after_start(:set)
+        own_server_settings.merge!(App.host_authorization(value))
+      elsif App::SETTINGS.include?(key) || key == :logger
         subclass_only!(:set)
         refuse_after_start(:set)
         own_server_settings[key] = value
