@@ -2,7 +2,7 @@
 //! (`route_table`) in front of it for the requests a route answers as declared.
 
 use crate::handler::{Handler, Rejection};
-use crate::middleware::{compression_layer, cors_layer, AccessLogLayer, HeaderLimitLayer, RequestIdLayer, TrustedHostLayer};
+use crate::middleware::{compression_layer, cors_layer, header_limit_layer, trusted_host_layer, AccessLogLayer, RequestIdLayer};
 use crate::path::PathTemplate;
 use crate::problem::Problem;
 use crate::route::{Captured, CompiledRoute, Handlers};
@@ -361,11 +361,11 @@ impl App {
             .option_layer(metrics.map(crate::middleware::MetricsLayer))
             // Before anything reads `Host` (a hook, a handler, CORS, the router); inside the
             // request ID and the metrics, so a refusal carries an ID and is logged and counted.
-            .option_layer(config.allowed_hosts().map_err(AppError)?.map(|hosts| TrustedHostLayer(Arc::new(hosts))))
+            .option_layer(config.allowed_hosts().map_err(AppError)?.map(trusted_host_layer))
             // tower-http's panic catcher boxes its body its own way: one body type for all.
             .map_response(axum::response::IntoResponse::into_response)
             .layer(CatchPanicLayer::custom(internal_error as fn(Box<dyn std::any::Any + Send>) -> axum::response::Response))
-            .layer(HeaderLimitLayer::new(config.max_header_bytes))
+            .layer(header_limit_layer(config.max_header_bytes))
             .map_response(no_length_without_content as fn(axum::response::Response) -> axum::response::Response)
             .map_request(routes_spelling as fn(axum::extract::Request) -> axum::extract::Request)
             .service(Routed { table: Arc::new(table), router }))

@@ -3,6 +3,7 @@
 mod access_log;
 mod compression;
 mod cors;
+mod gate;
 mod header_limit;
 mod metrics;
 mod trusted_host;
@@ -11,8 +12,8 @@ pub(crate) mod request_id;
 pub(crate) use access_log::AccessLogLayer;
 pub(crate) use compression::{check_level, compression_layer};
 pub(crate) use cors::cors_layer;
-pub(crate) use header_limit::HeaderLimitLayer;
+pub(crate) use header_limit::header_limit_layer;
 pub(crate) use metrics::{Metrics, MetricsLayer, RouteLabel, OPENMETRICS};
 pub use metrics::InterpreterStats;
 pub(crate) use request_id::{request_id_in, RequestIdLayer};
-pub(crate) use trusted_host::{AllowedHosts, TrustedHostLayer};
+pub(crate) use trusted_host::{trusted_host_layer, AllowedHosts};

@@ -21,14 +21,12 @@
 //! (callgrind, 3,000 requests; about 500 of the difference is this layer, the rest the
 //! runtime's noise). The matrix prices it as `ferrule-rust+allowed-hosts`.
 
+use super::gate::{Gate, GateLayer};
 use crate::problem::Problem;
 use axum::extract::Request;
 use axum::response::Response;
-use futures_util::future::{ready, Either, Ready};
 use http::{header, HeaderValue, StatusCode};
 use std::sync::Arc;
-use std::task::{Context, Poll};
-use tower::{Layer, Service};
 
 /// `allowed_hosts`, read once: exact names and the suffixes of `*.` patterns, lower-cased.
 #[derive(Debug, Clone, PartialEq)]
@@ -84,7 +82,7 @@ impl AllowedHosts {
 
     /// What a request with this `Host` gets: `None` to go on; otherwise its answer. No
     /// allocation on the way to `None`.
-    fn refusal(&self, host: Option<&HeaderValue>, target: &http::Uri) -> Option<Response> {
+    fn answer_for(&self, host: Option<&HeaderValue>, target: &http::Uri) -> Option<Response> {
         let sent = host.and_then(|host| host.to_str().ok()).unwrap_or("");
         let name = without_port(sent);
         let name = name.strip_suffix('.').unwrap_or(name).as_bytes();
@@ -127,40 +125,14 @@ fn name_of(host: &str) -> String {
     host.to_ascii_lowercase()
 }
 
-#[derive(Clone)]
-pub(crate) struct TrustedHostLayer(pub(crate) Arc<AllowedHosts>);
-
-impl<S> Layer<S> for TrustedHostLayer {
-    type Service = TrustedHost<S>;
-
-    fn layer(&self, inner: S) -> TrustedHost<S> {
-        TrustedHost { inner, hosts: self.0.clone() }
-    }
+/// The layer that refuses the hosts `hosts` does not list.
+pub(crate) fn trusted_host_layer(hosts: AllowedHosts) -> GateLayer<Arc<AllowedHosts>> {
+    GateLayer(Arc::new(hosts))
 }
 
-#[derive(Clone)]
-pub(crate) struct TrustedHost<S> {
-    inner: S,
-    hosts: Arc<AllowedHosts>,
-}
-
-impl<S> Service<Request> for TrustedHost<S>
-where
-    S: Service<Request, Response = Response>,
-{
-    type Response = Response;
-    type Error = S::Error;
-    type Future = Either<Ready<Result<Response, S::Error>>, S::Future>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, request: Request) -> Self::Future {
-        match self.hosts.refusal(request.headers().get(header::HOST), request.uri()) {
-            Some(answer) => Either::Left(ready(Ok(answer))),
-            None => Either::Right(self.inner.call(request)),
-        }
+impl Gate for Arc<AllowedHosts> {
+    fn refusal(&self, request: &Request) -> Option<Response> {
+        self.answer_for(request.headers().get(header::HOST), request.uri())
     }
 }
 
@@ -174,7 +146,7 @@ mod tests {
 
     fn status(hosts: &AllowedHosts, host: Option<&str>) -> u16 {
         let host = host.map(|h| HeaderValue::from_str(h).unwrap());
-        hosts.refusal(host.as_ref(), &"/a?b=1".parse().unwrap()).map_or(200, |r| r.status().as_u16())
+        hosts.answer_for(host.as_ref(), &"/a?b=1".parse().unwrap()).map_or(200, |r| r.status().as_u16())
     }
 
     #[test]
@@ -194,7 +166,7 @@ mod tests {
     #[test]
     fn a_host_whose_www_name_is_listed_is_redirected_there_keeping_port_path_and_query() {
         let allowed = hosts(&["www.example.com"]);
-        let answer = allowed.refusal(Some(&HeaderValue::from_static("example.com:8000")), &"/a?b=1".parse().unwrap()).unwrap();
+        let answer = allowed.answer_for(Some(&HeaderValue::from_static("example.com:8000")), &"/a?b=1".parse().unwrap()).unwrap();
         assert_eq!(answer.status(), 307);
         assert_eq!(answer.headers()[header::LOCATION], "http://www.example.com:8000/a?b=1");
         let off = AllowedHosts::new(&["www.example.com".to_owned()], false).unwrap();
