@@ -123,7 +123,7 @@ impl RequestData {
     /// two cost a json-small request (`ferrule-bench serve ferrule-rust`, callgrind, 3,000
     /// requests) about 450 of its 29,600 instructions.
     pub fn request_id(&self) -> Option<&str> {
-        self.raw_headers.get(crate::middleware::request_id::X_REQUEST_ID).and_then(|id| id.to_str().ok())
+        crate::middleware::request_id_in(&self.raw_headers)
     }
 
     /// The caller's W3C trace (`traceparent`), when it sent a valid one ([`crate::trace`]).

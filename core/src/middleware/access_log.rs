@@ -87,7 +87,7 @@ impl Entry {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.parse().ok())
             .or_else(|| response.body().size_hint().exact());
-        let request_id = super::request_id_in(response.headers());
+        let request_id = super::request_id_in(response.headers()).map(str::to_owned);
         Entry { status: response.status().as_u16(), bytes, duration_ms: took.as_secs_f64() * 1000.0, request_id }
     }
 

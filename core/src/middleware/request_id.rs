@@ -28,8 +28,8 @@ use tower::{Layer, Service};
 pub(crate) const X_REQUEST_ID: http::HeaderName = http::HeaderName::from_static("x-request-id");
 
 /// The ID in `headers` (a request's, as the layer set or kept it; a response's), if it is text.
-pub(crate) fn request_id_in(headers: &http::HeaderMap) -> Option<String> {
-    headers.get(X_REQUEST_ID).and_then(|v| v.to_str().ok()).map(str::to_owned)
+pub(crate) fn request_id_in(headers: &http::HeaderMap) -> Option<&str> {
+    headers.get(X_REQUEST_ID).and_then(|v| v.to_str().ok())
 }
 
 #[derive(Clone, Copy, Default)]
@@ -264,7 +264,7 @@ mod tests {
     async fn through_layer(client_id: Option<&'static str>, handler_id: Option<&'static str>) -> (Option<String>, Option<String>) {
         use tower::ServiceExt;
         let handler = tower::service_fn(move |request: Request<()>| async move {
-            let seen = request_id_in(request.headers());
+            let seen = request_id_in(request.headers()).map(str::to_owned);
             let mut response = Response::new(seen.clone());
             if let Some(own) = handler_id {
                 response.headers_mut().insert(X_REQUEST_ID, HeaderValue::from_static(own));
@@ -276,7 +276,7 @@ mod tests {
             request.headers_mut().insert(X_REQUEST_ID, HeaderValue::from_static(id));
         }
         let response = RequestIdLayer.layer(handler).oneshot(request).await.unwrap();
-        (response.body().clone(), request_id_in(response.headers()))
+        (response.body().clone(), request_id_in(response.headers()).map(str::to_owned))
     }
 
     #[tokio::test]
@@ -307,7 +307,7 @@ mod tests {
     #[tokio::test]
     async fn a_client_id_that_is_not_text_is_replaced_for_everyone() {
         use tower::ServiceExt;
-        let handler = tower::service_fn(|request: Request<()>| async move { Ok::<_, std::convert::Infallible>(Response::new(request_id_in(request.headers()))) });
+        let handler = tower::service_fn(|request: Request<()>| async move { Ok::<_, std::convert::Infallible>(Response::new(request_id_in(request.headers()).map(str::to_owned))) });
         let mut request = Request::new(());
         request.headers_mut().insert(X_REQUEST_ID, HeaderValue::from_bytes("été".as_bytes()).unwrap());
         let response = RequestIdLayer.layer(handler).oneshot(request).await.unwrap();
