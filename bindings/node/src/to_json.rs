@@ -16,7 +16,7 @@
 use crate::raw::{Env, Value};
 use crate::shapes;
 use ferrule_core::json_text;
-use ferrule_core::shape::{Shape, Written};
+use ferrule_core::shape::{Container, Shape, Written};
 
 /// The tape's ops; `flatten.js` writes the same numbers.
 mod op {
@@ -296,6 +296,7 @@ fn write_shaped<T: Text>(tape: &[f64], text: &[T], out: &mut Vec<u8>, shape: Sha
             }
             op::ARRAY | op::OBJECT => {
                 let is_object = code == op::OBJECT;
+                value_shape.admits(if is_object { Container::Object } else { Container::Array }).map_err(|e| e.to_string())?;
                 out.push(if is_object { b'{' } else { b'[' });
                 open.push(Open { is_object, has_member: false, shape: value_shape, position: 0, written: Written::default() });
             }

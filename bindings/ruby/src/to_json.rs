@@ -9,7 +9,7 @@
 
 use magnus::r_hash::ForEach;
 use ferrule_core::json_text;
-use ferrule_core::shape::{Everything, Fields, Shape, Written};
+use ferrule_core::shape::{Container, Everything, Fields, Shape, Written};
 use magnus::{value::ReprValue, Error, Fixnum, Float, Integer, RArray, RHash, RString, RStruct, Ruby, Symbol, Value};
 
 const MAX_DEPTH: usize = 256;
@@ -86,6 +86,7 @@ fn write<F: Fields>(ruby: &Ruby, value: Value, out: &mut Vec<u8>, depth: usize, 
         };
     }
     if let Some(hash) = RHash::from_value(value) {
+        shape.admits(Container::Object).map_err(|e| e.to_string())?;
         out.push(b'{');
         let mut first = true;
         let mut failure = None;
@@ -118,6 +119,7 @@ fn write<F: Fields>(ruby: &Ruby, value: Value, out: &mut Vec<u8>, depth: usize, 
         return Ok(());
     }
     if let Some(array) = RArray::from_value(value) {
+        shape.admits(Container::Array).map_err(|e| e.to_string())?;
         out.push(b'[');
         let mut i = 0;
         while i < array.len() {

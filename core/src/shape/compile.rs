@@ -14,7 +14,7 @@ pub(super) fn compile(schema: &Json, required: Required) -> Result<CompiledShape
     compiler.nodes[0] = Some(part.into_node());
     // A slot still empty belongs to a reference that was only ever combined with itself
     // (`A = allOf[A]`): it constrains nothing.
-    let nodes = compiler.nodes.into_iter().map(|node| node.unwrap_or(Node { object: None, array: None })).collect();
+    let nodes = compiler.nodes.into_iter().map(|node| node.unwrap_or(Node::ANY)).collect();
     let mut shape = CompiledShape { nodes };
     write_defaults(&mut shape)?;
     Ok(shape)
@@ -72,7 +72,7 @@ impl Part {
     }
 
     fn into_node(self) -> Node {
-        Node { object: self.object, array: self.array }
+        Node { object: self.object, array: self.array, admits_object: self.may_be_object, admits_array: self.may_be_array }
     }
 }
 
@@ -106,7 +106,7 @@ impl<'s> Compiler<'s> {
     fn referenced_part(&mut self, reference: &'s str) -> Result<Part, String> {
         let at = self.referenced(reference)?;
         Ok(match &self.nodes[at] {
-            Some(node) => Part { object: node.object.clone(), array: node.array.clone(), ..Part::any() },
+            Some(node) => Part { object: node.object.clone(), array: node.array.clone(), may_be_object: node.admits_object, may_be_array: node.admits_array },
             None => Part::any(),
         })
     }
@@ -210,7 +210,7 @@ impl<'s> Compiler<'s> {
     }
 
     fn any_node(&mut self) -> usize {
-        self.nodes.push(Some(Node { object: None, array: None }));
+        self.nodes.push(Some(Node::ANY));
         self.nodes.len() - 1
     }
 }

@@ -3,7 +3,7 @@
 //! Rust handler that wants none of that cost returns a type with only the fields it means to
 //! send).
 
-use super::{Fill, Incomplete, Shape};
+use super::{Container, Fill, Incomplete, Shape};
 use serde_json::Value as Json;
 
 /// Removes from `value` whatever `shape` leaves out and adds the defaults it fills in, in
@@ -14,6 +14,7 @@ pub fn filter_json(value: &mut Json, shape: Shape<'_>) -> Result<(), Incomplete>
     }
     match value {
         Json::Object(members) => {
+            shape.admits(Container::Object)?;
             // Required before anything is left out: a required name the schema does not
             // declare is present, though not sent.
             if let Some(missing) = shape.completion().into_iter().flatten().find(|field| matches!(field.fill, Fill::Required) && !members.contains_key(&*field.name)) {
@@ -39,6 +40,7 @@ pub fn filter_json(value: &mut Json, shape: Shape<'_>) -> Result<(), Incomplete>
             }
         }
         Json::Array(items) => {
+            shape.admits(Container::Array)?;
             for (position, item) in items.iter_mut().enumerate() {
                 filter_json(item, shape.item(position))?;
             }

@@ -40,7 +40,7 @@ mod tests;
 
 pub use filter::filter_json;
 pub(crate) use rules::ResponseRules;
-pub use written::{Incomplete, Written};
+pub use written::{Container, Incomplete, Written};
 
 mod written;
 
@@ -63,6 +63,14 @@ pub struct CompiledShape {
 struct Node {
     object: Option<ObjectNode>,
     array: Option<ArrayNode>,
+    /// Whether the schema's `type` lets a value of each kind match it at all.
+    admits_object: bool,
+    admits_array: bool,
+}
+
+impl Node {
+    /// A node that keeps everything.
+    const ANY: Node = Node { object: None, array: None, admits_object: true, admits_array: true };
 }
 
 #[derive(Debug, Clone)]
@@ -121,7 +129,7 @@ struct ArrayNode {
     items: usize,
 }
 
-static ANY: [Node; 1] = [Node { object: None, array: None }];
+static ANY: [Node; 1] = [Node::ANY];
 
 /// Where a writer is in a compiled shape: the shape of the value it is about to write.
 #[derive(Debug, Clone, Copy)]
@@ -144,6 +152,25 @@ impl<'a> Shape<'a> {
     pub fn keeps_everything(self) -> bool {
         let node = &self.nodes[self.at];
         node.object.is_none() && node.array.is_none()
+    }
+
+    /// Whether a value of `kind` may be written with this shape. Where the schema filters what
+    /// it keeps (its objects' fields, its arrays' items) but its `type` does not admit `kind`,
+    /// such a value is refused: an array a handler returns for a `UserOut`, written as it is,
+    /// would carry every field the schema leaves out. FastAPI's validation and
+    /// fast-json-stringify's required fields refuse it too, with a 500. A schema that filters
+    /// nothing keeps a value of any kind, as it did.
+    #[inline]
+    pub fn admits(self, kind: Container) -> Result<(), Incomplete> {
+        let node = &self.nodes[self.at];
+        let admitted = match kind {
+            Container::Object => node.admits_object,
+            Container::Array => node.admits_array,
+        };
+        if admitted || node.object.is_none() && node.array.is_none() {
+            return Ok(());
+        }
+        Err(Incomplete::Kind { found: kind, declared: if node.admits_object { Container::Object } else { Container::Array } })
     }
 
     /// The shape of an object's member `key`, or `None` when the schema leaves it out. A value
@@ -241,6 +268,8 @@ pub trait Fields: Copy {
     /// [`Shape::member`].
     fn member(self, key: &str, written: &mut Written) -> Option<Self>;
     fn item(self, position: usize) -> Self;
+    /// [`Shape::admits`]: asked as each object or array begins.
+    fn admits(self, kind: Container) -> Result<(), Incomplete>;
     fn complete(self, written: &Written, out: &mut Vec<u8>, has_member: bool) -> Result<(), Incomplete>;
 }
 
@@ -267,6 +296,10 @@ impl Fields for Everything {
         Some(self)
     }
     #[inline(always)]
+    fn admits(self, _kind: Container) -> Result<(), Incomplete> {
+        Ok(())
+    }
+    #[inline(always)]
     fn complete(self, _written: &Written, _out: &mut Vec<u8>, _has_member: bool) -> Result<(), Incomplete> {
         Ok(())
     }
@@ -285,6 +318,9 @@ impl Fields for Shape<'_> {
     }
     fn member(self, key: &str, written: &mut Written) -> Option<Self> {
         Shape::member(self, key, written)
+    }
+    fn admits(self, kind: Container) -> Result<(), Incomplete> {
+        Shape::admits(self, kind)
     }
     fn complete(self, written: &Written, out: &mut Vec<u8>, has_member: bool) -> Result<(), Incomplete> {
         Shape::complete(self, written, out, has_member)

@@ -314,3 +314,29 @@ fn more_than_64_required_properties_are_each_checked() {
     let mut value = Json::Object(all);
     assert_eq!(filter_json(&mut value, shape.root()), Ok(()));
 }
+
+#[test]
+fn a_value_of_a_kind_the_schema_does_not_admit_is_refused_where_it_filters() {
+    let refused = |schema: Json, mut value: Json| filter_json(&mut value, CompiledShape::compile(&schema).unwrap().root()).unwrap_err();
+    let user = json!({"type": "object", "properties": {"id": {}}});
+    let (object, array) = (Container::Object, Container::Array);
+    assert_eq!(refused(user.clone(), json!([{"id": 1, "password": "x"}])), Incomplete::Kind { found: array, declared: object });
+    let users = json!({"type": "array", "items": user.clone()});
+    assert_eq!(refused(users, json!({"id": 1, "password": "x"})), Incomplete::Kind { found: object, declared: array });
+    // Through a reference in an Optional, and in a property.
+    let optional = json!({"anyOf": [{"$ref": "#/$defs/U"}, {"type": "null"}], "$defs": {"U": user.clone()}});
+    assert_eq!(refused(optional, json!([])), Incomplete::Kind { found: array, declared: object });
+    let nested = json!({"type": "object", "properties": {"address": user.clone()}});
+    assert_eq!(refused(nested, json!({"address": [{"id": 1}]})), Incomplete::Kind { found: array, declared: object });
+    // A schema that admits both kinds, or filters nothing, keeps what it kept.
+    let either = json!({"anyOf": [user, {"type": "array"}]});
+    assert_eq!(shaped(either, json!([{"id": 1, "x": 2}])), json!([{"id": 1, "x": 2}]));
+    assert_eq!(shaped(json!({"properties": {"id": {}}}), json!([{"id": 1, "x": 2}])), json!([{"id": 1, "x": 2}]));
+    assert_eq!(shaped(json!({"type": "string"}), json!({"a": 1})), json!({"a": 1}));
+    assert_eq!(shaped(json!({"type": "object"}), json!([1])), json!([1]));
+    // The writers' question, as asked before each object and array.
+    let shape = CompiledShape::compile(&json!({"type": "object", "properties": {"id": {}}})).unwrap();
+    assert!(shape.root().admits(Container::Object).is_ok());
+    assert!(shape.root().admits(Container::Array).is_err());
+    assert!(Shape::any().admits(Container::Array).is_ok());
+}

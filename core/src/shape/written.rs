@@ -42,12 +42,32 @@ impl Written {
 pub enum Incomplete {
     /// An object lacks a property its schema requires.
     Missing(Box<str>),
+    /// A value of a kind the schema does not admit, where it filters (see
+    /// [`super::Shape::admits`]).
+    Kind { found: Container, declared: Container },
+}
+
+/// The kinds of value a shape filters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Container {
+    Object,
+    Array,
+}
+
+impl std::fmt::Display for Container {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Container::Object => "an object",
+            Container::Array => "an array",
+        })
+    }
 }
 
 impl std::fmt::Display for Incomplete {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Incomplete::Missing(name) => write!(f, "the result lacks `{name}`, which its response schema requires"),
+            Incomplete::Kind { found, declared } => write!(f, "the result has {found} where its response schema declares {declared}"),
         }
     }
 }

@@ -27,7 +27,7 @@ use pyo3::Borrowed;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PyString, PyTuple, PyType};
 use ferrule_core::json_text;
-use ferrule_core::shape::{Everything, Fields, Shape, Written as MembersWritten};
+use ferrule_core::shape::{Container, Everything, Fields, Shape, Written as MembersWritten};
 
 use super::written_keys::{self, WrittenKeys};
 
@@ -120,6 +120,7 @@ impl<F: Fields> Json<'_, '_, '_, F> {
     /// that is not an exact str, is taken as a reference of its own first, and the dict's size
     /// is checked again after it (Python's own rule: a dict changed while iterated is an error).
     fn write_dict(&self, dict: &Bound<'_, PyDict>, out: &mut Vec<u8>) -> Written {
+        self.shape.admits(Container::Object).map_err(|e| e.to_string())?;
         let py = dict.py();
         let size = dict.len();
         out.push(b'{');
@@ -179,6 +180,7 @@ impl<F: Fields> Json<'_, '_, '_, F> {
     /// A list's items, borrowed as [`Self::write_dict`] borrows a dict's members. A list
     /// shortened by an item's own code ends where it was cut (as `json.dumps` ends it).
     fn write_list(&self, list: &Bound<'_, PyList>, out: &mut Vec<u8>) -> Written {
+        self.shape.admits(Container::Array).map_err(|e| e.to_string())?;
         let py = list.py();
         out.push(b'[');
         let mut len = list.len();
@@ -204,6 +206,7 @@ impl<F: Fields> Json<'_, '_, '_, F> {
     }
 
     fn write_items<'py>(&self, items: impl Iterator<Item = Bound<'py, PyAny>>, out: &mut Vec<u8>) -> Written {
+        self.shape.admits(Container::Array).map_err(|e| e.to_string())?;
         out.push(b'[');
         for (position, item) in items.enumerate() {
             if position > 0 {
@@ -314,6 +317,7 @@ impl<F: Fields> Json<'_, '_, '_, F> {
 
     /// The attributes `(attribute, name it is written under)`.
     fn write_attributes<'py>(&self, names: impl Iterator<Item = (Bound<'py, PyAny>, Bound<'py, PyAny>)>, out: &mut Vec<u8>) -> Written {
+        self.shape.admits(Container::Object).map_err(|e| e.to_string())?;
         out.push(b'{');
         let mut first = true;
         let mut seen = MembersWritten::default();
