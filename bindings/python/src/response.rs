@@ -50,8 +50,17 @@ pub fn from_result_as(
         };
         return explicit(result, shape_for, start);
     }
+    let shape = shape_for(status.as_u16().into());
+    // Text where the schema filters JSON: FastAPI validates a returned str against the model
+    // and answers 500; sent as text, a `json.dumps(user)` would carry what the schema leaves out.
+    if !shape.keeps_everything() && (result.is_instance_of::<PyString>() || result.is_instance_of::<PyBytes>() || result.is_instance_of::<PyByteArray>()) {
+        return Err(HandlerError::new(format!(
+            "returned {} where its response schema declares JSON; return the object itself, or a Response to send text as it is",
+            if result.is_instance_of::<PyString>() { "a str" } else { "bytes" }
+        )));
+    }
     // The core logs the message with the route; the client gets a bare 500.
-    let body = body(result, shape_for(status.as_u16().into())).map_err(|message| HandlerError::new(format!("returned a value that cannot be sent: {message}")))?;
+    let body = body(result, shape).map_err(|message| HandlerError::new(format!("returned a value that cannot be sent: {message}")))?;
     Ok(body.with_status(status))
 }
 

@@ -252,6 +252,49 @@ def test_the_models_defaults_fill_what_the_result_lacks_and_a_missing_required_f
     assert "handler for GET /broken failed: returned a value that cannot be sent: the result lacks `id`" in capfd.readouterr().err
 
 
+def test_a_result_the_model_cannot_filter_is_a_500_and_sends_nothing_of_it(capfd: pytest.CaptureFixture[str]) -> None:
+    """FastAPI validates a result against its response_model, so a list, a tuple or a str where a
+    model is declared is a 500. Written as it is, each would carry the password the model drops."""
+    app = App()
+    record = {"id": 1, "name": "ada", "password": "hunter2"}
+
+    @app.get("/list", response_model=UserOut)
+    def as_list() -> Any:
+        return [record]
+
+    @app.get("/tuple", response_model=UserOut)
+    def as_tuple() -> Any:
+        return (record,)
+
+    @app.get("/text", response_model=UserOut)
+    def as_text() -> Any:
+        return json.dumps(record)
+
+    @app.get("/nan", response_model=UserOut)
+    def nan_text() -> Any:
+        return json.dumps(float("nan"))
+
+    @app.get("/one", response_model=list[UserOut])
+    def one() -> Any:
+        return record
+
+    @app.get("/explicit-text", response_model=UserOut)
+    def explicit_text() -> Any:
+        return PlainTextResponse("sent as it is")
+
+    with TestClient(app, raise_server_exceptions=False) as client:
+        for path in ("/list", "/tuple", "/text", "/nan", "/one"):
+            response = client.get(path)
+            assert response.status_code == 500, path
+            assert b"hunter2" not in response.content and b"password" not in response.content, path
+        # A Response the handler made is sent as it is, as FastAPI sends it.
+        assert client.get("/explicit-text").content == b"sent as it is"
+    log = capfd.readouterr().err
+    assert "handler for GET /list failed: returned a value that cannot be sent: the result has an array where its response schema declares an object" in log
+    assert "handler for GET /one failed: returned a value that cannot be sent: the result has an object where its response schema declares an array" in log
+    assert "handler for GET /text failed: returned a str where its response schema declares JSON" in log
+
+
 class Status(enum.Enum):
     ACTIVE = "active"
     CLOSED = "closed"
