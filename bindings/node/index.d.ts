@@ -594,6 +594,8 @@ export declare function sse(source: AsyncIterable<ServerSentEvent | string> | It
 /** An explicit response: status, headers, and a body (string, Buffer, JSON, or a stream sent chunk by chunk). */
 export declare class Response {
   constructor(body?: unknown, init?: { status?: number; headers?: Record<string, string | string[]>; type?: string });
+  /** The Fetch API's `Response.json(data, init)`: `data` sent as JSON. */
+  static json(data: unknown, init?: { status?: number; headers?: Record<string, string | string[]> }): Response;
   body: unknown;
   status: number;
   headers: Record<string, string | string[]>;

@@ -55,6 +55,19 @@ class Response {
     this.headers = headers;
     this.type = type;
   }
+
+  /**
+   * The Fetch API's `Response.json(data, { status, headers })`, which a program that imports
+   * this class in place of the global one still writes: `data` as JSON, an object or array
+   * written (and filtered by the route's response schema) as a plain result is, anything else
+   * as its `JSON.stringify` text.
+   */
+  static json(data, { status = 200, headers = {} } = {}) {
+    if (data !== null && typeof data === 'object') return new Response(data, { status, headers });
+    const text = JSON.stringify(data);
+    if (text === undefined) throw new TypeError(`ferrule: Response.json() cannot write ${typeof data} as JSON`);
+    return new Response(text, { status, headers, type: 'application/json' });
+  }
 }
 
 /**
