@@ -62,9 +62,12 @@ class Param:
         deprecated: Optional[bool] = None,
         regex: Optional[str] = None,
         json_schema_extra: Optional[dict[str, Any]] = None,
+        discriminator: Optional[str] = None,
     ) -> None:
         # `Query(...)`: FastAPI's older spelling of "required".
         self.default = MISSING if default is Ellipsis else default
+        # A union's tag (`Body(discriminator="kind")`, `Field(...)`), as pydantic's Field has it.
+        self.discriminator = discriminator
         self.alias = alias
         self.description = description
         # What the OpenAPI document shows beside the description (JSON Schema annotations,
@@ -261,12 +264,15 @@ def Body(
     pattern: Optional[str] = None, enum: Optional[Sequence[Any]] = None, description: Optional[str] = None,
     title: Optional[str] = None, examples: Optional[Sequence[Any]] = None, deprecated: Optional[bool] = None,
     json_schema_extra: Optional[dict[str, Any]] = None, regex: Optional[str] = None,
+    discriminator: Optional[str] = None,
 ) -> Any:
     """The JSON request body. Two body parameters or more, or one with ``embed=True``, are each
-    the body's member of their name (``{"item": {...}, "user": {...}}``), as in FastAPI."""
+    the body's member of their name (``{"item": {...}, "user": {...}}``), as in FastAPI. A union
+    with ``discriminator`` is chosen by that member's value, as pydantic chooses it."""
     return BodyParam(default, embed=embed, alias=alias, gt=gt, ge=ge, lt=lt, le=le, multiple_of=multiple_of,
                      min_length=min_length, max_length=max_length, pattern=pattern, enum=enum, description=description,
-                     title=title, examples=examples, deprecated=deprecated, json_schema_extra=json_schema_extra, regex=regex)
+                     title=title, examples=examples, deprecated=deprecated, json_schema_extra=json_schema_extra, regex=regex,
+                     discriminator=discriminator)
 
 
 def Form(
@@ -304,7 +310,10 @@ def Field(
     *, gt: Optional[float] = None, ge: Optional[float] = None, lt: Optional[float] = None, le: Optional[float] = None,
     multiple_of: Optional[float] = None, min_length: Optional[int] = None, max_length: Optional[int] = None,
     pattern: Optional[str] = None, enum: Optional[Sequence[Any]] = None, description: Optional[str] = None,
+    discriminator: Optional[str] = None,
 ) -> Any:
-    """Constraints on a field of a body type: ``id: Annotated[int, Field(ge=1)]``."""
+    """Constraints on a field of a body type: ``id: Annotated[int, Field(ge=1)]``; a union's
+    tag: ``pet: Annotated[Union[Cat, Dog], Field(discriminator="pet_type")]``."""
     return FieldParam(gt=gt, ge=ge, lt=lt, le=le, multiple_of=multiple_of, min_length=min_length,
-                      max_length=max_length, pattern=pattern, enum=enum, description=description)
+                      max_length=max_length, pattern=pattern, enum=enum, description=description,
+                      discriminator=discriminator)

@@ -54,6 +54,12 @@ def strip_annotated(tp: Any) -> tuple[Any, list]:
     return tp, []
 
 
+def tag_of(extras: list) -> Any:
+    """The ``Annotated`` metadata that names a union's tag (pydantic's or ferrule's
+    ``Field(discriminator=...)``, ``Body(discriminator=...)``), if any."""
+    return next((extra for extra in extras if getattr(extra, "discriminator", None) is not None), None)
+
+
 def _is_union(tp: Any) -> bool:
     origin = typing.get_origin(tp)
     return origin is typing.Union or (_UnionType is not None and origin is _UnionType)
@@ -173,6 +179,11 @@ class _Describer:
     def describe(self, tp: Any) -> TypeInfo:
         annotated = tp
         tp, extras = strip_annotated(tp)
+        tagged = tag_of(extras)
+        if tagged is not None and _is_union(tp):
+            # A tagged union: pydantic describes it, with the tag's mapping, and picks the
+            # member by the tag, as FastAPI has it do.
+            return self._tagged(tp, tagged.discriminator)
         try:
             info = self._describe(tp)
         except _NeedsPydantic as needs:
@@ -355,6 +366,14 @@ class _Describer:
             _computed_not_required(schema)
         optional = type(None) in typing.get_args(strip_annotated(tp)[0])
         return TypeInfo(self._hoisted(schema, tp), adapter.validate_python, optional)
+
+    def _tagged(self, tp: Any, tag: Any) -> TypeInfo:
+        needs = _NeedsPydantic(f"{tp!r}: a union with a discriminator needs pydantic installed")
+        try:
+            import pydantic
+        except ImportError:
+            raise TypeError(str(needs)) from None
+        return self._adapted(typing.Annotated[tp, pydantic.Field(discriminator=tag)], needs)
 
     def _hoisted(self, schema: dict, tp: type) -> dict:
         """``schema`` (pydantic's or msgspec's) without its ``$defs``, which join the root's:

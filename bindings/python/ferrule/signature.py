@@ -205,7 +205,10 @@ def analyse(
             continue
 
         if source in ("body",):
-            info = schemas.describe(base, body=True)
+            # A union's tag (`Annotated[Union[Cat, Dog], Field(discriminator="kind")]`) is read
+            # with the type: the rest of the metadata is the marker's, read below.
+            tagged = schemas.tag_of(extras)
+            info = schemas.describe(base if tagged is None else typing.Annotated[base, tagged], body=True)
             key = marker.alias if marker is not None and marker.alias else parameter.name
             embed = isinstance(marker, BodyParam) and marker.embed
             # A description stays out of a named model's schema, whose OpenAPI component would

@@ -14,7 +14,7 @@ import msgspec
 import pydantic
 import pytest
 
-from ferrule import App, PlainTextResponse, Response
+from ferrule import App, Body, Field, PlainTextResponse, Response
 from ferrule.testing import TestClient
 
 
@@ -497,6 +497,38 @@ def test_a_tagged_unions_errors_are_pydantics_own() -> None:
             Owner.model_validate({"pets": [{"kind": "dog"}, pet]})
         expected = [{**error, "loc": ["body", *error["loc"]]} for error in refused.value.errors(include_url=False)]
         assert answer.json()["errors"] == expected, pet
+
+
+def test_a_tagged_union_parameter_keeps_its_tag_as_in_fastapi() -> None:
+    # `pet: Annotated[Union[Cat, Dog], Field(discriminator="kind")]` as the handler's own
+    # parameter: its tag was lost with the `Annotated` metadata, so a wrong tag got every
+    # branch's errors and the document a plain `anyOf`.
+    app = App()
+
+    @app.post("/pet")
+    def pet(pet: Pet) -> dict:
+        return {"got": type(pet).__name__}
+
+    @app.post("/pet-body")
+    def pet_body(pet: Annotated[Union[Cat, Dog], Body(discriminator="kind")]) -> dict:
+        return {"got": type(pet).__name__}
+
+    @app.post("/pet-field")
+    def pet_field(pet: Annotated[Union[Cat, Dog], Field(discriminator="kind")]) -> dict:
+        return {"got": type(pet).__name__}
+
+    client = TestClient(app)
+    adapter = pydantic.TypeAdapter(Pet)
+    for path in ("/pet", "/pet-body", "/pet-field"):
+        assert client.post(path, json={"kind": "dog"}).json() == {"got": "Dog"}, path
+        for refused in [{"kind": "cow"}, {"kind": "cat", "lives": [9]}, {}]:
+            answer = client.post(path, json=refused)
+            assert answer.status_code == 422, (path, answer.text)
+            with pytest.raises(pydantic.ValidationError) as expected:
+                adapter.validate_python(refused)
+            assert answer.json()["errors"] == [{**error, "loc": ["body", *error["loc"]]} for error in expected.value.errors(include_url=False)], (path, refused)
+        body = app.openapi()["paths"][path]["post"]["requestBody"]["content"]["application/json"]["schema"]
+        assert body["discriminator"]["propertyName"] == "kind", (path, body)
 
 
 class Household(pydantic.BaseModel):
