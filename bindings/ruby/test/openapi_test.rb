@@ -124,6 +124,27 @@ class OpenapiTest < Minitest::Test
         assert status.success?, "#{name}: #{err}"
         assert_equal expected.openapi, JSON.parse(out), name
       end
+      # A class-style app serves only when it is the program, or is given to Rack as a class:
+      # loading its file made no instance, and the command found no app.
+      shop = <<~RUBY
+        require "ferrule"
+        class Base < Ferrule::App
+          set :title, "Shop"
+        end
+        class Shop < Base
+          get("/items/{id:int}", summary: "One item", response: { "title" => "Item", "type" => "object" }) { |req| { id: req.params[:id] } }
+        end
+      RUBY
+      classes = { "shop.rb" => "#{shop}Shop.run!(port: 0) if $PROGRAM_NAME == __FILE__\n", "classes.ru" => "#{shop}run Shop\n" }
+      classes.each do |name, source|
+        File.write(File.join(dir, name), source)
+        out, err, status = ferrule_command("openapi", File.join(dir, name))
+        assert status.success?, "#{name}: #{err}"
+        assert_equal expected.openapi, JSON.parse(out), name
+      end
+      File.write(File.join(dir, "two.rb"), "require 'ferrule'\nclass One < Ferrule::App; end\nclass Two < Ferrule::App; end\n")
+      _, err, status = ferrule_command("openapi", File.join(dir, "two.rb"))
+      assert_equal [1, "ferrule: #{File.join(dir, 'two.rb')} declares 2 Ferrule::App classes (One, Two); run the one to print (Shop.run!)\n"], [status.exitstatus, err]
       File.write(File.join(dir, "none.rb"), "x = 1\n")
       _, err, status = ferrule_command("openapi", File.join(dir, "none.rb"))
       assert_equal [1, "ferrule: #{File.join(dir, 'none.rb')} makes no Ferrule::App\n"], [status.exitstatus, err]

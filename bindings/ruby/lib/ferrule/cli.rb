@@ -5,7 +5,8 @@ module Ferrule
   # document of the app that file declares, without serving it (for CI to diff, or a client
   # generator to read). The file is loaded with FERRULE_PRINT_OPENAPI=1: an app that runs when
   # loaded prints its document from App#run / App#serve and exits there; otherwise the one
-  # Ferrule::App the file made is printed here.
+  # Ferrule::App the file made is printed here, or, when it made none, a new instance of the
+  # one App subclass it declared.
   #
   # <tt>ferrule app.rb --reload [--reload-dir DIR]...</tt>: development: runs <tt>ruby app.rb</tt>
   # and runs it again when a .rb, .ru or .erb file changes (the core's supervisor, as Python's
@@ -16,6 +17,14 @@ module Ferrule
     # The apps made while FERRULE_PRINT_OPENAPI is set (App#initialize adds itself).
     def self.made
       @made ||= []
+    end
+
+    # The App subclasses declared while it is set (App.inherited adds each): a class-style app
+    # (<tt>class Shop < Ferrule::App</tt>) runs only when it is the program
+    # (<tt>Shop.run! if $PROGRAM_NAME == __FILE__</tt>), or is handed to Rack as a class
+    # (<tt>run Shop</tt>), so loading its file makes no instance to print.
+    def self.declared
+      @declared ||= []
     end
 
     # Returns the exit status.
@@ -30,6 +39,13 @@ module Ferrule
         load_app_file(File.expand_path(file))
       rescue ScriptError, StandardError => e
         return fail(err, "cannot load #{file}: #{e.message}")
+      end
+      if made.empty?
+        # The class no other declared class inherits from, made here (it adds itself to +made+).
+        leaves = declared.reject { |klass| declared.any? { |other| other < klass } }
+        return fail(err, "#{file} declares #{leaves.size} Ferrule::App classes (#{leaves.map(&:name).join(', ')}); run the one to print (Shop.run!)") if leaves.size > 1
+
+        leaves.each(&:new)
       end
       apps = made
       return fail(err, "#{file} makes no Ferrule::App") if apps.empty?

@@ -136,6 +136,7 @@ module Ferrule
     def inherited(subclass)
       super
       subclass.instance_variable_set(:@prototype_lock, Mutex.new)
+      CLI.declared << subclass if ENV["FERRULE_PRINT_OPENAPI"] == "1"
     end
 
     # What can be told wrong as the body is read, so a mistake names the line that made it and
