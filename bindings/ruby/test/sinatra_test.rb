@@ -546,7 +546,7 @@ class SinatraTest < Minitest::Test
       get "/download"
       assert_equal 'attachment; filename="n.txt"', last_response.headers["content-disposition"]
       get "/missing"
-      assert_equal 404, last_response.status
+      assert_equal [404, "application/problem+json", "No file at this path."], [last_response.status, last_response.headers["content-type"], JSON.parse(last_response.body)["detail"]]
       get "/cached"
       assert_equal [200, "public, max-age=60", '"v1"'], [last_response.status, last_response.headers["cache-control"], last_response.headers["etag"]]
       get "/cached", {}, "HTTP_IF_NONE_MATCH" => '"v1"'

@@ -317,7 +317,10 @@ module Ferrule
     # and 304s, never read by Ruby. A file that is not there is a 404.
     def send_file(path, type: nil, disposition: nil, filename: nil, last_modified: nil, status: nil)
       path = path.to_s
-      not_found unless File.file?(path)
+      # A 404 problem, as the core answers a static file it cannot find (an error 404 block
+      # takes it, as Sinatra's not_found block takes send_file's); a bare halt sent an empty
+      # text/plain body.
+      raise HTTPError.new(404, "No file at this path.") unless File.file?(path)
       if type
         content_type(type.is_a?(Symbol) ? type : type.to_s)
       elsif !headers.key?("content-type")
