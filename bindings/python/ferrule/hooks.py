@@ -178,6 +178,17 @@ def _default(exc: Exception, call: Any) -> Response:
     raise exc
 
 
+def _unanswered(chain: Chain, exc: Exception, call: Any) -> Response:
+    """An exception no handler answers: ``_default``'s answer, except that for an unexpected one
+    on a chain with ``on_send`` hooks, the core's bare 500 is made here (the exception logged,
+    and kept for a test client, as the core would), so that they see it: Fastify's onSend sees
+    its error replies, and Node's hooks see this one."""
+    if not chain.on_send or exc is call.refusal or isinstance(exc, (HTTPException, RequestValidationError)):
+        return _default(exc, call)
+    _report(exc, call)
+    return Response(500, MutableHeaders([("content-type", _ferrule.PROBLEM_JSON)]), _ferrule.server_error_body())
+
+
 def validation_problem_body(exc: RequestValidationError) -> bytes:
     """The 422 problem document of a ``RequestValidationError`` the app's code raised (or a
     model's own validator did, as its argument was converted), as the core writes its own."""
@@ -207,7 +218,7 @@ def _recovered(chain: Chain, request: Any, exc: Exception, call: Any) -> Any:
         return _guarded(chain, request, handler, answer, call) if inspect.isawaitable(answer) else answer
     last_resort = chain.registry.server_error_handler(exc)
     if last_resort is None:
-        return _default(exc, call)
+        return _unanswered(chain, exc, call)
     _report(exc, call)
     answer = last_resort(request, exc)
     if inspect.isawaitable(answer):
@@ -272,8 +283,10 @@ async def _recovered_async(chain: Chain, request: Any, exc: Exception, call: Any
                 raise  # the last resort answers outside the middleware
             return await _maybe(_handler_raised(chain, request, handler, raised, call))
     last_resort = chain.registry.server_error_handler(exc)
-    if last_resort is None or not last_resort_here:
+    if not last_resort_here:
         return _default(exc, call)
+    if last_resort is None:
+        return _unanswered(chain, exc, call)
     _report(exc, call)
     return _server_error(await _maybe(last_resort(request, exc)))
 

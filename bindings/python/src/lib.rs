@@ -88,6 +88,13 @@ mod _ferrule {
         Ok(pyo3::types::PyBytes::new(py, &body))
     }
 
+    /// The body of the core's bare 500, for an answer Python makes in its place (an
+    /// `on_send` hook's to see).
+    #[pyo3::pyfunction]
+    fn server_error_body(py: pyo3::Python<'_>) -> pyo3::Bound<'_, pyo3::types::PyBytes> {
+        pyo3::types::PyBytes::new(py, &ferrule_core::Problem::internal().body())
+    }
+
     /// `--reload`: runs `command` (the app, served as without `--reload`) and starts it again
     /// when a file ending in one of `extensions` changes under `directories`; returns the exit
     /// status once SIGINT or SIGTERM stopped it (see `ferrule_core::reload`).

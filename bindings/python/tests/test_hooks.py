@@ -178,6 +178,38 @@ def test_exception_handlers_by_class_and_by_status() -> None:
 
 
 @pytest.mark.parametrize("kind", ["def", "async def"])
+def test_on_send_sees_the_bare_500_of_an_exception_nothing_handles(kind: str, caplog: pytest.LogCaptureFixture) -> None:
+    # Fastify's onSend (and Node's here) sees its error replies; Python's skipped this one, so a
+    # header every response should carry was missing from the 500s.
+    app = App()
+    seen: list = []
+
+    def stamp(request: Request, response: Response) -> None:
+        seen.append(response.status_code)
+        response.headers["x-served-by"] = "ferrule"
+
+    async def stamp_async(request: Request, response: Response) -> None:
+        stamp(request, response)
+
+    app.add_hook("on_send", stamp if kind == "def" else stamp_async)
+
+    @app.get("/err")
+    def err() -> dict:
+        raise ValueError("SECRET-TOKEN-42")
+
+    with TestClient(app, raise_server_exceptions=False) as client:
+        answer = client.get("/err")
+        assert (answer.status_code, answer.headers.get("x-served-by"), answer.headers["content-type"]) == (500, "ferrule", "application/problem+json")
+        assert answer.json() == {"type": "about:blank", "title": "Internal Server Error", "status": 500, "detail": "The server could not complete the request."}
+    assert seen == [500]
+    assert "GET /err raised an exception" in caplog.text and "SECRET-TOKEN-42" in caplog.text, "logged with its traceback"
+    # And an in-process client still gets it raised, as Starlette's does.
+    with TestClient(app) as client:
+        with pytest.raises(ValueError, match="SECRET-TOKEN-42"):
+            client.get("/err")
+
+
+@pytest.mark.parametrize("kind", ["def", "async def"])
 def test_an_on_send_hook_that_raises_is_recovered_by_on_error_and_the_exception_handler(kind: str) -> None:
     app = App()
     seen: list[str] = []
