@@ -444,12 +444,15 @@ async fn unrouted(
     let (parts, body) = request.into_parts();
     let status = rejection.problem.status_code();
     let fallback = fallback.filter(|f| f.takes_rejection(status, parts.uri.path()));
-    let raw_body = match crate::body::read_unwanted(body, body_limit, fallback.is_some()).await {
+    let waiting = crate::body::expects_continue(&parts.headers);
+    // Refused without asking for the body (see `expects_continue`): the connection's last answer.
+    let unread = waiting && fallback.is_none() && !axum::body::HttpBody::is_end_stream(&body);
+    let raw_body = match crate::body::read_unwanted(body, body_limit, fallback.is_some(), waiting).await {
         Ok(kept) => kept.unwrap_or_default(),
         Err(problem) => return problem.into_http(),
     };
     let Some(fallback) = fallback else {
-        let mut response = rejection.problem.into_http();
+        let mut response = rejection.problem.closing_if(unread).into_http();
         response.headers_mut().extend(rejection.headers);
         return response;
     };
@@ -462,13 +465,19 @@ async fn unrouted(
 
 /// 307 to `location` (`redirect_slashes`), after reading a body sent anyway, as a 404 would.
 async fn redirected(request: axum::extract::Request, location: String, body_limit: usize) -> axum::response::Response {
-    if let Err(problem) = crate::body::read_unwanted(request.into_body(), body_limit, false).await {
+    let waiting = crate::body::expects_continue(request.headers());
+    let unread = waiting && !axum::body::HttpBody::is_end_stream(request.body());
+    if let Err(problem) = crate::body::read_unwanted(request.into_body(), body_limit, false, waiting).await {
         return problem.into_http();
     }
-    match HeaderValue::try_from(location) {
+    let mut response = match HeaderValue::try_from(location) {
         Ok(location) => axum::response::IntoResponse::into_response((StatusCode::TEMPORARY_REDIRECT, [(header::LOCATION, location)])),
         Err(_) => Problem::status(StatusCode::NOT_FOUND).with_detail("No route matches this path.").into_http(),
+    };
+    if unread {
+        response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
     }
+    response
 }
 
 /// The request with its path in the spelling routes are written in (`canonical_path`), so

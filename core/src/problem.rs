@@ -115,6 +115,12 @@ impl Problem {
         self
     }
 
+    /// [`Self::closing`] when `close`.
+    pub fn closing_if(mut self, close: bool) -> Self {
+        self.close_connection |= close;
+        self
+    }
+
     /// 422 with every issue found in the request.
     pub fn validation(issues: Vec<Issue>) -> Self {
         let detail = match issues.len() {

@@ -35,6 +35,7 @@ fn app(config: AppConfig) -> App {
                 _ => "no body".to_owned(),
             }
         })
+        .route(RouteSpec::post("/json").body(ferrule_core::BodySpec::of_kind(ferrule_core::BodyKind::Json, None)), |_: RequestData| async { "parsed" })
         .route(RouteSpec::get("/big"), |_: RequestData| async { "x".repeat(BIG) })
         .route(RouteSpec::get("/empty-400"), |_: RequestData| async { ferrule_core::Response::new(http::StatusCode::BAD_REQUEST) })
         .route(RouteSpec::get("/slow"), |_: RequestData| async {
@@ -93,6 +94,39 @@ fn get(addr: SocketAddr, request: &str) -> String {
     let mut status = String::new();
     reader.read_line(&mut status).unwrap();
     status.trim().to_owned()
+}
+
+#[test]
+fn a_client_waiting_for_100_continue_is_refused_on_the_head_without_being_asked_for_the_body() {
+    let running = serve(AppConfig { body_limit: 1 << 20, ..config() });
+    let addr = running.server.local_addr();
+    let waiting = |line: &str, length: usize, content_type: &str| format!("{line} HTTP/1.1\r\nHost: x\r\nContent-Type: {content_type}\r\nContent-Length: {length}\r\nExpect: 100-continue\r\n\r\n");
+    for (request, status) in [
+        (waiting("POST /upload", 3_000_000, "application/octet-stream"), 413),
+        (waiting("POST /json", 3_000_000, "text/plain"), 413),
+        (waiting("POST /json", 10, "text/plain"), 415),
+        (waiting("POST /nowhere", 10, "text/plain"), 404),
+        (waiting("POST /health", 10, "text/plain"), 405),
+    ] {
+        let mut stream = connect(addr);
+        stream.write_all(request.as_bytes()).unwrap();
+        // The refusal first (no `100 Continue` asked for the body), then the connection closes:
+        // a body sent anyway could not be told from a next request.
+        let answer = read_to_close(&mut stream);
+        assert!(answer.starts_with(&format!("HTTP/1.1 {status} ")) && answer.to_ascii_lowercase().contains("connection: close"), "{request}: {answer}");
+    }
+    // A body the route takes is asked for, and read.
+    let mut stream = connect(addr);
+    stream.write_all(waiting("POST /upload", 5, "application/octet-stream").as_bytes()).unwrap();
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut line = String::new();
+    reader.read_line(&mut line).unwrap();
+    assert_eq!(line.trim(), "HTTP/1.1 100 Continue");
+    reader.read_line(&mut line).unwrap();
+    stream.write_all(b"hello").unwrap();
+    line.clear();
+    reader.read_line(&mut line).unwrap();
+    assert_eq!(line.trim(), "HTTP/1.1 200 OK");
 }
 
 #[test]
