@@ -130,6 +130,16 @@ fn a_client_waiting_for_100_continue_is_refused_on_the_head_without_being_asked_
 }
 
 #[test]
+fn a_target_that_is_no_path_gets_400_on_the_wire() {
+    let running = serve(config());
+    let addr = running.server.local_addr();
+    assert_eq!(get(addr, "GET health HTTP/1.1\r\nHost: x\r\n\r\n"), "HTTP/1.1 400 Bad Request");
+    assert_eq!(get(addr, "GET * HTTP/1.1\r\nHost: x\r\n\r\n"), "HTTP/1.1 400 Bad Request");
+    assert_eq!(get(addr, "GET http://x/health HTTP/1.1\r\nHost: x\r\n\r\n"), "HTTP/1.1 200 OK");
+    assert_eq!(get(addr, "GET /health HTTP/1.1\r\nHost: x\r\n\r\n"), "HTTP/1.1 200 OK");
+}
+
+#[test]
 fn a_slowly_sent_head_gets_408_and_the_connection_closed() {
     let running = serve(config());
     let mut stream = connect(running.server.local_addr());

@@ -235,6 +235,11 @@ impl<A: AppService> hyper::service::Service<http::Request<Incoming>> for ConnSer
         }
         let upgrade = head.upgrade;
         let http2 = request.version() == http::Version::HTTP_2;
+        if !http2 && !request.uri().path().starts_with('/') {
+            if let Some(problem) = target_problem(&request) {
+                return Either::Left(ready(Ok(problem.into_http())));
+            }
+        }
         if !http2 && request.uri().authority().is_some() {
             if let Some(problem) = host_of_absolute_target(&mut request) {
                 return Either::Left(ready(Ok(problem.into_http())));
@@ -301,6 +306,18 @@ fn host_from_authority<B>(request: &mut http::Request<B>) {
     if let Some(host) = host {
         request.headers_mut().insert(http::header::HOST, host);
     }
+}
+
+/// An HTTP/1 request target that is neither a path (`/x`) nor a URI (`http://a.example/x`)
+/// where only those may stand: `GET health` or `GET a.example:80` (authority form, which is
+/// CONNECT's), `GET *` (asterisk form, which is OPTIONS'). RFC 9112 §3.2 has a server answer an
+/// invalid target with a 400; routed, it was a 404 for the path `/`, or the root's answer.
+/// Only targets that do not start with `/` (rare) are looked at.
+fn target_problem<B>(request: &http::Request<B>) -> Option<Problem> {
+    let uri = request.uri();
+    let method = request.method();
+    let allowed = uri.scheme().is_some() || *method == http::Method::CONNECT || (uri.path() == "*" && *method == http::Method::OPTIONS);
+    (!allowed).then(|| Problem::status(http::StatusCode::BAD_REQUEST).with_detail("The request target is not a path or an absolute URI (RFC 9112 §3.2)."))
 }
 
 /// An HTTP/1 request with an absolute-form target (`GET http://a.example/x`, as a client
@@ -543,6 +560,21 @@ mod tests {
         for host in ["[::1", "a:80:80", "a:-1", "127.0.0.1:0x50", "a]", "a[b]", "[::1]x", "[::1]:8a", "::1"] {
             assert!(!is_host(host.as_bytes()), "{host}");
         }
+    }
+
+    #[test]
+    fn a_target_that_is_no_path_is_refused_where_only_a_path_may_stand() {
+        let status = |method: &str, target: &str| {
+            let request = http::Request::builder().method(method).uri(target).body(()).unwrap();
+            target_problem(&request).map(|problem| problem.status)
+        };
+        // Found by a protocol probe: `GET health` and `GET *` were routed to `/` (a 404).
+        assert_eq!(status("GET", "health"), Some(400));
+        assert_eq!(status("GET", "a.example:80"), Some(400));
+        assert_eq!(status("GET", "*"), Some(400));
+        assert_eq!(status("OPTIONS", "*"), None, "the asterisk form is OPTIONS'");
+        assert_eq!(status("CONNECT", "a.example:443"), None, "the authority form is CONNECT's");
+        assert_eq!(status("GET", "http://a.example"), None, "an absolute URI without a path");
     }
 
     // Found by a core-HTTP probe: `Host: a b` was served, and a `gzip, chunked` body reached the
