@@ -2209,6 +2209,16 @@ class Streams {
       if (failedEarly && this.native.wanted(requestId)) failedEarly(error);
       else failWith(this.native, requestId, error, ctx, this.logger);
     };
+    // A first chunk that cannot be sent fails before the head too (a producer yielding an
+    // object: found by a README probe, a 200 cut off).
+    const start = (step) => {
+      if (step.done || isChunk(step.value)) {
+        this.begin(requestId, stream, status, headers, step);
+        return;
+      }
+      this.close(stream);
+      failed(new TypeError(`ferrule: produced a chunk that cannot be sent: ${kindOf(step.value)} (chunks are strings or Buffers)`));
+    };
     let first;
     try {
       first = iterator.next();
@@ -2217,7 +2227,7 @@ class Streams {
       return;
     }
     if (!isThenable(first)) {
-      this.begin(requestId, stream, status, headers, first);
+      start(first);
       return;
     }
     first.then(
@@ -2227,7 +2237,7 @@ class Streams {
           this.close(stream);
           return;
         }
-        this.begin(requestId, stream, status, headers, step);
+        start(step);
       },
       failed,
     ).finally(this.flushSoon);
@@ -2322,6 +2332,17 @@ class Streams {
       handlerError(this.logger, stream.ctx, 'closing the stream threw', error);
     }
   }
+}
+
+/** Whether a byte stream may send `value` as a chunk: what `streamPush` takes. */
+function isChunk(value) {
+  return typeof value === 'string' || ArrayBuffer.isView(value);
+}
+
+/** A value's kind, as `streamPush` names one it refuses. */
+function kindOf(value) {
+  if (value === null) return 'null';
+  return typeof value === 'object' ? 'an object' : typeof value;
 }
 
 /** The status an error answers with: its own (`statusCode`, `status`), else 500. */

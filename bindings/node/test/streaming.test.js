@@ -282,6 +282,17 @@ test('a byte stream that fails before its first chunk is a 500; one that fails l
     throw new Error('the upstream broke');
   })());
   app.get('/fine', () => Readable.from(['a', 'b']));
+  // A first chunk that cannot be sent is such a failure too (found by a README probe).
+  let closed = false;
+  app.get('/object', () => (async function* objects() {
+    try {
+      yield { a: 1 };
+    } finally {
+      closed = true;
+    }
+  })());
+  const object = await app.inject('/object');
+  assert.deepStrictEqual([object.statusCode, object.headers['content-type'], closed], [500, 'application/problem+json', true]);
   const early = await app.inject('/early');
   assert.deepStrictEqual([early.statusCode, early.headers['content-type']], [500, 'application/problem+json']);
   assert.ok(!early.body.includes('upstream'), early.body);
