@@ -83,8 +83,11 @@ class Reply {
 
   set statusCode(statusCode) { this.code(statusCode); }
 
-  /** Sets a header; `set-cookie` adds a line each time, as Fastify's does, where others replace. */
-  header(name, value) {
+  /**
+   * Sets a header; `set-cookie` adds a line each time, as Fastify's does, where others replace.
+   * No value is an empty one, as Fastify's default makes it (not the text `undefined`).
+   */
+  header(name, value = '') {
     const lower = String(name).toLowerCase();
     if (lower !== 'set-cookie') this.removeHeader(lower);
     for (const one of Array.isArray(value) ? value : [value]) this._headers.push([lower, String(one)]);

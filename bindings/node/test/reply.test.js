@@ -324,3 +324,11 @@ test("listen() resolves to { host, port }, which reads as its URL where a string
     await app.close();
   }
 });
+
+// Found by a README probe: `reply.header('x-u', undefined)` sent the text `undefined`.
+test("a header given no value is empty, as Fastify's default makes it", async () => {
+  const app = new App();
+  app.get('/blank', (ctx, reply) => reply.header('x-blank').header('x-undefined', undefined).send('ok'));
+  const reply = await app.inject('/blank');
+  assert.deepStrictEqual([reply.statusCode, reply.headers['x-blank'], reply.headers['x-undefined']], [200, '', '']);
+});
