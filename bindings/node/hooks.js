@@ -173,7 +173,11 @@ class Reply {
     const saved = String(name ?? path.basename(String(filename)));
     const quoted = encodeURIComponent(saved);
     this.header('content-disposition', quoted === saved ? `attachment; filename="${saved}"` : `attachment; filename*=UTF-8''${quoted}`);
-    return this.sendFile(filename);
+    this.sendFile(filename);
+    // A name that climbs out of the root is not found: no attachment names it (found by a
+    // README probe: the 404 said `filename="secret.pdf"`).
+    if (!(this.payload instanceof SentFile)) this.removeHeader('content-disposition');
+    return this;
   }
 
   /**

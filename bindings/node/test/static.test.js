@@ -71,6 +71,10 @@ test('reply.sendFile answers with a file below the static root, ranges and valid
     assert.strictEqual(response.statusCode, 404, url);
     assert.ok(!response.body.includes('outside'), url);
   }
+  // A download that climbs out names no attachment on its 404.
+  app.get('/fetch/:name', (ctx, reply) => reply.download(`../${ctx.params.name}`, 'secret.pdf'));
+  const climbed = await app.inject('/fetch/secret');
+  assert.deepStrictEqual([climbed.statusCode, climbed.headers['content-disposition']], [404, undefined]);
 });
 
 test('reply.sendFile without a root, or with an option it does not offer, is refused by name', async () => {
