@@ -444,10 +444,9 @@ async fn unrouted(
     let (parts, body) = request.into_parts();
     let status = rejection.problem.status_code();
     let fallback = fallback.filter(|f| f.takes_rejection(status, parts.uri.path()));
-    let waiting = crate::body::expects_continue(&parts.headers);
     // Refused without asking for the body (see `expects_continue`): the connection's last answer.
-    let unread = waiting && fallback.is_none() && !axum::body::HttpBody::is_end_stream(&body);
-    let raw_body = match crate::body::read_unwanted(body, body_limit, fallback.is_some(), waiting).await {
+    let unread = fallback.is_none() && !axum::body::HttpBody::is_end_stream(&body) && crate::body::expects_continue(&parts.headers);
+    let raw_body = match crate::body::read_unwanted(body, body_limit, fallback.is_some(), &parts.headers).await {
         Ok(kept) => kept.unwrap_or_default(),
         Err(problem) => return problem.into_http(),
     };
@@ -465,9 +464,9 @@ async fn unrouted(
 
 /// 307 to `location` (`redirect_slashes`), after reading a body sent anyway, as a 404 would.
 async fn redirected(request: axum::extract::Request, location: String, body_limit: usize) -> axum::response::Response {
-    let waiting = crate::body::expects_continue(request.headers());
-    let unread = waiting && !axum::body::HttpBody::is_end_stream(request.body());
-    if let Err(problem) = crate::body::read_unwanted(request.into_body(), body_limit, false, waiting).await {
+    let (parts, body) = request.into_parts();
+    let unread = !axum::body::HttpBody::is_end_stream(&body) && crate::body::expects_continue(&parts.headers);
+    if let Err(problem) = crate::body::read_unwanted(body, body_limit, false, &parts.headers).await {
         return problem.into_http();
     }
     let mut response = match HeaderValue::try_from(location) {

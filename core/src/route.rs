@@ -236,7 +236,7 @@ impl CompiledRoute {
         // a handler can read it raw; a declared body is kept as sent beside its parsed form.
         let (body, raw_body) = match &self.body {
             Some(reader) => reader.read(&parts.headers, body, issues).await?,
-            None => (Body::None, crate::body::read_unwanted(body, self.body_limit, true, crate::body::expects_continue(&parts.headers)).await?.unwrap_or_default()),
+            None => (Body::None, crate::body::read_unwanted(body, self.body_limit, true, &parts.headers).await?.unwrap_or_default()),
         };
         Ok(RequestData {
             method: parts.method.clone(),

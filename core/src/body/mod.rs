@@ -13,6 +13,7 @@ use crate::validation::{CompiledSchema, SchemaError};
 use http::{header, HeaderMap, StatusCode};
 use http_body_util::BodyExt;
 use serde_json::Value as Json;
+use std::future::Future;
 
 /// A route's body rules, compiled once.
 #[derive(Debug)]
@@ -101,22 +102,26 @@ impl BodyReader {
     /// Reads the body (within the limit) and parses it; returns it parsed and as sent (the
     /// same bytes, shared, for handlers that want the raw body).
     pub async fn read(&self, headers: &HeaderMap, body: axum::body::Body, issues: &mut Vec<Issue>) -> Result<(Body, bytes::Bytes), Problem> {
-        let waiting = expects_continue(headers);
-        let within = !declared_length(&body).is_some_and(|length| length > self.limit as u64);
-        if waiting && within && !axum::body::HttpBody::is_end_stream(&body) {
-            // Refused on the head alone, before the client is asked for the body.
+        // Only what parsing needs is kept across the read (each route's future is copied whole).
+        let multipart = {
             let content_type = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
-            if !self.accepts(&media_type(content_type)) {
-                drop(body);
-                return Err(unsupported(self.kind, content_type).closing());
+            let essence = media_type(content_type);
+            // A body of a type the route does not take is refused on the head, unread (a
+            // declared length past the limit is refused first, by `read_within`, as before).
+            let sent = !axum::body::HttpBody::is_end_stream(&body);
+            if sent && !self.accepts(&essence) && !declared_length(&body).is_some_and(|length| length > self.limit as u64) {
+                return Err(refused_unread(body, headers, unsupported(self.kind, content_type)));
             }
-        }
-        let bytes = read_within(body, self.limit, waiting).await?;
-        let parsed = self.parse(headers, bytes.clone(), issues).await?;
+            essence == "multipart/form-data"
+        };
+        let bytes = read_within(body, self.limit, headers).await?;
+        let parsed = self.parse(headers, multipart, bytes.clone(), issues).await?;
         Ok((parsed, bytes))
     }
 
-    async fn parse(&self, headers: &HeaderMap, bytes: bytes::Bytes, issues: &mut Vec<Issue>) -> Result<Body, Problem> {
+    /// The body read: empty, or of a type the route takes ([`Self::read`] refused any other
+    /// before reading), `multipart/form-data` or not.
+    async fn parse(&self, headers: &HeaderMap, multipart: bool, bytes: bytes::Bytes, issues: &mut Vec<Issue>) -> Result<Body, Problem> {
         if bytes.is_empty() {
             if self.required {
                 if self.fields.is_some() {
@@ -127,11 +132,6 @@ impl BodyReader {
                 issues.push(Issue::missing(vec!["body".into()]));
             }
             return Ok(Body::None);
-        }
-        let content_type = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
-        let essence = media_type(content_type);
-        if !self.accepts(&essence) {
-            return Err(unsupported(self.kind, content_type));
         }
         Ok(match self.kind {
             BodyKind::Json => match json::parse(&bytes, self.max_json_depth) {
@@ -155,8 +155,9 @@ impl BodyReader {
                     Body::None
                 }
             },
-            BodyKind::Form if essence != "multipart/form-data" => Body::Form(self.fields(&RawPairs::from_urlencoded(&bytes), issues)),
+            BodyKind::Form if !multipart => Body::Form(self.fields(&RawPairs::from_urlencoded(&bytes), issues)),
             BodyKind::Form | BodyKind::Multipart => {
+                let content_type = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
                 // Boxed: the parser's state is most of a route's future, and every route's
                 // future (no body, JSON) would otherwise be as large and copied as often.
                 let pairs = Box::pin(multipart::parse(content_type, bytes, self.max_file_size, self.multipart_limits)).await?;
@@ -260,23 +261,32 @@ fn media_type(content_type: &str) -> std::borrow::Cow<'_, str> {
 /// content type the route does not take, no route) is answered without reading it: the client
 /// is never asked for the body, and the connection closes after the answer, since bytes of it
 /// may still come (RFC 9110 §10.1.1). Reading it first asked for megabytes only to drop them,
-/// and the refusal came after them.
+/// and the refusal came after them. Looked up on those paths only: a request that is served
+/// pays nothing for it.
 pub(crate) fn expects_continue(headers: &HeaderMap) -> bool {
     headers.get(header::EXPECT).is_some_and(|value| value.as_bytes().eq_ignore_ascii_case(b"100-continue"))
 }
 
-/// A whole body of at most `limit` bytes (413 past it, refused on its declared length alone
-/// when that says so: unread when the client `waiting` for a 100 has sent none of it).
-async fn read_within(body: axum::body::Body, limit: usize, waiting: bool) -> Result<bytes::Bytes, Problem> {
-    if declared_length(&body).is_some_and(|length| length > limit as u64) {
-        if waiting {
-            drop(body);
-            return Err(too_large(limit).closing());
-        }
-        discard(body);
-        return Err(too_large(limit));
+/// `problem`, the answer to a request refused on its head alone, its body unread: drained after
+/// the answer as [`discard`] does, or, for a client waiting for `100 Continue`
+/// ([`expects_continue`]), never asked for, the connection closing after the answer.
+fn refused_unread(body: axum::body::Body, headers: &HeaderMap, problem: Problem) -> Problem {
+    if expects_continue(headers) {
+        drop(body);
+        return problem.closing();
     }
-    read_limited(body, limit).await
+    discard(body);
+    problem
+}
+
+/// A whole body of at most `limit` bytes (413 past it, refused on its declared length alone,
+/// unread, when that says so). The headers are read here, before the future is made: it does
+/// not keep them.
+fn read_within(body: axum::body::Body, limit: usize, headers: &HeaderMap) -> impl Future<Output = Result<bytes::Bytes, Problem>> {
+    if declared_length(&body).is_some_and(|length| length > limit as u64) {
+        return futures_util::future::Either::Left(std::future::ready(Err(refused_unread(body, headers, too_large(limit)))));
+    }
+    futures_util::future::Either::Right(read_limited(body, limit))
 }
 
 /// The body's bytes, up to `limit` (413 past it).
@@ -358,14 +368,14 @@ fn unreadable(error: axum::Error) -> Problem {
 /// the limit is a 413 as on any route: a handler must see the whole body or none, never an
 /// empty one that looks as if the client sent nothing. Without (404, 405) the bytes are only
 /// counted, and the refusal stands.
-pub(crate) async fn read_unwanted(mut body: axum::body::Body, limit: usize, keep: bool, waiting: bool) -> Result<Option<bytes::Bytes>, Problem> {
+pub(crate) async fn read_unwanted(mut body: axum::body::Body, limit: usize, keep: bool, headers: &HeaderMap) -> Result<Option<bytes::Bytes>, Problem> {
     if axum::body::HttpBody::is_end_stream(&body) {
         return Ok(Some(bytes::Bytes::new()));
     }
     if keep {
-        return read_within(body, limit, waiting).await.map(Some);
+        return read_within(body, limit, headers).await.map(Some);
     }
-    if waiting {
+    if expects_continue(headers) {
         // Never asked for (see `expects_continue`): hyper closes the connection after the answer.
         drop(body);
         return Ok(None);
@@ -478,7 +488,7 @@ mod tests {
         assert_eq!(read_limited(pieces(vec![b"abc", b"def"]), 5).await.unwrap_err().status, 413);
         assert_eq!(read_limited(pieces(vec![]), 5).await.unwrap(), Bytes::new());
         // Refused on its declared length before a byte is read.
-        assert_eq!(read_within(axum::body::Body::from(vec![0u8; 6]), 5, false).await.unwrap_err().status, 413);
+        assert_eq!(read_within(axum::body::Body::from(vec![0u8; 6]), 5, &HeaderMap::new()).await.unwrap_err().status, 413);
     }
 
     // Found on review: a body in pieces reserved all its declared length at its second piece,
