@@ -19,6 +19,10 @@
 //!   non-object keeps whatever the value has, since only validation could choose a branch;
 //! - anything else (strings, numbers, `true`, `{}`): the value as it is.
 //!
+//! What a schema refuses: where it keeps some of an object's or an array's parts, a value of
+//! the other kind when its `type` does not admit that kind (a list returned for a `UserOut`),
+//! which written as it is would carry everything ([`Shape::admits`]); the response is a 500.
+//!
 //! What a schema adds, once an object's own members are written (FastAPI's `response_model`
 //! and fast-json-stringify both do this): a declared property with a `default` that the result
 //! lacks is written with that default (filtered by the property's own shape, its own defaults
