@@ -115,28 +115,24 @@ class OpenapiTest < Minitest::Test
     RUBY
     expected = Ferrule::App.new(title: "Shop")
     expected.get("/items/{id:int}", summary: "One item", response: { "title" => "Item", "type" => "object" }) { nil }
+    # A class-style app serves only when it is the program, or is given to Rack as a class:
+    # loading its file made no instance, and the command found no app.
+    shop = <<~RUBY
+      require "ferrule"
+      class Base < Ferrule::App
+        set :title, "Shop"
+      end
+      class Shop < Base
+        get("/items/{id:int}", summary: "One item", response: { "title" => "Item", "type" => "object" }) { |req| { id: req.params[:id] } }
+      end
+    RUBY
     Dir.mktmpdir do |dir|
       # A rackup file too: before, `run` was undefined outside Rack::Builder and the command failed.
-      files = { "runs.rb" => "#{app_source}app.run(port: 0)\n", "makes.rb" => app_source, "config.ru" => "#{app_source}use Rack::ContentLength\nrun app\n" }
+      files = {
+        "runs.rb" => "#{app_source}app.run(port: 0)\n", "makes.rb" => app_source, "config.ru" => "#{app_source}use Rack::ContentLength\nrun app\n",
+        "shop.rb" => "#{shop}Shop.run!(port: 0) if $PROGRAM_NAME == __FILE__\n", "classes.ru" => "#{shop}run Shop\n"
+      }
       files.each do |name, source|
-        File.write(File.join(dir, name), source)
-        out, err, status = ferrule_command("openapi", File.join(dir, name))
-        assert status.success?, "#{name}: #{err}"
-        assert_equal expected.openapi, JSON.parse(out), name
-      end
-      # A class-style app serves only when it is the program, or is given to Rack as a class:
-      # loading its file made no instance, and the command found no app.
-      shop = <<~RUBY
-        require "ferrule"
-        class Base < Ferrule::App
-          set :title, "Shop"
-        end
-        class Shop < Base
-          get("/items/{id:int}", summary: "One item", response: { "title" => "Item", "type" => "object" }) { |req| { id: req.params[:id] } }
-        end
-      RUBY
-      classes = { "shop.rb" => "#{shop}Shop.run!(port: 0) if $PROGRAM_NAME == __FILE__\n", "classes.ru" => "#{shop}run Shop\n" }
-      classes.each do |name, source|
         File.write(File.join(dir, name), source)
         out, err, status = ferrule_command("openapi", File.join(dir, name))
         assert status.success?, "#{name}: #{err}"
