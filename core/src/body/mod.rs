@@ -367,7 +367,8 @@ fn unreadable(error: axum::Error) -> Problem {
 /// fallback, whose handler may read its raw body) what was read is returned, and a body past
 /// the limit is a 413 as on any route: a handler must see the whole body or none, never an
 /// empty one that looks as if the client sent nothing. Without (404, 405) the bytes are only
-/// counted, and the refusal stands.
+/// counted, and the refusal stands; a client waiting for `100 Continue` is not asked for them
+/// ([`expects_continue`]).
 pub(crate) async fn read_unwanted(mut body: axum::body::Body, limit: usize, keep: bool, headers: &HeaderMap) -> Result<Option<bytes::Bytes>, Problem> {
     if axum::body::HttpBody::is_end_stream(&body) {
         return Ok(Some(bytes::Bytes::new()));
