@@ -323,8 +323,12 @@ const FASTIFY_CORS = ['origin', 'methods', 'allowedHeaders', 'exposedHeaders', '
 function corsOf(value) {
   if (value === true) value = {};
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+  // The core's names all have an underscore (`allow_origins`): a shape of only such names is
+  // the core's, which names a misspelling among its own; any other name is taken as
+  // @fastify/cors's, so `orign` is named against `origin` and the rest (found by a README
+  // probe: it was refused with the core's list).
   const keys = Object.keys(value);
-  if (keys.length > 0 && !keys.some((key) => FASTIFY_CORS.includes(key))) return value;
+  if (keys.length > 0 && keys.every((key) => key.includes('_'))) return value;
   checkOptions(value, FASTIFY_CORS, 'cors option');
   const list = (given) => (typeof given === 'string' ? given.split(',').map((item) => item.trim()).filter(Boolean) : [...given]);
   const { origin = '*', methods = 'GET,HEAD,PUT,PATCH,POST,DELETE', allowedHeaders = '*', exposedHeaders, credentials = false, maxAge } = value;

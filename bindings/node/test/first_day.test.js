@@ -225,6 +225,9 @@ test("cors takes @fastify/cors's options and defaults", async () => {
   open.get('/', () => 'x');
   assert.strictEqual((await open.inject({ url: '/', headers: { origin: 'https://b.example' } })).headers['access-control-allow-origin'], '*');
   assert.throws(() => new App({ cors: { origin: () => true } }), /cors origin as a function is not offered/);
+  // A misspelt option is named against @fastify/cors's names, the ones the README gives.
+  assert.throws(() => new App({ cors: { orign: '*' } }), /unknown cors option orign \(did you mean origin\?\)/);
+  assert.throws(() => new App({ cors: { allow_origin: ['*'] } }), /allow_origins/);
   await app.close();
   await open.close();
 });
