@@ -141,6 +141,9 @@ class OpenapiTest < Minitest::Test
       File.write(File.join(dir, "two.rb"), "require 'ferrule'\nclass One < Ferrule::App; end\nclass Two < Ferrule::App; end\n")
       _, err, status = ferrule_command("openapi", File.join(dir, "two.rb"))
       assert_equal [1, "ferrule: #{File.join(dir, 'two.rb')} declares 2 Ferrule::App classes (One, Two); run the one to print (Shop.run!)\n"], [status.exitstatus, err]
+      File.write(File.join(dir, "needs.rb"), "require 'ferrule'\nclass Needs < Ferrule::App\n  def initialize(**) = raise(ArgumentError, 'set SECRET first')\nend\n")
+      _, err, status = ferrule_command("openapi", File.join(dir, "needs.rb"))
+      assert_equal [1, "ferrule: cannot make Needs: set SECRET first\n"], [status.exitstatus, err]
       File.write(File.join(dir, "none.rb"), "x = 1\n")
       _, err, status = ferrule_command("openapi", File.join(dir, "none.rb"))
       assert_equal [1, "ferrule: #{File.join(dir, 'none.rb')} makes no Ferrule::App\n"], [status.exitstatus, err]

@@ -45,7 +45,11 @@ module Ferrule
         leaves = declared.reject { |klass| declared.any? { |other| other < klass } }
         return fail(err, "#{file} declares #{leaves.size} Ferrule::App classes (#{leaves.map(&:name).join(', ')}); run the one to print (Shop.run!)") if leaves.size > 1
 
-        leaves.each(&:new)
+        begin
+          leaves.each(&:new)
+        rescue ScriptError, StandardError => e
+          return fail(err, "cannot make #{leaves.first.name}: #{e.message}")
+        end
       end
       apps = made
       return fail(err, "#{file} makes no Ferrule::App") if apps.empty?
