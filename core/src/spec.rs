@@ -331,6 +331,10 @@ pub struct CorsConfig {
     /// `Access-Control-Allow-Private-Network: true` (Private Network Access; Starlette's
     /// `allow_private_network`).
     pub allow_private_network: bool,
+    /// The status a preflight is answered with; `None` is 200, as Starlette and rack-cors answer.
+    /// @fastify/cors answers 204 (its `optionsSuccessStatus`). Any 2xx passes the Fetch
+    /// standard's check of a preflight, so only a client's own tests tell them apart.
+    pub preflight_status: Option<u16>,
 }
 
 /// Response compression; an algorithm is used when the client accepts it.

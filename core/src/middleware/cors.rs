@@ -3,8 +3,10 @@
 use crate::spec::CorsConfig;
 use axum::extract::Request;
 use futures_util::future::Either;
-use http::{header, HeaderName, HeaderValue, Method};
-use std::task::{Context, Poll};
+use http::{header, HeaderName, HeaderValue, Method, StatusCode};
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{ready, Context, Poll};
 use std::time::Duration;
 use tower::util::Oneshot;
 use tower::{Layer, Service, ServiceExt};
@@ -13,14 +15,20 @@ use tower_http::cors::{AllowHeaders, AllowMethods, AllowOrigin, Cors, CorsLayer}
 /// tower-http answers every OPTIONS request as a preflight. Per the Fetch standard (and
 /// Starlette) a preflight also carries `Access-Control-Request-Method`; any other OPTIONS
 /// request belongs to the route — a declared OPTIONS handler, or the 405 with `Allow`.
+///
+/// tower-http answers a preflight 200; `preflight_status` may ask for another 2xx (204, as
+/// @fastify/cors answers), set on its answer here.
 #[derive(Clone)]
-pub(crate) struct PreflightAwareCors(CorsLayer);
+pub(crate) struct PreflightAwareCors {
+    layer: CorsLayer,
+    preflight_status: Option<StatusCode>,
+}
 
 impl<S: Clone> Layer<S> for PreflightAwareCors {
     type Service = PreflightAware<S>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        PreflightAware { cors: self.0.layer(inner.clone()), plain: inner }
+        PreflightAware { cors: self.layer.layer(inner.clone()), plain: inner, preflight_status: self.preflight_status }
     }
 }
 
@@ -28,6 +36,7 @@ impl<S: Clone> Layer<S> for PreflightAwareCors {
 pub(crate) struct PreflightAware<S> {
     cors: Cors<S>,
     plain: S,
+    preflight_status: Option<StatusCode>,
 }
 
 fn is_plain_options(request: &Request) -> bool {
@@ -40,7 +49,7 @@ where
 {
     type Response = axum::response::Response;
     type Error = S::Error;
-    type Future = Either<Oneshot<S, Request>, Oneshot<Cors<S>, Request>>;
+    type Future = Either<Oneshot<S, Request>, WithStatus<Oneshot<Cors<S>, Request>>>;
 
     fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         // Each call drives its own clone to readiness (`oneshot`), as axum's routes do.
@@ -49,10 +58,37 @@ where
 
     fn call(&mut self, request: Request) -> Self::Future {
         if is_plain_options(&request) {
-            Either::Left(self.plain.clone().oneshot(request))
-        } else {
-            Either::Right(self.cors.clone().oneshot(request))
+            return Either::Left(self.plain.clone().oneshot(request));
         }
+        // Only an OPTIONS request that is no plain one is a preflight, which tower-http
+        // answers without the route.
+        let status = self.preflight_status.filter(|_| request.method() == Method::OPTIONS);
+        Either::Right(WithStatus { inner: self.cors.clone().oneshot(request), status })
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// The inner answer, with `status` in place of its own when there is one.
+    pub(crate) struct WithStatus<F> {
+        #[pin]
+        inner: F,
+        status: Option<StatusCode>,
+    }
+}
+
+impl<F, E> Future for WithStatus<F>
+where
+    F: Future<Output = Result<axum::response::Response, E>>,
+{
+    type Output = F::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        let mut response = ready!(this.inner.poll(cx))?;
+        if let Some(status) = *this.status {
+            *response.status_mut() = status;
+        }
+        Poll::Ready(Ok(response))
     }
 }
 
@@ -105,7 +141,12 @@ pub(crate) fn cors_layer(config: &CorsConfig) -> Result<PreflightAwareCors, Stri
     if let Some(secs) = config.max_age_secs {
         layer = layer.max_age(Duration::from_secs(secs));
     }
-    Ok(PreflightAwareCors(layer))
+    let preflight_status = match config.preflight_status {
+        None | Some(200) => None,
+        Some(code @ 201..=299) => StatusCode::from_u16(code).ok(),
+        Some(code) => return Err(format!("CORS: preflight_status {code} is not a success status (200 to 299): a browser fails a preflight answered otherwise")),
+    };
+    Ok(PreflightAwareCors { layer, preflight_status })
 }
 
 fn header_names(names: &[String]) -> Result<Vec<HeaderName>, String> {
@@ -159,8 +200,33 @@ mod tests {
             .body(axum::body::Body::empty())
             .unwrap();
         let response = send(request).await;
+        assert_eq!(response.status(), StatusCode::OK, "tower-http's and Starlette's status when none is asked for");
         assert_eq!(response.headers()["access-control-allow-origin"], "https://a.example");
         assert_eq!(body(response).await, "");
+    }
+
+    #[tokio::test]
+    async fn a_preflight_takes_the_status_asked_for_and_other_answers_keep_theirs() {
+        let config = CorsConfig { allow_origins: vec!["https://a.example".into()], preflight_status: Some(204), ..Default::default() };
+        let methods: MethodRouter = get(|| async { "got" }).options(|| async { (StatusCode::ACCEPTED, "options handler") });
+        let service: MethodRouter = methods.layer(cors_layer(&config).unwrap());
+        let preflight = http::Request::options("/")
+            .header("origin", "https://a.example")
+            .header("access-control-request-method", "GET")
+            .body(axum::body::Body::empty())
+            .unwrap();
+        let response = service.clone().oneshot(preflight).await.unwrap();
+        assert_eq!(response.status(), StatusCode::NO_CONTENT);
+        assert_eq!(response.headers()["access-control-allow-origin"], "https://a.example");
+        let plain_options = http::Request::options("/").header("origin", "https://a.example").body(axum::body::Body::empty()).unwrap();
+        assert_eq!(service.clone().oneshot(plain_options).await.unwrap().status(), StatusCode::ACCEPTED);
+        let get = http::Request::get("/").header("origin", "https://a.example").body(axum::body::Body::empty()).unwrap();
+        assert_eq!(service.oneshot(get).await.unwrap().status(), StatusCode::OK);
+        for refused in [199, 300, 404] {
+            let config = CorsConfig { preflight_status: Some(refused), ..Default::default() };
+            let error = cors_layer(&config).err().unwrap();
+            assert!(error.starts_with(&format!("CORS: preflight_status {refused} is not a success status")), "{error}");
+        }
     }
 
     #[tokio::test]
