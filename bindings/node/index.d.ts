@@ -179,6 +179,8 @@ export interface CorsOptions {
   allow_credentials?: boolean;
   allow_private_network?: boolean;
   max_age_secs?: number;
+  /** A preflight's status, 200 to 299; 200 when not given. */
+  preflight_status?: number;
 }
 
 /** @fastify/cors's options, with its defaults; a RegExp origin passes an origin it `test`s. */
@@ -189,6 +191,8 @@ export interface FastifyCorsOptions {
   exposedHeaders?: string | string[];
   credentials?: boolean;
   maxAge?: number;
+  /** A preflight's status, 200 to 299; 204 when not given. */
+  optionsSuccessStatus?: number;
 }
 
 export interface CompressionOptions {

@@ -313,12 +313,13 @@ function appConfig(options) {
   return config;
 }
 
-const FASTIFY_CORS = ['origin', 'methods', 'allowedHeaders', 'exposedHeaders', 'credentials', 'maxAge'];
+const FASTIFY_CORS = ['origin', 'methods', 'allowedHeaders', 'exposedHeaders', 'credentials', 'maxAge', 'optionsSuccessStatus'];
 
 /**
  * A `cors` option: the core's own shape (`{ allow_origins, … }`) as it is, or @fastify/cors's
- * (`true`, `{ origin, methods, allowedHeaders, exposedHeaders, credentials, maxAge }`) with its
- * defaults: any origin, its six methods, and the headers a preflight asks for.
+ * (`true`, `{ origin, methods, allowedHeaders, exposedHeaders, credentials, maxAge,
+ * optionsSuccessStatus }`) with its defaults: any origin, its six methods, the headers a preflight
+ * asks for, and a preflight answered 204.
  */
 function corsOf(value) {
   if (value === true) value = {};
@@ -331,7 +332,7 @@ function corsOf(value) {
   if (keys.length > 0 && keys.every((key) => key.includes('_'))) return value;
   checkOptions(value, FASTIFY_CORS, 'cors option');
   const list = (given) => (typeof given === 'string' ? given.split(',').map((item) => item.trim()).filter(Boolean) : [...given]);
-  const { origin = '*', methods = 'GET,HEAD,PUT,PATCH,POST,DELETE', allowedHeaders = '*', exposedHeaders, credentials = false, maxAge } = value;
+  const { origin = '*', methods = 'GET,HEAD,PUT,PATCH,POST,DELETE', allowedHeaders = '*', exposedHeaders, credentials = false, maxAge, optionsSuccessStatus = 204 } = value;
   if (typeof origin === 'function') {
     throw new TypeError('ferrule: cors origin as a function is not offered (the core answers CORS without calling JavaScript); list the origins, or give RegExps');
   }
@@ -344,6 +345,7 @@ function corsOf(value) {
     allow_methods: list(methods),
     allow_headers: list(allowedHeaders),
     allow_credentials: Boolean(credentials),
+    preflight_status: optionsSuccessStatus,
   };
   if (patterns.length > 0) config.allow_origin_regex = patterns.join('|');
   if (exposedHeaders !== undefined) config.expose_headers = list(exposedHeaders);

@@ -221,6 +221,14 @@ test("cors takes @fastify/cors's options and defaults", async () => {
     ['access-control-allow-origin', 'access-control-allow-headers', 'access-control-allow-credentials', 'access-control-max-age'].map((name) => preflight.headers[name]),
     ['https://a.example', 'content-type,x-token', 'true', '600'],
   );
+  // @fastify/cors answers a preflight 204 (its optionsSuccessStatus); it was 200.
+  assert.strictEqual(preflight.statusCode, 204);
+  const legacy = new App({ logger: false, cors: { optionsSuccessStatus: 200 } });
+  legacy.get('/', () => 'x');
+  const answered = await legacy.inject({ method: 'OPTIONS', url: '/', headers: { origin: 'https://a.example', 'access-control-request-method': 'GET' } });
+  assert.strictEqual(answered.statusCode, 200);
+  assert.throws(() => new App({ cors: { optionsSuccessStatus: 404 } }), /preflight_status 404 is not a success status/);
+  await legacy.close();
   const open = new App({ logger: false, cors: true });
   open.get('/', () => 'x');
   assert.strictEqual((await open.inject({ url: '/', headers: { origin: 'https://b.example' } })).headers['access-control-allow-origin'], '*');
