@@ -443,10 +443,13 @@ class Router(_Routes):
         dependencies: Optional[Sequence[Any]] = None,
         default_response_class: Optional[type] = None,
     ) -> None:
-        """Takes ``router``'s routes and hooks into this one, under ``prefix``; ``dependencies``
-        run before each of its routes' own; ``default_response_class`` is for its routes that
-        name none."""
-        self._declared.append(("router", (router, prefix, list(tags or []), list(dependencies or []), default_response_class)))
+        """Takes ``router``'s routes and hooks into this one, under ``prefix``; this router's own
+        ``dependencies`` and ``tags``, then the ones given here, come before each of its routes'
+        own (FastAPI's order); ``default_response_class`` is for its routes that name none."""
+        # This router's own dependencies guard the routes it takes in as they guard its own: an
+        # `APIRouter(dependencies=[Depends(require_admin)])` including a users router left the
+        # users' routes unguarded (found by a probe against FastAPI, which runs them).
+        self._declared.append(("router", (router, prefix, [*self._tags, *(tags or [])], [*self._dependencies, *(dependencies or [])], default_response_class)))
 
 
 APIRouter = Router

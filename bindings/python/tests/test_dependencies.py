@@ -357,6 +357,40 @@ def test_app_and_include_router_dependencies_run_before_every_route() -> None:
     assert calls == ["key", "token"], "the app's first, then the include's"
 
 
+# A router's own `dependencies=` and `tags=` reached its own routes but not those of a router it
+# included: an admin check did not guard `/admin/users/{uid}` (found by a probe; FastAPI runs it).
+def test_a_routers_own_dependencies_and_tags_reach_the_routers_it_includes() -> None:
+    from ferrule import APIRouter
+
+    calls: list[str] = []
+
+    def require_admin(x_admin: Optional[str] = Header(None)) -> None:
+        calls.append("admin")
+        if x_admin != "yes":
+            raise HTTPException(403, "admins only")
+
+    def audit() -> None:
+        calls.append("audit")
+
+    admin = APIRouter(prefix="/admin", tags=["admin"], dependencies=[Depends(require_admin)])
+    users = APIRouter(prefix="/users", tags=["users"], dependencies=[Depends(audit)])
+
+    @users.delete("/{uid}")
+    def delete_user(uid: int) -> dict:
+        return {"deleted": uid}
+
+    admin.include_router(users, tags=["included"])
+    app = App()
+    app.include_router(admin)
+    client = TestClient(app, raise_server_exceptions=False)
+    assert client.delete("/admin/users/7").status_code == 403
+    calls.clear()
+    assert client.delete("/admin/users/7", headers={"x-admin": "yes"}).json() == {"deleted": 7}
+    assert calls == ["admin", "audit"], "the including router's first, as in FastAPI"
+    operation = client.get("/openapi.json").json()["paths"]["/admin/users/{uid}"]["delete"]
+    assert operation["tags"] == ["admin", "included", "users"]
+
+
 def test_dependency_overrides_replace_a_dependency_everywhere_until_cleared() -> None:
     # Found by a FastAPI port: `app.dependency_overrides` did not exist, so no test suite
     # could fake its database or its current user.
