@@ -56,6 +56,9 @@ class Reply {
     this.payload = undefined;
     this._headers = [];
     this._codeSet = false;
+    /** How many times `code()` was called: what an error handler set itself is told from the
+     * status the reply was given for the error it handles. */
+    this._codeCalls = 0;
     /** Called by `send()`: a `done`-style hook waited on may answer without calling `done`. */
     this._onSent = null;
   }
@@ -71,6 +74,7 @@ class Reply {
     }
     this._statusCode = code;
     this._codeSet = true;
+    this._codeCalls += 1;
     return this;
   }
 

@@ -1473,32 +1473,40 @@ class Dispatcher {
    * rule for a handler that rethrows).
    */
   async handleError(index, handlers, error, refused, refusal, ctx, reply) {
+    // The reply holds the status of the error being handled. An error the handler throws or
+    // sends answers with its own status, or one the handler set: with the first error's 404
+    // it went out as a 404 whose detail was the new error's message (`db password=…`), where
+    // Fastify answers 500 (found by a probe).
+    const calls = reply._codeCalls;
+    const setHere = () => (reply._codeCalls !== calls ? reply.statusCode : null);
     let value;
     try {
       value = await callHook(handlers[index], [error, ctx, reply]);
     } catch (thrown) {
-      const before = reply._codeSet ? reply.statusCode : undefined;
+      const before = setHere();
       reply.sent = false;
       reply.payload = undefined;
       reply.code(statusOfError(thrown, before));
       if (index > 0) return this.handleError(index - 1, handlers, thrown, refused, refusal, ctx, reply);
       return this.answerError(thrown, refused, refusal, ctx, reply);
     }
-    return this.sendRecovered(value, refused, refusal, ctx, reply);
+    return this.sendRecovered(value, refused, refusal, ctx, reply, setHere);
   }
 
-  /** What a not-found or error handler gave, sent unless it sent itself. */
-  sendRecovered(value, refused, refusal, ctx, reply) {
+  /** What a not-found or error handler gave, sent unless it sent itself. `setHere`: the status
+   * an error handler set itself, which an error it sends may answer with. */
+  sendRecovered(value, refused, refusal, ctx, reply, setHere = () => reply.statusCode) {
     if (!reply.sent) reply.send(value);
     // `reply.send(error)`, Fastify's way back to the default answer for that error.
-    if (reply.payload instanceof Error) this.answerError(reply.payload, refused, refusal, ctx, reply);
+    if (reply.payload instanceof Error) this.answerError(reply.payload, refused, refusal, ctx, reply, setHere());
   }
 
-  /** The default answer to `error`, sent on `reply`. */
-  answerError(error, refused, refusal, ctx, reply) {
+  /** The default answer to `error`, sent on `reply`; `replyStatus`: the status it answers
+   * with when it names none (a 500 when that is no error status either). */
+  answerError(error, refused, refusal, ctx, reply, replyStatus = reply.statusCode) {
     const { logger } = this; // `native` here is the addon itself (problemJson, problemBody)
     reply.sent = false;
-    reply.code(statusOfError(error, reply.statusCode));
+    reply.code(statusOfError(error, replyStatus));
     if (error === refused) {
       reply.headers(pairsToObject(refusal.headers)).type(native.problemJson()).send(refusal.problem);
     } else {

@@ -298,6 +298,33 @@ test('an error handler that throws hands its error to the scope around it, as in
   assert.deepStrictEqual([z.statusCode, z.json().detail], [409, 'taken: z']);
 });
 
+// Found by a probe: an error handler that threw or sent a plain Error answered with the status of
+// the error it was handling (a 404, a 422) and the new error's message as the detail.
+test('an error the error handler throws or sends answers 500 unless it says its status', async () => {
+  const app = new App({ logger: false });
+  app.setErrorHandler(async (error, ctx, reply) => {
+    const mode = ctx.headers['x-mode'];
+    if (mode === 'send') return reply.send(new Error('sent secret'));
+    if (mode === 'coded') { reply.code(409); throw new Error('coded'); }
+    if (mode === 'http') throw new HttpError(403, 'said');
+    throw new Error('db password=hunter2');
+  });
+  app.get('/missing', () => { const error = new Error('missing thing'); error.statusCode = 404; throw error; });
+  app.get('/n', { query: { type: 'object', required: ['n'], properties: { n: { type: 'integer' } } } }, (ctx) => ctx.query);
+  for (const url of ['/missing', '/n?n=x']) {
+    for (const mode of ['throw', 'send']) {
+      const response = await app.inject({ url, headers: { 'x-mode': mode } });
+      assert.strictEqual(response.statusCode, 500, `${url} ${mode}`);
+      assert.ok(!response.body.includes('secret') && !response.body.includes('hunter2'), response.body);
+    }
+  }
+  const coded = await app.inject({ url: '/missing', headers: { 'x-mode': 'coded' } });
+  assert.deepStrictEqual([coded.statusCode, coded.json().detail], [409, 'coded']);
+  const said = await app.inject({ url: '/missing', headers: { 'x-mode': 'http' } });
+  assert.deepStrictEqual([said.statusCode, said.json().detail], [403, 'said']);
+  await app.close();
+});
+
 test('reply.code refuses what is no status code where it is called', async () => {
   // Found running Fastify's reply tests: reply.code(99) became a 500 only once the reply went out.
   const app = new App();
