@@ -12,7 +12,7 @@ import types
 import weakref
 from typing import Any, AsyncContextManager, Callable, Iterable, Mapping, Optional, Sequence, TypeVar, Union
 
-from . import _ferrule
+from . import _ferrule, _tasks
 from .dependencies import DependencyOverrides
 from .hooks import PHASES, Registry, RequestValidationError
 from .middleware import HookMiddleware, core_middleware
@@ -856,6 +856,10 @@ class App(_Routes):
         try:
             await self._serve(host, port, fd, threads, on_ready)
         finally:
+            # Background tasks and teardowns still running finish before the lifespan closes
+            # what they use (a pool), within the drain's deadline again; past it, the loop's
+            # end cancels them.
+            await _tasks.settled(self.config.get("shutdown_timeout_ms", 10_000) / 1000)
             await self._stop_lifespan()
 
     async def _serve(self, host: str, port: int, fd: Optional[int], threads: Optional[int], on_ready: Optional[Callable[[int], Any]]) -> None:

@@ -376,9 +376,7 @@ async def _settle(call: Any, request: Any, producing: Awaitable[Any]) -> None:
         call.finish(response)
         return
     call.finish(response)
-    closing = close_after(request)
-    if closing is not None:
-        await closing
+    close_after(request)
 
 
 async def _maybe(value: Any) -> Any:

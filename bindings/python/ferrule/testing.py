@@ -31,6 +31,7 @@ import uuid
 import zlib
 from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence, Tuple, Union
 
+from . import _tasks
 from ._testing_socket import WebSocketDenialResponse, WebSocketTestSession
 from .app import App
 from .server import new_event_loop
@@ -367,7 +368,12 @@ class TestClient:
         that need the bytes themselves (the conformance corpus)."""
 
         async def exchange() -> Any:
-            return await self._handle.send(method, path, list(headers), body)
+            answer = await self._handle.send(method, path, list(headers), body)
+            # As Starlette's client, which returns once the response's background tasks and
+            # the dependencies' teardowns have run: a test asserting what a task did passed
+            # or failed by timing (found by a probe).
+            await _tasks.settled()
+            return answer
 
         answer = self._on_loop(exchange())
         self._raise_server_exception()

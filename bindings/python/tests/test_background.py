@@ -214,6 +214,40 @@ def test_the_test_client_runs_a_responses_task_too() -> None:
     eventually(lambda: done == ["removed 7"], f"the task ran: {done}")
 
 
+# Found by a probe: the client returned before the tasks had run (a yield dependency and two
+# tasks: early in 6 of 30 calls), so a test asserting what a task did failed by timing.
+# Starlette's client returns once they have run.
+def test_the_test_client_returns_once_the_tasks_and_teardowns_have_run() -> None:
+    import time
+
+    from ferrule import BackgroundTasks, Depends
+
+    app = App()
+    done: list[str] = []
+
+    def slow(name: str) -> None:
+        time.sleep(0.05)
+        done.append(name)
+
+    def session() -> Iterator[str]:
+        yield "db"
+        time.sleep(0.05)
+        done.append("teardown")
+
+    @app.get("/slow")
+    def handler(tasks: BackgroundTasks, db: str = Depends(session)) -> Response:
+        tasks.add_task(slow, "first")
+        tasks.add_task(slow, "second")
+        return Response(status_code=204, background=BackgroundTask(slow, "response's"))
+
+    with TestClient(app) as client:
+        for _ in range(5):
+            done.clear()
+            assert client.get("/slow").status_code == 204
+            assert sorted(done) == ["first", "response's", "second", "teardown"], done
+            assert done.index("first") < done.index("second") < done.index("teardown"), done
+
+
 def test_a_file_response_takes_starlettes_stat_result_and_method(tmp_path) -> None:
     app = App()
     page = tmp_path / "page.txt"

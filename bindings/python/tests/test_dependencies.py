@@ -118,6 +118,63 @@ def test_yield_dependencies_tear_down_after_the_response_and_see_errors() -> Non
         assert events == ["open", "pool in", "pool out", "closed"]
 
 
+# Found by a probe: a `def` generator's teardown ran on the loop's thread before the answer was
+# handed over, so 1.5 s of it held the response back as long, and every other request too; and
+# the request's background tasks ran after the teardowns, seeing a closed session. FastAPI
+# answers first, then runs the tasks, then the teardowns (a `def` one on its thread pool).
+def test_a_sync_teardown_runs_after_the_answer_off_the_loop_and_after_the_background_tasks() -> None:
+    import threading
+
+    from ferrule import BackgroundTasks
+
+    from support import request, serving
+
+    released = threading.Event()
+    events: list[str] = []
+
+    def session() -> Iterator[dict]:
+        db = {"open": True}
+        try:
+            yield db
+        finally:
+            events.append(f"teardown on {threading.current_thread().name}")
+            released.wait(10)
+            db["open"] = False
+
+    def send_mail(db: dict) -> None:
+        events.append(f"task saw open={db['open']}")
+
+    app = App()
+
+    @app.post("/signup")
+    def signup(tasks: BackgroundTasks, db: Annotated[dict, Depends(session)]) -> dict:
+        tasks.add_task(send_mail, db)
+        return {"ok": True}
+
+    @app.get("/other")
+    def other() -> str:
+        return "other"
+
+    with serving(app) as port:
+        # Answered while the teardown still waits: before, this waited the 10 s.
+        assert request(port, "POST", "/signup").json() == {"ok": True}
+        assert request(port, "GET", "/other").text == "other", "the loop is free while a teardown waits"
+        assert not released.is_set()
+        released.set()
+        eventually(lambda: len(events) == 2, f"the task and the teardown ran: {events}")
+    assert events[0] == "task saw open=True", events
+    assert events[1].startswith("teardown on ferrule-worker"), events
+
+
+def eventually(condition: Any, message: str) -> None:
+    import time
+
+    deadline = time.monotonic() + 10
+    while not condition():
+        assert time.monotonic() < deadline, message
+        time.sleep(0.01)
+
+
 def test_route_and_router_dependencies_run_without_passing_a_value() -> None:
     seen: list[str] = []
 
