@@ -60,6 +60,7 @@ class ThreadPool:
         return future
 
     def _work(self) -> None:
+        _here.worker = True
         while True:
             with self._lock:
                 self._idle_threads += 1
@@ -93,6 +94,14 @@ def _settle(future: "asyncio.Future[Any]", outcome: Tuple[bool, Any]) -> None:
         future.set_result(value)
     else:
         future.set_exception(value)
+
+
+_here = threading.local()
+
+
+def in_worker() -> bool:
+    """Whether the calling thread is one of this pool's."""
+    return getattr(_here, "worker", False)
 
 
 THREADS = ThreadPool()

@@ -351,8 +351,17 @@ def with_shared_response(run: Callable[..., Any], is_async: bool, status_code: i
     return run_sync
 
 
-def _exits(request: Any) -> list[Any]:
-    exits: list[Any] = []
+class _Exits(list):
+    """The generator dependencies a request entered, and where: a ``def`` one's teardown runs
+    where its route's sync code ran, on the loop or, for a ``blocking=True`` route, on the
+    thread pool."""
+
+    on_pool = False
+
+
+def _exits(request: Any) -> _Exits:
+    exits = _Exits()
+    exits.on_pool = _pool.in_worker()
     setattr(request.state, _EXITS, exits)
     return exits
 
@@ -458,22 +467,25 @@ def close_after(request: Any) -> None:
     the loop. The binding hands the answer to the core once the callback that made it returns,
     so the task starts while the response goes out, not before. The request's
     ``BackgroundTasks`` run first; then the teardowns, the last entered first, a ``def``
-    generator's on the thread pool, as FastAPI runs it. Run here, before, a teardown that
-    waited (a session's commit, a connection handed back) held the response back as long and
-    blocked the loop every request shares (found by a probe: 1.5 s of teardown, and another
-    route's answer 1.2 s late)."""
+    generator's where it was entered: on the thread pool for a ``blocking=True`` route, as
+    FastAPI runs every one, else on the loop, as the route's own ``def`` code runs. Run here,
+    before, a teardown that waited (a session's commit, a connection handed back) held the
+    response back as long, and a ``blocking=True`` route's blocked the loop every request
+    shares (found by a probe: 1.5 s of teardown, and another route's answer 1.2 s late)."""
     state = request._state_if_made
     exits = getattr(state, _EXITS, None) if state is not None else None
     if exits:
-        in_background(_close_later(list(exits)))
+        in_background(_close_later(list(exits), exits.on_pool))
         exits.clear()
 
 
-async def _close_later(exits: list[Any]) -> None:
+async def _close_later(exits: list[Any], on_pool: bool) -> None:
     _tasks_first(exits)
     while exits:
         generator = exits.pop()
         if inspect.isasyncgen(generator):
             await _close_async([generator], None)
-        else:
+        elif on_pool:
             await _pool.THREADS.run(functools.partial(_close, [generator], None))
+        else:
+            _close([generator], None)
