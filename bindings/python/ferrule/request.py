@@ -40,6 +40,22 @@ class QueryParams(Mapping[str, str]):
     def multi_items(self) -> list[tuple[str, str]]:
         return list(self._pairs)
 
+    def __str__(self) -> str:
+        """The pairs as a query string, Starlette's: ``f"/items?{request.query_params}"`` builds
+        a link (it built ``/items?QueryParams([...])``, found by a probe)."""
+        return urllib.parse.urlencode(self._pairs)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, QueryParams):
+            # Keyed by text: a form's values may be files, which do not order.
+            def key(pair: tuple[str, Any]) -> tuple[str, str]:
+                return (pair[0], str(pair[1]))
+
+            return sorted(self._pairs, key=key) == sorted(other._pairs, key=key)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # a mapping, compared by its pairs
+
     def __repr__(self) -> str:
         return f"QueryParams({self._pairs!r})"
 
@@ -99,6 +115,29 @@ class URL:
 
     def __str__(self) -> str:
         return f"{self.scheme}://{self.netloc}{self.path}" + (f"?{self.query}" if self.query else "")
+
+    def replace(self, **parts: str) -> "URL":
+        """This URL with ``netloc``, ``path`` or ``query`` replaced (Starlette's ``replace``)."""
+        unknown = set(parts) - {"netloc", "path", "query"}
+        if unknown:
+            raise TypeError(f"URL.replace takes netloc, path and query, not {', '.join(sorted(unknown))}")
+        return URL(parts.get("netloc", self.netloc), parts.get("path", self.path), parts.get("query", self.query))
+
+    def include_query_params(self, **params: Any) -> "URL":
+        """This URL with ``params`` set in its query (replacing those of the same names)."""
+        pairs = [(k, v) for k, v in urllib.parse.parse_qsl(self.query, keep_blank_values=True) if k not in params]
+        pairs.extend((name, str(value)) for name, value in params.items())
+        return self.replace(query=urllib.parse.urlencode(pairs))
+
+    def replace_query_params(self, **params: Any) -> "URL":
+        """This URL with ``params`` as its whole query."""
+        return self.replace(query=urllib.parse.urlencode([(name, str(value)) for name, value in params.items()]))
+
+    def remove_query_params(self, keys: Any) -> "URL":
+        """This URL without the query parameters named in ``keys`` (a name or several)."""
+        names = {keys} if isinstance(keys, str) else set(keys)
+        pairs = [(k, v) for k, v in urllib.parse.parse_qsl(self.query, keep_blank_values=True) if k not in names]
+        return self.replace(query=urllib.parse.urlencode(pairs))
 
     def __repr__(self) -> str:
         return f"URL({str(self)!r})"

@@ -336,6 +336,24 @@ def test_a_raw_request_has_starlettes_query_params_url_and_json() -> None:
         _json_of(b"{")
 
 
+# Found by a probe: `f"/page?{request.query_params}"` built `/page?QueryParams([...])`; Starlette's
+# text is the query string, and its URL makes the next page's link.
+def test_query_params_print_as_a_query_string_and_the_url_makes_links() -> None:
+    from ferrule.request import URL, QueryParams
+
+    params = QueryParams([("a", "1"), ("a", "2"), ("b", "x y&z")])
+    assert str(params) == "a=1&a=2&b=x+y%26z"
+    assert params == QueryParams([("b", "x y&z"), ("a", "1"), ("a", "2")])
+    assert params != QueryParams([("a", "1")])
+    url = URL("shop.example", "/items", "page=1&sort=name")
+    assert str(url.include_query_params(page=2)) == "http://shop.example/items?sort=name&page=2"
+    assert str(url.replace_query_params(q="x")) == "http://shop.example/items?q=x"
+    assert str(url.remove_query_params("sort")) == "http://shop.example/items?page=1"
+    assert str(url.replace(path="/other")) == "http://shop.example/other?page=1&sort=name"
+    with pytest.raises(TypeError, match="scheme"):
+        url.replace(scheme="https")
+
+
 # A FastAPI handler reads `request.headers.get("user-agent")`, `request.cookies["session"]` and
 # `await request.body()` without declaring them: headers and cookies held only the declared
 # ones (None for the rest), and `request.body` was the validated body, not Starlette's method.
