@@ -29,14 +29,14 @@ import time
 import urllib.parse
 import uuid
 import zlib
-from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Iterable, Iterator, Mapping, MutableMapping, Optional, Sequence, Tuple, Union
 
 from . import _tasks
 from ._testing_socket import WebSocketDenialResponse, WebSocketTestSession
 from .app import App
 from .server import new_event_loop
 
-__all__ = ["TestClient", "TestResponse", "Headers", "WebSocketTestSession", "WebSocketDenialResponse"]
+__all__ = ["TestClient", "TestResponse", "Headers", "Cookies", "HTTPStatusError", "WebSocketTestSession", "WebSocketDenialResponse"]
 
 HeaderInput = Union[Mapping[str, str], Sequence[Tuple[str, str]], None]
 QueryInput = Union[Mapping[str, Any], Sequence[Tuple[str, Any]], str, None]
@@ -132,7 +132,8 @@ class TestResponse:
 
     def raise_for_status(self) -> "TestResponse":
         if self.status_code >= 400:
-            raise AssertionError(f"{self.status_code} {self.reason_phrase} for {self.method} {self.url}: {self.text[:500]}")
+            message = f"{self.status_code} {self.reason_phrase} for {self.method} {self.url}: {self.text[:500]}"
+            raise HTTPStatusError(message, request=self.request, response=self)
         return self
 
     # httpx's streaming reads, over the whole body the in-process exchange gathered (a stream
@@ -159,6 +160,140 @@ class TestResponse:
 
     def __repr__(self) -> str:
         return f"<TestResponse [{self.status_code}]>"
+
+
+def _status_error_bases() -> tuple[type, ...]:
+    # httpx's own class when httpx is installed, so `except httpx.HTTPStatusError` (what a
+    # Starlette test catches) takes it; an AssertionError all the same, as it was here.
+    try:
+        import httpx
+    except ImportError:
+        return (AssertionError,)
+    return (httpx.HTTPStatusError, AssertionError)
+
+
+class HTTPStatusError(*_status_error_bases()):  # type: ignore[misc]
+    """``raise_for_status()`` of a 4xx or 5xx, httpx's: ``.request`` and ``.response``."""
+
+    def __init__(self, message: str, *, request: Any, response: Any) -> None:
+        Exception.__init__(self, message)
+        self.request = request
+        self.response = response
+
+
+class Cookies(MutableMapping[str, str]):
+    """The client's cookie jar, httpx's ``client.cookies``: by name (``cookies["sid"]``,
+    ``get``), and ``set(name, value, domain="", path="/")``. A cookie the app set with a
+    ``Path`` goes only with requests under it (RFC 6265 §5.1.4), as a browser and httpx send
+    it: it went with every request (found by a probe: an ``/admin`` session cookie reached
+    ``/public``)."""
+
+    def __init__(self, cookies: Optional[Mapping[str, str]] = None) -> None:
+        # (name, path) → value, in the order set.
+        self._jar: dict[tuple[str, str], str] = {}
+        for name, value in (cookies or {}).items():
+            self.set(name, value)
+
+    def set(self, name: str, value: str, domain: str = "", path: str = "/") -> None:
+        self._jar[(name, path or "/")] = value
+
+    def delete(self, name: str, domain: Optional[str] = None, path: Optional[str] = None) -> None:
+        for key in [key for key in self._jar if key[0] == name and (path is None or key[1] == path)]:
+            del self._jar[key]
+
+    def clear(self, domain: Optional[str] = None, path: Optional[str] = None) -> None:  # type: ignore[override]
+        self._jar.clear()
+
+    def for_path(self, path: str) -> dict[str, str]:
+        """The cookies that go with a request for ``path``: the most specific path's value of
+        a name first, as RFC 6265 orders them."""
+        chosen: dict[str, tuple[int, str]] = {}
+        for (name, cookie_path), value in self._jar.items():
+            if _path_matches(path, cookie_path) and len(cookie_path) >= chosen.get(name, (-1, ""))[0]:
+                chosen[name] = (len(cookie_path), value)
+        return {name: value for name, (_, value) in chosen.items()}
+
+    def __getitem__(self, name: str) -> str:
+        values = [value for (key, _), value in self._jar.items() if key == name]
+        if not values:
+            raise KeyError(name)
+        return values[-1]
+
+    def __setitem__(self, name: str, value: str) -> None:
+        self.set(name, value)
+
+    def __delitem__(self, name: str) -> None:
+        if name not in self:
+            raise KeyError(name)
+        self.delete(name)
+
+    def __contains__(self, name: object) -> bool:
+        return any(key == name for key, _ in self._jar)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(dict.fromkeys(key for key, _ in self._jar))
+
+    def __len__(self) -> int:
+        return len(dict.fromkeys(key for key, _ in self._jar))
+
+    def __repr__(self) -> str:
+        return f"<Cookies {[f'{name}={value} for {path}' for (name, path), value in self._jar.items()]}>"
+
+
+def _path_matches(request_path: str, cookie_path: str) -> bool:
+    """RFC 6265 §5.1.4: ``/admin`` takes ``/admin`` and ``/admin/x``, not ``/administrator``."""
+    if request_path == cookie_path:
+        return True
+    if not request_path.startswith(cookie_path):
+        return False
+    return cookie_path.endswith("/") or request_path[len(cookie_path)] == "/"
+
+
+def _default_path(request_path: str) -> str:
+    """RFC 6265 §5.1.4's default path of a cookie set without ``Path``: the request path's
+    directory."""
+    if not request_path.startswith("/") or request_path.count("/") == 1:
+        return "/"
+    return request_path[: request_path.rindex("/")]
+
+
+class ClientHeaders(MutableMapping[str, str]):
+    """The headers every request of the client sends, httpx's ``client.headers``: by name in
+    any case (``client.headers["Authorization"] = ...``, ``get``, ``update``). It was a list of
+    pairs, on which ``get`` failed."""
+
+    def __init__(self, pairs: list[tuple[str, str]]) -> None:
+        self._pairs = pairs
+
+    def __getitem__(self, name: str) -> str:
+        values = [value for key, value in self._pairs if key.lower() == name.lower()]
+        if not values:
+            raise KeyError(name)
+        return ", ".join(values)
+
+    def __setitem__(self, name: str, value: str) -> None:
+        self._pairs = [(key, kept) for key, kept in self._pairs if key.lower() != name.lower()]
+        self._pairs.append((str(name), str(value)))
+
+    def __delitem__(self, name: str) -> None:
+        if name not in self:
+            raise KeyError(name)
+        self._pairs = [(key, value) for key, value in self._pairs if key.lower() != name.lower()]
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and any(key.lower() == name.lower() for key, _ in self._pairs)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(dict.fromkeys(key.lower() for key, _ in self._pairs))
+
+    def __len__(self) -> int:
+        return len(dict.fromkeys(key.lower() for key, _ in self._pairs))
+
+    def multi_items(self) -> list[tuple[str, str]]:
+        return list(self._pairs)
+
+    def __repr__(self) -> str:
+        return f"ClientHeaders({self._pairs!r})"
 
 
 class TestRequest:
@@ -197,8 +332,8 @@ class TestClient:
         self.base_url = base_url.rstrip("/")
         self.raise_server_exceptions = raise_server_exceptions
         self.follow_redirects = follow_redirects
-        self.headers: list[tuple[str, str]] = _pairs(headers)
-        self.cookies: dict[str, str] = dict(cookies or {})
+        self._headers = ClientHeaders(_pairs(headers))
+        self._cookies = Cookies(cookies)
         self._loop = new_event_loop()
         # What stopped the loop, if anything did (a handler's `SystemExit` stops it, as it
         # stops a server): raised again by whatever waits on it.
@@ -208,6 +343,26 @@ class TestClient:
         self._lifespan_started = False
         self._served_port: Optional[int] = None
         self._handle = self._on_loop(self._start())
+
+    @property
+    def headers(self) -> ClientHeaders:
+        return self._headers
+
+    @headers.setter
+    def headers(self, value: HeaderInput) -> None:
+        self._headers = ClientHeaders(_pairs(value))
+
+    @property
+    def cookies(self) -> Cookies:
+        return self._cookies
+
+    @cookies.setter
+    def cookies(self, value: Optional[Mapping[str, str]]) -> None:
+        self._cookies = value if isinstance(value, Cookies) else Cookies(value)
+
+    def _jar_for(self, target: str, given: Optional[Mapping[str, str]]) -> dict[str, str]:
+        path = urllib.parse.urlsplit(target).path or "/"
+        return {**self._cookies.for_path(path), **(given or {})}
 
     async def _start(self) -> Any:
         handle = self.app._native_app.in_process(asyncio.get_running_loop(), self.app._hooks)
@@ -262,7 +417,7 @@ class TestClient:
         and, as by Starlette's TestClient, unused: an in-process request has no network."""
         body, content_type = _encode_body(content, data, files, json)
         target = _target(self.base_url, url, params)
-        pairs = [*self.headers, *_pairs(headers)]
+        pairs = [*self._headers.multi_items(), *_pairs(headers)]
         if content_type is not None and not any(name.lower() == "content-type" for name, _ in pairs):
             pairs.append(("content-type", content_type))
         if auth is not None and not any(name.lower() == "authorization" for name, _ in pairs):
@@ -272,7 +427,7 @@ class TestClient:
         follow = self.follow_redirects if follow_redirects is None else follow_redirects
         history: list[TestResponse] = []
         while True:
-            response = self._send(method.upper(), target, pairs, body, {**self.cookies, **(cookies or {})}, history)
+            response = self._send(method.upper(), target, pairs, body, self._jar_for(target, cookies), history)
             if not (follow and response.is_redirect) or len(history) >= 20:
                 return response
             history.append(response)
@@ -332,12 +487,12 @@ class TestClient:
         a connection; a receive waits at most ``timeout`` seconds."""
         target = urllib.parse.urlsplit(_target(self.base_url, url, params))
         path = urllib.parse.urlunsplit(("", "", target.path or "/", target.query, ""))
-        pairs = [*self.headers, *_pairs(headers)]
+        pairs = [*self._headers.multi_items(), *_pairs(headers)]
         names = {name.lower() for name, _ in pairs}
         handshake: list[tuple[str, str]] = []
         if "host" not in names:
             handshake.append(("host", target.netloc))
-        jar = {**self.cookies, **(cookies or {})}
+        jar = self._jar_for(urllib.parse.urlunsplit(target), cookies)
         if jar and "cookie" not in names:
             handshake.append(("cookie", "; ".join(f"{name}={value}" for name, value in jar.items())))
         handshake.extend(pairs)
@@ -397,7 +552,7 @@ class TestClient:
         headers = Headers((name, value.decode("latin-1")) for name, value in raw_headers)
         response = TestResponse(method, target, status, headers, _decoded(headers, content), list(history))
         response.request = TestRequest(method, target, Headers((name, value.decode("latin-1")) for name, value in wire), body)
-        self._keep_cookies(headers)
+        self._keep_cookies(headers, parsed.path or "/")
         return response
 
     def _raise_server_exception(self) -> None:
@@ -410,15 +565,16 @@ class TestClient:
         if raised is not None and self.raise_server_exceptions:
             raise raised
 
-    def _keep_cookies(self, headers: Headers) -> None:
+    def _keep_cookies(self, headers: Headers, request_path: str) -> None:
         for line in headers.get_list("set-cookie"):
             name, value, expired = _set_cookie(line)
             if not name:
                 continue
+            path = _cookie_path(line) or _default_path(request_path)
             if expired:
-                self.cookies.pop(name, None)
+                self._cookies.delete(name, path=path)
             else:
-                self.cookies[name] = value
+                self._cookies.set(name, value, path=path)
 
     # -- life cycle ---------------------------------------------------------------------------
 
@@ -583,6 +739,15 @@ def _decoded(headers: Headers, content: bytes) -> bytes:
     if encoding == "deflate":
         return zlib.decompress(content)
     return content
+
+
+def _cookie_path(line: str) -> Optional[str]:
+    """A ``Set-Cookie`` line's ``Path``, when it names one that starts with ``/``."""
+    for attribute in line.split(";")[1:]:
+        key, _, setting = attribute.strip().partition("=")
+        if key.lower() == "path" and setting.strip().startswith("/"):
+            return setting.strip()
+    return None
 
 
 def _set_cookie(line: str) -> Tuple[str, str, bool]:

@@ -134,6 +134,48 @@ def test_cookies_the_app_sets_are_sent_back_until_deleted() -> None:
         assert client.get("/whoami", cookies={"theme": "dark"}).json() == {"cookies": {"theme": "dark"}}
 
 
+# Found by a probe against Starlette's client: a cookie set for `/admin` went with requests to
+# `/public`; `client.cookies.set` and `client.headers.get` raised AttributeError; and
+# `raise_for_status()` raised an AssertionError that `except httpx.HTTPStatusError` missed.
+def test_the_clients_cookies_keep_their_path_and_its_jar_and_headers_are_httpxs() -> None:
+    app = App()
+
+    @app.get("/admin/login")
+    def login(response: Response) -> str:
+        response.set_cookie("admin_session", "s3cret", path="/admin")
+        return "in"
+
+    @app.get("/admin/logout")
+    def logout(response: Response) -> str:
+        response.delete_cookie("admin_session", path="/admin")
+        return "out"
+
+    @app.get("/{area}/whoami")
+    def whoami(request: Request, area: str) -> dict:
+        return {"cookies": request.cookies, "token": request.headers.get("x-token")}
+
+    with TestClient(app) as client:
+        client.get("/admin/login")
+        assert client.get("/public/whoami").json()["cookies"] == {}, "a /admin cookie stays under /admin"
+        assert client.get("/admin/whoami").json()["cookies"] == {"admin_session": "s3cret"}
+        assert client.cookies["admin_session"] == "s3cret"
+        client.cookies.set("lang", "fr")
+        client.headers["X-Token"] = "t1"
+        assert client.headers.get("x-token") == "t1"
+        assert client.get("/public/whoami").json() == {"cookies": {"lang": "fr"}, "token": "t1"}
+        client.get("/admin/logout")
+        assert "admin_session" not in client.cookies
+        assert client.get("/admin/whoami").json()["cookies"] == {"lang": "fr"}
+        missing = client.get("/nowhere")
+        with pytest.raises(AssertionError) as raised:
+            missing.raise_for_status()
+        assert raised.value.response is missing and raised.value.request is missing.request
+    # A cookie set without Path: its default is the directory of the request that set it.
+    from ferrule.testing import _default_path
+
+    assert [_default_path(p) for p in ("/admin/login", "/login", "/")] == ["/admin", "/", "/"]
+
+
 def test_redirects_are_followed_unless_asked_not_to(client: TestClient) -> None:
     followed = client.get("/old")
     assert (followed.status_code, followed.json(), len(followed.history)) == (200, {"id": 1, "verbose": True}, 1)
