@@ -59,6 +59,8 @@ class Reply {
     /** How many times `code()` was called: what an error handler set itself is told from the
      * status the reply was given for the error it handles. */
     this._codeCalls = 0;
+    /** While the scope's not-found handler answers: its own failure is then the app's error. */
+    this._inNotFound = false;
     /** Called by `send()`: a `done`-style hook waited on may answer without calling `done`. */
     this._onSent = null;
   }

@@ -1282,11 +1282,14 @@ class Dispatcher {
   continueHooked(id, route, ctx, chain, reply, refused, refusal, step) {
     const before = chain.onRequest.length;
     const last = before + chain.preHandler.length;
+    // A path no route takes goes to the scope's not-found handler after the preHandler hooks,
+    // as Fastify's 404 route does: an auth hook there guards it too (it was skipped).
+    const handledAsNotFound = refused !== null && route < 0 && refusal.status === 404 && chain.notFound !== null;
     try {
       for (; step <= last && !reply.sent; step++) {
         let value;
         if (step < before) value = callHookNow(chain.onRequest[step], 2, ctx, reply);
-        else if (refused) throw refused;
+        else if (refused && !(handledAsNotFound && step < last)) throw refused;
         else if (step < last) value = callHookNow(chain.preHandler[step - before], 2, ctx, reply);
         else if (this.isSocket[route]) {
           // A WebSocket's handshake that its hooks let through, as @fastify/websocket's: 101
@@ -1388,6 +1391,12 @@ class Dispatcher {
       this.recover(error, refused, refusal, route, chain, ctx, reply);
       await reply.recovered;
     } catch (failure) {
+      // The not-found handler's own failure is the app's error, as a handler's is in Fastify:
+      // onError hooks and the error handler see it (it was a bare 500 that skipped them).
+      if (reply._inNotFound) {
+        reply._inNotFound = false;
+        return this.recoverHooked(id, route, ctx, chain, reply, null, null, failure, sending);
+      }
       return this.failHooked(id, ctx, failure);
     }
     if (sending) {
@@ -1449,7 +1458,11 @@ class Dispatcher {
     reply.code(statusOfError(error, before));
     const notFound = error === refused && refusal.status === 404 && route < 0 ? chain.notFound : null;
     if (notFound) {
-      reply.recovered = Promise.resolve(callHook(notFound, [ctx, reply])).then((value) => this.sendRecovered(value, refused, refusal, ctx, reply));
+      reply._inNotFound = true;
+      reply.recovered = Promise.resolve(callHook(notFound, [ctx, reply])).then((value) => {
+        reply._inNotFound = false;
+        return this.sendRecovered(value, refused, refusal, ctx, reply);
+      });
       return;
     }
     // A path no route takes is no error of the app's: without a not-found handler it gets the
@@ -1648,8 +1661,10 @@ function injectResponse(status, flat, rawPayload, cutOff) {
   const headers = {};
   for (let i = 0; i < flat.length; i += 2) {
     const [name, value] = [flat[i], flat[i + 1]];
+    // A repeated name is an array of its values, as light-my-request reads Node's headers
+    // (`reply.header('x-m', ['1', '2'])`); joined, it told a test other than the wire.
     if (name === 'set-cookie') (headers[name] ||= []).push(value);
-    else headers[name] = name in headers ? `${headers[name]}, ${value}` : value;
+    else headers[name] = name in headers ? [].concat(headers[name], value) : value;
   }
   const payload = rawPayload.toString('utf8');
   return {

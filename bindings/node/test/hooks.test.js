@@ -154,6 +154,38 @@ test('setNotFoundHandler answers what no route takes', async () => {
   assert.strictEqual((await app.inject('/here')).body, 'here');
 });
 
+// Found by a probe against Fastify: the not-found handler ran without the preHandler hooks, so an
+// auth hook there did not guard it; one that threw was a bare 500 that no onError hook or error
+// handler saw; and inject() joined a header set as an array, which the wire sends as two lines.
+test('the not-found handler runs after preHandler hooks, and its failure is the app\'s error', async () => {
+  const app = new App({ logger: false });
+  const seen = [];
+  app.addHook('onRequest', async () => { seen.push('onRequest'); });
+  app.addHook('preHandler', async (ctx, reply) => {
+    seen.push('preHandler');
+    if (!ctx.headers.authorization) return reply.code(401).send({ error: 'auth' });
+  });
+  app.addHook('onError', async (ctx, reply, error) => { seen.push(`onError ${error.message}`); });
+  app.setErrorHandler((error, ctx, reply) => reply.code(503).send({ handled: error.message }));
+  app.setNotFoundHandler((ctx, reply) => {
+    seen.push('notFound');
+    if (ctx.headers['x-fail']) throw new Error('lost');
+    reply.code(404).send({ missing: ctx.path });
+  });
+  app.get('/h', (ctx, reply) => { reply.header('x-m', ['1', '2']); return 'ok'; });
+  const refused = await app.inject('/nope');
+  assert.deepStrictEqual([refused.statusCode, refused.json(), seen], [401, { error: 'auth' }, ['onRequest', 'preHandler']]);
+  seen.length = 0;
+  const missing = await app.inject({ url: '/nope', headers: { authorization: 'x' } });
+  assert.deepStrictEqual([missing.statusCode, missing.json(), seen], [404, { missing: '/nope' }, ['onRequest', 'preHandler', 'notFound']]);
+  seen.length = 0;
+  const failed = await app.inject({ url: '/nope', headers: { authorization: 'x', 'x-fail': '1' } });
+  assert.deepStrictEqual([failed.statusCode, failed.json(), seen], [503, { handled: 'lost' }, ['onRequest', 'preHandler', 'notFound', 'onError lost']]);
+  const repeated = await app.inject({ url: '/h', headers: { authorization: 'x' } });
+  assert.deepStrictEqual(repeated.headers['x-m'], ['1', '2']);
+  await app.close();
+});
+
 test('register scopes hooks and handlers to its prefix, after the app', async () => {
   const app = new App();
   const order = [];
