@@ -103,7 +103,9 @@ module Ferrule
           # (/*.:ext reads the last extension). So it has one way to match, and matching stays
           # linear in the path's length (/*.:ext/x took 0.27 s on 8 KB of dots without it).
           stops = [(before if star), scanner.peek(1)].compact.uniq.select { |c| c.match?(/\A[A-Za-z0-9._~!$&'+,;=@-]\z/) }
-          source << "(?<#{name}>[^/?##{stops.map { |c| Regexp.escape(c) }.join}]" << (optional ? "*)" : "+)")
+          # An optional one that is absent is nil in +params+, as Mustermann gives it (an
+          # empty match gave "": found by a probe against Sinatra).
+          source << "(?<#{name}>[^/?##{stops.map { |c| Regexp.escape(c) }.join}]+)" << (optional ? "?" : "")
           before = nil
         elsif (text = scanner.scan(%r{[^*:{}\[\]()|?]+|:}))
           optional = scanner.scan(/\?/)
