@@ -103,6 +103,20 @@ class SinatraTest < Minitest::Test
     assert_equal ["/users/7", "posts /posts"], seen
   end
 
+  # Found by a probe: `pass` was a NameError, a 500.
+  def test_pass_gives_the_request_up_to_not_found_or_to_its_block
+    @app = Ferrule::App.new
+    @app.not_found { "nothing at #{request.path}" }
+    @app.get("/users/{name}") { params[:name] == "admin" ? pass : "user #{params[:name]}" }
+    @app.get("/pages/{name}") { pass { "fallback for #{params[:name]}" } }
+    get "/users/ada"
+    assert_equal [200, "user ada"], [last_response.status, last_response.body]
+    get "/users/admin"
+    assert_equal [404, "nothing at /users/admin"], [last_response.status, last_response.body]
+    get "/pages/x"
+    assert_equal [200, "fallback for x"], [last_response.status, last_response.body]
+  end
+
   # Found by a probe against Sinatra: an optional capture that is absent read "" in params,
   # where Mustermann gives nil.
   def test_an_absent_optional_capture_is_nil

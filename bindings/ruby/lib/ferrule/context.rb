@@ -265,6 +265,15 @@ module Ferrule
 
     def not_found(body = nil) = error(404, body)
 
+    # Sinatra's +pass+: this route gives the request up. Sinatra tries the next route that
+    # matches; the core routes a request to exactly one, so there is none, and the answer is
+    # Sinatra's when no later route takes it: the block's value when one is given, else a 404
+    # that +not_found+ answers. It was a NameError, a 500 (found by a probe).
+    def pass(&block)
+      halt(block.call) if block
+      raise HTTPError.new(404, "No route matches this path.")
+    end
+
     # Sinatra's +cache_control+: <tt>cache_control :public, max_age: 60</tt>.
     def cache_control(*values, **options)
       parts = values.map { |value| value.to_s.tr("_", "-") }
