@@ -4,8 +4,10 @@
 //! Both queues are bounded. Arrivals: the connection stops reading once a batch's worth waits
 //! untaken ([`crate::stream::batch`]'s 64 messages or 64 KiB, plus the message being read), so a
 //! client that sends faster than its handler takes is held back by TCP, not by memory. Sends
-//! never wait — Node and Ruby handlers cannot — so past `ws_send_buffer_bytes` unread by the
-//! client the connection is closed with 1008 and the queue dropped.
+//! never wait — Node and Ruby handlers cannot — so when more than `ws_send_buffer_bytes` waits
+//! behind a write the client has not taken yet, the connection is closed with 1008 and the
+//! queue dropped. What waits while the connection is not stuck writing is not counted against
+//! the client: the connection takes it at once, a message larger than the limit included.
 
 use super::{Closed, Message, UnsendableClose};
 use crate::stream::batch::{MAX_BYTES, MAX_ITEMS};
@@ -89,6 +91,8 @@ struct Arrivals {
 struct Sends {
     queue: VecDeque<Outgoing>,
     bytes: usize,
+    /// The connection took a batch and is writing it: what is queued now waits for the client.
+    writing: bool,
     /// The close to send (asked by the handler, or forced): nothing is queued after it.
     close: Option<Closed>,
 }
@@ -174,8 +178,9 @@ impl Socket {
         lock(&self.shared.arrivals).end.clone()
     }
 
-    /// Queues a message for the client. Never waits: past `ws_send_buffer_bytes` not yet read
-    /// by the client, the connection is closed with 1008 instead.
+    /// Queues a message for the client. Never waits: when more than `ws_send_buffer_bytes`
+    /// already waits behind a write the client has not taken, the connection is closed with
+    /// 1008 instead.
     pub fn send(&self, message: Message) -> Result<(), SocketClosed> {
         self.queue(Outgoing::Message(message))
     }
@@ -215,8 +220,12 @@ impl Socket {
         if sends.close.is_some() {
             return Err(SocketClosed);
         }
-        sends.bytes += outgoing.len();
-        if sends.bytes > self.shared.send_limit {
+        // Counted against the client only behind a write it has not taken: a message queued
+        // while the connection is free goes out at once, whatever its size. Counting every
+        // queued byte closed the connection on any message over the limit before a byte of it
+        // was sent, and on a burst a reading client had had no time to take (found by a probe:
+        // the README's chat room could not relay a 2 MiB message its own limit let in).
+        if sends.writing && sends.bytes > self.shared.send_limit {
             sends.queue.clear();
             sends.bytes = 0;
             sends.close = Some(Closed::new(1008, "send buffer full: the client does not read"));
@@ -225,6 +234,7 @@ impl Socket {
             self.shared.to_session.notify_one();
             return Ok(());
         }
+        sends.bytes += outgoing.len();
         sends.queue.push_back(outgoing);
         drop(sends);
         self.shared.to_session.notify_one();
@@ -242,6 +252,8 @@ impl Socket {
         let mut sends = lock(&self.shared.sends);
         into.extend(sends.queue.drain(..));
         sends.bytes = 0;
+        // The connection comes back here once it has written what it took.
+        sends.writing = !into.is_empty();
         sends.close.clone()
     }
 
@@ -343,16 +355,43 @@ mod tests {
     }
 
     #[test]
-    fn sends_past_the_buffer_limit_close_the_socket_and_drop_the_queue() {
+    fn sends_past_the_buffer_limit_behind_a_write_close_the_socket_and_drop_the_queue() {
         let socket = Socket::new(None, 10);
+        // Nothing waits for the client yet: a message over the limit, and a burst, are queued
+        // (each closed the socket with 1008 before: found by a probe).
+        socket.send(Message::Binary(Bytes::from(vec![b'x'; 20]))).unwrap();
         socket.send(Message::Binary(Bytes::from_static(b"12345678"))).unwrap();
-        assert_eq!(socket.buffered(), 8);
-        socket.send(Message::Binary(Bytes::from_static(b"9ab"))).unwrap();
-        assert_eq!(socket.buffered(), 0, "the queue is dropped");
+        assert_eq!(socket.buffered(), 28);
         let mut out = Vec::new();
-        assert_eq!(socket.take_sends(&mut out).map(|c| c.code), Some(1008));
-        assert!(out.is_empty());
+        assert_eq!(socket.take_sends(&mut out), None, "the connection takes them to write");
+        assert_eq!(out.len(), 2);
+        // While that write waits for the client, up to the limit may wait behind it...
+        socket.send(Message::Binary(Bytes::from_static(b"12345678"))).unwrap();
+        socket.send(Message::Binary(Bytes::from_static(b"9ab"))).unwrap();
+        assert_eq!(socket.buffered(), 11);
+        // ...and past it the client is that far behind: 1008, and the queue dropped.
+        socket.send(Message::Binary(Bytes::from_static(b"c"))).unwrap();
+        assert_eq!(socket.buffered(), 0, "the queue is dropped");
+        let mut after = Vec::new();
+        assert_eq!(socket.take_sends(&mut after).map(|c| c.code), Some(1008));
+        assert!(after.is_empty());
         assert_eq!(socket.send(Message::Text("late".into())), Err(SocketClosed));
+    }
+
+    #[test]
+    fn a_connection_back_from_its_write_takes_a_new_burst_without_counting_it() {
+        let socket = Socket::new(None, 10);
+        let mut out = Vec::new();
+        socket.send(Message::Binary(Bytes::from_static(b"12345678"))).unwrap();
+        socket.take_sends(&mut out);
+        out.clear();
+        // Written: the connection comes back and finds nothing.
+        assert_eq!(socket.take_sends(&mut out), None);
+        for _ in 0..5 {
+            socket.send(Message::Binary(Bytes::from_static(b"12345678"))).unwrap();
+        }
+        assert_eq!(socket.take_sends(&mut out), None);
+        assert_eq!(out.len(), 5);
     }
 
     // Found by a README walk: close(1005) was sent as 1000 and a long reason cut short,
