@@ -105,7 +105,7 @@ impl BodyStream {
     pub(crate) fn logged(self, route: Arc<str>, event_stream: bool) -> Self {
         // An event stream has no length: its events go on until it ends.
         let length = self.length.filter(|_| !event_stream);
-        let logged = Logged { chunks: self.chunks, route, event_stream, done: false, failed: None, remaining: length, declared: length.unwrap_or(0) };
+        let logged = Logged { chunks: self.chunks, route, event_stream, done: false, failed: None, remaining: length, declared: length.unwrap_or(0), last: None };
         BodyStream { chunks: Box::pin(logged), length, keep_alive: self.keep_alive }
     }
 
@@ -147,6 +147,11 @@ struct Logged {
     /// What is left of a declared length, and the length.
     remaining: Option<u64>,
     declared: u64,
+    /// The chunk that completed the declared length, held until the producer is seen to end:
+    /// hyper stops asking once it has the length, so bytes past it went unnoticed when they
+    /// came in a later chunk (found by a probe: 3 × 5 bytes for a length of 10 sent 10, kept
+    /// the connection, logged nothing).
+    last: Option<Bytes>,
 }
 
 impl Logged {
@@ -195,8 +200,27 @@ impl Stream for Logged {
         if self.done {
             return Poll::Ready(None);
         }
-        let item = std::task::ready!(self.chunks.as_mut().poll_next(cx));
-        match self.within_length(item) {
+        let item = loop {
+            let item = std::task::ready!(self.chunks.as_mut().poll_next(cx));
+            if self.last.is_some() {
+                match item {
+                    None => {
+                        self.done = true;
+                        return Poll::Ready(self.last.take().map(Ok));
+                    }
+                    Some(Ok(chunk)) if chunk.is_empty() => continue,
+                    // The held chunk is dropped: the body stops short of its length, so the
+                    // client sees it cut off, as for any failure.
+                    Some(Ok(_)) => break Some(Err(Box::new(StreamFailed(format!("the stream sent more than the {} bytes its Content-Length declares", self.declared))) as BoxError)),
+                    Some(Err(error)) => break Some(Err(error)),
+                }
+            }
+            match self.within_length(item) {
+                Some(Ok(chunk)) if self.remaining == Some(0) => self.last = Some(chunk),
+                other => break other,
+            }
+        };
+        match item {
             Some(Err(error)) => {
                 tracing::error!(target: "ferrule::handler", route = %self.route, "stream of {} failed: {error}", self.route);
                 if self.event_stream {
