@@ -238,6 +238,11 @@ impl Response {
     }
 
     fn extend_headers<N: AsRef<str>, V: AsRef<str>>(&mut self, headers: impl IntoIterator<Item = (N, V)>) -> Result<(), HandlerError> {
+        // The handler's first `cache-control` and `x-accel-buffering` replace the ones an event
+        // stream comes with (`Response::events`); more of the same name add to them. Appended,
+        // `no-store` went out beside the stream's `no-cache` (found by a probe; sse-starlette
+        // lets the app's win).
+        let mut replaced = [false; 2];
         for (name, value) in headers {
             let (name, value) = (name.as_ref(), value.as_ref());
             let name = HeaderName::try_from(name).map_err(|_| HandlerError::new(format!("invalid header name {name:?}")))?;
@@ -260,7 +265,20 @@ impl Response {
                     self.headers.insert(name, value);
                 }
                 _ => {
-                    self.headers.append(name, value);
+                    let first = match name.as_str() {
+                        "cache-control" => Some(&mut replaced[0]),
+                        "x-accel-buffering" => Some(&mut replaced[1]),
+                        _ => None,
+                    };
+                    match first {
+                        Some(seen) if !*seen => {
+                            *seen = true;
+                            self.headers.insert(name, value);
+                        }
+                        _ => {
+                            self.headers.append(name, value);
+                        }
+                    }
                 }
             }
         }
@@ -361,6 +379,19 @@ mod tests {
         assert_eq!(header_values(&response, "content-type"), ["text/html"]);
         let empty = Response::from_parts(204, None, [("x", "y")]).unwrap();
         assert!(empty.body.bytes().is_some_and(|b| b.is_empty()) && empty.headers.get("content-type").is_none());
+    }
+
+    // Found by a probe: an event stream's `no-cache` and `x-accel-buffering: no` went out
+    // beside the app's own, two conflicting lines each.
+    #[test]
+    fn the_handlers_cache_control_replaces_an_event_streams_own() {
+        let events = || Response::events(crate::stream::BodyStream::new(futures_util::stream::empty::<Result<Bytes, crate::stream::BoxError>>()));
+        let pairs = [("Cache-Control", "no-store"), ("x-accel-buffering", "yes"), ("cache-control", "private")];
+        let response = Response::from_parts(200, Some(events()), pairs).unwrap();
+        assert_eq!(header_values(&response, "cache-control"), ["no-store", "private"], "the first replaces, the rest add");
+        assert_eq!(header_values(&response, "x-accel-buffering"), ["yes"]);
+        let kept = Response::from_parts(200, Some(events()), [("x-other", "1")]).unwrap();
+        assert_eq!((header_values(&kept, "cache-control"), header_values(&kept, "x-accel-buffering")), (vec!["no-cache".to_owned()], vec!["no".to_owned()]));
     }
 
     #[test]
