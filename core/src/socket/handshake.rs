@@ -54,12 +54,11 @@ impl SocketRoute {
             response.headers_mut().insert(header::SEC_WEBSOCKET_VERSION, HeaderValue::from_static("13"));
             return Err(response);
         }
-        let key = headers.get(header::SEC_WEBSOCKET_KEY).map(HeaderValue::as_bytes).unwrap_or_default();
-        if !is_nonce(key) {
+        let Some(key) = the_key(headers) else {
             return Err(Problem::status(StatusCode::BAD_REQUEST)
-                .with_detail("Sec-WebSocket-Key must be 16 bytes in base64.")
+                .with_detail("Sec-WebSocket-Key must be 16 bytes in base64, sent once.")
                 .into_http());
-        }
+        };
         let offered: Vec<&str> = headers
             .get_all(header::SEC_WEBSOCKET_PROTOCOL)
             .iter()
@@ -152,6 +151,15 @@ fn has_token(headers: &HeaderMap, name: header::HeaderName, token: &str) -> bool
 }
 
 /// 16 bytes in base64: 22 symbols and `==`.
+/// The handshake's key, when it came once and is a nonce. Once: RFC 6455 §11.3.1 says the
+/// header must not appear more than once, and two leave which one the answer is for to chance
+/// (found by a probe: accepted with a 101).
+fn the_key(headers: &HeaderMap) -> Option<&[u8]> {
+    let mut keys = headers.get_all(header::SEC_WEBSOCKET_KEY).iter();
+    let key = keys.next()?.as_bytes();
+    (is_nonce(key) && keys.next().is_none()).then_some(key)
+}
+
 fn is_nonce(key: &[u8]) -> bool {
     key.len() == 24
         && key.ends_with(b"==")
@@ -208,6 +216,16 @@ mod tests {
         assert!(!is_nonce(b"dGhlIHNhbXBsZSBub25jZR=="), "stray bits in the last symbol");
         assert!(!is_nonce(b"short=="));
         assert_eq!(derive_accept_key(b"dGhlIHNhbXBsZSBub25jZQ=="), "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=", "RFC 6455 §1.3's example");
+    }
+
+    #[test]
+    fn a_handshake_has_one_key() {
+        let mut headers = HeaderMap::new();
+        assert_eq!(the_key(&headers), None);
+        headers.insert(header::SEC_WEBSOCKET_KEY, HeaderValue::from_static("dGhlIHNhbXBsZSBub25jZQ=="));
+        assert_eq!(the_key(&headers), Some(&b"dGhlIHNhbXBsZSBub25jZQ=="[..]));
+        headers.append(header::SEC_WEBSOCKET_KEY, HeaderValue::from_static("AAAAAAAAAAAAAAAAAAAAAA=="));
+        assert_eq!(the_key(&headers), None, "two keys");
     }
 
     #[test]
