@@ -161,6 +161,22 @@ def _as_response(value: Any, status: int) -> Response:
     return response
 
 
+def _media_type_of(response: Response) -> Optional[str]:
+    """The type the core sends ``response`` with: its ``media_type`` (a text type in UTF-8, as
+    the core names it), else its plain body's; none for no body, or a stream that names none."""
+    if response.media_type is not None:
+        kind = response.media_type
+        return f"{kind}; charset=utf-8" if kind.startswith("text/") and "charset=" not in kind.lower() else kind
+    body = response.body
+    if body is None or response.stream is not None:
+        return None
+    if isinstance(body, str):
+        return "text/plain; charset=utf-8"
+    if isinstance(body, (bytes, bytearray, memoryview)):
+        return "application/octet-stream"
+    return "application/json"
+
+
 def _default(exc: Exception, call: Any) -> Response:
     """The answer to an HTTP error no exception handler took: for a refusal of the core's, its
     own response; else the problem response the exception describes. Anything else goes on (a
@@ -426,7 +442,7 @@ async def run_async(chain: Chain, call: Any) -> None:
     # The last declared middleware runs outermost, as Starlette's.
     handle: Callable[[Any], Awaitable[Response]] = endpoint
     for middleware in middlewares:
-        handle = _wrapped(middleware, handle)
+        handle = _wrapped(middleware, handle, call)
     if not here and chain.registry.last_resort is not None:
         handle = _outermost(chain, call, handle)
     await _settle(call, request, handle(request))
@@ -448,9 +464,18 @@ def _outermost(chain: Chain, call: Any, handle: Callable[[Any], Awaitable[Respon
     return answered
 
 
-def _wrapped(middleware: Callable[..., Any], inner: Callable[[Any], Awaitable[Response]]) -> Callable[[Any], Awaitable[Response]]:
+def _wrapped(middleware: Callable[..., Any], inner: Callable[[Any], Awaitable[Response]], call: Any) -> Callable[[Any], Awaitable[Response]]:
     async def call_next(request: Any) -> Response:
-        return await inner(request)
+        response = await inner(request)
+        # As Starlette's: the response names its type, so a middleware that reads its
+        # `body_iterator` and makes a new response with its headers sends the same type; and
+        # its JSON is read as the route writes it.
+        response._call = call
+        if "content-type" not in response.headers:
+            kind = _media_type_of(response)
+            if kind is not None:
+                response.headers["content-type"] = kind
+        return response
 
     async def handle(request: Any) -> Response:
         return _as_response(await middleware(request, call_next), 200)

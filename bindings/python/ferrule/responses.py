@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import datetime
 import email.utils
+import functools
 import http
 import os
 import re
 import string
 import urllib.parse
-from typing import TYPE_CHECKING, Any, AsyncIterable, Iterable, Iterator, Literal, Mapping, MutableMapping, Optional, Sequence, Tuple, Union, overload
+from typing import TYPE_CHECKING, Any, AsyncIterable, AsyncIterator, Iterable, Iterator, Literal, Mapping, MutableMapping, Optional, Sequence, Tuple, Union, overload
 
 __all__ = [
     "Response",
@@ -126,7 +127,7 @@ class Response:
     value.
     """
 
-    __slots__ = ("status", "_headers", "body", "media_type", "as_json", "stream", "events", "background")
+    __slots__ = ("status", "_headers", "body", "media_type", "as_json", "stream", "events", "background", "_call")
 
     #: The path of the file the core sends as the body (a ``FileResponse``'s), or None.
     _file: Optional[str] = None
@@ -206,6 +207,30 @@ class Response:
         self.events = False
         # Run once the response has gone (`background.after_response`), Starlette's.
         self.background: Optional[BackgroundTask] = background
+        # The request it answers, when a middleware's `call_next` gave it: its JSON is read
+        # as that route writes it (`body_iterator`).
+        self._call: Any = None
+
+    # -- the body as it will be sent (Starlette's `body_iterator`) ------------------------
+
+    @property
+    def body_iterator(self) -> AsyncIterator[bytes]:
+        """The body as bytes, chunk by chunk, as Starlette's: what an ``@app.middleware("http")``
+        reads from the response ``call_next`` gave (``b"".join([c async for c in
+        response.body_iterator])``). JSON is written as its route sends it, the response schema
+        applied, so what is read is what would go out. A streamed body is consumed by reading
+        it, as in Starlette; any other can still be sent. It was missing: the usual
+        body-logging middleware was a 500 (found by a probe)."""
+        return _body_chunks(self)
+
+    @body_iterator.setter
+    def body_iterator(self, chunks: Union[Iterable[Any], AsyncIterable[Any]]) -> None:
+        """Starlette's way to replace the body with a stream (a middleware's wrapper of it)."""
+        self.stream = chunks
+        self.body = None
+        self.as_json = False
+        if self._file is not None:
+            self._file = None
 
     # -- FastAPI's names for the same fields ------------------------------------------------
 
@@ -318,6 +343,50 @@ class Response:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(status={self.status!r}, headers={self._headers!r}, body={self.body!r})"
+
+
+async def _body_chunks(response: Response) -> AsyncIterator[bytes]:
+    stream = response.stream
+    if stream is not None:
+        if hasattr(stream, "__aiter__"):
+            async for chunk in stream:
+                yield _chunk_bytes(chunk)
+            return
+        from . import _pool
+
+        # A sync stream's items are made on the thread pool, as the core's producer runs them.
+        iterator = iter(stream)
+        done = object()
+        while (chunk := await _pool.THREADS.run(functools.partial(next, iterator, done))) is not done:
+            yield _chunk_bytes(chunk)
+        return
+    if response._file is not None:
+        from . import _pool
+
+        path = response._file
+        yield await _pool.THREADS.run(lambda: open(path, "rb").read())
+        return
+    body = response.body
+    if body is None:
+        return
+    if isinstance(body, (bytes, bytearray, memoryview)):
+        yield bytes(body)
+    elif isinstance(body, str):
+        yield body.encode()
+    elif response._call is not None:
+        yield response._call.json_of(body, response.status)
+    else:
+        from . import _ferrule
+
+        yield _ferrule.json_bytes(body)
+
+
+def _chunk_bytes(chunk: Any) -> bytes:
+    if isinstance(chunk, (bytes, bytearray, memoryview)):
+        return bytes(chunk)
+    if isinstance(chunk, str):
+        return chunk.encode()
+    raise TypeError(f"a stream chunk is bytes or str, not {type(chunk).__name__}")
 
 
 class JSONResponse(Response):

@@ -657,6 +657,14 @@ impl PendingCall {
         self.answer(py, Ok(result.clone()));
     }
 
+    /// `value` as the JSON this call's route sends for `status`, its response schema applied:
+    /// what a middleware reads from `body_iterator` is what would go out, never the fields
+    /// the schema leaves out. A value that cannot be written raises `ValueError`.
+    fn json_of<'py>(&self, py: Python<'py>, value: &Bound<'py, PyAny>, status: i64) -> PyResult<Bound<'py, PyBytes>> {
+        let bytes = response::json_of(self.route.as_ref(), value, status).map_err(|message| pyo3::exceptions::PyValueError::new_err(format!("the response cannot be sent: {message}")))?;
+        Ok(PyBytes::new(py, &bytes))
+    }
+
     fn fail(&self, py: Python<'_>, exception: &Bound<'_, PyAny>) {
         self.answer(py, Err(PyErr::from_value(exception.clone())));
     }

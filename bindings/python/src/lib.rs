@@ -88,6 +88,14 @@ mod _ferrule {
         Ok(pyo3::types::PyBytes::new(py, &body))
     }
 
+    /// `value` as the JSON the core writes for a plain result with no response schema (a
+    /// `Response` body read before it is sent, `Response.body_iterator`).
+    #[pyo3::pyfunction]
+    fn json_bytes<'py>(value: &pyo3::Bound<'py, pyo3::PyAny>) -> pyo3::PyResult<pyo3::Bound<'py, pyo3::types::PyBytes>> {
+        let bytes = crate::response::json_of(None, value, 200).map_err(|message| pyo3::exceptions::PyValueError::new_err(format!("the response cannot be sent: {message}")))?;
+        Ok(pyo3::types::PyBytes::new(value.py(), &bytes))
+    }
+
     /// The body of the core's bare 500, for an answer Python makes in its place (an
     /// `on_send` hook's to see).
     #[pyo3::pyfunction]

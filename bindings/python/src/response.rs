@@ -64,6 +64,14 @@ pub fn from_result_as(
     Ok(body.with_status(status))
 }
 
+/// `value` as JSON, written as `route` writes a plain result with `status` (its response shape
+/// for that status filters it), for middleware that reads a response's body before it is sent
+/// (`Response.body_iterator`).
+pub fn json_of(route: Option<&Arc<HostRoute<PyRoute>>>, value: &Bound<'_, PyAny>, status: i64) -> Result<Vec<u8>, String> {
+    let shape = route.map_or(Shape::any(), |route| route.response_shape(status));
+    to_json::to_vec(value, shape)
+}
+
 pub fn from_exception(py: Python<'_>, dispatcher: &Dispatcher, route: &HostRoute<PyRoute>, error: PyErr) -> Result<Response, HandlerError> {
     from_exception_in(py, dispatcher, &route.label, error)
 }

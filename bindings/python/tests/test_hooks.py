@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 from typing import Any, AsyncIterator, Optional
 
 import pytest
@@ -18,6 +19,7 @@ from ferrule import (
     Response,
     Router,
     StartupFailed,
+    StreamingResponse,
 )
 from ferrule.testing import TestClient
 
@@ -344,6 +346,49 @@ def test_middleware_wraps_everything_and_may_change_the_response() -> None:
         assert (response.text, response.headers["x-inner"], response.headers["x-outer"]) == ("hi", "1", "200")
         assert order == ["outer in", "inner in", "handler", "inner out", "outer out"]
         assert client.get("/nowhere").headers["x-outer"] == "404"  # a 404 is a response to middleware
+
+
+# Found by a probe: `response.body_iterator`, how a Starlette middleware reads the body it logs,
+# was missing (an AttributeError, a 500), for every kind of response.
+@dataclasses.dataclass
+class UserOut:
+    name: str
+
+
+def test_middleware_reads_the_body_iterator_as_the_route_would_send_it() -> None:
+    app = App()
+    logged: list[bytes] = []
+
+    @app.middleware("http")
+    async def log_body(request: Request, call_next: Any) -> Response:
+        response = await call_next(request)
+        body = b"".join([chunk async for chunk in response.body_iterator])
+        logged.append(body)
+        return Response(content=body, status_code=response.status_code, headers=dict(response.headers))
+
+    @app.get("/user", response_model=UserOut)
+    def user() -> dict:
+        return {"name": "ada", "password": "secret"}
+
+    @app.get("/text")
+    def text() -> str:
+        return "plain"
+
+    @app.get("/stream")
+    def stream() -> StreamingResponse:
+        return StreamingResponse(iter(["a", b"b"]), media_type="text/csv")
+
+    with TestClient(app) as client:
+        user_response = client.get("/user")
+        assert (user_response.status_code, user_response.headers["content-type"], user_response.json()) == (200, "application/json", {"name": "ada"})
+        assert b"secret" not in logged[-1], "the response schema applies to what is read"
+        text_response = client.get("/text")
+        assert (text_response.text, text_response.headers["content-type"]) == ("plain", "text/plain; charset=utf-8")
+        streamed = client.get("/stream")
+        assert (streamed.text, streamed.headers["content-type"]) == ("ab", "text/csv; charset=utf-8")
+        missing = client.get("/nowhere")
+        assert (missing.status_code, missing.headers["content-type"]) == (404, "application/problem+json")
+        assert logged[-1] == missing.content
 
 
 # Found by a README walk: `@app.exception_handler(500)` never ran for an exception no other
