@@ -300,3 +300,31 @@ test("the README's hook refuses a WebSocket handshake without its key", async ()
     await once(member, 'close');
   });
 });
+
+// Found by a probe: a handler that awaited before reading kept the last 1,024 of 3,000 messages
+// and dropped the oldest, silently. Past its backlog the rest now wait in the core, which stops
+// reading from the client; none is lost. A message larger than ws_send_buffer_bytes goes out
+// (every one over 1 MiB closed the connection with 1008 before a byte of it was sent).
+test('a late reader loses no message, and a message over the send buffer goes out', async () => {
+  const app = new ferrule.App();
+  app.ws('/late', async (socket) => {
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    for await (const message of socket) socket.send(String(message));
+  });
+  app.ws('/big', (socket) => { socket.send(Buffer.alloc(3 * 1024 * 1024, 7)); });
+  await serving(app, async (port) => {
+    const late = await connect(port, '/late');
+    const count = 3000;
+    for (let i = 0; i < count; i++) late.send(`m${i}`);
+    const echoed = [];
+    for (let i = 0; i < count; i++) echoed.push(await late.next());
+    assert.deepStrictEqual(echoed, Array.from({ length: count }, (_, i) => `m${i}`));
+    late.close();
+    await late.closed;
+    const big = await connect(port, '/big');
+    const received = await big.next();
+    assert.strictEqual(received.length, 3 * 1024 * 1024);
+    big.close();
+    await big.closed;
+  });
+});
