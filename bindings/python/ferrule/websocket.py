@@ -5,7 +5,8 @@ by the core before the connection is upgraded).
 The connection is accepted once its parameters pass, before the handler runs; ``accept()`` is
 kept so Starlette code runs unchanged. Messages wait in the core until taken: a burst is taken
 in one call and wakes the event loop once. Sends are queued in the core and never wait; a
-client that leaves more than ``ws_send_buffer_bytes`` unread is closed with 1008. When the
+client that has not taken what is being written while more than ``ws_send_buffer_bytes`` waits
+behind it is closed with 1008 (a send then raises ``WebSocketDisconnect(1008, ...)``). When the
 handler returns the connection closes with 1000; when it raises, with 1011 (and the traceback
 goes to the ``ferrule.handler`` logger).
 """
@@ -41,7 +42,7 @@ class WebSocket:
     ``ws.iter_json()``; a receive after the client closed raises ``WebSocketDisconnect``, and
     iteration ends. Send with ``send_text()``, ``send_bytes()``, ``send_json()``."""
 
-    __slots__ = ("_native", "_request", "_inbox", "_end", "_waiter")
+    __slots__ = ("_native", "_request", "_inbox", "_end", "_waiters")
 
     def __init__(self, native: Any, request: Any) -> None:
         self._native = native
@@ -49,7 +50,9 @@ class WebSocket:
         self._request = request
         self._inbox: Deque[Union[str, bytes]] = deque()
         self._end: Optional[tuple[int, str]] = None
-        self._waiter: Optional[asyncio.Future[None]] = None
+        # Every receive waiting for a wake-up: two tasks may receive from one socket, and each
+        # must learn of the end (one slot left the first waiting for ever: found by a probe).
+        self._waiters: list[asyncio.Future[None]] = []
         _open[native.id] = self
 
     @property
@@ -112,11 +115,12 @@ class WebSocket:
                 self._inbox.extend(messages)
                 self._end = end
                 continue
-            self._waiter = asyncio.get_running_loop().create_future()
+            waiter = asyncio.get_running_loop().create_future()
+            self._waiters.append(waiter)
             try:
-                await self._waiter
+                await waiter
             finally:
-                self._waiter = None
+                self._waiters.remove(waiter)
         return self._inbox.popleft()
 
     async def receive_text(self) -> str:
@@ -180,13 +184,13 @@ class WebSocket:
         try:
             send(data)
         except ConnectionError as closed:
-            code = closed.args[0] if closed.args else 1000
-            raise WebSocketDisconnect(code, self._end[1] if self._end else "") from None
+            code, reason = closed.args if len(closed.args) == 2 else (1000, "")
+            raise WebSocketDisconnect(code, reason) from None
 
     def _wake(self) -> None:
-        waiter = self._waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
+        for waiter in self._waiters:
+            if not waiter.done():
+                waiter.set_result(None)
 
 
 def arrived(socket_id: int) -> None:

@@ -21,10 +21,12 @@ impl NativeSocket {
     }
 }
 
-/// The closed socket's code, as the error a send raises.
+/// The close of the socket, `(code, reason)`, as the error a send raises: the core's own 1008
+/// for a client that does not read, before the connection has ended, too (it said 1000 then,
+/// with no reason: found by a probe).
 fn closed_error(socket: &Socket) -> PyErr {
-    let code = socket.closed().map_or(1000, |c| c.code);
-    pyo3::exceptions::PyConnectionError::new_err(code)
+    let (code, reason) = socket.closing().map_or((1000, String::new()), |c| (c.code, c.reason));
+    pyo3::exceptions::PyConnectionError::new_err((code, reason))
 }
 
 #[pymethods]

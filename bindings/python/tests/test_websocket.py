@@ -143,6 +143,53 @@ def test_the_handler_learns_how_the_client_left() -> None:
     assert seen == [(4100, "bye")]
 
 
+# Found by a probe: a send refused because the core closed a client that does not read with
+# 1008 raised WebSocketDisconnect(1000, ""), telling the handler the close was normal; and of two
+# tasks receiving from one socket, the first waited for ever once the client left.
+def test_a_send_refused_for_a_client_that_does_not_read_says_1008_and_every_receiver_learns_the_end() -> None:
+    import asyncio
+    import base64
+    import os
+    import socket
+
+    app = App(ws_send_buffer_bytes=64 * 1024)
+    seen: list[object] = []
+
+    @app.websocket("/flood")
+    async def flood(ws: WebSocket) -> None:
+        chunk = b"x" * 65536
+        try:
+            for _ in range(100_000):
+                await ws.send_bytes(chunk)
+                await asyncio.sleep(0)
+        except WebSocketDisconnect as gone:
+            seen.append((gone.code, gone.reason))
+
+    @app.websocket("/two")
+    async def two(ws: WebSocket) -> None:
+        results = await asyncio.gather(ws.receive(), ws.receive(), return_exceptions=True)
+        seen.append(sorted(type(result).__name__ for result in results))
+
+    with serving(app) as port:
+        # A client that completes the handshake and then reads nothing.
+        raw = socket.create_connection(("127.0.0.1", port), timeout=10)
+        key = base64.b64encode(os.urandom(16)).decode()
+        raw.sendall(f"GET /flood HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n".encode())
+        raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        deadline = time.monotonic() + 20
+        while not seen and time.monotonic() < deadline:
+            time.sleep(0.05)
+        raw.close()
+        assert seen and seen[0][0] == 1008 and "does not read" in seen[0][1], seen
+        seen.clear()
+        with connect(url(port, "/two")) as client:
+            client.send("one")
+        deadline = time.monotonic() + 10
+        while not seen and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert seen == [["WebSocketDisconnect", "str"]], seen
+
+
 def test_the_subprotocol_is_chosen_from_the_routes() -> None:
     app = App()
 

@@ -178,6 +178,13 @@ impl Socket {
         lock(&self.shared.arrivals).end.clone()
     }
 
+    /// How the connection ended, or is ending: its end once the connection has seen it, else
+    /// the close being sent (the handler's own, or the core's 1008 for a client that does not
+    /// read), which a send refused meanwhile reports.
+    pub fn closing(&self) -> Option<Closed> {
+        self.closed().or_else(|| lock(&self.shared.sends).close.clone())
+    }
+
     /// Queues a message for the client. Never waits: when more than `ws_send_buffer_bytes`
     /// already waits behind a write the client has not taken, the connection is closed with
     /// 1008 instead.
@@ -376,6 +383,7 @@ mod tests {
         assert_eq!(socket.take_sends(&mut after).map(|c| c.code), Some(1008));
         assert!(after.is_empty());
         assert_eq!(socket.send(Message::Text("late".into())), Err(SocketClosed));
+        assert_eq!(socket.closing().map(|c| c.code), Some(1008), "what a refused send reports");
     }
 
     #[test]
