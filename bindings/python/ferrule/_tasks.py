@@ -34,3 +34,37 @@ async def settled(timeout: Optional[float] = None) -> bool:
         if left is not None and left <= 0:
             return False
         await asyncio.wait(pending, timeout=left)
+
+
+# The failures of background work, for the loops of test clients that raise them (a server's
+# loop keeps none: they are logged, and would only pile up).
+_failures: dict[asyncio.AbstractEventLoop, list[BaseException]] = {}
+
+
+def keep_failures(loop: asyncio.AbstractEventLoop) -> None:
+    """From now on, what a background task on ``loop`` raises is kept for ``take_failure``."""
+    _failures.setdefault(loop, [])
+
+
+def forget_failures(loop: asyncio.AbstractEventLoop) -> None:
+    _failures.pop(loop, None)
+
+
+def failed(exception: BaseException) -> None:
+    """A background task raised ``exception`` (already logged): kept when its loop asks."""
+    try:
+        kept = _failures.get(asyncio.get_running_loop())
+    except RuntimeError:
+        return
+    if kept is not None:
+        kept.append(exception)
+
+
+def take_failure(loop: asyncio.AbstractEventLoop) -> Optional[BaseException]:
+    """The first failure kept since the last take; the rest are dropped (each was logged)."""
+    kept = _failures.get(loop)
+    if not kept:
+        return None
+    first = kept[0]
+    kept.clear()
+    return first

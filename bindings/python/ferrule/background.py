@@ -21,7 +21,7 @@ import inspect
 import logging
 from typing import Any, AsyncIterator, Callable, Optional, Sequence
 
-from . import _pool
+from . import _pool, _tasks
 from ._stream_end import EndingAsyncStream, EndingStream
 from ._tasks import in_background
 
@@ -61,8 +61,9 @@ class BackgroundTasks(BackgroundTask):
         for task in self.tasks:
             try:
                 await task()
-            except Exception:  # noqa: BLE001 - one task's failure does not stop the others
+            except Exception as exc:  # noqa: BLE001 - one task's failure does not stop the others
                 _log.exception("ferrule: background task %s raised", _name_of(task))
+                _tasks.failed(exc)
 
 
 def _name_of(task: Any) -> Any:
@@ -110,8 +111,9 @@ def _start(task: Any) -> None:
 async def _run(task: Any) -> None:
     try:
         await task()
-    except Exception:  # noqa: BLE001 - logged, as a BackgroundTasks task that raises is
+    except Exception as exc:  # noqa: BLE001 - logged, as a BackgroundTasks task that raises is
         _log.exception("ferrule: background task %s raised", _name_of(task))
+        _tasks.failed(exc)
 
 
 async def tasks_of_request() -> AsyncIterator[BackgroundTasks]:

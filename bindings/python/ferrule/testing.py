@@ -365,6 +365,7 @@ class TestClient:
         return {**self._cookies.for_path(path), **(given or {})}
 
     async def _start(self) -> Any:
+        _tasks.keep_failures(asyncio.get_running_loop())
         handle = self.app._native_app.in_process(asyncio.get_running_loop(), self.app._hooks)
         asyncio.get_running_loop().add_reader(handle.doorbell, handle.dispatch)
         return handle
@@ -528,10 +529,13 @@ class TestClient:
             # the dependencies' teardowns have run: a test asserting what a task did passed
             # or failed by timing (found by a probe).
             await _tasks.settled()
-            return answer
+            return answer, _tasks.take_failure(asyncio.get_running_loop())
 
-        answer = self._on_loop(exchange())
+        answer, task_failure = self._on_loop(exchange())
         self._raise_server_exception()
+        # A background task's exception, as Starlette's client raises it (it was only logged).
+        if task_failure is not None and self.raise_server_exceptions:
+            raise task_failure
         return answer
 
     def _send(self, method: str, target: str, pairs: list[tuple[str, str]], body: bytes, cookies: Mapping[str, str], history: list[TestResponse]) -> TestResponse:
@@ -580,6 +584,7 @@ class TestClient:
 
     def close(self) -> None:
         """Stops the client's loop and its thread; requests still running are cancelled."""
+        _tasks.forget_failures(self._loop)
         if self._loop.is_closed():
             return
         if not self._thread.is_alive():

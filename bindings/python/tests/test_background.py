@@ -11,6 +11,8 @@ import threading
 import time
 from typing import AsyncIterator, Callable, Iterator
 
+import pytest
+
 from ferrule import (
     App,
     BackgroundTask,
@@ -217,6 +219,32 @@ def test_the_test_client_runs_a_responses_task_too() -> None:
 # Found by a probe: the client returned before the tasks had run (a yield dependency and two
 # tasks: early in 6 of 30 calls), so a test asserting what a task did failed by timing.
 # Starlette's client returns once they have run.
+# Found by a probe: a background task that raised was only logged, so a test of it passed;
+# Starlette's client raises it.
+def test_the_test_client_raises_what_a_background_task_raised() -> None:
+    from ferrule import BackgroundTasks
+
+    app = App()
+    done: list[str] = []
+
+    def fails() -> None:
+        raise LookupError("no such mailbox")
+
+    @app.post("/signup")
+    def signup(tasks: BackgroundTasks) -> dict:
+        tasks.add_task(fails)
+        tasks.add_task(done.append, "after")
+        return {"ok": True}
+
+    with TestClient(app) as client:
+        with pytest.raises(LookupError, match="no such mailbox"):
+            client.post("/signup")
+        assert done == ["after"], "the rest still run, as the README says"
+    quiet = TestClient(app, raise_server_exceptions=False)
+    assert quiet.post("/signup").json() == {"ok": True}
+    quiet.close()
+
+
 def test_the_test_client_returns_once_the_tasks_and_teardowns_have_run() -> None:
     import time
 
