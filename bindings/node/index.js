@@ -1282,14 +1282,11 @@ class Dispatcher {
   continueHooked(id, route, ctx, chain, reply, refused, refusal, step) {
     const before = chain.onRequest.length;
     const last = before + chain.preHandler.length;
-    // A path no route takes goes to the scope's not-found handler after the preHandler hooks,
-    // as Fastify's 404 route does: an auth hook there guards it too (it was skipped).
-    const handledAsNotFound = refused !== null && route < 0 && refusal.status === 404 && chain.notFound !== null;
     try {
       for (; step <= last && !reply.sent; step++) {
         let value;
         if (step < before) value = callHookNow(chain.onRequest[step], 2, ctx, reply);
-        else if (refused && !(handledAsNotFound && step < last)) throw refused;
+        else if (refused) throw refused;
         else if (step < last) value = callHookNow(chain.preHandler[step - before], 2, ctx, reply);
         else if (this.isSocket[route]) {
           // A WebSocket's handshake that its hooks let through, as @fastify/websocket's: 101
