@@ -197,6 +197,17 @@ impl CompiledRoute {
                     serde_json::Value::String(path.to_owned()),
                 )])
             };
+            // A segment's value is one segment: `%2F` decoded into `{name}` made it a path
+            // (`/files/..%2Fsecret.txt` gave `../secret.txt`), which a handler building a file
+            // path from it followed out of its folder (found by a probe). Starlette matches the
+            // decoded path, so `{name}` never holds a `/` there: a 404, as here. Only `{rest:path}`
+            // takes one. Looked at only in a path that carries an escape.
+            let one_segment = |name: &str, value: &str| {
+                if escaped && value.contains('/') && Some(name) != self.wildcard.as_deref() {
+                    return Err(Problem::status(StatusCode::NOT_FOUND).with_detail("No route matches this path."));
+                }
+                Ok(())
+            };
             let routed;
             // One more for a wildcard's empty rest.
             let mut pairs = RawPairs::with_capacity(self.path.len() + 1);
@@ -207,6 +218,7 @@ impl CompiledRoute {
                         Err(_) => return Err(not_unicode(parts.uri.path())),
                     };
                     for (name, value) in routed.iter() {
+                        one_segment(name, value)?;
                         pairs.push(Cow::Borrowed(name), RawValue::Text(Cow::Borrowed(value)));
                     }
                 }
@@ -215,6 +227,7 @@ impl CompiledRoute {
                     for (name, &(start, len)) in names.iter().zip(spans) {
                         let sent = &path[start..start + len];
                         let value = if escaped { percent_encoding::percent_decode_str(sent).decode_utf8().map_err(|_| not_unicode(path))? } else { Cow::Borrowed(sent) };
+                        one_segment(name, &value)?;
                         pairs.push(Cow::Borrowed(&**name), RawValue::Text(value));
                     }
                 }
