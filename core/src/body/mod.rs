@@ -112,6 +112,15 @@ impl BodyReader {
             if sent && !self.accepts(&essence) && !declared_length(&body).is_some_and(|length| length > self.limit as u64) {
                 return Err(refused_unread(body, headers, unsupported(self.kind, content_type)));
             }
+            // A body in a content coding is not read as if it were none: gzip sent as JSON was a
+            // 422 `json_invalid`, plain JSON labelled gzip was taken, and `br` or `foo` were
+            // ignored (found by a probe). RFC 9110 §15.5.16: a coding not taken is a 415.
+            if sent {
+                if let Some(coding) = headers.get(header::CONTENT_ENCODING).filter(|coding| !coding.as_bytes().eq_ignore_ascii_case(b"identity")) {
+                    let coding = String::from_utf8_lossy(coding.as_bytes()).into_owned();
+                    return Err(refused_unread(body, headers, Problem::status(StatusCode::UNSUPPORTED_MEDIA_TYPE).with_detail(format!("A body in the content coding `{coding}` is not taken: send it without Content-Encoding."))));
+                }
+            }
             essence == "multipart/form-data"
         };
         let bytes = read_within(body, self.limit, headers).await?;
