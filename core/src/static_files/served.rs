@@ -54,6 +54,11 @@ where
     // `ServeDir` does not read If-Range: a range is only for the representation the client
     // already holds part of, so keep the request to ask again for the whole when it is not.
     let whole = request.headers().get(header::IF_RANGE).cloned().filter(|_| request.headers().contains_key(header::RANGE)).map(|validator| (validator, without_range(&request)));
+    // `ServeDir` refuses a range that runs past the end (`bytes=-3000` of a 2,800-byte file, a
+    // last position past the end or past u64): RFC 9110 §14.1.2 uses what there is. Such a
+    // 416 is asked again with the range cut to the file (found by a probe; Starlette and
+    // Sinatra answer 206).
+    let asked = request.headers().get(header::RANGE).cloned().map(|range| (range, copy_of(&request)));
     let mut response = match call(request).await {
         Ok(response) => response.map(Body::new),
         Err(error) => {
@@ -61,6 +66,19 @@ where
             return Problem::internal().into_http();
         }
     };
+    if let Some((range, mut again)) = asked.filter(|_| response.status() == StatusCode::RANGE_NOT_SATISFIABLE) {
+        let length = response.headers().get(header::CONTENT_RANGE).and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("bytes */")).and_then(|n| n.parse::<u64>().ok());
+        if let Some(cut) = length.and_then(|length| within(range.as_bytes(), length)) {
+            again.headers_mut().insert(header::RANGE, cut);
+            response = match call(again).await {
+                Ok(response) => response.map(Body::new),
+                Err(error) => {
+                    tracing::error!(target: "ferrule::static", "static file: {error}");
+                    return Problem::internal().into_http();
+                }
+            };
+        }
+    }
     if let Some((validator, whole)) = whole {
         if response.status() == StatusCode::PARTIAL_CONTENT && !if_range_holds(&validator, response.headers()) {
             response = match call(whole).await {
@@ -133,13 +151,49 @@ pub(super) fn with_utf8_charset(response: &mut Response<Body>) {
 
 /// The same request without its range: what is sent when `If-Range` does not hold.
 fn without_range(request: &Request<Body>) -> Request<Body> {
-    let mut whole = Request::new(Body::empty());
-    *whole.method_mut() = request.method().clone();
-    *whole.uri_mut() = request.uri().clone();
-    *whole.headers_mut() = request.headers().clone();
+    let mut whole = copy_of(request);
     whole.headers_mut().remove(header::RANGE);
     whole.headers_mut().remove(header::IF_RANGE);
     whole
+}
+
+/// The request's head again, with no body (a file's GET has none).
+fn copy_of(request: &Request<Body>) -> Request<Body> {
+    let mut copy = Request::new(Body::empty());
+    *copy.method_mut() = request.method().clone();
+    *copy.uri_mut() = request.uri().clone();
+    *copy.headers_mut() = request.headers().clone();
+    copy
+}
+
+/// `range` (one `bytes=` range that `ServeDir` refused) cut to a file of `length` bytes, when
+/// RFC 9110 §14.1.2 satisfies it so: a suffix longer than the file is the whole file, and a
+/// last position at or past the end (however many digits it has) is the last byte. `None` when
+/// it starts past the end, or is no range at all: then it stays refused.
+fn within(range: &[u8], length: u64) -> Option<HeaderValue> {
+    let spec = range.strip_prefix(b"bytes=")?;
+    let text = std::str::from_utf8(spec).ok()?.trim();
+    let (first, last) = text.split_once('-')?;
+    let (first, last) = (first.trim(), last.trim());
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if length == 0 || !digits(last) && !last.is_empty() {
+        return None;
+    }
+    let cut = if first.is_empty() {
+        // A suffix: `-0` is unsatisfiable; any other longer than the file is all of it.
+        if !digits(last) || last.bytes().all(|b| b == b'0') {
+            return None;
+        }
+        format!("bytes=0-{}", length - 1)
+    } else {
+        let first: u64 = first.parse().ok()?;
+        if first >= length {
+            return None;
+        }
+        // What is left is a last position past the end (a longer one overflows u64).
+        format!("bytes={first}-{}", length - 1)
+    };
+    HeaderValue::from_str(&cut).ok()
 }
 
 /// Whether an `If-Range` validator names the representation being sent (RFC 9110 §13.1.5): a

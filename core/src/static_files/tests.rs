@@ -71,6 +71,17 @@ async fn ranges_and_unsatisfiable_ranges() {
     assert_eq!(headers[header::CONTENT_TYPE], crate::PROBLEM_JSON);
     assert_eq!(headers[header::CONTENT_RANGE], "bytes */190");
     assert!(String::from_utf8_lossy(&body).contains("\"status\":416"));
+    // Past the end is cut to the file (RFC 9110 §14.1.2): a suffix longer than the file is all
+    // of it, a last position past the end (even past u64) the last byte (found by a probe: 416s).
+    for (range, content_range, length) in [("bytes=-3000", "bytes 0-189/190", 190), ("bytes=180-99999999999999999999", "bytes 180-189/190", 10), ("bytes=180-500", "bytes 180-189/190", 10)] {
+        let request = Request::get("/assets/app.js").header(header::RANGE, range).body(axum::body::Body::empty()).unwrap();
+        let (status, headers, body) = send(&router, request).await;
+        assert_eq!((status, headers[header::CONTENT_RANGE].to_str().unwrap(), body.len()), (StatusCode::PARTIAL_CONTENT, content_range, length), "{range}");
+    }
+    for range in ["bytes=-0", "bytes=190-", "bytes=abc"] {
+        let request = Request::get("/assets/app.js").header(header::RANGE, range).body(axum::body::Body::empty()).unwrap();
+        assert_eq!(send(&router, request).await.0, StatusCode::RANGE_NOT_SATISFIABLE, "{range}");
+    }
 }
 
 #[tokio::test]
