@@ -18,9 +18,15 @@ use http::StatusCode;
 pub(crate) fn closing_problem(status: StatusCode, detail: &str) -> Vec<u8> {
     let body = Problem::status(status).with_detail(detail).body();
     let reason = status.canonical_reason().unwrap_or("Error");
-    let mut response =
-        format!("HTTP/1.1 {} {reason}\r\ncontent-type: {PROBLEM_JSON}\r\nconnection: close\r\ncontent-length: {}\r\n\r\n", status.as_u16(), body.len())
-            .into_bytes();
+    // With a Date, as every other answer has: RFC 9110 §6.6.1 asks an origin server for one on
+    // every 4xx and 5xx (found by a probe: the refusals written here had none).
+    let date = httpdate::fmt_http_date(std::time::SystemTime::now());
+    let mut response = format!(
+        "HTTP/1.1 {} {reason}\r\ncontent-type: {PROBLEM_JSON}\r\nconnection: close\r\ndate: {date}\r\ncontent-length: {}\r\n\r\n",
+        status.as_u16(),
+        body.len()
+    )
+    .into_bytes();
     response.extend_from_slice(&body);
     response
 }
@@ -170,6 +176,8 @@ mod tests {
         let (head, body) = response.split_once("\r\n\r\n").unwrap();
         assert!(head.starts_with("HTTP/1.1 414 URI Too Long\r\ncontent-type: application/problem+json\r\nconnection: close\r\n"), "{head}");
         assert!(head.ends_with(&format!("content-length: {}", body.len())), "{head}");
+        let date = head.lines().find_map(|line| line.strip_prefix("date: ")).expect("a date");
+        assert!(httpdate::parse_http_date(date).is_ok(), "{date}");
         let problem: serde_json::Value = serde_json::from_str(body).unwrap();
         assert_eq!(problem["status"], 414);
         assert_eq!(problem["title"], "URI Too Long");
