@@ -29,8 +29,20 @@ pub fn document<'a>(config: &AppConfig, routes: impl IntoIterator<Item = (&'a Ro
     for (spec, _) in routes.iter().filter(|(spec, _)| documented(spec)) {
         schemes.add_route(spec)?;
     }
-    // The ids routes chose are theirs: a made-up one is numbered past them too.
-    let mut operation_ids: std::collections::HashSet<String> = routes.iter().filter_map(|(spec, _)| spec.operation_id.clone()).collect();
+    // The ids routes chose are theirs: a made-up one is numbered past them too. Two routes may
+    // not choose the same one: OpenAPI wants each unique (§4.8.10.1), and a client generated
+    // from the document would have two methods of one name (found by a probe: written twice,
+    // silently; FastAPI warns).
+    let mut operation_ids: std::collections::HashMap<String, String> = std::collections::HashMap::new();
+    for (spec, _) in routes.iter().filter(|(spec, _)| documented(spec)) {
+        if let Some(id) = &spec.operation_id {
+            let route = format!("{} {}", spec.method.to_ascii_uppercase(), spec.path);
+            if let Some(first) = operation_ids.insert(id.clone(), route.clone()) {
+                return Err(format!("operation_id {id:?} is given to two routes ({first} and {route}); each needs its own"));
+            }
+        }
+    }
+    let mut operation_ids: std::collections::HashSet<String> = operation_ids.into_keys().collect();
     for (spec, status) in routes {
         if !documented(spec) {
             continue;
@@ -126,6 +138,14 @@ fn operation(spec: &RouteSpec, status: u16, template: &PathTemplate, path: &str,
         let content = json!({ "application/json": { "schema": components.body_schema(&declared.schema) } });
         // `2xx` is written `2XX`, as OpenAPI spells a range; `default` stays lower case.
         let key = if status.eq_ignore_ascii_case("default") { "default".to_owned() } else { status.to_ascii_uppercase() };
+        // A 204 or 304 has no content (RFC 9110 §15.3.5, §15.4.5), whatever schema names its
+        // nothing (`{ type: 'null' }`): documented with one, clients looked for a JSON body the
+        // server rightly never sent (found by Schemathesis in a probe; @fastify/swagger writes
+        // the description alone).
+        if matches!(key.as_str(), "204" | "205" | "304") || key.starts_with('1') {
+            responses.insert(key, json!({ "description": description }));
+            continue;
+        }
         responses.insert(key, json!({ "description": description, "content": content }));
     }
     if !responses.keys().any(|status| status.starts_with('2')) {
@@ -243,7 +263,7 @@ fn problem_schema() -> Json {
             "type": { "type": "string", "format": "uri-reference", "default": "about:blank" },
             "title": { "type": "string" },
             "status": { "type": "integer", "minimum": 100, "maximum": 599 },
-            "detail": { "type": "string" },
+            "detail": { "description": "What went wrong, for the client: text, or any JSON value a Python `HTTPException` gives (`detail={\"code\": ...}`)." },
             "instance": { "type": "string", "format": "uri-reference" },
             "errors": {
                 "type": "array",

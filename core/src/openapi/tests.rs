@@ -114,6 +114,25 @@ fn made_up_operation_ids_are_unique_and_a_default_response_stays_lower_case() {
     assert!(responses.contains_key("default") && !responses.contains_key("DEFAULT"), "{responses:?}");
 }
 
+// Found by a probe: two routes choosing one operationId were written with it twice, and a
+// documented 204 carried a JSON body the server never sends.
+#[test]
+fn a_chosen_operation_id_is_one_routes_and_a_204_documents_no_content() {
+    let first = RouteSpec { operation_id: Some("same".into()), ..RouteSpec::get("/a") };
+    let second = RouteSpec { operation_id: Some("same".into()), ..RouteSpec::post("/b") };
+    let error = document(&AppConfig::default(), [(&first, 200), (&second, 200)]).unwrap_err();
+    assert_eq!(error, "operation_id \"same\" is given to two routes (GET /a and POST /b); each needs its own");
+    let hidden = RouteSpec { include_in_schema: false, ..second.clone() };
+    assert!(document(&AppConfig::default(), [(&first, 200), (&hidden, 200)]).is_ok(), "an undocumented route takes no id");
+    let deleted = RouteSpec {
+        responses: [("204".to_owned(), crate::spec::ResponseSpec { schema: json!({"type": "null"}), description: Some("Deleted".into()) })].into_iter().collect(),
+        ..RouteSpec::delete("/items/{id}")
+    };
+    let doc = document(&AppConfig::default(), [(&deleted, 204)]).unwrap();
+    assert_eq!(doc["paths"]["/items/{id}"]["delete"]["responses"]["204"], json!({"description": "Deleted"}));
+    assert!(doc["components"]["schemas"]["Problem"]["properties"]["detail"].get("type").is_none(), "a Python detail may be any JSON value");
+}
+
 fn requiring(name: &str, scopes: &[&str]) -> Option<Vec<std::collections::BTreeMap<String, Vec<String>>>> {
     Some(vec![[(name.to_owned(), scopes.iter().map(|s| s.to_string()).collect())].into_iter().collect()])
 }
