@@ -103,6 +103,27 @@ class SinatraTest < Minitest::Test
     assert_equal ["/users/7", "posts /posts"], seen
   end
 
+  # Found by a probe against Sinatra: If-Match and If-Unmodified-Since were ignored by the
+  # etag and last_modified helpers; Sinatra answers 412 (RFC 9110 13.1.1, 13.1.4).
+  def test_etag_and_last_modified_answer_a_failed_precondition_412
+    @app = Ferrule::App.new
+    @app.put("/doc") { etag "v2"; "saved" }
+    @app.put("/weak") { etag "v2", :weak; "saved" }
+    @app.put("/dated") { last_modified Time.at(1_700_000_000); "saved" }
+    put "/doc", "", "HTTP_IF_MATCH" => %("v1")
+    assert_equal 412, last_response.status
+    put "/doc", "", "HTTP_IF_MATCH" => %("v1", "v2")
+    assert_equal [200, "saved"], [last_response.status, last_response.body]
+    put "/doc", "", "HTTP_IF_MATCH" => "*"
+    assert_equal 200, last_response.status
+    put "/weak", "", "HTTP_IF_MATCH" => %(W/"v2")
+    assert_equal 412, last_response.status, "a weak tag never matches strongly"
+    put "/dated", "", "HTTP_IF_UNMODIFIED_SINCE" => Time.at(1_600_000_000).httpdate
+    assert_equal 412, last_response.status
+    put "/dated", "", "HTTP_IF_UNMODIFIED_SINCE" => Time.at(1_700_000_000).httpdate
+    assert_equal 200, last_response.status
+  end
+
   # Found by a probe: `pass` was a NameError, a 500.
   def test_pass_gives_the_request_up_to_not_found_or_to_its_block
     @app = Ferrule::App.new

@@ -296,19 +296,31 @@ module Ferrule
       time = Time.at(time) if time.is_a?(Numeric)
       time = Time.parse(time.to_s) unless time.is_a?(Time)
       headers("last-modified" => time.httpdate)
+      # RFC 9110 §13.2.2's order, as Sinatra's: If-Unmodified-Since unless If-Match is there
+      # (a 412 when the resource changed since: it was ignored, found by a probe), and
+      # If-Modified-Since unless If-None-Match is.
+      unmodified = @request.header("if-unmodified-since")
+      halt 412 if unmodified && !@request.header("if-match") && (Time.httpdate(unmodified).to_i < time.to_i rescue false)
       since = @request.header("if-modified-since")
+      return if @request.header("if-none-match")
+
       halt 304 if since && %w[GET HEAD].include?(@request.method) && (Time.httpdate(since).to_i >= time.to_i rescue false)
     end
 
     # Sinatra's +etag+: sets ETag (+kind+ :weak for a weak one), and answers 304 (GET, HEAD)
-    # or 412 (other methods) when If-None-Match names it.
+    # or 412 (other methods) when If-None-Match names it, and 412 when an If-Match names
+    # another (compared strongly: a weak tag matches only "*"). If-Match was ignored (found
+    # by a probe against Sinatra, which answers 412).
     def etag(value, kind = :strong)
       tag = kind == :weak ? %(W/"#{value}") : %("#{value}")
       headers("etag" => tag)
       wanted = @request.header("if-none-match").to_s.split(",").map(&:strip)
-      return unless wanted.include?("*") || wanted.any? { |given| given.delete_prefix("W/") == tag.delete_prefix("W/") }
-
-      halt(%w[GET HEAD].include?(@request.method) ? 304 : 412)
+      if wanted.include?("*") || wanted.any? { |given| given.delete_prefix("W/") == tag.delete_prefix("W/") }
+        halt(%w[GET HEAD].include?(@request.method) ? 304 : 412)
+      end
+      required = @request.header("if-match") or return
+      tags = required.split(",").map(&:strip)
+      halt 412 unless tags.include?("*") || (kind != :weak && tags.include?(tag))
     end
 
     # Sinatra's +attachment+: Content-Disposition for a download, its type from the name.
