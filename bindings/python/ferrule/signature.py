@@ -126,6 +126,7 @@ def analyse(
     arguments: list[Argument] = []
     form_fields: dict[str, Any] = {}
     form_required: list[str] = []
+    form_model_needed = False
     form_defs: dict[str, Any] = {}
     bodies: list[_BodyPart] = []
     has_file = False
@@ -225,6 +226,11 @@ def analyse(
             form_fields.update(info.schema.get("properties", {}))
             form_required.extend(name for name in info.schema.get("required", []) if name not in form_required)
             form_defs.update(info.schema.get("$defs", {}))
+            # A model the handler needs is made from the form even when no field is required
+            # and none was sent, as FastAPI makes it: the body is required, and the core gives
+            # an empty one the fields' defaults (it reached the handler as None, a 500 on
+            # `data.model_dump()`: found by a probe).
+            form_model_needed = form_model_needed or default is MISSING
             arguments.append(Argument(parameter.name, positional, "body", "", info.convert, None if default is MISSING else default))
             continue
 
@@ -300,7 +306,7 @@ def analyse(
             form_schema["required"] = form_required
         if form_defs:
             form_schema["$defs"] = form_defs
-        spec["body"] = {"kind": "multipart" if has_file else "form", "schema": form_schema, "required": bool(form_required)}
+        spec["body"] = {"kind": "multipart" if has_file else "form", "schema": form_schema, "required": bool(form_required) or form_model_needed}
         if "_max_file_size" in spec:
             spec["body"]["max_file_size"] = spec.pop("_max_file_size")
     # A dependency's own inputs are the route's too: validated in Rust with the handler's.
