@@ -149,6 +149,37 @@ pub(crate) fn is_date_time(text: &str) -> bool {
     offset && parse_datetime(text).is_some()
 }
 
+/// A time of day as pydantic and Python's `time.fromisoformat` read one: `07:30`, `07:30:00`,
+/// a fraction of a second, and an offset (`Z`, `+02:00`) or none. JSON Schema's `time` is RFC
+/// 3339's full-time, which wants the offset: a Python `time` field refused `07:30:00`, the very
+/// text Ferrule writes for one (found by a probe; FastAPI takes it).
+pub(crate) fn is_time(text: &str) -> bool {
+    let b = text.as_bytes();
+    let two = |at: usize, most: u8| b.get(at..at + 2).is_some_and(|d| d.iter().all(u8::is_ascii_digit) && (d[0] - b'0') * 10 + (d[1] - b'0') <= most);
+    if !(two(0, 23) && b.get(2) == Some(&b':') && two(3, 59)) {
+        return false;
+    }
+    let mut at = 5;
+    if b.get(at) == Some(&b':') {
+        if !two(at + 1, 59) {
+            return false;
+        }
+        at += 3;
+        if b.get(at) == Some(&b'.') {
+            let fraction = b[at + 1..].iter().take_while(|d| d.is_ascii_digit()).count();
+            if fraction == 0 {
+                return false;
+            }
+            at += 1 + fraction;
+        }
+    }
+    match &b[at..] {
+        [] | [b'Z' | b'z'] => true,
+        [b'+' | b'-', rest @ ..] => rest.len() == 5 && two(at + 1, 23) && rest[2] == b':' && two(at + 4, 59),
+        _ => false,
+    }
+}
+
 /// A date-time as [`parse_datetime_text`] reads it, if Python's `datetime` can hold it too:
 /// chrono takes a leap second (`:60`) and the year 0, which `datetime` refuses (found on
 /// review: a body passed validation, and its conversion was a 500).
@@ -225,6 +256,16 @@ mod tests {
         assert_eq!(err(ScalarKind::Int, "99999999999999999999"), "int_parsing_size");
         assert_eq!(err(ScalarKind::Int, "-9223372036854775809"), "int_parsing_size");
         assert_eq!(err(ScalarKind::Int, ""), "int_parsing");
+    }
+
+    #[test]
+    fn a_time_is_read_as_pydantic_reads_one() {
+        for time in ["07:30", "07:30:00", "23:59:59.123456", "07:30:00Z", "07:30:00+02:00", "00:00-05:30"] {
+            assert!(is_time(time), "{time}");
+        }
+        for time in ["7:30", "24:00", "07:60", "07:30:", "07:30:00.", "07:30:00+2", "07:30:00 ", "", "07:30:00+24:00"] {
+            assert!(!is_time(time), "{time}");
+        }
     }
 
     #[test]
