@@ -9,6 +9,7 @@
 // `validation` for a 422) into the scope's error handler (`setErrorHandler`) or, for a 404, its
 // not-found handler (`setNotFoundHandler`); without one, the core's own answer is sent.
 
+const fs = require('node:fs');
 const path = require('node:path');
 
 /** Fastify's hook names, with the ones that mean the same here (validation is the core's, so
@@ -67,6 +68,9 @@ class Reply {
 
   /** What `sendFile` names files below without a root of its own (the app's first static root). */
   get _fileRoot() { return this._app?._fileRoot ?? null; }
+
+  /** That root's mount's `dotfiles` and `followSymlinks`. */
+  get _fileRules() { return this._app?._fileRules ?? null; }
 
   code(statusCode) {
     // Refused where it is set, as Fastify's FST_ERR_BAD_STATUS_CODE, not as a 500 later.
@@ -165,9 +169,32 @@ class Reply {
     if (offered.length > 0) throw new TypeError(`ferrule: reply.sendFile option ${offered[0]} is not offered (set headers with reply.header(); the core answers ranges and validators)`);
     const root = rootPath ?? this._fileRoot;
     if (typeof root !== 'string') throw new TypeError('ferrule: reply.sendFile needs a root: pass one, or serve a directory with app.static({ root })');
+    const name = String(filename);
+    // A NUL names no file: a 404, as a mount answers it (it was a 500).
+    if (name.includes('\0')) return this.callNotFound();
     const base = path.resolve(root);
-    const full = path.resolve(base, String(filename).replace(/^[/\\]+/, ''));
+    const full = path.resolve(base, name.replace(/^[/\\]+/, ''));
     if (full !== base && !full.startsWith(base + path.sep)) return this.callNotFound();
+    // The root's rules, as its mount keeps them: hidden files only with `dotfiles`, a symlink
+    // that leads out of the root only with `followSymlinks`. Both were sent (found by a probe;
+    // the README says these helpers read below the root as the mount does).
+    const rules = rootPath === undefined || path.resolve(rootPath) === this._fileRoot ? this._fileRules : null;
+    if (!rules?.dotfiles && path.relative(base, full).split(path.sep).some((part) => part.startsWith('.'))) return this.callNotFound();
+    let real = null;
+    try {
+      real = fs.realpathSync(full);
+    } catch {
+      // Not there: the core answers 404.
+    }
+    if (real !== null && !rules?.followSymlinks) {
+      const realBase = fs.realpathSync(base);
+      if (real !== realBase && !real.startsWith(realBase + path.sep)) return this.callNotFound();
+    }
+    // A directory is its index.html, as @fastify/static sends it; without one, a 404 (a 500 before).
+    if (real !== null && fs.statSync(real).isDirectory()) {
+      const index = path.join(full, 'index.html');
+      return fs.existsSync(index) && fs.statSync(index).isFile() ? this.send(new SentFile(index)) : this.callNotFound();
+    }
     return this.send(new SentFile(full));
   }
 

@@ -654,8 +654,11 @@ class App {
     if (typeof root !== 'string') throw new TypeError('ferrule: static needs root, the directory to serve');
     this._notListening(`static ${prefix}`);
     const spec = { prefix, directory: require('node:path').resolve(root), index, precompressed, dotfiles, follow_symlinks: followSymlinks };
-    // `reply.sendFile(name)` names files below it, as @fastify/static's decorator does.
-    this._fileRoot ??= spec.directory;
+    // `reply.sendFile(name)` names files below it, as @fastify/static's decorator does, by its rules.
+    if (this._fileRoot === undefined || this._fileRoot === null) {
+      this._fileRoot = spec.directory;
+      this._fileRules = { dotfiles, followSymlinks };
+    }
     if (cacheControl !== undefined) spec.cache_control = String(cacheControl);
     nativeCall(() => this._native.mountStatic(JSON.stringify(spec)));
     return this;

@@ -90,3 +90,23 @@ test('reply.sendFile without a root, or with an option it does not offer, is ref
   assert.match(thrown[0], /reply\.sendFile needs a root/);
   assert.match(thrown[1], /reply\.sendFile option maxAge is not offered/);
 });
+
+// Found by a probe: reply.sendFile sent a symlink leading out of the root and a hidden file that
+// the root's mount refuses, and answered a directory or a NUL with a 500.
+test('sendFile keeps its root mount\'s rules, and a directory is its index', async () => {
+  const root = publicDir();
+  fs.mkdirSync(path.join(root, 'empty'));
+  const app = new App({ logger: false }).static({ root, prefix: '/assets' });
+  app.get('/file', (ctx, reply) => reply.sendFile(ctx.query.name));
+  for (const name of ['link.txt', '.env', 'empty', 'index.html\0.js', '../secret.txt']) {
+    const response = await app.inject({ url: `/file?name=${encodeURIComponent(name)}` });
+    assert.strictEqual(response.statusCode, 404, JSON.stringify(name));
+    assert.ok(!response.body.includes('outside') && !response.body.includes('SECRET'), name);
+  }
+  assert.strictEqual((await app.inject('/file?name=js%2Fapp.js')).body, 'console.log(1);\n');
+  assert.strictEqual((await app.inject('/file?name=.')).body, '<h1>home</h1>', 'the root directory is its index');
+  const open = new App({ logger: false }).static({ root, prefix: '/assets', dotfiles: true, followSymlinks: true });
+  open.get('/file', (ctx, reply) => reply.sendFile(ctx.query.name));
+  assert.strictEqual((await open.inject('/file?name=link.txt')).body, 'outside');
+  assert.strictEqual((await open.inject('/file?name=.env')).body, 'SECRET=1');
+});
