@@ -124,29 +124,7 @@ pub(crate) fn is_date_time(text: &str) -> bool {
     let digits = |range: std::ops::Range<usize>| b.get(range).is_some_and(|d| d.iter().all(u8::is_ascii_digit));
     let fixed = b.len() >= 16 && digits(0..4) && b[4] == b'-' && digits(5..7) && b[7] == b'-' && digits(8..10) && matches!(b[10], b'T' | b't' | b' ')
         && digits(11..13) && b[13] == b':' && digits(14..16);
-    if !fixed {
-        return false;
-    }
-    let mut at = 16;
-    if b.get(at) == Some(&b':') {
-        if !digits(at + 1..at + 3) {
-            return false;
-        }
-        at += 3;
-        if b.get(at) == Some(&b'.') {
-            let fraction = b[at + 1..].iter().take_while(|d| d.is_ascii_digit()).count();
-            if fraction == 0 {
-                return false;
-            }
-            at += 1 + fraction;
-        }
-    }
-    let offset = match &b[at..] {
-        [] | [b'Z' | b'z'] => true,
-        [b'+' | b'-', rest @ ..] => rest.len() == 5 && digits(at + 1..at + 3) && rest[2] == b':' && digits(at + 4..at + 6),
-        _ => false,
-    };
-    offset && parse_datetime(text).is_some()
+    fixed && after_minutes(&b[16..]) && parse_datetime(text).is_some()
 }
 
 /// A time of day as pydantic and Python's `time.fromisoformat` read one: `07:30`, `07:30:00`,
@@ -155,29 +133,36 @@ pub(crate) fn is_date_time(text: &str) -> bool {
 /// text Ferrule writes for one (found by a probe; FastAPI takes it).
 pub(crate) fn is_time(text: &str) -> bool {
     let b = text.as_bytes();
-    let two = |at: usize, most: u8| b.get(at..at + 2).is_some_and(|d| d.iter().all(u8::is_ascii_digit) && (d[0] - b'0') * 10 + (d[1] - b'0') <= most);
-    if !(two(0, 23) && b.get(2) == Some(&b':') && two(3, 59)) {
-        return false;
-    }
-    let mut at = 5;
-    if b.get(at) == Some(&b':') {
-        if !two(at + 1, 59) {
+    two_digits(b, 0, 23) && b.get(2) == Some(&b':') && two_digits(b, 3, 59) && after_minutes(&b[5..])
+}
+
+/// What may follow a time's `HH:MM`, in a time or a date-time: `:SS`, then a fraction of a
+/// second, then `Z`, `±HH:MM` or nothing.
+fn after_minutes(rest: &[u8]) -> bool {
+    let mut at = 0;
+    if rest.first() == Some(&b':') {
+        if !two_digits(rest, 1, 59) {
             return false;
         }
-        at += 3;
-        if b.get(at) == Some(&b'.') {
-            let fraction = b[at + 1..].iter().take_while(|d| d.is_ascii_digit()).count();
+        at = 3;
+        if rest.get(at) == Some(&b'.') {
+            let fraction = rest[at + 1..].iter().take_while(|d| d.is_ascii_digit()).count();
             if fraction == 0 {
                 return false;
             }
             at += 1 + fraction;
         }
     }
-    match &b[at..] {
+    match &rest[at..] {
         [] | [b'Z' | b'z'] => true,
-        [b'+' | b'-', rest @ ..] => rest.len() == 5 && two(at + 1, 23) && rest[2] == b':' && two(at + 4, 59),
+        [b'+' | b'-', offset @ ..] => offset.len() == 5 && two_digits(offset, 0, 23) && offset[2] == b':' && two_digits(offset, 3, 59),
         _ => false,
     }
+}
+
+/// Two digits at `at` of `b`, making at most `most`.
+fn two_digits(b: &[u8], at: usize, most: u8) -> bool {
+    b.get(at..at + 2).is_some_and(|d| d.iter().all(u8::is_ascii_digit) && (d[0] - b'0') * 10 + (d[1] - b'0') <= most)
 }
 
 /// A date-time as [`parse_datetime_text`] reads it, if Python's `datetime` can hold it too:
