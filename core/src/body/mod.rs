@@ -104,7 +104,8 @@ impl BodyReader {
     pub async fn read(&self, headers: &HeaderMap, body: axum::body::Body, issues: &mut Vec<Issue>) -> Result<(Body, bytes::Bytes), Problem> {
         // Only what parsing needs is kept across the read (each route's future is copied whole).
         let multipart = {
-            let content_type = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
+            let head = BodyHead::of(headers);
+            let content_type = head.content_type.and_then(|v| v.to_str().ok()).unwrap_or("");
             let essence = media_type(content_type);
             // A body of a type the route does not take is refused on the head, unread (a
             // declared length past the limit is refused first, by `read_within`, as before).
@@ -115,11 +116,9 @@ impl BodyReader {
             // A body in a content coding is not read as if it were none: gzip sent as JSON was a
             // 422 `json_invalid`, plain JSON labelled gzip was taken, and `br` or `foo` were
             // ignored (found by a probe). RFC 9110 §15.5.16: a coding not taken is a 415.
-            if sent {
-                if let Some(coding) = headers.get(header::CONTENT_ENCODING).filter(|coding| !coding.as_bytes().eq_ignore_ascii_case(b"identity")) {
-                    let coding = String::from_utf8_lossy(coding.as_bytes()).into_owned();
-                    return Err(refused_unread(body, headers, Problem::status(StatusCode::UNSUPPORTED_MEDIA_TYPE).with_detail(format!("A body in the content coding `{coding}` is not taken: send it without Content-Encoding."))));
-                }
+            if let Some(coding) = head.content_coding.filter(|coding| sent && !coding.as_bytes().eq_ignore_ascii_case(b"identity")) {
+                let coding = String::from_utf8_lossy(coding.as_bytes()).into_owned();
+                return Err(refused_unread(body, headers, Problem::status(StatusCode::UNSUPPORTED_MEDIA_TYPE).with_detail(format!("A body in the content coding `{coding}` is not taken: send it without Content-Encoding."))));
             }
             essence == "multipart/form-data"
         };
@@ -430,6 +429,29 @@ pub(crate) fn discard(body: axum::body::Body) {
 
 fn too_large(limit: usize) -> Problem {
     Problem::status(StatusCode::PAYLOAD_TOO_LARGE).with_detail(format!("The request body exceeds the limit of {limit} bytes."))
+}
+
+/// The two headers a body is read by, found in one walk over the head: for the few headers
+/// most requests carry, comparing each name costs less than two lookups, which each hash the
+/// name and probe the map (the connection reads `Host` and the rest the same way,
+/// `server::connection::HeadNames`). The first of each, as `HeaderMap::get` gives it.
+struct BodyHead<'a> {
+    content_type: Option<&'a http::HeaderValue>,
+    content_coding: Option<&'a http::HeaderValue>,
+}
+
+impl<'a> BodyHead<'a> {
+    fn of(headers: &'a HeaderMap) -> Self {
+        let mut head = BodyHead { content_type: None, content_coding: None };
+        for (name, value) in headers {
+            if name == header::CONTENT_TYPE {
+                head.content_type.get_or_insert(value);
+            } else if name == header::CONTENT_ENCODING {
+                head.content_coding.get_or_insert(value);
+            }
+        }
+        head
+    }
 }
 
 fn unsupported(kind: BodyKind, got: &str) -> Problem {
