@@ -175,18 +175,20 @@ class Reply {
     const base = path.resolve(root);
     const full = path.resolve(base, name.replace(/^[/\\]+/, ''));
     if (full !== base && !full.startsWith(base + path.sep)) return this.callNotFound();
-    // The root's rules, as its mount keeps them: hidden files only with `dotfiles`, a symlink
-    // that leads out of the root only with `followSymlinks`. Both were sent (found by a probe;
-    // the README says these helpers read below the root as the mount does).
+    // The app's static root keeps its mount's rules: hidden files only with `dotfiles`, a
+    // symlink that leads out of the root only with `followSymlinks`. Both were sent (found by a
+    // probe; the README says these helpers read below that root as the mount does). A root
+    // given here has no mount: it is read as @fastify/static reads one, symlinks and all (a
+    // Bazel test's files are all symlinks).
     const rules = rootPath === undefined || path.resolve(rootPath) === this._fileRoot ? this._fileRules : null;
-    if (!rules?.dotfiles && path.relative(base, full).split(path.sep).some((part) => part.startsWith('.'))) return this.callNotFound();
+    if (rules && !rules.dotfiles && path.relative(base, full).split(path.sep).some((part) => part.startsWith('.'))) return this.callNotFound();
     let real = null;
     try {
       real = fs.realpathSync(full);
     } catch {
       // Not there: the core answers 404.
     }
-    if (real !== null && !rules?.followSymlinks) {
+    if (real !== null && rules && !rules.followSymlinks) {
       const realBase = fs.realpathSync(base);
       if (real !== realBase && !real.startsWith(realBase + path.sep)) return this.callNotFound();
     }

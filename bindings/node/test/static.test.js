@@ -105,6 +105,11 @@ test('sendFile keeps its root mount\'s rules, and a directory is its index', asy
   }
   assert.strictEqual((await app.inject('/file?name=js%2Fapp.js')).body, 'console.log(1);\n');
   assert.strictEqual((await app.inject('/file?name=.')).body, '<h1>home</h1>', 'the root directory is its index');
+  // A root given to sendFile has no mount: read as @fastify/static reads one, symlinks and all.
+  const other = fs.mkdtempSync(path.join(path.dirname(root), 'other-'));
+  fs.symlinkSync(path.join(root, '..', 'secret.txt'), path.join(other, 'link.txt'));
+  app.get('/given', (ctx, reply) => reply.sendFile(ctx.query.name, other));
+  assert.strictEqual((await app.inject('/given?name=link.txt')).body, 'outside');
   const open = new App({ logger: false }).static({ root, prefix: '/assets', dotfiles: true, followSymlinks: true });
   open.get('/file', (ctx, reply) => reply.sendFile(ctx.query.name));
   assert.strictEqual((await open.inject('/file?name=link.txt')).body, 'outside');
