@@ -96,12 +96,17 @@ def _settle(future: "asyncio.Future[Any]", outcome: Tuple[bool, Any]) -> None:
         future.set_exception(value)
 
 
-_here = threading.local()
+class _Here(threading.local):
+    # A class default: a thread that never set it reads False without a failed lookup.
+    worker = False
+
+
+_here = _Here()
 
 
 def in_worker() -> bool:
     """Whether the calling thread is one of this pool's."""
-    return getattr(_here, "worker", False)
+    return _here.worker
 
 
 THREADS = ThreadPool()

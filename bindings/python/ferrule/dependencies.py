@@ -199,6 +199,8 @@ class Resolver:
         if self.generator:
             generator = self.func(*args, **kwargs)
             result = next(generator)
+            if _pool.in_worker() and _ON_POOL not in exits:
+                exits.append(_ON_POOL)
             exits.append(generator)
         else:
             result = self.func(*args, **kwargs)
@@ -351,17 +353,14 @@ def with_shared_response(run: Callable[..., Any], is_async: bool, status_code: i
     return run_sync
 
 
-class _Exits(list):
-    """The generator dependencies a request entered, and where: a ``def`` one's teardown runs
-    where its route's sync code ran, on the loop or, for a ``blocking=True`` route, on the
-    thread pool."""
-
-    on_pool = False
+# Among a request's exits, before its first `def` generator: they were entered on the thread
+# pool (a `blocking=True` route), where their teardowns run too. A marker in the list, not an
+# attribute of it: only a request that enters a `def` generator there pays for it.
+_ON_POOL = object()
 
 
-def _exits(request: Any) -> _Exits:
-    exits = _Exits()
-    exits.on_pool = _pool.in_worker()
+def _exits(request: Any) -> list[Any]:
+    exits: list[Any] = []
     setattr(request.state, _EXITS, exits)
     return exits
 
@@ -371,6 +370,8 @@ def _close(exits: list[Any], exc: Optional[BaseException]) -> None:
     ``exc``, thrown in where it waits. What the teardown raises instead is logged."""
     while exits:
         generator = exits.pop()
+        if generator is _ON_POOL:
+            continue
         try:
             if exc is None:
                 next(generator)
@@ -400,7 +401,8 @@ async def _close_async(exits: list[Any], exc: Optional[BaseException]) -> None:
     while exits:
         generator = exits.pop()
         if not inspect.isasyncgen(generator):
-            _close([generator], exc)
+            if generator is not _ON_POOL:
+                _close([generator], exc)
             continue
         try:
             if exc is None:
@@ -463,26 +465,39 @@ def _close_now(exits: list[Any]) -> Any:
 
 
 def close_after(request: Any) -> None:
-    """After the response: the rest of each generator dependency of ``request``, in a task on
-    the loop. The binding hands the answer to the core once the callback that made it returns,
-    so the task starts while the response goes out, not before. The request's
-    ``BackgroundTasks`` run first; then the teardowns, the last entered first, a ``def``
-    generator's where it was entered: on the thread pool for a ``blocking=True`` route, as
-    FastAPI runs every one, else on the loop, as the route's own ``def`` code runs. Run here,
-    before, a teardown that waited (a session's commit, a connection handed back) held the
-    response back as long, and a ``blocking=True`` route's blocked the loop every request
-    shares (found by a probe: 1.5 s of teardown, and another route's answer 1.2 s late)."""
+    """After the response: the rest of each generator dependency of ``request``, the last
+    entered first. When the request has ``BackgroundTasks``, an ``async`` generator, or was
+    entered on the thread pool (a ``blocking=True`` route), in a task on the loop: the binding
+    hands the answer to the core once the callback that made it returns, so the task starts
+    while the response goes out; the background tasks run first, then the teardowns, a ``def``
+    one on the thread pool, as FastAPI runs them. Run here before, a ``blocking=True`` route's
+    teardown that waited (a commit, a connection handed back) held its response back and
+    blocked the loop every request shares (found by a probe: 1.5 s of teardown, and another
+    route's answer 1.2 s late), and a task saw the session closed. Otherwise (``def``
+    generators of a ``def`` route, entered on the loop) they close here, at once, as that
+    route's own code runs on the loop."""
     state = request._state_if_made
     exits = getattr(state, _EXITS, None) if state is not None else None
-    if exits:
-        in_background(_close_later(list(exits), exits.on_pool))
-        exits.clear()
+    if not exits:
+        return
+    if any(generator is _ON_POOL or inspect.isasyncgen(generator) for generator in exits):
+        in_background(_close_later(exits))
+    else:
+        # Only `def` generators, entered on the loop (a session dependency of a `def` route,
+        # the common case): closed here, on the loop, as the route's own `def` code runs, and
+        # at once. Measured (oha, one pinned core, 20,000 requests): a task per request cost
+        # such a route 6.5 CPU-µs more (11.8 → 18.2), a `call_soon` callback 3.5 (an extra
+        # turn of the loop per request).
+        _close(exits, None)
 
 
-async def _close_later(exits: list[Any], on_pool: bool) -> None:
+async def _close_later(exits: list[Any]) -> None:
+    on_pool = _ON_POOL in exits
     _tasks_first(exits)
     while exits:
         generator = exits.pop()
+        if generator is _ON_POOL:
+            continue
         if inspect.isasyncgen(generator):
             await _close_async([generator], None)
         elif on_pool:
