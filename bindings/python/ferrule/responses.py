@@ -363,8 +363,7 @@ async def _body_chunks(response: Response) -> AsyncIterator[bytes]:
     if response._file is not None:
         from . import _pool
 
-        path = response._file
-        yield await _pool.THREADS.run(lambda: open(path, "rb").read())
+        yield await _pool.THREADS.run(functools.partial(_read_whole, response._file))
         return
     body = response.body
     if body is None:
@@ -379,6 +378,11 @@ async def _body_chunks(response: Response) -> AsyncIterator[bytes]:
         from . import _ferrule
 
         yield _ferrule.json_bytes(body)
+
+
+def _read_whole(path: str) -> bytes:
+    with open(path, "rb") as file:
+        return file.read()
 
 
 def _chunk_bytes(chunk: Any) -> bytes:

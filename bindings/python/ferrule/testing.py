@@ -34,6 +34,7 @@ from typing import Any, Iterable, Iterator, Mapping, MutableMapping, Optional, S
 from . import _tasks
 from ._testing_socket import WebSocketDenialResponse, WebSocketTestSession
 from .app import App
+from .responses import MutableHeaders
 from .server import new_event_loop
 
 __all__ = ["TestClient", "TestResponse", "Headers", "Cookies", "HTTPStatusError", "WebSocketTestSession", "WebSocketDenialResponse"]
@@ -257,43 +258,26 @@ def _default_path(request_path: str) -> str:
     return request_path[: request_path.rindex("/")]
 
 
-class ClientHeaders(MutableMapping[str, str]):
-    """The headers every request of the client sends, httpx's ``client.headers``: by name in
-    any case (``client.headers["Authorization"] = ...``, ``get``, ``update``). It was a list of
-    pairs, on which ``get`` failed."""
-
-    def __init__(self, pairs: list[tuple[str, str]]) -> None:
-        self._pairs = pairs
+class ClientHeaders(MutableHeaders):
+    """The headers every request of the client sends, httpx's ``client.headers``: Starlette's
+    ``MutableHeaders`` (a name in any case, ``client.headers["Authorization"] = ...``, ``get``,
+    ``update``), a repeated name read as its values joined with ", ", as httpx reads it. It was
+    a list of pairs, on which ``get`` failed."""
 
     def __getitem__(self, name: str) -> str:
-        values = [value for key, value in self._pairs if key.lower() == name.lower()]
+        values = self.getlist(name)
         if not values:
             raise KeyError(name)
         return ", ".join(values)
 
     def __setitem__(self, name: str, value: str) -> None:
-        self._pairs = [(key, kept) for key, kept in self._pairs if key.lower() != name.lower()]
-        self._pairs.append((str(name), str(value)))
-
-    def __delitem__(self, name: str) -> None:
-        if name not in self:
-            raise KeyError(name)
-        self._pairs = [(key, value) for key, value in self._pairs if key.lower() != name.lower()]
+        super().__setitem__(str(name), str(value))
 
     def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and any(key.lower() == name.lower() for key, _ in self._pairs)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(dict.fromkeys(key.lower() for key, _ in self._pairs))
-
-    def __len__(self) -> int:
-        return len(dict.fromkeys(key.lower() for key, _ in self._pairs))
+        return isinstance(name, str) and bool(self.getlist(name))
 
     def multi_items(self) -> list[tuple[str, str]]:
-        return list(self._pairs)
-
-    def __repr__(self) -> str:
-        return f"ClientHeaders({self._pairs!r})"
+        return list(self.raw)
 
 
 class TestRequest:
