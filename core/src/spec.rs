@@ -65,6 +65,14 @@ pub struct RouteSpec {
     /// the response's in the OpenAPI document.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub responses: BTreeMap<String, ResponseSpec>,
+    /// Responses written into the OpenAPI document only (FastAPI's `responses=`), by status as
+    /// `responses` is keyed: each an OpenAPI Response Object (`description`, `content` by
+    /// media type, `headers`, …) merged over what the document says of that status, object
+    /// into object. A `schema` under `content` is JSON Schema, its models made components as a
+    /// declared response's are. Nothing is filtered or validated by them: a 404 documented
+    /// with a model is still whatever the handler sends.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub documented_responses: BTreeMap<String, Json>,
     /// The operation's OpenAPI security requirements, as OpenAPI writes them
     /// (`[{"bearerAuth": []}]`: any one object suffices, and it needs every scheme it names,
     /// with those scopes); `Some(vec![])` says the operation needs none. Each name is a scheme
@@ -188,6 +196,7 @@ impl RouteSpec {
             deprecated: false,
             include_in_schema: true,
             responses: BTreeMap::new(),
+            documented_responses: BTreeMap::new(),
             security: None,
             security_schemes: BTreeMap::new(),
         }
@@ -700,6 +709,13 @@ impl RouteSpec {
     /// the schema does not declare are left out of the response.
     pub fn response(mut self, status: impl Into<String>, schema: Json) -> Self {
         self.responses.insert(status.into(), ResponseSpec { schema, description: None });
+        self
+    }
+
+    /// Documents what the route may answer with `status` without filtering anything: `response`
+    /// is an OpenAPI Response Object (see [`RouteSpec::documented_responses`]).
+    pub fn documented_response(mut self, status: impl Into<String>, response: Json) -> Self {
+        self.documented_responses.insert(status.into(), response);
         self
     }
 

@@ -48,6 +48,7 @@ pub fn document<'a>(config: &AppConfig, routes: impl IntoIterator<Item = (&'a Ro
             continue;
         }
         schemes.check_requirements(spec)?;
+        check_documented_responses(spec)?;
         let template = PathTemplate::parse(&spec.path)?;
         let path = template.axum_path.replace("{*", "{");
         let method = spec.method.to_ascii_lowercase();
@@ -136,8 +137,7 @@ fn operation(spec: &RouteSpec, status: u16, template: &PathTemplate, path: &str,
     for (status, declared) in &spec.responses {
         let description = declared.description.clone().unwrap_or_else(|| default_description(status).to_owned());
         let content = json!({ "application/json": { "schema": components.body_schema(&declared.schema) } });
-        // `2xx` is written `2XX`, as OpenAPI spells a range; `default` stays lower case.
-        let key = if status.eq_ignore_ascii_case("default") { "default".to_owned() } else { status.to_ascii_uppercase() };
+        let key = response_key(status);
         // A 204 or 304 has no content (RFC 9110 §15.3.5, §15.4.5), whatever schema names its
         // nothing (`{ type: 'null' }`): documented with one, clients looked for a JSON body the
         // server rightly never sent (found by Schemathesis in a probe; @fastify/swagger writes
@@ -148,7 +148,8 @@ fn operation(spec: &RouteSpec, status: u16, template: &PathTemplate, path: &str,
         }
         responses.insert(key, json!({ "description": description, "content": content }));
     }
-    if !responses.keys().any(|status| status.starts_with('2')) {
+    let documented_success = spec.documented_responses.keys().any(|status| status.starts_with('2'));
+    if !documented_success && !responses.keys().any(|status| status.starts_with('2')) {
         responses.insert(status.to_string(), json!({ "description": default_description(&status.to_string()) }));
     }
     if validates(spec, &path_params) && !responses.contains_key("422") {
@@ -156,6 +157,21 @@ fn operation(spec: &RouteSpec, status: u16, template: &PathTemplate, path: &str,
     }
     responses.entry("4XX").or_insert_with(|| json!({ "description": "A client error", "content": problem }));
     responses.entry("5XX").or_insert_with(|| json!({ "description": "A server error (nothing of the handler's own leaks)", "content": problem }));
+    // Last, so that what the app documents adds to the problem responses the core sends, as
+    // it does to a declared one, rather than taking their place.
+    for (status, documented) in &spec.documented_responses {
+        let key = response_key(status);
+        let mut written = documented.clone();
+        if let Some(Json::Object(content)) = written.get_mut("content") {
+            for media in content.values_mut() {
+                if let Some(schema) = media.get_mut("schema") {
+                    *schema = components.body_schema(schema);
+                }
+            }
+        }
+        let entry = responses.entry(key.clone()).or_insert_with(|| json!({ "description": default_description(&key) }));
+        merge_into(entry, written);
+    }
     // By status, the success first, as FastAPI and @fastify/swagger list them.
     responses.sort_keys();
     operation.insert("responses".into(), Json::Object(responses));
@@ -233,6 +249,52 @@ fn default_body_schema(kind: BodyKind) -> Json {
 }
 
 /// The words OpenAPI requires for a declared response that brought none.
+/// `2xx` is written `2XX`, as OpenAPI spells a range; `default` stays lower case.
+fn response_key(status: &str) -> String {
+    if status.eq_ignore_ascii_case("default") {
+        "default".to_owned()
+    } else {
+        status.to_ascii_uppercase()
+    }
+}
+
+/// A documented response is keyed as a declared one is, and is an OpenAPI Response Object
+/// whose `content` holds one object per media type: said at start, in one line, rather than
+/// written into a document that validators and generated clients then refuse.
+fn check_documented_responses(spec: &RouteSpec) -> Result<(), String> {
+    let route = || format!("{} {}", spec.method.to_ascii_uppercase(), spec.path);
+    for (status, response) in &spec.documented_responses {
+        crate::shape::status_key(status).map_err(|message| format!("{}: documented {message}", route()))?;
+        let Json::Object(fields) = response else {
+            return Err(format!("{}: the documented response {status:?} is not an object (an OpenAPI Response Object)", route()));
+        };
+        match fields.get("content") {
+            None => {}
+            Some(Json::Object(content)) if content.values().all(Json::is_object) => {}
+            Some(_) => return Err(format!("{}: the documented response {status:?} has a `content` that is not an object of media types, each an object", route())),
+        }
+    }
+    Ok(())
+}
+
+/// `extra` over `base`: an object into an object key by key, anything else replacing what
+/// was there (FastAPI's merge of a route's `responses=` into the response it writes itself).
+fn merge_into(base: &mut Json, extra: Json) {
+    match (base, extra) {
+        (Json::Object(base), Json::Object(extra)) => {
+            for (key, value) in extra {
+                match base.get_mut(&key) {
+                    Some(existing) => merge_into(existing, value),
+                    None => {
+                        base.insert(key, value);
+                    }
+                }
+            }
+        }
+        (base, extra) => *base = extra,
+    }
+}
+
 fn default_description(status: &str) -> &'static str {
     match status.as_bytes().first() {
         Some(b'2') => "Successful response",

@@ -196,3 +196,48 @@ fn a_scheme_openapi_would_not_take_is_refused_with_what_it_needs() {
     let config = AppConfig { security_schemes: [("x".to_owned(), json!({"type": "http"}))].into_iter().collect(), ..AppConfig::default() };
     assert!(config.check().unwrap_err().starts_with("security_schemes.x: an http scheme needs"));
 }
+
+#[test]
+fn documented_responses_join_the_document_and_merge_into_what_it_says() {
+    let message = json!({"title": "Message", "type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]});
+    let route = RouteSpec::get("/items/{id}")
+        .response("200", json!({"title": "Item", "type": "object", "properties": {"id": {"type": "integer"}}}))
+        .documented_response("404", json!({"description": "Item not found", "content": {"application/json": {"schema": message}}}))
+        .documented_response("200", json!({"description": "The item, or its picture", "content": {"image/png": {}}}))
+        .documented_response("5xx", json!({"headers": {"retry-after": {"schema": {"type": "integer"}}}}));
+    let doc = document(&AppConfig::default(), [(&route, 200)]).unwrap();
+    let responses = &doc["paths"]["/items/{id}"]["get"]["responses"];
+    assert_eq!(responses["404"], json!({"description": "Item not found", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Message"}}}}));
+    assert_eq!(doc["components"]["schemas"]["Message"]["required"], json!(["message"]), "a documented model is a component");
+    assert_eq!(
+        responses["200"],
+        json!({"description": "The item, or its picture", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Item"}}, "image/png": {}}}),
+        "merged into the declared 200, object into object"
+    );
+    assert_eq!(responses["5XX"]["description"], "A server error (nothing of the handler's own leaks)");
+    assert_eq!(responses["5XX"]["headers"]["retry-after"]["schema"]["type"], "integer");
+
+    let only_documented = RouteSpec::get("/a").documented_response("404", json!({"description": "Gone"}));
+    let doc = document(&AppConfig::default(), [(&only_documented, 201)]).unwrap();
+    let responses = &doc["paths"]["/a"]["get"]["responses"];
+    assert_eq!(responses["404"], json!({"description": "Gone"}));
+    assert_eq!(responses["201"]["description"], "Successful response", "the route's own success is still there");
+}
+
+#[test]
+fn a_documented_response_is_refused_at_start_when_it_cannot_be_written() {
+    let refused = |route: RouteSpec| document(&AppConfig::default(), [(&route, 200)]).unwrap_err();
+    assert_eq!(
+        refused(RouteSpec::get("/a").documented_response("40", json!({}))),
+        "GET /a: documented response status \"40\" is not a status (100-599), a class such as \"2XX\", or \"default\""
+    );
+    assert_eq!(refused(RouteSpec::get("/a").documented_response("404", json!("Not found"))), "GET /a: the documented response \"404\" is not an object (an OpenAPI Response Object)");
+    assert!(refused(RouteSpec::get("/a").documented_response("404", json!({"content": {"application/json": "x"}}))).contains("`content` that is not an object of media types"));
+}
+
+#[test]
+fn a_documented_response_filters_nothing() {
+    use crate::shape::{Required, ResponseShapes};
+    let route = RouteSpec::get("/a").documented_response("200", json!({"content": {"application/json": {"schema": {"type": "object", "properties": {}}}}}));
+    assert!(ResponseShapes::compile(&route, Required::Fail).unwrap().is_empty());
+}
