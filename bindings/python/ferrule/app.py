@@ -17,7 +17,7 @@ from .dependencies import DependencyOverrides
 from .hooks import PHASES, Registry, RequestValidationError
 from .middleware import HookMiddleware, core_middleware
 from .request import Request
-from .response_model import FROM_ANNOTATION, as_response_class, computing, is_json_class, response_schema
+from .response_model import FROM_ANNOTATION, as_response_class, computing, documented_responses, is_json_class, response_schema
 from .responses import HTTPException, Response
 from .signature import Argument, analyse, body_title
 from .websocket import WebSocket
@@ -40,6 +40,7 @@ _ROUTE_OPTIONS = (
     "tags",
     "deprecated",
     "include_in_schema",
+    "responses",
     # OpenAPI requirements naming App(security_schemes=...)'s schemes; in place of those the
     # route's security dependencies would give.
     "security",
@@ -184,6 +185,11 @@ class _Routes:
     # FastAPI's `default_response_class`: what a plain result of a route without its own
     # `response_class` is sent as; None leaves it to the including app (JSON at last).
     _default_response_class: Optional[type] = None
+    # FastAPI's `responses=` of an app or a router, by status as the core keys them: documented
+    # for each route it declares, under the route's own.
+    _responses: dict[str, dict] = {}
+    # FastAPI's `APIRouter(deprecated=True)`: every route it declares is marked so.
+    _deprecated: bool = False
 
     def _declare(self, route: "_Route") -> None:
         raise NotImplementedError
@@ -212,7 +218,8 @@ class _Routes:
         thread pool instead of on the event loop's thread, see the README); per-route ``cors``,
         ``compression``, ``body_limit``, ``timeout_ms``; for the OpenAPI document ``summary``,
         ``description`` (default: the docstring), ``operation_id``, ``tags``, ``deprecated``,
-        ``include_in_schema``. ``response_class`` (FastAPI's): a result that is not a
+        ``include_in_schema``, ``responses`` (FastAPI's: more responses for the document only,
+        ``{404: {"model": Message, "description": "..."}}``). ``response_class`` (FastAPI's): a result that is not a
         ``Response`` is sent as one of this class (``HTMLResponse``: a ``str`` is the page;
         ``RedirectResponse``: the URL; ``PlainTextResponse``, ``FileResponse``,
         ``StreamingResponse``), with ``status_code`` when one is given; JSON classes keep the
@@ -231,6 +238,11 @@ class _Routes:
             raise ValueError("response_model_by_alias=False is not supported: responses are sent by alias (FastAPI's default); give the fields no alias")
         response_description = options.pop("response_description", None)
         tags = [*self._tags, *options.pop("tags", [])] if self._tags or "tags" in options else None
+        documented = {**self._responses, **documented_responses(options.pop("responses", None), path)}
+        if documented:
+            options["documented_responses"] = documented
+        if self._deprecated:
+            options["deprecated"] = True
 
         def register(handler: Handler) -> Handler:
             routes = built(handler, [])
@@ -421,11 +433,15 @@ class Router(_Routes):
         tags: Optional[Sequence[str]] = None,
         dependencies: Optional[Sequence[Any]] = None,
         default_response_class: Optional[type] = None,
+        responses: Optional[dict[Any, dict[str, Any]]] = None,
+        deprecated: Optional[bool] = None,
     ) -> None:
         self.prefix = prefix
         self._tags = list(tags or [])
         self._dependencies = list(dependencies or [])
         self._default_response_class = default_response_class
+        self._responses = documented_responses(responses, f"APIRouter(prefix={prefix!r})")
+        self._deprecated = bool(deprecated)
         self._declared: list[tuple[str, Any]] = []
 
     def _declare(self, route: "_Route") -> None:
@@ -442,14 +458,19 @@ class Router(_Routes):
         tags: Optional[Sequence[str]] = None,
         dependencies: Optional[Sequence[Any]] = None,
         default_response_class: Optional[type] = None,
+        responses: Optional[dict[Any, dict[str, Any]]] = None,
+        deprecated: Optional[bool] = None,
     ) -> None:
         """Takes ``router``'s routes and hooks into this one, under ``prefix``; this router's own
         ``dependencies`` and ``tags``, then the ones given here, come before each of its routes'
-        own (FastAPI's order); ``default_response_class`` is for its routes that name none."""
+        own (FastAPI's order); ``default_response_class`` is for its routes that name none;
+        ``responses`` are documented for each of them under their own, and ``deprecated=True``
+        marks them all (so does this router's own)."""
         # This router's own dependencies guard the routes it takes in as they guard its own: an
         # `APIRouter(dependencies=[Depends(require_admin)])` including a users router left the
         # users' routes unguarded (found by a probe against FastAPI, which runs them).
-        self._declared.append(("router", (router, prefix, [*self._tags, *(tags or [])], [*self._dependencies, *(dependencies or [])], default_response_class)))
+        documented = {**self._responses, **documented_responses(responses, f"include_router(prefix={prefix!r})")}
+        self._declared.append(("router", (router, prefix, [*self._tags, *(tags or [])], [*self._dependencies, *(dependencies or [])], default_response_class, documented, self._deprecated or bool(deprecated))))
 
 
 APIRouter = Router
@@ -568,6 +589,8 @@ class App(_Routes):
         dependencies: Optional[Sequence[Any]] = None,
         middleware: Optional[Sequence[Any]] = None,
         default_response_class: Optional[type] = None,
+        responses: Optional[dict[Any, dict[str, Any]]] = None,
+        deprecated: Optional[bool] = None,
     ) -> None:
         settings = {
             "body_limit": body_limit,
@@ -632,6 +655,9 @@ class App(_Routes):
         self._overrides = DependencyOverrides()
         # FastAPI's `FastAPI(default_response_class=HTMLResponse)`: for routes naming none.
         self._default_response_class = default_response_class
+        # FastAPI's `FastAPI(responses=..., deprecated=True)`: for every route's document.
+        self._responses = documented_responses(responses, "App")
+        self._deprecated = bool(deprecated)
         # Starlette's `Starlette(middleware=[Middleware(CORSMiddleware, ...)])`.
         self._middleware: dict[str, str] = {}
         for entry in middleware or ():
@@ -753,14 +779,19 @@ class App(_Routes):
         tags: Optional[Sequence[str]] = None,
         dependencies: Optional[Sequence[Any]] = None,
         default_response_class: Optional[type] = None,
+        responses: Optional[dict[Any, dict[str, Any]]] = None,
+        deprecated: Optional[bool] = None,
     ) -> None:
         """Serves ``router``'s routes under ``prefix`` + its own prefix, with its hooks after
         the app's (FastAPI's ``include_router``; what the router declares later is not
         taken). The app's ``dependencies`` and these run before each route's own, in that order.
-        ``default_response_class`` is for its routes that name none (nor does the router)."""
-        self._include(router, 0, prefix, list(tags or []), [*self._dependencies, *(dependencies or [])], default_response_class or self._default_response_class)
+        ``default_response_class`` is for its routes that name none (nor does the router).
+        The app's ``responses`` and these are documented for each route, under its own;
+        ``deprecated=True`` (or the app's) marks every one."""
+        documented = {**self._responses, **documented_responses(responses, f"include_router(prefix={prefix!r})")}
+        self._include(router, 0, prefix, list(tags or []), [*self._dependencies, *(dependencies or [])], default_response_class or self._default_response_class, documented, self._deprecated or bool(deprecated))
 
-    def _include(self, router: Router, parent: int, prefix: str, tags: list[str], extra: list[Any], sent_as: Optional[type] = None) -> None:
+    def _include(self, router: Router, parent: int, prefix: str, tags: list[str], extra: list[Any], sent_as: Optional[type] = None, documented: Optional[dict[str, dict]] = None, deprecated: bool = False) -> None:
         group = self._native_app.group(parent, prefix.rstrip("/") + router.prefix)
         # FastAPI's order for a route's response class: its own, its router's default, the
         # `include_router(default_response_class=)` that took the router in, the app's.
@@ -773,15 +804,22 @@ class App(_Routes):
                     raise TypeError(f"{route.spec.get('method')} {route.spec.get('path')}: dependencies= cannot reach this route (declared with add_route); declare them on it")
                 if route.rebuild is not None and (extra or inherits):
                     route = route.rebuild(extra, sent_as if inherits else None)
+                added: dict[str, Any] = {}
                 if tags:
-                    route = _Route({**route.spec, "tags": [*tags, *route.spec.get("tags", [])]}, route.handler, route.arguments, route.status_code, False, route.chained)
+                    added["tags"] = [*tags, *route.spec.get("tags", [])]
+                if documented:
+                    added["documented_responses"] = {**documented, **route.spec.get("documented_responses", {})}
+                if deprecated:
+                    added["deprecated"] = True
+                if added:
+                    route = _Route({**route.spec, **added}, route.handler, route.arguments, route.status_code, False, route.chained)
                 self._declare(route, group)
             elif kind == "hook":
                 phase, func = item
                 self._hook(phase, func, group)
             else:
-                inner, inner_prefix, inner_tags, inner_dependencies, inner_class = item
-                self._include(inner, group, inner_prefix, [*tags, *inner_tags], [*extra, *inner_dependencies], inner_class or sent_as)
+                inner, inner_prefix, inner_tags, inner_dependencies, inner_class, inner_documented, inner_deprecated = item
+                self._include(inner, group, inner_prefix, [*tags, *inner_tags], [*extra, *inner_dependencies], inner_class or sent_as, {**(documented or {}), **inner_documented}, deprecated or inner_deprecated)
 
     def on_event(self, event: str) -> Callable[[Hook], Hook]:
         """``@app.on_event("startup")`` / ``("shutdown")``, as FastAPI's."""

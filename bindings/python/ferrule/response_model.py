@@ -190,3 +190,31 @@ def without_defaults(schema: Any) -> Any:
         else:
             out[key] = without_defaults(value)
     return out
+
+
+def documented_responses(responses: Optional[typing.Mapping[Any, Any]], where: str) -> dict[str, dict]:
+    """FastAPI's ``responses=`` (a route's, a router's, an ``include_router``'s): by status
+    (``404``, ``"4XX"``, ``"default"``), a dict of an OpenAPI response's fields (``description``,
+    ``content``, ``headers``, …) and a ``model``, whose schema becomes the response's
+    ``application/json`` content. They go to the core's ``documented_responses``: written into
+    the OpenAPI document only, filtering nothing (a 404 documented with a model is still what
+    the handler sends), as in FastAPI."""
+    from .encoders import jsonable_encoder
+
+    documented: dict[str, dict] = {}
+    for status, response in (responses or {}).items():
+        if not isinstance(response, collections.abc.Mapping):
+            raise TypeError(f"{where}: responses[{status!r}] is {type(response).__name__}, not a dict of the response's fields (model, description, content, headers)")
+        fields = jsonable_encoder({name: value for name, value in response.items() if name != "model"})
+        model = response.get("model")
+        if model is not None:
+            try:
+                schema = schemas.describe(model, body=True, response=True).schema
+            except TypeError as e:
+                raise TypeError(f"{where}: responses[{status!r}]: model {model!r} cannot describe a JSON response ({e})") from None
+            content = fields.setdefault("content", {})
+            if not isinstance(content, dict):
+                raise TypeError(f"{where}: responses[{status!r}]: content is {type(content).__name__}, not a dict by media type")
+            content.setdefault("application/json", {})["schema"] = schema
+        documented[str(status)] = fields
+    return documented

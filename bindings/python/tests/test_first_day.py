@@ -225,8 +225,9 @@ def test_options_are_the_cores_and_a_misspelling_names_the_nearest() -> None:
 
     # Besides the core's settings, only the app's own life cycle and dependencies (Python
     # callables), Starlette's middleware list (which sets the core's cors and compression) and
-    # FastAPI's default_response_class (which wraps results in Python).
-    settings = set(inspect.signature(App.__init__).parameters) - {"self", "lifespan", "on_startup", "on_shutdown", "dependencies", "middleware", "default_response_class"}
+    # FastAPI's default_response_class (which wraps results in Python), and its responses and
+    # deprecated (which each route's spec carries).
+    settings = set(inspect.signature(App.__init__).parameters) - {"self", "lifespan", "on_startup", "on_shutdown", "dependencies", "middleware", "default_response_class", "responses", "deprecated"}
     assert settings == set(_ferrule.app_setting_names()), "App's keyword arguments are the core's settings"
     app = App()
     with pytest.raises(TypeError, match=r"^unknown route option body_limt \(did you mean body_limit\?\)$"):

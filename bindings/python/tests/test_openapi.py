@@ -285,3 +285,70 @@ def test_response_description_and_response_model_by_alias_are_fastapis() -> None
     assert document["paths"]["/item"]["get"]["responses"]["200"]["description"] == "The item asked for"
     with pytest.raises(ValueError, match="response_model_by_alias=False is not supported"):
         app.get("/other", response_model_by_alias=False, response_model=Item)(item)
+
+
+def test_responses_document_more_answers_and_filter_none_as_in_fastapi() -> None:
+    # Found in the open list of a probe: `responses=` was an unknown option, a TypeError at the
+    # decorator, for FastAPI code that documents its 404s.
+    from openapi_spec_validator import validate
+    from pydantic import BaseModel
+
+    from ferrule import APIRouter, HTTPException
+    from ferrule.responses import JSONResponse
+    from ferrule.testing import TestClient
+
+    class Message(BaseModel):
+        message: str
+
+    class Item(BaseModel):
+        id: str
+        value: str
+
+    app = App(responses={500: {"description": "Something broke"}})
+
+    @app.get("/items/{item_id}", response_model=Item, responses={404: {"model": Message, "description": "Not there"}, "200": {"content": {"image/png": {}}, "description": "The item, or its picture"}})
+    def read_item(item_id: str):
+        if item_id == "gone":
+            return JSONResponse(status_code=404, content={"message": "Item not found", "hint": "try foo"})
+        if item_id == "raised":
+            raise HTTPException(status_code=404, detail="no such item")
+        return {"id": item_id, "value": "there", "secret": "s"}
+
+    legacy = APIRouter(prefix="/legacy", deprecated=True, responses={404: {"description": "Never there"}})
+
+    @legacy.get("/old", responses={404: {"description": "Not found, ever"}})
+    def old() -> dict:
+        return {}
+
+    app.include_router(legacy, responses={418: {"description": "A teapot"}})
+
+    client = TestClient(app)
+    document = client.get("/openapi.json").json()
+    validate(document)
+    responses = document["paths"]["/items/{item_id}"]["get"]["responses"]
+    assert responses["404"] == {"description": "Not there", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Message"}}}}
+    assert document["components"]["schemas"]["Message"]["required"] == ["message"]
+    assert responses["200"]["description"] == "The item, or its picture"
+    assert set(responses["200"]["content"]) == {"application/json", "image/png"}
+    assert responses["200"]["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/Item"}
+    assert responses["500"]["description"] == "Something broke"
+    old_op = document["paths"]["/legacy/old"]["get"]
+    assert old_op["deprecated"] is True
+    assert old_op["responses"]["404"]["description"] == "Not found, ever", "the route's own over its router's"
+    assert old_op["responses"]["418"]["description"] == "A teapot"
+    assert old_op["responses"]["500"]["description"] == "Something broke"
+
+    # Documentation only: the 404's body is what the handler sent, not filtered by Message.
+    assert client.get("/items/gone").json() == {"message": "Item not found", "hint": "try foo"}
+    assert client.get("/items/raised").status_code == 404
+    assert client.get("/items/raised").json()["detail"] == "no such item"
+    assert client.get("/items/a").json() == {"id": "a", "value": "there"}
+
+
+def test_a_response_that_is_not_a_dict_is_refused_naming_it() -> None:
+    app = App()
+    with pytest.raises(TypeError, match=r"/x: responses\[404\] is str"):
+        app.get("/x", responses={404: "Not found"})(lambda: {})
+    with pytest.raises(ValueError, match='documented response status "40"'):
+        app.get("/y", responses={40: {"description": "?"}})(lambda: {})
+        app.openapi()
