@@ -29,6 +29,8 @@ const SWAGGER_UI_FILES: &[&str] = &[
     "favicon-32x32.png",
     "favicon-16x16.png",
     "swagger-ui-bundle.js.LICENSE.txt",
+    // Run by the page an OAuth2 provider sends the browser back to (`{docs_url}/oauth2-redirect`).
+    "oauth2-redirect.js",
     "LICENSE",
     "NOTICE",
 ];

@@ -72,6 +72,7 @@ filegroup(
         "favicon-32x32.png",
         "favicon-16x16.png",
         "swagger-ui-bundle.js.LICENSE.txt",
+        "oauth2-redirect.js",
         "LICENSE",
         "NOTICE",
     ]],

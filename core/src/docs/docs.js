@@ -9,6 +9,9 @@
     url: new URL(root.getAttribute('data-openapi-url'), document.baseURI).href,
     domNode: root,
     deepLinking: true,
+    // The Authorize button's authorization-code and implicit flows come back here; Swagger
+    // UI's default is oauth2-redirect.html beside the page, which the server does not serve.
+    oauth2RedirectUrl: new URL(root.getAttribute('data-oauth2-redirect-url'), document.baseURI).href,
     // Swagger UI's default sends the document's URL to a public validator for a badge: the
     // page must make no request that leaves the server it came from.
     validatorUrl: null,

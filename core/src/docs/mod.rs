@@ -59,17 +59,29 @@ pub(crate) fn routes(config: &AppConfig) -> Vec<(String, MethodRouter)> {
         return vec![(page.to_owned(), axum::routing::get(|| async { unavailable() }))];
     }
     let assets = format!("{}/assets/{}", page.trim_end_matches('/'), revision());
-    let html = Bytes::from(page_html(&config.title, &relative_to(page, &assets), &relative_to(page, openapi)));
-    let mut routes = vec![(page.to_owned(), axum::routing::get(move || std::future::ready(page_response(html.clone()))))];
+    let redirect = oauth2_redirect_path(page);
+    let html = Bytes::from(page_html(&config.title, &relative_to(page, &assets), &relative_to(page, openapi), &relative_to(page, &redirect)));
+    let redirect_html = Bytes::from(redirect_html(&config.title, &relative_to(&redirect, &assets)));
+    let mut routes = vec![
+        (page.to_owned(), axum::routing::get(move || std::future::ready(page_response(html.clone())))),
+        (redirect, axum::routing::get(move || std::future::ready(page_response(redirect_html.clone())))),
+    ];
     for file in embedded::FILES {
         routes.push((format!("{assets}/{}", file.name), asset_route(file)));
     }
     routes
 }
 
-/// `assets` and `openapi` are relative to the page (see `relative_to`).
-fn page_html(title: &str, assets: &str, openapi: &str) -> String {
-    let (title, assets, openapi) = (escape_html(title), escape_html(assets), escape_html(openapi));
+/// Where an OAuth2 provider sends the browser back to after the Authorize button's
+/// authorization-code or implicit flow: FastAPI's `{docs_url}/oauth2-redirect`, a path that
+/// stays the same across upgrades, as a provider's registered redirect URL must.
+pub(crate) fn oauth2_redirect_path(page: &str) -> String {
+    format!("{}/oauth2-redirect", page.trim_end_matches('/'))
+}
+
+/// `assets`, `openapi` and `redirect` are relative to the page (see `relative_to`).
+fn page_html(title: &str, assets: &str, openapi: &str, redirect: &str) -> String {
+    let (title, assets, openapi, redirect) = (escape_html(title), escape_html(assets), escape_html(openapi), escape_html(redirect));
     format!(
         r#"<!DOCTYPE html>
 <html lang="en">
@@ -83,9 +95,28 @@ fn page_html(title: &str, assets: &str, openapi: &str) -> String {
 <link rel="icon" type="image/png" href="{assets}/favicon-16x16.png" sizes="16x16">
 </head>
 <body>
-<div id="swagger-ui" data-openapi-url="{openapi}"></div>
+<div id="swagger-ui" data-openapi-url="{openapi}" data-oauth2-redirect-url="{redirect}"></div>
 <script src="{assets}/swagger-ui-bundle.js"></script>
 <script src="{assets}/docs.js"></script>
+</body>
+</html>
+"#
+    )
+}
+
+/// The page the provider redirects to: Swagger UI's own script hands the code or token in
+/// its URL to the docs page that opened it, and closes it. No inline script, as on the page.
+fn redirect_html(title: &str, assets: &str) -> String {
+    let (title, assets) = (escape_html(title), escape_html(assets));
+    format!(
+        r#"<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>{title} - Swagger UI: OAuth2 redirect</title>
+</head>
+<body>
+<script src="{assets}/oauth2-redirect.js"></script>
 </body>
 </html>
 "#

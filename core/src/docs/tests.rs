@@ -52,6 +52,33 @@ async fn the_page_loads_its_assets_and_the_document_relative_to_itself() {
 }
 
 #[tokio::test]
+async fn the_oauth2_redirect_page_is_served_where_the_page_sends_the_provider() {
+    // Found by a probe: the Authorize button's authorization-code and implicit flows ended on
+    // a 404, at Swagger UI's default `oauth2-redirect.html` beside the page.
+    if embedded::FILES.is_empty() {
+        return; // nothing embedded: see the_page_loads_its_assets_and_the_document_relative_to_itself
+    }
+    for (page, redirect, script) in [("/docs", "/docs/oauth2-redirect", "./assets"), ("/api/docs/", "/api/docs/oauth2-redirect", "./assets")] {
+        let router = shop(AppConfig { docs_url: Some(page.into()), ..Default::default() });
+        let html = String::from_utf8(get(&router, page, &[]).await.2.to_vec()).unwrap();
+        let relative = relative_to(page, redirect);
+        assert!(html.contains(&format!(r#"data-oauth2-redirect-url="{relative}""#)), "{html}");
+        let (status, headers, body) = get(&router, redirect, &[]).await;
+        assert_eq!((status, header(&headers, "content-type")), (StatusCode::OK, "text/html; charset=utf-8"), "{redirect}");
+        assert!(header(&headers, "content-security-policy").contains("script-src 'self';"));
+        let html = String::from_utf8(body.to_vec()).unwrap();
+        let src = format!("{script}/{}/oauth2-redirect.js", revision());
+        assert!(html.contains(&format!(r#"<script src="{src}"></script>"#)) && !html.contains("<script>"), "{html}");
+        // The script it names is served, from where the page's URL resolves it.
+        let asset = format!("{}/assets/{}/oauth2-redirect.js", page.trim_end_matches('/'), revision());
+        let (status, headers, body) = get(&router, &asset, &[]).await;
+        assert_eq!((status, header(&headers, "content-type")), (StatusCode::OK, "text/javascript; charset=utf-8"));
+        assert!(String::from_utf8_lossy(&body).contains("swaggerUIRedirectOauth2"));
+    }
+    assert_eq!(relative_to("/docs", "/docs/oauth2-redirect"), "./docs/oauth2-redirect");
+}
+
+#[tokio::test]
 async fn assets_are_immutable_with_an_etag_and_a_304_for_a_match() {
     if embedded::FILES.is_empty() {
         return; // nothing embedded: see the_page_loads_its_assets_and_the_document_relative_to_itself

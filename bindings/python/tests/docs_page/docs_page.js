@@ -96,6 +96,29 @@ async function main() {
     assert.ok(expected.length >= 4, `the README app has at least 4 routes: ${expected}`);
     await page.screenshot({ path: path.join(out, 'docs-page.png'), fullPage: true });
 
+    // The Authorize button's authorization-code flow ends where the page names: the provider
+    // sends the browser to the redirect page, whose script (served from the same assets, under
+    // the same policy) hands the code to the page that opened it. Here the page plays Swagger
+    // UI's side of that hand-over and opens the redirect as the provider would send it back.
+    const redirectUrl = await page.evaluate(() => window.ui.getConfigs().oauth2RedirectUrl);
+    assert.strictEqual(redirectUrl, `${origin}/docs/oauth2-redirect`);
+    await page.evaluate(() => {
+      window.swaggerUIRedirectOauth2 = {
+        state: 'st4te',
+        redirectUrl: window.ui.getConfigs().oauth2RedirectUrl,
+        auth: { name: 'oauth', schema: { get: (key) => (key === 'flow' ? 'authorizationCode' : undefined) } },
+        callback: (result) => { window.oauthResult = { code: result.auth.code }; },
+        errCb: (error) => { window.oauthError = error.message; },
+      };
+    });
+    const popup = page.waitForEvent('popup');
+    await page.evaluate((url) => { window.open(`${url}?code=c0de&state=st4te`); }, redirectUrl);
+    const redirected = await popup;
+    await page.waitForFunction(() => window.oauthResult || window.oauthError);
+    assert.deepStrictEqual(await page.evaluate(() => [window.oauthResult, window.oauthError]), [{ code: 'c0de' }, undefined]);
+    for (let i = 0; i < 50 && !redirected.isClosed(); i++) await new Promise((r) => setTimeout(r, 100));
+    assert.ok(redirected.isClosed(), 'the redirect page closes itself once it has handed the code over');
+
     // "Try it out" on GET /users/{user_id}: a path parameter and a boolean query parameter.
     const operation = page.locator('.opblock-get', { has: page.locator('.opblock-summary-path[data-path="/users/{user_id}"]') });
     await operation.locator('.opblock-summary').click();
