@@ -286,3 +286,32 @@ async fn a_head_answered_304_says_no_length() {
     assert_eq!(status, StatusCode::NOT_MODIFIED);
     assert!(!headers.contains_key(header::CONTENT_LENGTH), "{headers:?}");
 }
+
+#[tokio::test]
+async fn a_compressed_file_is_not_compressed_again() {
+    // Found by a probe: a `.gz` download a handler sent (FileResponse, sendFile, send_file)
+    // went out gzipped a second time, 43 bytes larger.
+    let dir = scratch("coded");
+    let archive: Vec<u8> = (0..4096u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8).collect();
+    std::fs::write(dir.join("public/data.tar.gz"), &archive).unwrap();
+    std::fs::write(dir.join("public/font.woff2"), &archive).unwrap();
+    std::fs::write(dir.join("public/big.js"), "console.log('hi');\n".repeat(100)).unwrap();
+    let config = crate::spec::AppConfig { compression: Some(crate::spec::CompressionConfig::default()), ..Default::default() };
+    let public = dir.join("public");
+    let router = App::with_config(config)
+        .route(RouteSpec::get("/files/{name}"), move |request: RequestData| {
+            let path = public.join(request.path_params.get("name").and_then(|name| name.as_str()).unwrap());
+            async move { crate::Response::file(path) }
+        })
+        .into_router()
+        .unwrap();
+    let gzip = |path: &str| Request::get(path).header(header::ACCEPT_ENCODING, "gzip, br").body(axum::body::Body::empty()).unwrap();
+    for (path, kind) in [("/files/data.tar.gz", "application/gzip"), ("/files/font.woff2", "font/woff2")] {
+        let (status, headers, body) = send(&router, gzip(path)).await;
+        assert_eq!((status, headers[header::CONTENT_TYPE].to_str().unwrap()), (StatusCode::OK, kind), "{path}");
+        assert!(!headers.contains_key(header::CONTENT_ENCODING), "{path}: {headers:?}");
+        assert_eq!(body, archive, "{path}: the file's own bytes");
+    }
+    let (_, headers, _) = send(&router, gzip("/files/big.js")).await;
+    assert!(headers.contains_key(header::CONTENT_ENCODING), "text is still compressed: {headers:?}");
+}
