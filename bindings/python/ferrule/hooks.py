@@ -161,22 +161,6 @@ def _as_response(value: Any, status: int) -> Response:
     return response
 
 
-def _media_type_of(response: Response) -> Optional[str]:
-    """The type the core sends ``response`` with: its ``media_type`` (a text type in UTF-8, as
-    the core names it), else its plain body's; none for no body, or a stream that names none."""
-    if response.media_type is not None:
-        kind = response.media_type
-        return f"{kind}; charset=utf-8" if kind.startswith("text/") and "charset=" not in kind.lower() else kind
-    body = response.body
-    if body is None or response.stream is not None:
-        return None
-    if isinstance(body, str):
-        return "text/plain; charset=utf-8"
-    if isinstance(body, (bytes, bytearray, memoryview)):
-        return "application/octet-stream"
-    return "application/json"
-
-
 def _default(exc: Exception, call: Any) -> Response:
     """The answer to an HTTP error no exception handler took: for a refusal of the core's, its
     own response; else the problem response the exception describes. Anything else goes on (a
@@ -472,7 +456,7 @@ def _wrapped(middleware: Callable[..., Any], inner: Callable[[Any], Awaitable[Re
         # its JSON is read as the route writes it.
         response._call = call
         if "content-type" not in response.headers:
-            kind = _media_type_of(response)
+            kind = _ferrule.media_type_of(response)
             if kind is not None:
                 response.headers["content-type"] = kind
         return response

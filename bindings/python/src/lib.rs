@@ -96,6 +96,13 @@ mod _ferrule {
         Ok(pyo3::types::PyBytes::new(value.py(), &bytes))
     }
 
+    /// The `Content-Type` the core sends a `ferrule.Response` with when its headers name none
+    /// (see `response::media_type_of`).
+    #[pyo3::pyfunction]
+    fn media_type_of(response: &pyo3::Bound<'_, pyo3::PyAny>) -> pyo3::PyResult<Option<String>> {
+        crate::response::media_type_of(response)
+    }
+
     /// The body of the core's bare 500, for an answer Python makes in its place (an
     /// `on_send` hook's to see).
     #[pyo3::pyfunction]

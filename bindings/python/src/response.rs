@@ -123,6 +123,44 @@ fn body(result: &Bound<'_, PyAny>, shape: Shape<'_>) -> Result<Response, String>
     })
 }
 
+/// The `Content-Type` the core sends a `ferrule.Response` with when its headers name none
+/// (`_ferrule.media_type_of`): its `media_type` as [`sent_media_type`] sends it, else what the
+/// core's response for its kind of body carries, asked of the core with an empty body of that
+/// kind (so no type is spelled twice); `None` for no body, a stream or a file. Python's
+/// `call_next` names it on the response it gives, so a middleware copying those headers
+/// keeps it.
+pub fn media_type_of(response: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
+    let py = response.py();
+    let media_type = response.getattr(pyo3::intern!(py, "media_type"))?;
+    if !media_type.is_none() {
+        return Ok(Some(sent_media_type(media_type.extract()?)));
+    }
+    let content = response.getattr(pyo3::intern!(py, "body"))?;
+    if content.is_none() || !response.getattr(pyo3::intern!(py, "stream"))?.is_none() {
+        return Ok(None);
+    }
+    let as_json = response.getattr(pyo3::intern!(py, "as_json"))?.is_truthy()?;
+    let empty = if as_json {
+        Response::json_bytes(Vec::new())
+    } else if content.cast::<PyString>().is_ok() {
+        Response::text(String::new())
+    } else if content.cast::<PyBytes>().is_ok() || content.cast::<PyByteArray>().is_ok() {
+        Response::bytes(Vec::new())
+    } else {
+        Response::json_bytes(Vec::new())
+    };
+    Ok(empty.headers.get(ferrule_core::http::header::CONTENT_TYPE).and_then(|kind| kind.to_str().ok()).map(str::to_owned))
+}
+
+/// Starlette's rule: a text type named without a charset is sent as UTF-8 (what a str body is
+/// written in), so a browser does not guess another.
+fn sent_media_type(mut media_type: String) -> String {
+    if media_type.starts_with("text/") && !media_type.to_ascii_lowercase().contains("charset=") {
+        media_type.push_str("; charset=utf-8");
+    }
+    media_type
+}
+
 fn unsendable(message: String) -> HandlerError {
     HandlerError::new(format!("returned a response that cannot be sent: {message}"))
 }
@@ -177,13 +215,8 @@ fn explicit<'s>(
     let mut pairs = header_pairs(&attr("_headers")?).map_err(unsendable)?;
     let media_type = attr("media_type")?;
     if !media_type.is_none() {
-        let mut text: String = media_type.extract().map_err(|_| unsendable("Response.media_type must be a str".into()))?;
-        // Starlette's rule: a text type named without a charset is sent as UTF-8 (what a str
-        // body is written in), so a browser does not guess another.
-        if text.starts_with("text/") && !text.to_ascii_lowercase().contains("charset=") {
-            text.push_str("; charset=utf-8");
-        }
-        pairs.push(("content-type".into(), text));
+        let text: String = media_type.extract().map_err(|_| unsendable("Response.media_type must be a str".into()))?;
+        pairs.push(("content-type".into(), sent_media_type(text)));
     }
     let response = Response::from_parts(status, body, pairs)?;
     if let Some(start) = start_background {

@@ -378,6 +378,14 @@ def test_middleware_reads_the_body_iterator_as_the_route_would_send_it() -> None
     def stream() -> StreamingResponse:
         return StreamingResponse(iter(["a", b"b"]), media_type="text/csv")
 
+    @app.get("/bytes")
+    def raw() -> bytes:
+        return b"\x00\x01"
+
+    @app.get("/html")
+    def html() -> Response:
+        return Response("<p>hi</p>", media_type="text/html")
+
     with TestClient(app) as client:
         user_response = client.get("/user")
         assert (user_response.status_code, user_response.headers["content-type"], user_response.json()) == (200, "application/json", {"name": "ada"})
@@ -386,6 +394,10 @@ def test_middleware_reads_the_body_iterator_as_the_route_would_send_it() -> None
         assert (text_response.text, text_response.headers["content-type"]) == ("plain", "text/plain; charset=utf-8")
         streamed = client.get("/stream")
         assert (streamed.text, streamed.headers["content-type"]) == ("ab", "text/csv; charset=utf-8")
+        raw_response = client.get("/bytes")
+        assert (raw_response.content, raw_response.headers["content-type"]) == (b"\x00\x01", "application/octet-stream")
+        html_response = client.get("/html")
+        assert (html_response.text, html_response.headers["content-type"]) == ("<p>hi</p>", "text/html; charset=utf-8")
         missing = client.get("/nowhere")
         assert (missing.status_code, missing.headers["content-type"]) == (404, "application/problem+json")
         assert logged[-1] == missing.content
