@@ -137,6 +137,7 @@ fn fixtures_follow_their_schema_and_the_schema_follows_the_core() {
     full.deprecated = true;
     full.include_in_schema = false;
     full = full.response("200", serde_json::json!({}));
+    full = full.documented_response("404", serde_json::json!({"description": "d"}));
     full.security = Some(vec![]);
     full.security_schemes.insert("s".into(), serde_json::json!({"type": "mutualTLS"}));
     assert_eq!(route_in_schema, keys(&serde_json::to_value(&full).unwrap()), "fixture.schema.json's route properties against RouteSpec");
