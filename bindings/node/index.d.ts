@@ -88,9 +88,9 @@ export interface Context<Path extends string = string, Body = any, Query = Recor
   readonly id: string | null;
   /**
    * Fastify's `request.routeOptions`: the route's method and url as declared, its `config` and
-   * its `schema` (undefined when no route took the request).
+   * its `schema` (when no route took the request: its method, an empty `config`, no url or schema).
    */
-  readonly routeOptions: { readonly method: string; readonly url: string; readonly config: Readonly<Record<string, unknown>>; readonly schema: Readonly<Record<string, unknown>> } | undefined;
+  readonly routeOptions: { readonly method: string; readonly url: string | undefined; readonly config: Readonly<Record<string, unknown>>; readonly schema: Readonly<Record<string, unknown>> | undefined };
   /** Fastify's `request.log`: the app's logger. */
   readonly log: LogFacade;
   /**
@@ -420,6 +420,7 @@ export declare class App {
    * One request through the whole core without a socket (Fastify's `inject`): routing,
    * validation, compression, problem responses, as on the network.
    */
+  inject(): InjectChain;
   inject(options: InjectOptions | string): Promise<InjectResponse>;
   inject(options: InjectOptions | string, callback: (error: Error | null, response?: InjectResponse) => void): void;
   /**
@@ -430,9 +431,9 @@ export declare class App {
    * `onListen` once `listen()` has bound its socket (not waited for; a failure is logged), and
    * `preClose` as `close()` begins, while requests in flight are still served.
    */
-  addHook(name: 'onRequest' | 'preParsing' | 'preValidation' | 'preHandler', hook: (ctx: Context, reply: Reply, done?: (error?: Error) => void) => unknown): this;
-  addHook(name: 'onSend' | 'preSerialization', hook: (ctx: Context, reply: Reply, payload: unknown, done?: (error?: Error | null, payload?: unknown) => void) => unknown): this;
-  addHook(name: 'onError', hook: (ctx: Context, reply: Reply, error: Error, done?: () => void) => unknown): this;
+  addHook(name: 'onRequest' | 'preParsing' | 'preValidation' | 'preHandler', hook: (ctx: Context, reply: Reply, done: (error?: Error) => void) => unknown): this;
+  addHook(name: 'onSend' | 'preSerialization', hook: (ctx: Context, reply: Reply, payload: unknown, done: (error?: Error | null, payload?: unknown) => void) => unknown): this;
+  addHook(name: 'onError', hook: (ctx: Context, reply: Reply, error: Error, done: () => void) => unknown): this;
   // `done` is not optional, so a hook that takes it may call it; an async hook without it fits too.
   addHook(name: 'onReady', hook: (this: App, done: (error?: Error) => void) => unknown): this;
   addHook(name: 'onListen', hook: (this: App, done: (error?: Error) => void) => unknown): this;
@@ -445,9 +446,9 @@ export declare class App {
   /** `register(cors, options)` / `register(compress, options)`: the app's CORS or compression, done by the core. */
   register<O>(plugin: CorePlugin<O>, options?: NoInfer<O>): this;
   /** Fastify's `register`: `plugin(scope, options)` declares routes and hooks served under `prefix`. */
-  register<O extends Record<string, unknown>>(plugin: (scope: App, options: O, done?: (error?: Error) => void) => unknown, options?: O & { prefix?: string }): this;
+  register<O extends Record<string, unknown>>(plugin: (scope: App, options: O, done: (error?: Error) => void) => unknown, options?: O & { prefix?: string }): this;
   /** Every `ctx` gets `name`: a method, or a default that hooks set per request. */
-  decorateRequest(name: string, value: ((...args: any[]) => unknown) | string | number | boolean | null | undefined): this;
+  decorateRequest(name: string, value: ((...args: any[]) => unknown) | string | number | boolean | null | undefined | { getter?: (this: Context) => unknown; setter?: (this: Context, value: any) => void }): this;
   hasRequestDecorator(name: string): boolean;
   /** Waits for async plugins, then runs the `onReady` hooks (once). */
   ready(): Promise<void>;
@@ -643,6 +644,26 @@ export type HandledError = Error & {
 export declare function version(): string;
 /** The media type of Ferrule's error responses: `application/problem+json`. */
 export declare function problemJson(): string;
+
+/** What `inject()` without options returns: light-my-request's chain, sent by `end()` or `await`. */
+export interface InjectChain extends PromiseLike<InjectResponse> {
+  get(url: string): this;
+  post(url: string): this;
+  put(url: string): this;
+  patch(url: string): this;
+  delete(url: string): this;
+  head(url: string): this;
+  options(url: string): this;
+  trace(url: string): this;
+  headers(headers: Record<string, string | string[]>): this;
+  query(query: InjectOptions['query']): this;
+  cookies(cookies: Record<string, string>): this;
+  payload(payload: unknown): this;
+  body(body: unknown): this;
+  end(): Promise<InjectResponse>;
+  end(callback: (error: Error | null, response?: InjectResponse) => void): void;
+  catch(onRejected: (error: unknown) => unknown): Promise<unknown>;
+}
 
 export interface InjectOptions {
   method?: string;

@@ -170,6 +170,63 @@ function routeOptionsOf(method, url, options) {
   }
   return Object.freeze({ method, url, config: Object.freeze({ ...config }), schema });
 }
+/**
+ * What `inject()` without options returns, as light-my-request's chain: a method and URL
+ * (`.get(url)`, `.post(url)`, …), then `.headers()`, `.query()`, `.cookies()`, `.payload()` or
+ * `.body()`, and `.end(callback)` or `await` to send it (once).
+ */
+class InjectChain {
+  constructor(app) {
+    this._app = app;
+    this._options = { method: 'GET', url: '/' };
+    this._sent = null;
+  }
+
+  _set(name, value) {
+    if (this._sent) throw new Error('ferrule: inject(): the request was already sent');
+    this._options[name] = value;
+    return this;
+  }
+
+  headers(headers) { return this._set('headers', { ...this._options.headers, ...headers }); }
+  query(query) { return this._set('query', query); }
+  cookies(cookies) { return this._set('cookies', cookies); }
+  payload(payload) { return this._set('payload', payload); }
+  body(body) { return this._set('payload', body); }
+
+  _send() {
+    if (!this._sent) this._sent = this._app._inject(this._options);
+    return this._sent;
+  }
+
+  end(callback) {
+    const sent = this._send();
+    if (typeof callback !== 'function') return sent;
+    sent.then((response) => callback(null, response), (error) => callback(error));
+    return undefined;
+  }
+
+  then(resolve, reject) { return this._send().then(resolve, reject); }
+  catch(reject) { return this._send().catch(reject); }
+}
+for (const method of ['delete', 'get', 'head', 'options', 'patch', 'post', 'put', 'trace']) {
+  InjectChain.prototype[method] = function chained(url) {
+    this._set('method', method.toUpperCase());
+    return this._set('url', url);
+  };
+}
+
+/** Fastify's accessor decoration: `{ getter, setter }` with a function for either. */
+function isAccessor(value) {
+  return value !== null && typeof value === 'object' && (typeof value.getter === 'function' || typeof value.setter === 'function');
+}
+
+/** `routeOptions` of a request no route took (see `Context#routeOptions`). */
+const NO_CONFIG = Object.freeze({});
+function unroutedOptions(method) {
+  return Object.freeze({ method, url: undefined, config: NO_CONFIG, schema: undefined });
+}
+
 const LISTEN_OPTIONS = ['host', 'port', 'workers', 'threads', 'handleSignals', 'log'];
 
 /** Refuses an option not in `known`, naming the nearest one (the core's rule). */
@@ -681,7 +738,8 @@ class App {
     if (LIFECYCLE_HOOKS.includes(name)) {
       // A preClose or onClose declared while serving still runs at close(); an onListen never would.
       if (name === 'onListen') this._notListening('the onListen hook');
-      this._root._lifecycle[name].push(withScope(fn, this));
+      // An onClose hook gets the scope that declared it, as Fastify passes its instance.
+      this._root._lifecycle[name].push(name === 'onClose' ? { hook: withScope(fn, this), scope: this } : withScope(fn, this));
       return this;
     }
     if (name in NOT_OFFERED) throw new TypeError(`ferrule: the ${name} hook is not offered: ${NOT_OFFERED[name]}`);
@@ -773,6 +831,13 @@ class App {
    */
   decorate(name, value) {
     if (name in this) throw new TypeError(`ferrule: the app already has ${name}`);
+    if (isAccessor(value)) {
+      // `decorate('config', { getter() { … } })`: a property read through it, as Fastify
+      // defines it (found by a probe: the object itself was stored, and `app.config.env` was
+      // undefined).
+      Object.defineProperty(this, name, { get: value.getter, set: value.setter, configurable: true, enumerable: true });
+      return this;
+    }
     this[name] = value;
     return this;
   }
@@ -796,6 +861,11 @@ class App {
   decorateRequest(name, value) {
     const proto = this._root._Context.prototype;
     if (name in proto || CONTEXT_FIELDS.includes(name)) throw new TypeError(`ferrule: the request already has ${name}`);
+    if (isAccessor(value)) {
+      // A getter is read per request (`this` the request), so nothing is shared.
+      Object.defineProperty(proto, name, { get: value.getter, set: value.setter, configurable: true, enumerable: false });
+      return this;
+    }
     if (value !== null && typeof value === 'object') {
       throw new TypeError(`ferrule: decorateRequest('${name}') with an object would share it between requests; set it per request in an onRequest hook`);
     }
@@ -877,7 +947,10 @@ class App {
     }
     if (options === null || typeof options !== 'object') throw new TypeError('ferrule: listen takes a port or an options object');
     checkOptions(options, LISTEN_OPTIONS, 'listen option');
-    const { host = '127.0.0.1', port = 8000, workers = 1, threads, handleSignals = true, log = true } = options;
+    const { host = '127.0.0.1', workers = 1, threads, handleSignals = true, log = true } = options;
+    // `listen({ port: process.env.PORT })`: a port in decimal text is that port, as Fastify
+    // reads it (found by a probe: it was refused).
+    const port = typeof options.port === 'string' && /^\d+$/.test(options.port.trim()) ? Number(options.port) : options.port ?? 8000;
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new TypeError(`ferrule: port ${port} is not a TCP port (0-65535)`);
     if (workers > 1 && cluster.isPrimary) return supervise(host, port, workers, handleSignals);
     try {
@@ -991,6 +1064,9 @@ class App {
    * second argument, that is called instead. Works whether or not the app is listening.
    */
   inject(options, callback) {
+    // `inject()`: light-my-request's chain (`.get(url).headers({...}).end()`, or awaited). It
+    // was a rejected Promise nothing could catch, which ended the process (found by a probe).
+    if (options === undefined && callback === undefined) return new InjectChain(this);
     const promise = this._inject(options);
     if (typeof callback !== 'function') return promise;
     promise.then((response) => callback(null, response), (error) => callback(error));
@@ -1089,7 +1165,9 @@ class App {
     }
     if (root._lifecycle.ready) {
       root._lifecycle.ready = null;
-      for (const hook of root._lifecycle.onClose) await callOnClose(hook, root);
+      // Last declared first, as Fastify closes its plugins: a plugin's pool, opened before
+      // the plugin that flushes through it, is closed after it (found by a probe).
+      for (const { hook, scope } of [...root._lifecycle.onClose].reverse()) await callOnClose(hook, scope);
     }
     // The in-process router's thread goes too (unless an inject is under way); inject() after
     // close() builds another.
@@ -1936,8 +2014,14 @@ class Context {
 
   set body(value) { this[BODY] = value; }
 
-  /** Fastify's `request.routeOptions`: the route's `method`, `url` as declared, `config` and `schema` (undefined: no route took it). */
-  get routeOptions() { return this[ROUTE_OPTIONS_OF][this[ROUTE]]; }
+  /**
+   * Fastify's `request.routeOptions`: the route's `method`, `url` as declared, `config` and
+   * `schema`; for a request no route took, the request's method, no `url`, an empty `config`
+   * and no `schema`, as Fastify's not-found route gives them. Found by a probe: it was
+   * undefined there, so an auth hook reading `routeOptions.config.public` answered every
+   * unknown path with a 500.
+   */
+  get routeOptions() { return this[ROUTE_OPTIONS_OF][this[ROUTE]] ?? unroutedOptions(this.method); }
 
   /** Fastify's `request.log`: the app's logger (see `App.log`). */
   get log() { return this[APP].log; }

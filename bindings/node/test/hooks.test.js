@@ -638,3 +638,49 @@ test('onListen and preClose are known names; onListen is refused once the server
     await app.close();
   }
 });
+
+// Found by a probe of Fastify ports, each against Fastify 5 side by side: an auth hook reading
+// `routeOptions.config` threw for every unknown path (a 500); `listen({ port: process.env.PORT
+// })` was refused; `inject()` with no options ended the process; `decorate(name, { getter })`
+// stored the object; onClose hooks ran first declared first, with the root app as instance.
+test('routeOptions of an unrouted request, accessor decorations, onClose order and scope, the inject chain', async () => {
+  const app = new App({ logger: false });
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.routeOptions.config.public) return;
+    if (request.headers.authorization !== 'Bearer t') return reply.code(401).send({ error: 'unauthorized' });
+  });
+  app.get('/health', { config: { public: true } }, () => ({ ok: true }));
+  app.get('/who', (request) => ({ route: request.routeOptions.url, upper: request.shout, env: app.settings.env }));
+  let env = 'test';
+  app.decorate('settings', { getter: () => ({ env }) });
+  app.decorateRequest('shout', { getter() { return this.method.toUpperCase() + '!'; } });
+  const closed = [];
+  app.addHook('onClose', async (instance) => { closed.push(['root', instance === app]); });
+  let pluginScope = null;
+  app.register(async (scope) => {
+    pluginScope = scope;
+    scope.addHook('onClose', async (instance) => { closed.push(['plugin', instance === scope]); });
+  });
+  assert.deepStrictEqual([(await app.inject('/typo')).statusCode, (await app.inject({ url: '/typo', headers: { authorization: 'Bearer t' } })).statusCode], [401, 404]);
+  assert.strictEqual((await app.inject('/health')).statusCode, 200);
+  env = 'prod';
+  const who = await app.inject().get('/who').headers({ authorization: 'Bearer t' });
+  assert.deepStrictEqual(who.json(), { route: '/who', upper: 'GET!', env: 'prod' });
+  const ended = await new Promise((resolve, reject) => app.inject().get('/health').end((error, response) => (error ? reject(error) : resolve(response))));
+  assert.deepStrictEqual(ended.json(), { ok: true });
+  await app.close();
+  assert.ok(pluginScope !== app);
+  assert.deepStrictEqual(closed, [['plugin', true], ['root', true]], 'the last declared closes first, each with its own scope');
+});
+
+test('listen takes a port written as text', async () => {
+  const app = new App({ logger: false });
+  app.get('/', () => 'up');
+  const listening = await app.listen({ port: '0', host: '127.0.0.1', handleSignals: false, log: false });
+  try {
+    assert.strictEqual(await (await fetch(`http://127.0.0.1:${listening.port}/`)).text(), 'up');
+  } finally {
+    await app.close();
+  }
+  await assert.rejects(app.listen({ port: 'eighty', handleSignals: false }), /port eighty is not a TCP port/);
+});

@@ -113,3 +113,20 @@ const secured = new App({ securitySchemes: { bearerAuth: { type: "http", scheme:
 secured.get("/me", { security: [{ bearerAuth: [] }] }, () => ({}));
 secured.get("/either", { schema: { security: [{ bearerAuth: ["read"] }] } }, () => ({}));
 secured.get("/health", { config: { public: true } }, (ctx) => (ctx.routeOptions?.config.public ? "open" : "closed"));
+
+// Fastify's done-style hooks and plugins call `done` without a check (TS2722 when it was
+// optional), routeOptions is there for every request, and inject() without options chains.
+app.addHook("onRequest", (ctx, reply, done) => {
+  if (ctx.routeOptions.config.public) return done();
+  done();
+});
+app.register((scope, options: { level: number }, done) => {
+  scope.get("/level", () => ({ level: options.level }));
+  done();
+}, { level: 1 });
+app.decorateRequest("shout", { getter() { return this.method.toUpperCase(); } });
+async function chained(): Promise<number> {
+  const response = await app.inject().get("/users/1").headers({ authorization: "Bearer t" });
+  return response.statusCode;
+}
+void chained;
