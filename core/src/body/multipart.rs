@@ -47,12 +47,15 @@ pub async fn parse(content_type: &str, body: Bytes, max_file_size: Option<usize>
             )));
         }
         let name = field.name().unwrap_or_default().to_owned();
-        let filename = field.file_name().map(str::to_owned);
+        let filename = field.file_name().map(base_name);
         let content_type = field.content_type().map(|m| m.to_string());
         let headers: Vec<(String, String)> =
             field.headers().iter().map(|(name, value)| (name.as_str().to_owned(), String::from_utf8_lossy(value.as_bytes()).into_owned())).collect();
         let data = field.bytes().await.map_err(|e| malformed(&e.to_string()))?;
         let value = match filename {
+            // What a browser sends for a file input left empty: no file was chosen, and a
+            // handler must not be given an empty one named "" (Starlette's and Rack's rule).
+            Some(filename) if filename.is_empty() && data.is_empty() => continue,
             Some(filename) => {
                 if let Some(max) = max_file_size.filter(|max| data.len() > *max) {
                     return Err(Problem::status(StatusCode::PAYLOAD_TOO_LARGE)
@@ -68,6 +71,19 @@ pub async fn parse(content_type: &str, body: Bytes, max_file_size: Option<usize>
         pairs.push(Cow::Owned(name), value);
     }
     Ok(pairs)
+}
+
+/// A part's file name without the directories a client put in it (`../../etc/passwd` →
+/// `passwd`, `C:\x\y.txt` → `y.txt`), and `""` for `.` or `..`: a handler that saves an
+/// upload under its name writes below its own folder, as @fastify/multipart (busboy) and
+/// Rack give the name. Found by a probe: Node and Ruby handlers got `../../etc/passwd`.
+fn base_name(sent: &str) -> String {
+    let name = sent.rsplit(['/', '\\']).next().unwrap_or_default();
+    if name == "." || name == ".." {
+        String::new()
+    } else {
+        name.to_owned()
+    }
 }
 
 fn refused(detail: String) -> Problem {
@@ -114,6 +130,29 @@ mod tests {
 
     async fn detail(parts: &[(&str, Option<&str>, &str)]) -> Option<String> {
         parse("multipart/form-data; boundary=b", body(parts), None, LIMITS).await.err().map(|p| p.detail.unwrap_or_default())
+    }
+
+    /// The file name of each part kept, `None` for a text field.
+    async fn filenames(parts: &[(&str, Option<&str>, &str)]) -> Vec<Option<String>> {
+        let limits = Limits { max_parts: 10, max_part_header_bytes: 200, max_filename_bytes: 100 };
+        let pairs = parse("multipart/form-data; boundary=b", body(parts), None, limits).await.unwrap();
+        pairs.iter().map(|(_, value)| if let RawValue::File(file) = value { file.filename.clone() } else { None }).collect()
+    }
+
+    #[tokio::test]
+    async fn a_file_name_is_given_without_its_directories() {
+        let sent = ["../../a.txt", "C:\\x\\b.txt", "..\\c.txt", "d/..", "./e", "f.txt"];
+        let parts: Vec<(&str, Option<&str>, &str)> = sent.iter().map(|name| ("f", Some(*name), "x")).collect();
+        let kept: Vec<Option<String>> = ["a.txt", "b.txt", "c.txt", "", "e", "f.txt"].iter().map(|name| Some(name.to_string())).collect();
+        assert_eq!(filenames(&parts).await, kept);
+    }
+
+    #[tokio::test]
+    async fn a_file_input_left_empty_is_no_file() {
+        // A browser's part for a file input with nothing chosen: `filename=""`, no bytes.
+        assert_eq!(filenames(&[("f", Some(""), ""), ("note", None, "hi")]).await, [None], "only the text field is left");
+        assert_eq!(filenames(&[("f", Some(""), "data")]).await, [Some(String::new())], "bytes without a name are still a file");
+        assert_eq!(filenames(&[("f", Some("a.txt"), "")]).await, [Some("a.txt".to_owned())], "an empty file with a name is a file");
     }
 
     #[tokio::test]
