@@ -114,11 +114,13 @@ fn compile_for_tape(schema: &Json) -> Result<Validator<Tape>, jsonschema::Valida
 /// The options every route's schema is compiled with, for trees or documents: draft 2020-12,
 /// formats asserted, and `date-time` and `time` read as pydantic reads them
 /// (`params::is_date_time`, `params::is_time`: the offset, and a time's seconds, may be left
-/// out; RFC 3339 alone would refuse a naive one).
+/// out; RFC 3339 alone would refuse a naive one), and a `date` from year 1, as a parameter's
+/// (`params::is_date`).
 pub(crate) fn route_options<'i, F: jsonschema::json::Json>() -> jsonschema::ValidationOptions<'i, std::sync::Arc<dyn jsonschema::Retrieve>, F> {
     jsonschema::options_for::<F>()
         .with_draft(Draft::Draft202012)
         .should_validate_formats(true)
+        .with_format("date", crate::params::is_date)
         .with_format("date-time", crate::params::is_date_time)
         .with_format("time", crate::params::is_time)
 }

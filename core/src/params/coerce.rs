@@ -103,13 +103,23 @@ fn parse_bool(text: &str) -> Option<bool> {
 /// Exactly `YYYY-MM-DD`, as pydantic reads a date. chrono's `%Y-%m-%d` also took a signed
 /// year or a space for a digit (`-024-01-01`, ` 2024-1-01`), and parsed its pattern on every
 /// call (1 % of a query-many request).
+/// `YYYY-MM-DD`, a real day from year 1, as a `date-time`'s day is ([`parse_datetime`]): year
+/// 0 is RFC 3339's but no Python `date`'s, and reached `date(0, 1, 1)` as a 500 (found by a
+/// probe; pydantic answers `date_parsing`).
 fn parse_date(text: &str) -> Option<NaiveDate> {
     let b = text.as_bytes();
     if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
         return None;
     }
     let number = |digits: &[u8]| digits.iter().try_fold(0u32, |n, d| d.is_ascii_digit().then(|| n * 10 + u32::from(d - b'0')));
-    NaiveDate::from_ymd_opt(number(&b[0..4])? as i32, number(&b[5..7])?, number(&b[8..10])?)
+    let year = number(&b[0..4]).filter(|year| *year >= 1)?;
+    NaiveDate::from_ymd_opt(year as i32, number(&b[5..7])?, number(&b[8..10])?)
+}
+
+/// Whether a JSON string is a date a route accepts ([`parse_date`]): the `date` format of every
+/// compiled schema (`validation::route_options`), so a body's day is judged as a parameter's.
+pub(crate) fn is_date(text: &str) -> bool {
+    parse_date(text).is_some()
 }
 
 /// Whether a JSON string is a date-time a route accepts: ISO 8601 with fixed-width fields,
@@ -278,6 +288,8 @@ mod tests {
         assert_eq!(err(ScalarKind::Date, "02024-1-01"), "date_parsing");
         assert_eq!(err(ScalarKind::Date, "-024-01-01"), "date_parsing");
         assert_eq!(err(ScalarKind::Date, " 2024-1-01"), "date_parsing");
+        assert_eq!(err(ScalarKind::Date, "0000-01-01"), "date_parsing", "no Python date has year 0");
+        assert!(is_date("0001-01-01") && !is_date("0000-12-31") && !is_date("2024-02-30"));
         assert_eq!(ok(ScalarKind::Date, "2024-02-29").to_json(), serde_json::json!("2024-02-29"));
         let Value::DateTime(dt) = ok(ScalarKind::DateTime, "2024-01-15T10:30:00Z") else { panic!() };
         assert_eq!(dt.to_iso8601(), "2024-01-15T10:30:00+00:00");

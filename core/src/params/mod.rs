@@ -2,7 +2,7 @@
 //! (and so before any interpreter lock) is touched.
 
 mod coerce;
-pub(crate) use coerce::{is_date_time, is_time};
+pub(crate) use coerce::{is_date, is_date_time, is_time};
 mod deep;
 mod kind;
 mod raw;
