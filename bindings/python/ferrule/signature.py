@@ -17,7 +17,7 @@ from typing import Any, Callable, NamedTuple, Optional
 from . import _ferrule
 from . import schema as schemas
 from .background import BackgroundTasks, tasks_of_request
-from .params import MISSING, BodyParam, Dependency, FileParam, Param, QueryParam
+from .params import MISSING, BodyParam, Dependency, FieldParam, FileParam, Param, QueryParam
 from .security import SecurityDependency, SecurityScheme, SecurityScopes
 
 __all__ = ["Argument", "Analysis", "DependencyUse", "analyse", "template_params"]
@@ -128,6 +128,7 @@ def analyse(
     form_required: list[str] = []
     form_model_needed = False
     form_defs: dict[str, Any] = {}
+    form_closed = False
     bodies: list[_BodyPart] = []
     has_file = False
     positional = True
@@ -183,7 +184,10 @@ def analyse(
                 response_param = parameter.name
             continue
 
-        if marker is not None:
+        # `Annotated[int, Field(le=100)]` on a scalar is a query (or path) parameter with that
+        # constraint, as in FastAPI; a probe found it made a body member, so `?limit=` was
+        # never read.
+        if marker is not None and not (isinstance(marker, FieldParam) and not schemas.is_structured(base) and not _is_upload(base)):
             source = marker.source
         elif parameter.name in in_template:
             source = "path"
@@ -197,6 +201,7 @@ def analyse(
                 raise TypeError(f"{where}: declared as a path parameter but {path!r} has no {{{parameter.name}}}")
             path = _typed_template(path, parameter.name, in_template[parameter.name], base, where)
             constraints = _constraints(marker, schemas.describe(base).schema)
+            constraints.update(_extra_constraints(extras, schemas.describe(base).schema))
             if _enum_path_type(base) is not None:
                 constraints["enum"] = [member.value for member in base]
             if constraints:
@@ -226,6 +231,9 @@ def analyse(
             form_fields.update(info.schema.get("properties", {}))
             form_required.extend(name for name in info.schema.get("required", []) if name not in form_required)
             form_defs.update(info.schema.get("$defs", {}))
+            # `extra="forbid"`: a field the model does not declare is refused (422
+            # `extra_forbidden`), as for the same model as a JSON body (found by a probe).
+            form_closed = form_closed or info.schema.get("additionalProperties") is False
             # A model the handler needs is made from the form even when no field is required
             # and none was sent, as FastAPI makes it: the body is required, and the core gives
             # an empty one the fields' defaults (it reached the handler as None, a 500 on
@@ -258,7 +266,7 @@ def analyse(
                     convert = None
             else:
                 info = schemas.describe(base)
-                field_schema = _with_constraints(info.schema, marker)
+                field_schema = {**_with_constraints(info.schema, marker), **_extra_constraints(extras, info.schema)}
                 convert = info.convert
             form_fields[key] = field_schema
             if default is MISSING:
@@ -279,7 +287,7 @@ def analyse(
             key = marker.alias
         elif source == "header" and getattr(marker, "convert_underscores", True):
             key = parameter.name.replace("_", "-")
-        param_schema = _with_constraints(info.schema, marker)
+        param_schema = {**_with_constraints(info.schema, marker), **_extra_constraints(extras, info.schema)}
         required = default is MISSING and not info.optional
         entry: dict[str, Any] = {"name": key, "schema": param_schema}
         if isinstance(marker, QueryParam):
@@ -306,6 +314,8 @@ def analyse(
             form_schema["required"] = form_required
         if form_defs:
             form_schema["$defs"] = form_defs
+        if form_closed:
+            form_schema["additionalProperties"] = False
         spec["body"] = {"kind": "multipart" if has_file else "form", "schema": form_schema, "required": bool(form_required) or form_model_needed}
         if "_max_file_size" in spec:
             spec["body"]["max_file_size"] = spec.pop("_max_file_size")
@@ -487,6 +497,13 @@ def _typed_template(path: str, name: str, declared: Optional[str], base: Any, wh
     return path
 
 
+def _extra_constraints(extras: list, schema: dict) -> dict:
+    """A parameter's constraints written pydantic's way or annotated_types' (``Field(le=100)``,
+    ``conint(le=100)``, ``PositiveInt``, ``Le(100)``) rather than in its ``Query(...)``: found
+    by a probe, they were dropped, and ``?limit=1000000`` reached the handler."""
+    return schemas.constraint_keywords([extra for extra in extras if not isinstance(extra, Param)], schema)
+
+
 def _constraints(marker: Optional[Param], base_schema: dict) -> dict:
     if marker is None:
         return {}
@@ -526,7 +543,8 @@ def _json_default(value: Any) -> bool:
 def refused_conversion(exc: BaseException, source: str, key: str, value: Any) -> BaseException:
     """What a converter's failure is to the client (called from Rust as an argument is
     converted): a model's own validation — pydantic's ``ValidationError``, a validator's
-    ``ValueError`` among its errors, or msgspec's — is a ``RequestValidationError`` (422)
+    ``ValueError`` among its errors, or msgspec's, or a body class's own ``ValueError``
+    (``RefusedByModel``) — is a ``RequestValidationError`` (422)
     located where the value came from, as FastAPI answers; anything else is returned as it is,
     the app's failure (a 500)."""
     import sys
@@ -535,6 +553,13 @@ def refused_conversion(exc: BaseException, source: str, key: str, value: Any) ->
 
     where: list[Any] = [source, key] if key else [source]
     pydantic_core = sys.modules.get("pydantic_core")
+    if isinstance(exc, schemas.RefusedByModel):
+        refused = exc.refused
+        if pydantic_core is not None and isinstance(refused, pydantic_core.ValidationError):
+            return refused_conversion(refused, source, key, value)
+        assertion = isinstance(refused, AssertionError)
+        kind, prefix = ("assertion_error", "Assertion failed") if assertion else ("value_error", "Value error")
+        return RequestValidationError([{"type": kind, "loc": where, "msg": f"{prefix}, {refused}", "input": value, "ctx": {"error": str(refused)}}])
     if pydantic_core is not None and isinstance(exc, pydantic_core.ValidationError):
         errors = []
         for error in exc.errors(include_url=False):

@@ -794,3 +794,93 @@ def test_fastapis_upload_forms_optional_files_bytes_and_a_file_position():
     sent = [("file", ("a.bin", b"abc")), ("more", ("b", b"d")), ("more", ("c", b"e"))]
     assert client.post("/bytes", files=sent).json() == {"file": "abc", "more": ["d", "e"], "types": ["bytes", "bytes"]}
     assert client.post("/position", files=one).json() == {"head": "he", "rest": "llo", "again": "ell", "io": "hello"}
+
+
+# Found by a probe: constraints written pydantic's or annotated_types' way on a parameter were
+# dropped (`?limit=1000000` answered 200), and ferrule's own Field made a scalar a body member.
+def test_a_parameters_constraints_count_however_they_are_written() -> None:
+    app = App()
+
+    @app.get("/pydantic")
+    def by_pydantic(limit: Annotated[int, pydantic.Field(ge=1, le=100)] = 10, code: Annotated[str, pydantic.StringConstraints(max_length=3)] = "a") -> dict:
+        return {"limit": limit, "code": code}
+
+    @app.get("/con")
+    def by_con(limit: pydantic.conint(le=100) = 10, positive: pydantic.PositiveInt = 1, tags: Annotated[list[str], pydantic.Field(max_length=2)] = []) -> dict:  # type: ignore[valid-type]
+        return {"limit": limit, "positive": positive, "tags": tags}
+
+    @app.get("/at/{n}")
+    def by_annotated_types(n: Annotated[int, annotated_types.Ge(1)], x: Annotated[float, annotated_types.Lt(5)] = 0) -> dict:
+        return {"n": n, "x": x}
+
+    @app.get("/ours")
+    def by_ours(limit: Annotated[int, Field(ge=1, le=100)] = 10) -> dict:
+        return {"limit": limit}
+
+    client = TestClient(app)
+    refused = [
+        ("/pydantic?limit=1000000", ["query", "limit"], "less_than_equal"),
+        ("/pydantic?limit=0", ["query", "limit"], "greater_than_equal"),
+        ("/pydantic?code=abcd", ["query", "code"], "string_too_long"),
+        ("/con?limit=101", ["query", "limit"], "less_than_equal"),
+        ("/con?positive=0", ["query", "positive"], "greater_than"),
+        ("/con?tags=a&tags=b&tags=c", ["query", "tags"], "too_long"),
+        ("/at/-5", ["path", "n"], "greater_than_equal"),
+        ("/at/1?x=5", ["query", "x"], "less_than"),
+        ("/ours?limit=1000000", ["query", "limit"], "less_than_equal"),
+    ]
+    for url, loc, kind in refused:
+        answer = client.get(url)
+        assert answer.status_code == 422, (url, answer.text)
+        assert [(e["loc"], e["type"]) for e in answer.json()["errors"]] == [(loc, kind)], url
+    assert client.get("/pydantic?limit=100&code=abc").json() == {"limit": 100, "code": "abc"}
+    assert client.get("/con?tags=a&tags=b").json() == {"limit": 10, "positive": 1, "tags": ["a", "b"]}
+    assert client.get("/ours?limit=7").json() == {"limit": 7}
+    query = app.openapi()["paths"]["/pydantic"]["get"]["parameters"]
+    assert query[0]["schema"] == {"type": "integer", "minimum": 1, "maximum": 100, "default": 10}
+
+
+@dataclasses.dataclass
+class Booking:
+    nights: int
+
+    def __post_init__(self) -> None:
+        if self.nights > 30:
+            raise ValueError("at most 30 nights")
+
+
+def test_a_body_classes_own_value_error_is_a_422() -> None:
+    # Found by a probe: a dataclass refusing its data in __post_init__ was a 500; FastAPI
+    # answers 422 value_error at ["body"].
+    app = App()
+
+    @app.post("/book")
+    def book(booking: Booking) -> dict:
+        return {"nights": booking.nights}
+
+    client = TestClient(app)
+    assert client.post("/book", json={"nights": 3}).json() == {"nights": 3}
+    answer = client.post("/book", json={"nights": 31})
+    assert answer.status_code == 422
+    [error] = answer.json()["errors"]
+    assert (error["type"], error["loc"], error["msg"]) == ("value_error", ["body"], "Value error, at most 30 nights")
+
+
+class ClosedLogin(pydantic.BaseModel):
+    model_config = pydantic.ConfigDict(extra="forbid")
+    username: str
+
+
+def test_a_form_model_that_forbids_extra_fields_refuses_them() -> None:
+    # Found by a probe: the form's schema left out the model's additionalProperties: false.
+    app = App()
+
+    @app.post("/login")
+    def login(data: Annotated[ClosedLogin, Form()]) -> dict:
+        return {"username": data.username}
+
+    client = TestClient(app)
+    assert client.post("/login", data={"username": "ada"}).json() == {"username": "ada"}
+    answer = client.post("/login", data={"username": "ada", "admin": "1"})
+    assert answer.status_code == 422
+    assert [(e["type"], e["loc"]) for e in answer.json()["errors"]] == [("extra_forbidden", ["body", "admin"])]
