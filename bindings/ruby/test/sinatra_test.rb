@@ -683,4 +683,54 @@ class SinatraTest < Minitest::Test
       assert_equal [status, body], [last_response.status, last_response.body], path
     end
   end
+  # Found by a probe porting Sinatra apps, each side by side with Sinatra 3: `redirect back`
+  # without a Referer sent an empty Location (a loop), and its extra arguments were taken as
+  # a status; cookies set with set_cookie read back escaped; `last_modified nil` was a 500;
+  # `set(:name) { }` read true; a PNG read with File.read (UTF-8-tagged) was a 500; an
+  # upload's tempfile had no path.
+  def test_redirect_cookies_last_modified_settings_bytes_and_uploads_read_as_in_sinatra
+    png = "\x89PNG\r\n\x1a\n\xff\xfe".dup.force_encoding(Encoding::UTF_8)
+    app = Ferrule::App.new
+    counter = 0
+    app.set(:visits) { counter += 1 }
+    app.get("/back") { redirect back }
+    app.get("/moved") { redirect to("/there"), 301, "gone there" }
+    app.get("/said") { redirect "/there", "wrong place" }
+    app.get("/set") { response.set_cookie("email", value: "ada@example.com"); response.set_cookie("name", value: "José Ü"); "ok" }
+    app.get("/read") { [request.cookies["email"], request.cookies["name"]].join("|") }
+    app.get("/fresh") { last_modified nil; "fresh" }
+    app.get("/visits") { "#{settings.visits} #{settings.visits}" }
+    app.get("/png") { content_type :png; png }
+    @app = app
+
+    get "/back"
+    assert_equal [302, "/"], [last_response.status, last_response.headers["location"]]
+    get "/moved"
+    assert_equal [301, "http://example.org/there", "gone there"], [last_response.status, last_response.headers["location"], last_response.body]
+    get "/said"
+    assert_equal [302, "/there", "wrong place"], [last_response.status, last_response.headers["location"], last_response.body]
+    get "/set"
+    get "/read"
+    assert_equal "ada@example.com|José Ü", last_response.body
+    get "/fresh"
+    assert_equal [200, "fresh", nil], [last_response.status, last_response.body, last_response.headers["last-modified"]]
+    get "/visits"
+    assert_equal "1 2", last_response.body
+    get "/png"
+    assert_equal [200, "image/png", png.b], [last_response.status, last_response.headers["content-type"], last_response.body.b]
+  end
+
+  def test_an_uploads_tempfile_is_a_file_with_a_path
+    require "fileutils"
+    Dir.mktmpdir do |dir|
+      app = Ferrule::App.new
+      app.post("/upload") do
+        FileUtils.cp(params[:file][:tempfile].path, File.join(dir, "copy"))
+        [params["file"]["filename"], File.binread(File.join(dir, "copy"))].join(":")
+      end
+      @app = app
+      post "/upload", "file" => Rack::Test::UploadedFile.new(StringIO.new("bytes\x00here"), "application/octet-stream", original_filename: "../../a.bin")
+      assert_equal [200, "a.bin:bytes\x00here"], [last_response.status, last_response.body]
+    end
+  end
 end

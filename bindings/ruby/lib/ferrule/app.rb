@@ -210,8 +210,10 @@ module Ferrule
     # +:session_secret+) turns on the signed session cookie (see +sessions+); Sinatra's own
     # switches that have no meaning here (+:views+, +:public_folder+, …) are refused by name, so
     # none is silently ignored.
-    def set(name, value = true)
+    def set(name, value = true, &block)
       return name.each { |key, each| set(key, each) } && self if name.is_a?(Hash)
+
+      value = Settings::Computed.new(block) if block
 
       key = name.to_sym
       App.refuse_not_setting(key)

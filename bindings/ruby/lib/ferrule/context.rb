@@ -292,6 +292,8 @@ module Ferrule
     # Sinatra's +last_modified+: sets Last-Modified, and answers 304 when the request's
     # If-Modified-Since is not older.
     def last_modified(time)
+      return unless time # `last_modified post.updated_at` of a post never updated: nothing, as in Sinatra
+
       require "time"
       time = Time.at(time) if time.is_a?(Numeric)
       time = Time.parse(time.to_s) unless time.is_a?(Time)
@@ -413,10 +415,17 @@ module Ferrule
       end
     end
 
-    # Stops the block and redirects (302 after GET and HEAD, 303 otherwise, as Sinatra does).
-    def redirect(location, code = nil)
-      code ||= %w[GET HEAD].include?(@request.method) ? 302 : 303
-      halt code, { "location" => location.to_s }, ""
+    # Stops the block and redirects (302 after GET and HEAD, 303 otherwise, as Sinatra does);
+    # what follows the location is +halt+'s, as in Sinatra: <tt>redirect to("/"), 301</tt>,
+    # <tt>redirect url, "moved"</tt>. No location (<tt>redirect back</tt> without a Referer)
+    # is the site's root: an empty Location sent a browser back to the same page for ever
+    # (found by a probe, with the extra arguments taken as a status).
+    def redirect(location, *rest)
+      location = "#{@request.script_name}/" if location.nil? || location.to_s.empty?
+      status(%w[GET HEAD].include?(@request.method) ? 302 : 303)
+      headers("location" => location.to_s)
+      rest << "" unless rest.any? { |part| part.is_a?(String) || part.is_a?(Array) }
+      halt(*rest)
     end
 
     # Stops the block and answers: <tt>halt</tt>, <tt>halt 404</tt>, <tt>halt 401, "no"</tt>,

@@ -36,8 +36,10 @@ module Ferrule
 
     # Sinatra's +set+ in the class body: a server setting (+:timeout_ms+, +:cors+, +:logger+, …)
     # is given to App.new; any other name is the app's own, read back as +settings.name+.
-    def set(name, value = true)
+    def set(name, value = true, &block)
       return name.each { |key, each| set(key, each) } && self if name.is_a?(Hash)
+
+      value = Settings::Computed.new(block) if block
 
       key = name.to_sym
       App.refuse_not_setting(key)

@@ -47,7 +47,10 @@ module Ferrule
     # has its typed value.
     def cookies
       @cookies ||= Params.new.tap do |jar|
-        cookie_pairs.each { |name, value| jar[name] = value unless jar.key?(name) }
+        # Unescaped as Rack reads them, so a value set with +set_cookie+ (which Rack escapes:
+        # "ada@example.com" is written "ada%40example.com") reads back as it was set (found by
+        # a probe: it read back escaped).
+        cookie_pairs.each { |name, value| jar[name] = Ferrule.unescape_cookie(value) unless jar.key?(name) }
         self[:cookies]&.each { |name, value| jar[name] = value }
       end
     end
@@ -163,6 +166,15 @@ module Ferrule
       declared.default_proc ||= proc { |_, name| read.call(name.to_s.downcase) }
       declared
     end
+  end
+
+  # A cookie's value as Rack reads it: <tt>+</tt> a space, <tt>%xx</tt> a byte; a value that
+  # does not decode to UTF-8 stays as it was sent.
+  def self.unescape_cookie(value)
+    return value unless value.include?("%") || value.include?("+")
+
+    decoded = value.b.tr("+", " ").gsub(/%(\h\h)/n) { Regexp.last_match(1).hex.chr }.force_encoding(Encoding::UTF_8)
+    decoded.valid_encoding? ? decoded : value
   end
 
   # A Rack env for Sinatra's <tt>request.env</tt>: the request line, every header as
@@ -302,11 +314,22 @@ module Ferrule
       require "stringio"
       raw = request.raw_body
       env = { "CONTENT_TYPE" => content_type, "CONTENT_LENGTH" => raw.bytesize.to_s, "rack.input" => StringIO.new(raw) }
-      (Rack::Multipart.parse_multipart(env) || {}).to_a
+      # A file is Rack's Hash of Symbols (:tempfile, :filename); read with Strings too, as
+      # Sinatra's indifferent params read it (found by a probe: params["file"]["tempfile"] was nil).
+      (Rack::Multipart.parse_multipart(env) || {}).map { |name, value| [name, indifferent(value)] }
     rescue StandardError => e # Rack's parser raises EOFError, its own errors, Errno::EMFILE past its part limit
       raise HTTPError.new(400, "The multipart body cannot be read: #{e.message}")
     end
     private_class_method :multipart_fields
+
+    def self.indifferent(value)
+      case value
+      when Hash then Params[value.map { |key, each| [key.to_s, indifferent(each)] }]
+      when Array then value.map { |each| indifferent(each) }
+      else value
+      end
+    end
+    private_class_method :indifferent
 
     def [](key) = super(key.to_s)
     def []=(key, value)
@@ -343,10 +366,18 @@ module Ferrule
       end
     end
 
-    # The bytes as an IO (Rack's Tempfile), read from the start.
+    # The bytes as Rack's Tempfile: a file on disk, read from the start, so code that copies
+    # its +path+ works (<tt>FileUtils.cp(file[:tempfile].path, dest)</tt> was a NoMethodError
+    # on the StringIO it was: found by a probe). Written when first asked for; removed when it
+    # is collected, as Rack's are.
     def tempfile
-      require "stringio"
-      @tempfile ||= StringIO.new(data)
+      @tempfile ||= begin
+        require "tempfile"
+        file = Tempfile.new(["ferrule-upload", File.extname(filename.to_s)], binmode: true)
+        file.write(data)
+        file.rewind
+        file
+      end
     end
   end
 
@@ -382,9 +413,13 @@ module Ferrule
   # What an app's +set+ set, read as Sinatra's +settings+: <tt>settings.db</tt>,
   # <tt>settings.db?</tt>, <tt>settings[:db]</tt>. A name never set is a NoMethodError naming it.
   class Settings
+    # <tt>set(:name) { ... }</tt>: the block gives the value each time it is read, as in
+    # Sinatra (it was dropped, and the setting read +true+: found by a probe).
+    Computed = Struct.new(:block)
+
     def initialize = @values = {}
 
-    def [](name) = @values[name.to_sym]
+    def [](name) = value_of(@values[name.to_sym])
 
     def []=(name, value)
       @values[name.to_sym] = value
@@ -392,14 +427,16 @@ module Ferrule
 
     def key?(name) = @values.key?(name.to_sym)
 
-    def to_h = @values.dup
+    def to_h = @values.transform_values { |value| value_of(value) }
 
     def method_missing(name, *args)
       key = name.to_s.delete_suffix("?").to_sym
       return super unless args.empty? && @values.key?(key)
 
-      name.end_with?("?") ? !!@values[key] : @values[key]
+      name.end_with?("?") ? !!self[key] : self[key]
     end
+
+    private def value_of(value) = value.is_a?(Computed) ? value.block.call : value
 
     def respond_to_missing?(name, include_private = false)
       @values.key?(name.to_s.delete_suffix("?").to_sym) || super
