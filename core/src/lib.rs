@@ -13,6 +13,7 @@ mod allocator;
 pub use allocator::Allocator;
 mod app;
 mod body;
+pub use body::multipart_parts;
 pub mod bridge;
 mod canonical_path;
 pub use canonical_path::canonical as canonical_path;

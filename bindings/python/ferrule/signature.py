@@ -129,6 +129,8 @@ def analyse(
     form_model_needed = False
     form_defs: dict[str, Any] = {}
     form_closed = False
+    # Each file field's `File(max_size=)` (None: no limit of its own).
+    file_limits: dict[str, Optional[int]] = {}
     bodies: list[_BodyPart] = []
     has_file = False
     positional = True
@@ -273,9 +275,12 @@ def analyse(
                 form_required.append(key)
             elif _json_default(default):
                 form_fields[key] = {**field_schema, "default": default}
+            if source == "file" or _is_upload(base):
+                limit = marker.max_size if isinstance(marker, FileParam) else None
+                file_limits[key] = limit
+                if limit is not None:
+                    convert = _within(limit, key, convert)
             arguments.append(Argument(parameter.name, positional, "form", key, convert, None if default is MISSING else default))
-            if isinstance(marker, FileParam) and marker.max_size is not None:
-                spec["_max_file_size"] = max(spec.get("_max_file_size", 0), marker.max_size)
             continue
 
         # query, header, cookie
@@ -317,8 +322,13 @@ def analyse(
         if form_closed:
             form_schema["additionalProperties"] = False
         spec["body"] = {"kind": "multipart" if has_file else "form", "schema": form_schema, "required": bool(form_required) or form_model_needed}
-        if "_max_file_size" in spec:
-            spec["body"]["max_file_size"] = spec.pop("_max_file_size")
+        # The core refuses a file over its one limit before the body is kept, so it gets one
+        # only when every file field has its own (the largest); each field's own is checked
+        # as its argument is made. A limit on one field limited every other, and the largest
+        # replaced a smaller one (found by a probe).
+        limits = list(file_limits.values())
+        if limits and all(limit is not None for limit in limits):
+            spec["body"]["max_file_size"] = max(typing.cast(list[int], limits))
     # A dependency's own inputs are the route's too: validated in Rust with the handler's.
     for use in dependencies:
         merge_spec(spec, use.analysis.spec, _name(func))
@@ -446,6 +456,20 @@ def _upload_of_optional(tp: Any) -> Any:
         if len(rest) == 1 and len(members) == 2 and _is_upload(rest[0]):
             return rest[0]
     return tp
+
+
+def _within(limit: int, key: str, convert: Optional[Callable[[Any], Any]]) -> Callable[[Any], Any]:
+    """The file (or each file of a list) of field ``key`` refused past ``limit`` bytes, with
+    the core's own 413, then converted as ``convert`` says."""
+    from .responses import HTTPException
+
+    def checked(value: Any) -> Any:
+        for file in value if isinstance(value, list) else [value]:
+            if file is not None and file.size > limit:
+                raise HTTPException(413, f"File `{key}` exceeds the limit of {limit} bytes.")
+        return value if convert is None else convert(value)
+
+    return checked
 
 
 def _file_bytes(file: Any) -> bytes:

@@ -103,6 +103,34 @@ mod _ferrule {
         crate::response::media_type_of(response)
     }
 
+    /// `await request.form()` on a multipart body its route does not declare: the parts,
+    /// each `(name, str | UploadFile)`, read by the core's parser within the default multipart
+    /// limits (the body limit already bounds the bytes). A malformed body raises `ValueError`
+    /// with the core's 400 detail. The parser waits on nothing (the bytes are all here), so
+    /// one poll finishes it.
+    #[pyo3::pyfunction]
+    fn multipart_parts<'py>(py: pyo3::Python<'py>, content_type: &str, body: &[u8]) -> pyo3::PyResult<Vec<(String, pyo3::Bound<'py, pyo3::PyAny>)>> {
+        use ferrule_core::params::RawValue;
+        let config = ferrule_core::AppConfig::default();
+        let parsing = ferrule_core::multipart_parts(content_type, ferrule_core::bytes::Bytes::copy_from_slice(body), &config);
+        let mut parsing = std::pin::pin!(parsing);
+        let std::task::Poll::Ready(parsed) = std::future::Future::poll(parsing.as_mut(), &mut std::task::Context::from_waker(std::task::Waker::noop())) else {
+            return Err(pyo3::exceptions::PyRuntimeError::new_err("the multipart body was not read at once"));
+        };
+        let parts = parsed.map_err(|problem| pyo3::exceptions::PyValueError::new_err(problem.detail.unwrap_or_else(|| "Malformed multipart body.".into())))?;
+        parts
+            .iter()
+            .map(|(name, value)| {
+                let value = match value {
+                    RawValue::Text(text) => pyo3::types::PyString::new(py, text).into_any(),
+                    RawValue::Invalid(bytes) => pyo3::types::PyString::new(py, &String::from_utf8_lossy(bytes)).into_any(),
+                    RawValue::File(file) => pyo3::Bound::new(py, crate::request::UploadFile::from(&**file))?.into_any(),
+                };
+                Ok((name.to_owned(), value))
+            })
+            .collect()
+    }
+
     /// The body of the core's bare 500, for an answer Python makes in its place (an
     /// `on_send` hook's to see).
     #[pyo3::pyfunction]

@@ -884,3 +884,28 @@ def test_a_form_model_that_forbids_extra_fields_refuses_them() -> None:
     answer = client.post("/login", data={"username": "ada", "admin": "1"})
     assert answer.status_code == 422
     assert [(e["type"], e["loc"]) for e in answer.json()["errors"]] == [("extra_forbidden", ["body", "admin"])]
+
+
+def test_each_file_fields_max_size_is_its_own() -> None:
+    # Found by a probe: one field's File(max_size=) limited every file of the route, and the
+    # largest limit replaced a smaller one.
+    app = App()
+
+    @app.post("/docs")
+    def docs(small: Annotated[UploadFile, File(max_size=4)], big: Annotated[UploadFile, File(max_size=64)], free: Optional[UploadFile] = File(None)) -> dict:
+        return {"small": small.size, "big": big.size, "free": None if free is None else free.size}
+
+    @app.post("/bounded")
+    def bounded(a: Annotated[bytes, File(max_size=4)], b: Annotated[list[UploadFile], File(max_size=8)]) -> dict:
+        return {"a": len(a), "b": [f.size for f in b]}
+
+    client = TestClient(app)
+    files = {"small": ("s.txt", b"1234"), "big": ("b.txt", b"x" * 60), "free": ("f.txt", b"y" * 500)}
+    assert client.post("/docs", files=files).json() == {"small": 4, "big": 60, "free": 500}
+    refused = client.post("/docs", files={**files, "small": ("s.txt", b"12345")})
+    assert (refused.status_code, refused.json()["detail"]) == (413, "File `small` exceeds the limit of 4 bytes.")
+    assert client.post("/docs", files={**files, "big": ("b.txt", b"x" * 65)}).status_code == 413
+    assert client.post("/bounded", files=[("a", ("a", b"abcd")), ("b", ("1", b"12345678")), ("b", ("2", b"1"))]).json() == {"a": 4, "b": [8, 1]}
+    over = client.post("/bounded", files=[("a", ("a", b"abcd")), ("b", ("1", b"123456789"))])
+    assert (over.status_code, over.json()["detail"]) == (413, "File `b` exceeds the limit of 8 bytes.")
+    assert app.openapi()  # the route is still documented

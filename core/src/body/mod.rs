@@ -57,6 +57,14 @@ impl InputLimits {
     }
 }
 
+/// A multipart body's parts as sent (text, bytes that are not UTF-8, or a file), bounded by
+/// `config`'s multipart limits: for a handler that reads a body its route did not declare
+/// (Python's `await request.form()`), parsed by the same parser and limits as a declared one.
+/// A malformed body is the 400 problem a declared one gets.
+pub async fn multipart_parts(content_type: &str, body: bytes::Bytes, config: &crate::spec::AppConfig) -> Result<crate::params::RawPairs<'static>, Problem> {
+    multipart::parse(content_type, body, None, InputLimits::from_config(config).multipart).await
+}
+
 impl Default for InputLimits {
     fn default() -> Self {
         InputLimits::from_config(&crate::spec::AppConfig::default())
