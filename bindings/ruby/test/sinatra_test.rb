@@ -733,4 +733,29 @@ class SinatraTest < Minitest::Test
       assert_equal [200, "a.bin:bytes\x00here"], [last_response.status, last_response.body]
     end
   end
+  # Found by a probe: under Rack::Test, logging in then follow_redirect! was a 401 (Rack::Test's
+  # empty rack.session took the cookie's place), a preset session was not read, and
+  # last_request.env["rack.session"] was nil; `set :sessions, { ... }`'s options were ignored.
+  def test_sessions_under_rack_test_and_their_options
+    app = Ferrule::App.new
+    app.set :sessions, key: "app.sid", same_site: :strict, expire_after: 600
+    app.set :session_secret, "s" * 64
+    app.post("/login") { session[:user] = params[:name]; redirect "/me" }
+    app.get("/me") { session[:user] ? "hello #{session[:user]}" : halt(401, "who?") }
+    @app = app
+
+    post "/login", name: "ada"
+    cookie = last_response.headers["set-cookie"]
+    assert_match(/\Aapp\.sid=/, cookie)
+    assert_match(/max-age=600/i, cookie)
+    assert_match(/samesite=strict/i, cookie)
+    follow_redirect!
+    assert_equal [200, "hello ada"], [last_response.status, last_response.body]
+    assert_equal "ada", last_request.env["rack.session"]["user"]
+
+    clear_cookies
+    get "/me", {}, "rack.session" => { "user" => "bo" }
+    assert_equal [200, "hello bo"], [last_response.status, last_response.body]
+    assert_raises(ArgumentError) { Ferrule::SessionCookie.options_of(colour: "blue") }
+  end
 end

@@ -290,8 +290,8 @@ module Ferrule
     private def sessions_from_settings
       if @settings[:sessions] == false
         @context_class.session_cookie = nil
-      elsif @settings[:sessions] && @settings[:session_secret]
-        sessions(secret: @settings[:session_secret])
+      elsif @settings[:sessions] && session_secret_set
+        sessions(secret: session_secret_set, **session_options_set)
       end
       # Enabled without a secret yet: the store +sessions+ made, if any, stays (found on
       # review: `enable :sessions` after `sessions(secret:)` dropped it).
@@ -302,7 +302,17 @@ module Ferrule
 
       require "securerandom"
       warn "ferrule: sessions without a session_secret: a random one, so every restart (and each worker) forgets them; set :session_secret"
-      sessions(secret: SecureRandom.hex(64))
+      sessions(secret: SecureRandom.hex(64), **session_options_set)
+    end
+
+    # <tt>set :sessions, { ... }</tt>: Rack's session options (a +secret+ among them too).
+    private def session_options_set
+      @settings[:sessions].is_a?(Hash) ? SessionCookie.options_of(@settings[:sessions]) : {}
+    end
+
+    private def session_secret_set
+      options = @settings[:sessions].is_a?(Hash) ? @settings[:sessions].transform_keys(&:to_sym) : {}
+      @settings[:session_secret] || options[:secret]
     end
 
     # Sinatra's <tt>enable :sessions</tt> under +run+: +session+ is kept in a cookie signed with

@@ -214,12 +214,21 @@ module Ferrule
     # own, as Rack gives it.
     def session
       rack = Thread.current[:__ferrule_rack_env]
-      return rack["rack.session"] if rack&.key?("rack.session")
-
       store = self.class.session_cookie
+      # A session middleware leaves +rack.session.options+ beside its session. A bare
+      # +rack.session+ is Rack::Test's (an empty Hash, or what a test presets): with the app's
+      # own cookie it only seeds that session, as Rack::Session merges it, and the session is
+      # put where the test reads it. It took the cookie's place (found by a probe: logging in
+      # then follow_redirect! was a 401).
+      return rack["rack.session"] if rack&.key?("rack.session") && (store.nil? || rack.key?("rack.session.options"))
       return env["rack.session"] ||= {} unless store
 
-      @session ||= store.load(@request.cookies[store.key]).tap { |loaded| @session_saved = JSON.generate(loaded) }
+      @session ||= store.load(@request.cookies[store.key]).tap do |loaded|
+        @session_saved = JSON.generate(loaded)
+        preset = rack && rack["rack.session"]
+        preset.each { |name, value| loaded[name] = value } if preset.is_a?(Hash)
+        rack["rack.session"] = loaded if rack
+      end
     end
 
     class << self

@@ -17,12 +17,27 @@ module Ferrule
 
     attr_reader :key
 
-    def initialize(secret:, key: "ferrule.session", path: "/", same_site: :lax, secure: false, httponly: true, max_age: nil)
+    def initialize(secret:, key: "ferrule.session", path: "/", same_site: :lax, secure: false, httponly: true, max_age: nil, domain: nil)
       raise ArgumentError, "ferrule: sessions: the secret must be a String of at least 64 characters (SecureRandom.hex(32))" unless secret.is_a?(String) && secret.bytesize >= 64
 
       @secret = secret
       @key = key.to_s
-      @options = { path: path, same_site: same_site, secure: secure, httponly: httponly, max_age: max_age }.compact
+      @options = { path: path, domain: domain, same_site: same_site, secure: secure, httponly: httponly, max_age: max_age }.compact
+    end
+
+    # Sinatra's <tt>set :sessions, key: "app.sid", secure: true, expire_after: 600</tt> (Rack
+    # session options) as this class's: +expire_after+ is +max_age+; +secret+ goes apart. An
+    # option it does not know is an ArgumentError naming it (they were all ignored silently:
+    # found by a probe).
+    def self.options_of(sinatra_options)
+      known = %i[key path domain same_site secure httponly expire_after max_age secret]
+      sinatra_options.each_key do |name|
+        raise ArgumentError, "ferrule: set :sessions: unknown option #{name.inspect} (known: #{known.map(&:inspect).join(", ")})" unless known.include?(name.to_sym)
+      end
+      options = sinatra_options.transform_keys(&:to_sym)
+      options[:max_age] = options.delete(:expire_after) if options.key?(:expire_after)
+      options.delete(:secret)
+      options
     end
 
     # The session +cookie+ holds (nil, unsigned or tampered with: an empty one).
