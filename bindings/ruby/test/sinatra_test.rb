@@ -758,4 +758,28 @@ class SinatraTest < Minitest::Test
     assert_equal [200, "hello bo"], [last_response.status, last_response.body]
     assert_raises(ArgumentError) { Ferrule::SessionCookie.options_of(colour: "blue") }
   end
+  # Found by a probe: a helper named `finish` (or recovered, merged, header_hash, error_block,
+  # ...) replaced a method the context answers with: every response became the helper's.
+  def test_helpers_may_use_any_plain_name
+    app = Ferrule::App.new
+    app.helpers do
+      def finish(order) = "finished #{order}"
+      def merged(*) = "merged"
+      def recovered(*) = "recovered"
+      def header_hash = "mine"
+      def error_block(*) = "mine"
+      def run(*) = "ran"
+    end
+    app.get("/") { "ok #{finish(7)}" }
+    app.get("/boom") { raise ArgumentError, "no" }
+    app.get("/gone") { halt 404, "gone" }
+    app.error(ArgumentError) { "handled" }
+    @app = app
+    get "/"
+    assert_equal [200, "ok finished 7"], [last_response.status, last_response.body]
+    get "/boom"
+    assert_equal "handled", last_response.body
+    get "/gone"
+    assert_equal [404, "gone"], [last_response.status, last_response.body]
+  end
 end

@@ -50,9 +50,9 @@ module Ferrule
     private_constant :BlockMethod
 
     # Runs +block+ for the request; returns what the core sends.
-    def run(block)
-      result = catch(:halt) { with_given_body(__ferrule_run_body(block)) }
-      finish(result)
+    def __ferrule_run(block)
+      result = catch(:halt) { __ferrule_with_given_body(__ferrule_run_body(block)) }
+      __ferrule_finish(result)
     end
 
     # A route's block, a filter or a hook (Context.block_method) with this context as +self+ and
@@ -99,12 +99,12 @@ module Ferrule
     # to the hooks and error blocks in the same way). A +halt+ in a filter answers at once.
     # The after filters run after an exception no error block answers too, as Sinatra's (in an
     # +ensure+): it is raised again after them, carrying the 500 they made of it.
-    def run_chain(chain, block, refusal, error_handlers)
+    def __ferrule_run_chain(chain, block, refusal, error_handlers)
       @result = catch(:halt) do
         chain.on_request.each { |filter| __ferrule_run_filter(filter) }
-        raise refusal_error(refusal) if refusal
+        raise __ferrule_refusal_error(refusal) if refusal
         chain.pre_handler.each { |hook| __ferrule_run_body(hook) }
-        with_given_body(__ferrule_run_body(block))
+        __ferrule_with_given_body(__ferrule_run_body(block))
       rescue SignalException => e
         # A signal reaches Ruby's main thread only: there (a Rack call, a test), Ctrl-C stops
         # the program. On a worker thread a block raised it (`raise Interrupt`): the app's
@@ -112,9 +112,9 @@ module Ferrule
         # the server answered nothing (found by an attack probe).
         raise if Thread.current.equal?(Thread.main)
 
-        recovered(e, chain, refusal, error_handlers)
+        __ferrule_recovered(e, chain, refusal, error_handlers)
       rescue Exception => e # rubocop:disable Lint/RescueException -- as Sinatra: a NotImplementedError placeholder is the app's error too
-        recovered(e, chain, refusal, error_handlers)
+        __ferrule_recovered(e, chain, refusal, error_handlers)
       end
       begin
         @in_after = true
@@ -132,15 +132,15 @@ module Ferrule
         else
           # Sinatra hands an after filter's exception to the error blocks too; what they answer
           # is sent without running the after filters again.
-          @result = recovered(e, chain, refusal, error_handlers)
+          @result = __ferrule_recovered(e, chain, refusal, error_handlers)
         end
       end
-      answer_for_status(error_handlers) unless @recovered
-      answer = finish(@result)
-      raise carrying(@unanswered, answer) if @unanswered
+      __ferrule_answer_for_status(error_handlers) unless @recovered
+      answer = __ferrule_finish(@result)
+      raise __ferrule_carrying(@unanswered, answer) if @unanswered
       # As Sinatra's dump_errors: an exception an error block answered with a server error
       # (<tt>error 500</tt>, a block for StandardError) is logged all the same.
-      raise carrying(@failure, answer) if @failure && Context.status_of(answer) >= 500
+      raise __ferrule_carrying(@failure, answer) if @failure && Context.status_of(answer) >= 500
 
       answer
     end
@@ -158,7 +158,7 @@ module Ferrule
     # Integer is the status beside that body, a body (a String, an Array, a Hash, a Response,
     # anything with +each+) replaces it, and anything else (nil, +true+ from a last
     # <tt>logger.info</tt>) keeps it (before, each was the answer and the body went missing).
-    def with_given_body(returned)
+    def __ferrule_with_given_body(returned)
       return returned if @given_body.equal?(NOT_GIVEN)
 
       case returned
@@ -190,15 +190,15 @@ module Ferrule
       # In an after filter, the status the route's answer carries (a Rack triplet's, a
       # Response's, a bare Integer), as Sinatra's reads the response's: before, a route that
       # answered [418, …] read 200 here.
-      ended_with
+      __ferrule_ended_with
     end
 
     # Adds headers (a value may be an Array: one header line each), or returns those set: the
     # block's own Hash, so <tt>headers["x-id"] = "7"</tt> sets one too (before, it wrote to a
     # throwaway Hash until some header had been set, so a CORS filter's was lost).
     def headers(hash = nil)
-      header_hash.merge!(hash.transform_keys { |k| k.to_s.downcase }) if hash
-      header_hash
+      __ferrule_header_hash.merge!(hash.transform_keys { |k| k.to_s.downcase }) if hash
+      __ferrule_header_hash
     end
 
     # Sinatra's +response+: the answer being built, written to as a Rack::Response
@@ -242,7 +242,7 @@ module Ferrule
     def settings = self.class.settings
 
     # Writes the session's cookie when the request changed it.
-    def save_session
+    def __ferrule_save_session
       now = JSON.generate(@session)
       return if now == @session_saved
 
@@ -480,7 +480,7 @@ module Ferrule
 
     # The exception a refused request is raised as: ValidationError for a 422 with its
     # errors, else HTTPError with the problem's status, detail and headers.
-    def refusal_error(refusal)
+    def __ferrule_refusal_error(refusal)
       status, problem, flat = refusal
       parsed = JSON.parse(problem)
       headers = flat.each_slice(2).to_h
@@ -496,8 +496,8 @@ module Ferrule
     # What answers +error+: the +on_error+ hooks see it first (not a refusal of the core's:
     # that is no failure of the app's); then the nearest error block (its status preset), or
     # the default: the core's own answer to a refusal, an HTTPError's problem response, and
-    # for any other error the core's bare 500 (see +unanswered+).
-    def recovered(error, chain, refusal, error_handlers)
+    # for any other error the core's bare 500 (see +__ferrule_unanswered+).
+    def __ferrule_recovered(error, chain, refusal, error_handlers)
       @recovered = true
       unless error.equal?(@refusal)
         chain.on_error.each do |hook|
@@ -509,22 +509,22 @@ module Ferrule
       is_http = error.is_a?(HTTPError)
       @request.sinatra_error = error # env["sinatra.error"], as Sinatra's error blocks read it
       @failure = error unless is_http || error.equal?(@refusal)
-      handler = error_block(error, error_handlers)
+      handler = __ferrule_error_block(error, error_handlers)
       # What the error block answers goes with the error's status unless it says otherwise.
       @default_status = is_http ? error.status : 500
       @status_applies = true
       return catch(:halt) { __ferrule_run_with_error(handler, error) } if handler
-      return problem_response(*@refusal_answer) if refusal && error.equal?(@refusal)
-      return unanswered(error) unless is_http
+      return __ferrule_problem_response(*@refusal_answer) if refusal && error.equal?(@refusal)
+      return __ferrule_unanswered(error) unless is_http
 
       body = NativeApp.problem_body(error.status, error.detail&.to_s)
-      problem_response(error.status, body, (error.headers || {}).transform_keys { |k| k.to_s.downcase })
+      __ferrule_problem_response(error.status, body, (error.headers || {}).transform_keys { |k| k.to_s.downcase })
     end
 
     # An exception no error block answers: the core's bare 500 (the status is preset), which
-    # the after filters see and may change, as Sinatra's do; run_chain raises the exception
-    # again after them (+carrying+), so the core logs it as any a block raises.
-    def unanswered(error)
+    # the after filters see and may change, as Sinatra's do; __ferrule_run_chain raises the exception
+    # again after them (+__ferrule_carrying+), so the core logs it as any a block raises.
+    def __ferrule_unanswered(error)
       @unanswered = error
       headers("content-type" => PROBLEM_JSON)
       NativeApp.problem_body(nil, nil)
@@ -533,25 +533,25 @@ module Ferrule
     # +error+ raised again with the answer the after filters left: the core logs it as it logs
     # any exception, and sends that answer in place of its own bare 500. A copy carries it, as
     # one exception object may be raised by several requests at once.
-    def carrying(error, answer)
+    def __ferrule_carrying(error, answer)
       copy = error.dup
       copy.instance_variable_set(:@__ferrule_answer, answer)
       copy
     end
 
-    def problem_response(status, body, headers)
+    def __ferrule_problem_response(status, body, headers)
       @status = status
       Response.new(body, status: status, headers: headers.merge("content-type" => PROBLEM_JSON))
     end
 
-    def header_hash = @headers ||= HeaderHash.new
+    def __ferrule_header_hash = @headers ||= HeaderHash.new
 
     # The error block for +error+: one for its status (an HTTP error's), else the one for its
     # class nearest in its ancestry; HTTP errors stop at HTTPError, whose default is the
     # core's answer, so a block for StandardError never takes them.
-    def error_block(error, handlers)
+    def __ferrule_error_block(error, handlers)
       if error.is_a?(HTTPError)
-        by_status = status_block(error.status, handlers)
+        by_status = __ferrule_status_block(error.status, handlers)
         return by_status if by_status
       end
       error.class.ancestors.each do |ancestor|
@@ -561,13 +561,13 @@ module Ferrule
       end
       # An error no block names by class answers 500, so a block for 500 takes it (Sinatra's
       # +error 500+ too).
-      status_block(500, handlers)
+      __ferrule_status_block(500, handlers)
     end
 
     # The error block declared for +code+ (<tt>error 404</tt>, <tt>error 400..499</tt>), if any.
     # The latest declared wins, as in Sinatra, where each declaration replaces the block of every
     # code it names (<tt>error 400..499</tt> then +not_found+: the latter answers a 404).
-    def status_block(code, handlers)
+    def __ferrule_status_block(code, handlers)
       handlers.reverse_each.find { |key, _| (key.is_a?(Integer) && key == code) || (key.is_a?(Range) && key.cover?(code)) }&.[](1)
     end
 
@@ -576,11 +576,11 @@ module Ferrule
     # (found by Sinatra's corpus: the route's own empty answer went out instead). The block
     # gets an HTTPError of that status; what it returns is the body (nil keeps the body there),
     # sent with that status unless it sets another.
-    def answer_for_status(handlers)
+    def __ferrule_answer_for_status(handlers)
       return if handlers.empty?
 
-      code = ended_with
-      handler = code >= 400 && status_block(code, handlers)
+      code = __ferrule_ended_with
+      handler = code >= 400 && __ferrule_status_block(code, handlers)
       return unless handler
 
       @status ||= code
@@ -595,7 +595,7 @@ module Ferrule
     end
 
     # The status the request's answer has so far.
-    def ended_with
+    def __ferrule_ended_with
       case @result
       when Response then @result.status
       when Integer then @result
@@ -613,9 +613,9 @@ module Ferrule
       result.length == 2 && result[0].is_a?(Integer) && result[0].between?(100, 599) && result[1].is_a?(String)
     end
 
-    def finish(result)
-      save_session if @session
-      result = with_status_after(result) if @status_after
+    def __ferrule_finish(result)
+      __ferrule_save_session if @session
+      result = __ferrule_with_status_after(result) if @status_after
       if result.is_a?(Halted)
         return Response.new(result.body.nil? ? "" : result.body, status: status, headers: @headers)
       end
@@ -630,19 +630,19 @@ module Ferrule
       # An explicit response is sent with its own status (Sinatra's too): +status+ set before
       # only fills in what it leaves out, its headers.
       when Response
-        Response.new(result.body, status: result.status, headers: merged(result.headers), type: result.type)
+        Response.new(result.body, status: result.status, headers: __ferrule_merged(result.headers), type: result.type)
       when Array
         # A plain Array is JSON, sent with the status set in the block, as a Hash is.
         return Response.new(result, status: status, headers: @headers) unless Context.rack_triplet?(result)
 
-        [result[0], merged(result[1]), result[2]]
+        [result[0], __ferrule_merged(result[1]), result[2]]
       else
         Response.new(result, status: status, headers: @headers)
       end
     end
 
     # +result+ with the status an after filter set, where it carries its own.
-    def with_status_after(result)
+    def __ferrule_with_status_after(result)
       case result
       when Response then Response.new(result.body, status: @status_after, headers: result.headers, type: result.type)
       when Integer then @status_after
@@ -655,12 +655,12 @@ module Ferrule
       end
     end
 
-    # The status +answer+ (what +finish+ made) is sent with.
+    # The status +answer+ (what +__ferrule_finish+ made) is sent with.
     def self.status_of(answer)
       answer.is_a?(Array) ? answer[0].to_i : answer.status.to_i
     end
 
-    def merged(given)
+    def __ferrule_merged(given)
       return @headers if given.nil?
 
       (@headers || {}).merge(given.transform_keys { |k| k.to_s.downcase })

@@ -30,7 +30,7 @@ module Ferrule
       @context.status(code)
     end
 
-    def headers = @context.__send__(:header_hash)
+    def headers = @context.__send__(:__ferrule_header_hash)
     def [](name) = headers[name]
     def []=(name, value)
       headers[name] = value
