@@ -1581,6 +1581,17 @@ class Dispatcher {
       if (index > 0) return this.handleError(index - 1, handlers, thrown, refused, refusal, ctx, reply);
       return this.answerError(thrown, refused, refusal, ctx, reply);
     }
+    // `reply.send(error)` (or an error returned) hands it to the enclosing scope's error
+    // handler, as Fastify does; at the root, to the default answer. It skipped them (found
+    // by a probe: a plugin's handler passing on what it does not format).
+    const passed = reply.sent ? reply.payload : value;
+    if (index > 0 && passed instanceof Error) {
+      const before = setHere();
+      reply.sent = false;
+      reply.payload = undefined;
+      reply.code(statusOfError(passed, before));
+      return this.handleError(index - 1, handlers, passed, refused, refusal, ctx, reply);
+    }
     return this.sendRecovered(value, refused, refusal, ctx, reply, setHere);
   }
 

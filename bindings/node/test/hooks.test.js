@@ -684,3 +684,26 @@ test('listen takes a port written as text', async () => {
   }
   await assert.rejects(app.listen({ port: 'eighty', handleSignals: false }), /port eighty is not a TCP port/);
 });
+
+// Found by a probe against Fastify 5: a plugin's error handler that sent an error it does not
+// format (`reply.send(err)`) went straight to the default problem, past the app's handler.
+test("an error a scope's error handler sends goes to the enclosing scope's handler", async () => {
+  const app = new App({ logger: false });
+  app.setErrorHandler((err, req, reply) => reply.code(err.statusCode ?? 500).send({ app: true, code: err.statusCode, message: err.message }));
+  app.register(async (api) => {
+    api.setErrorHandler((err, req, reply) => {
+      if (err.statusCode === 409) return reply.code(409).send({ conflict: true });
+      if (err.statusCode === 410) return err; // returned: passed on too
+      reply.send(err);
+    });
+    api.get('/teapot', async () => { throw Object.assign(new Error('short and stout'), { statusCode: 418 }); });
+    api.get('/gone', async () => { throw Object.assign(new Error('gone'), { statusCode: 410 }); });
+    api.get('/conflict', async () => { throw Object.assign(new Error('taken'), { statusCode: 409 }); });
+  }, { prefix: '/api' });
+  const teapot = await app.inject('/api/teapot');
+  assert.deepStrictEqual([teapot.statusCode, teapot.json()], [418, { app: true, code: 418, message: 'short and stout' }]);
+  const gone = await app.inject('/api/gone');
+  assert.deepStrictEqual([gone.statusCode, gone.json()], [410, { app: true, code: 410, message: 'gone' }]);
+  const conflict = await app.inject('/api/conflict');
+  assert.deepStrictEqual([conflict.statusCode, conflict.json()], [409, { conflict: true }]);
+});
