@@ -782,4 +782,15 @@ class SinatraTest < Minitest::Test
     get "/gone"
     assert_equal [404, "gone"], [last_response.status, last_response.body]
   end
+  # Found by a probe: a route declaring its form kept only the declared fields in params;
+  # Sinatra's hold every field, nested names too.
+  def test_a_declared_forms_params_keep_its_other_fields
+    app = Ferrule::App.new
+    app.post("/signup", form: { type: "object", required: ["age"], properties: { age: { type: "integer" } } }) do
+      { age: params[:age], note: params[:note], user: params[:user] }
+    end
+    @app = app
+    post "/signup", "age" => "41", "note" => "hi", "user[name]" => "ada"
+    assert_equal({ "age" => 41, "note" => "hi", "user" => { "name" => "ada" } }, JSON.parse(last_response.body))
+  end
 end

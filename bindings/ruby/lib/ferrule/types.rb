@@ -277,9 +277,16 @@ module Ferrule
     # or a multipart one by Rack's parser (its files as Rack's upload Hashes, as Sinatra's).
     def self.form_fields(request)
       body = request.body
-      return body if body.is_a?(Hash) && body.each_key.all?(Symbol)
-
       content_type = request.header("content-type").to_s
+      if body.is_a?(Hash) && body.each_key.all?(Symbol)
+        return body unless content_type.start_with?("application/x-www-form-urlencoded")
+
+        # The declared fields typed, after the form's others as sent (nested names too), as
+        # Sinatra's +params+ hold every field: the others were dropped (found by a probe).
+        others = decode_form(request.raw_body).reject { |name, _| body.key?(name.to_sym) }
+        return others + body.map { |name, value| [name.to_s, value] }
+      end
+
       return multipart_fields(request, content_type) if content_type.start_with?("multipart/form-data")
       return [] unless content_type.start_with?("application/x-www-form-urlencoded")
 
