@@ -15,6 +15,9 @@
 # response without entering Ruby.
 require "date"
 require "json"
+# Sinatra loads Rack, and its apps use it unasked (Rack::Utils.escape_html in a helper, `use
+# Rack::Deflater` in a class body): a NameError here, found by a probe. Loaded when first named.
+Object.autoload(:Rack, "rack") unless defined?(Rack)
 require_relative "ferrule/ferrule"
 require_relative "ferrule/types"
 require_relative "ferrule/stream"

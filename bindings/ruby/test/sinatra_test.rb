@@ -793,4 +793,26 @@ class SinatraTest < Minitest::Test
     post "/signup", "age" => "41", "note" => "hi", "user[name]" => "ada"
     assert_equal({ "age" => 41, "note" => "hi", "user" => { "name" => "ada" } }, JSON.parse(last_response.body))
   end
+  # Found by a probe: a filter's captures were not decoded (caf%C3%A9 where the route saw café),
+  # same_site: true was written "True", settings.development? was a 500, and Rack was not loaded
+  # for a helper using Rack::Utils.
+  def test_filter_captures_same_site_environment_and_rack
+    app = Ferrule::App.new
+    seen = []
+    app.before("/u/:name") { seen << params[:name] }
+    app.get("/u/{name}") { |req| "#{req.params[:name]} #{settings.development?} #{settings.environment}" }
+    app.get("/cookie") { response.set_cookie("a", value: "1", same_site: true); Rack::Utils.escape_html("<b>") }
+    @app = app
+    get "/u/caf%C3%A9"
+    assert_equal ["café"], seen
+    assert_equal "café #{(ENV["APP_ENV"] || ENV["RACK_ENV"] || "development") == "development"} #{ENV["APP_ENV"] || ENV["RACK_ENV"] || "development"}", last_response.body
+    get "/cookie"
+    assert_equal "&lt;b&gt;", last_response.body
+    assert_match(/samesite=Strict/, last_response.headers["set-cookie"])
+    assert_raises(ArgumentError) { Ferrule::ResponseWriter.same_site([:lax]) }
+    # Rack::Test loaded Rack here; a process that requires only ferrule finds it too.
+    lib = $LOAD_PATH.find { |dir| File.exist?(File.join(dir, "ferrule.rb")) }
+    alone = IO.popen([RbConfig.ruby, "-I", lib, "-e", 'require "ferrule"; print Rack::Utils.escape_html("<b>")'], &:read)
+    assert_equal "&lt;b&gt;", alone
+  end
 end

@@ -64,13 +64,24 @@ module Ferrule
       return (@pattern.match?(path) ? NO_CAPTURES : nil) unless @captures
 
       match = @pattern.match(path) or return nil
-      found = match.named_captures.compact
+      # Decoded, as a route's parameters and Sinatra's captures are (a filter saw
+      # "caf%C3%A9" where its route saw "café": found by a probe).
+      found = match.named_captures.compact.transform_values { |value| Filter.decoded(value) }
       found["splat"] = [found["splat"]] if found.key?("splat")
-      found["captures"] = match.captures if match.names.empty?
+      found["captures"] = match.captures.map { |value| value && Filter.decoded(value) } if match.names.empty?
       found
     end
     NO_CAPTURES = {}.freeze
     private_constant :NO_CAPTURES
+
+    # A matched piece of the path, percent-decoded (not `+`: a path is no form); bytes that do
+    # not decode to UTF-8 stay as sent.
+    def self.decoded(text)
+      return text unless text.include?("%")
+
+      decoded = Ferrule.percent_decoded(text)
+      decoded.valid_encoding? ? decoded : text
+    end
 
     # The anchored Regexp that +pattern+ means.
     def self.regexp(pattern)

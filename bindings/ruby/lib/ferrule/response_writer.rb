@@ -62,9 +62,20 @@ module Ferrule
       line << "; expires=#{options[:expires].getutc.strftime("%a, %d %b %Y %H:%M:%S GMT")}" if options[:expires]
       line << "; secure" if options[:secure]
       line << "; httponly" if options[:httponly] || options[:http_only]
-      line << "; samesite=#{options[:same_site].to_s.capitalize}" if options[:same_site]
+      line << "; samesite=#{Ferrule::ResponseWriter.same_site(options[:same_site])}" if options[:same_site]
       kept = headers["set-cookie"]
       headers["set-cookie"] = Array(kept) + [line]
+    end
+
+    # A +same_site+ option as Rack writes it: +true+ is Strict (it was written "True", which a
+    # browser ignores: found by a probe); anything but a known value is an ArgumentError.
+    def self.same_site(value)
+      case value
+      when true, :strict, "strict", :Strict, "Strict" then "Strict"
+      when :lax, "lax", :Lax, "Lax" then "Lax"
+      when :none, "none", :None, "None" then "None"
+      else raise ArgumentError, "ferrule: set_cookie same_site: #{value.inspect} is not :strict, :lax, :none or true"
+      end
     end
 
     # Tells the client to forget a cookie (Rack's +delete_cookie+): an empty value that expired.

@@ -168,12 +168,20 @@ module Ferrule
     end
   end
 
-  # A cookie's value as Rack reads it: <tt>+</tt> a space, <tt>%xx</tt> a byte; a value that
-  # does not decode to UTF-8 stays as it was sent.
+  # +text+ with each <tt>%xx</tt> the byte it names (and, with +plus+, <tt>+</tt> a space, as
+  # forms and cookies write one), tagged UTF-8: the one decoding of forms, cookies and paths.
+  def self.percent_decoded(text, plus: false)
+    bytes = text.b
+    bytes = bytes.tr("+", " ") if plus
+    bytes.gsub(/%(\h\h)/n) { Regexp.last_match(1).hex.chr }.force_encoding(Encoding::UTF_8)
+  end
+
+  # A cookie's value as Rack reads it (+percent_decoded+ with <tt>+</tt>); a value that does
+  # not decode to UTF-8 stays as it was sent.
   def self.unescape_cookie(value)
     return value unless value.include?("%") || value.include?("+")
 
-    decoded = value.b.tr("+", " ").gsub(/%(\h\h)/n) { Regexp.last_match(1).hex.chr }.force_encoding(Encoding::UTF_8)
+    decoded = percent_decoded(value, plus: true)
     decoded.valid_encoding? ? decoded : value
   end
 
@@ -306,9 +314,7 @@ module Ferrule
       end
     end
 
-    def self.decode_component(text)
-      text.tr("+", " ").gsub(/%(\h\h)/n) { Regexp.last_match(1).hex.chr }.force_encoding(Encoding::UTF_8)
-    end
+    def self.decode_component(text) = Ferrule.percent_decoded(text, plus: true)
     private_class_method :decode_form, :decode_component
 
     # A body that is not multipart after all is a 400, as Rack answers it (not an empty +params+).
@@ -435,6 +441,13 @@ module Ferrule
     def key?(name) = @values.key?(name.to_sym)
 
     def to_h = @values.transform_values { |value| value_of(value) }
+
+    # Sinatra's +environment+: APP_ENV, else RACK_ENV, else development (unless set), and
+    # +development?+, +production?+, +test?+ (a NoMethodError, a 500: found by a probe).
+    def environment = @values.key?(:environment) ? self[:environment] : (ENV["APP_ENV"] || ENV["RACK_ENV"] || "development").to_sym
+    def development? = environment.to_s == "development"
+    def production? = environment.to_s == "production"
+    def test? = environment.to_s == "test"
 
     def method_missing(name, *args)
       key = name.to_s.delete_suffix("?").to_sym
