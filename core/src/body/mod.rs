@@ -171,7 +171,9 @@ impl BodyReader {
                     Body::None
                 }
             },
-            BodyKind::Form if !multipart => Body::Form(self.fields(&RawPairs::from_urlencoded(&bytes), issues)),
+            // A form whose fields include files may still come url-encoded when no file is sent
+            // (an optional one), as FastAPI reads it (found by a probe: a 415).
+            BodyKind::Form | BodyKind::Multipart if !multipart => Body::Form(self.fields(&RawPairs::from_urlencoded(&bytes), issues)),
             BodyKind::Form | BodyKind::Multipart => {
                 let content_type = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
                 // Boxed: the parser's state is most of a route's future, and every route's
@@ -227,7 +229,7 @@ impl BodyReader {
             BodyKind::Json => essence == "application/json" || (essence.starts_with("application/") && essence.ends_with("+json")),
             // An HTML form may be sent either way (`enctype`), and Starlette reads both.
             BodyKind::Form => essence == "application/x-www-form-urlencoded" || essence == "multipart/form-data",
-            BodyKind::Multipart => essence == "multipart/form-data",
+            BodyKind::Multipart => essence == "multipart/form-data" || essence == "application/x-www-form-urlencoded",
             BodyKind::Text => essence.starts_with("text/"),
             BodyKind::Bytes => true,
         }
@@ -466,7 +468,7 @@ fn unsupported(kind: BodyKind, got: &str) -> Problem {
     let expected = match kind {
         BodyKind::Json => "application/json",
         BodyKind::Form => "application/x-www-form-urlencoded or multipart/form-data",
-        BodyKind::Multipart => "multipart/form-data",
+        BodyKind::Multipart => "multipart/form-data (or application/x-www-form-urlencoded without files)",
         BodyKind::Text => "text/*",
         BodyKind::Bytes => "any",
     };
