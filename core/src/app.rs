@@ -1,6 +1,7 @@
 //! The app: routes plus settings, compiled into one axum router, with the route table
 //! (`route_table`) in front of it for the requests a route answers as declared.
 
+use crate::by_method::ByMethod;
 use crate::handler::{Handler, Rejection};
 use crate::middleware::{compression_layer, cors_layer, header_limit_layer, trusted_host_layer, AccessLogLayer, RequestIdLayer};
 use crate::path::PathTemplate;
@@ -275,7 +276,7 @@ impl App {
         for (path, mut served) in served {
             // Found by the fuzzer (`static`: `G /openapi.json`): a method these paths do not take
             // was axum's bare 405, with no problem document and past the app's error handlers.
-            served = not_allowed(served, HeaderValue::from_static("GET, HEAD"), fallback.clone(), config.body_limit, config.timeout_ms);
+            served = not_allowed(served, HeaderValue::from_static("GET, HEAD"), fallback.clone(), config.body_limit, config.timeout_ms, None);
             // The app's own compression and CORS, as its routes get them: a docs page or client
             // generator on another origin reads the document too.
             if let Some(compression) = config.compression.as_ref().filter(|c| c.enabled) {
@@ -287,8 +288,22 @@ impl App {
             table.insert(&path, None);
             router = router.route(&path, served);
         }
+        // Each route again, in a router of its method: a method a path does not take is asked
+        // of the routes of that method before it is a 405 (see `by_method`).
+        let mut of_method = Vec::new();
         for (index, group) in groups.iter().enumerate() {
-            let methods = build_method_router(group, &config, fallback.clone())?;
+            let empty_rest = empty_rests.iter().find(|(of, _)| *of == index).map(|(_, path)| path.as_str());
+            for (method, route) in &group.routes {
+                let Some(methods) = ByMethod::method_router(method, route.clone()) else { continue };
+                let methods = with_path_layers(methods, group, &config)?;
+                for path in std::iter::once(group.axum_path.as_str()).chain(empty_rest) {
+                    of_method.push((method.clone(), path.to_owned(), methods.clone()));
+                }
+            }
+        }
+        let by_method = Arc::new(ByMethod::new(of_method));
+        for (index, group) in groups.iter().enumerate() {
+            let methods = build_method_router(group, &config, fallback.clone(), by_method.clone())?;
             let direct = answered_as_declared(group, &config).then(|| group.routes.iter().cloned().collect::<DirectRoutes>());
             let empty_rest = empty_rests.iter().find(|(of, _)| *of == index).map(|(_, path)| path.as_str());
             for path in std::iter::once(group.axum_path.as_str()).chain(empty_rest) {
@@ -534,11 +549,19 @@ fn route_shape(axum_path: &str) -> String {
 
 /// `methods` answering any other method with a 405 problem that names the `allow`ed ones, by
 /// way of the app's own handlers for what no route takes (`unrouted`).
-fn not_allowed(methods: MethodRouter, allow: HeaderValue, fallback: Option<Arc<dyn Handler>>, body_limit: usize, timeout_ms: Option<u64>) -> MethodRouter {
+fn not_allowed(methods: MethodRouter, allow: HeaderValue, fallback: Option<Arc<dyn Handler>>, body_limit: usize, timeout_ms: Option<u64>, by_method: Option<Arc<ByMethod>>) -> MethodRouter {
     let timeout = timeout_ms.filter(|ms| *ms > 0).map(std::time::Duration::from_millis);
     methods.fallback(move |request: axum::extract::Request| {
-        let (allow, fallback) = (allow.clone(), fallback.clone());
+        let (allow, fallback, by_method) = (allow.clone(), fallback.clone(), by_method.clone());
         async move {
+            // A route of the request's method whose template also matches the path answers it.
+            let request = match by_method {
+                Some(by_method) => match by_method.answer(request).await {
+                    Ok(answer) => return answer,
+                    Err(request) => request,
+                },
+                None => request,
+            };
             let problem = Problem::status(StatusCode::METHOD_NOT_ALLOWED).with_detail("This path does not accept the request's method.");
             let mut rejection = Rejection::new(problem);
             rejection.headers.insert(header::ALLOW, allow);
@@ -554,7 +577,7 @@ fn answered_as_declared(group: &PathGroup, config: &AppConfig) -> bool {
     !compressed && group.cors.as_ref().or(config.cors.as_ref()).is_none()
 }
 
-fn build_method_router(group: &PathGroup, config: &AppConfig, fallback: Option<Arc<dyn Handler>>) -> Result<MethodRouter, AppError> {
+fn build_method_router(group: &PathGroup, config: &AppConfig, fallback: Option<Arc<dyn Handler>>, by_method: Arc<ByMethod>) -> Result<MethodRouter, AppError> {
     let mut methods = MethodRouter::new();
     let mut allow: Vec<&str> = Vec::new();
     for (method, route) in &group.routes {
@@ -571,7 +594,12 @@ fn build_method_router(group: &PathGroup, config: &AppConfig, fallback: Option<A
     let mut named = std::collections::HashSet::new();
     allow.retain(|method| named.insert(*method));
     let allow = HeaderValue::from_str(&allow.join(", ")).unwrap_or(HeaderValue::from_static("GET"));
-    methods = not_allowed(methods, allow, fallback, config.body_limit, config.timeout_ms);
+    methods = not_allowed(methods, allow, fallback, config.body_limit, config.timeout_ms, Some(by_method));
+    with_path_layers(methods, group, config)
+}
+
+/// `methods` with the path's compression and CORS around them.
+fn with_path_layers(mut methods: MethodRouter, group: &PathGroup, config: &AppConfig) -> Result<MethodRouter, AppError> {
     // A route's own compression setting replaces the app's (it may switch compression off).
     if let Some(compression) = group.compression.as_ref().or(config.compression.as_ref()).filter(|c| c.enabled) {
         methods = methods.layer(compression_layer(compression));

@@ -15,6 +15,7 @@ mod app;
 mod body;
 pub use body::multipart_parts;
 pub mod bridge;
+mod by_method;
 mod canonical_path;
 pub use canonical_path::canonical as canonical_path;
 pub mod docs;
