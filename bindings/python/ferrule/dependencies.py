@@ -96,12 +96,17 @@ class Resolver:
         self.path = analysis.path
         # A replacement's own resolver, by replacement (`app.dependency_overrides`).
         self.replacements: dict[Any, Resolver] = {}
-        # What one request's cache keeps its value under: a dependency asked for under other
-        # OAuth2 scopes is resolved again (its checks differ), as FastAPI keys it.
-        self.key: Any = (func, tuple(sorted(set(analysis.scopes)))) if analysis.scopes else func
         self.arguments = analysis.arguments
         self.response_param = analysis.response_param
         self.subs = [Resolver(use.marker.dependency, use.analysis, use.marker) for use in analysis.dependencies]
+        # Whether it reads the scopes asked for above it (a `SecurityScopes` parameter, here or
+        # below): only such a dependency differs by scopes.
+        self.uses_scopes: bool = getattr(func, "gives_scopes", False) or any(sub.uses_scopes for sub in self.subs)
+        # What one request's cache keeps its value under: a dependency that reads the scopes is
+        # resolved again under others (its checks differ), as FastAPI keys it; any other is one
+        # value per request, whatever Security(...) it sits under (a `get_db` below
+        # `Security(get_current_user, scopes=[...])` made a second session: found by a probe).
+        self.key: Any = (func, tuple(sorted(set(analysis.scopes)))) if analysis.scopes and self.uses_scopes else func
         target = func.__call__ if not inspect.isroutine(func) and not isinstance(func, type) else func
         self.generator = inspect.isgeneratorfunction(target)
         self.async_generator = inspect.isasyncgenfunction(target)

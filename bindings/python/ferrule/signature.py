@@ -440,6 +440,7 @@ def _scopes_given(scopes: tuple[str, ...]) -> Callable[[], SecurityScopes]:
     def security_scopes() -> SecurityScopes:
         return SecurityScopes(list(dict.fromkeys(scopes)))
 
+    security_scopes.gives_scopes = True  # type: ignore[attr-defined]  # see Resolver.uses_scopes
     return security_scopes
 
 

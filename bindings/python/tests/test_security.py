@@ -3,7 +3,7 @@ answers without one, and the scheme and requirement it puts in the OpenAPI docum
 a FastAPI app's `from fastapi.security import OAuth2PasswordBearer` had nothing to port to."""
 
 import base64
-from typing import Annotated, Optional
+from typing import Annotated, Iterator, Optional
 
 import pytest
 
@@ -238,3 +238,41 @@ def test_the_rest_of_fastapis_schemes_read_their_credentials_and_document_themse
     assert schemes["OpenIdConnect"] == {"type": "openIdConnect", "openIdConnectUrl": "https://id.example/.well-known/openid-configuration"}
     assert schemes["HTTPDigest"] == {"type": "http", "scheme": "digest"}
     assert schemes["machines"]["flows"] == {"clientCredentials": {"tokenUrl": "token", "scopes": {}}}
+
+
+# Found by a probe against FastAPI 0.165: a dependency below Security(..., scopes=[...]) that
+# does not read the scopes (a `get_db`) was cached per scope set, so the user and the handler
+# got two sessions in one request.
+def test_a_dependency_that_reads_no_scopes_is_one_per_request_under_security() -> None:
+    from ferrule import Security
+    from ferrule.security import OAuth2PasswordBearer, SecurityScopes
+
+    oauth2 = OAuth2PasswordBearer(tokenUrl="token", scopes={"me": "", "items": ""})
+    opened: list[int] = []
+    seen_scopes: list[list[str]] = []
+
+    def get_db() -> Iterator[int]:
+        opened.append(len(opened) + 1)
+        yield opened[-1]
+
+    def current_user(security_scopes: SecurityScopes, token: Annotated[str, Depends(oauth2)], db: Annotated[int, Depends(get_db)]) -> dict:
+        seen_scopes.append(security_scopes.scopes)
+        return {"session": db}
+
+    app = App()
+
+    @app.get("/items")
+    def items(user: Annotated[dict, Security(current_user, scopes=["items"])], db: Annotated[int, Depends(get_db)]) -> dict:
+        return {"user": user["session"], "handler": db}
+
+    @app.get("/both")
+    def both(a: Annotated[dict, Security(current_user, scopes=["me"])], b: Annotated[dict, Security(current_user, scopes=["items"])]) -> dict:
+        return {"a": a["session"], "b": b["session"]}
+
+    client = TestClient(app)
+    assert client.get("/items", headers={"authorization": "Bearer t"}).json() == {"user": 1, "handler": 1}
+    opened.clear()
+    seen_scopes.clear()
+    assert client.get("/both", headers={"authorization": "Bearer t"}).json() == {"a": 1, "b": 1}
+    assert opened == [1], "one session"
+    assert seen_scopes == [["me"], ["items"]], "what reads the scopes still runs once per scope set"
