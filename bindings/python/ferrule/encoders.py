@@ -128,6 +128,24 @@ def jsonable_encoder(
     return jsonable_encoder(_fields_of(obj), include=include, exclude=exclude, by_alias=by_alias, exclude_unset=exclude_unset, **again)  # type: ignore[arg-type]
 
 
+def known_value(obj: Any) -> Any:
+    """``obj`` as ``jsonable_encoder`` writes it when one of its rules names its kind (a
+    timedelta, a path, a deque, an IP address, a pattern, a mapping proxy, pydantic's text
+    types), else ``NotImplemented``: what the response writer asks of a value it does not know
+    itself. Never the ``dict(obj)``/``vars(obj)`` fallback: an object of no known kind stays a
+    500, its attributes unsent."""
+    kind = type(obj)
+    known = (
+        isinstance(obj, (_SEQUENCES, types.MappingProxyType))
+        or kind in _BY_TYPE
+        or any(isinstance(obj, rule) for rule in _BY_TYPE)
+        or any(base.__name__ in _PYDANTIC_TEXT for base in kind.__mro__)
+    )
+    if not known:
+        return NotImplemented
+    return jsonable_encoder(dict(obj) if isinstance(obj, types.MappingProxyType) else obj)
+
+
 def _fields_of(obj: Any) -> dict[Any, Any]:
     """An object no rule names, as ``dict(obj)`` (pairs, a mapping) or else ``vars(obj)``;
     a ``ValueError`` naming both failures when neither works."""

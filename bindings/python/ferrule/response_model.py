@@ -55,12 +55,16 @@ def computing(handler: Callable[..., Any], declared_by: Callable[..., Any], resp
     plain data: FastAPI validates a returned dict into the model, so its computed fields are
     sent; written from the dict, they were absent. A model instance, a ``Response``, text or a
     stream passes as it is. Data the model refuses is the handler's failure (a 500), as
-    FastAPI's ``ResponseValidationError`` is. Only routes whose model computes something pay."""
-    if schema is None or not _has_read_only(schema):
+    FastAPI's ``ResponseValidationError`` is. So is a model that serialises a field its own way
+    (a ``field_serializer``, a ``SecretStr``): written from the dict, a masked card number or a
+    password went out as given (found by a probe). Only routes whose model does either pay."""
+    if schema is None:
+        return handler
+    annotation = typing.get_type_hints(declared_by, include_extras=True).get("return") if response_model is FROM_ANNOTATION else response_model
+    if not _has_read_only(schema) and not _serializes_fields(annotation):
         return handler
     import pydantic
 
-    annotation = typing.get_type_hints(declared_by, include_extras=True).get("return") if response_model is FROM_ANNOTATION else response_model
     adapter = pydantic.TypeAdapter(annotation)
 
     def made(value: Any) -> Any:
@@ -69,6 +73,23 @@ def computing(handler: Callable[..., Any], declared_by: Callable[..., Any], resp
         return value
 
     return _applied(handler, made)
+
+
+def _serializes_fields(annotation: Any, seen: Optional[set] = None) -> bool:
+    """Whether a pydantic model in ``annotation`` (at any depth) writes a field otherwise than
+    as its value: a ``field_serializer``, or a ``SecretStr``/``SecretBytes`` field (masked)."""
+    seen = set() if seen is None else seen
+    tp, _ = schemas.strip_annotated(annotation)
+    if id(tp) in seen:
+        return False
+    seen.add(id(tp))
+    if isinstance(tp, type) and hasattr(tp, "model_fields") and hasattr(tp, "__pydantic_decorators__"):
+        if tp.__pydantic_decorators__.field_serializers:
+            return True
+        return any(_serializes_fields(field.annotation, seen) for field in tp.model_fields.values())
+    if isinstance(tp, type) and tp.__name__ in ("SecretStr", "SecretBytes") and tp.__module__.startswith("pydantic"):
+        return True
+    return any(_serializes_fields(arg, seen) for arg in typing.get_args(tp))
 
 
 def _has_read_only(schema: Any) -> bool:

@@ -8,6 +8,7 @@ import asyncio
 import dataclasses
 import enum
 import json
+import typing
 from typing import Annotated, Any, Literal, Optional, TypedDict, Union
 
 import msgspec
@@ -553,3 +554,63 @@ def test_a_plain_unions_errors_are_pydantics_own() -> None:
             Household.model_validate(household)
         expected = [{**error, "loc": ["body", *error["loc"]]} for error in refused.value.errors(include_url=False)]
         assert answer.json()["errors"] == expected, household
+
+
+# Found by a probe of what handlers return, against FastAPI: a dict under a model that masks a
+# field (field_serializer, SecretStr) went out unmasked; a dataclass's ClassVar went out in every
+# response and an InitVar without a default was a 500; stdlib values jsonable_encoder handles
+# (timedelta, Path, deque, ip addresses, UUID keys) were 500s.
+class Card(pydantic.BaseModel):
+    holder: str
+    number: str
+    password: pydantic.SecretStr
+
+    @pydantic.field_serializer("number")
+    def masked(self, number: str) -> str:
+        return "****" + number[-4:]
+
+
+@dataclasses.dataclass
+class Account:
+    registry: typing.ClassVar[dict] = {"internal": "token-123"}
+    name: str
+    password: dataclasses.InitVar[str]
+    pw_hash: str = ""
+
+    def __post_init__(self, password: str) -> None:
+        self.pw_hash = f"hashed-{len(password)}"
+
+
+def test_what_a_model_masks_stays_masked_and_dataclass_pseudo_fields_stay_out() -> None:
+    import collections
+    import datetime
+    import ipaddress
+    import pathlib
+    import uuid as uuid_module
+
+    app = App()
+
+    @app.get("/card", response_model=Card)
+    def card() -> dict:
+        return {"holder": "ada", "number": "4111111111111111", "password": "hunter2"}
+
+    @app.get("/cards", response_model=list[Card])
+    def cards() -> list:
+        return [{"holder": "bo", "number": "5500000000000004", "password": "p"}]
+
+    @app.get("/account")
+    def account() -> Account:
+        return Account("ada", "s3cret")
+
+    key = uuid_module.UUID(int=1)
+
+    @app.get("/values")
+    def values() -> dict:
+        return {"ttl": datetime.timedelta(minutes=5), "file": pathlib.PurePosixPath("/srv/a.txt"), "queue": collections.deque([1, 2]),
+                "ip": ipaddress.ip_address("10.0.0.1"), "by_id": {key: "x"}}
+
+    client = TestClient(app)
+    assert client.get("/card").json() == {"holder": "ada", "number": "****1111", "password": "**********"}
+    assert client.get("/cards").json() == [{"holder": "bo", "number": "****0004", "password": "**********"}]
+    assert client.get("/account").json() == {"name": "ada", "pw_hash": "hashed-6"}
+    assert client.get("/values").json() == {"ttl": 300.0, "file": "/srv/a.txt", "queue": [1, 2], "ip": "10.0.0.1", "by_id": {str(key): "x"}}

@@ -37,6 +37,7 @@ const MAX_DEPTH: u16 = 256;
 static TIME: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static DECIMAL: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static ENUM: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static DATACLASS_FIELDS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
 /// A response's first buffer is as large as this thread's last response (within bounds), so a
 /// large body is not grown, and copied, seven times on its way from 128 bytes.
@@ -274,9 +275,13 @@ impl<F: Fields> Json<'_, '_, '_, F> {
             return write_str(&obj.str().map_err(py_err)?.into_any(), out);
         }
         let ty = obj.get_type();
-        if let Ok(fields) = ty.getattr(pyo3::intern!(py, "__dataclass_fields__")) {
-            let fields = fields.cast_into::<PyDict>().map_err(|e| e.to_string())?;
-            return self.write_attributes(fields.keys().iter().map(|name| (name.clone(), name)), out);
+        if ty.hasattr(pyo3::intern!(py, "__dataclass_fields__")).map_err(py_err)? {
+            // `dataclasses.fields()`, as FastAPI reads a dataclass: `__dataclass_fields__` also
+            // holds its ClassVar and InitVar pseudo-fields, so a class-level registry went out in
+            // every response and an InitVar without a default was a 500 (found by a probe).
+            let fields = DATACLASS_FIELDS.import(py, "dataclasses", "fields").and_then(|fields| fields.call1((obj,))).map_err(py_err)?;
+            let names: Vec<Bound<'_, PyAny>> = fields.try_iter().map_err(py_err)?.map(|field| field?.getattr(pyo3::intern!(py, "name"))).collect::<PyResult<_>>().map_err(py_err)?;
+            return self.write_attributes(names.into_iter().map(|name| (name.clone(), name)), out);
         }
         if let Ok(fields) = ty.getattr(pyo3::intern!(py, "__struct_fields__")) {
             // msgspec.Struct: each field under its encoded name (`rename`), as msgspec writes it
@@ -311,6 +316,9 @@ impl<F: Fields> Json<'_, '_, '_, F> {
             let text = String::from_utf8(bytes.to_vec()).map_err(|_| NOT_UTF8.to_owned())?;
             json_text::string(out, &text);
             return Ok(());
+        }
+        if let Some(encoded) = jsonable(obj) {
+            return self.child(&encoded, self.shape).write(out);
         }
         Err(format!("an object of type {} is not JSON-serialisable", type_name(obj)))
     }
@@ -431,6 +439,24 @@ fn write_float(f: f64, obj: &Bound<'_, PyAny>, out: &mut Vec<u8>) -> Written {
 
 /// A dict key's JSON text: JSON keys are strings; numbers, bools and None become their JSON
 /// text, as `json.dumps` does.
+static JSONABLE_ENCODER: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+/// What `ferrule.encoders.known_value` (jsonable_encoder's rules by kind) makes of `obj` when
+/// that is JSON's own kind (a timedelta's seconds, a Path's text, a deque's items, an IPv4Address's
+/// text), as FastAPI encodes a handler's result: these were 500s (found by a probe). Asked only
+/// of what the writer does not know itself; `None` for an object of no known kind (still a
+/// 500: its attributes are not sent), or when encoding fails.
+fn jsonable<'py>(obj: &Bound<'py, PyAny>) -> Option<Bound<'py, PyAny>> {
+    let encoded = JSONABLE_ENCODER.import(obj.py(), "ferrule.encoders", "known_value").and_then(|encode| encode.call1((obj,))).ok()?;
+    let json_kind = encoded.is_none()
+        || encoded.is_instance_of::<PyString>()
+        || encoded.is_instance_of::<PyInt>()
+        || encoded.is_instance_of::<PyFloat>()
+        || encoded.is_instance_of::<PyDict>()
+        || encoded.is_instance_of::<PyList>();
+    (json_kind && !encoded.is(obj)).then_some(encoded)
+}
+
 fn key_text<'a>(key: &'a Bound<'_, PyAny>) -> Result<Cow<'a, str>, String> {
     if let Ok(text) = key.cast::<PyString>() {
         return text.to_str().map(Cow::Borrowed).map_err(py_err);
@@ -448,6 +474,10 @@ fn key_text<'a>(key: &'a Bound<'_, PyAny>) -> Result<Cow<'a, str>, String> {
     }
     if key.is_instance_of::<PyInt>() || key.is_instance_of::<PyFloat>() {
         return Ok(Cow::Owned(key.str().map_err(py_err)?.to_string()));
+    }
+    // A UUID, date or Decimal key, as jsonable_encoder writes one (its text, or its number's).
+    if let Some(encoded) = jsonable(key).filter(|encoded| encoded.is_instance_of::<PyString>() || encoded.is_instance_of::<PyInt>() || encoded.is_instance_of::<PyFloat>()) {
+        return key_text(&encoded).map(|text| Cow::Owned(text.into_owned()));
     }
     Err(format!("a dict key of type {} is not a JSON key", type_name(key)))
 }
