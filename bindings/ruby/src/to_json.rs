@@ -159,11 +159,41 @@ fn write<F: Fields>(ruby: &Ruby, value: Value, out: &mut Vec<u8>, depth: usize, 
         let iso: String = value.funcall("iso8601", ()).map_err(text)?;
         return write_str(out, &iso);
     }
-    if RStruct::from_value(value).is_some() {
+    // A Range is a Struct inside Ruby, with no to_h of pairs: it is written as JSON writes it
+    // (below), not as a Struct.
+    if RStruct::from_value(value).is_some() && class_name(value) != "Range" {
         let hash: Value = value.funcall("to_h", ()).map_err(text)?;
         return write(ruby, hash, out, depth + 1, shape);
     }
+    // As the json library writes them, as Sinatra's JSON.generate does: an object whose class
+    // has its own to_json (Money), and the value classes it writes as their text (DateTime,
+    // BigDecimal, Rational, Complex, Range). They were 500s (found by a probe). Any other
+    // object stays a 500, rather than its to_s (an exception's message, say). Only where the
+    // response schema filters nothing: text made elsewhere cannot be filtered as it is written.
+    if shape.keeps_everything() && writes_its_own_json(value)? {
+        let written: String = value.funcall("to_json", ()).map_err(text)?;
+        if ferrule_core::serde_json::from_str::<ferrule_core::serde_json::Value>(&written).is_ok() {
+            out.extend_from_slice(written.as_bytes());
+            return Ok(());
+        }
+        return Err(format!("an object of class {} wrote no JSON with to_json", class_name(value)));
+    }
     Err(format!("an object of class {} is not JSON-serialisable", class_name(value)))
+}
+
+/// Whether `value` is written by its own `to_json`: its class defines one (not the json
+/// library's generic `Object#to_json`), or it is one of the value classes listed above.
+fn writes_its_own_json(value: Value) -> Result<bool, String> {
+    if matches!(class_name(value).as_str(), "DateTime" | "BigDecimal" | "Rational" | "Complex" | "Range") {
+        return Ok(true);
+    }
+    if !value.respond_to("to_json", false).map_err(text)? {
+        return Ok(false);
+    }
+    let method: Value = value.funcall("method", ("to_json",)).map_err(text)?;
+    let owner: Value = method.funcall("owner", ()).map_err(text)?;
+    let owner: String = owner.funcall("to_s", ()).map_err(text)?;
+    Ok(!owner.ends_with("GeneratorMethods::Object") && owner != "Object" && owner != "Kernel")
 }
 
 /// RFC 3339 for a `Time` with `nanoseconds` past its second: the fraction only when there is

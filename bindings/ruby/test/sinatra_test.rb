@@ -815,4 +815,20 @@ class SinatraTest < Minitest::Test
     alone = IO.popen([RbConfig.ruby, "-I", lib, "-e", 'require "ferrule"; print Rack::Utils.escape_html("<b>")'], &:read)
     assert_equal "&lt;b&gt;", alone
   end
+  # Found by a probe of what blocks return, beside Sinatra's JSON.generate: a value with its
+  # own to_json, a DateTime, a BigDecimal, a Range or a Rational inside a Hash was a 500.
+  def test_values_the_json_library_writes_are_written_as_it_writes_them
+    require "bigdecimal"
+    money = Class.new do
+      def to_json(*) = JSON.generate({ amount: 19.99, currency: "EUR" })
+    end
+    app = Ferrule::App.new
+    app.get("/values") do
+      { price: money.new, at: DateTime.new(2024, 1, 2, 3, 4, 5, "+01:00"), exact: BigDecimal("19.99"), span: (1..3), part: Rational(1, 3) }
+    end
+    @app = app
+    get "/values"
+    assert_equal 200, last_response.status
+    assert_equal JSON.parse(JSON.generate({ price: money.new, at: DateTime.new(2024, 1, 2, 3, 4, 5, "+01:00"), exact: BigDecimal("19.99"), span: (1..3), part: Rational(1, 3) })), JSON.parse(last_response.body)
+  end
 end
