@@ -294,10 +294,9 @@ impl App {
         for (index, group) in groups.iter().enumerate() {
             let empty_rest = empty_rests.iter().find(|(of, _)| *of == index).map(|(_, path)| path.as_str());
             for (method, route) in &group.routes {
-                let Some(methods) = ByMethod::method_router(method, route.clone()) else { continue };
-                let methods = with_path_layers(methods, group, &config)?;
                 for path in std::iter::once(group.axum_path.as_str()).chain(empty_rest) {
-                    of_method.push((method.clone(), path.to_owned(), methods.clone()));
+                    let Some(methods) = ByMethod::method_router(method, path, route.clone()) else { continue };
+                    of_method.push((method.clone(), path.to_owned(), with_path_layers(methods, group, &config)?));
                 }
             }
         }

@@ -46,10 +46,12 @@ impl ByMethod {
         ByMethod { routers }
     }
 
-    /// A method router of `method` alone, answered by `route` (see [`ByMethod::new`]).
-    pub(crate) fn method_router(method: &Method, route: Arc<crate::route::CompiledRoute>) -> Option<MethodRouter> {
+    /// A method router of `method` alone at `path` (as the router holds it), answered by
+    /// `route` with the parameters this match adds (see [`ByMethod::new`]).
+    pub(crate) fn method_router(method: &Method, path: &str, route: Arc<crate::route::CompiledRoute>) -> Option<MethodRouter> {
         let filter = MethodFilter::try_from(method.clone()).ok()?;
-        let methods = MethodRouter::new().on(filter, move |request: Request| route.clone().handle(request, Captured::Extensions));
+        let own = crate::path::router_captures(path).0.len();
+        let methods = MethodRouter::new().on(filter, move |request: Request| route.clone().handle(request, Captured::LastInExtensions(own)));
         Some(methods.fallback(hand_back))
     }
 

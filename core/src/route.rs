@@ -46,6 +46,10 @@ pub(crate) struct CompiledRoute {
 /// names in the same order.
 pub(crate) enum Captured {
     Extensions,
+    /// The last `n` of the parameters in the extensions: a request routed a second time
+    /// (`by_method`) carries the first match's parameters before the route's own, and one of
+    /// the same name there would be read in place of the route's.
+    LastInExtensions(usize),
     Spans { names: Arc<[Arc<str>]>, spans: Vec<(usize, usize)> },
 }
 
@@ -212,12 +216,16 @@ impl CompiledRoute {
             // One more for a wildcard's empty rest.
             let mut pairs = RawPairs::with_capacity(self.path.len() + 1);
             match &captured {
-                Captured::Extensions => {
+                Captured::Extensions | Captured::LastInExtensions(_) => {
                     routed = match RawPathParams::from_request_parts(parts, &()).await {
                         Ok(routed) => routed,
                         Err(_) => return Err(not_unicode(parts.uri.path())),
                     };
-                    for (name, value) in routed.iter() {
+                    let before = match captured {
+                        Captured::LastInExtensions(own) => routed.iter().count().saturating_sub(own),
+                        _ => 0,
+                    };
+                    for (name, value) in routed.iter().skip(before) {
                         one_segment(name, value)?;
                         pairs.push(Cow::Borrowed(name), RawValue::Text(Cow::Borrowed(value)));
                     }
