@@ -69,11 +69,23 @@ impl ByMethod {
             let returned = slot.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
             match returned {
                 Some(back) => request = back,
-                None => return Ok(response),
+                None => return Ok(marked(response)),
             }
         }
         Err(request)
     }
+}
+
+/// An answer of a route of another method, whose `Allow` the main router would otherwise name
+/// (see `route_table::without_lent_allow`); one the route set itself is kept.
+#[derive(Clone, Copy)]
+pub(crate) struct AnsweredByMethod;
+
+fn marked(mut response: Response) -> Response {
+    if !response.headers().contains_key(http::header::ALLOW) {
+        response.extensions_mut().insert(AnsweredByMethod);
+    }
+    response
 }
 
 /// The fallback of the routers by method: no route of the method matched, so the request goes

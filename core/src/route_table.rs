@@ -108,10 +108,12 @@ pub(crate) struct Routed {
     pub(crate) router: axum::Router,
 }
 
+type Answered = Result<Response, Infallible>;
+
 impl tower::Service<axum::extract::Request> for Routed {
     type Response = Response;
     type Error = Infallible;
-    type Future = Either<BoxFuture<'static, Result<Response, Infallible>>, axum::routing::future::RouteFuture<Infallible>>;
+    type Future = Either<BoxFuture<'static, Answered>, futures_util::future::Map<axum::routing::future::RouteFuture<Infallible>, fn(Answered) -> Answered>>;
 
     fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
         Poll::Ready(Ok(()))
@@ -120,9 +122,21 @@ impl tower::Service<axum::extract::Request> for Routed {
     fn call(&mut self, request: axum::extract::Request) -> Self::Future {
         match self.table.find(request.method(), request.uri().path()) {
             Some((route, captured)) => Either::Left(route.handle(request, captured).map(|response| Ok(with_length(response))).boxed()),
-            None => Either::Right(tower::Service::call(&mut self.router, request)),
+            None => Either::Right(tower::Service::call(&mut self.router, request).map(without_lent_allow as fn(Answered) -> Answered)),
         }
     }
+}
+
+/// A route of another path's method answered the request (`by_method`): axum's router still
+/// adds the path's own `Allow` to what its method router's fallback returns, so a 200 went out
+/// naming only the other route's methods (found by a probe). Taken off again, unless the route
+/// set one itself. An extension lookup per response the router answers.
+fn without_lent_allow(answered: Answered) -> Answered {
+    let mut response = answered?;
+    if response.extensions().get::<crate::by_method::AnsweredByMethod>().is_some() {
+        response.headers_mut().remove(header::ALLOW);
+    }
+    Ok(response)
 }
 
 /// A body of known size gets its `Content-Length`, as axum's router gives every response it
