@@ -255,14 +255,17 @@ def analyse(
                     field_schema["description"] = marker.description
                 if isinstance(marker, FileParam) and marker.sniff:
                     field_schema["x-sniff"] = True
-                if _is_list(base):
+                # `Optional[bytes] = File(None)` is read as `bytes` is (it was given the
+                # UploadFile: found by a probe), and an optional list as a list.
+                wanted = _inner_of_optional(base)
+                if _is_list(wanted):
                     field_schema = {"type": "array", "items": field_schema}
                     if marker is not None:
                         _lengths(field_schema, marker, field_schema)
                 # `file: bytes = File()` (FastAPI's): the file's bytes, not an UploadFile.
-                if base is bytes:
+                if wanted is bytes:
                     convert = _file_bytes
-                elif _is_list(base) and typing.get_args(base) == (bytes,):
+                elif _is_list(wanted) and typing.get_args(wanted) == (bytes,):
                     convert = _files_bytes
                 else:
                     convert = None
@@ -446,6 +449,15 @@ def _scopes_given(scopes: tuple[str, ...]) -> Callable[[], SecurityScopes]:
 
 def _name(func: Callable[..., Any]) -> str:
     return getattr(func, "__qualname__", repr(func))
+
+
+def _inner_of_optional(tp: Any) -> Any:
+    """``Optional[X]`` (``X | None``) → ``X``; any other type as it is."""
+    if schemas._is_union(tp):
+        rest = [member for member in typing.get_args(tp) if member is not type(None)]
+        if len(rest) == 1:
+            return rest[0]
+    return tp
 
 
 def _upload_of_optional(tp: Any) -> Any:

@@ -909,3 +909,17 @@ def test_each_file_fields_max_size_is_its_own() -> None:
     over = client.post("/bounded", files=[("a", ("a", b"abcd")), ("b", ("1", b"123456789"))])
     assert (over.status_code, over.json()["detail"]) == (413, "File `b` exceeds the limit of 8 bytes.")
     assert app.openapi()  # the route is still documented
+
+
+def test_an_optional_bytes_file_is_its_bytes() -> None:
+    # Found by a probe: `Optional[bytes] = File(None)` was given the UploadFile (FastAPI: bytes),
+    # so `len(data)` was a 500.
+    app = App()
+
+    @app.post("/opt")
+    async def opt(data: Optional[bytes] = File(None), parts: Optional[list[bytes]] = File(None)) -> dict:
+        return {"data": None if data is None else data.decode(), "parts": None if parts is None else [p.decode() for p in parts]}
+
+    client = TestClient(app)
+    assert client.post("/opt", files=[("data", ("z.txt", b"hello", "text/plain")), ("parts", ("a", b"1")), ("parts", ("b", b"2"))]).json() == {"data": "hello", "parts": ["1", "2"]}
+    assert client.post("/opt", files=[("other", ("z.txt", b"x"))]).json() == {"data": None, "parts": None}
