@@ -269,6 +269,10 @@ def analyse(
                     convert = _files_bytes
                 else:
                     convert = None
+                limit = marker.max_size if isinstance(marker, FileParam) else None
+                file_limits[key] = limit
+                if limit is not None:
+                    convert = _within(limit, key, convert)
             else:
                 info = schemas.describe(base)
                 field_schema = {**_with_constraints(info.schema, marker), **_extra_constraints(extras, info.schema)}
@@ -278,11 +282,6 @@ def analyse(
                 form_required.append(key)
             elif _json_default(default):
                 form_fields[key] = {**field_schema, "default": default}
-            if source == "file" or _is_upload(base):
-                limit = marker.max_size if isinstance(marker, FileParam) else None
-                file_limits[key] = limit
-                if limit is not None:
-                    convert = _within(limit, key, convert)
             arguments.append(Argument(parameter.name, positional, "form", key, convert, None if default is MISSING else default))
             continue
 
@@ -463,12 +462,8 @@ def _inner_of_optional(tp: Any) -> Any:
 def _upload_of_optional(tp: Any) -> Any:
     """``Optional[UploadFile]`` (``UploadFile | None``, or the same of a list) → the upload type:
     its ``None`` is what the argument gets when no file came (FastAPI's optional file)."""
-    if schemas._is_union(tp):
-        members = typing.get_args(tp)
-        rest = [member for member in members if member is not type(None)]
-        if len(rest) == 1 and len(members) == 2 and _is_upload(rest[0]):
-            return rest[0]
-    return tp
+    inner = _inner_of_optional(tp)
+    return inner if inner is not tp and _is_upload(inner) else tp
 
 
 def _within(limit: int, key: str, convert: Optional[Callable[[Any], Any]]) -> Callable[[Any], Any]:
