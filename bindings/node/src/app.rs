@@ -423,6 +423,12 @@ impl NativeApp {
         self.host.group(GroupId::from_index(parent as usize), &prefix).map(|g| g.index() as u32).map_err(host_error)
     }
 
+    /// A group for one route's own hooks (`{ preHandler }` among its options) under `parent`.
+    #[napi]
+    pub fn route_group(&self, parent: u32) -> Result<u32> {
+        self.host.route_group(GroupId::from_index(parent as usize)).map(|g| g.index() as u32).map_err(host_error)
+    }
+
     /// Registers the glue's hook `slot` at `phase` (`onRequest`, `preHandler`, `onSend`,
     /// `onError`) for `group`'s requests.
     #[napi]

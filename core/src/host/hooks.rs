@@ -14,6 +14,9 @@
 //!   path prefix and a parent; its routes meet the hooks of the app, then of each group down
 //!   to theirs, each level in the order registered. A request no route matched meets the hooks
 //!   of the deepest group whose prefix its path is under.
+//! * A route's own hooks (Fastify's `preHandler` among a route's options) make a group of that
+//!   one route ([`Groups::add_for_route`]): it runs them after its parents', and a request no
+//!   route matched never meets them, whatever its path.
 //! * A request the core refused (422, 415, 413, 400; 404 and 405 when no route takes it) is
 //!   answered by the core, without entering the language, unless its group's hooks must see
 //!   it (it has `on_request` or `on_send` hooks) or the binding's exception handlers take its
@@ -122,6 +125,8 @@ struct Group {
     /// The whole prefix from the app down (`/api/v1`); empty for the app.
     prefix: String,
     own: Hooks,
+    /// A group of one route's own hooks: never the group of a request no route matched.
+    one_route: bool,
 }
 
 /// Every group of an app, with the hooks registered on each.
@@ -132,7 +137,7 @@ pub(crate) struct Groups {
 
 impl Default for Groups {
     fn default() -> Self {
-        Groups { groups: vec![Group { parent: None, prefix: String::new(), own: Hooks::default() }] }
+        Groups { groups: vec![Group { parent: None, prefix: String::new(), own: Hooks::default(), one_route: false }] }
     }
 }
 
@@ -150,8 +155,22 @@ impl Groups {
         }
         // In the spelling request paths are matched in (`canonical_path`), as route templates are.
         let spelled = crate::canonical_path::canonical(trimmed);
-        let group = Group { parent: Some(parent.0), prefix: format!("{parent_prefix}{}", spelled.as_deref().unwrap_or(trimmed)), own: Hooks::default() };
+        let group = Group {
+            parent: Some(parent.0),
+            prefix: format!("{parent_prefix}{}", spelled.as_deref().unwrap_or(trimmed)),
+            own: Hooks::default(),
+            one_route: false,
+        };
         self.groups.push(group);
+        Ok(GroupId(self.groups.len() - 1))
+    }
+
+    /// A group under `parent` for one route's own hooks, at the parent's prefix. Unlike a
+    /// group of [`Groups::add`], a request no route matched never meets its hooks: they are
+    /// that route's alone.
+    pub(crate) fn add_for_route(&mut self, parent: GroupId) -> Result<GroupId, String> {
+        let prefix = self.get(parent)?.prefix.clone();
+        self.groups.push(Group { parent: Some(parent.0), prefix, own: Hooks::default(), one_route: true });
         Ok(GroupId(self.groups.len() - 1))
     }
 
@@ -211,7 +230,7 @@ impl Groups {
             depth
         };
         (0..self.groups.len())
-            .filter(|&i| self.groups[i].prefix.is_empty() || under(&self.groups[i].prefix))
+            .filter(|&i| !self.groups[i].one_route && (self.groups[i].prefix.is_empty() || under(&self.groups[i].prefix)))
             .max_by_key(|&i| (self.groups[i].prefix.len(), depth(i)))
             .map_or(GroupId::APP, GroupId)
     }
@@ -263,6 +282,23 @@ mod tests {
         assert_eq!(groups.for_path("/api/v10"), api);
         assert_eq!(groups.for_path("/apiary"), GroupId::APP);
         assert_eq!(groups.for_path("/"), GroupId::APP);
+    }
+
+    #[test]
+    fn a_routes_own_hooks_come_after_its_scopes_and_never_meet_an_unmatched_request() {
+        let mut groups = Groups::default();
+        let api = groups.add(GroupId::APP, "/api").unwrap();
+        groups.hook(api, Phase::OnRequest, 0).unwrap();
+        let route = groups.add_for_route(api).unwrap();
+        groups.hook(route, Phase::OnRequest, 1).unwrap();
+        assert_eq!(groups.resolve(route).on_request, vec![0, 1]);
+        assert_eq!(groups.path(route, "/items").unwrap(), "/api/items");
+        // A group of the same prefix made by `add` would be chosen here (deeper than `api`).
+        assert_eq!(groups.for_path("/api/missing"), api);
+        let at_root = groups.add_for_route(GroupId::APP).unwrap();
+        groups.hook(at_root, Phase::OnSend, 2).unwrap();
+        assert_eq!(groups.for_path("/missing"), GroupId::APP);
+        assert!(groups.add_for_route(GroupId(99)).unwrap_err().contains("no route group"));
     }
 
     #[test]

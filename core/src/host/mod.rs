@@ -288,6 +288,13 @@ impl<R: Send + Sync + 'static> Host<R> {
         lock(&self.table).groups.add(parent, prefix).map_err(HostError::Route)
     }
 
+    /// A group for one route's own hooks under `parent`, at its prefix: the route is declared
+    /// in it and its hooks registered on it; they run after its parents', and never for a
+    /// request no route matched.
+    pub fn route_group(&self, parent: GroupId) -> Result<GroupId, HostError> {
+        lock(&self.table).groups.add_for_route(parent).map_err(HostError::Route)
+    }
+
     /// Registers the binding's hook `slot` (its own numbering) to run at `phase` for the
     /// requests of `group` and the groups under it. Taken into account by the next server.
     pub fn hook(&self, group: GroupId, phase: Phase, slot: u32) -> Result<(), HostError> {
