@@ -241,6 +241,14 @@ export interface RouteOptions {
   security?: SecurityRequirement[];
   /** Fastify's route `config`: the route's own values, for hooks (`ctx.routeOptions.config`). */
   config?: Record<string, unknown>;
+  /** The route's own hooks (a function or a list), run after the app's and its scope's, for this route only. */
+  onRequest?: RouteHook | RouteHook[];
+  preParsing?: RouteHook | RouteHook[];
+  preValidation?: RouteHook | RouteHook[];
+  preHandler?: RouteHook | RouteHook[];
+  preSerialization?: SendHook | SendHook[];
+  onSend?: SendHook | SendHook[];
+  onError?: ErrorHook | ErrorHook[];
   /**
    * What the route answers, by status (`200`, `'2xx'`, `'default'`), as Fastify declares it: a
    * JSON result sent with that status keeps only the properties its schema declares.
@@ -254,6 +262,13 @@ export interface RouteOptions {
     security?: SecurityRequirement[];
   };
 }
+
+/** A hook before the handler (`onRequest`, `preParsing`, `preValidation`, `preHandler`): `reply.send()` answers instead of the handler. */
+export type RouteHook = (ctx: Context, reply: Reply, done: (error?: Error) => void) => unknown;
+/** An `onSend` (or `preSerialization`) hook: returns (or passes to `done`) the payload to send. */
+export type SendHook = (ctx: Context, reply: Reply, payload: unknown, done: (error?: Error | null, payload?: unknown) => void) => unknown;
+/** An `onError` hook: sees what a hook or the handler threw. */
+export type ErrorHook = (ctx: Context, reply: Reply, error: Error, done: () => void) => unknown;
 
 /** An OpenAPI security requirement: scheme names, each with the OAuth2 scopes it needs. */
 export type SecurityRequirement = Record<string, string[]>;
@@ -450,6 +465,9 @@ export declare class App {
   /** Every `ctx` gets `name`: a method, or a default that hooks set per request. */
   decorateRequest(name: string, value: ((...args: any[]) => unknown) | string | number | boolean | null | undefined | { getter?: (this: Context) => unknown; setter?: (this: Context, value: any) => void }): this;
   hasRequestDecorator(name: string): boolean;
+  /** Every `reply` gets `name`: a method (`this` the reply), an accessor, or a default that hooks set per request. */
+  decorateReply(name: string, value: ((this: Reply, ...args: any[]) => unknown) | string | number | boolean | null | undefined | { getter?: (this: Reply) => unknown; setter?: (this: Reply, value: any) => void }): this;
+  hasReplyDecorator(name: string): boolean;
   /** Waits for async plugins, then runs the `onReady` hooks (once). */
   ready(): Promise<void>;
   /** Serves a directory (@fastify/static's `root` and `prefix`), by the core. */
@@ -511,6 +529,12 @@ export interface SocketOptions {
   config?: Record<string, unknown>;
   /** Replaces the app's `wsMaxMessageBytes` for this route. */
   maxMessageBytes?: number;
+  /** The route's own hooks on the handshake (a reply one sends refuses the upgrade). */
+  onRequest?: RouteHook | RouteHook[];
+  preValidation?: RouteHook | RouteHook[];
+  preHandler?: RouteHook | RouteHook[];
+  onSend?: SendHook | SendHook[];
+  onError?: ErrorHook | ErrorHook[];
 }
 
 /** Called once per connection, after the upgrade; returning does not close the socket (throwing does, with 1011). */

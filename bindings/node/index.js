@@ -144,13 +144,16 @@ function flatHeaders(headers) {
 
 /** What a route says about itself in the OpenAPI document (@fastify/swagger's names). */
 const DOC_OPTIONS = ['summary', 'description', 'tags', 'operationId', 'deprecated', 'hide', 'security'];
+/** Hooks a route declares among its options, as Fastify's (`{ preHandler: [auth] }`). */
+const ROUTE_HOOKS = [...Object.keys(PHASE_OF), ...Object.keys(NOT_OFFERED)];
 const ROUTE_OPTIONS = ['query', 'headers', 'cookies', 'params', 'body', 'form', 'multipart', 'text', 'bytes',
-  'bodyRequired', 'maxFileSize', 'cors', 'compression', 'bodyLimit', 'timeout', 'status', 'response', 'schema', 'config', ...DOC_OPTIONS];
+  'bodyRequired', 'maxFileSize', 'cors', 'compression', 'bodyLimit', 'timeout', 'status', 'response', 'schema', 'config',
+  ...DOC_OPTIONS, ...ROUTE_HOOKS];
 const FASTIFY_SCHEMA_PARTS = {
   body: 'body', querystring: 'query', query: 'query', params: 'params', headers: 'headers', response: 'response',
   ...Object.fromEntries(DOC_OPTIONS.map((name) => [name, name])),
 };
-const SOCKET_OPTIONS = ['query', 'headers', 'cookies', 'params', 'cors', 'schema', 'config', 'subprotocols', 'maxMessageBytes'];
+const SOCKET_OPTIONS = ['query', 'headers', 'cookies', 'params', 'cors', 'schema', 'config', 'subprotocols', 'maxMessageBytes', ...ROUTE_HOOKS];
 
 /**
  * Fastify's `request.routeOptions` for a route declared with `options`: its `method`, `url` (the
@@ -606,6 +609,8 @@ class App {
     this._root = this;
     this._group = 0;
     this._Context = class extends Context {};
+    /** This app's replies: `decorateReply` adds to its prototype, not to every app's. */
+    this._Reply = class extends Reply {};
     this._Context.prototype[DECLARES] = this._declares;
     this._Context.prototype[ROUTE_OPTIONS_OF] = this._routeOptions;
     this._Context.prototype[APP] = this;
@@ -635,10 +640,14 @@ class App {
     const methods = (Array.isArray(method) ? method : [method]).map((m) => String(m).toUpperCase());
     for (const m of methods) {
       if (!METHODS.includes(m)) throw new TypeError(`ferrule: ${m} is not a supported method (${METHODS.join(', ')})`);
-      const declared = specOf(m, path, options || {});
+    }
+    const declaredFor = methods.map((m) => specOf(m, path, options || {}));
+    const group = this._routeGroup(options || {}, `${methods.join(', ')} ${path}`);
+    for (const [at, m] of methods.entries()) {
+      const declared = declaredFor[at];
       const status = options?.status ?? 200;
       if (typeof status !== 'number') throw new TypeError(`ferrule: ${m} ${path}: status must be a number, not ${JSON.stringify(status)}`);
-      const index = withNodeNames(() => this._native.addRoute(JSON.stringify(declared), status, this._group));
+      const index = withNodeNames(() => this._native.addRoute(JSON.stringify(declared), status, group));
       this._handlers[index] = withScope(handler, this);
       this._takesReply[index] = handler.length >= 2;
       this._declares[index] = declaresOf(declared);
@@ -688,7 +697,8 @@ class App {
     const spec = specOf('GET', path, rest);
     spec.websocket = { subprotocols: [...subprotocols].map(String) };
     if (maxMessageBytes !== undefined) spec.websocket.max_message_bytes = maxMessageBytes;
-    const index = withNodeNames(() => this._native.addRoute(JSON.stringify(spec), 200, this._group));
+    const group = this._routeGroup(rest, `WebSocket ${path}`);
+    const index = withNodeNames(() => this._native.addRoute(JSON.stringify(spec), 200, group));
     this._handlers[index] = withScope(handler, this);
     this._isSocket[index] = true;
     this._statuses[index] = 200;
@@ -758,11 +768,35 @@ class App {
     if (this._root._port != null) throw new Error(`ferrule: ${what} is declared after listen(): the server serves what was declared when it started; declare routes and hooks before listen()`);
   }
 
-  _addHookFn(phase, fn, kind) {
+  _addHookFn(phase, fn, kind, group = this._group) {
     this._notListening(kind === 'errorHandler' ? 'an error handler' : kind === 'notFound' ? 'a not-found handler' : `the ${kind} hook`);
     const slot = this._hookFns.length;
     this._hookFns.push({ fn: withScope(fn, this), kind });
-    nativeCall(() => this._native.hook(this._group, phase, slot));
+    nativeCall(() => this._native.hook(group, phase, slot));
+  }
+
+  /**
+   * The group a route is declared in: this scope's, or, when its options name hooks (Fastify's
+   * route-level `onRequest`, `preHandler`, … — a function or a list), a group of its own under
+   * this scope's, whose hooks run after the app's and the scopes' and for no other route (a
+   * request no route matched never meets them).
+   */
+  _routeGroup(options, where) {
+    const named = ROUTE_HOOKS.filter((name) => options[name] !== undefined);
+    if (named.length === 0) return this._group;
+    const hooks = named.map((name) => {
+      if (name in NOT_OFFERED) throw new TypeError(`ferrule: ${where}: the ${name} hook is not offered: ${NOT_OFFERED[name]}`);
+      const fns = Array.isArray(options[name]) ? options[name] : [options[name]];
+      for (const fn of fns) {
+        if (typeof fn !== 'function') throw new TypeError(`ferrule: ${where}: ${name} must be a function or a list of functions`);
+      }
+      return [name, fns];
+    });
+    const group = nativeCall(() => this._native.routeGroup(this._group));
+    for (const [name, fns] of hooks) {
+      for (const fn of fns) this._addHookFn(PHASE_OF[name], fn, name, group);
+    }
+    return group;
   }
 
   /**
@@ -821,7 +855,9 @@ class App {
     const done = plugin.length >= 3
       ? new Promise((resolve, reject) => plugin(scope, rest, (error) => (error ? reject(error) : resolve())))
       : plugin(scope, rest);
-    if (done && typeof done.then === 'function') this._root._pending.push(done);
+    // A plugin that returns its app (or scope) has nothing more to wait for: waiting for an app
+    // waits for every pending plugin, this one's own promise among them.
+    if (done && !(done instanceof App) && typeof done.then === 'function') this._root._pending.push(done);
     return this;
   }
 
@@ -875,6 +911,31 @@ class App {
 
   hasRequestDecorator(name) {
     return name in this._root._Context.prototype;
+  }
+
+  /**
+   * Fastify's `decorateReply(name, value)`: every `reply` has `name` — a method (`this` the
+   * reply: `reply.notFound()`), an accessor (`{ getter, setter }`) or a default a hook sets
+   * per request. Objects would be shared by every request, so they are refused, as Fastify
+   * refuses them.
+   */
+  decorateReply(name, value) {
+    const root = this._root;
+    const proto = root._Reply.prototype;
+    if (name in proto || Object.hasOwn(new Reply(200, null), name)) throw new TypeError(`ferrule: the reply already has ${name}`);
+    if (isAccessor(value)) {
+      Object.defineProperty(proto, name, { get: value.getter, set: value.setter, configurable: true, enumerable: false });
+      return this;
+    }
+    if (value !== null && typeof value === 'object') {
+      throw new TypeError(`ferrule: decorateReply('${name}') with an object would share it between requests; set it per request in a hook`);
+    }
+    Object.defineProperty(proto, name, { value, writable: true, configurable: true, enumerable: false });
+    return this;
+  }
+
+  hasReplyDecorator(name) {
+    return name in this._root._Reply.prototype;
   }
 
   /**
@@ -1199,6 +1260,43 @@ function inOwnContext(fn, self, a, b, c, d, e) {
 /** The chain of a route without hooks whose handler takes a reply (`Dispatcher.run`). */
 const NO_HOOKS = Object.freeze({ onRequest: [], preHandler: [], onSend: [], onError: [], errorHandlers: [], notFound: null });
 
+/**
+ * `await app.register(plugin)` (or `await app`) waits for the plugins registered so far, as
+ * Fastify's instance (avvio's) does, and resolves to the app: an app a `register` returns is a
+ * thenable. While its promise settles with the app itself, the app reads as no thenable (one
+ * promise resolved with another thenable would call its `then` again, for ever), so `return
+ * app` from an async function gives the app too.
+ */
+const SETTLING = new WeakSet();
+Object.defineProperty(App.prototype, 'then', {
+  configurable: true,
+  get() {
+    return SETTLING.has(this) ? undefined : thenOfApp;
+  },
+});
+
+function thenOfApp(onFulfilled, onRejected) {
+  const app = this;
+  return pluginsLoaded(app._root).then(() => {
+    SETTLING.add(app);
+    try {
+      return typeof onFulfilled === 'function' ? onFulfilled(app) : app;
+    } finally {
+      SETTLING.delete(app);
+    }
+  }, onRejected);
+}
+
+/** Settles once every plugin registered so far (and those they register meanwhile) has loaded. */
+async function pluginsLoaded(root) {
+  for (;;) {
+    const count = root._pending.length;
+    await Promise.all(root._pending);
+    // `ready()` takes the list as it waits; a plugin may register more while this one waited.
+    if (root._pending.length === count) return;
+  }
+}
+
 class Dispatcher {
   constructor(app) {
     const native = app._native;
@@ -1349,7 +1447,7 @@ class Dispatcher {
    */
   runHooked(id, route, ctx, number, refusal) {
     const chain = this.chain(number);
-    const reply = new Reply(refusal ? refusal.status : this.app._statuses[route] ?? 200, this.app);
+    const reply = new this.app._Reply(refusal ? refusal.status : this.app._statuses[route] ?? 200, this.app);
     const refused = refusal ? refusalError(refusal) : null;
     const waited = this.continueHooked(id, route, ctx, chain, reply, refused, refusal, 0);
     if (waited !== undefined) waited.then(this.flushSoon, this.flushSoon);

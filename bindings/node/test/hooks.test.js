@@ -707,3 +707,102 @@ test("an error a scope's error handler sends goes to the enclosing scope's handl
   const conflict = await app.inject('/api/conflict');
   assert.deepStrictEqual([conflict.statusCode, conflict.json()], [409, { conflict: true }]);
 });
+
+// Found by a probe against Fastify 5: a route's own hooks (`{ preHandler: [auth] }`, the way
+// @fastify/auth and most Fastify guides protect one route) were refused as unknown options.
+test("a route's own hooks run after the app's and the scope's, for that route only", async () => {
+  const app = new App({ logger: false });
+  const seen = [];
+  app.addHook('onRequest', async (ctx) => { seen.push(`app ${ctx.path}`); });
+  const auth = async (ctx, reply) => {
+    seen.push('auth');
+    if (ctx.header('authorization') !== 'Bearer ok') return reply.code(401).send({ error: 'unauthorized' });
+  };
+  app.register(async (api) => {
+    api.addHook('preHandler', async () => { seen.push('scope'); });
+    api.get('/private', {
+      onRequest: (ctx, reply, done) => { seen.push('route onRequest'); done(); },
+      preHandler: [auth, async (ctx) => { seen.push('route preHandler 2'); ctx.user = 'ada'; }],
+      onSend: async (ctx, reply, payload) => { reply.header('x-route', 'yes'); return payload; },
+      query: { type: 'object', properties: { n: { type: 'integer' } } },
+    }, (ctx) => { seen.push('handler'); return { user: ctx.user }; });
+    api.get('/public', () => { seen.push('public'); return 'open'; });
+  }, { prefix: '/api' });
+
+  const refused = await app.inject('/api/private');
+  assert.deepStrictEqual([refused.statusCode, refused.json()], [401, { error: 'unauthorized' }]);
+  assert.deepStrictEqual(seen.splice(0), ['app /api/private', 'route onRequest', 'scope', 'auth']);
+
+  const served = await app.inject({ url: '/api/private', headers: { authorization: 'Bearer ok' } });
+  assert.deepStrictEqual([served.statusCode, served.json(), served.headers['x-route']], [200, { user: 'ada' }, 'yes']);
+  assert.deepStrictEqual(seen.splice(0), ['app /api/private', 'route onRequest', 'scope', 'auth', 'route preHandler 2', 'handler']);
+
+  // A request the core refuses meets the route's onRequest hook first, as Fastify's does.
+  const invalid = await app.inject({ url: '/api/private?n=x', headers: { authorization: 'Bearer ok' } });
+  assert.strictEqual(invalid.statusCode, 422);
+  assert.deepStrictEqual(seen.splice(0), ['app /api/private', 'route onRequest']);
+
+  // Neither the scope's other routes nor the paths no route takes meet them.
+  const open = await app.inject('/api/public');
+  assert.deepStrictEqual([open.statusCode, open.body, open.headers['x-route']], [200, 'open', undefined]);
+  assert.deepStrictEqual(seen.splice(0), ['app /api/public', 'scope', 'public']);
+  assert.strictEqual((await app.inject('/api/nowhere')).statusCode, 404);
+  assert.deepStrictEqual(seen.splice(0), ['app /api/nowhere']);
+});
+
+test("a route's hooks are checked where the route is declared", () => {
+  const app = new App();
+  assert.throws(() => app.get('/a', { preHandler: 'auth' }, () => 1), /GET \/a: preHandler must be a function or a list of functions/);
+  assert.throws(() => app.get('/b', { onResponse: () => {} }, () => 1), /GET \/b: the onResponse hook is not offered/);
+  assert.throws(() => app.get('/c', { preHandlr: () => {} }, () => 1), /preHandlr \(did you mean preHandler\?\)/);
+  assert.throws(() => app.route({ method: ['GET', 'PUT'], url: '/d', onRequest: [() => {}, 3], handler: () => 1 }), /GET, PUT \/d: onRequest/);
+});
+
+// Found by a probe against Fastify 5: `await app.register(plugin)` went on before the plugin had
+// loaded (the app was no thenable).
+test('await register waits for the plugin; `return app` from an async function gives the app', async () => {
+  const app = new App({ logger: false });
+  const loaded = [];
+  const registered = await app.register(async (scope) => {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    loaded.push('db');
+    scope.get('/db', () => 'db');
+  });
+  assert.deepStrictEqual(loaded, ['db']);
+  assert.strictEqual(registered, app);
+  const build = async () => {
+    const built = new App({ logger: false });
+    built.register((scope, options, done) => { setTimeout(() => { loaded.push('late'); done(); }, 5); });
+    return built;
+  };
+  const built = await build();
+  assert.ok(built instanceof App);
+  assert.deepStrictEqual(loaded, ['db', 'late']);
+  // A plugin that fails rejects the await with its error.
+  await assert.rejects(async () => app.register(async () => { throw new Error('no database'); }), /no database/);
+  // A plugin that returns its scope is no pending plugin (waiting for it would wait for itself).
+  const returning = new App({ logger: false });
+  await returning.register((scope) => scope.get('/r', () => 'r'));
+  assert.strictEqual((await returning.inject('/r')).body, 'r');
+});
+
+// Found by a probe against Fastify 5: decorateReply was missing (@fastify/sensible's
+// `reply.notFound()` could not load).
+test('decorateReply adds methods, accessors and defaults to this app\'s replies', async () => {
+  const app = new App({ logger: false });
+  app.decorateReply('notFound', function notFound(what) { return this.code(404).send({ error: `${what} not found` }); });
+  app.decorateReply('tenant', null);
+  app.decorateReply('tenantHeader', { getter() { return `tenant=${this.tenant}`; } });
+  assert.throws(() => app.decorateReply('send', () => {}), /the reply already has send/);
+  assert.throws(() => app.decorateReply('sent', 1), /the reply already has sent/);
+  assert.throws(() => app.decorateReply('shared', { a: 1 }), /would share it between requests/);
+  assert.strictEqual(app.hasReplyDecorator('notFound'), true);
+  app.addHook('onRequest', async (ctx, reply) => { reply.tenant = ctx.header('x-tenant') ?? 'none'; });
+  app.get('/users/{id:int}', (ctx, reply) => (ctx.params.id === 1 ? reply.header('x-t', reply.tenantHeader).send({ id: 1 }) : reply.notFound('user')));
+  const found = await app.inject({ url: '/users/1', headers: { 'x-tenant': 'acme' } });
+  assert.deepStrictEqual([found.statusCode, found.json(), found.headers['x-t']], [200, { id: 1 }, 'tenant=acme']);
+  const missing = await app.inject('/users/2');
+  assert.deepStrictEqual([missing.statusCode, missing.json()], [404, { error: 'user not found' }]);
+  // Another app's replies do not have them.
+  assert.strictEqual(new App().hasReplyDecorator('notFound'), false);
+});

@@ -1,7 +1,8 @@
 'use strict';
 // The README's hooks example, run as written through app.inject(): the onRequest hook refuses
 // an unauthenticated request, the scope's preHandler and route see what it decorated, the error
-// and not-found handlers answer, and onReady runs before the first request.
+// and not-found handlers answer, onReady runs before the first request, a route's own preHandler
+// guards it, a reply decoration answers, and `await app.register()` waits for the plugin.
 const { test } = require('node:test');
 const assert = require('node:assert');
 const fs = require('node:fs');
@@ -19,7 +20,12 @@ function readmeBlock() {
 test("the README's hooks example as written", async () => {
   const app = new ferrule.App();
   const db = { connected: false, connect() { this.connected = true; } };
-  new Function('app', 'db', readmeBlock())(app, db);
+  const mustBeAdmin = async (ctx, reply) => { if (ctx.header('x-role') !== 'admin') return reply.teapot(); };
+  let loaded = false;
+  const dbPlugin = async (scope) => { await new Promise((resolve) => setTimeout(resolve, 5)); loaded = true; };
+  const AsyncFunction = (async () => {}).constructor;
+  await new AsyncFunction('app', 'db', 'mustBeAdmin', 'dbPlugin', readmeBlock())(app, db, mustBeAdmin, dbPlugin);
+  assert.ok(loaded, 'await app.register waited for the plugin');
   app.get('/items/{id:int}', ({ params }) => params);
   const refused = await app.inject('/admin/stats');
   assert.deepStrictEqual([refused.statusCode, refused.json()], [401, { error: 'who are you?' }]);
@@ -29,6 +35,10 @@ test("the README's hooks example as written", async () => {
   assert.deepStrictEqual([allowed.statusCode, allowed.json(), allowed.headers['x-served-by']], [200, { by: 'ada' }, 'ferrule']);
   const invalid = await app.inject({ url: '/items/seven', headers: auth });
   assert.deepStrictEqual([invalid.statusCode, invalid.json()], [400, { invalid: [['path', 'id']] }]);
+  const teapot = await app.inject({ url: '/billing', headers: auth });
+  assert.deepStrictEqual([teapot.statusCode, teapot.body], [418, 'short and stout']);
+  const billing = await app.inject({ url: '/billing', headers: { ...auth, 'x-role': 'admin' } });
+  assert.deepStrictEqual([billing.statusCode, billing.body], [200, 'billing']);
   const missing = await app.inject({ url: '/nowhere', headers: auth });
   assert.deepStrictEqual([missing.statusCode, missing.json()], [404, { missing: '/nowhere' }]);
   await app.close();

@@ -1,6 +1,6 @@
 // Type-checked (tsc --strict) against the installed package's index.d.ts: the README's usage,
 // with path parameter types inferred from the template.
-import { App, compress, cors, HttpError, Response, sse, version, WebSocket } from "ferrule";
+import { App, compress, Context, cors, HttpError, Reply, Response, sse, version, WebSocket } from "ferrule";
 
 const app = new App({ bodyLimit: 1 << 20, metricsUrl: "/metrics" }); // metricsUrl was once missing from AppOptions
 app.register(cors, { origin: ["https://shop.example", /\.preview\.example$/], credentials: true });
@@ -130,3 +130,14 @@ async function chained(): Promise<number> {
   return response.statusCode;
 }
 void chained;
+
+// A route's own hooks, a list or one function, and decorateReply with the reply as `this`.
+const mustBeAdmin = async (ctx: Context, reply: Reply) => {
+  if (ctx.header("x-role") !== "admin") return reply.code(403).send({ error: "forbidden" });
+};
+app.get("/admin", { preHandler: [mustBeAdmin], onSend: async (ctx, reply, payload) => payload }, () => "admin");
+app.decorateReply("teapot", function (this: Reply) { return this.code(418).send("short and stout"); });
+async function awaitedPlugin(): Promise<App> {
+  return app.register(async (scope) => { scope.get("/late", () => "late"); });
+}
+void awaitedPlugin;
