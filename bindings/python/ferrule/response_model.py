@@ -57,11 +57,17 @@ def computing(handler: Callable[..., Any], declared_by: Callable[..., Any], resp
     stream passes as it is. Data the model refuses is the handler's failure (a 500), as
     FastAPI's ``ResponseValidationError`` is. So is a model that serialises a field its own way
     (a ``field_serializer``, a ``SecretStr``): written from the dict, a masked card number or a
-    password went out as given (found by a probe). Only routes whose model does either pay."""
+    password went out as given (found by a probe). Only routes whose model does either pay.
+
+    Under a pydantic model, an object of the handler's own (an ORM row, or a list of them) is
+    read by its attributes into the model, as FastAPI validates every result with
+    ``from_attributes``: the writer knows no such object, and it was a 500 (found by a probe).
+    Those routes pay a few type checks a result."""
     if schema is None:
         return handler
     annotation = typing.get_type_hints(declared_by, include_extras=True).get("return") if response_model is FROM_ANNOTATION else response_model
-    if not _has_read_only(schema) and not _serializes_fields(annotation):
+    remade = _has_read_only(schema) or _serializes_fields(annotation)
+    if not remade and not _has_pydantic_model(annotation):
         return handler
     import pydantic
 
@@ -69,15 +75,44 @@ def computing(handler: Callable[..., Any], declared_by: Callable[..., Any], resp
 
     def made(value: Any) -> Any:
         if isinstance(value, (dict, list, tuple)):
+            if remade or (not isinstance(value, dict) and len(value) > 0 and _has_attributes_only(value[0])):
+                return adapter.validate_python(value, from_attributes=True)
+            return value
+        if _has_attributes_only(value):
             return adapter.validate_python(value, from_attributes=True)
         return value
 
     return _applied(handler, made)
 
 
+def _has_pydantic_model(annotation: Any, seen: Optional[set] = None) -> bool:
+    """Whether ``annotation`` holds a pydantic model at any depth."""
+    seen = set() if seen is None else seen
+    tp, _ = schemas.strip_annotated(annotation)
+    if id(tp) in seen:
+        return False
+    seen.add(id(tp))
+    if isinstance(tp, type) and hasattr(tp, "model_fields") and hasattr(tp, "__pydantic_decorators__"):
+        return True
+    return any(_has_pydantic_model(arg, seen) for arg in typing.get_args(tp))
+
+
+def _has_attributes_only(value: Any) -> bool:
+    """Whether the writer would meet ``value`` as an object it cannot write: one with a
+    ``__dict__`` that is no model, dataclass, enum or ``Response`` (an ORM row, a plain class)."""
+    import dataclasses
+    import enum
+
+    if not hasattr(value, "__dict__") or isinstance(value, (type, Response, enum.Enum)):
+        return False
+    return not hasattr(type(value), "model_fields") and not dataclasses.is_dataclass(value)
+
+
 def _serializes_fields(annotation: Any, seen: Optional[set] = None) -> bool:
     """Whether a pydantic model in ``annotation`` (at any depth) writes a field otherwise than
-    as its value: a ``field_serializer``, or a ``SecretStr``/``SecretBytes`` field (masked)."""
+    as its value: a ``field_serializer``, a ``SecretStr``/``SecretBytes`` field (masked), or a
+    field written under another name than its own (``serialization_alias``, an alias generator's:
+    a dict keyed by field names is read into the model, which FastAPI writes by alias)."""
     seen = set() if seen is None else seen
     tp, _ = schemas.strip_annotated(annotation)
     if id(tp) in seen:
@@ -85,6 +120,8 @@ def _serializes_fields(annotation: Any, seen: Optional[set] = None) -> bool:
     seen.add(id(tp))
     if isinstance(tp, type) and hasattr(tp, "model_fields") and hasattr(tp, "__pydantic_decorators__"):
         if tp.__pydantic_decorators__.field_serializers:
+            return True
+        if any(field.serialization_alias not in (None, name) for name, field in tp.model_fields.items()):
             return True
         return any(_serializes_fields(field.annotation, seen) for field in tp.model_fields.values())
     if isinstance(tp, type) and tp.__name__ in ("SecretStr", "SecretBytes") and tp.__module__.startswith("pydantic"):

@@ -614,3 +614,95 @@ def test_what_a_model_masks_stays_masked_and_dataclass_pseudo_fields_stay_out() 
     assert client.get("/cards").json() == [{"holder": "bo", "number": "****0004", "password": "**********"}]
     assert client.get("/account").json() == {"name": "ada", "pw_hash": "hashed-6"}
     assert client.get("/values").json() == {"ttl": 300.0, "file": "/srv/a.txt", "queue": [1, 2], "ip": "10.0.0.1", "by_id": {str(key): "x"}}
+
+
+# Found by a probe against FastAPI: an ORM row (an object read by its attributes) returned under
+# a pydantic response model was a 500; FastAPI validates every result with from_attributes.
+class Row:
+    """A stand-in for an ORM row: attributes, and some the model does not declare."""
+
+    def __init__(self, id: int, name: str, owner: Optional["Row"] = None) -> None:
+        self.id = id
+        self.name = name
+        self.owner = owner
+        self.password_hash = "secret-hash"
+
+
+class OwnerOut(pydantic.BaseModel):
+    model_config = pydantic.ConfigDict(from_attributes=True)
+    id: int
+    name: str
+
+
+class PetOut(pydantic.BaseModel):
+    model_config = pydantic.ConfigDict(from_attributes=True)
+    id: int
+    name: str
+    owner: Optional[OwnerOut] = None
+
+
+def test_an_object_read_by_its_attributes_under_a_pydantic_model() -> None:
+    app = App()
+    ada = Row(1, "ada")
+
+    @app.get("/pets/{pet_id:int}", response_model=PetOut)
+    def pet(pet_id: int) -> Any:
+        return Row(pet_id, "rex", owner=ada)
+
+    @app.get("/pets")
+    def pets() -> list[PetOut]:
+        return [Row(2, "tom"), Row(3, "kit", owner=ada)]
+
+    @app.get("/empty", response_model=list[PetOut])
+    def empty() -> Any:
+        return []
+
+    @app.get("/broken", response_model=PetOut)
+    def broken() -> Any:
+        return object.__new__(Row)  # no attributes at all: the model refuses it
+
+    client = TestClient(app, raise_server_exceptions=False)
+    assert client.get("/pets/7").json() == {"id": 7, "name": "rex", "owner": {"id": 1, "name": "ada"}}
+    assert client.get("/pets").json() == [{"id": 2, "name": "tom", "owner": None}, {"id": 3, "name": "kit", "owner": {"id": 1, "name": "ada"}}]
+    assert client.get("/empty").json() == []
+    failed = client.get("/broken")
+    assert failed.status_code == 500 and "password" not in failed.text
+
+
+# Found by a probe against FastAPI: a dict keyed by field names under a model that writes a
+# field under another name (serialization_alias, an alias generator) was a 500 (the writer looked
+# for the alias); FastAPI reads the dict into the model and writes it by alias.
+class Profile(pydantic.BaseModel):
+    user_name: str = pydantic.Field(serialization_alias="userName")
+    age: int = 0
+
+
+class CamelProfile(pydantic.BaseModel):
+    model_config = pydantic.ConfigDict(alias_generator=lambda name: "".join(part if i == 0 else part.title() for i, part in enumerate(name.split("_"))), populate_by_name=True)
+    user_name: str
+
+
+def test_a_dict_of_field_names_is_written_by_the_models_aliases() -> None:
+    app = App()
+
+    @app.get("/profile", response_model=Profile)
+    def profile() -> Any:
+        return {"user_name": "ada", "age": 3}
+
+    @app.get("/profiles", response_model=list[Profile])
+    def profiles() -> Any:
+        return [{"user_name": "bo"}]
+
+    @app.get("/camel", response_model=CamelProfile)
+    def camel() -> Any:
+        return {"user_name": "cy"}
+
+    @app.get("/camel-by-alias", response_model=CamelProfile)
+    def camel_by_alias() -> Any:
+        return {"userName": "dee"}
+
+    client = TestClient(app)
+    assert client.get("/profile").json() == {"userName": "ada", "age": 3}
+    assert client.get("/profiles").json() == [{"userName": "bo", "age": 0}]
+    assert client.get("/camel").json() == {"userName": "cy"}
+    assert client.get("/camel-by-alias").json() == {"userName": "dee"}
