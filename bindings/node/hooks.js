@@ -36,6 +36,44 @@ const NOT_OFFERED = {
  * `headers()`, `type()`, `getHeader()`, `removeHeader()`, `send()`. A hook that sends ends the
  * chain: the handler is not called.
  */
+/** `reply.raw`: Node's `ServerResponse` names over a reply (see `Reply#raw`). */
+class RawReply {
+  constructor(reply) { this._reply = reply; }
+
+  get statusCode() { return this._reply.statusCode; }
+
+  set statusCode(code) { this._reply.code(code); }
+
+  get headersSent() { return this._reply.sent; }
+
+  get writableEnded() { return this._reply.sent; }
+
+  setHeader(name, value) { this._reply.header(name, value); return this; }
+
+  getHeader(name) { return this._reply.getHeader(name); }
+
+  getHeaders() { return this._reply.getHeaders(); }
+
+  hasHeader(name) { return this._reply.hasHeader(name); }
+
+  removeHeader(name) { this._reply.removeHeader(name); }
+
+  writeHead(statusCode, headers) {
+    this._reply.code(statusCode);
+    if (headers && typeof headers === 'object') this._reply.headers(headers);
+    return this;
+  }
+
+  end(body) {
+    this._reply.send(body === undefined || typeof body === 'function' ? '' : body);
+    return this;
+  }
+
+  write() {
+    throw new TypeError('ferrule: reply.raw.write() is not offered: the core writes the response; send a body or a stream with reply.send()');
+  }
+}
+
 /** What `callNotFound()` sends: the dispatcher answers it as a 404 no route took. */
 const NOT_FOUND = Symbol('ferrule.callNotFound');
 
@@ -86,6 +124,18 @@ class Reply {
 
   status(statusCode) {
     return this.code(statusCode);
+  }
+
+  /**
+   * Fastify's `reply.raw` (Node's `ServerResponse`), as far as the core lets a handler reach
+   * it: the status and headers, read and set (`statusCode`, `setHeader`, `writeHead`, …),
+   * `headersSent`, and `end(body)`, which sends. The core writes the bytes, so `write()` is
+   * refused by name; a stream goes to `reply.send(stream)`. Plugins that read the status
+   * through it (@fastify/auth) work as in Fastify.
+   */
+  get raw() {
+    if (this._raw === undefined) this._raw = new RawReply(this);
+    return this._raw;
   }
 
   /** The status so far; set (`reply.statusCode = 201`) as `code()` sets it, as Fastify's is. */
@@ -244,7 +294,9 @@ class Reply {
 function callHook(hook, args) {
   if (hook.length > args.length) {
     return new Promise((resolve, reject) => {
-      hook(...args, (error, value) => (error ? reject(error) : resolve(value)));
+      const returned = hook(...args, (error, value) => (error ? reject(error) : resolve(value)));
+      // A Promise it returns settles it too, as Fastify's hook runner takes either.
+      if (isThenable(returned)) returned.then(resolve, reject);
     });
   }
   return hook(...args);
@@ -275,8 +327,7 @@ function callHookNow(hook, arity, ctx, reply, payload) {
     value = result;
     return undefined;
   };
-  if (arity === 2) hook(ctx, reply, done);
-  else hook(ctx, reply, payload, done);
+  const returned = arity === 2 ? hook(ctx, reply, done) : hook(ctx, reply, payload, done);
   if (called) {
     if (failure) throw failure;
     return value;
@@ -285,11 +336,17 @@ function callHookNow(hook, arity, ctx, reply, payload) {
   // a request from a hook"): its chain ends there, now or when it sends.
   if (arity === 2 && reply.sent) return undefined;
   return new Promise((resolve, reject) => {
+    let settled = false;
     settle = (error, result) => {
+      if (settled) return undefined;
+      settled = true;
       reply._onSent = null;
       return error ? reject(error) : resolve(result);
     };
     if (arity === 2) reply._onSent = () => settle(null, undefined);
+    // A hook that takes `done` and returns a Promise instead of calling it (@fastify/helmet's)
+    // goes on when the Promise settles: Fastify's hook runner takes either.
+    if (isThenable(returned)) returned.then((result) => settle(null, result), (error) => settle(error ?? new Error('ferrule: a hook rejected without a reason')));
   });
 }
 

@@ -125,6 +125,8 @@ export interface Context<Path extends string = string, Body = any, Query = Recor
   readonly ip: string | undefined;
   /** The peer's port; 0 for `inject()`. */
   readonly remotePort: number | undefined;
+  /** Node's `IncomingMessage` names (Fastify's `request.raw`): the body is `body`/`rawBody`. */
+  readonly raw: { method: string; url: string; headers: Record<string, string | string[]>; socket: { remoteAddress: string | undefined; remotePort: number | undefined } };
   /** Any header by name, declared or not; repeated ones joined with ", ". */
   header(name: string): string | undefined;
 }
@@ -450,6 +452,8 @@ export declare class App {
   addHook(name: 'onSend' | 'preSerialization', hook: (ctx: Context, reply: Reply, payload: unknown, done: (error?: Error | null, payload?: unknown) => void) => unknown): this;
   addHook(name: 'onError', hook: (ctx: Context, reply: Reply, error: Error, done: () => void) => unknown): this;
   // `done` is not optional, so a hook that takes it may call it; an async hook without it fits too.
+  /** Runs as each route is declared after it, in this app or scope, with its options to change (@fastify/rate-limit adds its hook so). */
+  addHook(name: 'onRoute', hook: (this: App, routeOptions: RouteHookOptions) => void): this;
   addHook(name: 'onReady', hook: (this: App, done: (error?: Error) => void) => unknown): this;
   addHook(name: 'onListen', hook: (this: App, done: (error?: Error) => void) => unknown): this;
   addHook(name: 'preClose', hook: (this: App, done: (error?: Error) => void) => unknown): this;
@@ -515,6 +519,36 @@ export interface Reply {
   sendFile(filename: string, options: Record<string, never>): this;
   /** `sendFile` as an attachment saved under `name` (default: the file's own name). */
   download(filename: string, name?: string): this;
+  /** Node's `ServerResponse` names over this reply: the status and headers; `end(body)` sends; `write()` is refused (the core writes). */
+  readonly raw: RawReply;
+}
+
+/** `reply.raw`: what of Node's `ServerResponse` a reply offers. */
+export interface RawReply {
+  statusCode: number;
+  readonly headersSent: boolean;
+  readonly writableEnded: boolean;
+  setHeader(name: string, value: string | number | string[]): this;
+  getHeader(name: string): string | string[] | undefined;
+  getHeaders(): Record<string, string | string[]>;
+  hasHeader(name: string): boolean;
+  removeHeader(name: string): void;
+  writeHead(statusCode: number, headers?: Record<string, string | number | string[]>): this;
+  end(body?: unknown): this;
+}
+
+/** What an `onRoute` hook gets: the route's options, to read or change before it is declared. */
+export interface RouteHookOptions extends RouteOptions {
+  method: string | string[];
+  /** The whole path, the scope's prefix included; `path` is the same. */
+  url: string;
+  path: string;
+  /** The path as the route declared it, without the prefix. */
+  routePath: string;
+  prefix: string;
+  handler: Handler;
+  config: Record<string, unknown>;
+  [option: string]: unknown;
 }
 
 export interface SocketOptions {

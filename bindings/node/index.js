@@ -608,6 +608,9 @@ class App {
     /** What a `register` scope shares with its app: its own fields would stay its own. */
     this._root = this;
     this._group = 0;
+    /** `onRoute` hooks declared on this app or scope (see `_routeThroughHooks`). */
+    this._onRoute = [];
+    this._parentScope = null;
     this._Context = class extends Context {};
     /** This app's replies: `decorateReply` adds to its prototype, not to every app's. */
     this._Reply = class extends Reply {};
@@ -637,6 +640,13 @@ class App {
     }
     if (typeof handler !== 'function') throw new TypeError(`ferrule: ${method} ${path}: the handler must be a function`);
     this._notListening(`${method} ${path}`);
+    const hooks = this._onRouteHooks();
+    if (hooks.length > 0) {
+      ({ method, options, handler } = this._routeThroughHooks(hooks, method, path, options || {}, handler));
+      // A plugin's own route options (@fastify/helmet's `helmet`) are its onRoute hook's to
+      // read: with one declared, what no ferrule option names is left to it, as Fastify does.
+      options = Object.fromEntries(Object.entries(options).filter(([name]) => ROUTE_OPTIONS.includes(name)));
+    }
     const methods = (Array.isArray(method) ? method : [method]).map((m) => String(m).toUpperCase());
     for (const m of methods) {
       if (!METHODS.includes(m)) throw new TypeError(`ferrule: ${m} is not a supported method (${METHODS.join(', ')})`);
@@ -745,6 +755,11 @@ class App {
    */
   addHook(name, fn) {
     if (typeof fn !== 'function') throw new TypeError(`ferrule: the ${name} hook must be a function`);
+    if (name === 'onRoute') {
+      this._notListening('the onRoute hook');
+      this._onRoute.push(withScope(fn, this));
+      return this;
+    }
     if (LIFECYCLE_HOOKS.includes(name)) {
       // A preClose or onClose declared while serving still runs at close(); an onListen never would.
       if (name === 'onListen') this._notListening('the onListen hook');
@@ -754,7 +769,7 @@ class App {
     }
     if (name in NOT_OFFERED) throw new TypeError(`ferrule: the ${name} hook is not offered: ${NOT_OFFERED[name]}`);
     const phase = PHASE_OF[name];
-    if (!phase) throw new TypeError(`ferrule: ${native.unknownOption('hook', String(name), [...Object.keys(PHASE_OF), ...LIFECYCLE_HOOKS])}`);
+    if (!phase) throw new TypeError(`ferrule: ${native.unknownOption('hook', String(name), [...Object.keys(PHASE_OF), 'onRoute', ...LIFECYCLE_HOOKS])}`);
     this._addHookFn(phase, fn, phase);
     return this;
   }
@@ -773,6 +788,28 @@ class App {
     const slot = this._hookFns.length;
     this._hookFns.push({ fn: withScope(fn, this), kind });
     nativeCall(() => this._native.hook(group, phase, slot));
+  }
+
+  /** The `onRoute` hooks a route declared here meets: the app's, then each scope's down to this one. */
+  _onRouteHooks() {
+    const hooks = [];
+    for (let scope = this; scope; scope = scope._parentScope) hooks.unshift(...scope._onRoute);
+    return hooks;
+  }
+
+  /**
+   * Fastify's `onRoute` hooks, each given the route's options as one object (`method`, `url`,
+   * `path`, `routePath`, `prefix`, `handler`, `config` and the options given) to read or change:
+   * @fastify/rate-limit adds its `onRequest` hook to every route this way, @fastify/helmet moves
+   * its `helmet` option into `config`. What they leave is the route declared.
+   */
+  _routeThroughHooks(hooks, method, path, options, handler) {
+    const url = underPrefix(this._prefix, path);
+    const routeOptions = { ...options, method, url, path: url, routePath: path, prefix: this._prefix || '', handler, config: { ...(options.config ?? {}) } };
+    for (const hook of hooks) hook(routeOptions);
+    const { method: changedMethod, url: _url, path: _path, routePath: _routePath, prefix: _prefix, handler: changedHandler, ...rest } = routeOptions;
+    if (typeof changedHandler !== 'function') throw new TypeError(`ferrule: ${method} ${path}: an onRoute hook left no handler function`);
+    return { method: changedMethod, options: rest, handler: changedHandler };
   }
 
   /**
@@ -850,6 +887,8 @@ class App {
       const group = nativeCall(() => this._native.group(this._group, String(prefix)));
       scope = Object.create(this);
       scope._group = group;
+      scope._onRoute = [];
+      scope._parentScope = this;
       scope._prefix = `${this._prefix || ''}${prefix}`;
     }
     const done = plugin.length >= 3
@@ -2170,6 +2209,20 @@ class Context {
 
   /** The request id (Fastify's `request.id`), as `requestId`. */
   get id() { return this.requestId; }
+
+  /**
+   * Fastify's `request.raw` (Node's `IncomingMessage`), as far as the core hands a request
+   * over: `method`, `url`, `headers` and `socket.remoteAddress`/`remotePort`,
+   * made when read. The body is the core's: `ctx.body` or `ctx.rawBody`.
+   */
+  get raw() {
+    return {
+      method: this.method,
+      url: this.url,
+      headers: this.headers,
+      socket: { remoteAddress: this.ip, remotePort: this.remotePort },
+    };
+  }
 
   /** The body as sent (a Buffer, empty when none was kept), on any route within the body limit. */
   get rawBody() { return rawParts(this)[0]; }

@@ -806,3 +806,71 @@ test('decorateReply adds methods, accessors and defaults to this app\'s replies'
   // Another app's replies do not have them.
   assert.strictEqual(new App().hasReplyDecorator('notFound'), false);
 });
+
+// Found by loading Fastify's own plugins: @fastify/rate-limit and @fastify/helmet declare an
+// `onRoute` hook (refused as unknown), @fastify/helmet's header hook takes `next` and returns a
+// Promise instead of calling it (the request hung), and @fastify/auth reads `reply.raw.statusCode`.
+test('onRoute hooks see and change each route declared after them, in their scope', async () => {
+  const app = new App({ logger: false });
+  const seen = [];
+  app.addHook('onRoute', (routeOptions) => {
+    seen.push(`${routeOptions.method} ${routeOptions.url} ${routeOptions.routePath} ${routeOptions.prefix}`);
+    // As @fastify/helmet does: a plugin's own route option, moved into config.
+    if (routeOptions.shield !== undefined) routeOptions.config = { ...routeOptions.config, shield: routeOptions.shield };
+    // As @fastify/rate-limit does: a hook added to every route.
+    const count = async (ctx, reply) => { reply.header('x-counted', String(ctx.routeOptions.config.shield ?? 'none')); };
+    routeOptions.onRequest = [...[routeOptions.onRequest ?? []].flat(), count];
+  });
+  app.get('/open', () => 'open');
+  app.register(async (admin) => {
+    admin.addHook('onRoute', function named(routeOptions) {
+      seen.push(`admin sees ${routeOptions.url} (this is the scope: ${this === admin})`);
+      routeOptions.handler = () => 'replaced';
+    });
+    admin.get('/panel', { shield: 'strict', onRequest: async () => {} }, () => 'panel');
+  }, { prefix: '/admin' });
+  await app.ready();
+  assert.deepStrictEqual(seen, ['GET /open /open ', 'GET /admin/panel /panel /admin', 'admin sees /admin/panel (this is the scope: true)']);
+  const open = await app.inject('/open');
+  assert.deepStrictEqual([open.body, open.headers['x-counted']], ['open', 'none']);
+  const panel = await app.inject('/admin/panel');
+  assert.deepStrictEqual([panel.body, panel.headers['x-counted']], ['replaced', 'strict']);
+  // Without an onRoute hook, a misspelled option is still refused by name.
+  assert.throws(() => new App().get('/x', { shield: 1 }, () => 1), /unknown route option for GET \/x: shield/);
+});
+
+test('a hook that takes done and returns a Promise goes on when it settles, as in Fastify', async () => {
+  const app = new App({ logger: false });
+  app.addHook('onRequest', function applyHeaders(ctx, reply, next) {
+    return (async () => { await new Promise((resolve) => setTimeout(resolve, 2)); reply.header('x-applied', 'yes'); })();
+  });
+  app.addHook('preHandler', (ctx, reply, done) => (ctx.path === '/fails' ? Promise.reject(new HttpError(409, 'taken')) : undefined) ?? done());
+  app.get('/ok', () => 'ok');
+  app.get('/fails', () => 'never');
+  const ok = await app.inject('/ok');
+  assert.deepStrictEqual([ok.statusCode, ok.body, ok.headers['x-applied']], [200, 'ok', 'yes']);
+  const fails = await app.inject('/fails');
+  assert.strictEqual(fails.statusCode, 409);
+});
+
+test("reply.raw and request.raw: Node's names for what the core lets a handler reach", async () => {
+  const app = new App({ logger: false });
+  app.addHook('onRequest', async (ctx, reply) => {
+    if (ctx.raw.headers['x-deny']) {
+      reply.raw.writeHead(403, { 'x-why': 'denied' });
+      reply.raw.end('no');
+    }
+  });
+  app.get('/raw', (ctx, reply) => {
+    reply.raw.statusCode = 202;
+    reply.raw.setHeader('x-raw', 'set');
+    assert.strictEqual(reply.raw.getHeader('x-raw'), 'set');
+    assert.strictEqual(reply.raw.headersSent, false);
+    assert.throws(() => reply.raw.write('x'), /reply.raw.write\(\) is not offered/);
+    return { method: ctx.raw.method, url: ctx.raw.url, remoteAddress: ctx.raw.socket.remoteAddress, status: reply.raw.statusCode };
+  });
+  const served = await app.inject('/raw?a=1');
+  assert.deepStrictEqual([served.statusCode, served.headers['x-raw'], served.json()], [202, 'set', { method: 'GET', url: '/raw?a=1', remoteAddress: '127.0.0.1', status: 202 }]);
+  const denied = await app.inject({ url: '/raw', headers: { 'x-deny': '1' } });
+  assert.deepStrictEqual([denied.statusCode, denied.body, denied.headers['x-why']], [403, 'no', 'denied']);
+});

@@ -141,3 +141,12 @@ async function awaitedPlugin(): Promise<App> {
   return app.register(async (scope) => { scope.get("/late", () => "late"); });
 }
 void awaitedPlugin;
+
+// onRoute hooks change a route's options; reply.raw and request.raw as Fastify plugins use them.
+app.addHook("onRoute", (routeOptions) => {
+  routeOptions.config = { ...routeOptions.config, seen: routeOptions.url };
+});
+app.get("/raw", (ctx, reply) => {
+  reply.raw.setHeader("x-raw", "1");
+  return { status: reply.raw.statusCode, from: ctx.raw.socket.remoteAddress ?? "" };
+});
