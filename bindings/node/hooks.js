@@ -11,6 +11,7 @@
 
 const fs = require('node:fs');
 const path = require('node:path');
+const { AsyncResource } = require('node:async_hooks');
 
 /** Fastify's hook names, with the ones that mean the same here (validation is the core's, so
  * what runs before it runs on request; what runs before serialisation runs on send). */
@@ -321,12 +322,18 @@ function callHookNow(hook, arity, ctx, reply, payload) {
   let value;
   let settle = null;
   const done = (error, result) => {
-    if (settle !== null) return settle(error, result);
+    // Where `done` is called is where Fastify goes on: inside `storage.run(store, done)`, the
+    // chain after it sees the store (@fastify/request-context, a hook's own AsyncLocalStorage).
+    const context = !error && arity === 2 ? new AsyncResource('ferrule.done') : null;
+    if (settle !== null) return settle(error, result, context);
     called = true;
     failure = error;
     value = result;
+    doneContext = context;
     return undefined;
   };
+  // One that threw after calling `done` left its context here; this hook's is its own.
+  doneContext = null;
   const returned = arity === 2 ? hook(ctx, reply, done) : hook(ctx, reply, payload, done);
   if (called) {
     if (failure) throw failure;
@@ -335,12 +342,13 @@ function callHookNow(hook, arity, ctx, reply, payload) {
   // A request hook that answers with reply.send() need not call `done` (Fastify's "respond to
   // a request from a hook"): its chain ends there, now or when it sends.
   if (arity === 2 && reply.sent) return undefined;
-  return new Promise((resolve, reject) => {
+  const waited = new Promise((resolve, reject) => {
     let settled = false;
-    settle = (error, result) => {
+    settle = (error, result, context = null) => {
       if (settled) return undefined;
       settled = true;
       reply._onSent = null;
+      waited[DONE_CONTEXT] = context;
       return error ? reject(error) : resolve(result);
     };
     if (arity === 2) reply._onSent = () => settle(null, undefined);
@@ -348,6 +356,23 @@ function callHookNow(hook, arity, ctx, reply, payload) {
     // goes on when the Promise settles: Fastify's hook runner takes either.
     if (isThenable(returned)) returned.then((result) => settle(null, result), (error) => settle(error ?? new Error('ferrule: a hook rejected without a reason')));
   });
+  return waited;
 }
 
-module.exports = { PHASE_OF, NOT_OFFERED, NOT_FOUND, Reply, SentFile, callHook, callHookNow, isThenable };
+/** The async context the last request hook called `done` in, taken once by the chain. */
+let doneContext = null;
+
+/** On a hook's Promise from `callHookNow`: the context its `done` was called in, if it was. */
+const DONE_CONTEXT = Symbol('ferrule.doneContext');
+
+/**
+ * The async context of the `done` a request hook just called, if it called one (then the
+ * chain goes on in it): taken, so the next hook starts clean.
+ */
+function takeDoneContext() {
+  const context = doneContext;
+  doneContext = null;
+  return context;
+}
+
+module.exports = { PHASE_OF, NOT_OFFERED, NOT_FOUND, DONE_CONTEXT, Reply, SentFile, callHook, callHookNow, isThenable, takeDoneContext };

@@ -272,6 +272,9 @@ export type SendHook = (ctx: Context, reply: Reply, payload: unknown, done: (err
 /** An `onError` hook: sees what a hook or the handler threw. */
 export type ErrorHook = (ctx: Context, reply: Reply, error: Error, done: () => void) => unknown;
 
+/** A content-type parser: calls `done(error, body)` or returns the body (or a Promise of it). */
+export type ContentTypeParser<Payload> = (ctx: Context, payload: Payload, done: (error: Error | null, body?: unknown) => void) => unknown;
+
 /** An OpenAPI security requirement: scheme names, each with the OAuth2 scopes it needs. */
 export type SecurityRequirement = Record<string, string[]>;
 
@@ -469,6 +472,14 @@ export declare class App {
   /** Every `ctx` gets `name`: a method, or a default that hooks set per request. */
   decorateRequest(name: string, value: ((...args: any[]) => unknown) | string | number | boolean | null | undefined | { getter?: (this: Context) => unknown; setter?: (this: Context, value: any) => void }): this;
   hasRequestDecorator(name: string): boolean;
+  /** The body of a request of `contentType` (on a route that declares no body) is what `parser` gives: read as `ctx.body` after the onRequest hooks. */
+  addContentTypeParser(contentType: string | RegExp | Array<string | RegExp>, parser: ContentTypeParser<import('node:stream').Readable>): this;
+  addContentTypeParser(contentType: string | RegExp | Array<string | RegExp>, options: { parseAs: 'string'; bodyLimit?: number }, parser: ContentTypeParser<string>): this;
+  addContentTypeParser(contentType: string | RegExp | Array<string | RegExp>, options: { parseAs: 'buffer'; bodyLimit?: number }, parser: ContentTypeParser<Buffer>): this;
+  addContentTypeParser(contentType: string | RegExp | Array<string | RegExp>, options: { bodyLimit?: number }, parser: ContentTypeParser<import('node:stream').Readable>): this;
+  hasContentTypeParser(contentType: string | RegExp): boolean;
+  removeContentTypeParser(contentType: string | RegExp | Array<string | RegExp>): this;
+  removeAllContentTypeParsers(): this;
   /** Every `reply` gets `name`: a method (`this` the reply), an accessor, or a default that hooks set per request. */
   decorateReply(name: string, value: ((this: Reply, ...args: any[]) => unknown) | string | number | boolean | null | undefined | { getter?: (this: Reply) => unknown; setter?: (this: Reply, value: any) => void }): this;
   hasReplyDecorator(name: string): boolean;

@@ -19,7 +19,7 @@ const native = require('./ferrule.node');
 const EVENT_FIELDS = new Set(native.eventFields());
 const unknownEventField = native.unknownEventField;
 const { WebSocket, Sockets } = require('./websocket.js');
-const { PHASE_OF, NOT_OFFERED, NOT_FOUND, Reply, SentFile, callHook, callHookNow, isThenable } = require('./hooks.js');
+const { PHASE_OF, NOT_OFFERED, NOT_FOUND, DONE_CONTEXT, Reply, SentFile, callHook, callHookNow, isThenable, takeDoneContext } = require('./hooks.js');
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'];
 /** Hooks of the app's life, not of a request: JavaScript runs them, in lists kept by the root app. */
@@ -608,6 +608,8 @@ class App {
     /** What a `register` scope shares with its app: its own fields would stay its own. */
     this._root = this;
     this._group = 0;
+    /** `addContentTypeParser`'s parsers, app-wide: `{ type, parseAs, bodyLimit, fn, scope }`. */
+    this._parsers = [];
     /** `onRoute` hooks declared on this app or scope (see `_routeThroughHooks`). */
     this._onRoute = [];
     this._parentScope = null;
@@ -901,6 +903,60 @@ class App {
   }
 
   /**
+   * Fastify's `addContentTypeParser(type, [{ parseAs, bodyLimit }], parser)`: the body of a
+   * request of that content type (a string, a list of them, a RegExp, or `'*'` for any other)
+   * is what `parser(request, payload, done)` gives, or what it returns (a Promise too), read as
+   * `request.body` by the hooks after `onRequest` and the handler. `payload` is the body as a
+   * string (`parseAs: 'string'`), a Buffer (`'buffer'`) or a stream. It parses bodies of routes
+   * that declare none (a route's `body`/`form`/`multipart` schema is the core's to read and
+   * validate); one that fails is a 400 unless its error says its status. App-wide.
+   */
+  addContentTypeParser(contentType, options, parser) {
+    if (typeof options === 'function') {
+      parser = options;
+      options = {};
+    }
+    if (typeof parser !== 'function') throw new TypeError('ferrule: addContentTypeParser needs a parser function');
+    checkOptions(options || {}, ['parseAs', 'bodyLimit'], 'content-type parser option');
+    const { parseAs, bodyLimit } = options || {};
+    if (parseAs !== undefined && parseAs !== 'string' && parseAs !== 'buffer') {
+      throw new TypeError(`ferrule: parseAs is 'string' or 'buffer', not ${JSON.stringify(parseAs)}`);
+    }
+    if (bodyLimit !== undefined && !(Number.isInteger(bodyLimit) && bodyLimit > 0)) throw new TypeError(`ferrule: bodyLimit is a number of bytes, not ${JSON.stringify(bodyLimit)}`);
+    this._notListening('a content-type parser');
+    const root = this._root;
+    for (const type of Array.isArray(contentType) ? contentType : [contentType]) {
+      if (!(type instanceof RegExp) && typeof type !== 'string') throw new TypeError('ferrule: a content type is a string or a RegExp');
+      const key = typeof type === 'string' ? mediaType(type) : type;
+      if (typeof key === 'string' && root._parsers.some((known) => known.type === key)) {
+        throw new TypeError(`ferrule: a parser for ${type} exists already (removeContentTypeParser first)`);
+      }
+      root._parsers.push({ type: key, parseAs, bodyLimit, fn: withScope(parser, this) });
+    }
+    return this;
+  }
+
+  hasContentTypeParser(contentType) {
+    const key = typeof contentType === 'string' ? mediaType(contentType) : contentType;
+    return this._root._parsers.some((known) => (key instanceof RegExp ? String(known.type) === String(key) : known.type === key));
+  }
+
+  removeContentTypeParser(contentType) {
+    const root = this._root;
+    for (const type of Array.isArray(contentType) ? contentType : [contentType]) {
+      const key = typeof type === 'string' ? mediaType(type) : type;
+      const kept = root._parsers.filter((known) => (key instanceof RegExp ? String(known.type) !== String(key) : known.type !== key));
+      root._parsers.splice(0, root._parsers.length, ...kept);
+    }
+    return this;
+  }
+
+  removeAllContentTypeParsers() {
+    this._root._parsers.splice(0);
+    return this;
+  }
+
+  /**
    * Fastify's `decorate(name, value)`: the app (or scope, and the scopes under it) has `name`,
    * a value or a function, as `app.db`; a name it has already is refused.
    */
@@ -935,7 +991,11 @@ class App {
    */
   decorateRequest(name, value) {
     const proto = this._root._Context.prototype;
-    if (name in proto || CONTEXT_FIELDS.includes(name)) throw new TypeError(`ferrule: the request already has ${name}`);
+    // A plugin declaring, with an empty default, a field the request has already (@fastify/cookie's
+    // `cookies`, which its hook then sets): the request's own stands, and the plugin's hook may
+    // set it as it would in Fastify.
+    if (value == null && SETTABLE_FIELDS.includes(name)) return this;
+    if (name in proto || CONTEXT_FIELDS.includes(name)) throw new TypeError(`ferrule: the request already has ${String(name)}`);
     if (isAccessor(value)) {
       // A getter is read per request (`this` the request), so nothing is shared.
       Object.defineProperty(proto, name, { get: value.getter, set: value.setter, configurable: true, enumerable: false });
@@ -961,7 +1021,7 @@ class App {
   decorateReply(name, value) {
     const root = this._root;
     const proto = root._Reply.prototype;
-    if (name in proto || Object.hasOwn(new Reply(200, null), name)) throw new TypeError(`ferrule: the reply already has ${name}`);
+    if (name in proto || Object.hasOwn(new Reply(200, null), name)) throw new TypeError(`ferrule: the reply already has ${String(name)}`);
     if (isAccessor(value)) {
       Object.defineProperty(proto, name, { get: value.getter, set: value.setter, configurable: true, enumerable: false });
       return this;
@@ -1344,6 +1404,8 @@ class Dispatcher {
     this.native = native;
     this.handlers = app._handlers;
     this.takesReply = app._takesReply;
+    /** The app's `addContentTypeParser` list, live (an empty one costs `run()` a length read). */
+    this.parsers = app._parsers;
     this.isSocket = app._isSocket;
     /** The `ctx` of each WebSocket handshake the hooks let through, by its handshake id, until its socket opens. */
     this.admitted = new Map();
@@ -1502,6 +1564,17 @@ class Dispatcher {
     const last = before + chain.preHandler.length;
     try {
       for (; step <= last && !reply.sent; step++) {
+        // Fastify parses after the onRequest hooks, so preHandler hooks see the parsed body.
+        if (step === before && !refused && this.parsers.length !== 0 && ctx[BODY] === UNREAD) {
+          const parsing = parseCustomBody(this.parsers, ctx);
+          if (parsing !== undefined) {
+            const at = step;
+            return parsing.then(
+              () => this.continueHooked(id, route, ctx, chain, reply, refused, refusal, at),
+              (error) => this.recoverHooked(id, route, ctx, chain, reply, refused, refusal, error),
+            );
+          }
+        }
         let value;
         if (step < before) value = callHookNow(chain.onRequest[step], 2, ctx, reply);
         else if (refused) throw refused;
@@ -1528,6 +1601,9 @@ class Dispatcher {
           const next = step + 1;
           const settled = (result) => {
             if (next > last && !reply.sent) reply.send(result === reply ? undefined : result);
+            // A hook's `done` called inside an AsyncLocalStorage's run: the rest runs there too.
+            const context = value[DONE_CONTEXT];
+            if (context) return context.runInAsyncScope(() => this.continueHooked(id, route, ctx, chain, reply, refused, refusal, next));
             return this.continueHooked(id, route, ctx, chain, reply, refused, refusal, next);
           };
           const failed = (error) => this.recoverHooked(id, route, ctx, chain, reply, refused, refusal, error);
@@ -1537,6 +1613,14 @@ class Dispatcher {
         }
         // `return reply.code(204)`: the reply itself is no payload.
         if (step === last && !reply.sent) reply.send(value === reply ? undefined : value);
+        else if (step < last) {
+          // A hook that called `done` at once: the rest of the chain runs where it called it.
+          const context = takeDoneContext();
+          if (context !== null) {
+            const next = step + 1;
+            return context.runInAsyncScope(() => this.continueHooked(id, route, ctx, chain, reply, refused, refusal, next));
+          }
+        }
       }
     } catch (error) {
       return this.recoverHooked(id, route, ctx, chain, reply, refused, refusal, error);
@@ -1797,7 +1881,9 @@ class Dispatcher {
     // a hooked route's does (its code, headers and `send()`). Decided when the route was
     // declared: reading `handler.length` here cost 15–22 ns a request (20M calls, one pinned
     // core, handlers of three shapes), an array read 2 ns.
-    if (this.takesReply[route]) {
+    // A body a custom parser may read (app-wide `addContentTypeParser`, a route that declares
+    // none) goes the hooked way, which waits for the parser before the handler.
+    if (this.takesReply[route] || (this.parsers.length !== 0 && ctx[BODY] === UNREAD)) {
       this.runHooked(id, route, ctx, -1, null);
       return;
     }
@@ -1923,11 +2009,14 @@ function parseSetCookie(line) {
 
 /** What every `ctx` has already: `decorateRequest` refuses these names. */
 const CONTEXT_FIELDS = ['method', 'path', 'params', 'query', 'headers', 'cookies', 'body', 'requestId', 'signal', 'header'];
+/** Of those, the ones a hook may set (`ctx.cookies = parsed`), as a plugin's hook does. */
+const SETTABLE_FIELDS = ['params', 'query', 'headers', 'cookies', 'body'];
 
 const ID = Symbol('ferrule.id');
 const NATIVE = Symbol('ferrule.native');
 const SIGNAL = Symbol('ferrule.signal');
 const RAW = Symbol('ferrule.raw');
+const RAW_REQUEST = Symbol('ferrule.rawRequest');
 const HEADERS = Symbol('ferrule.headers');
 const COOKIES = Symbol('ferrule.cookies');
 const DECLARED_HEADERS = Symbol('ferrule.declaredHeaders');
@@ -1972,6 +2061,86 @@ function queryObject(pairs) {
  * `refusePrototypeKeys` (the default, Fastify's `onProtoPoisoning: 'error'`), a JSON body with
  * a `__proto__` key, or a `constructor` holding a `prototype`, is a 400, as a declared one is.
  */
+/** `type/subtype` of a content type, lower-case, without its parameters. */
+function mediaType(contentType) {
+  return contentType.split(';', 1)[0].trim().toLowerCase();
+}
+
+/** The parser `addContentTypeParser` declared for `contentType`: by media type, then RegExp, then `'*'`. */
+function parserFor(parsers, contentType) {
+  const essence = mediaType(contentType);
+  let any = null;
+  let pattern = null;
+  for (const parser of parsers) {
+    if (parser.type === essence) return parser;
+    if (parser.type === '*') any ??= parser;
+    else if (parser.type instanceof RegExp && pattern === null && parser.type.test(essence)) pattern = parser;
+  }
+  return pattern ?? any;
+}
+
+/** A parser's failure: its own status, else a 400 (the body is what it could not read). */
+function parseFailure(error) {
+  if (error instanceof Error) {
+    if (error.statusCode === undefined) error.statusCode = 400;
+    return error;
+  }
+  return new HttpError(400, `The body could not be parsed: ${String(error)}`);
+}
+
+/**
+ * Runs the custom parser for `ctx`'s body, if one takes its content type, setting the body it
+ * gives: nothing to wait for when it answers at once (or none takes it), else a Promise.
+ */
+function parseCustomBody(parsers, ctx) {
+  const contentType = ctx.header('content-type');
+  if (contentType === undefined) return undefined;
+  const parser = parserFor(parsers, contentType);
+  if (parser === null) return undefined;
+  const raw = ctx.rawBody;
+  if (parser.bodyLimit !== undefined && raw.length > parser.bodyLimit) {
+    throw new HttpError(413, `The body is larger than this content type's limit of ${parser.bodyLimit} bytes.`);
+  }
+  let payload;
+  if (parser.parseAs === 'string') payload = raw.toString('utf8');
+  else if (parser.parseAs === 'buffer') payload = raw;
+  else {
+    payload = new (require('node:stream').Readable)({ read() {} });
+    if (raw.length > 0) payload.push(raw);
+    payload.push(null);
+  }
+  let settled = false;
+  let failure;
+  let body;
+  let later = null;
+  const done = (error, value) => {
+    if (settled) return;
+    settled = true;
+    if (later !== null) later(error, value);
+    else [failure, body] = [error, value];
+  };
+  let returned;
+  try {
+    returned = parser.fn.length >= 3 ? parser.fn(ctx, payload, done) : parser.fn(ctx, payload);
+  } catch (error) {
+    throw parseFailure(error);
+  }
+  if (isThenable(returned)) returned.then((value) => done(null, value), (error) => done(error ?? new Error('the parser rejected')));
+  else if (parser.fn.length < 3) done(null, returned);
+  if (settled) {
+    if (failure) throw parseFailure(failure);
+    ctx[BODY] = body;
+    return undefined;
+  }
+  return new Promise((resolve, reject) => {
+    later = (error, value) => {
+      if (error) return reject(parseFailure(error));
+      ctx[BODY] = value;
+      return resolve();
+    };
+  });
+}
+
 function parsedBody(raw, contentType = '', refusePrototypeKeys = true) {
   if (raw.length === 0) return undefined;
   const essence = contentType.split(';', 1)[0].trim().toLowerCase();
@@ -2213,15 +2382,14 @@ class Context {
   /**
    * Fastify's `request.raw` (Node's `IncomingMessage`), as far as the core hands a request
    * over: `method`, `url`, `headers` and `socket.remoteAddress`/`remotePort`,
-   * made when read. The body is the core's: `ctx.body` or `ctx.rawBody`.
+   * made when first read. The body is the core's: `ctx.body` or `ctx.rawBody`.
    */
   get raw() {
-    return {
-      method: this.method,
-      url: this.url,
-      headers: this.headers,
-      socket: { remoteAddress: this.ip, remotePort: this.remotePort },
-    };
+    // Made once: plugins keep their own values on it (@fastify/accepts caches its parser there).
+    if (this[RAW_REQUEST] === undefined) {
+      this[RAW_REQUEST] = { method: this.method, url: this.url, headers: this.headers, socket: { remoteAddress: this.ip, remotePort: this.remotePort } };
+    }
+    return this[RAW_REQUEST];
   }
 
   /** The body as sent (a Buffer, empty when none was kept), on any route within the body limit. */

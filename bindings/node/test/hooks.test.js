@@ -874,3 +874,66 @@ test("reply.raw and request.raw: Node's names for what the core lets a handler r
   const denied = await app.inject({ url: '/raw', headers: { 'x-deny': '1' } });
   assert.deepStrictEqual([denied.statusCode, denied.body, denied.headers['x-why']], [403, 'no', 'denied']);
 });
+
+// Found by loading Fastify's own plugins: @fastify/formbody (and any app reading XML, YAML or
+// CSV) calls addContentTypeParser, which was missing.
+test('addContentTypeParser: a body of that type is what the parser gives, before preHandler', async () => {
+  const app = new App({ logger: false });
+  app.addContentTypeParser('application/x-csv', { parseAs: 'string', bodyLimit: 64 }, (req, text, done) => {
+    if (text.includes('!')) return done(new Error('no bangs'));
+    done(null, text.trim().split('\n').map((line) => line.split(',')));
+  });
+  // A stream, read to its end; and a parser that answers with a Promise.
+  app.addContentTypeParser(/^application\/(.+\+)?yaml$/, (req, payload, done) => {
+    const chunks = [];
+    payload.on('data', (chunk) => chunks.push(chunk));
+    payload.on('end', () => done(null, { yaml: Buffer.concat(chunks).toString() }));
+  });
+  app.addContentTypeParser('*', async (req, payload) => ({ other: req.header('content-type') }));
+  assert.throws(() => app.addContentTypeParser('application/x-csv', () => {}), /a parser for application\/x-csv exists already/);
+  assert.throws(() => app.addContentTypeParser('text/a', { parseas: 'string' }, () => {}), /parseas/);
+  assert.strictEqual(app.hasContentTypeParser('application/x-csv; charset=utf-8'), true);
+  let seenByHook;
+  app.addHook('preHandler', async (ctx) => { seenByHook = ctx.body; });
+  app.post('/import', (ctx) => ({ body: ctx.body }));
+  app.post('/declared', { body: { type: 'object' } }, (ctx) => ({ body: ctx.body }));
+  const post = (url, type, payload) => app.inject({ method: 'POST', url, payload, headers: { 'content-type': type } });
+
+  const csv = await post('/import', 'application/x-csv; charset=utf-8', 'a,b\n1,2\n');
+  assert.deepStrictEqual([csv.statusCode, csv.json()], [200, { body: [['a', 'b'], ['1', '2']] }]);
+  assert.deepStrictEqual(seenByHook, [['a', 'b'], ['1', '2']]);
+  const yaml = await post('/import', 'application/vnd.api+yaml', 'a: 1');
+  assert.deepStrictEqual(yaml.json(), { body: { yaml: 'a: 1' } });
+  const other = await post('/import', 'application/x-thing', 'x');
+  assert.deepStrictEqual(other.json(), { body: { other: 'application/x-thing' } });
+  const bad = await post('/import', 'application/x-csv', 'a!');
+  assert.deepStrictEqual([bad.statusCode, bad.json().detail], [400, 'no bangs']);
+  const large = await post('/import', 'application/x-csv', 'x'.repeat(65));
+  assert.strictEqual(large.statusCode, 413);
+  // A route that declares its body is the core's to read: JSON stays JSON, others stay 415.
+  const declared = await post('/declared', 'application/json', '{"a":1}');
+  assert.deepStrictEqual(declared.json(), { body: { a: 1 } });
+  assert.strictEqual((await post('/declared', 'application/x-csv', 'a,b')).statusCode, 415);
+  // Removed, the type falls to '*'; without any, a route reads the body as before.
+  app.removeContentTypeParser('application/x-csv');
+  assert.deepStrictEqual((await post('/import', 'application/x-csv', 'a,b')).json(), { body: { other: 'application/x-csv' } });
+  app.removeAllContentTypeParsers();
+  assert.deepStrictEqual((await post('/import', 'application/json', '{"plain":true}')).json(), { body: { plain: true } });
+});
+
+// @fastify/request-context and a hook's own AsyncLocalStorage: `storage.run(store, done)`.
+test('the chain after a done called inside an AsyncLocalStorage run sees its store', async () => {
+  const { AsyncLocalStorage } = require('node:async_hooks');
+  const storage = new AsyncLocalStorage();
+  const app = new App({ logger: false });
+  app.addHook('onRequest', (ctx, reply, done) => storage.run({ user: ctx.header('x-user') }, done));
+  app.addHook('onRequest', (ctx, reply, done) => { setTimeout(() => storage.run({ user: `${storage.getStore()?.user}+later` }, done), 1); });
+  app.addHook('preHandler', async (ctx) => { ctx.seenInHook = storage.getStore()?.user; });
+  app.get('/who', async (ctx) => { await new Promise((resolve) => setImmediate(resolve)); return { hook: ctx.seenInHook, handler: storage.getStore()?.user }; });
+  const [ada, bo] = await Promise.all([
+    app.inject({ url: '/who', headers: { 'x-user': 'ada' } }),
+    app.inject({ url: '/who', headers: { 'x-user': 'bo' } }),
+  ]);
+  assert.deepStrictEqual(ada.json(), { hook: 'ada+later', handler: 'ada+later' });
+  assert.deepStrictEqual(bo.json(), { hook: 'bo+later', handler: 'bo+later' });
+});

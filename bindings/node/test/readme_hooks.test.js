@@ -2,7 +2,8 @@
 // The README's hooks example, run as written through app.inject(): the onRequest hook refuses
 // an unauthenticated request, the scope's preHandler and route see what it decorated, the error
 // and not-found handlers answer, onReady runs before the first request, a route's own preHandler
-// guards it, a reply decoration answers, and `await app.register()` waits for the plugin.
+// guards it, a reply decoration answers, `await app.register()` waits for the plugin, and a
+// content-type parser reads its type.
 const { test } = require('node:test');
 const assert = require('node:assert');
 const fs = require('node:fs');
@@ -39,6 +40,9 @@ test("the README's hooks example as written", async () => {
   assert.deepStrictEqual([teapot.statusCode, teapot.body], [418, 'short and stout']);
   const billing = await app.inject({ url: '/billing', headers: { ...auth, 'x-role': 'admin' } });
   assert.deepStrictEqual([billing.statusCode, billing.body], [200, 'billing']);
+  app.post('/csv', (ctx) => ctx.body);
+  const csv = await app.inject({ method: 'POST', url: '/csv', payload: 'a,b', headers: { ...auth, 'content-type': 'text/csv' } });
+  assert.deepStrictEqual(csv.json(), ['a', 'b']);
   const missing = await app.inject({ url: '/nowhere', headers: auth });
   assert.deepStrictEqual([missing.statusCode, missing.json()], [404, { missing: '/nowhere' }]);
   await app.close();

@@ -150,3 +150,5 @@ app.get("/raw", (ctx, reply) => {
   reply.raw.setHeader("x-raw", "1");
   return { status: reply.raw.statusCode, from: ctx.raw.socket.remoteAddress ?? "" };
 });
+app.addContentTypeParser("application/x-csv", { parseAs: "string" }, (ctx, text, done) => done(null, text.split(",")));
+app.addContentTypeParser(/yaml$/, async (ctx, payload) => payload.readable);
