@@ -831,4 +831,29 @@ class SinatraTest < Minitest::Test
     assert_equal 200, last_response.status
     assert_equal JSON.parse(JSON.generate({ price: money.new, at: DateTime.new(2024, 1, 2, 3, 4, 5, "+01:00"), exact: BigDecimal("19.99"), span: (1..3), part: Rational(1, 3) })), JSON.parse(last_response.body)
   end
+
+  # Found by a probe porting Sinatra apps: sinatra-contrib's json helper was a NoMethodError
+  # (a 500), and `?flag` read "" where Rack reads nil.
+  def test_the_json_helper_and_a_query_name_without_a_value
+    app = Ferrule::App.new
+    app.get("/j") { json(a: 2) }
+    app.get("/s") { json("text") }
+    app.get("/api") { json({ data: [] }, content_type: "application/vnd.api+json") }
+    app.get("/encoded") { json({ a: 1 }, encoder: :to_json) }
+    app.get("/bad") { json({}, pretty: true) }
+    app.get("/flag") { [params["flag"], params["empty"], params["x"], params["a b"]].inspect }
+    @app = app
+    get "/j"
+    assert_equal ["application/json", { "a" => 2 }], [last_response.content_type, JSON.parse(last_response.body)]
+    get "/s"
+    assert_equal "\"text\"", last_response.body
+    get "/api"
+    assert_equal ["application/vnd.api+json", "{\"data\":[]}"], [last_response.content_type, last_response.body]
+    get "/encoded"
+    assert_equal "{\"a\":1}", last_response.body
+    get "/bad"
+    assert_equal 500, last_response.status
+    get "/flag?flag&empty=&x=1&a+b"
+    assert_equal [nil, "", "1", nil].inspect, last_response.body
+  end
 end

@@ -410,6 +410,21 @@ module Ferrule
       headers("content-type" => media)
     end
 
+    # sinatra-contrib's +json+ (Sinatra::JSON): +object+ sent as JSON, as a returned Hash or
+    # Array is (written by the core, with the same rules for its values), a String, number or
+    # nil as its JSON text; <tt>content_type:</tt> another JSON type, <tt>encoder:</tt> an
+    # object with +generate+ (or a method name the object answers) instead.
+    def json(object, options = {})
+      unknown = options.keys - %i[content_type encoder json_encoder]
+      raise ArgumentError, "ferrule: json: unknown option #{unknown.first.inspect} (known: content_type, encoder)" unless unknown.empty?
+
+      content_type(options.fetch(:content_type, :json))
+      encoder = options[:encoder] || options[:json_encoder]
+      return object.public_send(encoder) if encoder.is_a?(Symbol) || encoder.is_a?(String)
+      return encoder.generate(object) if encoder
+      object.is_a?(Hash) || object.is_a?(Array) ? object : JSON.generate(object)
+    end
+
     # A Symbol as Sinatra reads one: ours first, then Rack's table of extensions (+:png+ is
     # image/png); a Symbol neither knows is a mistake in the program, not a type to send.
     def self.media_type(symbol)

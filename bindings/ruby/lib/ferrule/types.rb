@@ -212,7 +212,16 @@ module Ferrule
   class Params < Hash
     def self.of(request)
       params = new
-      request.query_pairs.each { |name, value| nest(params, name, value) }
+      bare = nil
+      request.query_pairs.each do |name, value|
+        # <tt>?flag</tt> (no "=") is nil, as Rack reads it, where <tt>?flag=</tt> is "": only an
+        # empty value asks the query as sent which it was (found by a probe: "" for both).
+        if value.empty?
+          bare ||= bare_names(request.raw_query)
+          value = nil if bare.include?(name)
+        end
+        nest(params, name, value)
+      end
       request.query&.each { |name, value| params[name] = value }
       fields = form_fields(request)
       if fields.is_a?(Hash)
@@ -222,6 +231,11 @@ module Ferrule
       end
       request.params&.each { |name, value| params[name] = value }
       params
+    end
+
+    # The names a query sends without "=" (<tt>a&b=1</tt>: +a+), decoded as Rack decodes them.
+    def self.bare_names(raw_query)
+      raw_query.split("&").reject { |pair| pair.include?("=") || pair.empty? }.map { |name| Ferrule.percent_decoded(name, plus: true) }
     end
 
     # Rack's nested names, as Sinatra's +params+ read a query or a form: <tt>tags[]=a&tags[]=b</tt>
