@@ -856,4 +856,14 @@ class SinatraTest < Minitest::Test
     get "/flag?flag&empty=&x=1&a+b"
     assert_equal [nil, "", "1", nil].inspect, last_response.body
   end
+
+  # Found by a probe porting Sinatra apps: enable :method_override was silently nothing, so a
+  # form's DELETE reached its POST route; it is refused with what to do instead.
+  def test_method_override_is_refused_when_enabled_and_fine_when_disabled
+    error = assert_raises(ArgumentError) { Ferrule::App.new.enable(:method_override) }
+    assert_match(/set :method_override: a form's _method field does not change the method/, error.message)
+    assert_raises(ArgumentError) { Class.new(Ferrule::App) { enable :method_override } }
+    Ferrule::App.new.disable(:method_override)
+    Class.new(Ferrule::App) { set :method_override, false }
+  end
 end

@@ -216,7 +216,7 @@ module Ferrule
       value = Settings::Computed.new(block) if block
 
       key = name.to_sym
-      App.refuse_not_setting(key)
+      App.refuse_not_setting(key, value)
       if key == :host_authorization
         raise ArgumentError, "ferrule: set :host_authorization: the hosts are read when the app is made: " \
                              "Ferrule::App.new(allowed_hosts: [...]), or set it in the body of a subclass (class Shop < Ferrule::App)"
@@ -247,6 +247,9 @@ module Ferrule
       port: "give the port to app.run(port:)",
       bind: "give the host to app.run(host:)",
       server: "Ferrule is the server: app.run, or any Rack server through config.ru",
+      # Enabled, it was silently nothing (found by a probe): a form's DELETE reached its POST route.
+      method_override: "a form's _method field does not change the method (the core routes before Ruby runs); " \
+                       "route the form's POST (post \"/notes/:id/delete\") or send the method from JavaScript",
     }.freeze
     private_constant :NOT_SETTINGS
 
@@ -274,7 +277,9 @@ module Ferrule
     end
 
     # :nodoc: a Sinatra setting Ferrule has no use for, refused with what to do instead.
-    def self.refuse_not_setting(key)
+    def self.refuse_not_setting(key, value = true)
+      return if key == :method_override && !value # disabled is what it is
+
       raise ArgumentError, "ferrule: set #{key.inspect}: #{NOT_SETTINGS[key]}" if NOT_SETTINGS.key?(key)
     end
 

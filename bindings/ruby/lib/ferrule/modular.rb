@@ -42,7 +42,7 @@ module Ferrule
       value = Settings::Computed.new(block) if block
 
       key = name.to_sym
-      App.refuse_not_setting(key)
+      App.refuse_not_setting(key, value)
       if key == :host_authorization
         subclass_only!(:set)
         refuse_after_start(:set)
