@@ -23,7 +23,7 @@ from .params import Body, Cookie, Depends, Field, File, Form, Header, Path, Quer
 from .request import Request, UploadFile
 from .security import Security
 from .staticfiles import StaticFiles
-from .websocket import WebSocket, WebSocketDisconnect
+from .websocket import WebSocket, WebSocketDisconnect, WebSocketException
 from .responses import (
     EventSourceResponse,
     FileResponse,
@@ -78,5 +78,6 @@ __all__ = [
     "UploadFile",
     "WebSocket",
     "WebSocketDisconnect",
+    "WebSocketException",
     "__version__",
 ]

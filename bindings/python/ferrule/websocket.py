@@ -8,7 +8,11 @@ in one call and wakes the event loop once. Sends are queued in the core and neve
 client that has not taken what is being written while more than ``ws_send_buffer_bytes`` waits
 behind it is closed with 1008 (a send then raises ``WebSocketDisconnect(1008, ...)``). When the
 handler returns the connection closes with 1000; when it raises, with 1011 (and the traceback
-goes to the ``ferrule.handler`` logger).
+goes to the ``ferrule.handler`` logger). A ``WebSocketException(code, reason)`` closes with its
+code and reason, as Starlette's does; an ``HTTPException`` (a dependency refusing the
+credentials) with 1008 and its detail as the reason: the connection was upgraded before the
+dependencies ran, so no 401 can be answered (an ``on_request`` hook refuses the handshake itself).
+Neither is logged as a failure.
 """
 
 from __future__ import annotations
@@ -19,9 +23,9 @@ from collections import deque
 from typing import Any, AsyncIterator, Deque, Optional, Union
 
 from ._logging import handler_raised
-from .responses import MutableHeaders
+from .responses import HTTPException, MutableHeaders
 
-__all__ = ["WebSocket", "WebSocketDisconnect"]
+__all__ = ["WebSocket", "WebSocketDisconnect", "WebSocketException"]
 
 # The sockets whose handlers are running, by the core's id: where a wake-up finds its socket.
 _open: dict[int, "WebSocket"] = {}
@@ -34,6 +38,24 @@ class WebSocketDisconnect(Exception):
         super().__init__(code, reason)
         self.code = code
         self.reason = reason
+
+
+class WebSocketException(Exception):
+    """Raise in a WebSocket handler (or its dependency) to close with ``code`` (default 1008,
+    policy violation) and ``reason``, as Starlette's and FastAPI's ``WebSocketException``."""
+
+    def __init__(self, code: int = 1008, reason: Optional[str] = None) -> None:
+        if not isinstance(code, int) or not (code in (1000, 1001) or 1002 <= code <= 1014 and code not in (1004, 1005, 1006) or 3000 <= code <= 4999):
+            raise ValueError(f"WebSocketException: {code!r} is not a close code an endpoint may send (1000-1014, 3000-4999)")
+        super().__init__(code, reason)
+        self.code = code
+        self.reason = reason or ""
+
+
+def _close_reason(text: str) -> str:
+    """``text`` cut to the 123 bytes of UTF-8 a close frame's reason holds, at a character."""
+    data = text.encode("utf-8")
+    return text if len(data) <= 123 else data[:123].decode("utf-8", "ignore")
 
 
 class WebSocket:
@@ -211,6 +233,14 @@ async def converse(ws: WebSocket, handler: Any, error: Optional[BaseException] =
         native.close(1000, "")
     except WebSocketDisconnect:
         native.close(1000, "")
+    except WebSocketException as refused:
+        native.close(refused.code, _close_reason(refused.reason))
+    except HTTPException as refused:
+        # A dependency refusing the credentials: FastAPI (with uvicorn) answers the handshake
+        # with its status; here the connection is open already, so it closes as refused
+        # (found by a probe: 1011 and the 401's traceback in the log).
+        detail = refused.detail if isinstance(refused.detail, str) else json.dumps(refused.detail)
+        native.close(1008, _close_reason(detail))
     except Exception as failure:  # noqa: BLE001 - any handler failure closes with 1011
         handler_raised(native.label, failure)
         native.close(1011, "")

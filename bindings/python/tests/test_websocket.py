@@ -124,6 +124,45 @@ def test_a_handler_that_raises_closes_with_1011_and_is_logged(caplog: pytest.Log
     assert any("GET /boom" in r.getMessage() and r.exc_info for r in caplog.records)
 
 
+# Found by a probe against FastAPI: a security dependency's HTTPException(401) closed the socket
+# with 1011 and logged its traceback as a failure, and WebSocketException did not exist.
+def test_a_refusal_closes_with_its_code_and_reason_and_is_no_failure(caplog: pytest.LogCaptureFixture) -> None:
+    from ferrule import Depends, HTTPException, WebSocketException
+
+    def current_user(token: Optional[str] = Query(None)) -> str:
+        if token != "t":
+            raise HTTPException(401, "Not authenticated")
+        return "ada"
+
+    app = App()
+
+    @app.websocket("/private")
+    async def private(ws: WebSocket, user: str = Depends(current_user)) -> None:
+        await ws.send_text(f"hello {user}")
+
+    @app.websocket("/rules")
+    async def rules(ws: WebSocket) -> None:
+        if await ws.receive_text() == "swear":
+            raise WebSocketException(4003, "mind your language " + "!" * 200)
+
+    with pytest.raises(ValueError, match="not a close code"):
+        WebSocketException(1006)
+    with caplog.at_level(logging.ERROR, logger="ferrule.handler"), serving(app) as port:
+        with connect(url(port, "/private?token=t")) as client:
+            assert client.recv(timeout=10) == "hello ada"
+        with connect(url(port, "/private")) as client:
+            with pytest.raises(ConnectionClosed) as closed:
+                client.recv(timeout=10)
+            assert (closed.value.rcvd.code, closed.value.rcvd.reason) == (1008, "Not authenticated")
+        with connect(url(port, "/rules")) as client:
+            client.send("swear")
+            with pytest.raises(ConnectionClosed) as closed:
+                client.recv(timeout=10)
+            assert closed.value.rcvd.code == 4003
+            assert closed.value.rcvd.reason.startswith("mind your language !") and len(closed.value.rcvd.reason.encode()) == 123
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], [r.getMessage() for r in caplog.records]
+
+
 def test_the_handler_learns_how_the_client_left() -> None:
     app = App()
     seen: list[tuple[int, str]] = []
