@@ -339,7 +339,71 @@ fn number(n: f64, out: &mut Vec<u8>) {
         // Integral values print as integers, as JSON.stringify does (1, not 1.0).
         json_text::int(out, n as i64);
     } else {
+        let start = out.len();
         json_text::float(out, n);
+        // The shortest digits are JavaScript's too; only the spelling differs, where the text
+        // has an exponent or ends in `.0` (2^53 and up): rare, so checked after the fact.
+        let written = &out[start..];
+        if written.contains(&b'e') || written.ends_with(b".0") {
+            let text = out[start..].to_vec();
+            out.truncate(start);
+            javascript_spelling(&text, out);
+        }
+    }
+}
+
+/// A number's shortest digits (`text`, as [`json_text::float`] writes them: `1e21`, `1.5e-7`,
+/// `9007199254740992.0`) spelled as JavaScript's `Number.prototype.toString` spells them
+/// (ECMA-262 Number::toString): plain digits up to 21 integer digits (`100000000000000000000`,
+/// where the first spelling was `1e20`), `0.000001`, then `1e+21` and `1.5e-7`.
+fn javascript_spelling(text: &[u8], out: &mut Vec<u8>) {
+    let (negative, text) = match text.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, text),
+    };
+    let (mantissa, exponent) = match text.iter().position(|&b| b == b'e') {
+        Some(at) => (&text[..at], std::str::from_utf8(&text[at + 1..]).ok().and_then(|e| e.parse::<i32>().ok()).unwrap_or(0)),
+        None => (text, 0),
+    };
+    let integer_digits = mantissa.iter().position(|&b| b == b'.').unwrap_or(mantissa.len());
+    let mut digits: Vec<u8> = mantissa.iter().copied().filter(u8::is_ascii_digit).collect();
+    // The value is 0.DIGITS × 10^point.
+    let mut point = integer_digits as i32 + exponent;
+    let leading = digits.iter().take_while(|&&d| d == b'0').count();
+    digits.drain(..leading);
+    point -= leading as i32;
+    while digits.last() == Some(&b'0') {
+        digits.pop();
+    }
+    if digits.is_empty() {
+        out.push(b'0');
+        return;
+    }
+    if negative {
+        out.push(b'-');
+    }
+    let k = digits.len() as i32;
+    if k <= point && point <= 21 {
+        out.extend_from_slice(&digits);
+        out.resize(out.len() + (point - k) as usize, b'0');
+    } else if 0 < point && point <= 21 {
+        out.extend_from_slice(&digits[..point as usize]);
+        out.push(b'.');
+        out.extend_from_slice(&digits[point as usize..]);
+    } else if -6 < point && point <= 0 {
+        out.extend_from_slice(b"0.");
+        out.resize(out.len() + (-point) as usize, b'0');
+        out.extend_from_slice(&digits);
+    } else {
+        out.push(digits[0]);
+        if k > 1 {
+            out.push(b'.');
+            out.extend_from_slice(&digits[1..]);
+        }
+        let e = point - 1;
+        out.push(b'e');
+        out.push(if e < 0 { b'-' } else { b'+' });
+        json_text::int(out, i64::from(e.unsigned_abs()));
     }
 }
 
@@ -382,6 +446,26 @@ mod tests {
     fn numbers_print_as_javascript_prints_them() {
         use op::*;
         assert_eq!(json(&[ARRAY, NUMBER, -0.0, NUMBER, 1e3, NUMBER, 0.1, NUMBER, f64::NAN, END], ""), "[0,1000,0.1,null]");
+        // Found by a probe against JSON.stringify: 2^53 went out as 9007199254740992.0, read
+        // as a float by other languages' parsers, and 1e21 as 1e21.
+        let spelled = |n: f64| json(&[NUMBER, n], "");
+        for (n, javascript) in [
+            (9_007_199_254_740_992.0, "9007199254740992"),
+            (-9_007_199_254_740_994.0, "-9007199254740994"),
+            (1e20, "100000000000000000000"),
+            (1.2345678901234568e20, "123456789012345680000"),
+            (1e21, "1e+21"),
+            (1.5e300, "1.5e+300"),
+            (-2.5e-7, "-2.5e-7"),
+            (1e-7, "1e-7"),
+            (0.000001, "0.000001"),
+            (0.0000123, "0.0000123"),
+            (123.456, "123.456"),
+            (5e-324, "5e-324"),
+            (f64::MAX, "1.7976931348623157e+308"),
+        ] {
+            assert_eq!(spelled(n), javascript, "{n:e}");
+        }
     }
 
     fn shaped(tape: &[f64], text: &str, schema: serde_json::Value) -> String {
