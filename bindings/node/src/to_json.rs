@@ -127,7 +127,9 @@ impl Text for u16 {
         String::from_utf16_lossy(units).into()
     }
 
-    /// A lone surrogate becomes U+FFFD, as V8's UTF-8 output does.
+    /// A lone surrogate is written as its `\uXXXX` escape, as JSON.stringify writes it
+    /// (well-formed since ES2019): the text stays valid UTF-8 and a reader gets the unit back
+    /// (found by a probe: it became U+FFFD, the data changed).
     fn write_string(units: &[u16], out: &mut Vec<u8>) {
         out.reserve(units.len() + 2);
         out.push(b'"');
@@ -144,12 +146,18 @@ impl Text for u16 {
                 i += 1;
                 continue;
             }
-            let (c, used) = match char::decode_utf16(units[i..].iter().copied()).next() {
-                Some(Ok(c)) => (c, c.len_utf16()),
-                _ => (char::REPLACEMENT_CHARACTER, 1),
-            };
-            out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
-            i += used;
+            match char::decode_utf16(units[i..].iter().copied()).next() {
+                Some(Ok(c)) => {
+                    out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
+                    i += c.len_utf16();
+                }
+                _ => {
+                    const HEX: &[u8; 16] = b"0123456789abcdef";
+                    out.extend_from_slice(b"\\u");
+                    out.extend((0..4).rev().map(|shift| HEX[usize::from(unit >> (shift * 4)) & 0xf]));
+                    i += 1;
+                }
+            }
         }
         out.push(b'"');
     }
@@ -436,10 +444,11 @@ mod tests {
         use op::*;
         assert_eq!(json(&[ARRAY, STRING, 6.0, STRING, 3.0, END], "q\"\\\n\u{1}\u{e9}d\u{1F600}"), "[\"q\\\"\\\\\\n\\u0001\u{e9}\",\"d\u{1F600}\"]");
         assert_eq!(json(&[ARRAY, STRING, 5.0, STRING, 5.0, END], "a\tb\u{1f}\"\\\r\x08\x0cz"), r#"["a\tb\u001f\"","\\\r\b\fz"]"#);
-        let lone = [0xD800u16];
+        // Lone surrogates as JSON.stringify escapes them; a pair stays one character.
+        let units = [0xD800u16, u16::from(b'a'), 0xDC00, 0xD83D, 0xDE00, 0xDBFF];
         let mut out = Vec::new();
-        write(&[STRING, 1.0], &lone, &mut out).unwrap();
-        assert_eq!(out, "\"\u{FFFD}\"".as_bytes());
+        write(&[STRING, 6.0], &units, &mut out).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), "\"\\ud800a\\udc00\u{1F600}\\udbff\"");
     }
 
     #[test]
