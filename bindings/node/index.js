@@ -620,6 +620,8 @@ class App {
     this._Context.prototype[ROUTE_OPTIONS_OF] = this._routeOptions;
     this._Context.prototype[APP] = this;
     this._pending = [];
+    /** Every plugin's Promise, in order, never taken (what `register` waits for: `registration`). */
+    this._loadLog = [];
     this._lifecycle = { onReady: [], onListen: [], preClose: [], onClose: [], ready: null };
     /** The close() under way: a signal's and the program's are one, so each hook runs once. */
     this._closing = null;
@@ -893,13 +895,17 @@ class App {
       scope._parentScope = this;
       scope._prefix = `${this._prefix || ''}${prefix}`;
     }
+    // `ready()` takes `_pending` as it waits: what this call adds is read from a log kept whole.
+    const log = this._root._loadLog;
+    const from = log.length;
     const done = plugin.length >= 3
       ? new Promise((resolve, reject) => plugin(scope, rest, (error) => (error ? reject(error) : resolve())))
       : plugin(scope, rest);
-    // A plugin that returns its app (or scope) has nothing more to wait for: waiting for an app
-    // waits for every pending plugin, this one's own promise among them.
-    if (done && !(done instanceof App) && typeof done.then === 'function') this._root._pending.push(done);
-    return this;
+    if (done && typeof done.then === 'function') {
+      this._root._pending.push(done);
+      log.push(done);
+    }
+    return registration(this, log.slice(from));
   }
 
   /**
@@ -1360,40 +1366,22 @@ function inOwnContext(fn, self, a, b, c, d, e) {
 const NO_HOOKS = Object.freeze({ onRequest: [], preHandler: [], onSend: [], onError: [], errorHandlers: [], notFound: null });
 
 /**
- * `await app.register(plugin)` (or `await app`) waits for the plugins registered so far, as
- * Fastify's instance (avvio's) does, and resolves to the app: an app a `register` returns is a
- * thenable. While its promise settles with the app itself, the app reads as no thenable (one
- * promise resolved with another thenable would call its `then` again, for ever), so `return
- * app` from an async function gives the app too.
+ * What `register` returns: the app (its methods chain: `app.register(a).register(b)`), and a
+ * thenable, so `await app.register(plugin)` waits for that plugin (and for those it registered
+ * while it was called) and resolves to the app, as Fastify's does. The app itself is no
+ * thenable: one would wait for every plugin, so a plugin that awaited it (or returned it) would
+ * wait for itself.
  */
-const SETTLING = new WeakSet();
-Object.defineProperty(App.prototype, 'then', {
-  configurable: true,
-  get() {
-    return SETTLING.has(this) ? undefined : thenOfApp;
-  },
-});
-
-function thenOfApp(onFulfilled, onRejected) {
-  const app = this;
-  return pluginsLoaded(app._root).then(() => {
-    SETTLING.add(app);
-    try {
-      return typeof onFulfilled === 'function' ? onFulfilled(app) : app;
-    } finally {
-      SETTLING.delete(app);
-    }
-  }, onRejected);
-}
-
-/** Settles once every plugin registered so far (and those they register meanwhile) has loaded. */
-async function pluginsLoaded(root) {
-  for (;;) {
-    const count = root._pending.length;
-    await Promise.all(root._pending);
-    // `ready()` takes the list as it waits; a plugin may register more while this one waited.
-    if (root._pending.length === count) return;
-  }
+function registration(app, loading) {
+  return new Proxy(app, {
+    get(target, name) {
+      if (name === 'then') {
+        return (onFulfilled, onRejected) => Promise.all(loading).then(() => (typeof onFulfilled === 'function' ? onFulfilled(target) : target), onRejected);
+      }
+      const value = Reflect.get(target, name, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
 }
 
 class Dispatcher {

@@ -759,8 +759,8 @@ test("a route's hooks are checked where the route is declared", () => {
 });
 
 // Found by a probe against Fastify 5: `await app.register(plugin)` went on before the plugin had
-// loaded (the app was no thenable).
-test('await register waits for the plugin; `return app` from an async function gives the app', async () => {
+// loaded.
+test('await register waits for the plugin and resolves to the app; `return app` from an async function gives the app', async () => {
   const app = new App({ logger: false });
   const loaded = [];
   const registered = await app.register(async (scope) => {
@@ -777,13 +777,26 @@ test('await register waits for the plugin; `return app` from an async function g
   };
   const built = await build();
   assert.ok(built instanceof App);
+  await built.ready();
   assert.deepStrictEqual(loaded, ['db', 'late']);
   // A plugin that fails rejects the await with its error.
   await assert.rejects(async () => app.register(async () => { throw new Error('no database'); }), /no database/);
-  // A plugin that returns its scope is no pending plugin (waiting for it would wait for itself).
+  // A plugin that returns its scope, or awaits a plugin it registers, does not wait for itself.
   const returning = new App({ logger: false });
   await returning.register((scope) => scope.get('/r', () => 'r'));
+  await returning.register(async (scope) => { scope.get('/s', () => 's'); return scope; });
+  await returning.register(async (outer) => {
+    await outer.register(async (inner) => { await new Promise((resolve) => setTimeout(resolve, 2)); inner.get('/inner', () => 'inner'); });
+    loaded.push('outer');
+  }, { prefix: '/o' });
+  assert.deepStrictEqual(loaded.slice(-1), ['outer']);
   assert.strictEqual((await returning.inject('/r')).body, 'r');
+  assert.strictEqual((await returning.inject('/s')).body, 's');
+  assert.strictEqual((await returning.inject('/o/inner')).body, 'inner');
+  // The chain goes on from what register returns; the app itself is no thenable.
+  assert.strictEqual(typeof returning.then, 'undefined');
+  const chained = await new App({ logger: false }).register(async (a) => { a.get('/a', () => 'a'); }).register(async (b) => { b.get('/b', () => 'b'); });
+  assert.strictEqual((await chained.inject('/b')).body, 'b');
 });
 
 // Found by a probe against Fastify 5: decorateReply was missing (@fastify/sensible's
