@@ -260,10 +260,21 @@ class _Routes:
             called: Callable[..., Any] = answered
             # A page, a redirect or a file is no JSON document: nothing to declare or filter.
             answers = response_schema(handler, response_model) if answered is handler else None
+            # What the exclude options leave out must not be filled back from the schema's
+            # defaults; what they keep the result has already (dumped from its model).
             if any(exclude.values()) and answers is not None:
                 from .response_model import without_defaults
 
                 answers = without_defaults(answers)
+            # The result itself is made into its model (and trimmed) before a `response:
+            # Response` parameter's headers or a dependency's shared response wrap it (found by
+            # a probe: wrapped first, a SecretStr went out in clear).
+            answered = computing(answered, handler, response_model, answers)
+            if any(exclude.values()):
+                from .response_model import excluding
+
+                answered = excluding(answered, handler, response_model, **exclude)
+            called = answered
             described = {"description": response_description} if response_description is not None else {}
             responses = {"responses": {str(status_code): {"schema": answers, **described}}} if answers is not None else {}
             arguments, chained, in_pool = analysis.arguments, False, blocking
@@ -278,11 +289,6 @@ class _Routes:
                     in_pool = False
             elif analysis.response_param is not None:
                 called = _with_response(answered, analysis.response_param, status_code)
-            called = computing(called, handler, response_model, answers)
-            if any(exclude.values()):
-                from .response_model import excluding
-
-                called = excluding(called, **exclude)
             routes = []
             for method in methods:
                 method = method.upper()

@@ -5,6 +5,7 @@ declare are left out) and documents it in the OpenAPI document."""
 from __future__ import annotations
 
 import collections.abc
+import datetime
 import typing
 from typing import Any, Callable, Optional
 
@@ -50,69 +51,41 @@ def response_schema(handler: Callable[..., Any], response_model: Any = FROM_ANNO
 
 def computing(handler: Callable[..., Any], declared_by: Callable[..., Any], response_model: Any, schema: Optional[dict]) -> Callable[..., Any]:
     """``handler`` (the route's function as called, ``declared_by``'s return annotation or
-    ``response_model`` naming what it answers), whose result is made into its response model first when that model has
-    ``computed_field``s (read-only properties in ``schema``) and the handler answered with
-    plain data: FastAPI validates a returned dict into the model, so its computed fields are
-    sent; written from the dict, they were absent. A model instance, a ``Response``, text or a
-    stream passes as it is. Data the model refuses is the handler's failure (a 500), as
-    FastAPI's ``ResponseValidationError`` is. So is a model that serialises a field its own way
-    (a ``field_serializer``, a ``SecretStr``): written from the dict, a masked card number or a
-    password went out as given (found by a probe). Only routes whose model does either pay.
-
-    Under a pydantic model, an object of the handler's own (an ORM row, or a list of them) is
-    read by its attributes into the model, as FastAPI validates every result with
-    ``from_attributes``: the writer knows no such object, and it was a 500 (found by a probe).
-    Those routes pay a few type checks a result."""
+    ``response_model`` naming what it answers), whose result is made into its response model
+    first when the model writes something otherwise than as the result holds it: a
+    ``computed_field`` (a read-only property in ``schema``), a ``field_serializer`` or an
+    ``Annotated`` serializer, a ``SecretStr``, a ``serialization_alias`` (see
+    ``_serializes_fields``). FastAPI validates every result into its model, so those are sent
+    as the model writes them; written from what the handler returned, a masked card number or a
+    password went out as given, a computed field was absent (found by probes). Any result but
+    a ``Response``, text or ``None`` is made so: a dict, a list, a dataclass, a msgspec Struct,
+    an ORM row (read by its attributes), an instance of another model. Data the model refuses
+    is the handler's failure (a 500), as FastAPI's ``ResponseValidationError`` is. Only routes
+    whose model needs it pay; an ORM row under any other model is read by the JSON writer,
+    which reads only the attributes the schema declares."""
     if schema is None:
         return handler
     annotation = typing.get_type_hints(declared_by, include_extras=True).get("return") if response_model is FROM_ANNOTATION else response_model
-    remade = _has_read_only(schema) or _serializes_fields(annotation)
-    if not remade and not _has_pydantic_model(annotation):
+    if not (_has_read_only(schema) or _serializes_fields(annotation)):
         return handler
     import pydantic
 
     adapter = pydantic.TypeAdapter(annotation)
 
     def made(value: Any) -> Any:
-        if isinstance(value, (dict, list, tuple)):
-            if remade or (not isinstance(value, dict) and len(value) > 0 and _has_attributes_only(value[0])):
-                return adapter.validate_python(value, from_attributes=True)
+        if value is None or isinstance(value, (str, bytes, bytearray, Response)):
             return value
-        if _has_attributes_only(value):
-            return adapter.validate_python(value, from_attributes=True)
-        return value
+        return adapter.validate_python(value, from_attributes=True)
 
     return _applied(handler, made)
 
 
-def _has_pydantic_model(annotation: Any, seen: Optional[set] = None) -> bool:
-    """Whether ``annotation`` holds a pydantic model at any depth."""
-    seen = set() if seen is None else seen
-    tp, _ = schemas.strip_annotated(annotation)
-    if id(tp) in seen:
-        return False
-    seen.add(id(tp))
-    if isinstance(tp, type) and hasattr(tp, "model_fields") and hasattr(tp, "__pydantic_decorators__"):
-        return True
-    return any(_has_pydantic_model(arg, seen) for arg in typing.get_args(tp))
-
-
-def _has_attributes_only(value: Any) -> bool:
-    """Whether the writer would meet ``value`` as an object it cannot write: one with a
-    ``__dict__`` that is no model, dataclass, enum or ``Response`` (an ORM row, a plain class)."""
-    import dataclasses
-    import enum
-
-    if not hasattr(value, "__dict__") or isinstance(value, (type, Response, enum.Enum)):
-        return False
-    return not hasattr(type(value), "model_fields") and not dataclasses.is_dataclass(value)
-
-
 def _serializes_fields(annotation: Any, seen: Optional[set] = None) -> bool:
     """Whether a pydantic model in ``annotation`` (at any depth) writes a field otherwise than
-    as its value: a ``field_serializer``, a ``SecretStr``/``SecretBytes`` field (masked), or a
-    field written under another name than its own (``serialization_alias``, an alias generator's:
-    a dict keyed by field names is read into the model, which FastAPI writes by alias)."""
+    as its value: a ``field_serializer`` or an ``Annotated`` ``PlainSerializer``/``WrapSerializer``,
+    a ``SecretStr``/``SecretBytes`` field (masked), a ``timedelta`` (ISO 8601), or a field written
+    under another name than its own (``serialization_alias``, an alias generator's: a dict keyed
+    by field names is read into the model, which FastAPI writes by alias)."""
     seen = set() if seen is None else seen
     tp, _ = schemas.strip_annotated(annotation)
     if id(tp) in seen:
@@ -123,10 +96,35 @@ def _serializes_fields(annotation: Any, seen: Optional[set] = None) -> bool:
             return True
         if any(field.serialization_alias not in (None, name) for name, field in tp.model_fields.items()):
             return True
+        # `Annotated[Decimal, PlainSerializer(float)]` and the like, on a field.
+        if any(_is_serializer(meta) for field in tp.model_fields.values() for meta in field.metadata):
+            return True
+        seen.add(_IN_MODEL)
         return any(_serializes_fields(field.annotation, seen) for field in tp.model_fields.values())
     if isinstance(tp, type) and tp.__name__ in ("SecretStr", "SecretBytes") and tp.__module__.startswith("pydantic"):
         return True
+    # pydantic writes a duration as ISO 8601 (`PT1H30M`), the writer as seconds.
+    if tp is datetime.timedelta and seen_in_model(seen):
+        return True
+    _, metadata = schemas.strip_annotated(annotation)
+    if any(_is_serializer(meta) for meta in metadata or ()):
+        return True
     return any(_serializes_fields(arg, seen) for arg in typing.get_args(tp))
+
+
+def seen_in_model(seen: set) -> bool:
+    """Whether the walk of ``_serializes_fields`` has passed through a pydantic model (only
+    a model's fields are written pydantic's way; a dataclass's or a TypedDict's are not)."""
+    return _IN_MODEL in seen
+
+
+#: Marks, in ``_serializes_fields``' ``seen``, that the walk is below a pydantic model.
+_IN_MODEL = object()
+
+
+def _is_serializer(meta: Any) -> bool:
+    """A pydantic ``PlainSerializer``/``WrapSerializer`` in a type's ``Annotated`` metadata."""
+    return type(meta).__name__ in ("PlainSerializer", "WrapSerializer") and type(meta).__module__.startswith("pydantic")
 
 
 def _has_read_only(schema: Any) -> bool:
@@ -152,13 +150,39 @@ def _describes_json(annotation: Any) -> bool:
     return True
 
 
-def excluding(handler: Callable[..., Any], *, unset: bool, none: bool, defaults: bool) -> Callable[..., Any]:
+def excluding(handler: Callable[..., Any], declared_by: Callable[..., Any], response_model: Any, *, unset: bool, none: bool, defaults: bool) -> Callable[..., Any]:
     """``handler`` whose JSON result leaves out what FastAPI's ``response_model_exclude_unset``
     (fields a model was not given), ``_exclude_none`` (``None`` values, at any depth) and
-    ``_exclude_defaults`` (fields at their default) leave out. A pydantic model is dumped with
-    those flags, a dataclass or a dict has its ``None`` values dropped; anything else (a
-    ``Response``, text, a stream) is sent as it is. Only routes with one of the options pay."""
+    ``_exclude_defaults`` (fields at their default) leave out. The result is read into the
+    route's response model (a dict, a row, a list of them) and dumped with those flags, as
+    FastAPI does (found by a probe: a dict's defaults stayed, and with exclude_none alone its
+    defaulted fields went missing); under a type pydantic cannot read, a pydantic model is
+    dumped with them, a dataclass or a dict has its ``None`` values dropped. A ``Response``,
+    text or a stream is sent as it is. Only routes with one of the options pay."""
     import dataclasses
+
+    annotation = None
+    if response_model is FROM_ANNOTATION:
+        annotation = typing.get_type_hints(declared_by, include_extras=True).get("return")
+    elif response_model is not None:
+        annotation = response_model
+    adapter = None
+    if annotation is not None and _describes_json(annotation):
+        import pydantic
+
+        try:
+            adapter = pydantic.TypeAdapter(annotation)
+        except Exception:  # noqa: BLE001 - a type pydantic cannot read (a msgspec Struct): trimmed below
+            adapter = None
+    if adapter is not None:
+
+        def dumped(value: Any) -> Any:
+            if value is None or isinstance(value, (str, bytes, bytearray, Response)):
+                return value
+            model = adapter.validate_python(value, from_attributes=True)
+            return adapter.dump_python(model, mode="json", by_alias=True, exclude_unset=unset, exclude_none=none, exclude_defaults=defaults)
+
+        return _applied(handler, dumped)
 
     def trimmed(value: Any) -> Any:
         if hasattr(type(value), "model_dump"):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import datetime
 import enum
 import json
 import typing
@@ -706,3 +707,121 @@ def test_a_dict_of_field_names_is_written_by_the_models_aliases() -> None:
     assert client.get("/profiles").json() == [{"userName": "bo", "age": 0}]
     assert client.get("/camel").json() == {"userName": "cy"}
     assert client.get("/camel-by-alias").json() == {"userName": "dee"}
+
+
+# Found by a probe of what FastAPI handlers return: a `response: Response` parameter wrapped
+# the result before its model masked it (a SecretStr in clear); a dataclass or msgspec Struct
+# under a masking model was written from its own fields; rows inside a page's `items`, after a
+# dict in a list, or with __slots__ were 500s; a PlainSerializer or a timedelta field was
+# written the writer's way; exclude_none dropped defaults and exclude_defaults kept them.
+class Key(pydantic.BaseModel):
+    model_config = pydantic.ConfigDict(from_attributes=True)
+    id: int
+    api_key: pydantic.SecretStr
+
+
+class Page(pydantic.BaseModel):
+    items: list[OwnerOut]
+    total: int
+
+
+class Slotted:
+    __slots__ = ("id", "name", "secret")
+
+    def __init__(self, id: int, name: str) -> None:
+        self.id, self.name, self.secret = id, name, "hidden"
+
+
+class Priced(pydantic.BaseModel):
+    amount: Annotated[Any, pydantic.PlainSerializer(float, return_type=float)]
+    took: datetime.timedelta
+
+
+class Settings(pydantic.BaseModel):
+    name: str
+    theme: str = "light"
+    tags: list[str] = []
+    note: Optional[str] = None
+
+
+class Person(pydantic.BaseModel):
+    first: str
+    last: str
+
+    @pydantic.computed_field
+    @property
+    def full(self) -> str:
+        return f"{self.first} {self.last}"
+
+
+class PersonInDB(pydantic.BaseModel):
+    first: str
+    last: str
+    hashed_password: str
+
+
+@dataclasses.dataclass
+class KeyRecord:
+    id: int
+    api_key: str
+
+
+def test_what_fastapi_reads_into_the_model_is_read_so_whatever_wraps_or_holds_it() -> None:
+    import decimal
+
+    app = App()
+
+    @app.get("/with-response", response_model=Key)
+    def with_response(response: Response) -> Any:
+        response.headers["cache-control"] = "no-store"
+        return {"id": 1, "api_key": "sk-live-123"}
+
+    @app.get("/dataclass", response_model=Key)
+    def dataclass_key() -> Any:
+        return KeyRecord(2, "sk-live-456")
+
+    @app.get("/struct", response_model=Key)
+    def struct_key() -> Any:
+        return msgspec.defstruct("KeyStruct", [("id", int), ("api_key", str)])(3, "sk-live-789")
+
+    @app.get("/page", response_model=Page)
+    def page() -> Any:
+        rows = [Row(1, "ada"), Row(2, "bo")]
+        return {"items": rows, "total": len(rows)}
+
+    @app.get("/mixed", response_model=list[Optional[OwnerOut]])
+    def mixed() -> Any:
+        return [None, {"id": 0, "name": "guest"}, Row(1, "ada"), Slotted(2, "cy")]
+
+    @app.get("/slotted", response_model=OwnerOut)
+    def slotted() -> Any:
+        return Slotted(3, "dee")
+
+    @app.get("/priced")
+    def priced() -> Priced:
+        return {"amount": decimal.Decimal("9.99"), "took": datetime.timedelta(minutes=90)}
+
+    @app.get("/none", response_model=Settings, response_model_exclude_none=True)
+    def no_nones() -> Any:
+        return {"name": "ada", "note": None}
+
+    @app.get("/defaults", response_model=Settings, response_model_exclude_defaults=True)
+    def no_defaults() -> Any:
+        return {"name": "ada", "theme": "light", "tags": []}
+
+    @app.get("/person", response_model=Person)
+    def person() -> Any:
+        return PersonInDB(first="Ada", last="L", hashed_password="x")
+
+    client = TestClient(app)
+    masked = client.get("/with-response")
+    assert (masked.json(), masked.headers["cache-control"]) == ({"id": 1, "api_key": "**********"}, "no-store")
+    assert client.get("/dataclass").json() == {"id": 2, "api_key": "**********"}
+    assert client.get("/struct").json() == {"id": 3, "api_key": "**********"}
+    assert client.get("/page").json() == {"items": [{"id": 1, "name": "ada"}, {"id": 2, "name": "bo"}], "total": 2}
+    assert client.get("/mixed").json() == [None, {"id": 0, "name": "guest"}, {"id": 1, "name": "ada"}, {"id": 2, "name": "cy"}]
+    assert client.get("/slotted").json() == {"id": 3, "name": "dee"}
+    assert client.get("/priced").json() == {"amount": 9.99, "took": "PT1H30M"}
+    assert client.get("/none").json() == {"name": "ada", "theme": "light", "tags": []}
+    assert client.get("/defaults").json() == {"name": "ada"}
+    assert client.get("/person").json() == {"first": "Ada", "last": "L", "full": "Ada L"}

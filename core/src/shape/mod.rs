@@ -209,6 +209,15 @@ impl<'a> Shape<'a> {
         Some(Shape { nodes: self.nodes, at })
     }
 
+    /// The names an object's schema declares (`properties`), in their order; none when this
+    /// is not an object's shape. What a writer reads from a value that holds its members as
+    /// attributes rather than keys (an ORM row under a Python response model): only what the
+    /// schema declares is read, so nothing else can go out.
+    pub fn declared_names(self) -> impl Iterator<Item = &'a str> {
+        let nodes = self.nodes;
+        nodes[self.at].object.iter().flat_map(|object| object.fields.iter().map(|(name, _)| &**name))
+    }
+
     /// The shape of an array's item at `position`. A value whose shape is not an array's
     /// keeps its items as they are.
     pub fn item(self, position: usize) -> Shape<'a> {
@@ -275,6 +284,10 @@ pub trait Fields: Copy {
     /// [`Shape::admits`]: asked as each object or array begins.
     fn admits(self, kind: Container) -> Result<(), Incomplete>;
     fn complete(self, written: &Written, out: &mut Vec<u8>, has_member: bool) -> Result<(), Incomplete>;
+    /// [`Shape::declared_names`], for a writer's slow path (none for [`Everything`]).
+    fn declared_names(self) -> Vec<Box<str>> {
+        Vec::new()
+    }
 }
 
 /// Keeps every member of every value.
@@ -328,6 +341,9 @@ impl Fields for Shape<'_> {
     }
     fn complete(self, written: &Written, out: &mut Vec<u8>, has_member: bool) -> Result<(), Incomplete> {
         Shape::complete(self, written, out, has_member)
+    }
+    fn declared_names(self) -> Vec<Box<str>> {
+        Shape::declared_names(self).map(Box::from).collect()
     }
 }
 

@@ -340,3 +340,19 @@ fn a_value_of_a_kind_the_schema_does_not_admit_is_refused_where_it_filters() {
     assert!(shape.root().admits(Container::Array).is_err());
     assert!(Shape::any().admits(Container::Array).is_ok());
 }
+
+#[test]
+fn an_objects_declared_names_are_what_a_writer_reads_from_attributes() {
+    let shape = CompiledShape::compile(&json!({
+        "type": "object",
+        "properties": {"id": {}, "owner": {"anyOf": [{"type": "null"}, {"properties": {"name": {}}}]}, "tags": {"items": {"properties": {"label": {}}}}},
+    }))
+    .unwrap();
+    let root = shape.root();
+    assert_eq!(root.declared_names().collect::<Vec<_>>(), ["id", "owner", "tags"]);
+    assert_eq!(root.field("owner").unwrap().declared_names().collect::<Vec<_>>(), ["name"]);
+    assert_eq!(root.field("tags").unwrap().item(0).declared_names().collect::<Vec<_>>(), ["label"]);
+    assert_eq!(root.field("id").unwrap().declared_names().count(), 0, "a value that is no object's declares none");
+    assert_eq!(Shape::any().declared_names().count(), 0);
+    assert!(Fields::declared_names(Everything).is_empty());
+}

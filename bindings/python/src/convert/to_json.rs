@@ -320,6 +320,22 @@ impl<F: Fields> Json<'_, '_, '_, F> {
         if let Some(encoded) = jsonable(obj) {
             return self.child(&encoded, self.shape).write(out);
         }
+        // An object of the app's own (an ORM row, a SQLAlchemy Row, a `__slots__` class) where
+        // the response schema declares an object: its declared attributes, as FastAPI reads a
+        // result `from_attributes` (found by probes: a 500, alone, in a list after a dict, or
+        // inside a page's `items`). Only declared names are read, so nothing else goes out; one
+        // it lacks is filled or missing as a key would be.
+        let declared = self.shape.declared_names();
+        if !declared.is_empty() {
+            let mut present = Vec::with_capacity(declared.len());
+            for name in declared {
+                let name = PyString::new(py, &name);
+                if obj.hasattr(&name).map_err(py_err)? {
+                    present.push((name.clone().into_any(), name.into_any()));
+                }
+            }
+            return self.write_attributes(present.into_iter(), out);
+        }
         Err(format!("an object of type {} is not JSON-serialisable", type_name(obj)))
     }
 
