@@ -103,7 +103,18 @@ class Reply {
     this._inNotFound = false;
     /** Called by `send()`: a `done`-style hook waited on may answer without calling `done`. */
     this._onSent = null;
+    /** The request this reply answers (set by the dispatcher). */
+    this._request = null;
   }
+
+  /** The request this reply answers (Fastify's `reply.request`). */
+  get request() { return this._request; }
+
+  /** The app (Fastify's `reply.server`). */
+  get server() { return this._app; }
+
+  /** The request's logger (Fastify's `reply.log`). */
+  get log() { return this._request?.log; }
 
   /** What `sendFile` names files below without a root of its own (the app's first static root). */
   get _fileRoot() { return this._app?._fileRoot ?? null; }

@@ -125,6 +125,8 @@ export interface Context<Path extends string = string, Body = any, Query = Recor
   readonly ip: string | undefined;
   /** The peer's port; 0 for `inject()`. */
   readonly remotePort: number | undefined;
+  /** The app (Fastify's `request.server`). */
+  readonly server: App;
   /** Node's `IncomingMessage` names (Fastify's `request.raw`): the body is `body`/`rawBody`. */
   readonly raw: { method: string; url: string; headers: Record<string, string | string[]>; socket: { remoteAddress: string | undefined; remotePort: number | undefined } };
   /** Any header by name, declared or not; repeated ones joined with ", ". */
@@ -407,18 +409,25 @@ export declare class App {
   openapi(): Record<string, any>;
   get<G extends RouteGeneric = {}, P extends string = string>(path: P, handler: Handler<P, G>): this;
   get<G extends RouteGeneric = {}, P extends string = string>(path: P, options: RouteOptions, handler: Handler<P, G>): this;
+  get<G extends RouteGeneric = {}, P extends string = string>(path: P, options: RouteOptions & { handler: Handler<P, G> }): this;
   post<G extends RouteGeneric = {}, P extends string = string>(path: P, handler: Handler<P, G>): this;
   post<G extends RouteGeneric = {}, P extends string = string>(path: P, options: RouteOptions, handler: Handler<P, G>): this;
+  post<G extends RouteGeneric = {}, P extends string = string>(path: P, options: RouteOptions & { handler: Handler<P, G> }): this;
   put<G extends RouteGeneric = {}, P extends string = string>(path: P, handler: Handler<P, G>): this;
   put<G extends RouteGeneric = {}, P extends string = string>(path: P, options: RouteOptions, handler: Handler<P, G>): this;
+  put<G extends RouteGeneric = {}, P extends string = string>(path: P, options: RouteOptions & { handler: Handler<P, G> }): this;
   patch<G extends RouteGeneric = {}, P extends string = string>(path: P, handler: Handler<P, G>): this;
   patch<G extends RouteGeneric = {}, P extends string = string>(path: P, options: RouteOptions, handler: Handler<P, G>): this;
+  patch<G extends RouteGeneric = {}, P extends string = string>(path: P, options: RouteOptions & { handler: Handler<P, G> }): this;
   delete<G extends RouteGeneric = {}, P extends string = string>(path: P, handler: Handler<P, G>): this;
   delete<G extends RouteGeneric = {}, P extends string = string>(path: P, options: RouteOptions, handler: Handler<P, G>): this;
+  delete<G extends RouteGeneric = {}, P extends string = string>(path: P, options: RouteOptions & { handler: Handler<P, G> }): this;
   head<G extends RouteGeneric = {}, P extends string = string>(path: P, handler: Handler<P, G>): this;
   head<G extends RouteGeneric = {}, P extends string = string>(path: P, options: RouteOptions, handler: Handler<P, G>): this;
+  head<G extends RouteGeneric = {}, P extends string = string>(path: P, options: RouteOptions & { handler: Handler<P, G> }): this;
   options<G extends RouteGeneric = {}, P extends string = string>(path: P, handler: Handler<P, G>): this;
   options<G extends RouteGeneric = {}, P extends string = string>(path: P, options: RouteOptions, handler: Handler<P, G>): this;
+  options<G extends RouteGeneric = {}, P extends string = string>(path: P, options: RouteOptions & { handler: Handler<P, G> }): this;
   /** A WebSocket route: parameters are validated and the onRequest and preHandler hooks run before the upgrade (a reply a hook sends refuses it); the handler gets the socket and the request's values, with what the hooks set on their `ctx`. */
   ws<P extends string>(path: P, handler: SocketHandler<P>): this;
   ws<P extends string>(path: P, options: SocketOptions, handler: SocketHandler<P>): this;
@@ -457,6 +466,8 @@ export declare class App {
   // `done` is not optional, so a hook that takes it may call it; an async hook without it fits too.
   /** Runs as each route is declared after it, in this app or scope, with its options to change (@fastify/rate-limit adds its hook so). */
   addHook(name: 'onRoute', hook: (this: App, routeOptions: RouteHookOptions) => void): this;
+  /** Runs as each plugin scope is made under this app or scope, with it and its options. */
+  addHook(name: 'onRegister', hook: (instance: App, options: Record<string, unknown>) => void): this;
   addHook(name: 'onReady', hook: (this: App, done: (error?: Error) => void) => unknown): this;
   addHook(name: 'onListen', hook: (this: App, done: (error?: Error) => void) => unknown): this;
   addHook(name: 'preClose', hook: (this: App, done: (error?: Error) => void) => unknown): this;
@@ -532,6 +543,10 @@ export interface Reply {
   download(filename: string, name?: string): this;
   /** Node's `ServerResponse` names over this reply: the status and headers; `end(body)` sends; `write()` is refused (the core writes). */
   readonly raw: RawReply;
+  /** The request this reply answers, the app, and the request's logger (Fastify's). */
+  readonly request: Context;
+  readonly server: App;
+  readonly log: LogFacade;
 }
 
 /** `reply.raw`: what of Node's `ServerResponse` a reply offers. */

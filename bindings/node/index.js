@@ -612,7 +612,11 @@ class App {
     this._parsers = [];
     /** `onRoute` hooks declared on this app or scope (see `_routeThroughHooks`). */
     this._onRoute = [];
+    /** `onRegister` hooks declared here: called with each plugin scope made under it. */
+    this._onRegister = [];
     this._parentScope = null;
+    /** By route: the app or scope that declared it (whose request and reply decorations its requests get). */
+    this._routeScopes = [];
     this._Context = class extends Context {};
     /** This app's replies: `decorateReply` adds to its prototype, not to every app's. */
     this._Reply = class extends Reply {};
@@ -642,6 +646,10 @@ class App {
       handler = options;
       options = {};
     }
+    // Fastify's `get(path, { schema, handler })`.
+    if (handler === undefined && options !== null && typeof options === 'object' && typeof options.handler === 'function') {
+      ({ handler, ...options } = options);
+    }
     if (typeof handler !== 'function') throw new TypeError(`ferrule: ${method} ${path}: the handler must be a function`);
     this._notListening(`${method} ${path}`);
     const hooks = this._onRouteHooks();
@@ -663,6 +671,7 @@ class App {
       if (typeof status !== 'number') throw new TypeError(`ferrule: ${m} ${path}: status must be a number, not ${JSON.stringify(status)}`);
       const index = withNodeNames(() => this._native.addRoute(JSON.stringify(declared), status, group));
       this._handlers[index] = withScope(handler, this);
+      this._routeScopes[index] = this;
       this._takesReply[index] = handler.length >= 2;
       this._declares[index] = declaresOf(declared);
       this._routeOptions[index] = routeOptionsOf(m, underPrefix(this._prefix, path), options || {});
@@ -681,6 +690,7 @@ class App {
     this._notListening(`${spec.method} ${spec.path}`);
     const index = nativeCall(() => this._native.addRoute(JSON.stringify(spec), status, this._group));
     this._handlers[index] = withScope(handler, this);
+    this._routeScopes[index] = this;
     this._takesReply[index] = handler.length >= 2;
     this._isSocket[index] = Boolean(spec.websocket);
     this._declares[index] = declaresOf(spec);
@@ -714,6 +724,7 @@ class App {
     const group = this._routeGroup(rest, `WebSocket ${path}`);
     const index = withNodeNames(() => this._native.addRoute(JSON.stringify(spec), 200, group));
     this._handlers[index] = withScope(handler, this);
+    this._routeScopes[index] = this;
     this._isSocket[index] = true;
     this._statuses[index] = 200;
     this._declares[index] = declaresOf(spec);
@@ -759,9 +770,9 @@ class App {
    */
   addHook(name, fn) {
     if (typeof fn !== 'function') throw new TypeError(`ferrule: the ${name} hook must be a function`);
-    if (name === 'onRoute') {
-      this._notListening('the onRoute hook');
-      this._onRoute.push(withScope(fn, this));
+    if (name === 'onRoute' || name === 'onRegister') {
+      this._notListening(`the ${name} hook`);
+      (name === 'onRoute' ? this._onRoute : this._onRegister).push(withScope(fn, this));
       return this;
     }
     if (LIFECYCLE_HOOKS.includes(name)) {
@@ -773,8 +784,8 @@ class App {
     }
     if (name in NOT_OFFERED) throw new TypeError(`ferrule: the ${name} hook is not offered: ${NOT_OFFERED[name]}`);
     const phase = PHASE_OF[name];
-    if (!phase) throw new TypeError(`ferrule: ${native.unknownOption('hook', String(name), [...Object.keys(PHASE_OF), 'onRoute', ...LIFECYCLE_HOOKS])}`);
-    this._addHookFn(phase, fn, phase);
+    if (!phase) throw new TypeError(`ferrule: ${native.unknownOption('hook', String(name), [...Object.keys(PHASE_OF), 'onRoute', 'onRegister', ...LIFECYCLE_HOOKS])}`);
+    this._addHookFn(phase, adaptedHook(name, fn), name);
     return this;
   }
 
@@ -835,7 +846,7 @@ class App {
     });
     const group = nativeCall(() => this._native.routeGroup(this._group));
     for (const [name, fns] of hooks) {
-      for (const fn of fns) this._addHookFn(PHASE_OF[name], fn, name, group);
+      for (const fn of fns) this._addHookFn(PHASE_OF[name], adaptedHook(name, fn), name, group);
     }
     return group;
   }
@@ -892,8 +903,13 @@ class App {
       scope = Object.create(this);
       scope._group = group;
       scope._onRoute = [];
+      scope._onRegister = [];
       scope._parentScope = this;
       scope._prefix = `${this._prefix || ''}${prefix}`;
+      // Fastify's onRegister: each hook from the app down to here meets the new scope.
+      for (let at = this; at; at = at._parentScope) {
+        for (const hook of at._onRegister) hook(scope, rest);
+      }
     }
     // `ready()` takes `_pending` as it waits: what this call adds is read from a log kept whole.
     const log = this._root._loadLog;
@@ -944,6 +960,7 @@ class App {
 
   hasContentTypeParser(contentType) {
     const key = typeof contentType === 'string' ? mediaType(contentType) : contentType;
+    if (BUILT_IN_TYPES.includes(key)) return true;
     return this._root._parsers.some((known) => (key instanceof RegExp ? String(known.type) === String(key) : known.type === key));
   }
 
@@ -996,7 +1013,7 @@ class App {
    * shared by every request, so they are refused, as Fastify refuses them.
    */
   decorateRequest(name, value) {
-    const proto = this._root._Context.prototype;
+    const proto = this._own('_Context').prototype;
     // A plugin declaring, with an empty default, a field the request has already (@fastify/cookie's
     // `cookies`, which its hook then sets): the request's own stands, and the plugin's hook may
     // set it as it would in Fastify.
@@ -1015,7 +1032,18 @@ class App {
   }
 
   hasRequestDecorator(name) {
-    return name in this._root._Context.prototype;
+    return name in this._Context.prototype;
+  }
+
+  /**
+   * This scope's own request (`_Context`) or reply (`_Reply`) class, made on first use as a
+   * subclass of its parent's: a plugin's decorations reach its own routes and the scopes under
+   * it, not its siblings' or the app's, as in Fastify (found by a probe: @fastify/jwt could not
+   * be registered in two scopes). An app that decorates only at its root has one class.
+   */
+  _own(field) {
+    if (!Object.hasOwn(this, field)) this[field] = class extends this[field] {};
+    return this[field];
   }
 
   /**
@@ -1025,8 +1053,7 @@ class App {
    * refuses them.
    */
   decorateReply(name, value) {
-    const root = this._root;
-    const proto = root._Reply.prototype;
+    const proto = this._own('_Reply').prototype;
     if (name in proto || Object.hasOwn(new Reply(200, null), name)) throw new TypeError(`ferrule: the reply already has ${String(name)}`);
     if (isAccessor(value)) {
       Object.defineProperty(proto, name, { get: value.getter, set: value.setter, configurable: true, enumerable: false });
@@ -1040,7 +1067,7 @@ class App {
   }
 
   hasReplyDecorator(name) {
-    return name in this._root._Reply.prototype;
+    return name in this._Reply.prototype;
   }
 
   /**
@@ -1363,7 +1390,76 @@ function inOwnContext(fn, self, a, b, c, d, e) {
 }
 
 /** The chain of a route without hooks whose handler takes a reply (`Dispatcher.run`). */
-const NO_HOOKS = Object.freeze({ onRequest: [], preHandler: [], onSend: [], onError: [], errorHandlers: [], notFound: null });
+const NO_HOOKS = Object.freeze({ parseAt: 0, onRequest: [], preHandler: [], onSend: [], onError: [], errorHandlers: [], notFound: null });
+
+/**
+ * A Fastify hook as the phase it runs in calls it: `preParsing` gets the body as a stream (and
+ * may give another, read in its place), `preSerialization` only a payload that is to be
+ * serialised. The others are called as they are.
+ */
+function adaptedHook(name, fn) {
+  if (name === 'preParsing') return preParsingHook(fn);
+  if (name === 'preSerialization') return preSerializationHook(fn);
+  return fn;
+}
+
+/**
+ * Fastify's `preParsing(request, reply, payload, [done])`: `payload` is the body as sent, a
+ * stream; a stream the hook gives back (a decompressed one) is read whole and becomes the body
+ * of a route that declares none (a declared body was read and validated by the core already).
+ * Found by a probe: called as an onRequest hook, its `payload` was `done` and its `done` absent,
+ * so every request was a 500.
+ */
+function preParsingHook(hook) {
+  const takesDone = hook.length >= 4;
+  return function preParsing(ctx, reply, done) {
+    const payload = bodyStream(ctx.rawBody);
+    let finished = false;
+    const finish = (error, given) => {
+      if (finished) return;
+      finished = true;
+      if (error) return done(error);
+      if (given == null || given === payload || typeof given.on !== 'function') return done();
+      const chunks = [];
+      given.on('data', (chunk) => chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk)));
+      given.on('error', (failure) => done(failure));
+      given.on('end', () => {
+        if (ctx[BODY] === UNREAD) rawParts(ctx)[0] = Buffer.concat(chunks);
+        done();
+      });
+    };
+    const returned = takesDone ? hook.call(this, ctx, reply, payload, finish) : hook.call(this, ctx, reply, payload);
+    if (isThenable(returned)) returned.then((given) => finish(null, given), (error) => finish(error ?? new Error('ferrule: a preParsing hook rejected without a reason')));
+    else if (!takesDone) finish(null, returned);
+  };
+}
+
+/**
+ * Fastify's `preSerialization(request, reply, payload, [done])`, which Fastify calls only for a
+ * payload it is to serialise: not for text, a Buffer, a stream, null, a file or an error's
+ * answer (found by a probe: an envelope hook wrapped the problem's bytes).
+ */
+function preSerializationHook(hook) {
+  const takesDone = hook.length >= 4;
+  return function preSerialization(ctx, reply, payload, done) {
+    if (payload === null || typeof payload !== 'object' || Buffer.isBuffer(payload) || payload instanceof Uint8Array
+        || typeof payload.pipe === 'function' || payload instanceof Response || payload instanceof SentFile || payload instanceof Error) {
+      return done(null, payload);
+    }
+    const returned = takesDone ? hook.call(this, ctx, reply, payload, done) : hook.call(this, ctx, reply, payload);
+    if (isThenable(returned)) returned.then((value) => done(null, value), (error) => done(error ?? new Error('ferrule: a preSerialization hook rejected without a reason')));
+    else if (!takesDone) done(null, returned);
+    return undefined;
+  };
+}
+
+/** `body` as a readable stream (what Fastify hands parsers and preParsing hooks). */
+function bodyStream(body) {
+  const stream = new (require('node:stream').Readable)({ read() {} });
+  if (body.length > 0) stream.push(body);
+  stream.push(null);
+  return stream;
+}
 
 /**
  * What `register` returns: the app (its methods chain: `app.register(a).register(b)`), and a
@@ -1394,6 +1490,9 @@ class Dispatcher {
     this.takesReply = app._takesReply;
     /** The app's `addContentTypeParser` list, live (an empty one costs `run()` a length read). */
     this.parsers = app._parsers;
+    /** By route: its scope's request and reply classes (the app's, unless a scope decorated). */
+    this.contextOf = app._routeScopes.map((scope) => scope._Context);
+    this.replyOf = app._routeScopes.map((scope) => scope._Reply);
     this.isSocket = app._isSocket;
     /** The `ctx` of each WebSocket handshake the hooks let through, by its handshake id, until its socket opens. */
     this.admitted = new Map();
@@ -1468,7 +1567,7 @@ class Dispatcher {
       }
       if (id === -6) {
         const refusal = { status: batch[i + 12], problem: batch[i + 13], headers: batch[i + 14] };
-        inOwnContext(this.runHooked, this, batch[i + 1], batch[i + 2], new this.app._Context(native, batch, i + 1), batch[i + 11], refusal);
+        inOwnContext(this.runHooked, this, batch[i + 1], batch[i + 2], new (this.contextOf[batch[i + 2]] ?? this.app._Context)(native, batch, i + 1), batch[i + 11], refusal);
         i += 15;
         continue;
       }
@@ -1481,7 +1580,7 @@ class Dispatcher {
         if (id === -8) {
           // A WebSocket's handshake, which its hooks see: its request follows.
           const at = i + 2;
-          const ctx = new this.app._Context(native, batch, at);
+          const ctx = new (this.contextOf[batch[at + 1]] ?? this.app._Context)(native, batch, at);
           ctx[HANDSHAKE] = batch[i + 1];
           inOwnContext(this.runHooked, this, batch[at], batch[at + 1], ctx, batch[at + 10], null);
           i = at + 11;
@@ -1497,8 +1596,9 @@ class Dispatcher {
       }
       if (!(i > 0 && performance.now() - started > 5 && !native.wanted(id))) {
         const chain = batch[i + 10];
-        if (chain < 0) inOwnContext(this.run, this, id, batch[i + 1], new this.app._Context(native, batch, i));
-        else inOwnContext(this.runHooked, this, id, batch[i + 1], new this.app._Context(native, batch, i), chain, null);
+        const Made = this.contextOf[batch[i + 1]] ?? this.app._Context;
+        if (chain < 0) inOwnContext(this.run, this, id, batch[i + 1], new Made(native, batch, i));
+        else inOwnContext(this.runHooked, this, id, batch[i + 1], new Made(native, batch, i), chain, null);
       }
       i += 11;
     }
@@ -1512,7 +1612,10 @@ class Dispatcher {
       const [onRequest, preHandler, onSend, onError] = this.native.hooksOf(number);
       const fns = this.app._hookFns;
       const last = (kind) => onError.map((slot) => fns[slot]).filter((h) => h.kind === kind).map((h) => h.fn).pop() || null;
+      const parseAt = onRequest.findIndex((slot) => fns[slot].kind === 'preValidation');
       chain = {
+        // Fastify parses a body after onRequest and preParsing, before preValidation.
+        parseAt: parseAt < 0 ? onRequest.length : parseAt,
         onRequest: onRequest.map((slot) => fns[slot].fn),
         preHandler: preHandler.map((slot) => fns[slot].fn),
         onSend: onSend.map((slot) => fns[slot].fn),
@@ -1536,7 +1639,8 @@ class Dispatcher {
    */
   runHooked(id, route, ctx, number, refusal) {
     const chain = this.chain(number);
-    const reply = new this.app._Reply(refusal ? refusal.status : this.app._statuses[route] ?? 200, this.app);
+    const reply = new (this.replyOf[route] ?? this.app._Reply)(refusal ? refusal.status : this.app._statuses[route] ?? 200, this.app);
+    reply._request = ctx;
     const refused = refusal ? refusalError(refusal) : null;
     const waited = this.continueHooked(id, route, ctx, chain, reply, refused, refusal, 0);
     if (waited !== undefined) waited.then(this.flushSoon, this.flushSoon);
@@ -1552,8 +1656,8 @@ class Dispatcher {
     const last = before + chain.preHandler.length;
     try {
       for (; step <= last && !reply.sent; step++) {
-        // Fastify parses after the onRequest hooks, so preHandler hooks see the parsed body.
-        if (step === before && !refused && this.parsers.length !== 0 && ctx[BODY] === UNREAD) {
+        // Fastify parses after the onRequest hooks, so preValidation and preHandler hooks see the parsed body.
+        if (step === chain.parseAt && !refused && this.parsers.length !== 0 && ctx[BODY] === UNREAD) {
           const parsing = parseCustomBody(this.parsers, ctx);
           if (parsing !== undefined) {
             const at = step;
@@ -2054,7 +2158,14 @@ function mediaType(contentType) {
   return contentType.split(';', 1)[0].trim().toLowerCase();
 }
 
-/** The parser `addContentTypeParser` declared for `contentType`: by media type, then RegExp, then `'*'`. */
+/** The types Fastify parses itself, which a `'*'` parser does not take (nor `hasContentTypeParser` deny). */
+const BUILT_IN_TYPES = ['application/json', 'text/plain'];
+
+/**
+ * The parser `addContentTypeParser` declared for `contentType`: by media type, then RegExp,
+ * then `'*'` for a type that is not one of `BUILT_IN_TYPES` (found by a probe: a `'*'` parser
+ * took JSON bodies, which Fastify's own JSON parser keeps).
+ */
 function parserFor(parsers, contentType) {
   const essence = mediaType(contentType);
   let any = null;
@@ -2064,7 +2175,7 @@ function parserFor(parsers, contentType) {
     if (parser.type === '*') any ??= parser;
     else if (parser.type instanceof RegExp && pattern === null && parser.type.test(essence)) pattern = parser;
   }
-  return pattern ?? any;
+  return pattern ?? (BUILT_IN_TYPES.includes(essence) ? null : any);
 }
 
 /** A parser's failure: its own status, else a 400 (the body is what it could not read). */
@@ -2086,17 +2197,15 @@ function parseCustomBody(parsers, ctx) {
   const parser = parserFor(parsers, contentType);
   if (parser === null) return undefined;
   const raw = ctx.rawBody;
+  // No body (a GET sent with a content type) is none to parse, as in Fastify.
+  if (raw.length === 0) return undefined;
   if (parser.bodyLimit !== undefined && raw.length > parser.bodyLimit) {
     throw new HttpError(413, `The body is larger than this content type's limit of ${parser.bodyLimit} bytes.`);
   }
   let payload;
   if (parser.parseAs === 'string') payload = raw.toString('utf8');
   else if (parser.parseAs === 'buffer') payload = raw;
-  else {
-    payload = new (require('node:stream').Readable)({ read() {} });
-    if (raw.length > 0) payload.push(raw);
-    payload.push(null);
-  }
+  else payload = bodyStream(raw);
   let settled = false;
   let failure;
   let body;
@@ -2313,7 +2422,17 @@ class Context {
    * type a Buffer; no body: undefined). A JSON body that does not parse is a 400.
    */
   get body() {
-    if (this[BODY] === UNREAD) this[BODY] = parsedBody(this.rawBody, this.header('content-type'), this[APP]._refusePrototypeKeys);
+    if (this[BODY] === UNREAD) {
+      // A body a content-type parser takes is not read yet before preValidation, as in
+      // Fastify's onRequest: read here, the default reading would stand in for the parser's
+      // (found by a probe: a CSV body reached the handler as text).
+      const parsers = this[APP]._parsers;
+      if (parsers !== undefined && parsers.length !== 0) {
+        const contentType = this.header('content-type');
+        if (contentType !== undefined && parserFor(parsers, contentType) !== null) return undefined;
+      }
+      this[BODY] = parsedBody(this.rawBody, this.header('content-type'), this[APP]._refusePrototypeKeys);
+    }
     return this[BODY];
   }
 
@@ -2366,6 +2485,9 @@ class Context {
 
   /** The request id (Fastify's `request.id`), as `requestId`. */
   get id() { return this.requestId; }
+
+  /** The app (Fastify's `request.server`). */
+  get server() { return this[APP]; }
 
   /**
    * Fastify's `request.raw` (Node's `IncomingMessage`), as far as the core hands a request

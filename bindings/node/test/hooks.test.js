@@ -950,3 +950,70 @@ test('the chain after a done called inside an AsyncLocalStorage run sees its sto
   assert.deepStrictEqual(ada.json(), { hook: 'ada+later', handler: 'ada+later' });
   assert.deepStrictEqual(bo.json(), { hook: 'bo+later', handler: 'bo+later' });
 });
+
+// Found by a second probe against Fastify 5 with its plugins: preParsing hooks got `done` as
+// their payload (every request a 500); preSerialization ran on problem bodies, text and Buffers;
+// a '*' parser took JSON; a GET with a content type and no body went to the parser; a body read
+// in preValidation skipped the parser; request and reply decorations were app-wide (a plugin
+// registered in two scopes could not decorate twice); reply.request/server/log and
+// request.server were missing; `get(path, { handler })` and onRegister were refused.
+test('preParsing gets the body as a stream and may give another; preSerialization sees only objects', async () => {
+  const zlib = require('node:zlib');
+  const app = new App({ logger: false });
+  app.addHook('preParsing', (req, reply, payload, done) => {
+    if (req.header('content-encoding') !== 'gzip') return done(null, payload);
+    done(null, payload.pipe(zlib.createGunzip()));
+  });
+  app.addHook('preParsing', async (req, reply, payload) => { req.sawStream = typeof payload.on === 'function'; return payload; });
+  app.addHook('preSerialization', async (req, reply, payload) => ({ data: payload }));
+  app.post('/echo', (ctx) => ({ body: ctx.body, stream: ctx.sawStream }));
+  app.get('/text', () => 'plain');
+  app.get('/fail', () => { throw new HttpError(409, 'taken'); });
+  const gz = await app.inject({ method: 'POST', url: '/echo', payload: zlib.gzipSync('{"a":1}'), headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' } });
+  assert.deepStrictEqual([gz.statusCode, gz.json()], [200, { data: { body: { a: 1 }, stream: true } }]);
+  const text = await app.inject('/text');
+  assert.deepStrictEqual([text.body, text.headers['content-type']], ['plain', 'text/plain; charset=utf-8']);
+  const failed = await app.inject('/fail');
+  assert.deepStrictEqual([failed.statusCode, failed.json().detail], [409, 'taken']);
+});
+
+test("content-type parsers keep Fastify's own JSON, skip empty bodies, and run before preValidation", async () => {
+  const app = new App({ logger: false });
+  app.addContentTypeParser('*', { parseAs: 'string' }, (req, body, done) => done(null, { other: body }));
+  app.addContentTypeParser('text/csv', { parseAs: 'string' }, (req, body, done) => done(null, body.split(',')));
+  assert.strictEqual(app.hasContentTypeParser('application/json'), true);
+  let inOnRequest = 'unset';
+  let inPreValidation;
+  app.addHook('onRequest', async (ctx) => { if (ctx.path === '/csv') inOnRequest = ctx.body; });
+  app.addHook('preValidation', async (ctx) => { if (ctx.path === '/csv') inPreValidation = ctx.body; });
+  app.post('/json', (ctx) => ({ body: ctx.body }));
+  app.get('/get', (ctx) => ({ body: ctx.body ?? null }));
+  app.post('/csv', (ctx) => ({ body: ctx.body }));
+  assert.deepStrictEqual((await app.inject({ method: 'POST', url: '/json', payload: '{"a":1}', headers: { 'content-type': 'application/json' } })).json(), { body: { a: 1 } });
+  assert.deepStrictEqual((await app.inject({ method: 'POST', url: '/json', payload: 'x', headers: { 'content-type': 'application/x-thing' } })).json(), { body: { other: 'x' } });
+  const get = await app.inject({ url: '/get', headers: { 'content-type': 'application/x-thing' } });
+  assert.deepStrictEqual([get.statusCode, get.json()], [200, { body: null }]);
+  assert.deepStrictEqual((await app.inject({ method: 'POST', url: '/csv', payload: 'a,b', headers: { 'content-type': 'text/csv' } })).json(), { body: ['a', 'b'] });
+  assert.deepStrictEqual([inOnRequest, inPreValidation], [undefined, ['a', 'b']]);
+});
+
+test('decorations stay in their scope; reply.request, reply.server, request.server; get(path, { handler }); onRegister', async () => {
+  const app = new App({ logger: false });
+  const registered = [];
+  app.addHook('onRegister', (instance, options) => registered.push(options.name));
+  app.decorateRequest('where', 'root');
+  const tokens = (secret) => async (scope) => {
+    scope.decorateRequest('secret', secret);
+    scope.decorateReply('signed', function signed(text) { return `${text}.${this.request.secret}`; });
+    scope.get('/sign', (ctx, reply) => ({ signed: reply.signed('x'), where: ctx.where, same: reply.server === ctx.server }));
+  };
+  app.register(tokens('one'), { prefix: '/a', name: 'a' });
+  app.register(tokens('two'), { prefix: '/b', name: 'b' });
+  app.get('/root', { handler: (ctx, reply) => ({ secret: ctx.secret ?? null, signs: typeof reply.signed }) });
+  await app.ready();
+  assert.deepStrictEqual(registered, ['a', 'b']);
+  assert.deepStrictEqual((await app.inject('/a/sign')).json(), { signed: 'x.one', where: 'root', same: true });
+  assert.deepStrictEqual((await app.inject('/b/sign')).json(), { signed: 'x.two', where: 'root', same: true });
+  assert.deepStrictEqual((await app.inject('/root')).json(), { secret: null, signs: 'undefined' });
+  assert.strictEqual(app.hasRequestDecorator('secret'), false);
+});

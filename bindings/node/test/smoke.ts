@@ -152,3 +152,5 @@ app.get("/raw", (ctx, reply) => {
 });
 app.addContentTypeParser("application/x-csv", { parseAs: "string" }, (ctx, text, done) => done(null, text.split(",")));
 app.addContentTypeParser(/yaml$/, async (ctx, payload) => payload.readable);
+app.get("/with-handler", { handler: (ctx, reply) => ({ by: reply.request.method, same: reply.server === ctx.server }) });
+app.addHook("onRegister", (instance, options) => { void instance; void options; });
