@@ -1769,6 +1769,15 @@ class Dispatcher {
    * is sent as it is, so a hook that always throws cannot send the chain round again.
    */
   async recoverHooked(id, route, ctx, chain, reply, refused, refusal, error, sending = false) {
+    // A thrown object that is no Error but says its status (@fastify/rate-limit's
+    // errorResponseBuilder's) is the answer's body, as Fastify's default error handler sends
+    // it (found by a probe: only its status was kept). An app's error handler still gets it.
+    if (error !== refused && isStatusObject(error) && chain.errorHandlers.length === 0 && !sending) {
+      reply.sent = false;
+      reply.code(error.statusCode);
+      reply.send(error);
+      return this.sendHooked(id, route, ctx, chain, reply, reply.payload, 0);
+    }
     if (error !== refused) {
       for (const hook of chain.onError) {
         try {
@@ -1983,13 +1992,19 @@ class Dispatcher {
     try {
       result = this.handlers[route](ctx);
     } catch (error) {
-      failWith(native, id, error, ctx, logger);
+      if (isStatusObject(error)) answer(native, id, new Response(error, { status: error.statusCode }), ctx, logger, streams);
+      else failWith(native, id, error, ctx, logger);
       return;
     }
     if (result !== null && typeof result === 'object' && typeof result.then === 'function') {
       result.then(
         (value) => { answer(native, id, value, ctx, logger, streams); this.flushSoon(); },
-        (error) => { failWith(native, id, error, ctx, logger); this.flushSoon(); },
+        (error) => {
+          // A thrown answer (see `recoverHooked`), as on a route with hooks.
+          if (isStatusObject(error)) answer(native, id, new Response(error, { status: error.statusCode }), ctx, logger, streams);
+          else failWith(native, id, error, ctx, logger);
+          this.flushSoon();
+        },
       );
     } else {
       answer(native, id, result, ctx, logger, streams);
@@ -2908,6 +2923,11 @@ function statusOfError(error, replyStatus) {
   const status = error !== null && typeof error === 'object' ? error.statusCode ?? error.status : undefined;
   if (isErrorStatus(status)) return status;
   return isErrorStatus(replyStatus) ? replyStatus : 500;
+}
+
+/** A plain object (no Error) with a `statusCode` of 400–599: an answer thrown, as Fastify plugins throw one. */
+function isStatusObject(value) {
+  return value !== null && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype && isErrorStatus(value.statusCode);
 }
 
 function isErrorStatus(status) {

@@ -1017,3 +1017,18 @@ test('decorations stay in their scope; reply.request, reply.server, request.serv
   assert.deepStrictEqual((await app.inject('/root')).json(), { secret: null, signs: 'undefined' });
   assert.strictEqual(app.hasRequestDecorator('secret'), false);
 });
+
+// Found by a probe with @fastify/rate-limit: the object its errorResponseBuilder throws (no Error,
+// with a statusCode) lost its body to the problem answer; Fastify sends it as the body.
+test('a thrown plain object with a statusCode is the answer, with or without hooks', async () => {
+  const app = new App({ logger: false });
+  app.get('/plain', async () => { throw { statusCode: 429, code: 'SLOW_DOWN', retryInMs: 100 }; });
+  app.get('/hooked', { onRequest: async () => { throw { statusCode: 403, ban: true }; } }, () => 'never');
+  app.get('/error', async () => { throw Object.assign(new Error('no'), { statusCode: 409 }); });
+  const plain = await app.inject('/plain');
+  assert.deepStrictEqual([plain.statusCode, plain.json()], [429, { statusCode: 429, code: 'SLOW_DOWN', retryInMs: 100 }]);
+  const hooked = await app.inject('/hooked');
+  assert.deepStrictEqual([hooked.statusCode, hooked.json()], [403, { statusCode: 403, ban: true }]);
+  const error = await app.inject('/error');
+  assert.deepStrictEqual([error.statusCode, error.headers['content-type']], [409, 'application/problem+json']);
+});
