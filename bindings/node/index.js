@@ -1553,7 +1553,7 @@ class Dispatcher {
     for (let i = 0; i < batch.length;) {
       const id = batch[i];
       if (id === -3) {
-        const ctx = socketContext(native, batch, i + 1, this.app._Context);
+        const ctx = socketContext(native, batch, i + 1, this.contextOf[batch[i + 2]] ?? this.app._Context);
         const handshake = batch[i + 12];
         if (handshake >= 0) {
           carryOver(this.admitted.get(handshake), ctx);
