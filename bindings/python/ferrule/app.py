@@ -100,7 +100,7 @@ def _resolved(handler: Callable[..., Any], analysis: Any, route_dependencies: Se
     extra, analyses = _route_resolvers(handler, analysis, route_dependencies)
     run, is_async = with_dependencies(handler, analysis, extra)
     if any(takes_response(each) for each in [analysis, *analyses]):
-        run = with_shared_response(run, is_async, status_code, _merged)
+        run = with_shared_response(run, is_async, status_code, functools.partial(_merged, declared=status_code))
     functools.update_wrapper(run, handler)
     return run, [Argument("request", True, "request", "", None, None)]
 
@@ -151,24 +151,34 @@ def _with_response(handler: Callable[..., Any], name: str, status_code: int) -> 
         @functools.wraps(handler)
         async def run_async(**kwargs: Any) -> Any:
             response = Response(status_code)
-            return _merged(response, await handler(**kwargs, **{name: response}))
+            return _merged(response, await handler(**kwargs, **{name: response}), status_code)
 
         return run_async
 
     @functools.wraps(handler)
     def run(**kwargs: Any) -> Any:
         response = Response(status_code)
-        return _merged(response, handler(**kwargs, **{name: response}))
+        return _merged(response, handler(**kwargs, **{name: response}), status_code)
 
     return run
 
 
-def _merged(response: Response, result: Any) -> Any:
+def _merged(response: Response, result: Any, declared: Optional[int] = None) -> Any:
     """A plain ``result`` with the status, headers and cookies set on ``response``; a returned
-    ``Response`` is sent as it is."""
+    ``Response`` is sent as it is. The result is written with the route's response schema (the
+    one of its ``declared`` status) whatever status the handler set, as FastAPI applies
+    ``response_model``."""
     if isinstance(result, Response):
         return result
-    return Response(response.status, response._headers, result, media_type=response.media_type)
+    merged = _Merged(response.status, response._headers, result, media_type=response.media_type)
+    merged._answers_as = declared
+    return merged
+
+
+class _Merged(Response):
+    """A plain result with a ``response: Response`` parameter's status and headers."""
+
+    __slots__ = ("_answers_as",)
 
 
 class StartupFailed(RuntimeError):

@@ -70,7 +70,12 @@ def computing(handler: Callable[..., Any], declared_by: Callable[..., Any], resp
         return handler
     import pydantic
 
-    adapter = pydantic.TypeAdapter(annotation)
+    try:
+        adapter = pydantic.TypeAdapter(annotation)
+    except pydantic.PydanticUserError:
+        # A type pydantic will not read (typing.TypedDict before Python 3.12): written as the
+        # handler returns it, as before; the writer still keeps only what the schema declares.
+        return handler
 
     def made(value: Any) -> Any:
         if value is None or isinstance(value, (str, bytes, bytearray, Response)):
@@ -81,50 +86,80 @@ def computing(handler: Callable[..., Any], declared_by: Callable[..., Any], resp
 
 
 def _serializes_fields(annotation: Any, seen: Optional[set] = None) -> bool:
-    """Whether a pydantic model in ``annotation`` (at any depth) writes a field otherwise than
-    as its value: a ``field_serializer`` or an ``Annotated`` ``PlainSerializer``/``WrapSerializer``,
-    a ``SecretStr``/``SecretBytes`` field (masked), a ``timedelta`` (ISO 8601), or a field written
-    under another name than its own (``serialization_alias``, an alias generator's: a dict keyed
-    by field names is read into the model, which FastAPI writes by alias)."""
+    """Whether pydantic writes a value of ``annotation`` (at any depth: models, pydantic and
+    stdlib dataclasses, TypedDicts, containers) otherwise than the handler holds it, so that
+    FastAPI, which validates a result into its model and dumps that, sends something else than
+    its fields as given: a ``field_serializer``, an ``Annotated`` serializer or validator, a
+    field or model validator (its output is what goes out), ``json_encoders``, a secret
+    (``SecretStr``, ``Secret[...]``: masked), a ``timedelta`` (ISO 8601), a type that writes
+    itself (``__get_pydantic_core_schema__``), or a field written under another name than its
+    own (``serialization_alias``, an alias generator's: a dict keyed by field names is read into
+    the model, which FastAPI writes by alias). Found by probes, each a value sent as given."""
     seen = set() if seen is None else seen
-    tp, _ = schemas.strip_annotated(annotation)
+    tp, metadata = schemas.strip_annotated(annotation)
+    if any(_changes_value(meta) for meta in metadata):
+        return True
     if id(tp) in seen:
         return False
     seen.add(id(tp))
-    if isinstance(tp, type) and hasattr(tp, "model_fields") and hasattr(tp, "__pydantic_decorators__"):
-        if tp.__pydantic_decorators__.field_serializers:
+    fields = _fields_of(tp)
+    if fields is not None:
+        decorators = getattr(tp, "__pydantic_decorators__", None)
+        if decorators is not None and (decorators.field_serializers or decorators.model_serializers or decorators.field_validators or decorators.model_validators):
             return True
-        if any(field.serialization_alias not in (None, name) for name, field in tp.model_fields.items()):
+        config = getattr(tp, "model_config", None) or getattr(tp, "__pydantic_config__", None) or {}
+        if config.get("json_encoders"):
             return True
-        # `Annotated[Decimal, PlainSerializer(float)]` and the like, on a field.
-        if any(_is_serializer(meta) for field in tp.model_fields.values() for meta in field.metadata):
+        for name, (_, info) in fields.items():
+            if info is not None and (info.serialization_alias not in (None, name) or any(_changes_value(meta) for meta in info.metadata)):
+                return True
+        return any(_serializes_fields(field_annotation, seen) for field_annotation, _ in fields.values())
+    # `Secret[str]` is a generic alias of its class.
+    origin = typing.get_origin(tp)
+    if isinstance(origin, type) and _is_secret(origin):
+        return True
+    if isinstance(tp, type):
+        if tp is datetime.timedelta or _is_secret(tp):
             return True
-        seen.add(_IN_MODEL)
-        return any(_serializes_fields(field.annotation, seen) for field in tp.model_fields.values())
-    if isinstance(tp, type) and tp.__name__ in ("SecretStr", "SecretBytes") and tp.__module__.startswith("pydantic"):
-        return True
-    # pydantic writes a duration as ISO 8601 (`PT1H30M`), the writer as seconds.
-    if tp is datetime.timedelta and seen_in_model(seen):
-        return True
-    _, metadata = schemas.strip_annotated(annotation)
-    if any(_is_serializer(meta) for meta in metadata or ()):
-        return True
+        if hasattr(tp, "__get_pydantic_core_schema__") and tp.__module__.split(".")[0] not in ("pydantic", "pydantic_core"):
+            return True
     return any(_serializes_fields(arg, seen) for arg in typing.get_args(tp))
 
 
-def seen_in_model(seen: set) -> bool:
-    """Whether the walk of ``_serializes_fields`` has passed through a pydantic model (only
-    a model's fields are written pydantic's way; a dataclass's or a TypedDict's are not)."""
-    return _IN_MODEL in seen
+def _fields_of(tp: Any) -> Optional[dict[str, tuple[Any, Any]]]:
+    """A structured type's fields, ``{name: (annotation, pydantic FieldInfo or None)}``: a
+    pydantic model's or dataclass's, a stdlib dataclass's, a TypedDict's; ``None`` for others."""
+    import dataclasses
+
+    if not isinstance(tp, type):
+        return None
+    if hasattr(tp, "model_fields") and hasattr(tp, "__pydantic_decorators__"):
+        return {name: (field.annotation, field) for name, field in tp.model_fields.items()}
+    if dataclasses.is_dataclass(tp) and hasattr(tp, "__pydantic_fields__"):
+        return {name: (field.annotation, field) for name, field in tp.__pydantic_fields__.items()}
+    if dataclasses.is_dataclass(tp) or _is_typeddict(tp):
+        try:
+            hints = typing.get_type_hints(tp, include_extras=True)
+        except Exception:  # noqa: BLE001 - an unresolvable annotation: nothing to tell
+            return {}
+        names = [field.name for field in dataclasses.fields(tp)] if dataclasses.is_dataclass(tp) else list(hints)
+        return {name: (hints[name], None) for name in names if name in hints}
+    return None
 
 
-#: Marks, in ``_serializes_fields``' ``seen``, that the walk is below a pydantic model.
-_IN_MODEL = object()
+def _is_typeddict(tp: Any) -> bool:
+    """``typing``'s TypedDict or ``typing_extensions``' (its own class before Python 3.12)."""
+    return typing.is_typeddict(tp) or (isinstance(tp, type) and issubclass(tp, dict) and hasattr(tp, "__required_keys__"))
 
 
-def _is_serializer(meta: Any) -> bool:
-    """A pydantic ``PlainSerializer``/``WrapSerializer`` in a type's ``Annotated`` metadata."""
-    return type(meta).__name__ in ("PlainSerializer", "WrapSerializer") and type(meta).__module__.startswith("pydantic")
+def _is_secret(tp: type) -> bool:
+    """pydantic's ``SecretStr``, ``SecretBytes`` or ``Secret[...]``."""
+    return any(base.__module__.startswith("pydantic") and base.__name__ in ("SecretStr", "SecretBytes", "Secret", "_SecretBase", "_SecretField") for base in tp.__mro__)
+
+
+def _changes_value(meta: Any) -> bool:
+    """A pydantic serializer or validator in ``Annotated`` metadata: what goes out is its output."""
+    return type(meta).__name__ in ("PlainSerializer", "WrapSerializer", "AfterValidator", "BeforeValidator", "WrapValidator", "PlainValidator") and type(meta).__module__.startswith("pydantic")
 
 
 def _has_read_only(schema: Any) -> bool:

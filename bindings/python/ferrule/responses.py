@@ -132,6 +132,10 @@ class Response:
     #: The path of the file the core sends as the body (a ``FileResponse``'s), or None.
     _file: Optional[str] = None
 
+    #: The status whose response schema writes this body, when not its own: a plain result a
+    #: ``response: Response`` parameter gave another status keeps its route's (see ``app._merged``).
+    _answers_as: Optional[int] = None
+
     @overload
     def __init__(
         self,

@@ -188,8 +188,12 @@ fn explicit<'s>(
     let status: i64 = attr("status")?.extract().map_err(|_| unsendable("Response.status must be an int".into()))?;
     let content = attr("body")?;
     let as_json = attr("as_json")?.is_truthy().unwrap_or(false);
-    // Its JSON is written with the shape declared for its own status, as Fastify's `reply.code()`.
-    let shape = shape_for(status);
+    // Its JSON is written with the shape declared for its own status, as Fastify's `reply.code()`;
+    // a plain result that a `response: Response` parameter gave another status keeps the
+    // route's own (`_answers_as`), as FastAPI applies `response_model` whatever the status
+    // (found by a probe: a 201 set that way went out unfiltered).
+    let answers_as = result.getattr(pyo3::intern!(py, "_answers_as")).ok().filter(|value| !value.is_none()).and_then(|value| value.extract::<i64>().ok());
+    let shape = shape_for(answers_as.unwrap_or(status));
     let stream = attr("stream")?;
     let body = if !stream.is_none() {
         let events = attr("events")?.is_truthy().unwrap_or(false);

@@ -13,6 +13,7 @@ import typing
 from typing import Annotated, Any, Literal, Optional, TypedDict, Union
 
 import msgspec
+import typing_extensions
 import pydantic
 import pytest
 
@@ -825,3 +826,95 @@ def test_what_fastapi_reads_into_the_model_is_read_so_whatever_wraps_or_holds_it
     assert client.get("/none").json() == {"name": "ada", "theme": "light", "tags": []}
     assert client.get("/defaults").json() == {"name": "ada"}
     assert client.get("/person").json() == {"first": "Ada", "last": "L", "full": "Ada L"}
+
+
+# Found by a second probe after those fixes: a status set on a `response: Response` parameter
+# switched the model off (undeclared fields went out); a secret, serializer, timedelta or alias
+# inside a dataclass or TypedDict envelope, a `pydantic.Secret[str]`, a pydantic dataclass's own
+# serializer, and a value-changing validator went unnoticed; an iterable such as `dict.values()`
+# (a ScalarResult) was a 500; an object's property was evaluated twice.
+@dataclasses.dataclass
+class KeyPage:
+    items: list[Key]
+    total: int
+
+
+class KeyBox(typing_extensions.TypedDict):  # pydantic reads typing's only from Python 3.12
+    key: Key
+
+
+class Vault(pydantic.BaseModel):
+    key: pydantic.Secret[str]
+
+
+@pydantic.dataclasses.dataclass
+class Shouting:
+    name: str
+
+    @pydantic.field_serializer("name")
+    def loud(self, name: str) -> str:
+        return name.upper()
+
+
+class MaskedCard(pydantic.BaseModel):
+    number: Annotated[str, pydantic.AfterValidator(lambda number: "****" + number[-4:])]
+
+
+class Counted:
+    calls = 0
+
+    @property
+    def name(self) -> str:
+        Counted.calls += 1
+        return f"call {Counted.calls}"
+
+    id = 1
+
+
+def test_the_model_applies_whatever_status_and_whatever_holds_what_it_writes_its_way() -> None:
+    app = App()
+    users = {1: {"id": 1, "name": "ada", "password_hash": "h1"}}
+
+    @app.get("/created", response_model=OwnerOut)
+    def created(response: Response) -> Any:
+        response.status_code = 201
+        return users[1]
+
+    @app.get("/page", response_model=KeyPage)
+    def page() -> Any:
+        return {"items": [{"id": 1, "api_key": "sk-live-1"}], "total": 1}
+
+    @app.get("/box", response_model=KeyBox)
+    def box() -> Any:
+        return {"key": {"id": 2, "api_key": "sk-live-2"}}
+
+    @app.get("/vault", response_model=Vault)
+    def vault() -> Any:
+        return {"key": "sk-live-3"}
+
+    @app.get("/shouting")
+    def shouting() -> Shouting:
+        return Shouting(name="ada")
+
+    @app.get("/card", response_model=MaskedCard)
+    def card() -> Any:
+        return {"number": "4111111111111111"}
+
+    @app.get("/values", response_model=list[OwnerOut])
+    def values() -> Any:
+        return {1: {"id": 1, "name": "ada"}, 2: Row(2, "bo")}.values()
+
+    @app.get("/counted", response_model=OwnerOut)
+    def counted() -> Any:
+        return Counted()
+
+    client = TestClient(app)
+    made = client.get("/created")
+    assert (made.status_code, made.json()) == (201, {"id": 1, "name": "ada"})
+    assert client.get("/page").json() == {"items": [{"id": 1, "api_key": "**********"}], "total": 1}
+    assert client.get("/box").json() == {"key": {"id": 2, "api_key": "**********"}}
+    assert client.get("/vault").json() == {"key": "**********"}
+    assert client.get("/shouting").json() == {"name": "ADA"}
+    assert client.get("/card").json() == {"number": "****1111"}
+    assert client.get("/values").json() == [{"id": 1, "name": "ada"}, {"id": 2, "name": "bo"}]
+    assert client.get("/counted").json() == {"id": 1, "name": "call 1"}

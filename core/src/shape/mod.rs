@@ -218,6 +218,12 @@ impl<'a> Shape<'a> {
         nodes[self.at].object.iter().flat_map(|object| object.fields.iter().map(|(name, _)| &**name))
     }
 
+    /// Whether this is an array's shape (its items are shaped): what lets a writer write an
+    /// iterable it does not otherwise know (a database cursor) as the array the schema declares.
+    pub fn is_array(self) -> bool {
+        self.nodes[self.at].array.is_some()
+    }
+
     /// The shape of an array's item at `position`. A value whose shape is not an array's
     /// keeps its items as they are.
     pub fn item(self, position: usize) -> Shape<'a> {
@@ -288,6 +294,10 @@ pub trait Fields: Copy {
     fn declared_names(self) -> Vec<Box<str>> {
         Vec::new()
     }
+    /// [`Shape::is_array`] (never for [`Everything`]).
+    fn is_array(self) -> bool {
+        false
+    }
 }
 
 /// Keeps every member of every value.
@@ -344,6 +354,9 @@ impl Fields for Shape<'_> {
     }
     fn declared_names(self) -> Vec<Box<str>> {
         Shape::declared_names(self).map(Box::from).collect()
+    }
+    fn is_array(self) -> bool {
+        Shape::is_array(self)
     }
 }
 

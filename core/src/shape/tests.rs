@@ -355,4 +355,6 @@ fn an_objects_declared_names_are_what_a_writer_reads_from_attributes() {
     assert_eq!(root.field("id").unwrap().declared_names().count(), 0, "a value that is no object's declares none");
     assert_eq!(Shape::any().declared_names().count(), 0);
     assert!(Fields::declared_names(Everything).is_empty());
+    assert!(root.field("tags").unwrap().is_array() && !root.is_array() && !Shape::any().is_array());
+    assert!(!Fields::is_array(Everything));
 }

@@ -275,13 +275,23 @@ impl<F: Fields> Json<'_, '_, '_, F> {
             return write_str(&obj.str().map_err(py_err)?.into_any(), out);
         }
         let ty = obj.get_type();
+        if ty.hasattr(pyo3::intern!(py, "__pydantic_serializer__")).map_err(py_err)? && ty.hasattr(pyo3::intern!(py, "__dataclass_fields__")).map_err(py_err)? {
+            // A pydantic dataclass: as pydantic writes it (its field serializers and computed
+            // fields), as FastAPI sends it (found by a probe: its raw fields went out).
+            let kwargs = PyDict::new(py);
+            kwargs.set_item("mode", "json").map_err(py_err)?;
+            kwargs.set_item("by_alias", true).map_err(py_err)?;
+            let serializer = ty.getattr(pyo3::intern!(py, "__pydantic_serializer__")).map_err(py_err)?;
+            let data = serializer.call_method("to_python", (obj,), Some(&kwargs)).map_err(py_err)?;
+            return self.child(&data, self.shape).write(out);
+        }
         if ty.hasattr(pyo3::intern!(py, "__dataclass_fields__")).map_err(py_err)? {
             // `dataclasses.fields()`, as FastAPI reads a dataclass: `__dataclass_fields__` also
             // holds its ClassVar and InitVar pseudo-fields, so a class-level registry went out in
             // every response and an InitVar without a default was a 500 (found by a probe).
             let fields = DATACLASS_FIELDS.import(py, "dataclasses", "fields").and_then(|fields| fields.call1((obj,))).map_err(py_err)?;
             let names: Vec<Bound<'_, PyAny>> = fields.try_iter().map_err(py_err)?.map(|field| field?.getattr(pyo3::intern!(py, "name"))).collect::<PyResult<_>>().map_err(py_err)?;
-            return self.write_attributes(names.into_iter().map(|name| (name.clone(), name)), out);
+            return self.write_attributes(names.into_iter().map(|name| (name.clone(), name)), Missing::Refused, out);
         }
         if let Ok(fields) = ty.getattr(pyo3::intern!(py, "__struct_fields__")) {
             // msgspec.Struct: each field under its encoded name (`rename`), as msgspec writes it
@@ -291,7 +301,7 @@ impl<F: Fields> Json<'_, '_, '_, F> {
                 Ok(names) => names.cast_into::<PyTuple>().map_err(|e| e.to_string())?,
                 Err(_) => fields.clone(),
             };
-            return self.write_attributes(fields.iter().zip(encoded.iter()), out);
+            return self.write_attributes(fields.iter().zip(encoded.iter()), Missing::Refused, out);
         }
         if ty.hasattr(pyo3::intern!(py, "model_fields")).map_err(py_err)? && obj.hasattr(pyo3::intern!(py, "model_dump")).map_err(py_err)? {
             // pydantic v2 model: its own JSON-mode dump (serialisers) as plain data, keyed by
@@ -327,20 +337,24 @@ impl<F: Fields> Json<'_, '_, '_, F> {
         // it lacks is filled or missing as a key would be.
         let declared = self.shape.declared_names();
         if !declared.is_empty() {
-            let mut present = Vec::with_capacity(declared.len());
-            for name in declared {
-                let name = PyString::new(py, &name);
-                if obj.hasattr(&name).map_err(py_err)? {
-                    present.push((name.clone().into_any(), name.into_any()));
-                }
+            let names: Vec<_> = declared.iter().map(|name| PyString::new(py, name).into_any()).collect();
+            return self.write_attributes(names.into_iter().map(|name| (name.clone(), name)), Missing::Skipped, out);
+        }
+        // An iterable of the app's own where the schema declares an array (a SQLAlchemy
+        // ScalarResult, `dict.values()`, a `map`): its items, as FastAPI reads them (found by a
+        // probe: a 500).
+        if self.shape.is_array() {
+            if let Ok(items) = obj.try_iter() {
+                let items: Vec<Bound<'_, PyAny>> = items.collect::<PyResult<_>>().map_err(py_err)?;
+                return self.write_items(items.into_iter(), out);
             }
-            return self.write_attributes(present.into_iter(), out);
         }
         Err(format!("an object of type {} is not JSON-serialisable", type_name(obj)))
     }
 
-    /// The attributes `(attribute, name it is written under)`.
-    fn write_attributes<'py>(&self, names: impl Iterator<Item = (Bound<'py, PyAny>, Bound<'py, PyAny>)>, out: &mut Vec<u8>) -> Written {
+    /// The attributes `(attribute, name it is written under)`; one the object lacks is an error,
+    /// or, [`Missing::Skipped`], a member it does not have (filled or missing as a key would be).
+    fn write_attributes<'py>(&self, names: impl Iterator<Item = (Bound<'py, PyAny>, Bound<'py, PyAny>)>, missing: Missing, out: &mut Vec<u8>) -> Written {
         self.shape.admits(Container::Object).map_err(|e| e.to_string())?;
         out.push(b'{');
         let mut first = true;
@@ -348,10 +362,23 @@ impl<F: Fields> Json<'_, '_, '_, F> {
         for (attribute, written) in names {
             let written = written.cast_into::<PyString>().map_err(|e| e.to_string())?;
             let text = written.to_str().map_err(py_err)?;
+            let attribute = attribute.cast_into::<PyString>().map_err(|e| e.to_string())?;
+            // Read once: a property evaluated to learn whether it is there and again for its
+            // value ran its query twice (found by a probe).
+            let read_first = match missing {
+                Missing::Skipped => match self.obj.getattr(&attribute) {
+                    Ok(value) => Some(value),
+                    Err(e) if e.is_instance_of::<pyo3::exceptions::PyAttributeError>(self.obj.py()) => continue,
+                    Err(e) => return Err(py_err(e)),
+                },
+                Missing::Refused => None,
+            };
             // Left out before it is read: a property the schema drops is never evaluated.
             let Some(shape) = self.shape.member(text, &mut seen) else { continue };
-            let attribute = attribute.cast_into::<PyString>().map_err(|e| e.to_string())?;
-            let value = self.obj.getattr(&attribute).map_err(py_err)?;
+            let value = match read_first {
+                Some(value) => value,
+                None => self.obj.getattr(&attribute).map_err(py_err)?,
+            };
             if !std::mem::replace(&mut first, false) {
                 out.push(b',');
             }
@@ -363,6 +390,15 @@ impl<F: Fields> Json<'_, '_, '_, F> {
         out.push(b'}');
         Ok(())
     }
+}
+
+/// What [`Json::write_attributes`] does with an attribute the object lacks.
+#[derive(Clone, Copy)]
+enum Missing {
+    /// An error: a dataclass's or Struct's own fields are all there.
+    Refused,
+    /// The member is not written: an object read by the names its schema declares.
+    Skipped,
 }
 
 /// Writes `obj` when it is exactly a str, int, float, bool or None, the types whose writing
