@@ -608,7 +608,7 @@ class App {
     /** What a `register` scope shares with its app: its own fields would stay its own. */
     this._root = this;
     this._group = 0;
-    /** `addContentTypeParser`'s parsers, app-wide: `{ type, parseAs, bodyLimit, fn, scope }`. */
+    /** `addContentTypeParser`'s parsers, app-wide: `{ type, parseAs, bodyLimit, fn }`. */
     this._parsers = [];
     /** `onRoute` hooks declared on this app or scope (see `_routeThroughHooks`). */
     this._onRoute = [];
@@ -1013,11 +1013,11 @@ class App {
    * shared by every request, so they are refused, as Fastify refuses them.
    */
   decorateRequest(name, value) {
-    const proto = this._own('_Context').prototype;
     // A plugin declaring, with an empty default, a field the request has already (@fastify/cookie's
     // `cookies`, which its hook then sets): the request's own stands, and the plugin's hook may
     // set it as it would in Fastify.
     if (value == null && SETTABLE_FIELDS.includes(name)) return this;
+    const proto = this._own('_Context').prototype;
     if (name in proto || CONTEXT_FIELDS.includes(name)) throw new TypeError(`ferrule: the request already has ${String(name)}`);
     if (isAccessor(value)) {
       // A getter is read per request (`this` the request), so nothing is shared.
