@@ -46,7 +46,7 @@ class WebSocketException(Exception):
 
     def __init__(self, code: int = 1008, reason: Optional[str] = None) -> None:
         if not isinstance(code, int) or not (code in (1000, 1001) or 1002 <= code <= 1014 and code not in (1004, 1005, 1006) or 3000 <= code <= 4999):
-            raise ValueError(f"WebSocketException: {code!r} is not a close code an endpoint may send (1000-1014, 3000-4999)")
+            raise ValueError(f"WebSocketException: {code!r} is not a close code a server may send (1000-1003, 1007-1014, 3000-4999)")
         super().__init__(code, reason)
         self.code = code
         self.reason = reason or ""

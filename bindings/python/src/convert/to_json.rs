@@ -275,17 +275,16 @@ impl<F: Fields> Json<'_, '_, '_, F> {
             return write_str(&obj.str().map_err(py_err)?.into_any(), out);
         }
         let ty = obj.get_type();
-        if ty.hasattr(pyo3::intern!(py, "__pydantic_serializer__")).map_err(py_err)? && ty.hasattr(pyo3::intern!(py, "__dataclass_fields__")).map_err(py_err)? {
-            // A pydantic dataclass: as pydantic writes it (its field serializers and computed
-            // fields), as FastAPI sends it (found by a probe: its raw fields went out).
-            let kwargs = PyDict::new(py);
-            kwargs.set_item("mode", "json").map_err(py_err)?;
-            kwargs.set_item("by_alias", true).map_err(py_err)?;
-            let serializer = ty.getattr(pyo3::intern!(py, "__pydantic_serializer__")).map_err(py_err)?;
-            let data = serializer.call_method("to_python", (obj,), Some(&kwargs)).map_err(py_err)?;
-            return self.child(&data, self.shape).write(out);
-        }
         if ty.hasattr(pyo3::intern!(py, "__dataclass_fields__")).map_err(py_err)? {
+            if let Ok(serializer) = ty.getattr(pyo3::intern!(py, "__pydantic_serializer__")) {
+                // A pydantic dataclass: as pydantic writes it (its field serializers and
+                // computed fields), as FastAPI sends it (found by a probe: its raw fields went out).
+                let kwargs = PyDict::new(py);
+                kwargs.set_item("mode", "json").map_err(py_err)?;
+                kwargs.set_item("by_alias", true).map_err(py_err)?;
+                let data = serializer.call_method("to_python", (obj,), Some(&kwargs)).map_err(py_err)?;
+                return self.child(&data, self.shape).write(out);
+            }
             // `dataclasses.fields()`, as FastAPI reads a dataclass: `__dataclass_fields__` also
             // holds its ClassVar and InitVar pseudo-fields, so a class-level registry went out in
             // every response and an InitVar without a default was a 500 (found by a probe).
