@@ -866,4 +866,47 @@ class SinatraTest < Minitest::Test
     Ferrule::App.new.disable(:method_override)
     Class.new(Ferrule::App) { set :method_override, false }
   end
+
+  # Found by a probe porting Sinatra 3 apps: a block's own @status, @headers or @session was a
+  # 500 (the context kept its state under those names); response.headers.merge! added a second
+  # X-Frame-Options instead of replacing it; what a pattern filter merged into params was lost;
+  # a session written in a request reached by follow_redirect! was lost under Rack::Test;
+  # `etag "v7", kind: :weak` went out strong; `set :default_content_type` did nothing.
+  def test_what_a_sinatra_3_app_writes_in_its_blocks_and_filters
+    app = Ferrule::App.new
+    app.sessions(secret: "s" * 64)
+    app.set :default_content_type, "text/html"
+    app.before("/api/*") { params.merge!("name" => "from filter") }
+    app.after { response.headers.merge!("X-Frame-Options" => "DENY") }
+    app.get("/order") do
+      @status = "shipped"
+      @headers = %w[Name Price]
+      @session = "abc"
+      response["X-Frame-Options"] = "SAMEORIGIN"
+      "Order is #{@status}, #{@headers.join(", ")}, #{@session}"
+    end
+    app.post("/api/users") { "name=#{params[:name]} splat=#{params["splat"].inspect}" }
+    app.post("/login") do
+      session[:flash] = "welcome"
+      redirect "/home"
+    end
+    app.get("/home") { "flash=#{session.delete(:flash).inspect}" }
+    app.get("/weak") { etag "v7", kind: :weak; "tagged" }
+    app.get("/medium") { etag "v7", kind: :medium; "never" }
+    @app = app
+    get "/order"
+    assert_equal [200, "Order is shipped, Name, Price, abc"], [last_response.status, last_response.body]
+    assert_equal ["DENY", "text/html;charset=utf-8"], [last_response.headers["x-frame-options"], last_response.content_type.delete(" ")]
+    post "/api/users"
+    assert_equal "name=from filter splat=nil", last_response.body
+    post "/login"
+    follow_redirect!
+    assert_equal "flash=\"welcome\"", last_response.body
+    get "/home"
+    assert_equal "flash=nil", last_response.body, "the followed request's session write was kept"
+    get "/weak"
+    assert_equal 'W/"v7"', last_response.headers["etag"]
+    get "/medium"
+    assert_equal 500, last_response.status, "a kind etag does not know is the handler's mistake"
+  end
 end

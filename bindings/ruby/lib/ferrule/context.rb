@@ -15,10 +15,10 @@ module Ferrule
 
     def initialize(request, default_status)
       @request = request
-      @status = nil
-      @headers = nil
-      @default_status = default_status
-      @given_body = NOT_GIVEN
+      @__ferrule_status = nil
+      @__ferrule_headers = nil
+      @__ferrule_default_status = default_status
+      @__ferrule_given_body = NOT_GIVEN
     end
 
     # A block the app declares — a route's, a filter, a hook, an error block — as a method of
@@ -71,13 +71,16 @@ module Ferrule
       captures = filter.captures(@request.path_info) or return
       return __ferrule_run_body(filter.body) if captures.empty?
 
-      # As in Sinatra, the pattern's captures are in +params+ while the filter runs.
-      outer = params
-      @params = outer.dup.tap { |inner| captures.each { |name, value| inner[name] = value } }
+      # As in Sinatra, the pattern's captures are in +params+ while the filter runs, and only
+      # they are taken back after it: what the filter wrote there stays for the route (found by
+      # a probe: a JSON body merged into params in <tt>before "/api/*"</tt> was lost).
+      before = params
+      @params = before.dup.tap { |inner| captures.each { |name, value| inner[name] = value } }
       begin
         __ferrule_run_body(filter.body)
       ensure
-        @params = outer
+        # A capture's name gets back the value it had (the route's own parameter of that name).
+        captures.each_key { |name| before.key?(name) ? @params[name] = before[name] : @params.delete(name) }
       end
     end
 
@@ -100,7 +103,7 @@ module Ferrule
     # The after filters run after an exception no error block answers too, as Sinatra's (in an
     # +ensure+): it is raised again after them, carrying the 500 they made of it.
     def __ferrule_run_chain(chain, block, refusal, error_handlers)
-      @result = catch(:halt) do
+      @__ferrule_result = catch(:halt) do
         chain.on_request.each { |filter| __ferrule_run_filter(filter) }
         raise __ferrule_refusal_error(refusal) if refusal
         chain.pre_handler.each { |hook| __ferrule_run_body(hook) }
@@ -117,30 +120,30 @@ module Ferrule
         __ferrule_recovered(e, chain, refusal, error_handlers)
       end
       begin
-        @in_after = true
+        @__ferrule_in_after = true
         chain.on_send.each do |filter|
           # A +halt+ here answers with what it gives, as Sinatra's after filters do.
           halted = catch(:halt) { __ferrule_run_filter(filter) }
-          @result = halted if halted.is_a?(Halted)
+          @__ferrule_result = halted if halted.is_a?(Halted)
         end
       rescue Exception => e # rubocop:disable Lint/RescueException -- as above
         raise if e.is_a?(SignalException) && Thread.current.equal?(Thread.main)
 
-        if @unanswered
+        if @__ferrule_unanswered
           # The exception the 500 is for stays the one logged.
-          warn "ferrule: an after filter raised #{e.class} after #{@unanswered.class}: #{e.message}"
+          warn "ferrule: an after filter raised #{e.class} after #{@__ferrule_unanswered.class}: #{e.message}"
         else
           # Sinatra hands an after filter's exception to the error blocks too; what they answer
           # is sent without running the after filters again.
-          @result = __ferrule_recovered(e, chain, refusal, error_handlers)
+          @__ferrule_result = __ferrule_recovered(e, chain, refusal, error_handlers)
         end
       end
-      __ferrule_answer_for_status(error_handlers) unless @recovered
-      answer = __ferrule_finish(@result)
-      raise __ferrule_carrying(@unanswered, answer) if @unanswered
+      __ferrule_answer_for_status(error_handlers) unless @__ferrule_recovered
+      answer = __ferrule_finish(@__ferrule_result)
+      raise __ferrule_carrying(@__ferrule_unanswered, answer) if @__ferrule_unanswered
       # As Sinatra's dump_errors: an exception an error block answered with a server error
       # (<tt>error 500</tt>, a block for StandardError) is logged all the same.
-      raise __ferrule_carrying(@failure, answer) if @failure && Context.status_of(answer) >= 500
+      raise __ferrule_carrying(@__ferrule_failure, answer) if @__ferrule_failure && Context.status_of(answer) >= 500
 
       answer
     end
@@ -148,10 +151,10 @@ module Ferrule
     # In an +after+ filter, the body the route answered with (what its block returned); given
     # a value, replaces it.
     def body(value = NOT_GIVEN)
-      return (@result.is_a?(Halted) ? @result.body : @result) if value.equal?(NOT_GIVEN)
+      return (@__ferrule_result.is_a?(Halted) ? @__ferrule_result.body : @__ferrule_result) if value.equal?(NOT_GIVEN)
 
-      @given_body = value
-      @result = value
+      @__ferrule_given_body = value
+      @__ferrule_result = value
     end
 
     # What a route's block returned, after its +body+ helper set the body: as in Sinatra, an
@@ -159,14 +162,14 @@ module Ferrule
     # anything with +each+) replaces it, and anything else (nil, +true+ from a last
     # <tt>logger.info</tt>) keeps it (before, each was the answer and the body went missing).
     def __ferrule_with_given_body(returned)
-      return returned if @given_body.equal?(NOT_GIVEN)
+      return returned if @__ferrule_given_body.equal?(NOT_GIVEN)
 
       case returned
       when Integer
         status(returned)
-        @given_body
+        @__ferrule_given_body
       when String, Response, Halted then returned
-      else returned.respond_to?(:each) ? returned : @given_body
+      else returned.respond_to?(:each) ? returned : @__ferrule_given_body
       end
     end
 
@@ -183,10 +186,10 @@ module Ferrule
 
     # Sets the status (or returns the one set so far).
     def status(code = nil)
-      @status = Integer(code) unless code.nil?
+      @__ferrule_status = Integer(code) unless code.nil?
       # Set by an after filter, it is the answer's whatever the route answered with (a Rack
       # triplet's, a Response's, [201, "…"]'s), as Sinatra's response.status is.
-      @status_after = @status if @in_after && !code.nil?
+      @__ferrule_status_after = @__ferrule_status if @__ferrule_in_after && !code.nil?
       # In an after filter, the status the route's answer carries (a Rack triplet's, a
       # Response's, a bare Integer), as Sinatra's reads the response's: before, a route that
       # answered [418, …] read 200 here.
@@ -220,16 +223,22 @@ module Ferrule
       # own cookie it only seeds that session, as Rack::Session merges it, and the session is
       # put where the test reads it. It took the cookie's place (found by a probe: logging in
       # then follow_redirect! was a 401).
-      return rack["rack.session"] if rack&.key?("rack.session") && (store.nil? || rack.key?("rack.session.options"))
+      # Rack::Test's follow_redirect! passes the options key too, empty: only a middleware's
+      # options (its cookie's path, key, ...) say one is there (found by a probe: the followed
+      # request's session writes were lost).
+      return rack["rack.session"] if rack&.key?("rack.session") && (store.nil? || Context.middleware_options?(rack["rack.session.options"]))
       return env["rack.session"] ||= {} unless store
 
-      @session ||= store.load(@request.cookies[store.key]).tap do |loaded|
-        @session_saved = JSON.generate(loaded)
+      @__ferrule_session ||= store.load(@request.cookies[store.key]).tap do |loaded|
+        @__ferrule_session_saved = JSON.generate(loaded)
         preset = rack && rack["rack.session"]
         preset.each { |name, value| loaded[name] = value } if preset.is_a?(Hash)
         rack["rack.session"] = loaded if rack
       end
     end
+
+    # Whether a Rack env's +rack.session.options+ are a session middleware's (never empty).
+    def self.middleware_options?(options) = options.respond_to?(:empty?) && !options.empty?
 
     class << self
       # The app's signed session cookie (Ferrule::SessionCookie), set by +app.sessions+.
@@ -243,12 +252,12 @@ module Ferrule
 
     # Writes the session's cookie when the request changed it.
     def __ferrule_save_session
-      now = JSON.generate(@session)
-      return if now == @session_saved
+      now = JSON.generate(@__ferrule_session)
+      return if now == @__ferrule_session_saved
 
-      cookie = self.class.session_cookie.cookie(@session) or return
+      cookie = self.class.session_cookie.cookie(@__ferrule_session) or return
       response.set_cookie(self.class.session_cookie.key, cookie)
-      @session_saved = now
+      @__ferrule_session_saved = now
     end
 
     # Sinatra's +uri+ (+url+, +to+): +addr+ (the request's path when nil) as an absolute URL on
@@ -322,7 +331,16 @@ module Ferrule
     # or 412 (other methods) when If-None-Match names it, and 412 when an If-Match names
     # another (compared strongly: a weak tag matches only "*"). If-Match was ignored (found
     # by a probe against Sinatra, which answers 412).
-    def etag(value, kind = :strong)
+    def etag(value, options = {})
+      # Sinatra 3's <tt>etag "v7", kind: :weak</tt> (and 1's <tt>etag "v7", :weak</tt>): taken as the
+      # bare Symbol only, a weak tag went out strong (found by a probe).
+      options = { kind: options } unless options.is_a?(Hash)
+      unknown = options.keys - %i[kind]
+      raise ArgumentError, "ferrule: etag: unknown option #{unknown.first.inspect} (known: kind)" unless unknown.empty?
+
+      kind = options.fetch(:kind, :strong)
+      raise ArgumentError, "ferrule: etag: kind is :strong or :weak, not #{kind.inspect}" unless %i[strong weak].include?(kind)
+
       tag = kind == :weak ? %(W/"#{value}") : %("#{value}")
       headers("etag" => tag)
       wanted = @request.header("if-none-match").to_s.split(",").map(&:strip)
@@ -499,13 +517,13 @@ module Ferrule
       status, problem, flat = refusal
       parsed = JSON.parse(problem)
       headers = flat.each_slice(2).to_h
-      @refusal = if status == 422 && parsed["errors"].is_a?(Array)
+      @__ferrule_refusal = if status == 422 && parsed["errors"].is_a?(Array)
                    ValidationError.new(parsed["errors"], parsed["detail"], headers: headers)
                  else
                    HTTPError.new(status, parsed["detail"], headers: headers)
                  end
-      @refusal_answer = [status, problem, headers]
-      @refusal
+      @__ferrule_refusal_answer = [status, problem, headers]
+      @__ferrule_refusal
     end
 
     # What answers +error+: the +on_error+ hooks see it first (not a refusal of the core's:
@@ -513,8 +531,8 @@ module Ferrule
     # the default: the core's own answer to a refusal, an HTTPError's problem response, and
     # for any other error the core's bare 500 (see +__ferrule_unanswered+).
     def __ferrule_recovered(error, chain, refusal, error_handlers)
-      @recovered = true
-      unless error.equal?(@refusal)
+      @__ferrule_recovered = true
+      unless error.equal?(@__ferrule_refusal)
         chain.on_error.each do |hook|
           __ferrule_run_with_error(hook, error)
         rescue StandardError => e
@@ -523,13 +541,13 @@ module Ferrule
       end
       is_http = error.is_a?(HTTPError)
       @request.sinatra_error = error # env["sinatra.error"], as Sinatra's error blocks read it
-      @failure = error unless is_http || error.equal?(@refusal)
+      @__ferrule_failure = error unless is_http || error.equal?(@__ferrule_refusal)
       handler = __ferrule_error_block(error, error_handlers)
       # What the error block answers goes with the error's status unless it says otherwise.
-      @default_status = is_http ? error.status : 500
-      @status_applies = true
+      @__ferrule_default_status = is_http ? error.status : 500
+      @__ferrule_status_applies = true
       return catch(:halt) { __ferrule_run_with_error(handler, error) } if handler
-      return __ferrule_problem_response(*@refusal_answer) if refusal && error.equal?(@refusal)
+      return __ferrule_problem_response(*@__ferrule_refusal_answer) if refusal && error.equal?(@__ferrule_refusal)
       return __ferrule_unanswered(error) unless is_http
 
       body = NativeApp.problem_body(error.status, error.detail&.to_s)
@@ -540,7 +558,7 @@ module Ferrule
     # the after filters see and may change, as Sinatra's do; __ferrule_run_chain raises the exception
     # again after them (+__ferrule_carrying+), so the core logs it as any a block raises.
     def __ferrule_unanswered(error)
-      @unanswered = error
+      @__ferrule_unanswered = error
       headers("content-type" => PROBLEM_JSON)
       NativeApp.problem_body(nil, nil)
     end
@@ -555,11 +573,11 @@ module Ferrule
     end
 
     def __ferrule_problem_response(status, body, headers)
-      @status = status
+      @__ferrule_status = status
       Response.new(body, status: status, headers: headers.merge("content-type" => PROBLEM_JSON))
     end
 
-    def __ferrule_header_hash = @headers ||= HeaderHash.new
+    def __ferrule_header_hash = @__ferrule_headers ||= HeaderHash.new
 
     # The error block for +error+: one for its status (an HTTP error's), else the one for its
     # class nearest in its ancestry; HTTP errors stop at HTTPError, whose default is the
@@ -598,24 +616,24 @@ module Ferrule
       handler = code >= 400 && __ferrule_status_block(code, handlers)
       return unless handler
 
-      @status ||= code
-      @status_applies = true
+      @__ferrule_status ||= code
+      @__ferrule_status_applies = true
       answer = catch(:halt) { __ferrule_run_with_error(handler, HTTPError.new(code)) }
       return if answer.nil?
 
       # A Rack body replaced here is closed, as Rack asks of a body that is not sent.
-      replaced = Context.rack_triplet?(@result) ? @result[2] : nil if @result.is_a?(Array)
-      replaced.close if replaced.respond_to?(:close) && !answer.equal?(@result)
-      @result = answer
+      replaced = Context.rack_triplet?(@__ferrule_result) ? @__ferrule_result[2] : nil if @__ferrule_result.is_a?(Array)
+      replaced.close if replaced.respond_to?(:close) && !answer.equal?(@__ferrule_result)
+      @__ferrule_result = answer
     end
 
     # The status the request's answer has so far.
     def __ferrule_ended_with
-      case @result
-      when Response then @result.status
-      when Integer then @result
-      when Array then Context.rack_triplet?(@result) || Context.status_and_body?(@result) ? @result[0] : (@status || @default_status)
-      else @status || @default_status
+      case @__ferrule_result
+      when Response then @__ferrule_result.status
+      when Integer then @__ferrule_result
+      when Array then Context.rack_triplet?(@__ferrule_result) || Context.status_and_body?(@__ferrule_result) ? @__ferrule_result[0] : (@__ferrule_status || @__ferrule_default_status)
+      else @__ferrule_status || @__ferrule_default_status
       end
     end
 
@@ -629,17 +647,22 @@ module Ferrule
     end
 
     def __ferrule_finish(result)
-      __ferrule_save_session if @session
-      result = __ferrule_with_status_after(result) if @status_after
+      __ferrule_save_session if @__ferrule_session
+      result = __ferrule_with_status_after(result) if @__ferrule_status_after
+      # Sinatra's <tt>set :default_content_type, "text/html"</tt>: a String body without a type
+      # of its own is sent as that (found by a probe: the setting was taken and did nothing).
+      if result.is_a?(String) && (default = settings&.[](:default_content_type)) && !__ferrule_header_hash.key?("content-type")
+        content_type(default)
+      end
       if result.is_a?(Halted)
-        return Response.new(result.body.nil? ? "" : result.body, status: status, headers: @headers)
+        return Response.new(result.body.nil? ? "" : result.body, status: status, headers: @__ferrule_headers)
       end
       # As in Sinatra: nil is an empty body, an Integer the status (found by Sinatra's corpus:
       # both went out as JSON, `null` and `204`, with a 200).
-      return Response.new("", status: status, headers: @headers) if result.nil?
-      return Response.new("", status: result, headers: @headers) if result.is_a?(Integer)
-      return Response.new(result[1], status: result[0], headers: @headers) if result.is_a?(Array) && Context.status_and_body?(result)
-      return result if @status.nil? && (@headers.nil? || @headers.empty?) && !@status_applies
+      return Response.new("", status: status, headers: @__ferrule_headers) if result.nil?
+      return Response.new("", status: result, headers: @__ferrule_headers) if result.is_a?(Integer)
+      return Response.new(result[1], status: result[0], headers: @__ferrule_headers) if result.is_a?(Array) && Context.status_and_body?(result)
+      return result if @__ferrule_status.nil? && (@__ferrule_headers.nil? || @__ferrule_headers.empty?) && !@__ferrule_status_applies
 
       case result
       # An explicit response is sent with its own status (Sinatra's too): +status+ set before
@@ -648,22 +671,22 @@ module Ferrule
         Response.new(result.body, status: result.status, headers: __ferrule_merged(result.headers), type: result.type)
       when Array
         # A plain Array is JSON, sent with the status set in the block, as a Hash is.
-        return Response.new(result, status: status, headers: @headers) unless Context.rack_triplet?(result)
+        return Response.new(result, status: status, headers: @__ferrule_headers) unless Context.rack_triplet?(result)
 
         [result[0], __ferrule_merged(result[1]), result[2]]
       else
-        Response.new(result, status: status, headers: @headers)
+        Response.new(result, status: status, headers: @__ferrule_headers)
       end
     end
 
     # +result+ with the status an after filter set, where it carries its own.
     def __ferrule_with_status_after(result)
       case result
-      when Response then Response.new(result.body, status: @status_after, headers: result.headers, type: result.type)
-      when Integer then @status_after
+      when Response then Response.new(result.body, status: @__ferrule_status_after, headers: result.headers, type: result.type)
+      when Integer then @__ferrule_status_after
       when Array
-        if Context.rack_triplet?(result) then [@status_after, result[1], result[2]]
-        elsif Context.status_and_body?(result) then [@status_after, result[1]]
+        if Context.rack_triplet?(result) then [@__ferrule_status_after, result[1], result[2]]
+        elsif Context.status_and_body?(result) then [@__ferrule_status_after, result[1]]
         else result
         end
       else result
@@ -676,9 +699,9 @@ module Ferrule
     end
 
     def __ferrule_merged(given)
-      return @headers if given.nil?
+      return @__ferrule_headers if given.nil?
 
-      (@headers || {}).merge(given.transform_keys { |k| k.to_s.downcase })
+      (@__ferrule_headers || {}).merge(given.transform_keys { |k| k.to_s.downcase })
     end
   end
 end

@@ -14,6 +14,19 @@ module Ferrule
     alias include? key?
     def delete(name, &block) = super(name.to_s.downcase, &block)
     def fetch(name, *default, &block) = super(name.to_s.downcase, *default, &block)
+    def dig(name, *rest) = super(name.to_s.downcase, *rest)
+    def values_at(*names) = super(*names.map { |name| name.to_s.downcase })
+
+    # Merged in lower case too: <tt>response.headers.merge!("X-Frame-Options" => "DENY")</tt> in
+    # an after filter replaced nothing, and both values went out, which browsers ignore (found by
+    # a probe: the framing protection was lost).
+    def merge!(*others, &block)
+      others.each { |other| super(other.to_h.transform_keys { |name| name.to_s.downcase }, &block) }
+      self
+    end
+    alias update merge!
+
+    def merge(*others, &block) = dup.merge!(*others, &block)
   end
 
   # Sinatra's +response+ in a block: what the block answers with, written to as to a
