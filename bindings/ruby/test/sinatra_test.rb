@@ -891,6 +891,7 @@ class SinatraTest < Minitest::Test
       redirect "/home"
     end
     app.get("/home") { "flash=#{session.delete(:flash).inspect}" }
+    app.get("/logout") { session.destroy; "bye #{session.loaded?}" }
     app.get("/weak") { etag "v7", kind: :weak; "tagged" }
     app.get("/medium") { etag "v7", kind: :medium; "never" }
     @app = app
@@ -906,6 +907,11 @@ class SinatraTest < Minitest::Test
     assert_equal "flash=nil", last_response.body, "the followed request's session write was kept"
     get "/weak"
     assert_equal 'W/"v7"', last_response.headers["etag"]
+    post "/login"
+    get "/logout"
+    get "/home"
+    assert_equal "flash=nil", last_response.body, "session.destroy emptied the session"
+    assert_equal "bye true", (get "/logout").body
     get "/medium"
     assert_equal 500, last_response.status, "a kind etag does not know is the handler's mistake"
   end

@@ -44,11 +44,19 @@ module Ferrule
     def load(cookie)
       # The signature is hex and last: the data (URL-safe base64, which has `-`) may hold `--`.
       data, separator, signature = cookie.to_s.rpartition("--")
-      return Params.new if separator.empty? || signature.bytesize != 64 || !OpenSSL.fixed_length_secure_compare(sign(data), signature)
+      return Session.new if separator.empty? || signature.bytesize != 64 || !OpenSSL.fixed_length_secure_compare(sign(data), signature)
 
-      indifferent(JSON.parse(Base64.urlsafe_decode64(data)))
+      indifferent(JSON.parse(Base64.urlsafe_decode64(data))).each_with_object(Session.new) { |(name, value), session| session[name] = value }
     rescue ArgumentError, JSON::ParserError
-      Params.new
+      Session.new
+    end
+
+    # A session as Rack's SessionHash is read for a logout: <tt>session.destroy</tt> empties it
+    # (the cookie then holds nothing), and it is always loaded (found by a probe: +destroy+ was
+    # a NoMethodError, a 500, and the user stayed logged in).
+    class Session < Params
+      def destroy = clear
+      def loaded? = true
     end
 
     # The Set-Cookie options (value included) that keep +session+; nil when too big to keep.
