@@ -893,6 +893,10 @@ class SinatraTest < Minitest::Test
     app.get("/home") { "flash=#{session.delete(:flash).inspect}" }
     app.get("/logout") { session.destroy; "bye #{session.loaded?}" }
     app.get("/weak") { etag "v7", kind: :weak; "tagged" }
+    app.get("/p") do
+      kept = params.select { |_, value| !value.to_s.empty? }
+      [kept[:title], params.reject { |name, _| name == "x" }[:title], params.merge(page: 2)[:page], params.transform_values(&:itself)[:user][:name], params.assoc(:title)&.last].inspect
+    end
     app.get("/medium") { etag "v7", kind: :medium; "never" }
     @app = app
     get "/order"
@@ -912,6 +916,8 @@ class SinatraTest < Minitest::Test
     get "/home"
     assert_equal "flash=nil", last_response.body, "session.destroy emptied the session"
     assert_equal "bye true", (get "/logout").body
+    get "/p?title=T&x=&user[name]=ann"
+    assert_equal ["T", "T", 2, "ann", "T"].inspect, last_response.body
     get "/medium"
     assert_equal 500, last_response.status, "a kind etag does not know is the handler's mistake"
   end

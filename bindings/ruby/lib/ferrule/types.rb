@@ -356,7 +356,6 @@ module Ferrule
       else value
       end
     end
-    private_class_method :indifferent
 
     def [](key) = super(key.to_s)
     def []=(key, value)
@@ -376,6 +375,20 @@ module Ferrule
     # <tt>params.except(:secret)</tt> drops it, whichever kind of key names them.
     def slice(*keys) = Params[super(*keys.map(&:to_s))]
     def except(*keys) = Params[super(*keys.map(&:to_s))]
+    # What Hash's own methods return is a plain Hash, read by String keys only: these keep the
+    # indifference, as IndifferentHash's do (found by a probe: <tt>params.select { … }[:title]</tt>
+    # and <tt>params.merge(page: 2)[:page]</tt> were nil).
+    def select(&block) = block ? Params[super] : super
+    alias filter select
+    def reject(&block) = block ? Params[super] : super
+    def transform_values(&block) = block ? Params[super] : super
+    def merge(*others, &block) = dup.update(*others, &block)
+    def update(*others, &block)
+      others.each { |other| super(Params.indifferent(other.to_h), &block) }
+      self
+    end
+    alias merge! update
+    def assoc(key) = super(key.to_s)
   end
 
   # An uploaded file of a multipart body: +data+ is a binary String, bytes kept as sent.
