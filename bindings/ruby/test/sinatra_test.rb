@@ -921,4 +921,16 @@ class SinatraTest < Minitest::Test
     get "/medium"
     assert_equal 500, last_response.status, "a kind etag does not know is the handler's mistake"
   end
+
+  # Found by the same probe: Rack::Request readers a Sinatra app calls were NoMethodErrors, and
+  # the port of an https request without one in Host was 80.
+  def test_rack_request_readers_and_the_schemes_port
+    app = Ferrule::App.new
+    app.post("/r") { [request.hostname, request.accept_language, request.content_charset, request.port].inspect }
+    @app = app
+    post "/r", "x", { "HTTP_HOST" => "[::1]:8080", "HTTP_ACCEPT_LANGUAGE" => "fr, en;q=0.5", "CONTENT_TYPE" => "text/plain; charset=\"ISO-8859-1\"" }
+    assert_equal ["::1", "fr, en;q=0.5", "ISO-8859-1", 8080].inspect, last_response.body
+    post "https://shop.example/r", "x", { "CONTENT_TYPE" => "text/plain" }
+    assert_equal ["shop.example", nil, nil, 443].inspect, last_response.body
+  end
 end

@@ -96,7 +96,15 @@ module Ferrule
     def content_length = header("content-length")
     def host_with_port = header("host")
     def host = host_with_port&.then { |host| host.start_with?("[") ? host[0..(host.index("]") || -1)] : host.sub(/:\d*\z/, "") }
-    def port = host_with_port.to_s[/:(\d+)\z/, 1]&.then { |digits| Integer(digits, 10) } || 80
+    # The port the Host names, else the scheme's (443 for https: found by a probe, it was 80).
+    def port = host_with_port.to_s[/:(\d+)\z/, 1]&.then { |digits| Integer(digits, 10) } || (scheme == "https" ? 443 : 80)
+    # Rack's +hostname+ (the host without brackets), +server_name+, +accept_language+ (the
+    # Accept-Language header), +content_charset+ (the charset the Content-Type names): missing,
+    # they were NoMethodErrors (found by a probe).
+    def hostname = host&.delete_prefix("[")&.delete_suffix("]")
+    def server_name = host
+    def accept_language = header("accept-language")
+    def content_charset = content_type.to_s[/;\s*charset=\"?([^\";]+)/i, 1]
     # "http", or the scheme the Rack server says the request came by (+rack.url_scheme+); a
     # proxy's X-Forwarded-Proto is not trusted to say it.
     def scheme = @scheme ||= Thread.current[:__ferrule_rack_env]&.[]("rack.url_scheme") || "http"
