@@ -231,6 +231,7 @@ module Ferrule
 
       @settings[key] = value
       @context_class.settings = @settings
+      @context_class.default_content_type_set = true if key == :default_content_type
       sessions_from_settings if %i[sessions session_secret].include?(key)
       self
     end
