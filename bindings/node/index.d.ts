@@ -271,7 +271,7 @@ export interface RouteOptions {
 export type RouteHook = (ctx: Context, reply: Reply, done: (error?: Error) => void) => unknown;
 /** An `onSend` (or `preSerialization`) hook: returns (or passes to `done`) the payload to send. */
 export type SendHook = (ctx: Context, reply: Reply, payload: unknown, done: (error?: Error | null, payload?: unknown) => void) => unknown;
-/** An `onError` hook: sees what a hook or the handler threw. */
+/** An `onError` hook: sees what a hook or the handler threw, and a request the core refused (a 400, 413, 415 or 422; not a 404). */
 export type ErrorHook = (ctx: Context, reply: Reply, error: Error, done: () => void) => unknown;
 
 /** A content-type parser: calls `done(error, body)` or returns the body (or a Promise of it). */

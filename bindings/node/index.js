@@ -761,7 +761,8 @@ class App {
    * every request of this app or scope, those the core refused too — `preHandler(ctx, reply)`
    * after validation, `onSend(ctx, reply, payload)` before the response is written (return a
    * new payload, or change `reply`'s code and headers), `onError(ctx, reply, error)` when a hook
-   * or the handler throws. A hook that calls `reply.send()` answers the request itself.
+   * or the handler throws, or the core refused the request (a 400, 413, 415 or 422, with
+   * `error.statusCode`; not a 404). A hook that calls `reply.send()` answers the request itself.
    * `async` functions and `done` callbacks both work. `onReady` (no arguments) runs once before
    * serving (`listen`, `inject`, `ready`); `onListen` (no arguments) once `listen()` has bound
    * its socket; `preClose` (no arguments) as `close()` begins, while in-flight requests are
@@ -803,6 +804,9 @@ class App {
     const slot = this._hookFns.length;
     this._hookFns.push({ fn: withScope(fn, this), kind });
     nativeCall(() => this._native.hook(group, phase, slot));
+    // Fastify's onError hooks see a request that failed validation or parsing too (it sends
+    // those as errors), not one no route took: the core hands such refusals over to them.
+    if (kind === 'onError') nativeCall(() => this._native.catchFailures(group));
   }
 
   /** The `onRoute` hooks a route declared here meets: the app's, then each scope's down to this one. */
@@ -1778,7 +1782,9 @@ class Dispatcher {
       reply.send(error);
       return this.sendHooked(id, route, ctx, chain, reply, reply.payload, 0);
     }
-    if (error !== refused) {
+    // A refusal of the core's is an error to the onError hooks as Fastify's are, but for a
+    // request no route takes: Fastify answers that 404 (and a method no route takes) without one.
+    if (error !== refused || (refusal.status !== 404 && refusal.status !== 405)) {
       for (const hook of chain.onError) {
         try {
           await callHook(hook, [ctx, reply, error]);

@@ -445,6 +445,13 @@ impl NativeApp {
         self.host.catch(GroupId::from_index(group as usize), catch).map_err(host_error)
     }
 
+    /// `group`'s `onError` hooks see the requests the core refuses as failures of the request
+    /// (a 400, 413, 415, 422; not a 404 or 405), as Fastify's see those errors.
+    #[napi]
+    pub fn catch_failures(&self, group: u32) -> Result<()> {
+        self.host.catch(GroupId::from_index(group as usize), Catch::Failures).map_err(host_error)
+    }
+
     /// Chain `number`'s hook slots: `[onRequest, preHandler, onSend, onError]`.
     #[napi]
     pub fn hooks_of(&self, number: u32) -> Option<Vec<Vec<u32>>> {

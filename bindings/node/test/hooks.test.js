@@ -108,7 +108,50 @@ test('setErrorHandler answers thrown errors and the core refusals, with validati
   assert.deepStrictEqual((await app.inject('/teapot')).json(), { oops: 'short and stout', status: 418 });
   const boom = await app.inject('/boom');
   assert.deepStrictEqual([boom.statusCode, boom.json()], [500, { oops: 'the database is gone', status: 500 }]);
-  assert.deepStrictEqual(errors, ['short and stout', 'the database is gone']);
+  // The two refusals too: Fastify sends a failed validation to its onError hooks as an error.
+  assert.deepStrictEqual(errors, ['1 validation error', '1 validation error', 'short and stout', 'the database is gone']);
+});
+
+// Fastify's onError hooks see a request that failed validation or parsing (Fastify sends those as
+// errors), and no request that no route takes (a plain 404). They were never handed over here:
+// a logging or metrics hook missed every client error.
+test('onError hooks see the requests the core refuses, but not a path or method no route takes', async () => {
+  const app = new App();
+  const seen = [];
+  app.addHook('onError', (ctx, reply, error, done) => { seen.push(`app ${error.statusCode} ${ctx.method} ${ctx.path}`); done(); });
+  const item = { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] };
+  app.post('/items', { body: item }, (ctx) => ctx.body);
+  app.get('/n/{id:int}', (ctx) => ctx.params);
+  app.post('/guarded', { body: item, onError: async (ctx, reply, error) => { seen.push(`route ${error.statusCode} ${error.validation[0].loc.join('.')}`); } }, (ctx) => ctx.body);
+  const post = (url, payload, type = 'application/json') => app.inject({ method: 'POST', url, payload, headers: { 'content-type': type } });
+
+  const invalid = await post('/items', '{"n": "seven"}');
+  assert.strictEqual(invalid.headers['content-type'], 'application/problem+json');
+  assert.deepStrictEqual(invalid.json().errors[0].loc, ['body', 'n']);
+  const malformed = await post('/items', '{"n": ');
+  const unsupported = await post('/items', 'n=1', 'text/csv');
+  assert.deepStrictEqual(seen, [
+    `app ${invalid.statusCode} POST /items`,
+    `app ${malformed.statusCode} POST /items`,
+    `app ${unsupported.statusCode} POST /items`,
+  ]);
+  assert.strictEqual(unsupported.statusCode, 415);
+  for (const refused of [invalid, malformed]) assert.ok([400, 422].includes(refused.statusCode), String(refused.statusCode));
+  // What the hook saw is not what it answered: the core's problem goes out as before.
+  assert.strictEqual(malformed.headers['content-type'], 'application/problem+json');
+
+  seen.length = 0;
+  assert.strictEqual((await app.inject('/nowhere')).statusCode, 404);
+  assert.strictEqual((await app.inject({ method: 'DELETE', url: '/n/1' })).statusCode, 405);
+  assert.deepStrictEqual((await app.inject('/n/7')).json(), { id: 7 });
+  assert.deepStrictEqual(seen, [], 'no route took those, and the last one did not fail');
+
+  // A route's own onError sees its own refusals, after the app's; no other route's.
+  const guarded = await post('/guarded', '{"n": 1.5}');
+  assert.deepStrictEqual(seen, [`app ${guarded.statusCode} POST /guarded`, `route ${guarded.statusCode} body.n`]);
+  seen.length = 0;
+  await post('/items', '{}');
+  assert.deepStrictEqual(seen, [`app ${invalid.statusCode} POST /items`]);
 });
 
 test('without an error handler, errors keep the core answers and leak nothing', async () => {

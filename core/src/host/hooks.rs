@@ -19,8 +19,8 @@
 //!   route matched never meets them, whatever its path.
 //! * A request the core refused (422, 415, 413, 400; 404 and 405 when no route takes it) is
 //!   answered by the core, without entering the language, unless its group's hooks must see
-//!   it (it has `on_request` or `on_send` hooks) or the binding's exception handlers take its
-//!   status ([`Catch`]). Only then is it handed over, as a [`super::Reject`].
+//!   it (it has `on_request` or `on_send` hooks) or the binding's exception handlers or error
+//!   hooks take its status ([`Catch`]). Only then is it handed over, as a [`super::Reject`].
 
 use http::StatusCode;
 use std::sync::Arc;
@@ -56,6 +56,20 @@ pub enum Catch {
     /// Every one (a handler for the language's whole HTTP error class, Fastify's
     /// `setErrorHandler`).
     All,
+    /// Every one that is a failure of the request itself (a 400, 413, 415, 422, …), not one no
+    /// route takes (404, 405): what Fastify's `onError` hooks see, as Fastify sends those
+    /// refusals as errors and a missing route as a plain 404 answer.
+    Failures,
+}
+
+impl Catch {
+    fn takes(self, status: StatusCode) -> bool {
+        match self {
+            Catch::Status(code) => code == status.as_u16(),
+            Catch::All => true,
+            Catch::Failures => status != StatusCode::NOT_FOUND && status != StatusCode::METHOD_NOT_ALLOWED,
+        }
+    }
 }
 
 /// A group of routes; [`GroupId::APP`] is the app itself.
@@ -98,7 +112,7 @@ impl Hooks {
     pub fn sees(&self, status: StatusCode) -> bool {
         !self.on_request.is_empty()
             || !self.on_send.is_empty()
-            || self.catches.iter().any(|catch| *catch == Catch::All || *catch == Catch::Status(status.as_u16()))
+            || self.catches.iter().any(|catch| catch.takes(status))
     }
 
     fn list(&mut self, phase: Phase) -> &mut Vec<u32> {
@@ -316,6 +330,23 @@ mod tests {
         assert!(groups.resolve(hooked).sees(StatusCode::UNPROCESSABLE_ENTITY));
         groups.catch(GroupId::APP, Catch::All).unwrap();
         assert!(groups.resolve(quiet).sees(StatusCode::UNSUPPORTED_MEDIA_TYPE));
+    }
+
+    #[test]
+    fn a_group_that_catches_failures_sees_a_refused_request_but_not_a_missing_route() {
+        let mut groups = Groups::default();
+        let api = groups.add(GroupId::APP, "/api").unwrap();
+        let route = groups.add_for_route(GroupId::APP).unwrap();
+        groups.catch(api, Catch::Failures).unwrap();
+        groups.catch(route, Catch::Failures).unwrap();
+        for group in [api, route] {
+            for status in [StatusCode::BAD_REQUEST, StatusCode::PAYLOAD_TOO_LARGE, StatusCode::UNSUPPORTED_MEDIA_TYPE, StatusCode::UNPROCESSABLE_ENTITY] {
+                assert!(groups.resolve(group).sees(status), "{status}");
+            }
+            assert!(!groups.resolve(group).sees(StatusCode::NOT_FOUND));
+            assert!(!groups.resolve(group).sees(StatusCode::METHOD_NOT_ALLOWED));
+        }
+        assert!(!groups.resolve(GroupId::APP).sees(StatusCode::UNPROCESSABLE_ENTITY), "a group's catch is not its parent's");
     }
 
     #[test]
