@@ -83,6 +83,24 @@ class ModularTest < Minitest::Test
     assert_equal({ timeout_ms: 2_000, title: "Shop" }, Shop.server_settings)
   end
 
+  # Sinatra's `set` defines readers on the class (`Shop.currency`, `Shop.sessions?`): they were
+  # NoMethodErrors, so code outside the routes (a rake task, a test, config.ru) could not read
+  # what the body set.
+  def test_the_class_reads_its_settings_as_sinatras_does
+    assert_equal ["EUR", "welcome", "Shop", true], [Shop.currency, Shop.greeting, Shop.title, Shop.sessions?]
+    assert_equal [{ "ab" => 3 }, true], [Shop.stock, Shop.stock?]
+    assert_equal ["sale", "EUR"], [Outlet.greeting, Outlet.currency], "a subclass reads its own, then its parent's"
+    assert_equal "welcome", Shop.greeting
+    assert_equal Shop.settings.environment, Shop.environment
+    assert_equal Shop.settings.test?, Shop.test?
+    assert Shop.respond_to?(:currency)
+    refute Shop.respond_to?(:nothing_set)
+    error = assert_raises(NoMethodError) { Shop.nothing_set }
+    assert_includes error.message, "nothing_set"
+    assert_raises(NoMethodError) { Shop.currency("an argument") }
+    assert_kind_of Ferrule::Settings, Shop.settings, "the class's own methods come first"
+  end
+
   def test_a_subclass_serves_its_parents_routes_with_its_own_settings
     outlet = Outlet.new
     serving(outlet) do |port|

@@ -88,6 +88,28 @@ module Ferrule
       values
     end
 
+    # Sinatra's readers on the class: after <tt>set :items, [...]</tt> in the body, +Shop.items+
+    # and +Shop.items?+ read it, as does +Shop.environment+ (and +development?+, +production?+,
+    # +test?+). Sinatra's +set+ defines them on the class; they were NoMethodErrors here. The
+    # class's own methods come first: a setting never hides one.
+    def method_missing(name, *args, &block)
+      values = settings
+      return super unless args.empty? && block.nil? && setting_reader?(values, name)
+
+      values.public_send(name)
+    end
+
+    def respond_to_missing?(name, include_private = false)
+      setting_reader?(settings, name) || super
+    end
+
+    ENVIRONMENT_READERS = %i[environment development? production? test?].freeze
+    private_constant :ENVIRONMENT_READERS
+
+    private def setting_reader?(values, name)
+      ENVIRONMENT_READERS.include?(name) || values.key?(name.to_s.delete_suffix("?"))
+    end
+
     # The server settings the class bodies gave (+App.new+'s arguments before its own).
     def server_settings
       modular_ancestors.map(&:own_server_settings).reduce({}, :merge)
