@@ -857,6 +857,34 @@ class SinatraTest < Minitest::Test
     assert_equal [nil, "", "1", nil].inspect, last_response.body
   end
 
+  # Found by a probe porting Sinatra apps: session.id and session.options were NoMethodErrors, so
+  # a login that renewed its session against fixation (`session.options[:renew] = true`) was a 500.
+  def test_session_id_and_rack_session_options_renew_skip_and_expire_after
+    @app = Ferrule::App.new
+    @app.sessions(secret: "s" * 64)
+    @app.get("/id") { session.id }
+    @app.post("/login") { session.options[:renew] = true; session[:user] = "ada"; "welcome" }
+    @app.get("/poll") { session.options[:skip] = true; session[:polled] = true; "polled" }
+    @app.get("/remember") { session.options[:expire_after] = 3600; "kept" }
+    @app.get("/me") { { user: session[:user], polled: session[:polled], id: session[:session_id] } }
+    get "/id"
+    first = last_response.body
+    assert_match(/\A\h{64}\z/, first)
+    assert_equal first, (get "/id").body, "the id is kept in the cookie"
+    assert_nil last_response.headers["set-cookie"], "reading a kept id changes nothing"
+    post "/login"
+    renewed = (get "/id").body
+    assert_match(/\A\h{64}\z/, renewed)
+    refute_equal first, renewed, "renew gave the logged-in session a new id (as Rack, when the answer's cookie is written)"
+    assert_equal({ "user" => "ada", "polled" => nil, "id" => renewed }, JSON.parse((get "/me").body))
+    get "/poll"
+    assert_nil last_response.headers["set-cookie"], "a skipped session writes no cookie"
+    assert_nil JSON.parse((get "/me").body)["polled"]
+    get "/remember"
+    assert_match(/max-age=3600/i, last_response.headers["set-cookie"], "expire_after is this cookie's lifetime")
+    assert_equal "ada", JSON.parse((get "/me").body)["user"]
+  end
+
   # Found by a probe porting Sinatra apps: enable :method_override was silently nothing, so a
   # form's DELETE reached its POST route; it is refused with what to do instead.
   def test_method_override_is_refused_when_enabled_and_fine_when_disabled

@@ -255,8 +255,16 @@ module Ferrule
 
     # Writes the session's cookie when the request changed it.
     def __ferrule_save_session
+      options = @__ferrule_session.is_a?(SessionCookie::Session) ? @__ferrule_session.options : {}
+      # Rack's cookie store writes no cookie for a skipped or dropped session.
+      return if options[:skip] || options[:drop]
+
+      if options[:renew] && @__ferrule_session.key?("session_id")
+        @__ferrule_session.delete("session_id")
+        @__ferrule_session.id
+      end
       now = JSON.generate(@__ferrule_session)
-      return if now == @__ferrule_session_saved
+      return if now == @__ferrule_session_saved && !options.key?(:expire_after)
 
       cookie = self.class.session_cookie.cookie(@__ferrule_session) or return
       response.set_cookie(self.class.session_cookie.key, cookie)

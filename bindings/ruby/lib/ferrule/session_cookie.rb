@@ -2,6 +2,7 @@
 
 require "base64"
 require "openssl"
+require "securerandom"
 
 module Ferrule
   # Sinatra's <tt>enable :sessions</tt> for an app Ferrule serves itself (+app.run+), where no Rack
@@ -54,12 +55,21 @@ module Ferrule
     # A session as Rack's SessionHash is read for a logout: <tt>session.destroy</tt> empties it
     # (the cookie then holds nothing), and it is always loaded (found by a probe: +destroy+ was
     # a NoMethodError, a 500, and the user stayed logged in).
+    #
+    # +id+ is Rack's cookie store's +session_id+, made on first read and kept in the cookie.
+    # +options+ are Rack's per-request ones, which the response's cookie honours: +renew+ (a new
+    # id: the usual defence against session fixation at login), +skip+ and +drop+ (no cookie is
+    # written, as Rack's cookie store writes none), and +expire_after+ (this cookie's lifetime).
+    # Found by a probe: both were NoMethodErrors, so a login that renewed its session was a 500.
     class Session < Params
       def destroy = clear
       def loaded? = true
+      def id = (self["session_id"] ||= SecureRandom.hex(32))
+      def options = (@options ||= {})
     end
 
     # The Set-Cookie options (value included) that keep +session+; nil when too big to keep.
+    # A session whose +options+ ask for +expire_after+ gets that lifetime.
     def cookie(session)
       data = Base64.urlsafe_encode64(JSON.generate(session), padding: false)
       value = "#{data}--#{sign(data)}"
@@ -67,7 +77,10 @@ module Ferrule
         warn "ferrule: the session is #{value.bytesize} bytes, more than a cookie holds (#{MAX_BYTES}); it was not saved"
         return nil
       end
-      @options.merge(value: value)
+      options = session.is_a?(Session) ? session.options : {}
+      return @options.merge(value: value) unless options.key?(:expire_after)
+
+      @options.merge(value: value, max_age: options[:expire_after]).compact
     end
 
     private
