@@ -1393,6 +1393,9 @@ function inOwnContext(fn, self, a, b, c, d, e) {
   return new AsyncResource('ferrule.request').runInAsyncScope(fn, self, a, b, c, d, e);
 }
 
+/** Where a hook type runs within the core's phase it shares with others, in Fastify's order. */
+const HOOK_RANK = { onRequest: 0, preParsing: 1, preValidation: 2, preSerialization: 0, onSend: 1 };
+
 /** The chain of a route without hooks whose handler takes a reply (`Dispatcher.run`). */
 const NO_HOOKS = Object.freeze({ parseAt: 0, onRequest: [], preHandler: [], onSend: [], onError: [], errorHandlers: [], notFound: null });
 
@@ -1616,13 +1619,18 @@ class Dispatcher {
       const [onRequest, preHandler, onSend, onError] = this.native.hooksOf(number);
       const fns = this.app._hookFns;
       const last = (kind) => onError.map((slot) => fns[slot]).filter((h) => h.kind === kind).map((h) => h.fn).pop() || null;
-      const parseAt = onRequest.findIndex((slot) => fns[slot].kind === 'preValidation');
+      // The core orders a phase's hooks by scope (the app's, then each scope's, then the
+      // route's), each in the order declared; Fastify runs every hook of one type before the
+      // next type's, so a route's onRequest comes before the app's preValidation (a stable sort).
+      const inFastifyOrder = (slots) => slots.map((slot) => fns[slot]).sort((a, b) => (HOOK_RANK[a.kind] ?? 0) - (HOOK_RANK[b.kind] ?? 0));
+      const requestHooks = inFastifyOrder(onRequest);
+      const parseAt = requestHooks.findIndex((hook) => hook.kind === 'preValidation');
       chain = {
         // Fastify parses a body after onRequest and preParsing, before preValidation.
-        parseAt: parseAt < 0 ? onRequest.length : parseAt,
-        onRequest: onRequest.map((slot) => fns[slot].fn),
+        parseAt: parseAt < 0 ? requestHooks.length : parseAt,
+        onRequest: requestHooks.map((hook) => hook.fn),
         preHandler: preHandler.map((slot) => fns[slot].fn),
-        onSend: onSend.map((slot) => fns[slot].fn),
+        onSend: inFastifyOrder(onSend).map((hook) => hook.fn),
         onError: onError.map((slot) => fns[slot]).filter((h) => h.kind === 'onError').map((h) => h.fn),
         // The scopes' error handlers from the app down: the innermost answers first, and one
         // that throws hands its error to the scope around it.
