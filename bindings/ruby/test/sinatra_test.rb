@@ -312,6 +312,23 @@ class SinatraTest < Minitest::Test
     assert_raises(NoMethodError) { app.settings.never_set }
   end
 
+  # Found by a probe against Sinatra 3: `set :environment, :production` was ignored by configure,
+  # which read only APP_ENV and RACK_ENV, so the production block never ran and the development
+  # one did.
+  def test_configure_follows_set_environment
+    app = Ferrule::App.new
+    app.set :environment, :production
+    app.configure(:production) { |a| a.set :mode, "production" }
+    app.configure(:development) { |a| a.set :mode, "development" }
+    assert_equal "production", app.settings.mode
+    shop = Class.new(Ferrule::App) do
+      set :environment, :staging
+      configure(:staging) { set :mode, "staging" }
+      configure(:development, :production) { set :mode, "elsewhere" }
+    end
+    assert_equal "staging", shop.settings.mode
+  end
+
   # Found by a Sinatra port: under app.run, session was a Hash of each request's own, so a login
   # was forgotten at once, silently (no Rack middleware can keep one there).
   def test_sessions_are_kept_in_a_signed_cookie_that_a_client_cannot_change

@@ -15,10 +15,12 @@ module Ferrule
     def disable(*names) = names.each { |name| set(name, false) } && self
 
     # Runs its block with the receiver (<tt>configure { |app| app.set ... }</tt>; in a class body
-    # <tt>configure(:production) { set :db, ... }</tt>); with environments, only when APP_ENV
-    # (else RACK_ENV, else development) names one of them.
+    # <tt>configure(:production) { set :db, ... }</tt>); with environments, only when the
+    # environment names one of them: <tt>set :environment</tt>'s, else APP_ENV, else RACK_ENV,
+    # else development (found by a probe: <tt>set :environment, :production</tt> was ignored,
+    # and the development block ran).
     def configure(*environments)
-      environment = (ENV["APP_ENV"] || ENV["RACK_ENV"] || "development").to_sym
+      environment = settings.environment.to_sym
       yield self if environments.empty? || environments.map(&:to_sym).include?(environment)
       self
     end
