@@ -89,7 +89,7 @@ class FirstDayTest < Minitest::Test
       assert_equal [201, "7", ["a=1", "b=2"], { "name" => "none" }], [created.status, created.headers["x-id"], created.fields["set-cookie"], created.json]
       teapot = request(port, "GET", "/teapot")
       assert_equal [418, "text/plain; charset=utf-8", "short and stout"], [teapot.status, teapot.headers["content-type"], teapot.body]
-      assert_equal [302, "/new"], [request(port, "GET", "/old").status, request(port, "GET", "/old").headers["location"]]
+      assert_equal [302, "http://127.0.0.1:#{port}/new"], [request(port, "GET", "/old").status, request(port, "GET", "/old").headers["location"]]
       assert_equal 303, request(port, "POST", "/old").status
       denied = request(port, "GET", "/secret")
       assert_equal [401, "Bearer", "who?"], [denied.status, denied.headers["www-authenticate"], denied.body]
