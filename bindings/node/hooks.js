@@ -191,6 +191,12 @@ class Reply {
     return this.getHeader(name) !== undefined;
   }
 
+  /** Fastify's `reply.serialize(payload)`: the JSON text of `payload` (the route's response
+   * schema still filters what is sent). */
+  serialize(payload) {
+    return JSON.stringify(payload);
+  }
+
   removeHeader(name) {
     const wanted = String(name).toLowerCase();
     this._headers = this._headers.filter(([key]) => key !== wanted);

@@ -82,6 +82,12 @@ export interface Context<Path extends string = string, Body = any, Query = Recor
   /** The `Host` header (Fastify's `request.host`), and without its port (`hostname`). */
   readonly host: string | undefined;
   readonly hostname: string | undefined;
+  /** The port the `Host` header names (Fastify's `request.port`), else null. */
+  readonly port: number | null;
+  /** Fastify's `request.originalUrl`: the URL as sent. */
+  readonly originalUrl: string;
+  /** Fastify's `request.is404`: no route took the request. */
+  readonly is404: boolean;
   /** Always 'http': the server speaks no TLS. */
   readonly protocol: 'http';
   /** Fastify's `request.id`: the request id, as `requestId`. */
@@ -427,6 +433,9 @@ export declare class App {
   head<G extends RouteGeneric = {}, P extends string = string>(path: P, options: RouteOptions & { handler: Handler<P, G> }): this;
   options<G extends RouteGeneric = {}, P extends string = string>(path: P, handler: Handler<P, G>): this;
   options<G extends RouteGeneric = {}, P extends string = string>(path: P, options: RouteOptions, handler: Handler<P, G>): this;
+  /** Fastify's `all`: the route for every method. */
+  all<G extends RouteGeneric = {}, P extends string = string>(path: P, handler: Handler<P, G>): this;
+  all<G extends RouteGeneric = {}, P extends string = string>(path: P, options: RouteOptions, handler: Handler<P, G>): this;
   options<G extends RouteGeneric = {}, P extends string = string>(path: P, options: RouteOptions & { handler: Handler<P, G> }): this;
   /** A WebSocket route: parameters are validated and the onRequest and preHandler hooks run before the upgrade (a reply a hook sends refuses it); the handler gets the socket and the request's values, with what the hooks set on their `ctx`. */
   ws<P extends string>(path: P, handler: SocketHandler<P>): this;
@@ -530,6 +539,8 @@ export interface Reply {
   getHeaders(): Record<string, string | string[]>;
   hasHeader(name: string): boolean;
   removeHeader(name: string): this;
+  /** Fastify's `reply.serialize`: the payload's JSON text. */
+  serialize(payload: unknown): string;
   send(payload?: unknown): this;
   /** A 302 (or `code`, or what `code()` set) to `url`. */
   redirect(url: string, code?: number): this;

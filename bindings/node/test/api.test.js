@@ -387,3 +387,34 @@ test("nullable: true allows null, as Ajv reads it, and the document says so in 3
   const schema = JSON.stringify(app.openapi());
   assert.ok(!schema.includes('"nullable"') && schema.includes('["string","null"]'), schema);
 });
+
+// Found by a probe against Fastify 5 (each checked against it, the same app): `all` was a
+// TypeError, `/files/*` was refused, an empty JSON body reached the handler as undefined (an
+// empty text one too, where Fastify's parser gives ''), and request.port, originalUrl, is404
+// and reply.serialize were missing.
+test("Fastify's all, a trailing *, empty bodies, request.port, originalUrl, is404 and reply.serialize", async () => {
+  const app = new App();
+  app.all('/any', (ctx) => ({ method: ctx.method }));
+  app.get('/files/*', (ctx) => ({ params: ctx.params, url: ctx.routeOptions.url, port: ctx.port, originalUrl: ctx.originalUrl, is404: ctx.is404 }));
+  app.post('/body', (ctx) => ({ body: ctx.body === undefined ? 'none' : ctx.body }));
+  app.delete('/body', (ctx) => ({ body: ctx.body === undefined ? 'none' : ctx.body }));
+  app.get('/serialized', (ctx, reply) => reply.type('application/json').send(reply.serialize({ a: [1, 'b'] })));
+  app.setNotFoundHandler((ctx, reply) => reply.code(404).send({ is404: ctx.is404, port: ctx.port }));
+  for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']) {
+    assert.deepStrictEqual((await app.inject({ method, url: '/any' })).json(), { method });
+  }
+  assert.strictEqual((await app.inject({ method: 'HEAD', url: '/any' })).statusCode, 200);
+  const file = await app.inject({ url: '/files/a/b%20c.txt?x=1', headers: { host: 'files.example:8080' } });
+  assert.deepStrictEqual(file.json(), { params: { '*': 'a/b c.txt' }, url: '/files/*', port: 8080, originalUrl: '/files/a/b%20c.txt?x=1', is404: false });
+  assert.deepStrictEqual((await app.inject({ url: '/files/', headers: { host: 'files.example' } })).json().params, { '*': '' });
+  const missing = await app.inject({ url: '/files', headers: { host: 'files.example' } });
+  assert.deepStrictEqual([missing.statusCode, missing.json()], [404, { is404: true, port: null }]);
+  const body = (method, payload, type) => app.inject({ method, url: '/body', payload, headers: { 'content-type': type } });
+  for (const [method, type] of [['POST', 'application/json'], ['POST', 'application/json; charset=utf-8'], ['DELETE', 'application/json']]) {
+    assert.strictEqual((await body(method, '', type)).statusCode, 400, `${method} ${type}`);
+  }
+  assert.deepStrictEqual((await body('POST', '', 'text/plain')).json(), { body: '' });
+  assert.deepStrictEqual((await body('POST', '{"a":1}', 'application/json')).json(), { body: { a: 1 } });
+  assert.deepStrictEqual((await app.inject({ method: 'POST', url: '/body' })).json(), { body: 'none' }, 'no type, no body: nothing to parse');
+  assert.strictEqual((await app.inject('/serialized')).body, '{"a":[1,"b"]}');
+});

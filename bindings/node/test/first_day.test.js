@@ -94,7 +94,8 @@ test('routes: Fastify schemas validate, :id is {id}, a duplicate fails where it 
   app.get('/users/:id/posts/:post', ({ params }) => params);
   assert.throws(() => app.get('/users/{id}/posts/{post}', () => 'x'), { name: 'TypeError', message: /already declared as GET \/users\/:id\/posts\/:post/ });
   assert.throws(() => app.delete('/users/{name}/posts/{post}', () => 'x'), /matches the same paths as \/users\/:id\/posts\/:post/);
-  assert.throws(() => app.get('/files/*', () => 'x'), /write `\{rest:path\}`/);
+  // Fastify's trailing `*` is the rest of the path, `params['*']` (it was refused: api.test.js).
+  assert.throws(() => app.get('/files/*/x', () => 'x'), /write `\{rest:path\}`/);
   await serving(app, async (port) => {
     assert.strictEqual((await request(port, 'POST', '/items', { json: {} })).status, 422);
     const ok = await request(port, 'POST', '/items?n=3', { json: { name: 'tea' } });
