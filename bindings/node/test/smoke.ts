@@ -154,3 +154,8 @@ app.addContentTypeParser("application/x-csv", { parseAs: "string" }, (ctx, text,
 app.addContentTypeParser(/yaml$/, async (ctx, payload) => payload.readable);
 app.get("/with-handler", { handler: (ctx, reply) => ({ by: reply.request.method, same: reply.server === ctx.server }) });
 app.addHook("onRegister", (instance, options) => { void instance; void options; });
+
+// Fastify's all, request.port / originalUrl / is404 and reply.serialize.
+const everyMethod = new App();
+everyMethod.all('/any', (ctx) => ({ port: ctx.port, url: ctx.originalUrl, missing: ctx.is404 }));
+everyMethod.get('/serialized', (ctx, reply) => reply.send(reply.serialize({ a: 1 })));
