@@ -332,6 +332,19 @@ class SinatraTest < Minitest::Test
     assert_equal "/new?page=2", (get "/old").location, "set :absolute_redirects, false keeps it as given"
   end
 
+  # Found by a probe against Sinatra 3: `response.body = ["x", "y"]` went out as a JSON array
+  # where Rack sends "xy", and `response.write` was a NoMethodError (a 500).
+  def test_response_body_takes_a_rack_body_and_write_appends
+    app = Ferrule::App.new
+    app.get("/parts") { response.body = %w[x y]; nil }
+    app.get("/written") { response.write "a"; response.write "b"; nil }
+    app.get("/hash") { response.body = { ok: true }; nil }
+    @app = app
+    assert_equal "xy", (get "/parts").body
+    assert_equal "ab", (get "/written").body
+    assert_equal({ "ok" => true }, JSON.parse((get "/hash").body), "a Hash is still the answer, as JSON")
+  end
+
   # Found by a probe against Sinatra 3: `set :environment, :production` was ignored by configure,
   # which read only APP_ENV and RACK_ENV, so the production block never ran and the development
   # one did.

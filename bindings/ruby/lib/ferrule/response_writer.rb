@@ -57,8 +57,19 @@ module Ferrule
     end
 
     def body = @context.body
+    # An Array of Strings is a Rack body here, sent as its Strings one after another, as
+    # Rack::Response's is (found by a probe: <tt>response.body = ["x", "y"]</tt> went out as the
+    # JSON array); a Hash or any other value is the answer, as the +body+ helper takes it.
     def body=(value)
-      @context.body(value)
+      @context.body(value.is_a?(Array) && value.all?(String) ? value.join : value)
+    end
+
+    # Rack::Response's +write+: appends to the body (it was a NoMethodError, a 500).
+    def write(chunk)
+      current = @context.body
+      text = chunk.to_s
+      @context.body(current.is_a?(String) ? current + text : text)
+      text.bytesize
     end
 
     # Adds a Set-Cookie line, as Rack's +set_cookie+ writes it: +value+ a String, or a Hash of
