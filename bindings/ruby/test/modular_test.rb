@@ -101,6 +101,22 @@ class ModularTest < Minitest::Test
     assert_kind_of Ferrule::Settings, Shop.settings, "the class's own methods come first"
   end
 
+  # Found by a probe against Sinatra 3: a subclass that declared a route its parent has failed
+  # with "GET / is declared twice" at its first request; Sinatra serves the subclass's.
+  class Storefront < Shop
+    get("/") { "storefront #{settings.greeting}" }
+    post("/cart/{sku}") { |req| "no cart for #{req.params[:sku]}" }
+  end
+
+  def test_a_subclass_route_takes_the_place_of_its_parents
+    serving(Storefront.new) do |port|
+      assert_equal "storefront welcome", request(port, "GET", "/").body
+      assert_equal "no cart for ab", request(port, "POST", "/cart/ab").body
+      assert_equal 200, request(port, "GET", "/items/ab").status, "the parent's other routes stay"
+    end
+    serving(Shop.new) { |port| assert_equal "welcome EUR", request(port, "GET", "/").body }
+  end
+
   def test_a_subclass_serves_its_parents_routes_with_its_own_settings
     outlet = Outlet.new
     serving(outlet) do |port|

@@ -134,11 +134,27 @@ module Ferrule
     end
 
     # :nodoc: replays the class bodies onto +app+, the base class's first.
+    # A subclass's route for a method and path its parent also declares takes its place, as in
+    # Sinatra, where the subclass's routes are tried first (found by a probe: the app failed
+    # with "GET / is declared twice" at its first request).
     def declare_onto(app)
-      modular_ancestors.each do |klass|
-        klass.own_declarations.each { |name, args, options, block| app.public_send(name, *args, **options, &block) }
+      classes = modular_ancestors
+      classes.each_with_index do |klass, at|
+        overridden = classes.drop(at + 1).flat_map { |derived| derived.own_declarations.filter_map { |declared| Modular.route_key(*declared) } }
+        klass.own_declarations.each do |name, args, options, block|
+          next if overridden.include?(Modular.route_key(name, args, options, block))
+
+          app.public_send(name, *args, **options, &block)
+        end
       end
       app.send(:refuse_body_methods, modular_ancestors.flat_map(&:body_methods).uniq)
+    end
+
+    ROUTE_DECLARATIONS = App::METHODS.map { |m| m.downcase.to_sym }.freeze
+
+    # :nodoc: a route declaration's method and path (nil for any other declaration).
+    def self.route_key(name, args, _options = nil, _block = nil)
+      [name, args.first.to_s] if ROUTE_DECLARATIONS.include?(name) && args.first
     end
 
     # :nodoc:
