@@ -332,6 +332,20 @@ class SinatraTest < Minitest::Test
     assert_equal "/new?page=2", (get "/old").location, "set :absolute_redirects, false keeps it as given"
   end
 
+  # Found by a probe against Sinatra 3: a route ending in `*` was refused; Sinatra serves the
+  # rest of the path as params["splat"] (checked against it: the same answers for these paths).
+  def test_a_trailing_splat_is_the_rest_of_the_path
+    app = Ferrule::App.new
+    app.get("/files/*") { "splat=#{params["splat"].inspect} #{params[:splat].inspect}" }
+    app.get("/a/:id/*") { "id=#{params[:id]} splat=#{params["splat"].inspect}" }
+    @app = app
+    assert_equal 'splat=["a/b.txt"] ["a/b.txt"]', (get "/files/a/b.txt").body
+    assert_equal 'splat=[""] [""]', (get "/files/").body
+    assert_equal 404, (get "/files").status
+    assert_equal 'id=7 splat=["x/y"]', (get "/a/7/x/y").body
+    assert_equal 'splat=["x y"] ["x y"]', (get "/files/x%20y").body
+  end
+
   # Found by a probe against Sinatra 3: `response.body = ["x", "y"]` went out as a JSON array
   # where Rack sends "xy", and `response.write` was a NoMethodError (a 500).
   def test_response_body_takes_a_rack_body_and_write_appends

@@ -38,6 +38,8 @@ module Ferrule
                         cors compression body_limit timeout_ms status response] + DOC_OPTIONS).freeze
     SOCKET_OPTIONS = %i[query headers cookies params cors].freeze
     DEFAULT_THREADS = 5
+    # The core's name for what a route's trailing <tt>*</tt> takes (<tt>params["splat"]</tt>).
+    SPLAT_PARAM = "ferrule_splat"
     # The exit status of a process whose startup (+on_start+) raised: the parent of worker
     # processes stops instead of starting another that would fail the same way.
     STARTUP_FAILED = 3
@@ -380,6 +382,9 @@ module Ferrule
                              "(/users/{id}) and give the parameter a schema pattern (params: { id: { pattern: \"^[0-9]+$\" } })"
       end
 
+      # Sinatra's trailing splat, <tt>get "/files/*"</tt>: the rest of the path, read as
+      # <tt>params["splat"]</tt> (an Array, as Sinatra gives it). It was refused (found by a probe).
+      path = "#{path.delete_suffix("*")}{#{SPLAT_PARAM}:path}" if path.is_a?(String) && path.end_with?("/*")
       Array(method).each do |m|
         m = m.to_s.upcase
         raise ArgumentError, "ferrule: #{m} is not a supported method (#{METHODS.join(', ')})" unless METHODS.include?(m)

@@ -237,7 +237,13 @@ module Ferrule
       else
         fields.each { |name, value| nest(params, name, value) }
       end
-      request.params&.each { |name, value| params[name] = value }
+      request.params&.each do |name, value|
+        if name.to_s == App::SPLAT_PARAM
+          params["splat"] = [value]
+        else
+          params[name] = value
+        end
+      end
       params
     end
 
