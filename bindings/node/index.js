@@ -1405,8 +1405,10 @@ function inOwnContext(fn, self, a, b, c, d, e) {
 /** The core's name for the rest of a path Fastify's `*` takes. */
 const STAR_PARAM = 'ferrule_star';
 
-/** `params['*']`, Fastify's name for what a route's trailing `*` took, in place of the core's. */
+/** `params['*']`, Fastify's name for what a route's trailing `*` took, in place of the core's
+ * (once: a handler that takes a reply goes on from `run()` to `runHooked()`). */
 function starParams(ctx) {
+  if (!(STAR_PARAM in ctx.params)) return;
   const { [STAR_PARAM]: rest, ...params } = ctx.params;
   params['*'] = rest;
   ctx.params = params;

@@ -396,6 +396,7 @@ test("Fastify's all, a trailing *, empty bodies, request.port, originalUrl, is40
   const app = new App();
   app.all('/any', (ctx) => ({ method: ctx.method }));
   app.get('/files/*', (ctx) => ({ params: ctx.params, url: ctx.routeOptions.url, port: ctx.port, originalUrl: ctx.originalUrl, is404: ctx.is404 }));
+  app.get('/hooked/*', { preHandler: (ctx, reply, done) => { ctx.seen = ctx.params['*']; done(); } }, (ctx) => ({ seen: ctx.seen, params: ctx.params }));
   app.post('/body', (ctx) => ({ body: ctx.body === undefined ? 'none' : ctx.body }));
   app.delete('/body', (ctx) => ({ body: ctx.body === undefined ? 'none' : ctx.body }));
   app.get('/serialized', (ctx, reply) => reply.type('application/json').send(reply.serialize({ a: [1, 'b'] })));
@@ -407,6 +408,12 @@ test("Fastify's all, a trailing *, empty bodies, request.port, originalUrl, is40
   const file = await app.inject({ url: '/files/a/b%20c.txt?x=1', headers: { host: 'files.example:8080' } });
   assert.deepStrictEqual(file.json(), { params: { '*': 'a/b c.txt' }, url: '/files/*', port: 8080, originalUrl: '/files/a/b%20c.txt?x=1', is404: false });
   assert.deepStrictEqual((await app.inject({ url: '/files/', headers: { host: 'files.example' } })).json().params, { '*': '' });
+  // Found on review: in an app without hooks, a handler that takes the reply renamed the rest
+  // twice (run(), then runHooked()), and lost it.
+  const plain = new App();
+  plain.get('/replied/*', (ctx, reply) => reply.send(ctx.params));
+  assert.deepStrictEqual((await plain.inject('/replied/a/b')).json(), { '*': 'a/b' });
+  assert.deepStrictEqual((await app.inject('/hooked/c')).json(), { seen: 'c', params: { '*': 'c' } });
   const missing = await app.inject({ url: '/files', headers: { host: 'files.example' } });
   assert.deepStrictEqual([missing.statusCode, missing.json()], [404, { is404: true, port: null }]);
   const body = (method, payload, type) => app.inject({ method, url: '/body', payload, headers: { 'content-type': type } });
