@@ -2176,6 +2176,10 @@ const APP = Symbol('ferrule.app');
 const HANDSHAKE = Symbol('ferrule.handshake');
 const DECLARES_QUERY = 1;
 const DECLARES_BODY = 2;
+/** Set once `query` has left out the declared parameters that were not sent (`Context.query`). */
+const QUERY_CHECKED = 4;
+/** The declared query as the core typed it, absent parameters `null`, once `query` left them out. */
+const DECLARED_QUERY = Symbol('ferrule.declaredQuery');
 
 /** What a route's spec declares, as `Context` reads it: `DECLARES_QUERY | DECLARES_BODY`. */
 function declaresOf(spec) {
@@ -2334,6 +2338,24 @@ function ownProperty(object, name, value) {
   else object[name] = value;
 }
 
+/** `values` without its `null` members (declared parameters that were not sent); itself when it has none. */
+function withoutAbsent(values) {
+  for (const name in values) {
+    if (values[name] === null) {
+      const present = {};
+      for (const key in values) if (values[key] !== null) ownProperty(present, key, values[key]);
+      return present;
+    }
+  }
+  return values;
+}
+
+/** `target` with `declared`'s members that were sent (not `null`) put over its own, as typed. */
+function assignPresent(target, declared) {
+  for (const name in declared) if (declared[name] !== null) ownProperty(target, name, declared[name]);
+  return target;
+}
+
 /** `[name, value, …]` → `{ name: value }`, a repeated name's values joined with ", " (as `header()` joins them). */
 function joinedHeaders(flat) {
   const headers = {};
@@ -2449,7 +2471,7 @@ class Context {
    * native call), so a handler that never reads it pays nothing.
    */
   get headers() {
-    if (this[HEADERS] === undefined) this[HEADERS] = Object.assign(joinedHeaders(this.rawHeaders), this[DECLARED_HEADERS]);
+    if (this[HEADERS] === undefined) this[HEADERS] = assignPresent(joinedHeaders(this.rawHeaders), this[DECLARED_HEADERS]);
     return this[HEADERS];
   }
 
@@ -2460,7 +2482,7 @@ class Context {
     if (this[COOKIES] === undefined) {
       const every = {};
       for (const [name, value] of this.cookiePairs) if (!Object.hasOwn(every, name)) ownProperty(every, name, value);
-      this[COOKIES] = Object.assign(every, this[DECLARED_COOKIES]);
+      this[COOKIES] = assignPresent(every, this[DECLARED_COOKIES]);
     }
     return this[COOKIES];
   }
@@ -2472,11 +2494,26 @@ class Context {
    * `request.query`: strings, a repeated name's values in an array).
    */
   get query() {
-    if (this[QUERY] === undefined) this[QUERY] = queryObject(this.queryPairs);
-    return this[QUERY];
+    const query = this[QUERY];
+    if (query === undefined) return (this[QUERY] = queryObject(this.queryPairs));
+    // A declared parameter that was not sent is no key, as in Fastify, so a default in
+    // `const { sort = 'name' } = ctx.query` applies (found by a probe: it was a null key).
+    if ((this[FLAGS] & (DECLARES_QUERY | QUERY_CHECKED)) === DECLARES_QUERY) {
+      this[FLAGS] |= QUERY_CHECKED;
+      const present = withoutAbsent(query);
+      if (present !== query) {
+        this[DECLARED_QUERY] = query;
+        this[QUERY] = present;
+      }
+      return present;
+    }
+    return query;
   }
 
-  set query(value) { this[QUERY] = value; }
+  set query(value) {
+    this[QUERY] = value;
+    this[FLAGS] |= QUERY_CHECKED;
+  }
 
   /**
    * The body: as its schema validated it, or without one, parsed as Fastify's own parsers do
@@ -2513,7 +2550,7 @@ class Context {
   get log() { return this[APP].log; }
 
   /** Only what a query schema declared, coerced (`{}` without one). */
-  get declaredQuery() { return this[FLAGS] & DECLARES_QUERY ? this.query : {}; }
+  get declaredQuery() { return this[FLAGS] & DECLARES_QUERY ? this[DECLARED_QUERY] ?? this.query : {}; }
 
   /** Only a body a schema declared, validated (undefined without one). */
   get declaredBody() { return this[FLAGS] & DECLARES_BODY ? this.body : undefined; }
