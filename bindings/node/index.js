@@ -2550,7 +2550,12 @@ class Context {
   get log() { return this[APP].log; }
 
   /** Only what a query schema declared, coerced (`{}` without one). */
-  get declaredQuery() { return this[FLAGS] & DECLARES_QUERY ? this[DECLARED_QUERY] ?? this.query : {}; }
+  get declaredQuery() {
+    if (!(this[FLAGS] & DECLARES_QUERY)) return {};
+    // Read first: `query` is what keeps the typed object aside when it leaves members out.
+    const query = this.query;
+    return this[DECLARED_QUERY] ?? query;
+  }
 
   /** Only a body a schema declared, validated (undefined without one). */
   get declaredBody() { return this[FLAGS] & DECLARES_BODY ? this.body : undefined; }

@@ -439,6 +439,9 @@ test('declared parameters that were not sent are no keys of query, headers or co
     const { sort = 'name' } = ctx.query;
     return { keys: Object.keys(ctx.query).sort(), sort, hasOpt: 'x-opt' in ctx.headers, hasTheme: 'theme' in ctx.cookies, declared: ctx.declaredQuery };
   });
+  // Read alone (found when the corpus ran: read before `query`, it lost its nulls too).
+  app.get('/declared', { schema }, (ctx) => ctx.declaredQuery);
+  assert.deepStrictEqual((await app.inject('/declared?page=3')).json(), { page: 3, sort: null, size: 10 });
   assert.deepStrictEqual((await app.inject('/q')).json(), {
     keys: ['size'], sort: 'name', hasOpt: false, hasTheme: false, declared: { page: null, sort: null, size: 10 },
   });
