@@ -359,6 +359,20 @@ class SinatraTest < Minitest::Test
     assert_equal({ "ok" => true }, JSON.parse((get "/hash").body), "a Hash is still the answer, as JSON")
   end
 
+  # Found by a probe against Sinatra 3: Sinatra's settings an app reads without setting them
+  # (`settings.show_exceptions?`, `Shop.absolute_redirects`) were NoMethodErrors. They read what
+  # Ferrule does, and a value set still wins.
+  def test_sinatras_unset_settings_read_what_ferrule_does
+    app = Ferrule::App.new
+    assert_equal [false, false, true, false, "text/plain"], [app.settings.show_exceptions?, app.settings.raise_errors, app.settings.absolute_redirects?, app.settings.protection, app.settings.default_content_type]
+    app.set :absolute_redirects, false
+    assert_equal false, app.settings.absolute_redirects?
+    shop = Class.new(Ferrule::App) { set :raise_errors, false }
+    assert_equal [true, false, false], [shop.dump_errors, shop.raise_errors, shop.x_cascade?]
+    assert shop.respond_to?(:show_exceptions)
+    assert_raises(NoMethodError) { app.settings.never_set }
+  end
+
   # Found by a probe against Sinatra 3: `set :environment, :production` was ignored by configure,
   # which read only APP_ENV and RACK_ENV, so the production block never ran and the development
   # one did.

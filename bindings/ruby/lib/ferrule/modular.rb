@@ -107,7 +107,8 @@ module Ferrule
     private_constant :ENVIRONMENT_READERS
 
     private def setting_reader?(values, name)
-      ENVIRONMENT_READERS.include?(name) || values.key?(name.to_s.delete_suffix("?"))
+      key = name.to_s.delete_suffix("?")
+      ENVIRONMENT_READERS.include?(name) || values.key?(key) || Settings::DEFAULTS.key?(key.to_sym)
     end
 
     # The server settings the class bodies gave (+App.new+'s arguments before its own).

@@ -465,15 +465,31 @@ module Ferrule
   end
 
   # What an app's +set+ set, read as Sinatra's +settings+: <tt>settings.db</tt>,
-  # <tt>settings.db?</tt>, <tt>settings[:db]</tt>. A name never set is a NoMethodError naming it.
+  # <tt>settings.db?</tt>, <tt>settings[:db]</tt>. A name never set, and none of DEFAULTS, is a
+  # NoMethodError naming it.
   class Settings
     # <tt>set(:name) { ... }</tt>: the block gives the value each time it is read, as in
     # Sinatra (it was dropped, and the setting read +true+: found by a probe).
     Computed = Struct.new(:block)
 
+    # Sinatra's settings that an app reads without having set them, with what Ferrule does
+    # (found by a probe: +settings.show_exceptions+ and the like were NoMethodErrors). Each is
+    # Ferrule's behaviour, not Sinatra's default where the two differ: no exception page
+    # (+show_exceptions+), exceptions never raised through Rack (+raise_errors+), no
+    # Rack::Protection (+protection+), no X-Cascade, Strings typed text/plain unless
+    # <tt>set :default_content_type</tt>.
+    DEFAULTS = {
+      absolute_redirects: true, prefixed_redirects: false, show_exceptions: false, raise_errors: false,
+      dump_errors: true, method_override: false, x_cascade: false, protection: false,
+      default_content_type: "text/plain", default_encoding: "utf-8"
+    }.freeze
+
     def initialize = @values = {}
 
-    def [](name) = value_of(@values[name.to_sym])
+    def [](name)
+      key = name.to_sym
+      @values.key?(key) ? value_of(@values[key]) : DEFAULTS[key]
+    end
 
     def []=(name, value)
       @values[name.to_sym] = value
@@ -492,7 +508,7 @@ module Ferrule
 
     def method_missing(name, *args)
       key = name.to_s.delete_suffix("?").to_sym
-      return super unless args.empty? && @values.key?(key)
+      return super unless args.empty? && (@values.key?(key) || DEFAULTS.key?(key))
 
       name.end_with?("?") ? !!self[key] : self[key]
     end
@@ -500,7 +516,8 @@ module Ferrule
     private def value_of(value) = value.is_a?(Computed) ? value.block.call : value
 
     def respond_to_missing?(name, include_private = false)
-      @values.key?(name.to_s.delete_suffix("?").to_sym) || super
+      key = name.to_s.delete_suffix("?").to_sym
+      @values.key?(key) || DEFAULTS.key?(key) || super
     end
   end
 end
