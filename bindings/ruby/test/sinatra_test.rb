@@ -359,6 +359,17 @@ class SinatraTest < Minitest::Test
     assert_equal({ "ok" => true }, JSON.parse((get "/hash").body), "a Hash is still the answer, as JSON")
   end
 
+  # Found by a probe against Sinatra 3: request.POST kept `b[]` as a name where Rack nests it.
+  def test_request_post_nests_names_as_rack_does
+    app = Ferrule::App.new
+    app.post("/info") { JSON.generate(request.POST) }
+    @app = app
+    post "/info", "a=1&b[]=2&b[]=3&user[name]=ann", "CONTENT_TYPE" => "application/x-www-form-urlencoded"
+    assert_equal({ "a" => "1", "b" => %w[2 3], "user" => { "name" => "ann" } }, JSON.parse(last_response.body))
+    post "/info", "{}", "CONTENT_TYPE" => "application/json"
+    assert_equal({}, JSON.parse(last_response.body), "no form, no fields")
+  end
+
   # Found by a probe against Sinatra 3: Sinatra's settings an app reads without setting them
   # (`settings.show_exceptions?`, `Shop.absolute_redirects`) were NoMethodErrors. They read what
   # Ferrule does, and a value set still wins.

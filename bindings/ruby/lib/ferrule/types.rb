@@ -131,7 +131,17 @@ module Ferrule
     # Rack's +GET+ and +POST+: the query's and a form body's parameters by name (String keys).
     def GET = Params.new.tap { |query| query_pairs.each { |name, value| Params.send(:nest, query, name, value) } }
 
-    def POST = form_data? ? Params.send(:form_fields, self).to_h.transform_keys(&:to_s) : {}
+    # Rack's +POST+: the form's fields, nested names read as Rack reads them (<tt>b[]=2</tt> is
+    # <tt>{"b" => ["2"]}</tt>: found by a probe, it stayed <tt>"b[]"</tt>); a declared form's
+    # fields as typed.
+    def POST
+      return {} unless form_data?
+
+      fields = Params.send(:form_fields, self)
+      return fields.to_h.transform_keys(&:to_s) if fields.is_a?(Hash)
+
+      Params.new.tap { |post| fields.each { |name, value| Params.send(:nest, post, name, value) } }
+    end
 
     # Sinatra's +accept?+: whether the Accept header takes +type+ (no header takes anything).
     def accept?(type) = !preferred_type(type).nil?
