@@ -483,10 +483,8 @@ module Ferrule
       http11 = rack ? rack["HTTP_VERSION"] == "HTTP/1.1" : true
       status(http11 && @request.method != "GET" ? 303 : 302)
       # A request that names no host (a bare Rack env) keeps the location as given.
-      absolute = (!settings.key?(:absolute_redirects) || settings[:absolute_redirects]) && @request.host_with_port
-      absolute = false if absolute.to_s.empty?
-      prefixed = settings.key?(:prefixed_redirects) && settings[:prefixed_redirects]
-      headers("location" => uri(location.to_s, absolute, prefixed))
+      absolute = settings[:absolute_redirects] && !@request.host_with_port.to_s.empty?
+      headers("location" => uri(location.to_s, absolute, settings[:prefixed_redirects]))
       rest << "" unless rest.any? { |part| part.is_a?(String) || part.is_a?(Array) }
       halt(*rest)
     end
