@@ -3,7 +3,7 @@
 
 use crate::by_method::ByMethod;
 use crate::handler::{Handler, Rejection};
-use crate::middleware::{compression_layer, cors_layer, header_limit_layer, trusted_host_layer, AccessLogLayer, RequestIdLayer};
+use crate::middleware::{compression_layer, cors_layer, header_limit_layer, trusted_host_layer, AccessLogLayer, CatchPanicLayer, RequestIdLayer};
 use crate::path::PathTemplate;
 use crate::problem::Problem;
 use crate::route::{Captured, CompiledRoute, Handlers};
@@ -18,7 +18,6 @@ use axum::Router;
 use http::{header, HeaderValue, Method, StatusCode};
 use std::sync::Arc;
 use tower::ServiceBuilder;
-use tower_http::catch_panic::CatchPanicLayer;
 
 /// A Ferrule application.
 ///
@@ -376,9 +375,7 @@ impl App {
             // Before anything reads `Host` (a hook, a handler, CORS, the router); inside the
             // request ID and the metrics, so a refusal carries an ID and is logged and counted.
             .option_layer(config.allowed_hosts().map_err(AppError)?.map(trusted_host_layer))
-            // tower-http's panic catcher boxes its body its own way: one body type for all.
-            .map_response(axum::response::IntoResponse::into_response)
-            .layer(CatchPanicLayer::custom(internal_error as fn(Box<dyn std::any::Any + Send>) -> axum::response::Response))
+            .layer(CatchPanicLayer)
             .layer(header_limit_layer(config.max_header_bytes))
             .map_response(no_length_without_content as fn(axum::response::Response) -> axum::response::Response)
             .map_request(routes_spelling as fn(axum::extract::Request) -> axum::extract::Request)
@@ -631,10 +628,6 @@ impl<S> AppService for S where
 
 /// A handler's panic, as every caught panic is answered: a bare 500 problem, nothing of the
 /// panic's message.
-fn internal_error(_panic: Box<dyn std::any::Any + Send>) -> axum::response::Response {
-    Problem::internal().into_http()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

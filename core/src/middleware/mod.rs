@@ -1,6 +1,7 @@
 //! Tower layers built from [`crate::spec`] settings, applied per app and per route.
 
 mod access_log;
+mod catch_panic;
 mod compression;
 mod cors;
 mod gate;
@@ -10,6 +11,7 @@ mod trusted_host;
 pub(crate) mod request_id;
 
 pub(crate) use access_log::AccessLogLayer;
+pub(crate) use catch_panic::CatchPanicLayer;
 pub(crate) use compression::{check_level, compression_layer};
 pub(crate) use cors::cors_layer;
 pub(crate) use header_limit::header_limit_layer;
