@@ -3,7 +3,7 @@
 
 use crate::by_method::ByMethod;
 use crate::handler::{Handler, Rejection};
-use crate::middleware::{compression_layer, cors_layer, header_limit_layer, trusted_host_layer, AccessLogLayer, CatchPanicLayer, RequestIdLayer};
+use crate::middleware::{compression_layer, cors_layer, trusted_host_layer, AccessLogLayer, CatchPanicLayer, RequestIdLayer};
 use crate::path::PathTemplate;
 use crate::problem::Problem;
 use crate::route::{Captured, CompiledRoute, Handlers};
@@ -376,10 +376,7 @@ impl App {
             // request ID and the metrics, so a refusal carries an ID and is logged and counted.
             .option_layer(config.allowed_hosts().map_err(AppError)?.map(trusted_host_layer))
             .layer(CatchPanicLayer)
-            .layer(header_limit_layer(config.max_header_bytes))
-            .map_response(no_length_without_content as fn(axum::response::Response) -> axum::response::Response)
-            .map_request(routes_spelling as fn(axum::extract::Request) -> axum::extract::Request)
-            .service(Routed { table: Arc::new(table), router }))
+            .service(Routed { table: Arc::new(table), router, max_header_bytes: config.max_header_bytes }))
     }
 
     /// What the core serves itself, made once: the OpenAPI document at `openapi_url` and the
@@ -486,40 +483,6 @@ async fn redirected(request: axum::extract::Request, location: String, body_limi
     };
     if unread {
         response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
-    }
-    response
-}
-
-/// The request with its path in the spelling routes are written in (`canonical_path`), so
-/// `/%65ncoded` or `/caf%c3%a9` reaches the route declared as `/encoded` or `/café`. Inside
-/// the access log and request id, which keep the path as it was sent.
-fn routes_spelling(mut request: axum::extract::Request) -> axum::extract::Request {
-    let Some(path) = crate::canonical_path::canonical(request.uri().path()) else { return request };
-    let path_and_query = match request.uri().query() {
-        Some(query) => format!("{path}?{query}"),
-        None => path,
-    };
-    let mut parts = request.uri().clone().into_parts();
-    if let Ok(path_and_query) = http::uri::PathAndQuery::try_from(path_and_query) {
-        parts.path_and_query = Some(path_and_query);
-        if let Ok(uri) = http::Uri::from_parts(parts) {
-            // A router outside this one (`App::into_router`, the in-process client) noted the
-            // URI as sent; the not-found way judges that one under a static mount.
-            if let Some(original) = request.extensions_mut().get_mut::<axum::extract::OriginalUri>() {
-                original.0 = uri.clone();
-            }
-            *request.uri_mut() = uri;
-        }
-    }
-    request
-}
-
-/// A 204 or 304 has no content, so no `Content-Length` either (RFC 9110 §8.6: a server MUST
-/// NOT send one in a 204; a 304's would describe the representation). axum gives an empty
-/// body one when answering a HEAD, which hyper then sends.
-fn no_length_without_content(mut response: axum::response::Response) -> axum::response::Response {
-    if matches!(response.status(), StatusCode::NO_CONTENT | StatusCode::NOT_MODIFIED) {
-        response.headers_mut().remove(http::header::CONTENT_LENGTH);
     }
     response
 }

@@ -77,7 +77,7 @@ impl ByMethod {
 }
 
 /// An answer of a route of another method, whose `Allow` the main router would otherwise name
-/// (see `route_table::without_lent_allow`); one the route set itself is kept.
+/// (see `route_table::as_routed`); one the route set itself is kept.
 #[derive(Clone, Copy)]
 pub(crate) struct AnsweredByMethod;
 

@@ -1,5 +1,5 @@
 //! The shape of every check the app makes of a request before routing: a layer that answers
-//! some requests itself and hands the rest on, unchanged (`header_limit`, `trusted_host`).
+//! some requests itself and hands the rest on, unchanged (`trusted_host`).
 //!
 //! A plain tower layer rather than `axum::middleware::from_fn`: `from_fn` boxes and clones the
 //! rest of the stack on every request, which showed up in every small route's profile. A gate's
