@@ -258,16 +258,24 @@ fn form_fields(schema: &Json) -> Vec<ParamSpec> {
 /// A content type's media type (`application/json` of `Application/JSON; charset=utf-8`),
 /// lower-cased.
 fn media_type(content_type: &str) -> std::borrow::Cow<'_, str> {
-    // A byte loop, not `split(';')`: on a value as short as `application/json` the
-    // latter's searcher cost 155 instructions a request, the loop about 60 (callgrind,
-    // json-small).
-    let essence = match content_type.bytes().position(|b| b == b';') {
-        Some(end) => &content_type[..end],
-        None => content_type,
+    // One byte loop finds the end and any upper case, not `split(';')` and a second pass: on a
+    // value as short as `application/json` the searcher cost 155 instructions a request, two
+    // passes with their trims 274, this 222 (callgrind, json-small).
+    let bytes = content_type.as_bytes();
+    let mut end = bytes.len();
+    let mut upper = false;
+    for (at, &b) in bytes.iter().enumerate() {
+        if b == b';' {
+            end = at;
+            break;
+        }
+        upper |= b.is_ascii_uppercase();
     }
-    .trim();
+    // `;` is ASCII, so `end` is a character boundary; only ASCII white space is trimmed, as
+    // HTTP's optional white space is spaces and tabs.
+    let essence = content_type[..end].trim_matches(|c: char| c == ' ' || c == '\t');
     // Lower-cased only when it needs it: a copy per request for the usual spelling.
-    match essence.bytes().any(|b| b.is_ascii_uppercase()) {
+    match upper {
         true => std::borrow::Cow::Owned(essence.to_ascii_lowercase()),
         false => std::borrow::Cow::Borrowed(essence),
     }
@@ -480,6 +488,22 @@ fn unsupported(kind: BodyKind, got: &str) -> Problem {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_media_type_is_the_essence_lower_cased_and_borrowed_when_it_can_be() {
+        for (sent, essence, borrowed) in [
+            ("application/json", "application/json", true),
+            ("application/json; charset=utf-8", "application/json", true),
+            (" application/json\t;charset=UTF-8", "application/json", true),
+            ("Application/JSON; charset=utf-8", "application/json", false),
+            ("text/plain;Charset=ASCII", "text/plain", true),
+            ("", "", true),
+            (";", "", true),
+        ] {
+            let found = media_type(sent);
+            assert_eq!((&*found, matches!(found, std::borrow::Cow::Borrowed(_))), (essence, borrowed), "{sent:?}");
+        }
+    }
     use bytes::Bytes;
     use std::time::Duration;
 
