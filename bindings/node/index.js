@@ -277,7 +277,12 @@ function specOf(method, path, options) {
   }
   const spec = { method, path };
   const query = paramsOf(options.query, `${method} ${path}: query`);
-  if (query) spec.query = query;
+  if (query) {
+    spec.query = query;
+    // Fastify keeps what its querystring schema does not declare, as sent, unless the schema
+    // says `additionalProperties: false` (Ajv's `removeAdditional` then drops it).
+    if (options.query.additionalProperties !== false) spec.keep_undeclared_query = true;
+  }
   const headers = paramsOf(options.headers, `${method} ${path}: headers`);
   if (headers) spec.headers = headers;
   const cookies = paramsOf(options.cookies, `${method} ${path}: cookies`);
@@ -601,6 +606,8 @@ class App {
     this._isSocket = [];
     /** By route: what its spec declares (`DECLARES_QUERY`, `DECLARES_BODY`), which `Context` reads. */
     this._declares = [];
+    /** By route keeping undeclared query parameters: the declared names (`declaredQuery` keeps only those). */
+    this._queryNames = [];
     /** By route: Fastify's `request.routeOptions` (`{ method, url }`, the path as declared). */
     this._routeOptions = [];
     /** Each route's status for plain results, by its index. */
@@ -623,6 +630,7 @@ class App {
     /** This app's replies: `decorateReply` adds to its prototype, not to every app's. */
     this._Reply = class extends Reply {};
     this._Context.prototype[DECLARES] = this._declares;
+    this._Context.prototype[QUERY_NAMES] = this._queryNames;
     this._Context.prototype[ROUTE_OPTIONS_OF] = this._routeOptions;
     this._Context.prototype[APP] = this;
     this._pending = [];
@@ -680,11 +688,17 @@ class App {
       this._routeScopes[index] = this;
       this._takesReply[index] = handler.length >= 2;
       this._starred[index] = starred;
-      this._declares[index] = declaresOf(declared);
+      this._declared(index, declared);
       this._routeOptions[index] = routeOptionsOf(m, underPrefix(this._prefix, declaredPath), options || {});
       this._statuses[index] = status;
     }
     return this;
+  }
+
+  /** Notes what route `index`'s spec declares, for its requests' `Context`. */
+  _declared(index, spec) {
+    this._declares[index] = declaresOf(spec);
+    this._queryNames[index] = spec.keep_undeclared_query ? spec.query.map((param) => param.name) : undefined;
   }
 
   /**
@@ -700,7 +714,7 @@ class App {
     this._routeScopes[index] = this;
     this._takesReply[index] = handler.length >= 2;
     this._isSocket[index] = Boolean(spec.websocket);
-    this._declares[index] = declaresOf(spec);
+    this._declared(index, spec);
     this._routeOptions[index] = routeOptionsOf(spec.method, spec.path, {});
     this._statuses[index] = status;
     return this;
@@ -734,7 +748,7 @@ class App {
     this._routeScopes[index] = this;
     this._isSocket[index] = true;
     this._statuses[index] = 200;
-    this._declares[index] = declaresOf(spec);
+    this._declared(index, spec);
     this._routeOptions[index] = routeOptionsOf('GET', underPrefix(this._prefix, path), options || {});
     return this;
   }
@@ -2180,6 +2194,8 @@ const DECLARES_BODY = 2;
 const QUERY_CHECKED = 4;
 /** The declared query as the core typed it, absent parameters `null`, once `query` left them out. */
 const DECLARED_QUERY = Symbol('ferrule.declaredQuery');
+/** By route, the names its query schema declares, where the query keeps undeclared ones too. */
+const QUERY_NAMES = Symbol('ferrule.queryNames');
 
 /** What a route's spec declares, as `Context` reads it: `DECLARES_QUERY | DECLARES_BODY`. */
 function declaresOf(spec) {
@@ -2554,7 +2570,13 @@ class Context {
     if (!(this[FLAGS] & DECLARES_QUERY)) return {};
     // Read first: `query` is what keeps the typed object aside when it leaves members out.
     const query = this.query;
-    return this[DECLARED_QUERY] ?? query;
+    const typed = this[DECLARED_QUERY] ?? query;
+    // The parameters the schema does not declare, which `query` keeps as sent, are left out.
+    const names = this[QUERY_NAMES][this[ROUTE]];
+    if (names === undefined) return typed;
+    const declared = {};
+    for (const name of names) if (Object.hasOwn(typed, name)) ownProperty(declared, name, typed[name]);
+    return declared;
   }
 
   /** Only a body a schema declared, validated (undefined without one). */
@@ -2686,6 +2708,7 @@ class Context {
 
 // An app's own Context class gets its routes' tables (`App` constructor); this one has none.
 Context.prototype[DECLARES] = [];
+Context.prototype[QUERY_NAMES] = [];
 Context.prototype[ROUTE_OPTIONS_OF] = [];
 Context.prototype[APP] = { log: logFacade(null), _refusePrototypeKeys: true };
 

@@ -24,6 +24,9 @@ pub(crate) struct CompiledRoute {
     pub(crate) label: std::sync::Arc<str>,
     path: ParamSet,
     query: ParamSet,
+    /// The query's undeclared parameters are kept beside the declared ones
+    /// ([`RouteSpec::keep_undeclared_query`]).
+    keep_undeclared_query: bool,
     headers: ParamSet,
     cookies: ParamSet,
     body: Option<BodyReader>,
@@ -86,6 +89,7 @@ impl CompiledRoute {
         Ok(CompiledRoute {
             path: ParamSet::compile("path", &path_specs).map_err(in_route)?,
             query: ParamSet::compile("query", &spec.query).map_err(in_route)?,
+            keep_undeclared_query: spec.keep_undeclared_query,
             headers: ParamSet::compile("header", &lowercase_names(&spec.headers)).map_err(in_route)?,
             cookies: ParamSet::compile("cookie", &spec.cookies).map_err(in_route)?,
             body: spec.body.as_ref().map(|b| BodyReader::compile(b, limit, InputLimits::from_config(config))).transpose().map_err(in_route)?,
@@ -248,8 +252,12 @@ impl CompiledRoute {
         let query = if self.query.is_empty() {
             Default::default()
         } else {
-            let raw = parts.uri.query().unwrap_or("");
-            self.query.extract(&RawPairs::from_urlencoded(raw.as_bytes()), issues)
+            let raw = RawPairs::from_urlencoded(parts.uri.query().unwrap_or("").as_bytes());
+            let mut query = self.query.extract(&raw, issues);
+            if self.keep_undeclared_query {
+                self.query.push_undeclared(&raw, &mut query);
+            }
+            query
         };
         let headers = if self.headers.is_empty() { Default::default() } else { self.headers.extract(&header_pairs(parts), issues) };
         let cookies = if self.cookies.is_empty() { Default::default() } else { self.cookies.extract(&cookie_pairs(parts), issues) };

@@ -20,6 +20,12 @@ pub struct RouteSpec {
     pub path_params: Vec<ParamSpec>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub query: Vec<ParamSpec>,
+    /// Query parameters `query` does not declare are kept in the request's `query` too, as
+    /// sent (text; a repeated name's values an array), after the declared ones: Fastify's
+    /// `request.query` beside a querystring schema without `additionalProperties: false`.
+    /// Off: only the declared ones (FastAPI's parameters; `raw_query` has the rest).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub keep_undeclared_query: bool,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub headers: Vec<ParamSpec>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -181,6 +187,7 @@ impl RouteSpec {
             path: path.into(),
             path_params: Vec::new(),
             query: Vec::new(),
+            keep_undeclared_query: false,
             headers: Vec::new(),
             cookies: Vec::new(),
             body: None,

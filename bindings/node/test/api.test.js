@@ -426,6 +426,23 @@ test("Fastify's all, a trailing *, empty bodies, request.port, originalUrl, is40
   assert.strictEqual((await app.inject('/serialized')).body, '{"a":[1,"b"]}');
 });
 
+// Fastify 5 on the same routes and queries (checked) answers the same queries, keys in the order
+// sent: a querystring schema types what it declares and keeps the rest as sent, unless it says
+// `additionalProperties: false`. Here they were dropped, so `ctx.query.utm_source` was undefined.
+test('a query schema keeps the parameters it does not declare, as sent, unless additionalProperties is false', async () => {
+  const app = new App();
+  const properties = { page: { type: 'integer' }, tags: { type: 'array', items: { type: 'string' } } };
+  app.get('/open', { schema: { querystring: { type: 'object', properties } } }, (ctx) => ({ query: ctx.query, declared: ctx.declaredQuery }));
+  app.get('/closed', { schema: { querystring: { type: 'object', additionalProperties: false, properties } } }, (ctx) => ({ query: ctx.query }));
+  const open = (await app.inject('/open?debug=1&page=2&debug=2&x&tags=a&y=%E2%82%AC&z=%ZZ')).json();
+  assert.deepStrictEqual(open.query, { page: 2, tags: ['a'], debug: ['1', '2'], x: '', y: '€', z: '%ZZ' });
+  assert.deepStrictEqual(open.declared, { page: 2, tags: ['a'] });
+  assert.deepStrictEqual((await app.inject('/open?page=3')).json(), { query: { page: 3 }, declared: { page: 3, tags: null } });
+  assert.deepStrictEqual((await app.inject('/closed?page=2&debug=1')).json(), { query: { page: 2 } });
+  // A declared parameter that does not coerce is still a 422, whatever else was sent.
+  assert.strictEqual((await app.inject('/open?page=x&debug=1')).statusCode, 422);
+});
+
 // Found by a probe against Fastify 5 (the same app answers the same): a declared query parameter
 // or header that was not sent was a null key, so `const { sort = 'name' } = ctx.query` got null
 // and `'x-opt' in ctx.headers` was true.

@@ -239,6 +239,47 @@ impl ParamSet {
         out
     }
 
+    /// The parameters `raw` carries that none of these declares, appended to `out` as sent:
+    /// text (not UTF-8: read lossily), a repeated name's values an array, in the order each
+    /// name was first sent ([`crate::spec::RouteSpec::keep_undeclared_query`]). A declared
+    /// array's other spelling (`tag[]`) and a deepObject's keys (`filter[price]`) are declared.
+    pub fn push_undeclared(&self, raw: &RawPairs<'_>, out: &mut Params) {
+        let mut sent: Vec<(&str, Vec<String>)> = Vec::new();
+        for (at, (name, value)) in raw.iter().enumerate() {
+            if self.declares(name, at) {
+                continue;
+            }
+            let text = match value {
+                RawValue::Text(text) => text.to_string(),
+                RawValue::Invalid(bytes) => String::from_utf8_lossy(bytes).into_owned(),
+                RawValue::File(_) => continue,
+            };
+            match sent.iter_mut().find(|(seen, _)| *seen == name) {
+                Some((_, values)) => values.push(text),
+                None => sent.push((name, vec![text])),
+            }
+        }
+        for (name, mut values) in sent {
+            let value = match values.len() {
+                1 => Value::Str(values.pop().expect("one value")),
+                _ => Value::Array(values.into_iter().map(Value::Str).collect()),
+            };
+            out.push(Arc::from(name), value);
+        }
+    }
+
+    /// Whether `name`, sent as the pair at `at`, is one of these parameters'. The parameter
+    /// declared at the same place is compared first: clients mostly send a query in the order
+    /// its parameters are declared, so a fully declared query costs a comparison a pair.
+    fn declares(&self, name: &str, at: usize) -> bool {
+        let is = |param: &CompiledParam| {
+            *param.name == *name
+                || param.bracketed.as_deref() == Some(name)
+                || (param.deep.is_some() && name.strip_prefix(&*param.name).is_some_and(|rest| rest.starts_with('[')))
+        };
+        self.params.get(at).is_some_and(is) || self.params.iter().any(is)
+    }
+
     /// Orders issues as pydantic does a function's parameters or a form model's fields: by the
     /// declaration of the parameter each one is about, whatever check found it (a value that
     /// did not coerce, a missing one, a failed constraint); names not declared after them.
@@ -303,6 +344,50 @@ mod tests {
         let params = set.extract(&RawPairs::from_urlencoded(query.as_bytes()), &mut issues);
         let issues = issues.into_iter().map(|i| (i.kind, serde_json::to_value(&i.loc).unwrap())).collect();
         (serde_json::to_value(&params).unwrap(), issues)
+    }
+
+    /// The declared parameters and, after them, what `push_undeclared` adds, as JSON with its
+    /// keys in order.
+    fn with_undeclared(specs: Vec<ParamSpec>, query: &str) -> Vec<(String, Json)> {
+        let set = ParamSet::compile("query", &specs).unwrap();
+        let raw = RawPairs::from_urlencoded(query.as_bytes());
+        let mut params = set.extract(&raw, &mut Vec::new());
+        set.push_undeclared(&raw, &mut params);
+        params.iter().map(|(name, value)| (name.to_owned(), value.to_json())).collect()
+    }
+
+    // Fastify 5 on the same schema and query (checked): `{"debug": ["1", "2"], "page": 2,
+    // "x": "", "tags": ["a"], "y": "€", "z": "%ZZ"}`, in the order sent.
+    #[test]
+    fn undeclared_parameters_are_kept_as_sent_after_the_declared_ones() {
+        let specs = vec![
+            ParamSpec::new("page", json!({"type": "integer"})),
+            ParamSpec::new("tags", json!({"type": "array", "items": {"type": "string"}})),
+            ParamSpec {
+                style: Some(crate::spec::ParamStyle::DeepObject),
+                ..ParamSpec::new("filter", json!({"type": "object", "properties": {"min": {"type": "integer"}}}))
+            },
+        ];
+        let kept = with_undeclared(specs, "debug=1&page=2&debug=2&x&tags=a&tags[]=b&filter[min]=3&y=%E2%82%AC&z=%ZZ&bad=%FF");
+        let expected = [
+            ("page", json!(2)),
+            ("tags", json!(["a", "b"])),
+            ("filter", json!({"min": 3})),
+            ("debug", json!(["1", "2"])),
+            ("x", json!("")),
+            ("y", json!("€")),
+            ("z", json!("%ZZ")),
+            ("bad", json!("\u{fffd}")),
+        ];
+        assert_eq!(kept, expected.map(|(name, value)| (name.to_owned(), value)).to_vec());
+    }
+
+    #[test]
+    fn a_query_of_declared_parameters_only_adds_nothing_in_any_order() {
+        let specs = vec![ParamSpec::new("a", json!({"type": "string"})), ParamSpec::new("b", json!({"type": "string"}))];
+        let kept = with_undeclared(specs.clone(), "b=2&a=1&a=3");
+        assert_eq!(kept, vec![("a".to_owned(), json!("3")), ("b".to_owned(), json!("2"))]);
+        assert_eq!(with_undeclared(specs, "").len(), 2);
     }
 
     #[test]
