@@ -602,8 +602,6 @@ impl<S> AppService for S where
 {
 }
 
-/// A handler's panic, as every caught panic is answered: a bare 500 problem, nothing of the
-/// panic's message.
 #[cfg(test)]
 mod tests {
     use super::*;
