@@ -51,9 +51,9 @@ where
     }
 
     fn call(&mut self, request: Request) -> Caught<S::Future> {
-        // The unwind is stopped here, never in the caller: the inner service is not used again
-        // for this request, and a service that panicked halfway is the app's bug to log, not a
-        // state this layer can repair (tower-http makes the same assumption).
+        // A panic in `call` answered nothing yet: it is answered here. Whatever state the
+        // service was left in is the app's bug, which the panic hook has logged; this layer
+        // cannot repair it (tower-http's cannot either).
         match catch_unwind(AssertUnwindSafe(|| self.inner.call(request))) {
             Ok(future) => Caught::Running { future },
             Err(_) => Caught::Panicked,
