@@ -441,6 +441,11 @@ test('a query schema keeps the parameters it does not declare, as sent, unless a
   assert.deepStrictEqual((await app.inject('/closed?page=2&debug=1')).json(), { query: { page: 2 } });
   // A declared parameter that does not coerce is still a 422, whatever else was sent.
   assert.strictEqual((await app.inject('/open?page=x&debug=1')).statusCode, 422);
+  // Names are the client's now: `__proto__` is an own key, as in Fastify, never the prototype.
+  app.get('/proto', { schema: { querystring: { type: 'object', properties: { page: { type: 'integer' } } } } }, (ctx) => ({
+    own: Object.getOwnPropertyNames(ctx.query), plain: Object.getPrototypeOf(ctx.query) === Object.prototype, value: ctx.query.__proto__,
+  }));
+  assert.deepStrictEqual((await app.inject('/proto?__proto__=x&__proto__=y&page=1')).json(), { own: ['page', '__proto__'], plain: true, value: ['x', 'y'] });
 });
 
 // Found by a probe against Fastify 5 (the same app answers the same): a declared query parameter
