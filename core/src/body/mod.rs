@@ -2,7 +2,7 @@
 
 mod complete;
 mod form;
-mod json;
+pub(crate) mod json;
 mod multipart;
 
 use crate::params::{ParamSet, RawPairs};

@@ -1,9 +1,12 @@
-//! A shape applied to a JSON tree: the reference every binding's writer must agree with, and
-//! how a Rust handler's already-written JSON is filtered (parsed, filtered, written again: a
-//! Rust handler that wants none of that cost returns a type with only the fields it means to
-//! send).
+//! A shape applied to a JSON tree: the reference every binding's writer must agree with; and
+//! applied to a document ([`ShapedNode`]), which is how a Rust handler's already-written JSON
+//! is filtered (read again and written again: a Rust handler that wants none of that cost
+//! returns a type with only the fields it means to send).
 
-use super::{Container, Fill, Incomplete, Shape};
+use super::{Container, Fill, Incomplete, Shape, Written};
+use crate::document::{NodeRef, View};
+use serde::ser::{Error as _, SerializeMap, SerializeSeq};
+use serde::{Serialize, Serializer};
 use serde_json::Value as Json;
 
 /// Removes from `value` whatever `shape` leaves out and adds the defaults it fills in, in
@@ -48,6 +51,54 @@ pub fn filter_json(value: &mut Json, shape: Shape<'_>) -> Result<(), Incomplete>
         _ => {}
     }
     Ok(())
+}
+
+/// A document's value with a shape applied, for serde to write: the same JSON as
+/// [`filter_json`] on the value's tree and `serde_json::to_vec` after it, without the tree.
+/// What the core does with a Rust handler's JSON under a declared response
+/// (`rules::ResponseRules`), whose text it reads into a [`Document`](crate::document::Document)
+/// first: a `serde_json::Value` costs an allocation and a SipHash per key, and was most of what
+/// declaring a response cost a Rust route (numbers in `rules.rs`). A shape's refusal
+/// ([`Incomplete`]) is the serializer's error, with its message; a required member is found
+/// missing after the members are written, where [`filter_json`] looks first (either way the
+/// response is a 500).
+pub(crate) struct ShapedNode<'a> {
+    pub(crate) node: NodeRef<'a>,
+    pub(crate) shape: Shape<'a>,
+}
+
+impl Serialize for ShapedNode<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let shape = self.shape;
+        if shape.keeps_everything() {
+            return self.node.serialize(serializer);
+        }
+        match self.node.view() {
+            View::Object(members) => {
+                shape.admits(Container::Object).map_err(S::Error::custom)?;
+                let mut map = serializer.serialize_map(None)?;
+                let mut written = Written::default();
+                for (key, value) in members {
+                    if let Some(inner) = shape.member(key, &mut written) {
+                        map.serialize_entry(key, &ShapedNode { node: value, shape: inner })?;
+                    }
+                }
+                for (name, default, _) in shape.unwritten_defaults(&written).map_err(S::Error::custom)? {
+                    map.serialize_entry(name, default)?;
+                }
+                map.end()
+            }
+            View::Array(items) => {
+                shape.admits(Container::Array).map_err(S::Error::custom)?;
+                let mut seq = serializer.serialize_seq(Some(items.len()))?;
+                for (position, item) in items.enumerate() {
+                    seq.serialize_element(&ShapedNode { node: item, shape: shape.item(position) })?;
+                }
+                seq.end()
+            }
+            _ => self.node.serialize(serializer),
+        }
+    }
 }
 
 /// A property's default as it is written when a result lacks the property: what its shape

@@ -43,6 +43,7 @@ mod rules;
 mod tests;
 
 pub use filter::filter_json;
+pub(crate) use filter::ShapedNode;
 pub(crate) use rules::ResponseRules;
 pub use written::{Container, Incomplete, Written};
 
@@ -244,29 +245,36 @@ impl<'a> Shape<'a> {
     /// `"name":default` for each defaulted property not `written`, after a comma when the
     /// object `has_member`s already. A required one not written is the error.
     pub fn complete(self, written: &Written, out: &mut Vec<u8>, mut has_member: bool) -> Result<(), Incomplete> {
-        let Some(object) = &self.nodes[self.at].object else { return Ok(()) };
-        let Some(fields) = object.completion.as_deref() else { return Ok(()) };
-        if object.required_wide || !written.covers(object.required_bits) {
+        for (name, _, text) in self.unwritten_defaults(written)? {
+            if std::mem::replace(&mut has_member, true) {
+                out.push(b',');
+            }
+            crate::json_text::string(out, name);
+            out.push(b':');
+            out.extend_from_slice(text);
+        }
+        Ok(())
+    }
+
+    /// What [`Self::complete`] adds to an object whose members were looked up with
+    /// [`Self::member`]: each defaulted property not `written`, by name, as a value and as its
+    /// JSON text. A required one not written is the error.
+    pub(crate) fn unwritten_defaults<'w>(self, written: &'w Written) -> Result<impl Iterator<Item = (&'a str, &'a serde_json::Value, &'a [u8])> + 'w, Incomplete>
+    where
+        'a: 'w,
+    {
+        let object = self.nodes[self.at].object.as_ref();
+        let fields = object.and_then(|object| object.completion.as_deref()).unwrap_or(&[]);
+        if object.is_some_and(|object| object.required_wide || !written.covers(object.required_bits)) {
             if let Some(field) = fields.iter().find(|field| matches!(field.fill, Fill::Required) && !written.has(field.bit)) {
                 return Err(Incomplete::Missing(field.name.clone()));
             }
         }
-        if !object.has_defaults {
-            return Ok(());
-        }
-        for field in fields {
-            if let Fill::Default { text, .. } = &field.fill {
-                if !written.has(field.bit) {
-                    if std::mem::replace(&mut has_member, true) {
-                        out.push(b',');
-                    }
-                    crate::json_text::string(out, &field.name);
-                    out.push(b':');
-                    out.extend_from_slice(text);
-                }
-            }
-        }
-        Ok(())
+        let has_defaults = object.is_some_and(|object| object.has_defaults);
+        Ok(fields.iter().take_while(move |_| has_defaults).filter_map(move |field| match &field.fill {
+            Fill::Default { written: value, text, .. } if !written.has(field.bit) => Some((&*field.name, value, &**text)),
+            _ => None,
+        }))
     }
 
     fn completion(self) -> Option<&'a [Completed]> {

@@ -4,7 +4,7 @@
 //! says so, [`Response::shaped_json`]) — and, with `validate_responses`, check the body
 //! against its schema.
 
-use super::{filter_json, ByStatus, Required, ResponseShapes};
+use super::{filter_json, ByStatus, Required, ResponseShapes, ShapedNode};
 use crate::problem::{Issue, LocSegment, Problem};
 use crate::response::{Response, ResponseBody};
 use crate::spec::{AppConfig, RouteSpec};
@@ -46,6 +46,27 @@ impl ResponseRules {
         }
         // A streamed body is sent as it is made: nothing whole to filter (documented).
         let ResponseBody::Full(bytes) = &response.body else { return response };
+        if let (Some(shape), None) = (shape, schema) {
+            // Read into the core's document and written with the shape by serde, the same JSON
+            // the tree's way below writes (`shape::tests` holds the two to it). JSON the
+            // document refuses (a key repeated in an object, an integer past 64 bits) or none
+            // at all takes the tree's way, which decides as it always has. Nothing to validate
+            // here: `validate_responses` wants the tree. The tree's way was a `serde_json::Value`
+            // (an allocation and a SipHash per key), filtered, then written: on
+            // json-medium-response (`ferrule-bench serve ferrule-rust`, callgrind, a release
+            // build without LTO, 2,000 requests) 278,268 instructions a request, 186,426 this
+            // way; json-medium, whose route declares no response, is about 102,000.
+            if let Ok(document) = crate::body::json::parse(bytes, crate::body::json::MAX_DEPTH) {
+                match serde_json::to_vec(&ShapedNode { node: document.root(), shape }) {
+                    Ok(written) => response.body = ResponseBody::Full(written.into()),
+                    Err(incomplete) => {
+                        tracing::error!(target: "ferrule::handler", route = %route, "handler for {route} failed: returned a value that cannot be sent: {incomplete}");
+                        return Response::problem(&Problem::internal());
+                    }
+                }
+                return response;
+            }
+        }
         let mut value = match serde_json::from_slice::<serde_json::Value>(bytes) {
             Ok(value) => value,
             // Text a handler serialised itself that is no JSON (Python's `json.dumps` writes

@@ -4,8 +4,22 @@ use serde_json::{json, Value as Json};
 
 fn shaped(schema: Json, mut value: Json) -> Json {
     let shape = CompiledShape::compile(&schema).unwrap();
-    filter_json(&mut value, shape.root()).unwrap();
+    filtered(&mut value, shape.root()).unwrap();
     value
+}
+
+/// [`filter_json`], checked against the document's writer ([`ShapedNode`]): both write the same
+/// JSON, or both refuse.
+fn filtered(value: &mut Json, shape: Shape<'_>) -> Result<(), Incomplete> {
+    let document = crate::document::Document::from_tree(value);
+    let written = serde_json::to_vec(&ShapedNode { node: document.root(), shape });
+    let result = filter_json(value, shape);
+    match (&result, written) {
+        (Ok(()), Ok(written)) => assert_eq!(String::from_utf8(written).unwrap(), serde_json::to_string(value).unwrap()),
+        (Err(_), Err(_)) => {}
+        (result, written) => panic!("filter_json gave {result:?}, the document's writer {written:?}"),
+    }
+    result
 }
 
 #[test]
@@ -132,13 +146,13 @@ fn defaults_fill_what_the_result_lacks_at_every_depth() {
 fn a_missing_required_property_fails_unless_the_validator_checks_it() {
     let shape = CompiledShape::compile(&user_out()).unwrap();
     let mut value = json!({"note": "x"});
-    assert_eq!(filter_json(&mut value, shape.root()), Err(Incomplete::Missing("id".into())));
+    assert_eq!(filtered(&mut value, shape.root()), Err(Incomplete::Missing("id".into())));
     let nested = json!({"type": "array", "items": {"properties": {"a": {}}, "required": ["a"]}});
     let mut value = json!([{"a": 1}, {"b": 2}]);
-    assert_eq!(filter_json(&mut value, CompiledShape::compile(&nested).unwrap().root()), Err(Incomplete::Missing("a".into())));
+    assert_eq!(filtered(&mut value, CompiledShape::compile(&nested).unwrap().root()), Err(Incomplete::Missing("a".into())));
     let validated = compile::compile(&user_out(), Required::Validated).unwrap();
     let mut value = json!({"note": "x"});
-    filter_json(&mut value, validated.root()).unwrap();
+    filtered(&mut value, validated.root()).unwrap();
     assert_eq!(value, json!({"note": "x", "tags": [], "inner": {"k": 7}}), "defaults are still filled");
 }
 
@@ -163,7 +177,7 @@ fn a_default_is_written_as_its_property_shapes_it() {
     let wide = CompiledShape::compile(&json!({"properties": properties})).unwrap();
     assert!(started.elapsed() < std::time::Duration::from_secs(10));
     let mut value = json!({});
-    filter_json(&mut value, wide.root()).unwrap();
+    filtered(&mut value, wide.root()).unwrap();
     // A default is written as declared otherwise: a required property it lacks is no error,
     // whichever mode the route is compiled in.
     let meta = json!({"properties": {"meta": {"properties": {"v": {}, "w": {"default": 1}}, "required": ["v"], "default": {}}}});
@@ -210,14 +224,14 @@ fn a_required_name_only_additional_properties_declare_is_noted_by_name() {
     let schema = json!({"properties": {"a": {"default": 1}}, "additionalProperties": true, "required": ["z"]});
     assert_eq!(shaped(schema.clone(), json!({"z": 0})), json!({"a": 1, "z": 0}));
     let mut value = json!({"y": 0});
-    assert_eq!(filter_json(&mut value, CompiledShape::compile(&schema).unwrap().root()), Err(Incomplete::Missing("z".into())));
+    assert_eq!(filtered(&mut value, CompiledShape::compile(&schema).unwrap().root()), Err(Incomplete::Missing("z".into())));
     // Many properties: the same through the index.
     let mut properties: serde_json::Map<String, Json> = (0..40).map(|i| (format!("f{i}"), json!({}))).collect();
     properties.insert("f39".into(), json!({"default": "d"}));
     let many = json!({"properties": properties, "required": ["f3"]});
     assert_eq!(shaped(many.clone(), json!({"f3": 3})), json!({"f3": 3, "f39": "d"}));
     let mut value = json!({"f39": 0});
-    assert_eq!(filter_json(&mut value, CompiledShape::compile(&many).unwrap().root()), Err(Incomplete::Missing("f3".into())));
+    assert_eq!(filtered(&mut value, CompiledShape::compile(&many).unwrap().root()), Err(Incomplete::Missing("f3".into())));
 }
 
 #[test]
@@ -233,7 +247,7 @@ fn a_model_with_an_optional_field_of_its_own_type_is_shaped_at_every_level() {
     let value = json!({"name": "a", "x": 1, "parent": {"name": "b", "secret": 1}});
     assert_eq!(shaped(schema.clone(), value), json!({"name": "a", "parent": {"name": "b", "parent": null}}));
     let mut value = json!({"name": "a", "parent": {"secret": 1}});
-    assert_eq!(filter_json(&mut value, CompiledShape::compile(&schema).unwrap().root()), Err(Incomplete::Missing("name".into())));
+    assert_eq!(filtered(&mut value, CompiledShape::compile(&schema).unwrap().root()), Err(Incomplete::Missing("name".into())));
 }
 
 #[test]
@@ -246,7 +260,7 @@ fn a_required_name_the_schema_leaves_out_is_present_when_the_result_has_it() {
     assert!(shape.root().member("b", &mut written).is_none(), "not sent");
     assert_eq!(shape.root().complete(&written, &mut Vec::new(), true), Ok(()), "but there");
     let mut value = json!({"a": 1});
-    assert_eq!(filter_json(&mut value, shape.root()), Err(Incomplete::Missing("b".into())));
+    assert_eq!(filtered(&mut value, shape.root()), Err(Incomplete::Missing("b".into())));
 }
 
 #[test]
@@ -264,12 +278,12 @@ fn an_object_schema_that_only_requires_keeps_everything_and_checks() {
     for schema in [json!({"type": "object", "required": ["id"]}), json!({"required": ["id"], "additionalProperties": true})] {
         assert_eq!(shaped(schema.clone(), json!({"id": 1, "x": {"y": 2}})), json!({"id": 1, "x": {"y": 2}}));
         let mut value = json!({"x": 1});
-        assert_eq!(filter_json(&mut value, CompiledShape::compile(&schema).unwrap().root()), Err(Incomplete::Missing("id".into())));
+        assert_eq!(filtered(&mut value, CompiledShape::compile(&schema).unwrap().root()), Err(Incomplete::Missing("id".into())));
     }
     let based = json!({"allOf": [{"$ref": "#/$defs/Base"}, {"required": ["x"]}], "$defs": {"Base": {"properties": {"x": {}, "y": {}}}}});
     assert_eq!(shaped(based.clone(), json!({"x": 1, "z": 3})), json!({"x": 1}));
     let mut value = json!({"y": 1});
-    assert_eq!(filter_json(&mut value, CompiledShape::compile(&based).unwrap().root()), Err(Incomplete::Missing("x".into())));
+    assert_eq!(filtered(&mut value, CompiledShape::compile(&based).unwrap().root()), Err(Incomplete::Missing("x".into())));
     let validated = compile::compile(&json!({"type": "object", "required": ["id"]}), Required::Validated).unwrap();
     assert!(validated.root().keeps_everything(), "left to the validator, nothing to shape");
 }
@@ -303,7 +317,7 @@ fn more_than_64_required_properties_are_each_checked() {
     for missing in ["f3", "f68"] {
         let mut value = Json::Object(all.clone());
         value.as_object_mut().unwrap().remove(missing);
-        assert_eq!(filter_json(&mut value, shape.root()), Err(Incomplete::Missing(missing.into())));
+        assert_eq!(filtered(&mut value, shape.root()), Err(Incomplete::Missing(missing.into())));
         // The writers' way: every member but the missing one looked up.
         let mut written = Written::default();
         for key in all.keys().filter(|key| *key != missing) {
@@ -312,12 +326,12 @@ fn more_than_64_required_properties_are_each_checked() {
         assert_eq!(shape.root().complete(&written, &mut Vec::new(), true), Err(Incomplete::Missing(missing.into())));
     }
     let mut value = Json::Object(all);
-    assert_eq!(filter_json(&mut value, shape.root()), Ok(()));
+    assert_eq!(filtered(&mut value, shape.root()), Ok(()));
 }
 
 #[test]
 fn a_value_of_a_kind_the_schema_does_not_admit_is_refused_where_it_filters() {
-    let refused = |schema: Json, mut value: Json| filter_json(&mut value, CompiledShape::compile(&schema).unwrap().root()).unwrap_err();
+    let refused = |schema: Json, mut value: Json| filtered(&mut value, CompiledShape::compile(&schema).unwrap().root()).unwrap_err();
     let user = json!({"type": "object", "properties": {"id": {}}});
     let (object, array) = (Container::Object, Container::Array);
     assert_eq!(refused(user.clone(), json!([{"id": 1, "password": "x"}])), Incomplete::Kind { found: array, declared: object });
@@ -357,4 +371,34 @@ fn an_objects_declared_names_are_what_a_writer_reads_from_attributes() {
     assert!(Fields::declared_names(Everything).is_empty());
     assert!(root.field("tags").unwrap().is_array() && !root.is_array() && !Shape::any().is_array());
     assert!(!Fields::is_array(Everything));
+}
+
+/// A Rust handler's JSON text under a declared response is read into a document and written
+/// by [`ShapedNode`] (`rules.rs`); the text the tree's way wrote must not change: numbers as
+/// serde_json writes them, strings re-escaped as serde_json escapes them. Text the document
+/// refuses is left to the tree's way.
+#[test]
+fn a_handlers_json_text_is_written_by_the_document_as_the_tree_wrote_it() {
+    let schema = json!({"type": "object", "properties": {
+        "n": {}, "s": {}, "list": {"type": "array", "items": {"type": "object", "properties": {"id": {}}}},
+        "with_default": {"default": {"a": 1}},
+    }});
+    let shape = CompiledShape::compile(&schema).unwrap();
+    let texts = [
+        r#"{"n": 1e2, "s": "caf\u00e9 \/ \n \u001f \ud83d\ude00 \"q\"", "secret": 1}"#,
+        r#"{"n": -0, "list": [{"id": 1.0, "x": 2}, {"id": 18446744073709551615}, {"id": -9223372036854775808}]}"#,
+        r#"{"n": 0.1, "s": 1.7976931348623157e308, "list": []}"#,
+        r#"{"n": [1.5e-7, 123456789012345678, 2.50], "s": {"deep": [true, false, null]}}"#,
+        "  {\"n\"\t:\n 5 }  ",
+    ];
+    for text in texts {
+        let mut tree: Json = serde_json::from_str(text).unwrap();
+        filter_json(&mut tree, shape.root()).unwrap();
+        let document = crate::body::json::parse(text.as_bytes(), crate::body::json::MAX_DEPTH).unwrap();
+        let written = serde_json::to_vec(&ShapedNode { node: document.root(), shape: shape.root() }).unwrap();
+        assert_eq!(String::from_utf8(written).unwrap(), serde_json::to_string(&tree).unwrap(), "{text}");
+    }
+    for refused in [r#"{"n": 1, "n": 2}"#, r#"{"n": 123456789012345678901234567890}"#, "NaN", "{"] {
+        assert!(crate::body::json::parse(refused.as_bytes(), crate::body::json::MAX_DEPTH).is_err(), "{refused}");
+    }
 }
