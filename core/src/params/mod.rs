@@ -6,6 +6,7 @@ pub(crate) use coerce::{is_date, is_date_time, is_time};
 mod deep;
 mod kind;
 mod raw;
+use raw::same_name;
 
 pub use coerce::{coerce, to_instance};
 pub use kind::{has_constraints, FieldType, ScalarKind};
@@ -321,14 +322,6 @@ impl ParamSet {
             issue.input = Json::String(text.to_string());
         }
     }
-}
-
-/// Whether two names are the same, the length and first byte compared inline first: names of
-/// one length are common (`page`, `sort`, `size`, `tags`), and this spares a call to `memcmp`
-/// for each that differs (as `RawPairs` compares names).
-#[inline]
-fn same_name(declared: &str, sent: &str) -> bool {
-    declared.len() == sent.len() && declared.as_bytes().first() == sent.as_bytes().first() && declared == sent
 }
 
 fn coerce_raw(kind: ScalarKind, value: &RawValue<'_>, loc: impl FnOnce() -> Vec<LocSegment>) -> Result<Value, Issue> {
