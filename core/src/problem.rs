@@ -64,6 +64,12 @@ impl Issue {
     pub fn missing(loc: Vec<LocSegment>) -> Self {
         Issue::new("missing", loc, "Field required", Json::Null)
     }
+
+    /// A whole number past 64 bits, where an integer is wanted: pydantic's error, in a JSON body
+    /// (as a literal or as a whole float such as `1e20`) and in a parameter alike.
+    pub fn int_parsing_size(loc: Vec<LocSegment>, input: Json) -> Self {
+        Issue::new("int_parsing_size", loc, "Unable to parse input string as an integer, exceeded maximum size", input)
+    }
 }
 
 /// An RFC 9457 problem document.

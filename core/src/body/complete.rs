@@ -15,6 +15,7 @@
 //! looked for by one read-only walk, and only a body that misses one is written again.
 
 use crate::document::{Builder as Tape, Document, NodeRef, View};
+use crate::problem::{Issue, LocSegment};
 use serde_json::Value as Json;
 use std::collections::HashMap;
 
@@ -209,15 +210,22 @@ impl Completion {
     /// place), then every missing property that has a default is inserted; present values (even
     /// `null`) stay. A filled object lists the members that were sent, in their order, then the
     /// defaults, in the order the schema declares them (as a pydantic model or a JS object would).
-    pub fn apply(&self, document: &mut Document) {
-        let Some(root) = self.root else { return };
+    ///
+    /// A whole float there that no 64-bit integer holds (`1e20`) is refused, `int_parsing_size`
+    /// at its place below `loc`, as pydantic refuses it and as the parser refuses the same number
+    /// written out in digits. JSON Schema calls it an integer, so validation passed it, and a
+    /// Python or Ruby handler would otherwise have been given the float its README promises
+    /// never to give.
+    pub fn apply(&self, document: &mut Document, loc: &[LocSegment]) -> Result<(), Vec<Issue>> {
+        let Some(root) = self.root else { return Ok(()) };
         if self.has_integers {
             let whole = document.whole_floats();
             if !whole.is_empty() {
                 let mut found = Vec::new();
                 self.integers(root, document.root(), whole, &mut found);
-                for index in found {
-                    document.make_integer(index);
+                let oversized: Vec<u32> = found.into_iter().filter(|&index| !document.make_integer(index)).collect();
+                if !oversized.is_empty() {
+                    return Err(oversized.into_iter().map(|index| oversized_issue(document, index, loc)).collect());
                 }
             }
         }
@@ -228,6 +236,7 @@ impl Completion {
             self.fill(root, document.root(), &mut out);
             *document = out.finish();
         }
+        Ok(())
     }
 
     /// The node that finishes `value`: a union's branch for the value's kind, when the node
@@ -344,6 +353,29 @@ impl Completion {
     }
 }
 
+/// `int_parsing_size` for the whole float at `index`, located by a walk from the root: a refusal
+/// is rare, so the integer walk keeps no path on its way down.
+fn oversized_issue(document: &Document, index: u32, loc: &[LocSegment]) -> Issue {
+    let mut loc = loc.to_vec();
+    let mut value = document.root();
+    let holds = |node: NodeRef<'_>| node.span().contains(&index);
+    while value.index() != index {
+        let inner = match value.view() {
+            View::Object(members) => members.into_iter().find(|&(_, member)| holds(member)).map(|(key, member)| (LocSegment::Key(key.to_owned()), member)),
+            View::Array(items) => items.enumerate().find(|&(_, item)| holds(item)).map(|(at, item)| (LocSegment::Index(at), item)),
+            _ => None,
+        };
+        let Some((segment, inner)) = inner else { break };
+        loc.push(segment);
+        value = inner;
+    }
+    let input = match value.view() {
+        View::Float(f) => serde_json::Number::from_f64(f).map_or(Json::Null, Json::Number),
+        _ => Json::Null,
+    };
+    Issue::int_parsing_size(loc, input)
+}
+
 /// The first of `rest` (sorted indices, none before `child`) that lie inside `child`; `rest`
 /// keeps those after it.
 fn take_inside<'w>(rest: &mut &'w [u32], child: NodeRef<'_>) -> &'w [u32] {
@@ -360,7 +392,7 @@ mod tests {
 
     fn filled(schema: Json, value: Json) -> Json {
         let mut document = Document::from_tree(&value);
-        Completion::compile(&schema).apply(&mut document);
+        Completion::compile(&schema).apply(&mut document, &[]).unwrap();
         document.to_tree()
     }
 
@@ -401,7 +433,7 @@ mod tests {
         let schema = json!({"type": "object", "properties": {"qty": {"default": 1}, "inner": {"type": "object", "properties": {"x": {"default": 0}}}}});
         let mut document = super::super::json::parse(br#"{"zed": 1, "qty": 2, "inner": {"x": 5, "a": 1}}"#, 127).unwrap();
         let sent = document.clone();
-        Completion::compile(&schema).apply(&mut document);
+        Completion::compile(&schema).apply(&mut document, &[]).unwrap();
         assert_eq!(document, sent);
         assert_eq!(keys(&document), ["zed", "qty", "inner"]);
     }
@@ -410,7 +442,7 @@ mod tests {
     fn sent_members_keep_their_order_and_defaults_follow_in_declaration_order() {
         let schema = json!({"type": "object", "properties": {"d": {"default": 2}, "b": {"default": 1}, "a": {}}});
         let mut document = super::super::json::parse(br#"{"e": 0, "a": 0, "c": 0}"#, 127).unwrap();
-        Completion::compile(&schema).apply(&mut document);
+        Completion::compile(&schema).apply(&mut document, &[]).unwrap();
         assert_eq!(keys(&document), ["e", "a", "c", "d", "b"]);
     }
 
@@ -434,7 +466,7 @@ mod tests {
 
     fn finished(schema: &Json, body: &str) -> Document {
         let mut document = super::super::json::parse(body.as_bytes(), 127).unwrap();
-        Completion::compile(schema).apply(&mut document);
+        Completion::compile(schema).apply(&mut document, &[]).unwrap();
         document
     }
 
@@ -450,11 +482,12 @@ mod tests {
             "counts": {"type": "object", "properties": {"fixed": {"type": "number"}}, "additionalProperties": {"type": "integer"}},
             "item": {"anyOf": [{"$ref": "#/$defs/Item"}, {"type": "null"}]},
             "big": {"type": "integer"},
-            "huge": {"type": "integer"}},
+            "low": {"type": "integer"},
+            "float": {"type": "number"}},
             "$defs": {"Item": {"type": "object", "properties": {"qty": {"type": "integer"}}}}});
         let document = finished(&schema, r#"{"n": 2.0, "maybe": -3.0, "either": 4.0, "price": 5.0, "ns": [1.0, 2, 3.0],
             "pair": [6.0, 7.0], "counts": {"a": 8.0, "fixed": 9.0}, "item": {"qty": 10.0},
-            "big": 1e19, "huge": 1e30}"#);
+            "big": 1e19, "low": -9.223372036854775808e18, "float": 1e30}"#);
         for (pointer, seen) in [
             (&["n"][..], "Int(2)"),
             (&["maybe"], "Int(-3)"),
@@ -468,10 +501,36 @@ mod tests {
             (&["counts", "fixed"], "Float(9.0)"),
             (&["item", "qty"], "Int(10)"),
             (&["big"], "UInt(10000000000000000000)"),
-            (&["huge"], "Float(1e30)"),
+            (&["low"], "Int(-9223372036854775808)"),
+            (&["float"], "Float(1e30)"),
         ] {
             assert_eq!(view_at(&document, pointer), seen, "{pointer:?}");
         }
+    }
+
+    #[test]
+    fn a_whole_float_past_64_bits_where_the_schema_says_integer_is_refused_where_it_is() {
+        // Found by reading the README against the code: `1e20` reached Python and Ruby handlers
+        // as the float 1e20, where pydantic answers `int_parsing_size`, as the core does for
+        // the same number in digits.
+        let schema = json!({"type": "object", "properties": {
+            "n": {"type": "integer"},
+            "lines": {"type": "array", "items": {"type": "object", "properties": {"qty": {"type": "integer"}}}},
+            "price": {"type": "number"}}});
+        let mut document = super::super::json::parse(br#"{"price": 1e30, "n": 2.0, "lines": [{"qty": 1.0}, {"qty": -1e19}, {"qty": 1.8446744073709552e19}]}"#, 127).unwrap();
+        let refused = Completion::compile(&schema).apply(&mut document, &["body".into()]).unwrap_err();
+        let found: Vec<Json> = refused.iter().map(|issue| serde_json::to_value(issue).unwrap()).collect();
+        assert_eq!(
+            found,
+            [
+                json!({"type": "int_parsing_size", "loc": ["body", "lines", 1, "qty"], "msg": "Unable to parse input string as an integer, exceeded maximum size", "input": -1e19}),
+                json!({"type": "int_parsing_size", "loc": ["body", "lines", 2, "qty"], "msg": "Unable to parse input string as an integer, exceeded maximum size", "input": 1.8446744073709552e19}),
+            ]
+        );
+        // Up to 2^64 an integer node holds it, as it holds the same number in digits.
+        let mut fits = super::super::json::parse(br#"{"n": 1.8446744073709550e19}"#, 127).unwrap();
+        Completion::compile(&schema).apply(&mut fits, &[]).unwrap();
+        assert_eq!(view_at(&fits, &["n"]), "UInt(18446744073709549568)");
     }
 
     #[test]
@@ -515,7 +574,7 @@ mod tests {
         let mut document = super::super::json::parse(br#"{"n": 2, "x": 2.5}"#, 127).unwrap();
         assert!(document.whole_floats().is_empty());
         let sent = document.clone();
-        completion.apply(&mut document);
+        completion.apply(&mut document, &[]).unwrap();
         assert_eq!(document, sent);
     }
 }

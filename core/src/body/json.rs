@@ -144,13 +144,7 @@ fn parse_strict(bytes: &[u8], max_depth: usize) -> Result<Document, Issue> {
         Ok(()) => {
             if shared.maybe_rounded.get() {
                 if let Some(loc) = oversized_integer(bytes) {
-                    let input = Json::String(loc.1);
-                    return Err(Issue::new(
-                        "int_parsing_size",
-                        loc.0,
-                        "Unable to parse input string as an integer, exceeded maximum size",
-                        input,
-                    ));
+                    return Err(Issue::int_parsing_size(loc.0, Json::String(loc.1)));
                 }
             }
             Ok(builder.finish())

@@ -161,7 +161,10 @@ impl BodyReader {
                     // Defaults are not user input: filled in only once the input itself is
                     // valid; a whole float is an integer only once `integer` accepted it.
                     if let (true, Some(completion)) = (found.is_empty(), &self.completion) {
-                        completion.apply(&mut value);
+                        if let Err(oversized) = completion.apply(&mut value, &["body".into()]) {
+                            issues.extend(oversized);
+                            return Ok(Body::None);
+                        }
                     }
                     issues.extend(found);
                     Body::Json(value)

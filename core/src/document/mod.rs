@@ -119,21 +119,23 @@ impl Document {
     }
 
     /// Makes the whole float at `index` ([`NodeRef::index`]) the integer it equals, when an
-    /// integer node can hold it (beyond 2^64 it stays a float).
-    pub(crate) fn make_integer(&mut self, index: u32) {
+    /// integer node can hold it; false when it cannot (a fraction, or beyond 64 bits), and it
+    /// stays a float.
+    pub(crate) fn make_integer(&mut self, index: u32) -> bool {
         const TWO_POW_63: f64 = 9_223_372_036_854_775_808.0;
-        if let Some(node) = self.nodes.get_mut(index as usize) {
-            if let Node::Float(f) = *node {
-                if f.fract() != 0.0 {
-                    return;
-                }
-                if (-TWO_POW_63..TWO_POW_63).contains(&f) {
-                    *node = Node::Int(f as i64);
-                } else if (0.0..2.0 * TWO_POW_63).contains(&f) {
-                    *node = Node::UInt(f as u64);
-                }
-            }
+        let Some(node) = self.nodes.get_mut(index as usize) else { return false };
+        let Node::Float(f) = *node else { return false };
+        if f.fract() != 0.0 {
+            return false;
         }
+        if (-TWO_POW_63..TWO_POW_63).contains(&f) {
+            *node = Node::Int(f as i64);
+        } else if (0.0..2.0 * TWO_POW_63).contains(&f) {
+            *node = Node::UInt(f as u64);
+        } else {
+            return false;
+        }
+        true
     }
 
     /// By reference: readers look at one field of a node. Returning a copy of the whole 16

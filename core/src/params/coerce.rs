@@ -18,7 +18,10 @@ pub fn coerce(kind: ScalarKind, text: &str, loc: impl FnOnce() -> Vec<LocSegment
         ScalarKind::Int => match parse_int(text) {
             Ok(i) => Ok(Value::Int(i)),
             // A whole number past 64 bits: the same error as in a JSON body (pydantic's).
-            Err(IntText::TooLarge) => fail("int_parsing_size", "Unable to parse input string as an integer, exceeded maximum size"),
+            Err(IntText::TooLarge) => {
+                let issue = Issue::int_parsing_size(Vec::new(), Json::Null);
+                fail(issue.kind, &issue.msg)
+            }
             Err(IntText::NotAnInteger) => fail(
                 "int_parsing",
                 "Input should be a valid integer, unable to parse string as an integer",
