@@ -66,7 +66,7 @@ class Response {
     if (data !== null && typeof data === 'object') return new Response(data, { status, headers });
     const text = JSON.stringify(data);
     if (text === undefined) throw new TypeError(`ferrule: Response.json() cannot write ${typeof data} as JSON`);
-    return new Response(text, { status, headers, type: 'application/json' });
+    return new Response(text, { status, headers, type: 'application/json; charset=utf-8' });
   }
 }
 
@@ -2020,7 +2020,7 @@ class Dispatcher {
     const headers = pairsToObject(reply.flatHeaders());
     if (payload === null) {
       // JSON's null, as a handler's `null` is without hooks: a Response's null body is none.
-      const type = reply.hasHeader('content-type') ? undefined : 'application/json';
+      const type = reply.hasHeader('content-type') ? undefined : 'application/json; charset=utf-8';
       answer(native, id, new Response('null', { status: reply.statusCode, headers, type }), ctx, logger, streams);
       return;
     }

@@ -180,6 +180,17 @@ impl Response {
         self
     }
 
+    /// JSON labelled `application/json; charset=utf-8` where it says `application/json` and no
+    /// parameter: what Fastify and Express send, for a type the app set itself too
+    /// (`reply.type('application/json')`), and what a Node app's tests compare whole. Any other
+    /// type, one with a parameter, or none is left as it is.
+    pub fn with_json_charset(mut self) -> Self {
+        if self.headers.get(header::CONTENT_TYPE).is_some_and(|value| value.as_bytes().eq_ignore_ascii_case(b"application/json")) {
+            self.headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json; charset=utf-8"));
+        }
+        self
+    }
+
     /// Adds a header given as text, refusing names or values HTTP cannot carry.
     pub fn try_header(mut self, name: &str, value: &str) -> Result<Self, HandlerError> {
         let name = HeaderName::try_from(name).map_err(|_| HandlerError::new(format!("invalid header name {name:?}")))?;
@@ -344,6 +355,18 @@ pub trait IntoResponse {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn json_gets_a_charset_only_where_it_has_no_parameter() {
+        let type_of = |response: Response| response.headers.get(header::CONTENT_TYPE).map(|v| v.to_str().unwrap().to_owned());
+        assert_eq!(type_of(Response::json_bytes("{}").with_json_charset()).as_deref(), Some("application/json; charset=utf-8"));
+        let given = |value: &str| Response::from_parts(200, Some(Response::text("{}")), [("content-type", value)]).unwrap().with_json_charset();
+        assert_eq!(type_of(given("Application/JSON")).as_deref(), Some("application/json; charset=utf-8"));
+        for kept in ["application/json; charset=latin1", "application/problem+json", "text/plain; charset=utf-8", "application/jsonl"] {
+            assert_eq!(type_of(given(kept)).as_deref(), Some(kept));
+        }
+        assert_eq!(type_of(Response::new(StatusCode::NO_CONTENT).with_json_charset()), None);
+    }
 
     /// Replays what hyper's HTTP/1 server does with a response's map (1.x, `proto/h1`): it
     /// keeps the map once the head is written, empties it, reserves room for the headers the

@@ -688,7 +688,7 @@ impl NativeApp {
         }
         .map_err(|message| HandlerError::new(format!("returned a response that cannot be sent: {message}")))
         .and_then(|body| Response::from_parts(whole(status), body, pairs(&headers)));
-        inbox.answer(reply, outcome);
+        inbox.answer(reply, outcome.map(Response::with_json_charset));
         Ok(())
     }
 
@@ -967,7 +967,7 @@ impl AppState {
                 Ok(raw::Kind::Undefined) => Ok(Response::new(status)),
                 _ => plain(env, args[1], shape_of(&route, status.as_u16().into())),
             }
-            .map(|response| response.with_status(status))
+            .map(|response| response.with_status(status).with_json_charset())
                 .map_err(|message| HandlerError::new(format!("returned a value that cannot be sent: {message}")));
             inbox.answer(reply, outcome);
         }
@@ -984,7 +984,7 @@ impl AppState {
                 .as_f64(args[2])
                 .map_err(|e| e.0.to_owned())
                 .and_then(|used| to_json::from_tape(env, args[1], used, args[3], shape_of(&route, status.as_u16().into())))
-                .map(|json| Response::shaped_json(json).with_status(status))
+                .map(|json| Response::shaped_json(json).with_status(status).with_json_charset())
                 .map_err(|message| HandlerError::new(format!("returned a value that cannot be sent: {message}")));
             inbox.answer(reply, outcome);
         }

@@ -13,6 +13,8 @@ const { serving } = require('./support');
 
 const FIXTURES = process.env.FERRULE_FIXTURES_DIR || path.resolve(__dirname, '../../../fixtures');
 const CHECKER = process.env.FERRULE_CONFORMANCE || 'ferrule-conformance';
+// Node's JSON is labelled as Fastify and Express label it (fixtures/README.md, "Expectations").
+const JSON_TYPE = ['--json-type', 'application/json; charset=utf-8'];
 const CATEGORIES = fs.readdirSync(path.join(FIXTURES, 'conformance')).filter((f) => f.endsWith('.json')).map((f) => f.slice(0, -5)).sort();
 
 function build(category, handlers) {
@@ -32,7 +34,7 @@ function build(category, handlers) {
 
 function check(category, port) {
   return new Promise((resolve) => {
-    execFile(CHECKER, ['check', '--fixtures', FIXTURES, '--category', category, '--base', `http://127.0.0.1:${port}`], { timeout: 300000 }, (error, stdout, stderr) => {
+    execFile(CHECKER, ['check', '--fixtures', FIXTURES, '--category', category, '--base', `http://127.0.0.1:${port}`, ...JSON_TYPE], { timeout: 300000 }, (error, stdout, stderr) => {
       resolve({ code: error ? error.code : 0, output: `${stdout}\n${stderr}` });
     });
   });
@@ -57,7 +59,7 @@ function checkInjected(category, app) {
   const { spawn } = require('node:child_process');
   const readline = require('node:readline');
   return new Promise((resolve) => {
-    const checker = spawn(CHECKER, ['check', '--via', 'stdio', '--fixtures', FIXTURES, '--category', category], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const checker = spawn(CHECKER, ['check', '--via', 'stdio', '--fixtures', FIXTURES, '--category', category, ...JSON_TYPE], { stdio: ['pipe', 'pipe', 'pipe'] });
     let report = '';
     checker.stderr.on('data', (chunk) => { report += chunk; });
     const lines = readline.createInterface({ input: checker.stdout });

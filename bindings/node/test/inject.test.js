@@ -29,7 +29,7 @@ test('a request runs the route with typed parameters', async () => {
   assert.strictEqual(response.statusCode, 200);
   assert.strictEqual(response.statusMessage, 'OK');
   assert.deepStrictEqual(response.json(), { id: 7, verbose: true });
-  assert.strictEqual(response.headers['content-type'], 'application/json');
+  assert.strictEqual(response.headers['content-type'], 'application/json; charset=utf-8');
   assert.strictEqual(response.body, response.payload);
   assert.ok(Buffer.isBuffer(response.rawPayload));
 });

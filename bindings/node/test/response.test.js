@@ -67,7 +67,7 @@ test('Response.json is the Fetch API\'s, filtered like a plain result', async ()
   const created = await app.inject('/created');
   assert.deepStrictEqual([created.statusCode, created.headers['x-kind'], created.json().password], [201, 'user', undefined]);
   const text = await app.inject('/text');
-  assert.deepStrictEqual([text.headers['content-type'], text.body], ['application/json', '"ok"']);
+  assert.deepStrictEqual([text.headers['content-type'], text.body], ['application/json; charset=utf-8', '"ok"']);
   assert.throws(() => Response.json(undefined), TypeError);
 });
 
@@ -119,5 +119,5 @@ test('a handler that returns nothing sends an empty body; null is JSON null', as
   const nothing = await app.inject({ method: 'POST', url: '/nothing' });
   assert.deepStrictEqual([nothing.statusCode, nothing.body, nothing.headers['content-type']], [202, '', undefined]);
   const nulled = await app.inject('/null');
-  assert.deepStrictEqual([nulled.body, nulled.headers['content-type']], ['null', 'application/json']);
+  assert.deepStrictEqual([nulled.body, nulled.headers['content-type']], ['null', 'application/json; charset=utf-8']);
 });

@@ -84,6 +84,21 @@ pub struct Expect {
     pub cut_off: Option<bool>,
 }
 
+impl FixtureFile {
+    /// The cases as a language that labels its JSON `json_type` expects them: an exact
+    /// `content-type: application/json` becomes `json_type` (fixtures/README.md, "Expectations").
+    pub fn with_json_type(mut self, json_type: &str) -> FixtureFile {
+        for case in &mut self.cases {
+            for (name, value) in &mut case.expect.headers {
+                if name.eq_ignore_ascii_case("content-type") && value == "application/json" {
+                    *value = json_type.to_owned();
+                }
+            }
+        }
+        self
+    }
+}
+
 /// Headers that describe a connection, not the response it carries (RFC 9110 §7.6.1): a
 /// socket's framing (`Transfer-Encoding: chunked` for a streamed body) has no meaning for an
 /// in-process client, which gets the message without a wire.

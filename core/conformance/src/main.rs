@@ -1,21 +1,23 @@
 //! `ferrule-conformance`: checks a running server against the fixture corpus.
 //!
 //!   ferrule-conformance list [--fixtures DIR]
-//!   ferrule-conformance check --base http://127.0.0.1:PORT --category NAME [--fixtures DIR]
-//!   ferrule-conformance check --via stdio --category NAME [--fixtures DIR] [--skip CASE]...
+//!   ferrule-conformance check --base http://127.0.0.1:PORT --category NAME [--fixtures DIR] [--json-type TYPE]
+//!   ferrule-conformance check --via stdio --category NAME [--fixtures DIR] [--skip CASE]... [--json-type TYPE]
 //!
 //! `--via stdio` checks an in-process test client instead of a server: each request goes out
 //! on standard output and its answer comes back on standard input ([`ferrule_conformance::stdio`]);
 //! the report then goes to standard error. `--skip CASE` leaves out a case (`category/name`)
 //! the client's own interface cannot express (Rack's env holds one value per header name).
+//! `--json-type TYPE`: the language labels its JSON `TYPE`, where the corpus says
+//! `application/json` (Node: `application/json; charset=utf-8`).
 //!
 //! Exit status 0 when every case passed, 1 when some failed, 2 on a usage or fixture error.
 
 use std::path::PathBuf;
 
 const USAGE: &str = "usage: ferrule-conformance list [--fixtures DIR]
-       ferrule-conformance check --base http://127.0.0.1:PORT --category NAME [--fixtures DIR]
-       ferrule-conformance check --via stdio --category NAME [--fixtures DIR] [--skip CASE]...";
+       ferrule-conformance check --base http://127.0.0.1:PORT --category NAME [--fixtures DIR] [--json-type TYPE]
+       ferrule-conformance check --via stdio --category NAME [--fixtures DIR] [--skip CASE]... [--json-type TYPE]";
 
 fn main() {
     match run() {
@@ -31,7 +33,7 @@ fn main() {
 fn run() -> Result<bool, String> {
     let mut args = std::env::args().skip(1);
     let command = args.next().ok_or(USAGE)?;
-    let (mut base, mut category, mut fixtures, mut via, mut skipped) = (None, None, None, None, Vec::new());
+    let (mut base, mut category, mut fixtures, mut via, mut skipped, mut json_type) = (None, None, None, None, Vec::new(), None);
     while let Some(flag) = args.next() {
         let value = args.next().ok_or_else(|| format!("{flag} needs a value\n{USAGE}"))?;
         match flag.as_str() {
@@ -41,6 +43,7 @@ fn run() -> Result<bool, String> {
             "--via" if value == "stdio" => via = Some(value),
             "--via" => return Err(format!("--via takes `stdio`, not `{value}`\n{USAGE}")),
             "--skip" => skipped.push(value),
+            "--json-type" => json_type = Some(value),
             other => return Err(format!("unknown option {other}\n{USAGE}")),
         }
     }
@@ -54,7 +57,10 @@ fn run() -> Result<bool, String> {
         }
         "check" => {
             let category = category.ok_or(format!("check needs --category\n{USAGE}"))?;
-            let file = ferrule_conformance::load(&fixtures, &category)?;
+            let mut file = ferrule_conformance::load(&fixtures, &category)?;
+            if let Some(json_type) = &json_type {
+                file = file.with_json_type(json_type);
+            }
             let (results, failures) = match (base, via) {
                 (Some(base), None) => {
                     let results = ferrule_conformance::check_category(base.trim_end_matches('/'), &file);
