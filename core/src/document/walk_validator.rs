@@ -601,6 +601,13 @@ impl<'s> Compiler<'s, '_> {
         let path = pointer.strip_prefix("#/").filter(|path| !path.contains('%'))?;
         let mut target = self.root;
         for token in path.split('/') {
+            // A schema with an `$id` is a resource of its own: the `$ref`s inside it resolve
+            // against it, not against the root as this walk's would. Left to jsonschema (found
+            // by a differential run: `#/$defs/a/properties/b` through an `$id` judged `1`
+            // valid where jsonschema refused it, and the app let it through).
+            if target.get("$id").is_some() {
+                return None;
+            }
             let token = token.replace("~1", "/").replace("~0", "~");
             target = match target {
                 Json::Object(map) => map.get(&token)?,
@@ -925,6 +932,34 @@ mod tests {
             json!({"anyOf": [{"type": "string"}, {"allOf": [{"$ref": "#/$defs/a"}]}], "$defs": {"a": {"not": {"$ref": "#"}}}}),
         ] {
             assert!(walk(&schema).is_none(), "walked {schema}");
+        }
+    }
+
+    #[test]
+    fn a_pointer_through_an_id_is_left_to_jsonschema() {
+        // Found by a differential run against jsonschema: inside a resource with an `$id` of its
+        // own, a `$ref` resolves against that resource. The walk resolved it against the root
+        // and judged `1` valid here (and `"x"` invalid), and the app took the walk's word.
+        let schemas = [
+            (
+                json!({"$ref": "#/$defs/a/properties/b", "$defs": {
+                    "a": {"$id": "http://example.com/a", "properties": {"b": {"$ref": "#/$defs/c"}}, "$defs": {"c": {"type": "string"}}},
+                    "c": {"type": "integer"}}}),
+                [(json!(1), false), (json!("x"), true)],
+            ),
+            (
+                json!({"type": "object", "properties": {"x": {"$ref": "#/$defs/a/properties/y"}}, "$defs": {
+                    "a": {"$id": "urn:example:a", "type": "string", "properties": {"y": {"items": {"$ref": "#"}}}}}}),
+                [(json!({"x": [{}]}), false), (json!({"x": ["s"]}), true)],
+            ),
+        ];
+        for (schema, verdicts) in schemas {
+            assert!(walk(&schema).is_none(), "{schema}");
+            let compiled = crate::validation::CompiledSchema::compile_for_documents(&schema).unwrap();
+            for (instance, valid) in verdicts {
+                let document = Document::from_tree(&instance);
+                assert_eq!(compiled.document_issues(&document, &[]).is_empty(), valid, "{schema}\n{instance}");
+            }
         }
     }
 }
