@@ -71,12 +71,24 @@ impl Default for InputLimits {
     }
 }
 
+/// Whether a JSON body's schema can refuse anything: all but `true`, `{}` and a schema of
+/// annotations alone. A JSON body is never coerced, so none of its keywords is proven before
+/// validation. (It was asked of [`crate::params::has_constraints`], which is for parameters,
+/// whose coercion has made their type: `{"items": {"type": "integer"}}` took `[1, "x"]`, and
+/// an untyped `{"format": "date"}` took `"2024-13-01"`, found by a differential run.)
+fn json_constrains(schema: &Json) -> bool {
+    const ANNOTATIONS: [&str; 9] = ["title", "description", "default", "examples", "deprecated", "$comment", "$schema", "contentMediaType", "contentEncoding"];
+    match schema {
+        Json::Bool(accepts) => !accepts,
+        Json::Object(map) => map.keys().any(|keyword| !ANNOTATIONS.contains(&keyword.as_str())),
+        _ => true,
+    }
+}
+
 impl BodyReader {
     pub fn compile(spec: &BodySpec, limit: usize, inputs: InputLimits) -> Result<Self, SchemaError> {
         let (schema, fields) = match (spec.kind, &spec.schema) {
-            (BodyKind::Json, Some(schema)) if crate::params::has_constraints(schema) || schema.get("type").is_some() => {
-                (Some(CompiledSchema::compile_for_documents(schema)?), None)
-            }
+            (BodyKind::Json, Some(schema)) if json_constrains(schema) => (Some(CompiledSchema::compile_for_documents(schema)?), None),
             (BodyKind::Form | BodyKind::Multipart, Some(schema)) => {
                 (None, Some(ParamSet::compile("body", &form_fields(schema))?.empty_as_missing()))
             }
@@ -491,6 +503,28 @@ fn unsupported(kind: BodyKind, got: &str) -> Problem {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_json_schema_without_a_type_is_still_enforced() {
+        // Found by a differential run against the JSON Schema test suite: these were never
+        // validated, since only a `type` or a parameter's kind of constraint compiled one.
+        for (schema, body) in [
+            (serde_json::json!({"items": {"type": "integer"}}), r#"[1, "x"]"#),
+            (serde_json::json!({"items": {"type": "string", "format": "uuid"}}), r#"["x"]"#),
+            (serde_json::json!({"items": {"type": ["integer", "null"]}}), r#"["x"]"#),
+            (serde_json::json!({"format": "date"}), r#""2024-13-01""#),
+            (serde_json::json!(false), "1"),
+        ] {
+            let reader = BodyReader::compile(&BodySpec::json(schema.clone()), 1 << 20, InputLimits::default()).unwrap();
+            let mut issues = Vec::new();
+            let _ = reader.parse(&HeaderMap::new(), false, bytes::Bytes::from(body), &mut issues).await;
+            assert!(!issues.is_empty(), "{schema} took {body}");
+        }
+        // What cannot refuse anything compiles no validator.
+        for schema in [serde_json::json!({}), serde_json::json!(true), serde_json::json!({"title": "Anything", "description": "…"})] {
+            assert!(!json_constrains(&schema), "{schema}");
+        }
+    }
 
     #[test]
     fn the_media_type_is_the_essence_lower_cased_and_borrowed_when_it_can_be() {
