@@ -204,7 +204,10 @@ fn explicit<'s>(
         }
         Some(if events { Response::events(body) } else { Response::stream(body) })
     } else if as_json {
-        Some(Response::shaped_json(to_json::to_vec(&content, shape).map_err(unsendable)?))
+        // A plain result given a status by a `response: Response` parameter is still the
+        // handler's result; content the app put in a response itself is sent as given.
+        let written = if answers_as.is_some() { to_json::to_vec(&content, shape) } else { to_json::to_vec_as_given(&content, shape) };
+        Some(Response::shaped_json(written.map_err(unsendable)?))
     } else if content.is_none() {
         // A `FileResponse`: the core reads the file and answers ranges of it.
         let file = attr("_file")?;

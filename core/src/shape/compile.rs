@@ -9,9 +9,15 @@ use serde_json::{Map, Value as Json};
 use std::collections::HashMap;
 
 pub(super) fn compile(schema: &Json, required: Required) -> Result<CompiledShape, String> {
-    let mut compiler = Compiler { root: schema, nodes: vec![None], refs: HashMap::new(), required };
+    let mut compiler = Compiler { root: schema, nodes: vec![None], refs: HashMap::new(), required, or_null: Vec::new() };
     let part = compiler.part(schema)?;
     compiler.nodes[0] = Some(part.into_node());
+    // An `Optional[Model]` is the model's node that also admits null: copied only now, since
+    // the model may still have been compiling where it was met (`parent: Optional["Node"]`).
+    for (slot, model) in std::mem::take(&mut compiler.or_null) {
+        let node = compiler.nodes[model].clone().map(|node| Node { admits_null: true, ..node });
+        compiler.nodes[slot] = node;
+    }
     // A slot still empty belongs to a reference that was only ever combined with itself
     // (`A = allOf[A]`): it constrains nothing.
     let nodes = compiler.nodes.into_iter().map(|node| node.unwrap_or(Node::ANY)).collect();
@@ -55,6 +61,8 @@ struct Compiler<'s> {
     nodes: Vec<Option<Node>>,
     refs: HashMap<&'s str, usize>,
     required: Required,
+    /// `(slot, model)`: the slot of an `Optional[Model]`, to be the model's node admitting null.
+    or_null: Vec<(usize, usize)>,
 }
 
 /// What one schema keeps.
@@ -64,15 +72,16 @@ struct Part {
     array: Option<ArrayNode>,
     may_be_object: bool,
     may_be_array: bool,
+    may_be_null: bool,
 }
 
 impl Part {
     fn any() -> Self {
-        Part { object: None, array: None, may_be_object: true, may_be_array: true }
+        Part { object: None, array: None, may_be_object: true, may_be_array: true, may_be_null: true }
     }
 
     fn into_node(self) -> Node {
-        Node { object: self.object, array: self.array, admits_object: self.may_be_object, admits_array: self.may_be_array }
+        Node { object: self.object, array: self.array, admits_object: self.may_be_object, admits_array: self.may_be_array, admits_null: self.may_be_null }
     }
 }
 
@@ -80,8 +89,14 @@ impl<'s> Compiler<'s> {
     /// The node of a schema inside another (a property's, an array's items): a plain `$ref`
     /// is the referenced schema's own node, shared by every place that refers to it.
     fn node(&mut self, schema: &'s Json) -> Result<usize, String> {
-        if let Some(reference) = plain_ref(schema).or_else(|| nullable_ref(schema)) {
+        if let Some(reference) = plain_ref(schema) {
             return self.referenced(reference);
+        }
+        if let Some(reference) = nullable_ref(schema) {
+            let model = self.referenced(reference)?;
+            self.nodes.push(None);
+            self.or_null.push((self.nodes.len() - 1, model));
+            return Ok(self.nodes.len() - 1);
         }
         let part = self.part(schema)?;
         self.nodes.push(Some(part.into_node()));
@@ -106,7 +121,7 @@ impl<'s> Compiler<'s> {
     fn referenced_part(&mut self, reference: &'s str) -> Result<Part, String> {
         let at = self.referenced(reference)?;
         Ok(match &self.nodes[at] {
-            Some(node) => Part { object: node.object.clone(), array: node.array.clone(), may_be_object: node.admits_object, may_be_array: node.admits_array },
+            Some(node) => Part { object: node.object.clone(), array: node.array.clone(), may_be_object: node.admits_object, may_be_array: node.admits_array, may_be_null: node.admits_null },
             None => Part::any(),
         })
     }
@@ -114,7 +129,7 @@ impl<'s> Compiler<'s> {
     fn part(&mut self, schema: &'s Json) -> Result<Part, String> {
         let map = match schema {
             Json::Bool(true) => return Ok(Part::any()),
-            Json::Bool(false) => return Ok(Part { may_be_object: false, may_be_array: false, ..Part::any() }),
+            Json::Bool(false) => return Ok(Part { may_be_object: false, may_be_array: false, may_be_null: false, ..Part::any() }),
             Json::Object(map) => map,
             other => return Err(format!("a schema is an object or a boolean, not {other}")),
         };
@@ -141,12 +156,19 @@ impl<'s> Compiler<'s> {
     fn own_part(&mut self, map: &'s Map<String, Json>) -> Result<Part, String> {
         let mut part = Part::any();
         match map.get("type") {
-            Some(Json::String(kind)) => (part.may_be_object, part.may_be_array) = (kind == "object", kind == "array"),
+            Some(Json::String(kind)) => (part.may_be_object, part.may_be_array, part.may_be_null) = (kind == "object", kind == "array", kind == "null"),
             Some(Json::Array(kinds)) => {
                 let has = |name: &str| kinds.iter().any(|kind| kind.as_str() == Some(name));
-                (part.may_be_object, part.may_be_array) = (has("object"), has("array"));
+                (part.may_be_object, part.may_be_array, part.may_be_null) = (has("object"), has("array"), has("null"));
             }
             _ => {}
+        }
+        // `Literal[...]` and enums: null only if listed.
+        if let Some(Json::Array(values)) = map.get("enum") {
+            part.may_be_null &= values.contains(&Json::Null);
+        }
+        if let Some(value) = map.get("const") {
+            part.may_be_null &= value.is_null();
         }
         let properties = map.get("properties").and_then(Json::as_object);
         let patterns = map.get("patternProperties").and_then(Json::as_object);
@@ -261,6 +283,7 @@ fn all(a: Part, b: Part) -> Part {
         array: a.array.or(b.array),
         may_be_object: a.may_be_object && b.may_be_object,
         may_be_array: a.may_be_array && b.may_be_array,
+        may_be_null: a.may_be_null && b.may_be_null,
     }
 }
 
@@ -269,8 +292,9 @@ fn all(a: Part, b: Part) -> Part {
 fn any(branches: Vec<Part>) -> Part {
     let mut object: Option<Option<ObjectNode>> = None;
     let mut array: Option<Option<ArrayNode>> = None;
-    let (mut may_be_object, mut may_be_array) = (false, false);
+    let (mut may_be_object, mut may_be_array, mut may_be_null) = (false, false, false);
     for branch in branches {
+        may_be_null |= branch.may_be_null;
         if branch.may_be_object {
             may_be_object = true;
             // A branch that only requires keeps everything, as it did before it required: in a
@@ -291,7 +315,7 @@ fn any(branches: Vec<Part>) -> Part {
             });
         }
     }
-    Part { object: object.flatten(), array: array.flatten(), may_be_object, may_be_array }
+    Part { object: object.flatten(), array: array.flatten(), may_be_object, may_be_array, may_be_null }
 }
 
 impl ObjectNode {

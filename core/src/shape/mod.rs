@@ -64,18 +64,21 @@ pub struct CompiledShape {
 
 /// What a schema keeps of a value, by the value's kind: `None` keeps a value of that kind
 /// (and everything in it) as it is.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Node {
     object: Option<ObjectNode>,
     array: Option<ArrayNode>,
     /// Whether the schema's `type` lets a value of each kind match it at all.
     admits_object: bool,
     admits_array: bool,
+    /// Whether `null` can match it (its `type`, `enum` or `const` allow it, or a union's branch
+    /// does): see [`Shape::admits_null`].
+    admits_null: bool,
 }
 
 impl Node {
     /// A node that keeps everything.
-    const ANY: Node = Node { object: None, array: None, admits_object: true, admits_array: true };
+    const ANY: Node = Node { object: None, array: None, admits_object: true, admits_array: true, admits_null: true };
 }
 
 #[derive(Debug, Clone)]
@@ -176,6 +179,20 @@ impl<'a> Shape<'a> {
             return Ok(());
         }
         Err(Incomplete::Kind { found: kind, declared: if node.admits_object { Container::Object } else { Container::Array } })
+    }
+
+    /// Whether `null` may be written here: a writer whose language's peer refuses a result
+    /// that does not match its declared type asks it for each null it writes under a shape.
+    /// Python does (FastAPI validates a result against its response model: `None` for a `str`
+    /// or for the model itself is a 500); fast-json-stringify writes the type's empty value
+    /// (`""`, `0`, `{}`) instead, so Node, like Ruby and Rust, writes the null as it is.
+    #[inline]
+    pub fn admits_null(self) -> Result<(), Incomplete> {
+        if self.nodes[self.at].admits_null {
+            Ok(())
+        } else {
+            Err(Incomplete::Null)
+        }
     }
 
     /// The shape of an object's member `key`, or `None` when the schema leaves it out. A value
@@ -297,6 +314,8 @@ pub trait Fields: Copy {
     fn item(self, position: usize) -> Self;
     /// [`Shape::admits`]: asked as each object or array begins.
     fn admits(self, kind: Container) -> Result<(), Incomplete>;
+    /// [`Shape::admits_null`], for a writer that refuses a null its shape does not admit.
+    fn admits_null(self) -> Result<(), Incomplete>;
     fn complete(self, written: &Written, out: &mut Vec<u8>, has_member: bool) -> Result<(), Incomplete>;
     /// [`Shape::declared_names`], for a writer's slow path (none for [`Everything`]).
     fn declared_names(self) -> Vec<Box<str>> {
@@ -335,6 +354,10 @@ impl Fields for Everything {
         Ok(())
     }
     #[inline(always)]
+    fn admits_null(self) -> Result<(), Incomplete> {
+        Ok(())
+    }
+    #[inline(always)]
     fn complete(self, _written: &Written, _out: &mut Vec<u8>, _has_member: bool) -> Result<(), Incomplete> {
         Ok(())
     }
@@ -356,6 +379,9 @@ impl Fields for Shape<'_> {
     }
     fn admits(self, kind: Container) -> Result<(), Incomplete> {
         Shape::admits(self, kind)
+    }
+    fn admits_null(self) -> Result<(), Incomplete> {
+        Shape::admits_null(self)
     }
     fn complete(self, written: &Written, out: &mut Vec<u8>, has_member: bool) -> Result<(), Incomplete> {
         Shape::complete(self, written, out, has_member)

@@ -402,3 +402,55 @@ fn a_handlers_json_text_is_written_by_the_document_as_the_tree_wrote_it() {
         assert!(crate::body::json::parse(refused.as_bytes(), crate::body::json::MAX_DEPTH).is_err(), "{refused}");
     }
 }
+
+#[test]
+fn null_is_admitted_where_the_type_enum_const_or_a_branch_says_so() {
+    // pydantic's schemas for `Item`, `Optional[Item]`, `list[Optional[str]]`, `Literal`s and a
+    // recursive `parent: Optional["Node"]`.
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "name": {"type": "string"},
+            "note": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": null},
+            "item": {"$ref": "#/$defs/Item"},
+            "maybe": {"anyOf": [{"$ref": "#/$defs/Item"}, {"type": "null"}]},
+            "names": {"type": "array", "items": {"anyOf": [{"type": "string"}, {"type": "null"}]}},
+            "counts": {"type": "array", "items": {"type": "integer"}},
+            "mode": {"enum": ["a", "b"]},
+            "none": {"const": null},
+            "either": {"enum": ["a", null]},
+            "loose": {},
+            "typed_null": {"type": ["integer", "null"]},
+            "all": {"allOf": [{"$ref": "#/$defs/Item"}]},
+            "never": false,
+            "node": {"$ref": "#/$defs/Node"}
+        },
+        "$defs": {
+            "Item": {"type": "object", "properties": {"id": {"type": "integer"}}},
+            "Node": {"type": "object", "properties": {"parent": {"anyOf": [{"$ref": "#/$defs/Node"}, {"type": "null"}]}, "v": {"type": "integer"}}}
+        }
+    });
+    let shape = CompiledShape::compile(&schema).unwrap();
+    let root = shape.root();
+    assert_eq!(root.admits_null(), Err(Incomplete::Null));
+    let admits = |name: &str| root.field(name).unwrap().admits_null().is_ok();
+    for (name, admitted) in [
+        ("name", false), ("note", true), ("item", false), ("maybe", true), ("counts", false), ("mode", false),
+        ("none", true), ("either", true), ("loose", true), ("typed_null", true), ("all", false), ("never", false), ("node", false),
+    ] {
+        assert_eq!(admits(name), admitted, "{name}");
+    }
+    assert!(root.field("names").unwrap().item(0).admits_null().is_ok());
+    assert_eq!(root.field("counts").unwrap().item(3).admits_null(), Err(Incomplete::Null));
+    // An optional model keeps the model's shape, and its own fields still refuse null.
+    let maybe = root.field("maybe").unwrap();
+    assert_eq!(maybe.field("secret").map(|_| ()), None);
+    assert_eq!(maybe.field("id").unwrap().admits_null(), Err(Incomplete::Null));
+    // A recursive optional field: null at any depth, the model's fields below it as declared.
+    let parent = root.field("node").unwrap().field("parent").unwrap();
+    assert!(parent.admits_null().is_ok());
+    assert!(parent.field("parent").unwrap().admits_null().is_ok());
+    assert_eq!(parent.field("parent").unwrap().field("v").unwrap().admits_null(), Err(Incomplete::Null));
+    // An undeclared response admits anything.
+    assert!(Shape::any().admits_null().is_ok());
+}

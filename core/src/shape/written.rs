@@ -45,6 +45,8 @@ pub enum Incomplete {
     /// A value of a kind the schema does not admit, where it filters (see
     /// [`super::Shape::admits`]).
     Kind { found: Container, declared: Container },
+    /// A null where the schema admits none, for a writer that asks ([`super::Shape::admits_null`]).
+    Null,
 }
 
 /// The kinds of value a shape filters.
@@ -68,6 +70,7 @@ impl std::fmt::Display for Incomplete {
         match self {
             Incomplete::Missing(name) => write!(f, "the result lacks `{name}`, which its response schema requires"),
             Incomplete::Kind { found, declared } => write!(f, "the result has {found} where its response schema declares {declared}"),
+            Incomplete::Null => f.write_str("the result has null where its response schema admits none"),
         }
     }
 }

@@ -48,14 +48,30 @@ thread_local! {
     static LAST_LENGTH: Cell<usize> = const { Cell::new(MIN_CAPACITY) };
 }
 
-/// Serialises `obj` as JSON, keeping what `shape` keeps ([`Shape::any`]: everything).
+/// Serialises a handler's result as JSON, keeping what `shape` keeps ([`Shape::any`]:
+/// everything), and refusing a `None` the shape does not admit, as FastAPI's validation of a
+/// result against its response model does.
 pub fn to_vec(obj: &Bound<'_, PyAny>, shape: Shape<'_>) -> Result<Vec<u8>, String> {
+    written(obj, shape, true)
+}
+
+/// [`to_vec`] for content the app sent itself (`JSONResponse(content)`): filtered by the
+/// shape, but its `None`s are sent as they are, since FastAPI does not validate a response
+/// the handler built.
+pub fn to_vec_as_given(obj: &Bound<'_, PyAny>, shape: Shape<'_>) -> Result<Vec<u8>, String> {
+    written(obj, shape, false)
+}
+
+fn written(obj: &Bound<'_, PyAny>, shape: Shape<'_>, nulls_checked: bool) -> Result<Vec<u8>, String> {
     let hint = LAST_LENGTH.with(Cell::get);
     let mut out = Vec::with_capacity(hint);
+    if nulls_checked && obj.is_none() {
+        shape.admits_null().map_err(|e| e.to_string())?;
+    }
     if shape.keeps_everything() {
-        written_keys::with(|keys| Json { obj, depth: 0, shape: Everything, keys }.write(&mut out))?;
+        written_keys::with(|keys| Json { obj, depth: 0, shape: Everything, keys, nulls_checked: false }.write(&mut out))?;
     } else {
-        written_keys::with(|keys| Json { obj, depth: 0, shape, keys }.write(&mut out))?;
+        written_keys::with(|keys| Json { obj, depth: 0, shape, keys, nulls_checked }.write(&mut out))?;
     }
     LAST_LENGTH.with(|last| last.set(out.len().clamp(MIN_CAPACITY, MAX_CAPACITY_HINT)));
     Ok(out)
@@ -68,6 +84,10 @@ struct Json<'a, 'k, 'py, F> {
     shape: F,
     /// This thread's table of written keys, for the whole response.
     keys: &'k WrittenKeys,
+    /// Whether a `None` is checked against the shape ([`Shape::admits_null`]): FastAPI
+    /// validates plain data against the response model, but takes an instance of a model or a
+    /// dataclass as it is, so nothing below one is checked (`x: int = None` sends `null` there).
+    nulls_checked: bool,
 }
 
 type Written = Result<(), String>;
@@ -76,7 +96,13 @@ const NOT_UTF8: &str = "bytes that are not UTF-8 cannot be sent as JSON";
 
 impl<'k, F: Fields> Json<'_, 'k, '_, F> {
     fn child<'b, 'py>(&self, obj: &'b Bound<'py, PyAny>, shape: F) -> Json<'b, 'k, 'py, F> {
-        Json { obj, depth: self.depth + 1, shape, keys: self.keys }
+        Json { obj, depth: self.depth + 1, shape, keys: self.keys, nulls_checked: self.nulls_checked }
+    }
+
+    /// `obj` written in place of an instance FastAPI takes as it is (its dump, or itself read
+    /// by its fields): no `None` below it is checked.
+    fn instance<'b, 'py>(&self, obj: &'b Bound<'py, PyAny>) -> Json<'b, 'k, 'py, F> {
+        Json { obj, depth: self.depth + 1, shape: self.shape, keys: self.keys, nulls_checked: false }
     }
 }
 
@@ -93,9 +119,14 @@ impl<F: Fields> Json<'_, '_, '_, F> {
         if self.depth > MAX_DEPTH {
             return Err("nested too deeply (a reference cycle?)".into());
         }
+        if !F::PLAIN && self.nulls_checked && self.obj.is_none() {
+            // FastAPI validates a result against its response model: `None` where the model
+            // says `str`, or for the model itself, is a 500 there, never a `null` sent.
+            self.shape.admits_null().map_err(|e| e.to_string())?;
+        }
         if !F::PLAIN && self.shape.keeps_everything() {
             // Nothing below is filtered: the plain writer from here on.
-            return Json { obj: self.obj, depth: self.depth, shape: Everything, keys: self.keys }.write(out);
+            return Json { obj: self.obj, depth: self.depth, shape: Everything, keys: self.keys, nulls_checked: false }.write(out);
         }
         let obj = self.obj;
         if let Some(written) = write_scalar(obj, out) {
@@ -150,6 +181,9 @@ impl<F: Fields> Json<'_, '_, '_, F> {
                     }
                     json_text::string_of_utf8(out, name);
                     out.push(b':');
+                    if self.nulls_checked && value.is_none() {
+                        shape.admits_null().map_err(|e| e.to_string())?;
+                    }
                     shape
                 };
                 if let Some(written) = write_scalar(&value, out) {
@@ -193,6 +227,9 @@ impl<F: Fields> Json<'_, '_, '_, F> {
             // SAFETY: `position < len`, the list's length read since any Python code last ran,
             // so the item exists; borrowed, as in `write_dict`.
             let item = unsafe { Borrowed::from_ptr(py, pyo3::ffi::PyList_GetItem(list.as_ptr(), position as pyo3::ffi::Py_ssize_t)) };
+            if !F::PLAIN && self.nulls_checked && item.is_none() {
+                self.shape.item(position).admits_null().map_err(|e| e.to_string())?;
+            }
             if let Some(written) = write_scalar(&item, out) {
                 written?;
             } else {
@@ -283,14 +320,14 @@ impl<F: Fields> Json<'_, '_, '_, F> {
                 kwargs.set_item("mode", "json").map_err(py_err)?;
                 kwargs.set_item("by_alias", true).map_err(py_err)?;
                 let data = serializer.call_method("to_python", (obj,), Some(&kwargs)).map_err(py_err)?;
-                return self.child(&data, self.shape).write(out);
+                return self.instance(&data).write(out);
             }
             // `dataclasses.fields()`, as FastAPI reads a dataclass: `__dataclass_fields__` also
             // holds its ClassVar and InitVar pseudo-fields, so a class-level registry went out in
             // every response and an InitVar without a default was a 500 (found by a probe).
             let fields = DATACLASS_FIELDS.import(py, "dataclasses", "fields").and_then(|fields| fields.call1((obj,))).map_err(py_err)?;
             let names: Vec<Bound<'_, PyAny>> = fields.try_iter().map_err(py_err)?.map(|field| field?.getattr(pyo3::intern!(py, "name"))).collect::<PyResult<_>>().map_err(py_err)?;
-            return self.write_attributes(names.into_iter().map(|name| (name.clone(), name)), Missing::Refused, out);
+            return self.instance(obj).write_attributes(names.into_iter().map(|name| (name.clone(), name)), Missing::Refused, out);
         }
         if let Ok(fields) = ty.getattr(pyo3::intern!(py, "__struct_fields__")) {
             // msgspec.Struct: each field under its encoded name (`rename`), as msgspec writes it
@@ -300,7 +337,7 @@ impl<F: Fields> Json<'_, '_, '_, F> {
                 Ok(names) => names.cast_into::<PyTuple>().map_err(|e| e.to_string())?,
                 Err(_) => fields.clone(),
             };
-            return self.write_attributes(fields.iter().zip(encoded.iter()), Missing::Refused, out);
+            return self.instance(obj).write_attributes(fields.iter().zip(encoded.iter()), Missing::Refused, out);
         }
         if ty.hasattr(pyo3::intern!(py, "model_fields")).map_err(py_err)? && obj.hasattr(pyo3::intern!(py, "model_dump")).map_err(py_err)? {
             // pydantic v2 model: its own JSON-mode dump (serialisers) as plain data, keyed by
@@ -310,7 +347,7 @@ impl<F: Fields> Json<'_, '_, '_, F> {
             kwargs.set_item("mode", "json").map_err(py_err)?;
             kwargs.set_item("by_alias", true).map_err(py_err)?;
             let data = obj.call_method(pyo3::intern!(py, "model_dump"), (), Some(&kwargs)).map_err(py_err)?;
-            return self.child(&data, self.shape).write(out);
+            return self.instance(&data).write(out);
         }
         if obj.is_instance_of::<PySet>() || obj.is_instance_of::<PyFrozenSet>() {
             let items: Vec<Bound<'_, PyAny>> = obj.try_iter().map_err(py_err)?.collect::<PyResult<_>>().map_err(py_err)?;
