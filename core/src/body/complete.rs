@@ -30,7 +30,7 @@ pub struct Completion {
     has_integers: bool,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 struct Node {
     /// Object properties: name, its own default (ready to insert into a body), and the node for
     /// its value. When `values` is set, every declared property is listed, so a declared name
@@ -53,6 +53,32 @@ struct Node {
 }
 
 impl Node {
+    /// Adds what `part` finishes that this node does not: a property it lacks, a default or
+    /// an inner node a property of both lacks here, and its integer rule.
+    fn merge(&mut self, part: Node) {
+        for (name, default, inner) in part.properties {
+            match self.properties.iter_mut().find(|(kept, _, _)| *kept == name) {
+                Some((_, kept_default, kept_inner)) => {
+                    if kept_default.is_none() {
+                        *kept_default = default;
+                    }
+                    if kept_inner.is_none() {
+                        *kept_inner = inner;
+                    }
+                }
+                None => self.properties.push((name, default, inner)),
+            }
+        }
+        self.values = self.values.or(part.values);
+        if self.prefix.is_empty() {
+            self.prefix = part.prefix;
+        }
+        self.items = self.items.or(part.items);
+        self.integer |= part.integer;
+        self.object_branch = self.object_branch.or(part.object_branch);
+        self.array_branch = self.array_branch.or(part.array_branch);
+    }
+
     fn is_empty(&self) -> bool {
         self.properties.is_empty()
             && self.values.is_none()
@@ -82,6 +108,9 @@ impl Node {
 }
 
 /// JSON types as bits, for what a schema admits.
+/// The keywords [`Builder::build`] finishes a value by.
+const FINISHING: [&str; 8] = ["properties", "additionalProperties", "prefixItems", "items", "type", "anyOf", "oneOf", "allOf"];
+
 const OBJECT: u8 = 1;
 const ARRAY: u8 = 2;
 const INTEGER: u8 = 4;
@@ -108,16 +137,11 @@ impl<'a> Builder<'a> {
     /// The node for `schema`, or `None` when nothing inside it is finished.
     fn node(&mut self, schema: &'a Json) -> Option<usize> {
         let map = schema.as_object()?;
-        if let Some(reference) = map.get("$ref").and_then(Json::as_str) {
-            if let Some(id) = self.refs.get(reference) {
-                return Some(*id);
-            }
-            let target = self.resolve(reference)?;
-            // Registered before it is built, so a recursive model refers to itself.
-            let id = self.reserve();
-            self.refs.insert(reference, id);
-            self.nodes[id] = self.build(target);
-            return Some(id);
+        // A `$ref` beside keywords that finish values is one part of the schema's, as an
+        // `allOf` part is (see `build`); alone (or with annotations) it is the referenced node.
+        let alone = map.keys().all(|keyword| keyword == "$ref" || !FINISHING.contains(&keyword.as_str()));
+        if let Some(reference) = map.get("$ref").and_then(Json::as_str).filter(|_| alone) {
+            return self.reference(reference);
         }
         let node = self.build(schema);
         if node.is_empty() {
@@ -125,6 +149,19 @@ impl<'a> Builder<'a> {
         }
         let id = self.reserve();
         self.nodes[id] = node;
+        Some(id)
+    }
+
+    /// The node of the schema `reference` points at, built once.
+    fn reference(&mut self, reference: &'a str) -> Option<usize> {
+        if let Some(id) = self.refs.get(reference) {
+            return Some(*id);
+        }
+        let target = self.resolve(reference)?;
+        // Registered before it is built, so a recursive model refers to itself.
+        let id = self.reserve();
+        self.refs.insert(reference, id);
+        self.nodes[id] = self.build(target);
         Some(id)
     }
 
@@ -148,6 +185,16 @@ impl<'a> Builder<'a> {
         if let Some(branches) = schema.get("anyOf").or_else(|| schema.get("oneOf")).and_then(Json::as_array) {
             node.object_branch = self.only_branch(branches, OBJECT).and_then(|branch| self.node(branch));
             node.array_branch = self.only_branch(branches, ARRAY).and_then(|branch| self.node(branch));
+        }
+        // A value matches every `allOf` part (and a `$ref` beside other keywords), so each
+        // part's defaults and integers finish it too, as Ajv's `useDefaults` fills them (found
+        // beside Fastify: `allOf: [{properties: {a: {default: 5}}}]` gave `{}` for `{}`).
+        let parts: Vec<usize> = schema.get("allOf").and_then(Json::as_array).into_iter().flatten().filter_map(|part| self.node(part)).collect();
+        let referenced = schema.get("$ref").and_then(Json::as_str).and_then(|reference| self.reference(reference));
+        for id in parts.into_iter().chain(referenced) {
+            // A part still being built (a model that includes itself) adds nothing yet.
+            let built = self.nodes[id].clone();
+            node.merge(built);
         }
         node
     }
@@ -557,6 +604,28 @@ mod tests {
             json!({"item": {"qty": 1}, "by_name": {"a": {"qty": 1}, "b": {"qty": 2}}})
         );
         assert_eq!(finished(&schema, "{}").to_tree(), json!({"item": null}));
+    }
+
+    #[test]
+    fn all_of_parts_and_a_ref_beside_keywords_finish_the_value_too() {
+        // Found beside Fastify: Ajv's useDefaults fills `{"a": 5, "inner": {"d": "dd"}, "b": "x"}`
+        // for `{}` here; the core filled nothing.
+        let schema = json!({"type": "object", "allOf": [
+            {"properties": {"a": {"type": "integer", "default": 5}, "inner": {"type": "object", "default": {}, "properties": {"d": {"default": "dd"}}}}},
+            {"properties": {"b": {"type": "string", "default": "x"}}}]});
+        assert_eq!(filled(schema.clone(), json!({})), json!({"a": 5, "inner": {"d": "dd"}, "b": "x"}));
+        assert_eq!(view_at(&finished(&schema, r#"{"a": 2.0}"#), &["a"]), "Int(2)");
+        // A `$ref` with properties of its own beside it, and a reference to a reference.
+        let beside = json!({"$ref": "#/$defs/Base", "properties": {"own": {"default": 1}}, "$defs": {
+            "Base": {"type": "object", "properties": {"n": {"type": "integer"}, "base": {"default": 0}}},
+            "Alias": {"$ref": "#/$defs/Base"}}});
+        assert_eq!(filled(beside.clone(), json!({"n": 3})), json!({"n": 3, "own": 1, "base": 0}));
+        assert_eq!(view_at(&finished(&beside, r#"{"n": 3.0}"#), &["n"]), "Int(3)");
+        let alias = json!({"type": "object", "properties": {"item": {"$ref": "#/$defs/Alias"}}, "$defs": beside["$defs"]});
+        assert_eq!(filled(alias, json!({"item": {}})), json!({"item": {"base": 0}}));
+        // A model that includes itself through `allOf` ends.
+        let recursive = json!({"$ref": "#/$defs/Node", "$defs": {"Node": {"allOf": [{"$ref": "#/$defs/Node"}], "properties": {"v": {"default": 1}, "next": {"$ref": "#/$defs/Node"}}}}});
+        assert_eq!(filled(recursive, json!({"next": {}})), json!({"next": {"v": 1}, "v": 1}));
     }
 
     #[test]
