@@ -164,6 +164,14 @@ fn parse_strict(bytes: &[u8], max_depth: usize) -> Result<Document, Issue> {
                     // serde_json's own limit, one level past the deepest the app may allow.
                     return Err(invalid(bytes, &error, format!("nesting deeper than {} levels", shared.max_depth)));
                 }
+                // An integer too long even for a float (some 310 digits) is past 64 bits too:
+                // the same refusal as a shorter one, not a decode error at its end (found by a
+                // differential run of the JSONTestSuite corpus and its variants).
+                if reason == "number out of range" {
+                    if let Some((loc, text)) = oversized_integer(bytes) {
+                        return Err(Issue::int_parsing_size(loc, Json::String(text)));
+                    }
+                }
                 invalid(bytes, &error, reason)
             }
         }),
@@ -341,8 +349,6 @@ impl<'de> Visitor<'de> for Key<'_> {
     }
 }
 
-/// The location and text of the first integer literal in `bytes` (valid JSON) that does not
-/// fit in 64 bits, if any.
 /// The first `__proto__` key, or `constructor` key holding an object with a `prototype`, in a
 /// document whose parser noted one ([`Document::has_prototype_keys`]), as an issue at the key.
 pub fn prototype_key(document: &Document) -> Option<Issue> {
@@ -384,6 +390,8 @@ pub fn prototype_key(document: &Document) -> Option<Issue> {
     Some(Issue::new("json_forbidden_key", path, format!("Forbidden key '{key}' in a JSON object"), Json::String(key)))
 }
 
+/// The location and text of the first integer literal in `bytes` (JSON up to its first error)
+/// that does not fit in 64 bits, if any.
 fn oversized_integer(bytes: &[u8]) -> Option<(Vec<LocSegment>, String)> {
     enum Frame {
         Object(Option<String>),
@@ -571,6 +579,17 @@ mod tests {
         assert_eq!(keys, ["z", "a", "m"]);
         let inner: Vec<&str> = document.root().get("a").unwrap().as_object().unwrap().keys().collect();
         assert_eq!(inner, ["y", "b"]);
+    }
+
+    #[test]
+    fn an_integer_too_long_for_a_float_is_int_parsing_size_too() {
+        // serde_json cannot even round 400 digits to a float: it was a `json_invalid` at the
+        // number's end.
+        let digits = format!("1{}", "0".repeat(400));
+        let issue = serde_json::to_value(parse(format!(r#"{{"id": [{digits}]}}"#).as_bytes(), MAX_DEPTH).unwrap_err()).unwrap();
+        assert_eq!((&issue["type"], &issue["loc"], &issue["input"]), (&json!("int_parsing_size"), &json!(["body", "id", 0]), &json!(digits)));
+        // A float that overflows is no integer: still malformed for a client's purposes.
+        assert_eq!(serde_json::to_value(parse(b"[1e400]", MAX_DEPTH).unwrap_err()).unwrap()["type"], "json_invalid");
     }
 
     #[test]
