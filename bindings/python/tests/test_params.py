@@ -355,6 +355,30 @@ def test_headers_use_hyphens_and_cookies(client):
     assert response.json() == {"user_agent": "probe/1", "x_count": 3, "session": "abc"}
 
 
+def test_a_header_named_in_capitals_reaches_the_handler_and_optional_without_default_is_required() -> None:
+    """Found by a differential run against FastAPI 0.165: a header declared with capitals
+    (`alias="X-Token"`, or a parameter `X_Count`) was checked but reached the handler as None,
+    and `Optional[int]` with no default was optional, where FastAPI requires it."""
+    app = App()
+
+    @app.get("/token")
+    def token(token: Annotated[str, Header(alias="X-Token")], X_Count: Annotated[int, Header()] = 0) -> dict:
+        return {"token": token, "count": X_Count}
+
+    @app.get("/page")
+    def page(page: Optional[int], size: Optional[int] = None) -> dict:
+        return {"page": page, "size": size}
+
+    with TestClient(app) as client:
+        assert client.get("/token", headers={"x-token": "abc", "X-COUNT": "3"}).json() == {"token": "abc", "count": 3}
+        missing = client.get("/token")
+        assert missing.status_code == 422 and [e["type"] for e in missing.json()["errors"]] == ["missing"]
+        refused = client.get("/page")
+        assert refused.status_code == 422
+        assert [(e["type"], e["loc"]) for e in refused.json()["errors"]] == [("missing", ["query", "page"])]
+        assert client.get("/page?page=2").json() == {"page": 2, "size": None}
+
+
 def test_dataclass_body_is_validated_then_built(client):
     user = {"name": "Ada", "age": 36, "id": str(uuid.uuid4()), "born": "1815-12-10", "address": {"city": "London"}}
     response = client.post("/users", json=user)
