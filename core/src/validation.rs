@@ -123,6 +123,7 @@ pub(crate) fn route_options<'i, F: jsonschema::json::Json>() -> jsonschema::Vali
         .with_format("date", crate::params::is_date)
         .with_format("date-time", crate::params::is_date_time)
         .with_format("time", crate::params::is_time)
+        .with_format("decimal", crate::params::is_decimal)
 }
 
 /// Puts issues in the order pydantic reports a model's, which is the order a client reads its
@@ -407,6 +408,7 @@ fn to_issues(kind: &ValidationErrorKind, loc: Vec<LocSegment>, input: Json, fall
         ValidationErrorKind::Format { format } => {
             let (kind, msg) = match format.as_str() {
                 "uuid" => ("uuid_parsing", "Input should be a valid UUID"),
+                "decimal" => ("decimal_parsing", "Input should be a valid decimal"),
                 "date" => ("date_parsing", "Input should be a valid date in the format YYYY-MM-DD"),
                 "date-time" => ("datetime_parsing", "Input should be a valid datetime"),
                 "email" => ("value_error", "value is not a valid email address"),
@@ -782,5 +784,16 @@ mod tests {
     #[test]
     fn formats_are_checked() {
         assert_eq!(kinds(json!({"format": "uuid"}), json!("nope")), vec![("uuid_parsing", json!(["body"]))]);
+        assert_eq!(kinds(json!({"format": "decimal"}), json!("1.2.3")), vec![("decimal_parsing", json!(["body"]))]);
+    }
+
+    #[test]
+    fn a_decimal_is_text_python_reads_as_a_finite_decimal() {
+        for taken in ["1", "-1", "+1.10", " 12345678901234567.89 ", ".5", "5.", "1e3", "1E-3", "1_000.000_1", "0007"] {
+            assert!(crate::params::is_decimal(taken), "{taken:?}");
+        }
+        for refused in ["", " ", ".", "+", "-.", "abc", "1.2.3", "1e", "1e+", "_1", "1_", "1__0", "1._5", "nan", "Infinity", "1 2", "0x10"] {
+            assert!(!crate::params::is_decimal(refused), "{refused:?}");
+        }
     }
 }

@@ -279,7 +279,11 @@ class _Describer:
         if tp is str:
             return TypeInfo({"type": "string"}, None, False)
         if tp is decimal.Decimal:
-            return TypeInfo({"type": "number"}, lambda v: decimal.Decimal(str(v)), False)
+            if self.body:
+                return TypeInfo({"type": "number"}, lambda v: decimal.Decimal(str(v)), False)
+            # A parameter's text reaches `Decimal` whole: the core checks it as a number and
+            # hands it over as sent (a float made `1.10` `1.1` and lost digits past 17).
+            return TypeInfo({"type": "number", "format": "decimal"}, lambda v: decimal.Decimal(v) if isinstance(v, str) else decimal.Decimal(str(v)), False)
         if tp is uuid.UUID:
             if self.body:
                 return TypeInfo({"type": "string", "format": "uuid"}, _ferrule.uuid_from_text, False, "uuid")

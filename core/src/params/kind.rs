@@ -13,6 +13,9 @@ pub enum ScalarKind {
     DateTime,
     /// A multipart file (`format: binary`).
     Binary,
+    /// `type: number, format: decimal` (Python's `Decimal`): checked as a number, handed over
+    /// as the text it was sent, so no digit goes through a float.
+    Decimal,
     /// `anyOf`/`oneOf` of integer, number and boolean branches (Fastify's `anyOf: [{type:
     /// integer}, {type: boolean}]`): the text becomes the first of them it reads as, in this
     /// order, and the union's schema then judges it.
@@ -42,6 +45,7 @@ impl ScalarKind {
         });
         match ty {
             Some("integer") => ScalarKind::Int,
+            Some("number") if schema.get("format").and_then(Json::as_str) == Some("decimal") => ScalarKind::Decimal,
             Some("number") => ScalarKind::Float,
             Some("boolean") => ScalarKind::Bool,
             _ => match schema.get("format").and_then(Json::as_str) {
@@ -91,6 +95,7 @@ impl ScalarKind {
         match self {
             ScalarKind::Int => serde_json::json!({"type": "integer"}),
             ScalarKind::Float => serde_json::json!({"type": "number"}),
+            ScalarKind::Decimal => serde_json::json!({"type": "number", "format": "decimal"}),
             ScalarKind::Bool => serde_json::json!({"type": "boolean"}),
             ScalarKind::Str => serde_json::json!({"type": "string"}),
             ScalarKind::Uuid => serde_json::json!({"type": "string", "format": "uuid"}),

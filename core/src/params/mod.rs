@@ -2,7 +2,7 @@
 //! (and so before any interpreter lock) is touched.
 
 mod coerce;
-pub(crate) use coerce::{is_date, is_date_time, is_time};
+pub(crate) use coerce::{is_date, is_date_time, is_decimal, is_time};
 mod deep;
 mod kind;
 mod raw;
@@ -219,7 +219,7 @@ impl ParamSet {
             let value = match provided {
                 Some(Ok(value)) => {
                     if let Some(validator) = &param.validator {
-                        let instance = coerce::to_instance(&value);
+                        let instance = coerce::instance_of(param.ty.scalar(), &value);
                         if !validator.is_valid(&instance) {
                             for mut issue in validator.issues(&instance, &loc()) {
                                 self.as_sent(&mut issue, raw);
@@ -445,6 +445,22 @@ mod tests {
         assert_eq!((values, issues), (json!({"a": 5, "b": true, "maybe": 7}), vec![]));
         let (_, issues) = run(vec![union("a")], "a=x");
         assert_eq!(issues, vec![("int_parsing", json!(["query", "a"]))]);
+    }
+
+    // Found by a differential run against FastAPI: a `Decimal` parameter went through a float,
+    // so `12345678901234567.89` reached the handler as `…568` and `1.10` as `1.1`.
+    #[test]
+    fn a_decimal_is_handed_over_as_sent_and_judged_as_a_number() {
+        let specs = vec![
+            ParamSpec::new("price", json!({"type": "number", "format": "decimal", "minimum": 0})),
+            ParamSpec::new("rates", json!({"type": "array", "items": {"type": "number", "format": "decimal", "maximum": 1}})).optional(),
+        ];
+        let (values, issues) = run(specs.clone(), "price=12345678901234567.89&rates=0.10&rates=1_0e-1");
+        assert_eq!((values, issues), (json!({"price": "12345678901234567.89", "rates": ["0.10", "1_0e-1"]}), vec![]));
+        let (_, issues) = run(specs.clone(), "price=-0.01&rates=1.5");
+        assert_eq!(issues, vec![("greater_than_equal", json!(["query", "price"])), ("less_than_equal", json!(["query", "rates", 0]))]);
+        let (_, issues) = run(specs, "price=1.2.3");
+        assert_eq!(issues, vec![("decimal_parsing", json!(["query", "price"]))]);
     }
 
     #[test]
