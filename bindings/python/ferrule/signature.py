@@ -287,6 +287,17 @@ def analyse(
 
         # query, header, cookie
         deep_object = isinstance(marker, QueryParam) and marker.styles.get("style") == "deepObject"
+        if not deep_object and schemas._pydantic_model(base):
+            # FastAPI's query, header and cookie models: each field is a parameter of its own,
+            # and the model is made from them, as a dependency of the route that declares them
+            # (it was a 422 `missing` at the model's name, whatever was sent: found by a
+            # differential run).
+            dependency = Dependency(_parameters_model(base, source))
+            sub = analyse_dependency(dependency, path, request_type=request_type, response_type=response_type, socket_type=socket_type, security_scopes=security_scopes)
+            path = sub.path
+            dependencies.append(DependencyUse(dependency, sub))
+            arguments.append(Argument(parameter.name, positional, "depends", str(len(dependencies) - 1), None, MISSING))
+            continue
         # A deepObject arrives as typed JSON, as a body does (UUIDs and dates as text).
         info = schemas.describe(base, body=deep_object)
         key = parameter.name
@@ -471,6 +482,43 @@ def _upload_of_optional(tp: Any) -> Any:
     its ``None`` is what the argument gets when no file came (FastAPI's optional file)."""
     inner = _inner_of_optional(tp)
     return inner if inner is not tp and _is_upload(inner) else tp
+
+
+class _Unsent:
+    """A model field's parameter that was not sent: left out, so the model's own default
+    (a `default_factory` included) fills it."""
+
+    def __repr__(self) -> str:
+        return "<not sent>"
+
+
+_UNSENT = _Unsent()
+
+
+def _parameters_model(model: type, source: str) -> Callable[..., Any]:
+    """A function whose parameters are ``model``'s fields, each read from ``source`` (under its
+    alias; a header's underscores as hyphens), returning the model made from those sent."""
+    from .params import Cookie, Header, Query
+
+    marker_of = {"query": Query, "header": Header, "cookie": Cookie}[source]
+    parameters = []
+    annotations: dict[str, Any] = {}
+    # The model is validated by its aliases, as FastAPI hands it what was sent.
+    keys = {name: field.alias or name for name, field in model.model_fields.items()}  # type: ignore[attr-defined]
+    for name, field in model.model_fields.items():  # type: ignore[attr-defined]
+        marker = marker_of(alias=field.alias) if field.alias else marker_of()
+        annotation = typing.Annotated[(field.annotation, *field.metadata, marker)] if field.metadata else typing.Annotated[field.annotation, marker]
+        default = inspect.Parameter.empty if field.is_required() else _UNSENT
+        parameters.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation))
+        annotations[name] = annotation
+
+    def made(**values: Any) -> Any:
+        return model.model_validate({keys[name]: value for name, value in values.items() if value is not _UNSENT})  # type: ignore[attr-defined]
+
+    made.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+    made.__annotations__ = annotations
+    made.__name__ = made.__qualname__ = f"{model.__name__}_from_{source}"
+    return made
 
 
 def _within(limit: int, key: str, convert: Optional[Callable[[Any], Any]]) -> Callable[[Any], Any]:
