@@ -231,7 +231,8 @@ def Query(
 
 def Header(
     default: Any = MISSING, *, alias: Optional[str] = None, convert_underscores: bool = True, gt: Optional[float] = None,
-    ge: Optional[float] = None, lt: Optional[float] = None, le: Optional[float] = None, min_length: Optional[int] = None,
+    ge: Optional[float] = None, lt: Optional[float] = None, le: Optional[float] = None, multiple_of: Optional[float] = None,
+    min_length: Optional[int] = None,
     max_length: Optional[int] = None, pattern: Optional[str] = None, enum: Optional[Sequence[Any]] = None,
     description: Optional[str] = None,
     title: Optional[str] = None, examples: Optional[Sequence[Any]] = None, deprecated: Optional[bool] = None,
@@ -239,20 +240,21 @@ def Header(
 ) -> Any:
     """A request header; ``user_agent`` reads ``User-Agent`` unless ``convert_underscores=False``."""
     return HeaderParam(default, alias=alias, convert_underscores=convert_underscores, gt=gt, ge=ge, lt=lt, le=le,
-                       min_length=min_length, max_length=max_length, pattern=pattern, enum=enum, description=description,
+                       multiple_of=multiple_of, min_length=min_length, max_length=max_length, pattern=pattern, enum=enum, description=description,
                        title=title, examples=examples, deprecated=deprecated, json_schema_extra=json_schema_extra, regex=regex)
 
 
 def Cookie(
     default: Any = MISSING, *, alias: Optional[str] = None, gt: Optional[float] = None, ge: Optional[float] = None,
-    lt: Optional[float] = None, le: Optional[float] = None, min_length: Optional[int] = None,
+    lt: Optional[float] = None, le: Optional[float] = None, multiple_of: Optional[float] = None,
+    min_length: Optional[int] = None,
     max_length: Optional[int] = None, pattern: Optional[str] = None, enum: Optional[Sequence[Any]] = None,
     description: Optional[str] = None,
     title: Optional[str] = None, examples: Optional[Sequence[Any]] = None, deprecated: Optional[bool] = None,
     json_schema_extra: Optional[dict[str, Any]] = None, regex: Optional[str] = None,
 ) -> Any:
     """A cookie."""
-    return CookieParam(default, alias=alias, gt=gt, ge=ge, lt=lt, le=le, min_length=min_length,
+    return CookieParam(default, alias=alias, gt=gt, ge=ge, lt=lt, le=le, multiple_of=multiple_of, min_length=min_length,
                        max_length=max_length, pattern=pattern, enum=enum, description=description,
                        title=title, examples=examples, deprecated=deprecated, json_schema_extra=json_schema_extra, regex=regex)
 
@@ -277,14 +279,15 @@ def Body(
 
 def Form(
     default: Any = MISSING, *, alias: Optional[str] = None, gt: Optional[float] = None, ge: Optional[float] = None,
-    lt: Optional[float] = None, le: Optional[float] = None, min_length: Optional[int] = None,
+    lt: Optional[float] = None, le: Optional[float] = None, multiple_of: Optional[float] = None,
+    min_length: Optional[int] = None,
     max_length: Optional[int] = None, pattern: Optional[str] = None, enum: Optional[Sequence[Any]] = None,
     description: Optional[str] = None,
     title: Optional[str] = None, examples: Optional[Sequence[Any]] = None, deprecated: Optional[bool] = None,
     json_schema_extra: Optional[dict[str, Any]] = None, regex: Optional[str] = None,
 ) -> Any:
     """One field of a url-encoded (or, next to a File, multipart) form body."""
-    return FormParam(default, alias=alias, gt=gt, ge=ge, lt=lt, le=le, min_length=min_length,
+    return FormParam(default, alias=alias, gt=gt, ge=ge, lt=lt, le=le, multiple_of=multiple_of, min_length=min_length,
                      max_length=max_length, pattern=pattern, enum=enum, description=description,
                      title=title, examples=examples, deprecated=deprecated, json_schema_extra=json_schema_extra, regex=regex)
 

@@ -440,6 +440,26 @@ def test_a_model_of_query_header_or_cookie_parameters_as_in_fastapi() -> None:
     assert [(p["in"], p["name"]) for p in parameters] == [("query", "a"), ("query", "b"), ("query", "limit"), ("query", "x-tag"), ("header", "user-agent"), ("header", "x-count")]
 
 
+def test_header_cookie_and_form_take_multiple_of_as_query_does() -> None:
+    """`Header(multiple_of=3)` (and `Cookie`, `Form`) raised TypeError at the decorator; FastAPI
+    takes it (found by a differential run)."""
+    app = App()
+
+    @app.get("/h")
+    def h(n: Annotated[int, Header(multiple_of=3)], c: Annotated[int, Cookie(multiple_of=2)] = 0) -> dict:
+        return {"n": n, "c": c}
+
+    @app.post("/f")
+    def f(n: Annotated[int, Form(multiple_of=5)]) -> dict:
+        return {"n": n}
+
+    with TestClient(app) as client:
+        assert client.get("/h", headers={"n": "9"}, cookies={"c": "4"}).json() == {"n": 9, "c": 4}
+        refused = client.get("/h", headers={"n": "4"}, cookies={"c": "3"}).json()["errors"]
+        assert [(e["type"], e["loc"]) for e in refused] == [("multiple_of", ["header", "n"]), ("multiple_of", ["cookie", "c"])]
+        assert [(e["type"], e["loc"]) for e in client.post("/f", data={"n": "7"}).json()["errors"]] == [("multiple_of", ["body", "n"])]
+
+
 def test_dataclass_body_is_validated_then_built(client):
     user = {"name": "Ada", "age": 36, "id": str(uuid.uuid4()), "born": "1815-12-10", "address": {"city": "London"}}
     response = client.post("/users", json=user)
