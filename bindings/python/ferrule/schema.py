@@ -297,7 +297,12 @@ class _Describer:
                 return TypeInfo({"type": "string", "format": "date"}, datetime.date.fromisoformat, False, "date")
             return TypeInfo({"type": "string", "format": "date"}, None, False)
         if tp is bytes:
-            return TypeInfo({"type": "string", "format": "binary"}, None, False)
+            if self.body:
+                return TypeInfo({"type": "string", "format": "binary"}, None, False)
+            # A query, header, cookie or form value declared `bytes` is its text's UTF-8, as
+            # pydantic makes it (it was refused as "not a file": found by a differential run
+            # against FastAPI); `File()` declares an uploaded file's bytes.
+            return TypeInfo({"type": "string"}, lambda v: v.encode() if isinstance(v, str) else v, False)
         if tp in (dict,):
             return TypeInfo({"type": "object"}, None, False)
         if tp in (list,):
