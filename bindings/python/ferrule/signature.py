@@ -222,7 +222,9 @@ def analyse(
             # A description stays out of a named model's schema, whose OpenAPI component would
             # otherwise change per route.
             schema = _with_constraints(info.schema, marker, describe="title" not in info.schema)
-            bodies.append(_BodyPart(key, schema, default is MISSING and not info.optional, default, embed, len(arguments)))
+            # Required without a default, `Optional` or not, as in FastAPI (an `Optional[Item]`
+            # body may be `null`, but must be sent: found by a differential run).
+            bodies.append(_BodyPart(key, schema, default is MISSING, default, embed, len(arguments)))
             arguments.append(Argument(parameter.name, positional, "body", "", info.convert, None if default is MISSING else default, info.native))
             continue
 
