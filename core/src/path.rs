@@ -128,12 +128,14 @@ pub(crate) fn param_specs(template: &PathTemplate, extra: &[crate::spec::ParamSp
                 if let (Some(target), Some(source)) = (schema.as_object_mut(), extra.schema.as_object()) {
                     // An untyped segment takes its type from the schema (`:id` with
                     // `{ type: 'integer', minimum: 1 }` is an integer of at least 1, coerced
-                    // and checked); a typed one keeps the template's.
-                    let schema_types = !p.typed && source.contains_key("type");
-                    for (key, value) in source {
-                        if schema_types {
-                            target.insert(key.clone(), value.clone());
-                        } else {
+                    // and checked), a union's too (`anyOf: [integer, boolean]` was a string
+                    // that no branch took: every value a 422, found beside Fastify); a typed
+                    // one keeps the template's.
+                    let schema_types = !p.typed && ["type", "anyOf", "oneOf"].iter().any(|key| source.contains_key(*key));
+                    if schema_types {
+                        *target = source.clone();
+                    } else {
+                        for (key, value) in source {
                             target.entry(key.clone()).or_insert_with(|| value.clone());
                         }
                     }
@@ -230,6 +232,10 @@ mod tests {
         let typed = param_specs(&PathTemplate::parse("/x/{id:int}").unwrap(), &extra);
         assert_eq!(typed[0].schema["type"], "integer");
         assert_eq!(typed[0].schema["maxLength"], 3);
+        // A union types it too: it was `type: string` beside the union, which nothing matched.
+        let union = serde_json::json!({"anyOf": [{"type": "integer"}, {"type": "boolean"}]});
+        let either = param_specs(&PathTemplate::parse("/x/:id").unwrap(), &[crate::spec::ParamSpec::new("id", union.clone())]);
+        assert_eq!(either[0].schema, union);
     }
 
     // Found by a README-driven probe: `/café` and `/a b` matched no request a client sends.

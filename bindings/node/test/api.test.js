@@ -286,6 +286,20 @@ test("Fastify's schema.params types an untyped segment: coerced, checked and doc
   assert.deepStrictEqual(documented, { type: 'integer', minimum: 1 });
 });
 
+// Found by a differential run beside Fastify 5: a union in `params` refused every value (the
+// segment stayed a string beside it), and a list of types read as its first (`true` for
+// `['integer', 'boolean']` was an int_parsing). Fastify gives these values.
+test('a union of types, as anyOf or as a list, reads each value as Fastify does', async () => {
+  const app = new App();
+  const union = { anyOf: [{ type: 'integer' }, { type: 'boolean' }] };
+  app.get('/p/:a', { schema: { params: { type: 'object', properties: { a: union } } } }, ({ params }) => ({ a: params.a }));
+  app.get('/q', { schema: { querystring: { type: 'object', properties: { a: { type: ['integer', 'boolean'] } } } } }, ({ query }) => ({ a: query.a }));
+  for (const [url, a] of [['/p/1', 1], ['/p/true', true], ['/q?a=true', true], ['/q?a=2', 2]]) {
+    assert.deepStrictEqual((await app.inject(url)).json(), { a }, url);
+  }
+  assert.strictEqual((await app.inject('/q?a=x')).statusCode, 422);
+});
+
 // Found by a README-driven probe: each of these was a TypeError or a silent `{}`.
 test('route() takes a list of methods, sse() an Array, and the fetch API Response and a Blob are sent', async () => {
   const { sse } = require('ferrule');

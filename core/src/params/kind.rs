@@ -37,6 +37,15 @@ impl ScalarKind {
                 return ScalarKind::of_branches(branches);
             }
         }
+        // `type: ['integer', 'boolean']` is the union of its types, as `anyOf` of them is (it
+        // read as its first, so `true` was an `int_parsing`: found beside Fastify).
+        if let Some(Json::Array(names)) = schema.get("type") {
+            let kinds: Vec<&str> = names.iter().filter_map(Json::as_str).filter(|name| *name != "null").collect();
+            if kinds.len() > 1 && kinds.iter().all(|name| matches!(*name, "integer" | "number" | "boolean")) {
+                let branches: Vec<Json> = kinds.iter().map(|name| serde_json::json!({"type": name})).collect();
+                return ScalarKind::of_branches(&branches);
+            }
+        }
         let ty = schema.get("type").and_then(|t| match t {
             Json::String(s) => Some(s.as_str()),
             // `["integer", "null"]` (an Optional[int]): the non-null member decides.
@@ -191,6 +200,9 @@ mod tests {
         let int_or_bool = json!({"anyOf": [{"type": "integer"}, {"type": "boolean"}]});
         assert_eq!(ScalarKind::from_schema(&int_or_bool), ScalarKind::Union { int: true, float: false, bool: true });
         assert_eq!(ScalarKind::from_schema(&json!({"oneOf": [{"type": "integer"}, {"type": "string"}]})), ScalarKind::Str);
+        // A list of types is the same union (it was its first type).
+        assert_eq!(ScalarKind::from_schema(&json!({"type": ["integer", "boolean", "null"]})), ScalarKind::Union { int: true, float: false, bool: true });
+        assert_eq!(ScalarKind::from_schema(&json!({"type": ["integer", "string"]})), ScalarKind::Int);
     }
 
     #[test]
