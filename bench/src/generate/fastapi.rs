@@ -22,6 +22,7 @@ import asyncio
 import json
 import sys
 from datetime import date, datetime
+from decimal import Decimal
 from typing import Annotated, Any, Literal, Optional
 from uuid import UUID
 

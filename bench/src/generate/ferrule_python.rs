@@ -23,6 +23,7 @@ import asyncio
 import sys
 import time
 from datetime import date, datetime
+from decimal import Decimal
 from typing import Annotated, Any, Literal, NotRequired, Optional, TypedDict
 from uuid import UUID
 

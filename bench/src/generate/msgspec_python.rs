@@ -63,6 +63,7 @@ pub fn class_prefix(route: &Route<'_>) -> String {
 
 pub const IMPORTS: &str = "import sys
 from datetime import date, datetime
+from decimal import Decimal
 from typing import Annotated, Any, Literal, Optional
 from urllib.parse import parse_qs, parse_qsl, unquote, unquote_plus
 from uuid import UUID

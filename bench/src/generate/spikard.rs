@@ -93,6 +93,7 @@ import sys
 os.environ["SPIKARD_SERVER_PORT"] = sys.argv[1]
 
 from datetime import date, datetime
+from decimal import Decimal
 from typing import Annotated, Any, Literal, Optional
 from uuid import UUID
 

@@ -23,6 +23,8 @@ pub fn scalar(kind: ScalarKind) -> &'static str {
         ScalarKind::Date => "date",
         ScalarKind::DateTime => "datetime",
         ScalarKind::Str | ScalarKind::Binary => "str",
+        // No workload declares one; the generated apps import it.
+        ScalarKind::Decimal => "Decimal",
         // No workload declares a union; written as the core reads one.
         ScalarKind::Union { int, float, bool } => match (int, float, bool) {
             (true, false, true) => "int | bool",
