@@ -253,6 +253,11 @@ impl Completion {
         self.root.is_none()
     }
 
+    /// Whether the schema gives any property a default.
+    pub fn has_defaults(&self) -> bool {
+        self.has_defaults
+    }
+
     /// Finishes a valid body: whole floats where the schema says `integer` become integers (in
     /// place), then every missing property that has a default is inserted; present values (even
     /// `null`) stay. A filled object lists the members that were sent, in their order, then the
