@@ -107,10 +107,10 @@ impl Node {
     }
 }
 
-/// JSON types as bits, for what a schema admits.
 /// The keywords [`Builder::build`] finishes a value by.
 const FINISHING: [&str; 8] = ["properties", "additionalProperties", "prefixItems", "items", "type", "anyOf", "oneOf", "allOf"];
 
+/// JSON types as bits, for what a schema admits.
 const OBJECT: u8 = 1;
 const ARRAY: u8 = 2;
 const INTEGER: u8 = 4;
