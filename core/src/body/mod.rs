@@ -175,20 +175,21 @@ impl BodyReader {
                     // is taken with its default there. It was a 422 `missing` here (found by a
                     // differential run beside Fastify). Only a refusal that misses something pays
                     // for trying again; pydantic's schemas never require a defaulted field.
+                    let mut finished = false;
                     if let (Some(schema), Some(completion)) = (&self.schema, &self.completion) {
                         if completion.has_defaults() && found.iter().any(|issue| issue.kind == "missing") {
                             let mut filled = value.clone();
                             if completion.apply(&mut filled, &["body".into()]).is_ok() {
                                 let again = schema.document_issues(&filled, &["body".into()]);
                                 if again.is_empty() {
-                                    (value, found) = (filled, again);
+                                    (value, found, finished) = (filled, again, true);
                                 }
                             }
                         }
                     }
                     // Defaults are not user input: filled in only once the input itself is
                     // valid; a whole float is an integer only once `integer` accepted it.
-                    if let (true, Some(completion)) = (found.is_empty(), &self.completion) {
+                    if let (true, false, Some(completion)) = (found.is_empty(), finished, &self.completion) {
                         if let Err(oversized) = completion.apply(&mut value, &["body".into()]) {
                             issues.extend(oversized);
                             return Ok(Body::None);
