@@ -114,8 +114,9 @@ fn compile_for_tape(schema: &Json) -> Result<Validator<Tape>, jsonschema::Valida
 /// The options every route's schema is compiled with, for trees or documents: draft 2020-12,
 /// formats asserted, and `date-time` and `time` read as pydantic reads them
 /// (`params::is_date_time`, `params::is_time`: the offset, and a time's seconds, may be left
-/// out; RFC 3339 alone would refuse a naive one), and a `date` from year 1, as a parameter's
-/// (`params::is_date`).
+/// out; RFC 3339 alone would refuse a naive one), a `duration` as pydantic reads a `timedelta`
+/// (`params::is_duration`: signed, fractions, `01:00:00`), and a `date` from year 1, as a
+/// parameter's (`params::is_date`).
 pub(crate) fn route_options<'i, F: jsonschema::json::Json>() -> jsonschema::ValidationOptions<'i, std::sync::Arc<dyn jsonschema::Retrieve>, F> {
     jsonschema::options_for::<F>()
         .with_draft(Draft::Draft202012)
@@ -123,6 +124,7 @@ pub(crate) fn route_options<'i, F: jsonschema::json::Json>() -> jsonschema::Vali
         .with_format("date", crate::params::is_date)
         .with_format("date-time", crate::params::is_date_time)
         .with_format("time", crate::params::is_time)
+        .with_format("duration", crate::params::is_duration)
         .with_format("decimal", crate::params::is_decimal)
 }
 
@@ -411,6 +413,11 @@ fn to_issues(kind: &ValidationErrorKind, loc: Vec<LocSegment>, input: Json, fall
                 "decimal" => ("decimal_parsing", "Input should be a valid decimal"),
                 "date" => ("date_parsing", "Input should be a valid date in the format YYYY-MM-DD"),
                 "date-time" => ("datetime_parsing", "Input should be a valid datetime"),
+                "time" => ("time_parsing", "Input should be in a valid time format"),
+                "duration" => ("time_delta_parsing", "Input should be a valid timedelta"),
+                "ipv4" => ("ip_v4_address", "Input is not a valid IPv4 address"),
+                "ipv6" => ("ip_v6_address", "Input is not a valid IPv6 address"),
+                "uri" => ("url_parsing", "Input should be a valid URL"),
                 "email" => ("value_error", "value is not a valid email address"),
                 _ => ("value_error", "Input is not in the expected format"),
             };
@@ -785,6 +792,25 @@ mod tests {
     fn formats_are_checked() {
         assert_eq!(kinds(json!({"format": "uuid"}), json!("nope")), vec![("uuid_parsing", json!(["body"]))]);
         assert_eq!(kinds(json!({"format": "decimal"}), json!("1.2.3")), vec![("decimal_parsing", json!(["body"]))]);
+    }
+
+    /// The formats pydantic's types are described with (`time`, `timedelta`, `IPv4Address`,
+    /// `IPv6Address`, `HttpUrl`) refused with pydantic's error types, not a bare `value_error`.
+    #[test]
+    fn pydantic_formats_are_refused_with_pydantic_types() {
+        for (format, refused, kind) in [
+            ("time", "25:00", "time_parsing"),
+            ("duration", "3600", "time_delta_parsing"),
+            ("ipv4", "256.1.1.1", "ip_v4_address"),
+            ("ipv6", "::g", "ip_v6_address"),
+            ("uri", "no scheme", "url_parsing"),
+        ] {
+            assert_eq!(kinds(json!({"format": format}), json!(refused)), vec![(kind, json!(["body"]))], "{format}");
+        }
+        // A duration as pydantic writes and reads one, not only RFC 3339's.
+        for taken in ["-PT1S", "PT0.5S", "01:00:00", "1 day, 01:00:00"] {
+            assert!(kinds(json!({"format": "duration"}), json!(taken)).is_empty(), "{taken}");
+        }
     }
 
     #[test]

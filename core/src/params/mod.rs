@@ -4,6 +4,8 @@
 mod coerce;
 pub(crate) use coerce::{is_date, is_date_time, is_decimal, is_time};
 mod deep;
+mod duration;
+pub(crate) use duration::is_duration;
 mod kind;
 mod raw;
 use raw::same_name;
