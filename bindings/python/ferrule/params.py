@@ -63,6 +63,8 @@ class Param:
         regex: Optional[str] = None,
         json_schema_extra: Optional[dict[str, Any]] = None,
         discriminator: Optional[str] = None,
+        max_digits: Optional[int] = None,
+        decimal_places: Optional[int] = None,
     ) -> None:
         # `Query(...)`: FastAPI's older spelling of "required".
         self.default = MISSING if default is Ellipsis else default
@@ -91,6 +93,9 @@ class Param:
         # Lengths apply to strings and to arrays (repeated query keys) alike.
         self.min_length = min_length
         self.max_length = max_length
+        # A `Decimal`'s digits, which no JSON Schema keyword says: checked as it is converted.
+        self.max_digits = max_digits
+        self.decimal_places = decimal_places
         if enum is not None:
             self.constraints["enum"] = list(enum)
 
@@ -206,11 +211,13 @@ def Path(
     description: Optional[str] = None,
     title: Optional[str] = None, examples: Optional[Sequence[Any]] = None, deprecated: Optional[bool] = None,
     json_schema_extra: Optional[dict[str, Any]] = None, regex: Optional[str] = None,
+    max_digits: Optional[int] = None, decimal_places: Optional[int] = None,
 ) -> Any:
     """A path parameter's constraints (its type comes from the template or the annotation)."""
     return PathParam(default, gt=gt, ge=ge, lt=lt, le=le, multiple_of=multiple_of, min_length=min_length,
                      max_length=max_length, pattern=pattern, enum=enum, description=description,
-                     title=title, examples=examples, deprecated=deprecated, json_schema_extra=json_schema_extra, regex=regex)
+                     title=title, examples=examples, deprecated=deprecated, json_schema_extra=json_schema_extra, regex=regex,
+                     max_digits=max_digits, decimal_places=decimal_places)
 
 
 def Query(
@@ -221,12 +228,14 @@ def Query(
     explode: Optional[bool] = None,
     title: Optional[str] = None, examples: Optional[Sequence[Any]] = None, deprecated: Optional[bool] = None,
     json_schema_extra: Optional[dict[str, Any]] = None, regex: Optional[str] = None,
+    max_digits: Optional[int] = None, decimal_places: Optional[int] = None,
 ) -> Any:
     """A query parameter (the default source of a scalar argument); ``style``/``explode`` say how
     an array is written, and ``style="deepObject"`` takes an object (see ``QueryParam``)."""
     return QueryParam(default, alias=alias, gt=gt, ge=ge, lt=lt, le=le, multiple_of=multiple_of, min_length=min_length,
                       max_length=max_length, pattern=pattern, enum=enum, description=description, style=style, explode=explode,
-                      title=title, examples=examples, deprecated=deprecated, json_schema_extra=json_schema_extra, regex=regex)
+                      title=title, examples=examples, deprecated=deprecated, json_schema_extra=json_schema_extra, regex=regex,
+                      max_digits=max_digits, decimal_places=decimal_places)
 
 
 def Header(
@@ -237,11 +246,13 @@ def Header(
     description: Optional[str] = None,
     title: Optional[str] = None, examples: Optional[Sequence[Any]] = None, deprecated: Optional[bool] = None,
     json_schema_extra: Optional[dict[str, Any]] = None, regex: Optional[str] = None,
+    max_digits: Optional[int] = None, decimal_places: Optional[int] = None,
 ) -> Any:
     """A request header; ``user_agent`` reads ``User-Agent`` unless ``convert_underscores=False``."""
     return HeaderParam(default, alias=alias, convert_underscores=convert_underscores, gt=gt, ge=ge, lt=lt, le=le,
                        multiple_of=multiple_of, min_length=min_length, max_length=max_length, pattern=pattern, enum=enum, description=description,
-                       title=title, examples=examples, deprecated=deprecated, json_schema_extra=json_schema_extra, regex=regex)
+                       title=title, examples=examples, deprecated=deprecated, json_schema_extra=json_schema_extra, regex=regex,
+                       max_digits=max_digits, decimal_places=decimal_places)
 
 
 def Cookie(
@@ -252,11 +263,13 @@ def Cookie(
     description: Optional[str] = None,
     title: Optional[str] = None, examples: Optional[Sequence[Any]] = None, deprecated: Optional[bool] = None,
     json_schema_extra: Optional[dict[str, Any]] = None, regex: Optional[str] = None,
+    max_digits: Optional[int] = None, decimal_places: Optional[int] = None,
 ) -> Any:
     """A cookie."""
     return CookieParam(default, alias=alias, gt=gt, ge=ge, lt=lt, le=le, multiple_of=multiple_of, min_length=min_length,
                        max_length=max_length, pattern=pattern, enum=enum, description=description,
-                       title=title, examples=examples, deprecated=deprecated, json_schema_extra=json_schema_extra, regex=regex)
+                       title=title, examples=examples, deprecated=deprecated, json_schema_extra=json_schema_extra, regex=regex,
+                       max_digits=max_digits, decimal_places=decimal_places)
 
 
 def Body(
@@ -267,6 +280,7 @@ def Body(
     title: Optional[str] = None, examples: Optional[Sequence[Any]] = None, deprecated: Optional[bool] = None,
     json_schema_extra: Optional[dict[str, Any]] = None, regex: Optional[str] = None,
     discriminator: Optional[str] = None,
+    max_digits: Optional[int] = None, decimal_places: Optional[int] = None,
 ) -> Any:
     """The JSON request body. Two body parameters or more, or one with ``embed=True``, are each
     the body's member of their name (``{"item": {...}, "user": {...}}``), as in FastAPI. A union
@@ -274,7 +288,8 @@ def Body(
     return BodyParam(default, embed=embed, alias=alias, gt=gt, ge=ge, lt=lt, le=le, multiple_of=multiple_of,
                      min_length=min_length, max_length=max_length, pattern=pattern, enum=enum, description=description,
                      title=title, examples=examples, deprecated=deprecated, json_schema_extra=json_schema_extra, regex=regex,
-                     discriminator=discriminator)
+                     discriminator=discriminator,
+                     max_digits=max_digits, decimal_places=decimal_places)
 
 
 def Form(
@@ -285,11 +300,13 @@ def Form(
     description: Optional[str] = None,
     title: Optional[str] = None, examples: Optional[Sequence[Any]] = None, deprecated: Optional[bool] = None,
     json_schema_extra: Optional[dict[str, Any]] = None, regex: Optional[str] = None,
+    max_digits: Optional[int] = None, decimal_places: Optional[int] = None,
 ) -> Any:
     """One field of a url-encoded (or, next to a File, multipart) form body."""
     return FormParam(default, alias=alias, gt=gt, ge=ge, lt=lt, le=le, multiple_of=multiple_of, min_length=min_length,
                      max_length=max_length, pattern=pattern, enum=enum, description=description,
-                     title=title, examples=examples, deprecated=deprecated, json_schema_extra=json_schema_extra, regex=regex)
+                     title=title, examples=examples, deprecated=deprecated, json_schema_extra=json_schema_extra, regex=regex,
+                     max_digits=max_digits, decimal_places=decimal_places)
 
 
 def File(
@@ -314,9 +331,11 @@ def Field(
     multiple_of: Optional[float] = None, min_length: Optional[int] = None, max_length: Optional[int] = None,
     pattern: Optional[str] = None, enum: Optional[Sequence[Any]] = None, description: Optional[str] = None,
     discriminator: Optional[str] = None,
+    max_digits: Optional[int] = None, decimal_places: Optional[int] = None,
 ) -> Any:
     """Constraints on a field of a body type: ``id: Annotated[int, Field(ge=1)]``; a union's
     tag: ``pet: Annotated[Union[Cat, Dog], Field(discriminator="pet_type")]``."""
     return FieldParam(gt=gt, ge=ge, lt=lt, le=le, multiple_of=multiple_of, min_length=min_length,
                       max_length=max_length, pattern=pattern, enum=enum, description=description,
-                      discriminator=discriminator)
+                      discriminator=discriminator,
+                      max_digits=max_digits, decimal_places=decimal_places)

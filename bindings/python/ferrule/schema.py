@@ -163,8 +163,9 @@ def _computed_not_required(schema: Any) -> None:
 
 
 class _NeedsPydantic(TypeError):
-    """A union whose members become objects (models, dataclasses): pydantic describes it and
-    picks the member, as FastAPI has it do (a discriminated union too)."""
+    """A type Ferrule does not describe itself: a union whose members become objects (models,
+    dataclasses), which pydantic describes and picks the member of, as FastAPI has it do (a
+    discriminated union too), or a type only pydantic knows (``timedelta``, ``HttpUrl``)."""
 
 
 class _Describer:
@@ -192,6 +193,9 @@ class _Describer:
         constraints = constraint_keywords(extras, info.schema)
         if constraints:
             info = TypeInfo({**info.schema, **constraints}, info.convert, info.optional, info.native)
+        checked = digits_checked(info.convert, extras)
+        if checked is not info.convert:
+            info = TypeInfo(info.schema, checked, info.optional)
         return info
 
     def _describe(self, tp: Any) -> TypeInfo:
@@ -256,7 +260,11 @@ class _Describer:
             if self.response:
                 _computed_not_required(schema)
             return TypeInfo(self._hoisted(schema, tp), tp.model_validate, False)
-        raise TypeError(f"unsupported parameter type {tp!r}")
+        # Any other type pydantic knows (`timedelta`, `IPv4Address`, `Path`, `HttpUrl`,
+        # `EmailStr`, a class with `__get_pydantic_core_schema__`) is described and converted by
+        # its `TypeAdapter`, as FastAPI has it: it was a TypeError at the decorator, so an app
+        # declaring one did not start (found by a probe beside FastAPI).
+        raise _NeedsPydantic(f"unsupported parameter type {tp!r} (pydantic, when installed, describes other types)")
 
     def _simple(self, tp: type) -> Optional[TypeInfo]:
         # bool before int: bool is a subclass of int.
@@ -296,6 +304,10 @@ class _Describer:
             if self.body:
                 return TypeInfo({"type": "string", "format": "date"}, datetime.date.fromisoformat, False, "date")
             return TypeInfo({"type": "string", "format": "date"}, None, False)
+        if tp is datetime.time:
+            # `07:30`, `07:30:00.5`, with `Z`, an offset or none: the core's `time` format has
+            # checked it as pydantic reads one.
+            return TypeInfo({"type": "string", "format": "time"}, _time_from_text, False)
         if tp is bytes:
             if self.body:
                 return TypeInfo({"type": "string", "format": "binary"}, None, False)
@@ -363,13 +375,17 @@ class _Describer:
         return TypeInfo({"$ref": f"#/$defs/{building.name}"}, info.convert, info.optional)
 
     def _adapted(self, tp: Any, needs: _NeedsPydantic) -> TypeInfo:
-        """``tp`` (a union that needs conversion) as pydantic's ``TypeAdapter`` describes and
-        validates it: its schema (``$defs`` joining the root's) and ``validate_python``."""
+        """``tp`` (a union that needs conversion, or a type only pydantic knows) as pydantic's
+        ``TypeAdapter`` describes and validates it: its schema (``$defs`` joining the root's)
+        and ``validate_python``, whose refusal is a 422 at the value (``refused_conversion``)."""
         try:
             import pydantic
         except ImportError:
             raise TypeError(str(needs)) from None
-        adapter = pydantic.TypeAdapter(tp)
+        try:
+            adapter = pydantic.TypeAdapter(tp)
+        except pydantic.PydanticUserError as refused:
+            raise TypeError(f"{needs}: {refused}") from None
         schema = adapter.json_schema(mode="serialization" if self.response else "validation")
         if self.response:
             _computed_not_required(schema)
@@ -521,6 +537,15 @@ def _grouped(extra: Any) -> bool:
     return isinstance(extra, GroupedMetadata)
 
 
+class RefusedValue(ValueError):
+    """A value a type's own rule refused, as pydantic reports it (``decimal_max_digits``): a 422
+    at the value, with this error type, message and context."""
+
+    def __init__(self, kind: str, msg: str, ctx: dict) -> None:
+        super().__init__(msg)
+        self.kind, self.msg, self.ctx = kind, msg, ctx
+
+
 class RefusedByModel(Exception):
     """A body type's own code refused the request's data (a dataclass's ``__post_init__``
     raised ``ValueError`` or ``AssertionError``): a 422, as pydantic reports a validator's."""
@@ -553,6 +578,52 @@ def constraint_keywords(extras: list, schema: dict) -> dict:
         if lengths[1] is not None:
             out["maxItems" if array else "maxLength"] = lengths[1]
     return out
+
+
+def digits_checked(convert: Optional[Callable[[Any], Any]], extras: Iterable[Any]) -> Optional[Callable[[Any], Any]]:
+    """``convert``, then a ``Decimal`` it made held to the ``max_digits`` and ``decimal_places``
+    of a marker (``Query(max_digits=5)``) or of pydantic's ``Field``/``condecimal`` among
+    ``extras``, as pydantic holds it: counted once normalised (``1.230`` has two places), whole
+    digits checked only when both are given. No JSON Schema keyword says these, so the
+    conversion checks them; ``convert`` itself when none is given. ``Query(max_digits=…)`` was
+    a TypeError (found by a probe beside FastAPI)."""
+    max_digits = decimal_places = None
+    for extra in _constraint_objects(extra for extra in extras if extra is not None):
+        digits, places = getattr(extra, "max_digits", None), getattr(extra, "decimal_places", None)
+        max_digits = digits if isinstance(digits, int) else max_digits
+        decimal_places = places if isinstance(places, int) else decimal_places
+    if convert is None or (max_digits is None and decimal_places is None):
+        return convert
+
+    def plural(count: int, word: str) -> str:
+        return f"{count} {word}{'' if count == 1 else 's'}"
+
+    def checked(value: Any) -> Any:
+        number = convert(value)
+        if not isinstance(number, decimal.Decimal) or not number.is_finite():
+            return number
+        _, digit_tuple, exponent = number.normalize().as_tuple()
+        assert isinstance(exponent, int)  # a finite number's exponent
+        digits, decimals = len(digit_tuple) + max(exponent, 0), max(-exponent, 0)
+        digits = max(digits, decimals)
+        if max_digits is not None and digits > max_digits:
+            raise RefusedValue("decimal_max_digits", f"Decimal input should have no more than {plural(max_digits, 'digit')} in total", {"max_digits": max_digits})
+        if decimal_places is not None and decimals > decimal_places:
+            raise RefusedValue("decimal_max_places", f"Decimal input should have no more than {plural(decimal_places, 'decimal place')}", {"decimal_places": decimal_places})
+        if max_digits is not None and decimal_places is not None and digits - decimals > max(max_digits - decimal_places, 0):
+            whole = max(max_digits - decimal_places, 0)
+            raise RefusedValue("decimal_whole_digits", f"Decimal input should have no more than {plural(whole, 'digit')} before the decimal point", {"whole_digits": whole})
+        return number
+
+    return checked
+
+
+def _time_from_text(text: str) -> datetime.time:
+    """A time of day the core's `time` format admitted; `Z` spelled as an offset, which
+    `time.fromisoformat` takes only from Python 3.11."""
+    if text[-1:] in ("Z", "z"):
+        text = text[:-1] + "+00:00"
+    return datetime.time.fromisoformat(text)
 
 
 def _none_passes(convert: Callable[[Any], Any]) -> Callable[[Any], Any]:

@@ -209,7 +209,8 @@ def analyse(
             if constraints:
                 spec.setdefault("path_params", []).append({"name": parameter.name, "schema": constraints})
             info = schemas.describe(base)
-            arguments.append(Argument(parameter.name, positional, "path", parameter.name, info.convert, MISSING))
+            convert = schemas.digits_checked(info.convert, [marker, *extras])
+            arguments.append(Argument(parameter.name, positional, "path", parameter.name, convert, MISSING))
             continue
 
         if source in ("body",):
@@ -278,7 +279,7 @@ def analyse(
             else:
                 info = schemas.describe(base)
                 field_schema = {**_with_constraints(info.schema, marker), **_extra_constraints(extras, info.schema)}
-                convert = info.convert
+                convert = schemas.digits_checked(info.convert, [marker, *extras])
             form_fields[key] = field_schema
             if default is MISSING:
                 form_required.append(key)
@@ -325,7 +326,7 @@ def analyse(
         # "X-Token")` read "X-Token" and found nothing, so the handler got None for a header
         # that was sent and checked (found by a differential run against FastAPI).
         read_as = key.lower() if source == "header" else key
-        arguments.append(Argument(parameter.name, positional, source, read_as, info.convert, fallback))
+        arguments.append(Argument(parameter.name, positional, source, read_as, schemas.digits_checked(info.convert, [marker, *extras]), fallback))
 
     embedded = len(bodies) > 1 or any(part.embed for part in bodies)
     if bodies:
@@ -649,6 +650,8 @@ def refused_conversion(exc: BaseException, source: str, key: str, value: Any) ->
         assertion = isinstance(refused, AssertionError)
         kind, prefix = ("assertion_error", "Assertion failed") if assertion else ("value_error", "Value error")
         return RequestValidationError([{"type": kind, "loc": where, "msg": f"{prefix}, {refused}", "input": value, "ctx": {"error": str(refused)}}])
+    if isinstance(exc, schemas.RefusedValue):
+        return RequestValidationError([{"type": exc.kind, "loc": where, "msg": exc.msg, "input": value, "ctx": exc.ctx}])
     if pydantic_core is not None and isinstance(exc, pydantic_core.ValidationError):
         errors = []
         for error in exc.errors(include_url=False):
