@@ -275,7 +275,9 @@ function specOf(method, path, options) {
       options[option] = schema[part];
     }
   }
-  const spec = { method, path };
+  // A uuid, date or date-time parameter reaches the handler as its client sent it, as
+  // Fastify hands it over (it was the core's rewriting: `Z` as `+00:00`, a uuid lowered).
+  const spec = { method, path, formats_as_sent: true };
   const query = paramsOf(options.query, `${method} ${path}: query`);
   if (query) {
     spec.query = query;

@@ -4,7 +4,7 @@
 use crate::body::{BodyReader, InputLimits};
 use crate::handler::{Handler, HandlerErrorKind, HandlerFuture, Rejection};
 use crate::socket::{SocketHandler, SocketRoute};
-use crate::params::{ParamSet, RawPairs, RawValue};
+use crate::params::{FormatValues, ParamSet, RawPairs, RawValue};
 use crate::path::PathTemplate;
 use crate::problem::{Issue, Problem};
 use crate::request::{Body, RequestData};
@@ -86,13 +86,14 @@ impl CompiledRoute {
         };
         let path_specs = crate::path::param_specs(template, &spec.path_params);
         let limit = spec.body_limit.unwrap_or(config.body_limit);
+        let formats = if spec.formats_as_sent { FormatValues::AsSent } else { FormatValues::Typed };
         Ok(CompiledRoute {
-            path: ParamSet::compile("path", &path_specs).map_err(in_route)?,
-            query: ParamSet::compile("query", &spec.query).map_err(in_route)?,
+            path: ParamSet::compile_as("path", &path_specs, formats).map_err(in_route)?,
+            query: ParamSet::compile_as("query", &spec.query, formats).map_err(in_route)?,
             keep_undeclared_query: spec.keep_undeclared_query,
-            headers: ParamSet::compile("header", &lowercase_names(&spec.headers)).map_err(in_route)?,
-            cookies: ParamSet::compile("cookie", &spec.cookies).map_err(in_route)?,
-            body: spec.body.as_ref().map(|b| BodyReader::compile(b, limit, InputLimits::from_config(config))).transpose().map_err(in_route)?,
+            headers: ParamSet::compile_as("header", &lowercase_names(&spec.headers), formats).map_err(in_route)?,
+            cookies: ParamSet::compile_as("cookie", &spec.cookies, formats).map_err(in_route)?,
+            body: spec.body.as_ref().map(|b| BodyReader::compile(b, limit, InputLimits::from_config(config), formats)).transpose().map_err(in_route)?,
             body_limit: limit,
             // A route's own 0 switches the app's deadline off for it, as 0 does for every timeout.
             timeout: spec.timeout_ms.or(config.timeout_ms).filter(|ms| *ms > 0).map(Duration::from_millis),

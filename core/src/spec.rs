@@ -26,6 +26,11 @@ pub struct RouteSpec {
     /// Off: only the declared ones (FastAPI's parameters; `raw_query` has the rest).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub keep_undeclared_query: bool,
+    /// A parameter or form field declared as a uuid, date or date-time reaches the handler as
+    /// the text it was sent, once read, as Fastify hands it over. Off: as the value read
+    /// (Python's `UUID`, `date`, `datetime`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub formats_as_sent: bool,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub headers: Vec<ParamSpec>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -188,6 +193,7 @@ impl RouteSpec {
             path_params: Vec::new(),
             query: Vec::new(),
             keep_undeclared_query: false,
+            formats_as_sent: false,
             headers: Vec::new(),
             cookies: Vec::new(),
             body: None,

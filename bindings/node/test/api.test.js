@@ -17,6 +17,7 @@ function makeApp() {
     verbose: query.verbose,
   }));
   app.get('/orders/{orderId:uuid}/{day:date}', ({ params }) => params);
+  app.get('/since', { query: { type: 'object', properties: { at: { type: 'string', format: 'date-time' } } } }, ({ query }) => query);
   app.get(
     '/search',
     {
@@ -106,9 +107,14 @@ test('the API, injected', async (t) => {
     assert.deepStrictEqual((await app.inject('/users/8')).json(), { id: 8, idType: 'number', verbose: false });
   });
 
-  await t.test('uuid and date parameters arrive as canonical strings', async () => {
+  await t.test('uuid and date parameters arrive as sent, once read', async () => {
+    // As Fastify hands them over: the core's canonical forms (a uuid lowered, a date-time's
+    // `Z` as `+00:00`) reached the handler before (found beside Fastify 5).
     const response = await app.inject('/orders/550E8400-E29B-41D4-A716-446655440000/2024-02-29');
-    assert.deepStrictEqual(response.json(), { orderId: '550e8400-e29b-41d4-a716-446655440000', day: '2024-02-29' });
+    assert.deepStrictEqual(response.json(), { orderId: '550E8400-E29B-41D4-A716-446655440000', day: '2024-02-29' });
+    const refused = await app.inject('/orders/550e8400e29b41d4a716446655440000/2024-02-30');
+    assert.deepStrictEqual(refused.json().errors.map((e) => [e.type, e.loc]), [['uuid_parsing', ['path', 'orderId']], ['date_parsing', ['path', 'day']]]);
+    assert.deepStrictEqual((await app.inject('/since?at=2024-05-06T07:08:09Z')).json(), { at: '2024-05-06T07:08:09Z' });
   });
 
   await t.test('validation errors are problems located in Rust', async () => {

@@ -5,7 +5,7 @@ mod form;
 pub(crate) mod json;
 mod multipart;
 
-use crate::params::{ParamSet, RawPairs};
+use crate::params::{FormatValues, ParamSet, RawPairs};
 use crate::problem::{Issue, Problem};
 use crate::request::Body;
 use crate::spec::{BodyKind, BodySpec, ParamSpec};
@@ -86,11 +86,12 @@ fn json_constrains(schema: &Json) -> bool {
 }
 
 impl BodyReader {
-    pub fn compile(spec: &BodySpec, limit: usize, inputs: InputLimits) -> Result<Self, SchemaError> {
+    /// `formats`: how a form field's uuid, date or date-time is handed over.
+    pub fn compile(spec: &BodySpec, limit: usize, inputs: InputLimits, formats: FormatValues) -> Result<Self, SchemaError> {
         let (schema, fields) = match (spec.kind, &spec.schema) {
             (BodyKind::Json, Some(schema)) if json_constrains(schema) => (Some(CompiledSchema::compile_for_documents(schema)?), None),
             (BodyKind::Form | BodyKind::Multipart, Some(schema)) => {
-                (None, Some(ParamSet::compile("body", &form_fields(schema))?.empty_as_missing()))
+                (None, Some(ParamSet::compile_as("body", &form_fields(schema), formats)?.empty_as_missing()))
             }
             _ => (None, None),
         };
@@ -528,7 +529,7 @@ mod tests {
             "a": {"type": "integer", "default": 5},
             "lines": {"type": "array", "items": {"type": "object", "required": ["n"], "properties": {"n": {"type": "integer", "default": 0}}}},
             "b": {"type": "string"}}});
-        let reader = BodyReader::compile(&BodySpec::json(schema), 1 << 20, InputLimits::default()).unwrap();
+        let reader = BodyReader::compile(&BodySpec::json(schema), 1 << 20, InputLimits::default(), FormatValues::Typed).unwrap();
         let reader = &reader;
         let read = |body: &'static str| async move {
             let mut issues = Vec::new();
@@ -556,7 +557,7 @@ mod tests {
             (serde_json::json!({"format": "date"}), r#""2024-13-01""#),
             (serde_json::json!(false), "1"),
         ] {
-            let reader = BodyReader::compile(&BodySpec::json(schema.clone()), 1 << 20, InputLimits::default()).unwrap();
+            let reader = BodyReader::compile(&BodySpec::json(schema.clone()), 1 << 20, InputLimits::default(), FormatValues::Typed).unwrap();
             let mut issues = Vec::new();
             let _ = reader.parse(&HeaderMap::new(), false, bytes::Bytes::from(body), &mut issues).await;
             assert!(!issues.is_empty(), "{schema} took {body}");
@@ -593,7 +594,7 @@ mod tests {
 
     #[tokio::test]
     async fn an_early_413_keeps_reading_what_the_client_still_sends() {
-        let reader = BodyReader::compile(&BodySpec::of_kind(BodyKind::Bytes, None), 8, InputLimits::default()).unwrap();
+        let reader = BodyReader::compile(&BodySpec::of_kind(BodyKind::Bytes, None), 8, InputLimits::default(), FormatValues::Typed).unwrap();
         let (tx, body) = streamed();
         tx.send(Ok(Bytes::from_static(b"0123456789abcdef"))).await.unwrap();
         let problem = reader.read(&HeaderMap::new(), body, &mut Vec::new()).await.unwrap_err();
@@ -607,7 +608,7 @@ mod tests {
 
     #[tokio::test]
     async fn bodies_within_the_limit_are_read_whole() {
-        let reader = BodyReader::compile(&BodySpec::of_kind(BodyKind::Bytes, None), 8, InputLimits::default()).unwrap();
+        let reader = BodyReader::compile(&BodySpec::of_kind(BodyKind::Bytes, None), 8, InputLimits::default(), FormatValues::Typed).unwrap();
         let (tx, body) = streamed();
         tokio::spawn(async move {
             for chunk in [&b"abcd"[..], b"efgh"] {

@@ -36,9 +36,33 @@ struct CompiledParam {
     separator: Option<char>,
     /// An object sent in the `deepObject` style: how its keys are read.
     deep: Option<deep::DeepNode>,
+    /// A uuid, date or date-time handed over as the text it was sent, once read
+    /// ([`FormatValues::AsSent`]).
+    as_sent: bool,
+}
+
+/// What a parameter declared with a format the core reads (`uuid`, `date`, `date-time`) is
+/// handed over as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FormatValues {
+    /// The value read: a `Value::Uuid`, `Value::Date`, `Value::DateTime` (Python's `UUID`,
+    /// `date`, `datetime`).
+    Typed,
+    /// The text as sent, once it has been read as the format says (a uuid hyphenated, as Ajv's
+    /// format has it): Fastify hands a handler its client's text, and Node's binding got
+    /// `2024-01-01T00:00:00+00:00` for `…Z` and a uuid lowered (found beside Fastify 5).
+    AsSent,
 }
 
 impl CompiledParam {
+    /// One value of this parameter, coerced to `kind`, or its text as sent when it keeps that.
+    fn read(&self, kind: ScalarKind, raw: &RawValue<'_>, loc: impl FnOnce() -> Vec<LocSegment>) -> Result<Value, Issue> {
+        match raw {
+            RawValue::Text(text) if self.as_sent => coerce::as_sent(kind, text, loc),
+            _ => coerce_raw(kind, raw, loc),
+        }
+    }
+
     /// The value of a parameter that was not sent: its default, else `Null` (and `missing`
     /// when it is required).
     fn absent(&self, loc: impl FnOnce() -> Vec<LocSegment>, issues: &mut Vec<Issue>) -> Value {
@@ -64,10 +88,17 @@ pub struct ParamSet {
 
 impl ParamSet {
     pub fn compile(source: &'static str, specs: &[ParamSpec]) -> Result<Self, SchemaError> {
+        Self::compile_as(source, specs, FormatValues::Typed)
+    }
+
+    /// [`ParamSet::compile`], its formatted values handed over as `formats` says.
+    pub fn compile_as(source: &'static str, specs: &[ParamSpec], formats: FormatValues) -> Result<Self, SchemaError> {
         let mut params = Vec::with_capacity(specs.len());
         for spec in specs {
             let ty = FieldType::from_schema(&spec.schema);
+            let as_sent = formats == FormatValues::AsSent && matches!(ty.scalar(), ScalarKind::Uuid | ScalarKind::Date | ScalarKind::DateTime);
             let default = spec.schema.get("default").map(|d| match ty {
+                FieldType::Array(_) | FieldType::Scalar(_) if as_sent => coerce::typed_default(ScalarKind::Str, d),
                 FieldType::Array(kind) | FieldType::Scalar(kind) => coerce::typed_default(kind, d),
             });
             let is_array = matches!(ty, FieldType::Array(_));
@@ -99,6 +130,7 @@ impl ParamSet {
                 bracketed,
                 separator: spec.separator(),
                 deep: deep::object_schema(&spec.schema).filter(|_| deep_object).map(deep::DeepNode::compile),
+                as_sent,
             };
             if !constrained {
                 // Coercion has already enforced everything its schema says; the schema is still
@@ -177,7 +209,7 @@ impl ParamSet {
                 FieldType::Scalar(kind) => raw
                     .last(&param.name)
                     .filter(|v| !(self.empty_is_missing && matches!(v, RawValue::Text(t) if t.is_empty())))
-                    .map(|v| coerce_raw(kind, v, loc)),
+                    .map(|v| param.read(kind, v, loc)),
                 FieldType::Array(kind) => {
                     let mut items = Vec::new();
                     let mut failed = None;
@@ -190,7 +222,7 @@ impl ParamSet {
                             item_loc.push(LocSegment::Index(at));
                             item_loc
                         };
-                        match coerce_raw(kind, value, item_loc) {
+                        match param.read(kind, value, item_loc) {
                             Ok(v) => items.push(v),
                             Err(issue) => {
                                 issues.push(issue);
@@ -362,6 +394,35 @@ mod tests {
         let params = set.extract(&RawPairs::from_urlencoded(query.as_bytes()), &mut issues);
         let issues = issues.into_iter().map(|i| (i.kind, serde_json::to_value(&i.loc).unwrap())).collect();
         (serde_json::to_value(&params).unwrap(), issues)
+    }
+
+    /// Found beside Fastify 5, which hands a handler its client's text: Node's binding got a
+    /// date-time's `Z` as `+00:00` and a uuid lowered. Kept as sent, once read; a uuid must be
+    /// hyphenated, as Ajv's format has it; a default stays the text it was declared as.
+    #[test]
+    fn formatted_values_kept_as_sent_are_read_first() {
+        let specs = vec![
+            ParamSpec::new("id", json!({"type": "string", "format": "uuid"})),
+            ParamSpec::new("at", json!({"type": "string", "format": "date-time"})),
+            ParamSpec::new("days", json!({"type": "array", "items": {"type": "string", "format": "date"}})),
+            ParamSpec::new("since", json!({"type": "string", "format": "date-time", "default": "2024-01-01T00:00:00Z"})),
+        ];
+        let run_as = |formats, query: &str| {
+            let set = ParamSet::compile_as("query", &specs, formats).unwrap();
+            let mut issues = Vec::new();
+            let params = set.extract(&RawPairs::from_urlencoded(query.as_bytes()), &mut issues);
+            let issues: Vec<_> = issues.into_iter().map(|i| (i.kind, serde_json::to_value(&i.loc).unwrap())).collect();
+            (serde_json::to_value(&params).unwrap(), issues)
+        };
+        let query = "id=A0B1C2D3-E4F5-4A6B-8C7D-9E0F1A2B3C4D&at=2024-05-06T07:08:09Z&days=2024-01-02";
+        let (typed, _) = run_as(FormatValues::Typed, query);
+        assert_eq!(typed["id"], json!("a0b1c2d3-e4f5-4a6b-8c7d-9e0f1a2b3c4d"));
+        assert_eq!(typed["at"], json!("2024-05-06T07:08:09+00:00"));
+        let (sent, issues) = run_as(FormatValues::AsSent, query);
+        assert!(issues.is_empty(), "{issues:?}");
+        assert_eq!(sent, json!({"id": "A0B1C2D3-E4F5-4A6B-8C7D-9E0F1A2B3C4D", "at": "2024-05-06T07:08:09Z", "days": ["2024-01-02"], "since": "2024-01-01T00:00:00Z"}));
+        let (_, issues) = run_as(FormatValues::AsSent, "id=a0b1c2d3e4f54a6b8c7d9e0f1a2b3c4d&at=2024-13-01T00:00:00Z&days=x");
+        assert_eq!(issues, vec![("uuid_parsing", json!(["query", "id"])), ("datetime_parsing", json!(["query", "at"])), ("date_parsing", json!(["query", "days", 0]))]);
     }
 
     /// The declared parameters and, after them, what `push_undeclared` adds, as JSON with its
