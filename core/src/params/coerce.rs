@@ -3,7 +3,7 @@
 use super::kind::ScalarKind;
 use crate::problem::{Issue, LocSegment};
 use crate::value::{DateTimeValue, Value};
-use chrono::{DateTime, NaiveDate, NaiveDateTime};
+use chrono::NaiveDate;
 use serde_json::{json, Value as Json};
 
 /// Coerce one textual value; on failure the issue says what was expected at `loc()`. The
@@ -41,11 +41,15 @@ pub fn coerce(kind: ScalarKind, text: &str, loc: impl FnOnce() -> Vec<LocSegment
             Ok(u) => Ok(Value::Uuid(u)),
             Err(_) => fail("uuid_parsing", "Input should be a valid UUID"),
         },
-        ScalarKind::Date => match parse_date(text) {
-            Some(d) => Ok(Value::Date(d)),
-            None => fail("date_parsing", "Input should be a valid date in the format YYYY-MM-DD"),
+        // A date-time at midnight is its day, as pydantic reads one (`2024-01-01T00:00:00`,
+        // the timestamp `0`); at another time it is not a day.
+        ScalarKind::Date => match parse_date(text).ok_or(()).or_else(|()| super::datetime::day_of(text.trim())) {
+            Ok(d) => Ok(Value::Date(d)),
+            Err(true) => fail("date_from_datetime_inexact", "Datetimes provided to dates should have zero time - e.g. be exact dates"),
+            Err(false) => fail("date_parsing", "Input should be a valid date in the format YYYY-MM-DD"),
         },
-        ScalarKind::DateTime => match parse_datetime(text) {
+        // ISO 8601, or what else pydantic reads as a `datetime` (a day, a Unix timestamp).
+        ScalarKind::DateTime => match parse_datetime(text).or_else(|| super::datetime::parse_lax(text.trim())) {
             Some(dt) => Ok(Value::DateTime(dt)),
             None => fail("datetime_parsing", "Input should be a valid datetime"),
         },
@@ -69,9 +73,11 @@ pub fn coerce(kind: ScalarKind, text: &str, loc: impl FnOnce() -> Vec<LocSegment
     }
 }
 
-/// A uuid, date or date-time kept as the text it was sent, once [`coerce`] has read it; a uuid
-/// only hyphenated (optionally after `urn:uuid:`), as Ajv's `uuid` format takes one, where
-/// [`coerce`] also reads the simple and braced forms (and spaces around) Python's `UUID` takes.
+/// A uuid, date or date-time kept as the text it was sent, once its format has judged it: a
+/// uuid only hyphenated (optionally after `urn:uuid:`), as Ajv's `uuid` format takes one, where
+/// [`coerce`] also reads the simple and braced forms (and spaces around) Python's `UUID` takes;
+/// a date and a date-time as the `date` and `date-time` formats judge a JSON body's, without
+/// the other texts a typed parameter takes (a Unix timestamp).
 pub fn as_sent(kind: ScalarKind, text: &str, loc: impl FnOnce() -> Vec<LocSegment>) -> Result<Value, Issue> {
     // 36 characters the uuid crate reads are the hyphenated form (the simple one is 32, the
     // braced 38). Its reader is ~50 instructions; a loop over the bytes here was ~280.
@@ -79,14 +85,16 @@ pub fn as_sent(kind: ScalarKind, text: &str, loc: impl FnOnce() -> Vec<LocSegmen
         let text = text.strip_prefix("urn:uuid:").unwrap_or(text);
         text.len() == 36 && uuid::Uuid::try_parse(text).is_ok()
     };
-    match kind {
-        ScalarKind::Uuid if hyphenated(text) => {}
-        ScalarKind::Uuid => return Err(Issue::new("uuid_parsing", loc(), "Input should be a valid UUID", Json::String(text.to_owned()))),
-        _ => {
-            coerce(kind, text, loc)?;
-        }
+    let (read, refusal, msg) = match kind {
+        ScalarKind::Uuid => (hyphenated(text), "uuid_parsing", "Input should be a valid UUID"),
+        ScalarKind::Date => (is_date(text), "date_parsing", "Input should be a valid date in the format YYYY-MM-DD"),
+        ScalarKind::DateTime => (is_date_time(text), "datetime_parsing", "Input should be a valid datetime"),
+        _ => return coerce(kind, text, loc).map(|_| Value::Str(text.to_owned())),
+    };
+    match read {
+        true => Ok(Value::Str(text.to_owned())),
+        false => Err(Issue::new(refusal, loc(), msg, Json::String(text.to_owned()))),
     }
-    Ok(Value::Str(text.to_owned()))
 }
 
 /// Integers as decimal text; like pydantic, a whole-number float text (`"3.0"`) is refused.
@@ -131,7 +139,7 @@ fn parse_bool(text: &str) -> Option<bool> {
 /// `YYYY-MM-DD`, a real day from year 1, as a `date-time`'s day is ([`parse_datetime`]): year
 /// 0 is RFC 3339's but no Python `date`'s, and reached `date(0, 1, 1)` as a 500 (found by a
 /// probe; pydantic answers `date_parsing`).
-fn parse_date(text: &str) -> Option<NaiveDate> {
+pub(super) fn parse_date(text: &str) -> Option<NaiveDate> {
     let b = text.as_bytes();
     if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
         return None;
@@ -241,35 +249,10 @@ fn two_digits(b: &[u8], at: usize, most: u8) -> bool {
     b.get(at..at + 2).is_some_and(|d| d.iter().all(u8::is_ascii_digit) && (d[0] - b'0') * 10 + (d[1] - b'0') <= most)
 }
 
-/// A date-time as [`parse_datetime_text`] reads it, if Python's `datetime` can hold it too:
-/// chrono takes a leap second (`:60`) and the year 0, which `datetime` refuses (found on
-/// review: a body passed validation, and its conversion was a 500).
+/// A date-time in ISO 8601 text, as pydantic reads one ([`super::datetime::parse_iso`]),
+/// spaces around it aside.
 fn parse_datetime(text: &str) -> Option<DateTimeValue> {
-    use chrono::{Datelike, Timelike};
-    let value = parse_datetime_text(text)?;
-    let naive = match &value {
-        DateTimeValue::Offset(dt) => dt.naive_local(),
-        DateTimeValue::Naive(dt) => *dt,
-    };
-    (naive.nanosecond() < 1_000_000_000 && naive.year() >= 1).then_some(value)
-}
-
-fn parse_datetime_text(text: &str) -> Option<DateTimeValue> {
-    let t = text.trim();
-    if let Ok(dt) = DateTime::parse_from_rfc3339(t) {
-        return Some(DateTimeValue::Offset(dt));
-    }
-    for format in ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M"] {
-        if let Ok(dt) = NaiveDateTime::parse_from_str(t, format) {
-            return Some(DateTimeValue::Naive(dt));
-        }
-    }
-    // "2024-01-15 10:30:00+02:00": RFC 3339 with a space instead of the `T`.
-    if t.len() > 10 && t.as_bytes()[10] == b' ' {
-        let with_t = format!("{}T{}", &t[..10], &t[11..]);
-        return DateTime::parse_from_rfc3339(&with_t).ok().map(DateTimeValue::Offset);
-    }
-    None
+    super::datetime::parse_iso(text.trim())
 }
 
 /// A schema `default` (JSON) in the parameter's typed form.
@@ -375,6 +358,28 @@ mod tests {
         assert_eq!(dt.to_iso8601(), "2024-01-15T10:30:00+00:00");
         let Value::DateTime(naive) = ok(ScalarKind::DateTime, "2024-01-15T10:30:00") else { panic!() };
         assert_eq!(naive.to_iso8601(), "2024-01-15T10:30:00");
+    }
+
+    /// Found by a differential run beside FastAPI 0.165: pydantic reads a `datetime` parameter
+    /// from a Unix timestamp, a day alone, `+0100` and `2024-01-15 10:30`, and a `date` from a
+    /// date-time at midnight; each was a 422. A date-time at another time is no day (pydantic's
+    /// `date_from_datetime_inexact`).
+    #[test]
+    fn dates_and_date_times_from_what_pydantic_reads() {
+        let text = |kind, sent| ok(kind, sent).to_json();
+        assert_eq!(text(ScalarKind::DateTime, "1700000000"), json!("2023-11-14T22:13:20+00:00"));
+        assert_eq!(text(ScalarKind::DateTime, "2024-01-15"), json!("2024-01-15T00:00:00"));
+        assert_eq!(text(ScalarKind::DateTime, "2024-01-15T10:30:00+0100"), json!("2024-01-15T10:30:00+01:00"));
+        assert_eq!(text(ScalarKind::DateTime, "2024-01-15 10:30"), json!("2024-01-15T10:30:00"));
+        assert_eq!(err(ScalarKind::DateTime, "1e10"), "datetime_parsing");
+        assert_eq!(text(ScalarKind::Date, "2024-01-15T00:00:00"), json!("2024-01-15"));
+        assert_eq!(text(ScalarKind::Date, "0"), json!("1970-01-01"));
+        assert_eq!(err(ScalarKind::Date, "2024-01-15T00:00:01"), "date_from_datetime_inexact");
+        assert_eq!(err(ScalarKind::Date, "1700000000"), "date_from_datetime_inexact");
+        // Handed over as sent (Node's), each is judged by its format alone, as Ajv judges it.
+        assert_eq!(as_sent(ScalarKind::DateTime, "1700000000", Vec::new).unwrap_err().kind, "datetime_parsing");
+        assert_eq!(as_sent(ScalarKind::Date, "2024-01-15T00:00:00", Vec::new).unwrap_err().kind, "date_parsing");
+        assert_eq!(as_sent(ScalarKind::DateTime, "2024-01-15T10:30:00Z", Vec::new).unwrap(), Value::Str("2024-01-15T10:30:00Z".into()));
     }
 
     #[test]

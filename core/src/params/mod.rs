@@ -3,6 +3,7 @@
 
 mod coerce;
 pub(crate) use coerce::{is_date, is_date_time, is_decimal, is_time};
+mod datetime;
 mod deep;
 mod duration;
 pub(crate) use duration::is_duration;
