@@ -27,6 +27,8 @@ pub(crate) struct CompiledRoute {
     /// The query's undeclared parameters are kept beside the declared ones
     /// ([`RouteSpec::keep_undeclared_query`]).
     keep_undeclared_query: bool,
+    /// Sources in which an undeclared name is refused ([`RouteSpec::refuse_undeclared`]).
+    closed: Closed,
     headers: ParamSet,
     cookies: ParamSet,
     body: Option<BodyReader>,
@@ -63,6 +65,29 @@ pub(crate) enum Target {
     Socket(SocketRoute),
 }
 
+/// Which sources refuse a name the route does not declare ([`RouteSpec::refuse_undeclared`]).
+#[derive(Debug, Default, Clone, Copy)]
+struct Closed {
+    query: bool,
+    header: bool,
+    cookie: bool,
+}
+
+impl Closed {
+    fn of(sources: &[String]) -> Result<Closed, SchemaError> {
+        let mut closed = Closed::default();
+        for source in sources {
+            match source.as_str() {
+                "query" => closed.query = true,
+                "header" => closed.header = true,
+                "cookie" => closed.cookie = true,
+                other => return Err(SchemaError { message: crate::spec::unknown_option("refuse_undeclared source", other, &["query", "header", "cookie"]) }),
+            }
+        }
+        Ok(closed)
+    }
+}
+
 impl CompiledRoute {
     pub(crate) fn compile(
         spec: &RouteSpec,
@@ -87,10 +112,12 @@ impl CompiledRoute {
         let path_specs = crate::path::param_specs(template, &spec.path_params);
         let limit = spec.body_limit.unwrap_or(config.body_limit);
         let formats = if spec.formats_as_sent { FormatValues::AsSent } else { FormatValues::Typed };
+        let closed = Closed::of(&spec.refuse_undeclared).map_err(in_route)?;
         Ok(CompiledRoute {
             path: ParamSet::compile_as("path", &path_specs, formats).map_err(in_route)?,
             query: ParamSet::compile_as("query", &spec.query, formats).map_err(in_route)?,
             keep_undeclared_query: spec.keep_undeclared_query,
+            closed,
             headers: ParamSet::compile_as("header", &lowercase_names(&spec.headers), formats).map_err(in_route)?,
             cookies: ParamSet::compile_as("cookie", &spec.cookies, formats).map_err(in_route)?,
             body: spec.body.as_ref().map(|b| BodyReader::compile(b, limit, InputLimits::from_config(config), formats)).transpose().map_err(in_route)?,
@@ -250,7 +277,7 @@ impl CompiledRoute {
             }
             self.path.extract(&pairs, issues)
         };
-        let query = if self.query.is_empty() {
+        let query = if self.query.is_empty() && !self.closed.query {
             Default::default()
         } else {
             let raw = RawPairs::from_urlencoded(parts.uri.query().unwrap_or("").as_bytes());
@@ -258,10 +285,31 @@ impl CompiledRoute {
             if self.keep_undeclared_query {
                 self.query.push_undeclared(&raw, &mut query);
             }
+            if self.closed.query {
+                self.query.refuse_undeclared(&raw, issues);
+            }
             query
         };
-        let headers = if self.headers.is_empty() { Default::default() } else { self.headers.extract(&header_pairs(parts), issues) };
-        let cookies = if self.cookies.is_empty() { Default::default() } else { self.cookies.extract(&cookie_pairs(parts), issues) };
+        let headers = if self.headers.is_empty() && !self.closed.header {
+            Default::default()
+        } else {
+            let raw = header_pairs(parts);
+            let headers = self.headers.extract(&raw, issues);
+            if self.closed.header {
+                self.headers.refuse_undeclared(&raw, issues);
+            }
+            headers
+        };
+        let cookies = if self.cookies.is_empty() && !self.closed.cookie {
+            Default::default()
+        } else {
+            let raw = cookie_pairs(parts);
+            let cookies = self.cookies.extract(&raw, issues);
+            if self.closed.cookie {
+                self.cookies.refuse_undeclared(&raw, issues);
+            }
+            cookies
+        };
         // A route that declares no body still keeps what was sent (413 past the body limit), so
         // a handler can read it raw; a declared body is kept as sent beside its parsed form.
         let (body, raw_body) = match &self.body {

@@ -31,6 +31,11 @@ pub struct RouteSpec {
     /// (Python's `UUID`, `date`, `datetime`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub formats_as_sent: bool,
+    /// The sources (`query`, `header`, `cookie`) in which a name the route does not declare is
+    /// refused (422 `extra_forbidden` at it), as FastAPI refuses one for a parameter model with
+    /// `extra="forbid"`. Empty: undeclared names are let be.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub refuse_undeclared: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub headers: Vec<ParamSpec>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -194,6 +199,7 @@ impl RouteSpec {
             query: Vec::new(),
             keep_undeclared_query: false,
             formats_as_sent: false,
+            refuse_undeclared: Vec::new(),
             headers: Vec::new(),
             cookies: Vec::new(),
             body: None,

@@ -295,6 +295,12 @@ def analyse(
             # and the model is made from them, as a dependency of the route that declares them
             # (it was a 422 `missing` at the model's name, whatever was sent: found by a
             # differential run).
+            # `extra="forbid"`: a name the route does not declare in that source is refused
+            # (422 `extra_forbidden`), as FastAPI refuses it (it was let be: found by a probe).
+            if getattr(base, "model_config", {}).get("extra") == "forbid":
+                closed = spec.setdefault("refuse_undeclared", [])
+                if source not in closed:
+                    closed.append(source)
             dependency = Dependency(_parameters_model(base, source))
             sub = analyse_dependency(dependency, path, request_type=request_type, response_type=response_type, socket_type=socket_type, security_scopes=security_scopes)
             path = sub.path
@@ -451,6 +457,10 @@ def merge_spec(spec: dict, other: dict, where: str) -> None:
         known = spec.setdefault("security_schemes", {}).setdefault(name, scheme)
         if known != scheme:
             raise TypeError(f"{where}: security scheme {name!r} is two different schemes ({known} and {scheme}); give one a scheme_name")
+    for source in other.get("refuse_undeclared", []):
+        closed = spec.setdefault("refuse_undeclared", [])
+        if source not in closed:
+            closed.append(source)
     if "body" in other:
         if "body" in spec and spec["body"] != other["body"]:
             raise TypeError(f"{where}: the handler and its dependencies declare more than one body")

@@ -280,6 +280,33 @@ impl ParamSet {
     /// name was first sent ([`crate::spec::RouteSpec::keep_undeclared_query`]). A declared
     /// array's other spelling (`tag[]`) and a deepObject's keys (`filter[price]`) are declared.
     pub fn push_undeclared(&self, raw: &RawPairs<'_>, out: &mut Params) {
+        for (name, mut values) in self.undeclared(raw) {
+            let value = match values.len() {
+                1 => Value::Str(values.pop().expect("one value")),
+                _ => Value::Array(values.into_iter().map(Value::Str).collect()),
+            };
+            out.push(Arc::from(name), value);
+        }
+    }
+
+    /// An `extra_forbidden` issue for each name `raw` carries that none of these declares, its
+    /// input the value (a repeated name's values an array), in the order each name was first
+    /// sent: a pydantic parameter model with `extra="forbid"`, as FastAPI refuses one
+    /// ([`crate::spec::RouteSpec::refuse_undeclared`]).
+    pub fn refuse_undeclared(&self, raw: &RawPairs<'_>, issues: &mut Vec<Issue>) {
+        for (name, mut values) in self.undeclared(raw) {
+            let input = match values.len() {
+                1 => Json::String(values.pop().expect("one value")),
+                _ => Json::Array(values.into_iter().map(Json::String).collect()),
+            };
+            let loc = vec![LocSegment::Key(self.source.to_owned()), LocSegment::Key(name.to_owned())];
+            issues.push(Issue::new("extra_forbidden", loc, "Extra inputs are not permitted", input));
+        }
+    }
+
+    /// The names `raw` carries that none of these declares, with their values as text, in the
+    /// order each name was first sent.
+    fn undeclared<'r>(&self, raw: &'r RawPairs<'_>) -> Vec<(&'r str, Vec<String>)> {
         let mut sent: Vec<(&str, Vec<String>)> = Vec::new();
         // The parameter after the one the last declared pair was, where the next is looked for
         // first (see `declared_at`).
@@ -299,13 +326,7 @@ impl ParamSet {
                 None => sent.push((name, vec![text])),
             }
         }
-        for (name, mut values) in sent {
-            let value = match values.len() {
-                1 => Value::Str(values.pop().expect("one value")),
-                _ => Value::Array(values.into_iter().map(Value::Str).collect()),
-            };
-            out.push(Arc::from(name), value);
-        }
+        sent
     }
 
     /// Which of these parameters `name` is, if any. Clients mostly send a query in the order
@@ -395,6 +416,17 @@ mod tests {
         let params = set.extract(&RawPairs::from_urlencoded(query.as_bytes()), &mut issues);
         let issues = issues.into_iter().map(|i| (i.kind, serde_json::to_value(&i.loc).unwrap())).collect();
         (serde_json::to_value(&params).unwrap(), issues)
+    }
+
+    /// FastAPI's parameter model with `extra="forbid"`: each name not declared is refused where
+    /// it is, a repeated one's values together (FastAPI 0.165's answer to this query).
+    #[test]
+    fn undeclared_names_are_refused_each_once_in_the_order_sent() {
+        let set = ParamSet::compile("query", &[ParamSpec::new("a", json!({"type": "integer"})), ParamSpec::new("b", json!({"type": "array", "items": {"type": "string"}}))]).unwrap();
+        let mut issues = Vec::new();
+        set.refuse_undeclared(&RawPairs::from_urlencoded(b"a=1&zz=2&b[]=x&yy=3&zz=4"), &mut issues);
+        let found: Vec<_> = issues.iter().map(|i| (i.kind, serde_json::to_value(&i.loc).unwrap(), i.input.clone())).collect();
+        assert_eq!(found, vec![("extra_forbidden", json!(["query", "zz"]), json!(["2", "4"])), ("extra_forbidden", json!(["query", "yy"]), json!("3"))]);
     }
 
     /// Found beside Fastify 5, which hands a handler its client's text: Node's binding got a
