@@ -4,7 +4,7 @@
 use crate::body::{BodyReader, InputLimits};
 use crate::handler::{Handler, HandlerErrorKind, HandlerFuture, Rejection};
 use crate::socket::{SocketHandler, SocketRoute};
-use crate::params::{FormatValues, ParamSet, RawPairs, RawValue};
+use crate::params::{FormatValues, ParamSet, RawPairs, RawValue, WholeSources};
 use crate::path::PathTemplate;
 use crate::problem::{Issue, Problem};
 use crate::request::{Body, RequestData};
@@ -27,8 +27,9 @@ pub(crate) struct CompiledRoute {
     /// The query's undeclared parameters are kept beside the declared ones
     /// ([`RouteSpec::keep_undeclared_query`]).
     keep_undeclared_query: bool,
-    /// Sources in which an undeclared name is refused ([`RouteSpec::refuse_undeclared`]).
-    closed: Closed,
+    /// What the route asks of its query, headers and cookies taken together
+    /// ([`RouteSpec::refuse_undeclared`], [`RouteSpec::object_rules`]).
+    whole: WholeSources,
     headers: ParamSet,
     cookies: ParamSet,
     body: Option<BodyReader>,
@@ -65,29 +66,6 @@ pub(crate) enum Target {
     Socket(SocketRoute),
 }
 
-/// Which sources refuse a name the route does not declare ([`RouteSpec::refuse_undeclared`]).
-#[derive(Debug, Default, Clone, Copy)]
-struct Closed {
-    query: bool,
-    header: bool,
-    cookie: bool,
-}
-
-impl Closed {
-    fn of(sources: &[String]) -> Result<Closed, SchemaError> {
-        let mut closed = Closed::default();
-        for source in sources {
-            match source.as_str() {
-                "query" => closed.query = true,
-                "header" => closed.header = true,
-                "cookie" => closed.cookie = true,
-                other => return Err(SchemaError { message: crate::spec::unknown_option("refuse_undeclared source", other, &["query", "header", "cookie"]) }),
-            }
-        }
-        Ok(closed)
-    }
-}
-
 impl CompiledRoute {
     pub(crate) fn compile(
         spec: &RouteSpec,
@@ -112,12 +90,12 @@ impl CompiledRoute {
         let path_specs = crate::path::param_specs(template, &spec.path_params);
         let limit = spec.body_limit.unwrap_or(config.body_limit);
         let formats = if spec.formats_as_sent { FormatValues::AsSent } else { FormatValues::Typed };
-        let closed = Closed::of(&spec.refuse_undeclared).map_err(in_route)?;
+        let whole = WholeSources::compile(spec).map_err(in_route)?;
         Ok(CompiledRoute {
             path: ParamSet::compile_as("path", &path_specs, formats).map_err(in_route)?,
             query: ParamSet::compile_as("query", &spec.query, formats).map_err(in_route)?,
             keep_undeclared_query: spec.keep_undeclared_query,
-            closed,
+            whole,
             headers: ParamSet::compile_as("header", &lowercase_names(&spec.headers), formats).map_err(in_route)?,
             cookies: ParamSet::compile_as("cookie", &spec.cookies, formats).map_err(in_route)?,
             body: spec.body.as_ref().map(|b| BodyReader::compile(b, limit, InputLimits::from_config(config), formats)).transpose().map_err(in_route)?,
@@ -277,37 +255,34 @@ impl CompiledRoute {
             }
             self.path.extract(&pairs, issues)
         };
-        let query = if self.query.is_empty() && !self.closed.query {
+        let query = if self.query.is_empty() && !self.whole.query.asks() {
             Default::default()
         } else {
             let raw = RawPairs::from_urlencoded(parts.uri.query().unwrap_or("").as_bytes());
+            let before = issues.len();
             let mut query = self.query.extract(&raw, issues);
+            self.whole.query.judge(&self.query, &raw, &query, before, issues);
             if self.keep_undeclared_query {
                 self.query.push_undeclared(&raw, &mut query);
             }
-            if self.closed.query {
-                self.query.refuse_undeclared(&raw, issues);
-            }
             query
         };
-        let headers = if self.headers.is_empty() && !self.closed.header {
+        let headers = if self.headers.is_empty() && !self.whole.header.asks() {
             Default::default()
         } else {
             let raw = header_pairs(parts);
+            let before = issues.len();
             let headers = self.headers.extract(&raw, issues);
-            if self.closed.header {
-                self.headers.refuse_undeclared(&raw, issues);
-            }
+            self.whole.header.judge(&self.headers, &raw, &headers, before, issues);
             headers
         };
-        let cookies = if self.cookies.is_empty() && !self.closed.cookie {
+        let cookies = if self.cookies.is_empty() && !self.whole.cookie.asks() {
             Default::default()
         } else {
             let raw = cookie_pairs(parts);
+            let before = issues.len();
             let cookies = self.cookies.extract(&raw, issues);
-            if self.closed.cookie {
-                self.cookies.refuse_undeclared(&raw, issues);
-            }
+            self.whole.cookie.judge(&self.cookies, &raw, &cookies, before, issues);
             cookies
         };
         // A route that declares no body still keeps what was sent (413 past the body limit), so

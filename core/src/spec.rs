@@ -36,6 +36,12 @@ pub struct RouteSpec {
     /// `extra="forbid"`. Empty: undeclared names are let be.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub refuse_undeclared: Vec<String>,
+    /// Keywords about a source's parameters as one object, by source (`query`, `header`,
+    /// `cookie`): `anyOf` of `required`s, `minProperties`, `dependentRequired`, … (the rest of
+    /// a Fastify querystring schema beside its `properties`). Judged against the parameters
+    /// sent (declared ones typed, the rest as sent) once each has passed its own schema.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub object_rules: BTreeMap<String, Json>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub headers: Vec<ParamSpec>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -200,6 +206,7 @@ impl RouteSpec {
             keep_undeclared_query: false,
             formats_as_sent: false,
             refuse_undeclared: Vec::new(),
+            object_rules: BTreeMap::new(),
             headers: Vec::new(),
             cookies: Vec::new(),
             body: None,

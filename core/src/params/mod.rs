@@ -9,6 +9,8 @@ mod duration;
 pub(crate) use duration::is_duration;
 mod kind;
 mod raw;
+mod whole;
+pub use whole::{WholeSource, WholeSources};
 use raw::same_name;
 
 pub use coerce::{coerce, to_instance};

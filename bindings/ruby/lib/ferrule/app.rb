@@ -739,6 +739,47 @@ module Ferrule
       end
     end
 
+    OBJECT_RULE_SOURCES = { "query" => "query", "headers" => "header", "cookies" => "cookie" }.freeze
+    # The keywords of an object schema that speak of the object as a whole.
+    WHOLE_OBJECT_KEYWORDS = %w[anyOf oneOf allOf not if then else minProperties maxProperties dependentRequired dependentSchemas].freeze
+
+    # What an object schema for +query:+, +headers:+ or +cookies:+ says of its parameters as one
+    # object (+anyOf+ of +required+s, +minProperties+, ...), for the core to judge once each
+    # has passed its own schema; nil when it says nothing. They were dropped, so "either id or
+    # name" let a request with neither through (found beside Fastify 5, whose schemas these are).
+    # Header names are matched in lower case, as the core matches a declared header's.
+    def object_rules_of(schema, lower_case:)
+      return nil unless schema.is_a?(Hash)
+
+      schema = JSON.parse(JSON.generate(schema))
+      return nil unless schema["type"] == "object" && schema["properties"].is_a?(Hash)
+
+      rules = schema.slice(*WHOLE_OBJECT_KEYWORDS)
+      return nil if rules.empty?
+
+      lower_case ? lower_case_names(rules) : rules
+    end
+
+    # +rules+ with the property names it speaks of (+required+, +properties+, +dependent*+) in
+    # lower case.
+    def lower_case_names(rules)
+      case rules
+      when Array then rules.map { |item| lower_case_names(item) }
+      when Hash
+        rules.to_h do |keyword, value|
+          case keyword
+          when "required" then [keyword, value.is_a?(Array) ? value.map { |name| name.is_a?(String) ? name.downcase : name } : value]
+          when "properties", "dependentRequired", "dependentSchemas"
+            next [keyword, value] unless value.is_a?(Hash)
+
+            [keyword, value.to_h { |name, inner| [name.downcase, keyword == "dependentRequired" && inner.is_a?(Array) ? inner.map(&:downcase) : lower_case_names(inner)] }]
+          else [keyword, lower_case_names(value)]
+          end
+        end
+      else rules
+      end
+    end
+
     def params_of(schema, where)
       return nil if schema.nil?
 
@@ -788,8 +829,11 @@ module Ferrule
       where = "#{method} #{path}"
       spec["responses"] = responses_of(options.delete(:response), status, where) if options.key?(:response)
       { query: "query", headers: "headers", cookies: "cookies", params: "path_params" }.each do |option, key|
-        list = params_of(options.delete(option), "#{where} #{option}")
+        schema = options.delete(option)
+        list = params_of(schema, "#{where} #{option}")
         spec[key] = key == "path_params" ? list.map { |p| p.slice("name", "schema") } : list if list
+        rules = object_rules_of(schema, lower_case: key == "headers") unless key == "path_params"
+        (spec["object_rules"] ||= {})[OBJECT_RULE_SOURCES[key]] = rules if rules
       end
       bodies = BODY_KINDS.keys & options.keys
       raise ArgumentError, "ferrule: #{where}: give one of #{BODY_KINDS.keys.join(', ')}" if bodies.size > 1
