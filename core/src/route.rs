@@ -216,8 +216,13 @@ impl CompiledRoute {
             // path from it followed out of its folder (found by a probe). Starlette matches the
             // decoded path, so `{name}` never holds a `/` there: a 404, as here. Only `{rest:path}`
             // takes one. Looked at only in a path that carries an escape.
+            // The rest of a path may hold a `/`, but no `..` step: the path has none left
+            // (`canonical_path`), and one decoded from `%2F` (`/dl/..%2F..%2Fetc%2Fhostname`)
+            // would lead a handler's `File.join(dir, rest)` out of its folder as well; there is
+            // no such resource, as Sinatra answers too.
             let one_segment = |name: &str, value: &str| {
-                if escaped && value.contains('/') && Some(name) != self.wildcard.as_deref() {
+                let wildcard = Some(name) == self.wildcard.as_deref();
+                if escaped && value.contains('/') && (!wildcard || value.split('/').any(|step| step == "..")) {
                     return Err(Problem::status(StatusCode::NOT_FOUND).with_detail("No route matches this path."));
                 }
                 Ok(())
