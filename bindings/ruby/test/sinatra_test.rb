@@ -320,6 +320,7 @@ class SinatraTest < Minitest::Test
     app.post("/items") { redirect "/items/7" }
     app.get("/old") { redirect "/new?page=2" }
     app.get("/away") { redirect "https://elsewhere.example/x" }
+    app.get("/bare") { redirect "target" }
     @app = app
     post "/items"
     assert_equal [302, "http://example.org/items/7"], [last_response.status, last_response.location]
@@ -327,9 +328,12 @@ class SinatraTest < Minitest::Test
     assert_equal 303, last_response.status, "after a POST over HTTP/1.1: 303, as Sinatra"
     assert_equal "http://example.org/new?page=2", (get "/old").location
     assert_equal "https://elsewhere.example/x", (get "/away").location
+    # Without its slash, joined as Sinatra joins it (it was http://example.orgtarget).
+    assert_equal "http://example.org/target", (get "/bare").location
     follow_redirect!
     app.set :absolute_redirects, false
     assert_equal "/new?page=2", (get "/old").location, "set :absolute_redirects, false keeps it as given"
+    assert_equal "/target", (get "/bare").location
   end
 
   # Found by a probe against Sinatra 3: a route ending in `*` was refused; Sinatra serves the

@@ -276,8 +276,13 @@ module Ferrule
     def uri(addr = nil, absolute = true, add_script_name = true)
       return addr.to_s if addr.to_s.match?(/\A[a-z][a-z0-9+.\-]*:/i)
 
-      path = "#{@request.script_name if add_script_name}#{addr || @request.path_info}"
-      absolute ? "#{@request.base_url}#{path}" : path
+      # Joined as Sinatra joins them, as file names: <tt>redirect "target"</tt> is
+      # +http://host/target+ (it was +http://hosttarget+: found by a differential run).
+      # The host first, or nothing, which roots the path: "target" is "/target" too.
+      parts = [absolute ? @request.base_url : ""]
+      parts << @request.script_name.to_s if add_script_name
+      parts << (addr || @request.path_info).to_s
+      File.join(parts)
     end
     alias url uri
     alias to uri
