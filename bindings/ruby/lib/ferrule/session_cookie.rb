@@ -7,8 +7,10 @@ require "securerandom"
 module Ferrule
   # Sinatra's <tt>enable :sessions</tt> for an app Ferrule serves itself (+app.run+), where no Rack
   # middleware can keep one: <tt>app.sessions(secret: ENV.fetch("SESSION_SECRET"))</tt>. The session
-  # is a cookie holding its JSON, signed with HMAC-SHA256: the client can read it but not change
-  # it (a cookie whose signature does not match is an empty session). It is written only when a
+  # is a cookie holding its JSON encrypted with AES-256-GCM, as Sinatra 3's is encrypted: the
+  # client can neither read it nor change it (a cookie that does not decrypt is an empty
+  # session). It was only signed, so a client read what an app kept there (found by a
+  # differential run beside Sinatra 3). It is written only when a
   # request changed it. Values are JSON's (Strings, numbers, true/false/nil, Arrays, Hashes);
   # keys read as a String or a Symbol alike. Under Rack, a session middleware
   # (Rack::Session::Cookie) is used when there is one.
@@ -22,6 +24,8 @@ module Ferrule
       raise ArgumentError, "ferrule: sessions: the secret must be a String of at least 64 characters (SecureRandom.hex(32))" unless secret.is_a?(String) && secret.bytesize >= 64
 
       @secret = secret
+      # The cipher's key, derived from the secret for this one use.
+      @cipher_key = OpenSSL::HMAC.digest("SHA256", secret, "ferrule.session AES-256-GCM")
       @key = key.to_s
       @options = { path: path, domain: domain, same_site: same_site, secure: secure, httponly: httponly, max_age: max_age }.compact
     end
@@ -41,13 +45,14 @@ module Ferrule
       options
     end
 
-    # The session +cookie+ holds (nil, unsigned or tampered with: an empty one).
+    # The session +cookie+ holds (nil, or not one this secret made: an empty one). A cookie of
+    # the signed form earlier versions wrote is read too, so an upgrade logs no one out; it is
+    # written again encrypted.
     def load(cookie)
-      # The signature is hex and last: the data (URL-safe base64, which has `-`) may hold `--`.
-      data, separator, signature = cookie.to_s.rpartition("--")
-      return Session.new if separator.empty? || signature.bytesize != 64 || !OpenSSL.fixed_length_secure_compare(sign(data), signature)
+      json = decrypt(cookie.to_s) || signed(cookie.to_s)
+      return Session.new if json.nil?
 
-      indifferent(JSON.parse(Base64.urlsafe_decode64(data))).each_with_object(Session.new) { |(name, value), session| session[name] = value }
+      indifferent(JSON.parse(json)).each_with_object(Session.new) { |(name, value), session| session[name] = value }
     rescue ArgumentError, JSON::ParserError
       Session.new
     end
@@ -71,8 +76,7 @@ module Ferrule
     # The Set-Cookie options (value included) that keep +session+; nil when too big to keep.
     # A session whose +options+ ask for +expire_after+ gets that lifetime.
     def cookie(session)
-      data = Base64.urlsafe_encode64(JSON.generate(session), padding: false)
-      value = "#{data}--#{sign(data)}"
+      value = encrypt(JSON.generate(session))
       if value.bytesize + @key.bytesize + 1 > MAX_BYTES
         warn "ferrule: the session is #{value.bytesize} bytes, more than a cookie holds (#{MAX_BYTES}); it was not saved"
         return nil
@@ -85,7 +89,40 @@ module Ferrule
 
     private
 
-    def sign(data) = OpenSSL::HMAC.hexdigest("SHA256", @secret, data)
+    # A fresh 12-byte nonce, the ciphertext and the 16-byte tag, in URL-safe base64.
+    def encrypt(json)
+      cipher = OpenSSL::Cipher.new("aes-256-gcm").encrypt
+      cipher.key = @cipher_key
+      nonce = cipher.random_iv
+      cipher.auth_data = @key
+      sealed = cipher.update(json) + cipher.final
+      Base64.urlsafe_encode64(nonce + sealed + cipher.auth_tag, padding: false)
+    end
+
+    # The JSON +value+ holds, or nil when it is not what #encrypt made with this secret (under
+    # this cookie's name: the name is authenticated too).
+    def decrypt(value)
+      raw = Base64.urlsafe_decode64(value)
+      return nil if raw.bytesize < 28
+
+      cipher = OpenSSL::Cipher.new("aes-256-gcm").decrypt
+      cipher.key = @cipher_key
+      cipher.iv = raw.byteslice(0, 12)
+      cipher.auth_tag = raw.byteslice(-16, 16)
+      cipher.auth_data = @key
+      (cipher.update(raw.byteslice(12, raw.bytesize - 28)) + cipher.final).force_encoding(Encoding::UTF_8)
+    rescue ArgumentError, OpenSSL::Cipher::CipherError
+      nil
+    end
+
+    # The JSON of a cookie in the signed form (+data--hexsignature+) earlier versions wrote.
+    def signed(value)
+      # The signature is hex and last: the data (URL-safe base64, which has `-`) may hold `--`.
+      data, separator, signature = value.rpartition("--")
+      return nil if separator.empty? || signature.bytesize != 64 || !OpenSSL.fixed_length_secure_compare(OpenSSL::HMAC.hexdigest("SHA256", @secret, data), signature)
+
+      Base64.urlsafe_decode64(data)
+    end
 
     def indifferent(value)
       case value
