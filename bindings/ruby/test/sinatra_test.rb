@@ -449,6 +449,23 @@ class SinatraTest < Minitest::Test
     assert_equal({ "user" => "admin", "cart" => nil }, JSON.parse(last_response.body))
   end
 
+  # Found by a differential run beside Sinatra 3: <tt>set :raise_errors, true</tt> was accepted
+  # and did nothing, so a test suite that relies on it saw a 500 instead of the exception.
+  def test_raise_errors_raises_to_the_rack_caller_what_no_error_block_answers
+    handled = Class.new(StandardError)
+    app = Ferrule::App.new
+    app.set :raise_errors, true
+    app.error(handled) { "handled" }
+    app.get("/boom") { raise ArgumentError, "boom" }
+    app.get("/answered") { raise handled }
+    @app = app
+    raised = assert_raises(ArgumentError) { get "/boom" }
+    assert_equal "boom", raised.message
+    assert_equal "handled", (get "/answered").body
+    app.set :raise_errors, false
+    assert_equal 500, (get "/boom").status
+  end
+
   # Found by a Sinatra port: out.callback was a NoMethodError (an empty 200), stream(:keep_open)
   # a 500, and a filter's Thread.current[:request_id] was nil inside the stream's block.
   def test_a_streams_callbacks_run_when_it_ends_and_its_block_sees_the_requests_locals

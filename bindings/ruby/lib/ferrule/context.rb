@@ -140,7 +140,12 @@ module Ferrule
       end
       __ferrule_answer_for_status(error_handlers) unless @__ferrule_recovered
       answer = __ferrule_finish(@__ferrule_result)
-      raise __ferrule_carrying(@__ferrule_unanswered, answer) if @__ferrule_unanswered
+      if @__ferrule_unanswered
+        # Under a Rack call, kept for <tt>set :raise_errors, true</tt> to raise to the caller
+        # (App#call), as Sinatra raises it to Rack::Test.
+        Thread.current[:__ferrule_unanswered] = @__ferrule_unanswered if Thread.current[:__ferrule_rack_env]
+        raise __ferrule_carrying(@__ferrule_unanswered, answer)
+      end
       # As Sinatra's dump_errors: an exception an error block answered with a server error
       # (<tt>error 500</tt>, a block for StandardError) is logged all the same.
       raise __ferrule_carrying(@__ferrule_failure, answer) if @__ferrule_failure && Context.status_of(answer) >= 500

@@ -485,7 +485,7 @@ module Ferrule
     # Sinatra's settings that an app reads without having set them, with what Ferrule does
     # (found by a probe: +settings.show_exceptions+ and the like were NoMethodErrors). Each is
     # Ferrule's behaviour, not Sinatra's default where the two differ: no exception page
-    # (+show_exceptions+), exceptions never raised through Rack (+raise_errors+), no
+    # (+show_exceptions+), exceptions raised through Rack only when set (+raise_errors+), no
     # Rack::Protection (+protection+), no X-Cascade, Strings typed text/plain unless
     # <tt>set :default_content_type</tt>.
     DEFAULTS = {
