@@ -259,6 +259,11 @@ class SinatraTest < Minitest::Test
     @app.get("/latin") { content_type "text/plain", charset: "latin1"; "x" }
     @app.get("/html") { content_type :html, charset: "latin1"; "x" }
     @app.get("/cased") { content_type "text/html; Charset=utf-8"; "x" }
+    # Sinatra's add_charset: the application types that are text get one too (they were sent
+    # without: found by a differential run); JSON does not.
+    @app.get("/xml") { content_type :xml; "<a/>" }
+    @app.get("/script") { content_type "application/javascript"; "1" }
+    @app.get("/plainjson") { content_type :json; "1" }
 
     get "/json"
     assert_equal "application/json; charset=utf-8", last_response.headers["content-type"]
@@ -270,6 +275,9 @@ class SinatraTest < Minitest::Test
     assert_equal "text/html; charset=latin1", last_response.headers["content-type"], "a charset given replaces the type's own"
     get "/cased"
     assert_equal "text/html; Charset=utf-8", last_response.headers["content-type"], "one charset, whatever its case"
+    assert_equal "application/xml; charset=utf-8", (get "/xml").headers["content-type"]
+    assert_equal "application/javascript; charset=utf-8", (get "/script").headers["content-type"]
+    assert_equal "application/json", (get "/plainjson").headers["content-type"]
   end
 
   def test_a_closed_stream_drops_what_follows_and_says_it_is_closed
