@@ -355,6 +355,9 @@ class SinatraTest < Minitest::Test
     assert_equal 'splat=[""] [""]', (get "/files/").body
     assert_equal 404, (get "/files").status
     assert_equal 'id=7 splat=["x/y"]', (get "/a/7/x/y").body
+    # A clash names the route as written, not the template it is read as.
+    clash = assert_raises(ArgumentError) { app.get("/a/:id/:rest") { "x" } ; app.get("/a/:other/*") { "y" } }
+    refute_includes clash.message, "ferrule_splat"
     assert_equal 'splat=["x y"] ["x y"]', (get "/files/x%20y").body
   end
 

@@ -712,7 +712,13 @@ module Ferrule
     end
 
     def declare(spec, status, handler, group: 0, block: handler)
-      index = @native.add_route(JSON.generate(spec), status, group)
+      index = begin
+        @native.add_route(JSON.generate(spec), status, group)
+      rescue ArgumentError => e
+        # A route as the app wrote it: a trailing "*", not the template it is read as (the
+        # message named "{ferrule_splat:path}": found by a differential run).
+        raise ArgumentError, e.message.gsub("{#{SPLAT_PARAM}:path}", "*"), cause: nil
+      end
       @handlers[index] = handler
       @blocks[index] = block
       @statuses[index] = status
