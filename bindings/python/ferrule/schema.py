@@ -12,6 +12,7 @@ import dataclasses
 import datetime
 import decimal
 import enum
+import re
 import sys
 import typing
 import uuid
@@ -618,12 +619,25 @@ def digits_checked(convert: Optional[Callable[[Any], Any]], extras: Iterable[Any
     return checked
 
 
+_TIME = re.compile(r"(\d\d):(\d\d)(?::(\d\d)(?:\.(\d+))?)?(?:([Zz])|([+-])(\d\d):(\d\d))?")
+
+
 def _time_from_text(text: str) -> datetime.time:
-    """A time of day the core's `time` format admitted; `Z` spelled as an offset, which
-    `time.fromisoformat` takes only from Python 3.11."""
-    if text[-1:] in ("Z", "z"):
-        text = text[:-1] + "+00:00"
-    return datetime.time.fromisoformat(text)
+    """A time of day the core's `time` format admitted (`07:30`, `07:30:00.5Z`, `…+02:00`),
+    read here: Python 3.10's `time.fromisoformat` takes no `Z` and only 3 or 6 digits of a
+    fraction. The fraction is cut to microseconds, as pydantic cuts it."""
+    found = _TIME.fullmatch(text)
+    if found is None:
+        raise ValueError(f"not a time: {text!r}")
+    hour, minute, second, fraction, utc, sign, offset_hours, offset_minutes = found.groups()
+    zone: Optional[datetime.tzinfo] = None
+    if utc:
+        zone = datetime.timezone.utc
+    elif sign:
+        offset = datetime.timedelta(hours=int(offset_hours), minutes=int(offset_minutes))
+        zone = datetime.timezone(-offset if sign == "-" else offset)
+    micro = int((fraction or "0")[:6].ljust(6, "0"))
+    return datetime.time(int(hour), int(minute), int(second or 0), micro, tzinfo=zone)
 
 
 def _none_passes(convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
