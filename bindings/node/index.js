@@ -288,7 +288,7 @@ function lowerCaseNames(rules) {
   for (const [keyword, value] of Object.entries(rules)) {
     if (keyword === 'required' && Array.isArray(value)) lowered[keyword] = value.map((name) => (typeof name === 'string' ? name.toLowerCase() : name));
     else if (['properties', 'dependentRequired', 'dependentSchemas'].includes(keyword) && value !== null && typeof value === 'object') {
-      lowered[keyword] = Object.fromEntries(Object.entries(value).map(([name, inner]) => [name.toLowerCase(), lowerCaseNames(keyword === 'dependentRequired' ? inner.map((n) => n.toLowerCase()) : inner)]));
+      lowered[keyword] = Object.fromEntries(Object.entries(value).map(([name, inner]) => [name.toLowerCase(), lowerCaseNames(keyword === 'dependentRequired' && Array.isArray(inner) ? inner.map((n) => (typeof n === 'string' ? n.toLowerCase() : n)) : inner)]));
     } else lowered[keyword] = lowerCaseNames(value);
   }
   return lowered;

@@ -783,7 +783,7 @@ module Ferrule
           when "properties", "dependentRequired", "dependentSchemas"
             next [keyword, value] unless value.is_a?(Hash)
 
-            [keyword, value.to_h { |name, inner| [name.downcase, keyword == "dependentRequired" && inner.is_a?(Array) ? inner.map(&:downcase) : lower_case_names(inner)] }]
+            [keyword, value.to_h { |name, inner| [name.downcase, keyword == "dependentRequired" && inner.is_a?(Array) ? inner.map { |n| n.is_a?(String) ? n.downcase : n } : lower_case_names(inner)] }]
           else [keyword, lower_case_names(value)]
           end
         end
