@@ -206,6 +206,11 @@ def analyse(
             constraints.update(_extra_constraints(extras, schemas.describe(base).schema))
             if _enum_path_type(base) is not None:
                 constraints["enum"] = [member.value for member in base]
+            text = _described_as_text(base) if base not in _path_types() else None
+            if text is not None:
+                # A segment of a type described as text (`time`, `IPv4Address`): its format is
+                # checked by the core, and the text converted as a query value of it would be.
+                constraints = {**{k: v for k, v in text.items() if k != "title"}, **constraints}
             if constraints:
                 spec.setdefault("path_params", []).append({"name": parameter.name, "schema": constraints})
             info = schemas.describe(base)
@@ -569,6 +574,16 @@ def _is_list(tp: Any) -> bool:
     return typing.get_origin(tp) in (list, typing.List)
 
 
+def _described_as_text(base: Any) -> Optional[dict]:
+    """The schema of a type described as a string (``time``, or a type pydantic describes so:
+    ``IPv4Address``, ``timedelta``), else None."""
+    try:
+        schema = schemas.describe(base).schema
+    except TypeError:
+        return None
+    return schema if schema.get("type") == "string" else None
+
+
 def _enum_path_type(base: Any) -> Optional[str]:
     """An Enum whose values are all strings (or all integers) is a path parameter of that type,
     limited to its values; the handler gets the member."""
@@ -586,8 +601,12 @@ def _typed_template(path: str, name: str, declared: Optional[str], base: Any, wh
     wanted = _path_types().get(base) or _enum_path_type(base)
     if base is Any:
         return path
+    if wanted is None and _described_as_text(base) is not None:
+        # `time`, `timedelta`, `IPv4Address`, `Path`: a segment of text, as FastAPI takes them
+        # (each was a TypeError here: found by a probe).
+        wanted = "str"
     if wanted is None:
-        raise TypeError(f"{where}: {base!r} cannot be a path parameter (use int, float, bool, str, UUID, date, datetime or an Enum of str or int values)")
+        raise TypeError(f"{where}: {base!r} cannot be a path parameter (use int, float, bool, str, UUID, date, datetime, an Enum of str or int values, or a type described as text such as time or IPv4Address)")
     if declared is None:
         return path.replace("{%s}" % name, "{%s:%s}" % (name, wanted)) if wanted != "str" else path
     if declared == "path" and base is str:

@@ -574,6 +574,25 @@ def test_time_timedelta_and_the_types_pydantic_knows_are_parameters() -> None:
     assert (parameters["t"]["format"], parameters["d"]["format"], parameters["ip"]["format"], parameters["u"]["format"]) == ("time", "duration", "ipv4", "uri")
 
 
+def test_a_path_segment_of_a_type_described_as_text() -> None:
+    """`/ip/{addr}` with `addr: IPv4Address`, or a `time`, was a TypeError at the decorator
+    ("cannot be a path parameter"); FastAPI takes them (found by a probe beside it)."""
+    app = App()
+
+    @app.get("/ip/{addr}")
+    def ip(addr: ipaddress.IPv4Address) -> dict:
+        return {"addr": repr(addr)}
+
+    @app.get("/at/{t}")
+    def at(t: datetime.time) -> dict:
+        return {"t": repr(t)}
+
+    with TestClient(app) as client:
+        assert client.get("/ip/10.0.0.1").json() == {"addr": "IPv4Address('10.0.0.1')"}
+        assert client.get("/at/07:30").json() == {"t": "datetime.time(7, 30)"}
+        refused = client.get("/ip/300.0.0.1").json()["errors"]
+        assert [(e["type"], e["loc"]) for e in refused] == [("ip_v4_address", ["path", "addr"])]
+
 def test_a_decimal_is_held_to_its_digits_as_pydantic_holds_it() -> None:
     """`Query(max_digits=5, decimal_places=2)` was a TypeError (found by a probe beside FastAPI);
     pydantic's `Field` and `condecimal` limits were ignored. Counted on the normalised number,
