@@ -26,6 +26,7 @@ class AppTest < Minitest::Test
       end
       app.get("/find", query: { type: "object", properties: { id: { type: "integer" }, name: { type: "string" } }, anyOf: [{ required: ["id"] }, { required: ["name"] }] },
                        headers: { type: "object", properties: { "X-Key" => { type: "string" } }, dependentRequired: { "X-Key" => ["X-Sig"] } }) { |req| req.query }
+      app.get("/signed", headers: { type: "object", properties: { "X-Key" => { type: "string" } }, dependencies: { "X-Key" => ["X-Sig"] } }) { "ok" }
       app.post("/items", body: ITEM, status: 201) { |req| req.body }
       app.post("/login", form: { type: "object", required: ["user"], properties: { user: { type: "string" }, remember: { type: "boolean", default: false } } }) { |req| req.body }
       app.post("/upload", multipart: { type: "object", required: ["file"], properties: { file: { type: "string", format: "binary" }, note: { type: "string" } } }) do |req|
@@ -83,6 +84,11 @@ class AppTest < Minitest::Test
     get "/find?id=3", {}, { "HTTP_X_KEY" => "k" }
     assert_equal 422, last_response.status
     get "/find?id=3", {}, { "HTTP_X_KEY" => "k", "HTTP_X_SIG" => "s" }
+    assert_equal 200, last_response.status
+    # Draft-07's `dependencies`, as Node's binding reads it (Ruby's dropped it).
+    get "/signed", {}, { "HTTP_X_KEY" => "k" }
+    assert_equal 422, last_response.status
+    get "/signed", {}, { "HTTP_X_KEY" => "k", "HTTP_X_SIG" => "s" }
     assert_equal 200, last_response.status
   end
 

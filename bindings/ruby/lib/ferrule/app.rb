@@ -766,6 +766,11 @@ module Ferrule
       return nil unless schema["type"] == "object" && schema["properties"].is_a?(Hash)
 
       rules = schema.slice(*WHOLE_OBJECT_KEYWORDS)
+      # Draft-07's +dependencies+, as Node's binding reads it: its two 2020-12 keywords.
+      (schema["dependencies"].is_a?(Hash) ? schema["dependencies"] : {}).each do |name, depends|
+        keyword = depends.is_a?(Array) ? "dependentRequired" : "dependentSchemas"
+        rules[keyword] = (rules[keyword] || {}).merge(name => depends)
+      end
       return nil if rules.empty?
 
       lower_case ? lower_case_names(rules) : rules
