@@ -88,8 +88,8 @@ export interface Context<Path extends string = string, Body = any, Query = Recor
   readonly originalUrl: string;
   /** Fastify's `request.is404`: no route took the request. */
   readonly is404: boolean;
-  /** Always 'http': the server speaks no TLS. */
-  readonly protocol: 'http';
+  /** 'http' (the server speaks no TLS), or what a trusted proxy's X-Forwarded-Proto says (`trustProxy`). */
+  readonly protocol: 'http' | 'https';
   /** Fastify's `request.id`: the request id, as `requestId`. */
   readonly id: string | null;
   /**
@@ -296,6 +296,14 @@ export interface AppOptions {
   /** With allowedHosts: a request for `example.com` where `www.example.com` is listed is redirected
    * there, 307 (default true). */
   wwwRedirect?: boolean;
+  /**
+   * Fastify's `trustProxy`: the proxies whose X-Forwarded-For, -Proto and -Host are believed for
+   * `ip`, `protocol` and `host`: `true` (every peer), or addresses, networks ('10.0.0.0/8') and
+   * 'loopback', 'linklocal', 'uniquelocal', as a list or a comma-separated string. Default: none.
+   */
+  trustProxy?: boolean | string | string[];
+  /** The core's name for `trustProxy`'s list. */
+  trustedProxies?: string[];
   requestId?: boolean;
   timeout?: number;
   maxHeaderBytes?: number;

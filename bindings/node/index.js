@@ -394,7 +394,7 @@ const APP_OPTIONS = Object.fromEntries(
 /** The options by the core's names (the route options `specOf` renames, and every app option). */
 const NODE_NAMES = {
   ...Object.fromEntries(Object.entries(APP_OPTIONS).map(([node, core]) => [core, node])),
-  timeout_ms: 'timeout', operation_id: 'operationId', include_in_schema: 'hide', max_file_size: 'maxFileSize', path_params: 'params',
+  trusted_proxies: 'trustProxy', timeout_ms: 'timeout', operation_id: 'operationId', include_in_schema: 'hide', max_file_size: 'maxFileSize', path_params: 'params',
 };
 
 /**
@@ -416,10 +416,29 @@ function appConfig(options) {
   const keys = APP_OPTIONS;
   const config = {};
   for (const [name, value] of Object.entries(options || {})) {
-    if (!Object.hasOwn(keys, name)) checkOptions({ [name]: value }, [...Object.keys(keys), 'logger', 'onProtoPoisoning', 'return503OnClosing'], 'App option');
+    if (name === 'trustProxy') {
+      if (value !== undefined) config.trusted_proxies = trustedProxiesOf(value);
+      continue;
+    }
+    if (!Object.hasOwn(keys, name)) checkOptions({ [name]: value }, [...Object.keys(keys), 'logger', 'onProtoPoisoning', 'return503OnClosing', 'trustProxy'], 'App option');
     if (value !== undefined) config[keys[name]] = name === 'cors' ? corsOf(value) : value;
   }
   return config;
+}
+
+/**
+ * Fastify's `trustProxy` as the core's `trusted_proxies`: `true` (every peer), `false`, or the
+ * proxies as a list or a comma-separated string of addresses, networks (`10.0.0.0/8`) and
+ * proxy-addr's names (`loopback`, `linklocal`, `uniquelocal`). A hop count or a function is
+ * refused: the core decides whom it believes once per connection, without calling JavaScript.
+ */
+function trustedProxiesOf(value) {
+  if (value === true) return ['*'];
+  if (value === false) return [];
+  if (typeof value === 'string') return value.split(',').map((item) => item.trim()).filter(Boolean);
+  if (Array.isArray(value) && value.every((item) => typeof item === 'string')) return [...value];
+  const what = typeof value === 'number' ? 'a hop count' : typeof value === 'function' ? 'a function' : `${typeof value} ${String(value)}`;
+  throw new TypeError(`ferrule: trustProxy as ${what} is not offered; give true, or the proxies' addresses ('127.0.0.1', '10.0.0.0/8', ['loopback'])`);
 }
 
 const FASTIFY_CORS = ['origin', 'methods', 'allowedHeaders', 'exposedHeaders', 'credentials', 'maxAge', 'optionsSuccessStatus'];
@@ -2392,6 +2411,12 @@ function rawParts(ctx) {
   return ctx[RAW];
 }
 
+/** What a trusted proxy said about `ctx`'s request: `[scheme, host]` (each null when unsaid), or null. */
+function forwardedOf(ctx) {
+  // Until something fetched every raw part, one small native call, as `header()`.
+  return ctx[RAW] === undefined ? ctx[NATIVE].forwarded(ctx[ID]) : ctx[RAW][7];
+}
+
 /** `name` set on `object` as its own property, even `__proto__` (a header name a client may send). */
 function ownProperty(object, name, value) {
   if (name === '__proto__') Object.defineProperty(object, name, { value, enumerable: true, writable: true, configurable: true });
@@ -2638,8 +2663,11 @@ class Context {
     return query === '' ? this.path : `${this.path}?${query}`;
   }
 
-  /** The `Host` header as sent (Fastify's `request.host`); undefined without one. */
-  get host() { return this.header('host'); }
+  /**
+   * The host the client asked for (Fastify's `request.host`): the `Host` header, or a trusted
+   * proxy's `X-Forwarded-Host` (`trustProxy`); undefined without either.
+   */
+  get host() { return forwardedOf(this)?.[1] ?? this.header('host'); }
 
   /** The host without its port (Fastify's `request.hostname`). */
   get hostname() {
@@ -2664,8 +2692,11 @@ class Context {
   /** Whether no route took the request (Fastify's `request.is404`): true in a not-found handler. */
   get is404() { return this[ROUTE_OPTIONS_OF][this[ROUTE]] === undefined; }
 
-  /** 'http': the server speaks no TLS (a proxy in front that does is not trusted to say so). */
-  get protocol() { return 'http'; }
+  /**
+   * 'http' (the server speaks no TLS), or what a trusted proxy's `X-Forwarded-Proto` says
+   * ('https' behind one that ended TLS; `trustProxy`), as Fastify's `request.protocol`.
+   */
+  get protocol() { return forwardedOf(this)?.[0] ?? 'http'; }
 
   /** The request id (Fastify's `request.id`), as `requestId`. */
   get id() { return this.requestId; }
@@ -2719,8 +2750,9 @@ class Context {
   get traceId() { return rawParts(this)[5]?.[1] ?? undefined; }
 
   /**
-   * The address of the peer that sent the request (Fastify's `request.ip`): the client, or the
-   * last proxy in front of the server; '127.0.0.1' for `inject()`, as Fastify's.
+   * The address of the client that sent the request (Fastify's `request.ip`): the peer, or the
+   * client a trusted proxy's `X-Forwarded-For` names (`trustProxy`); '127.0.0.1' for
+   * `inject()`, as Fastify's.
    */
   get ip() { return rawParts(this)[6]?.[0] ?? undefined; }
 

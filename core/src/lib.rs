@@ -40,6 +40,7 @@ mod route;
 mod route_table;
 mod server;
 pub mod socket;
+pub mod forwarded;
 pub mod static_files;
 pub mod shape;
 mod slash_redirect;
@@ -50,6 +51,7 @@ pub mod validation;
 mod value;
 
 pub use app::{App, AppError};
+pub use forwarded::Forwarded;
 pub use handler::{Handler, HandlerError, HandlerErrorKind, HandlerFuture, Rejection};
 pub use key_cache::KeyCache;
 pub use middleware::InterpreterStats;

@@ -57,11 +57,14 @@ pub struct RequestData {
     /// When the handler's time limit (`timeout_ms`) runs out: the core answers 504 then, and a
     /// binding cancels what it can (a Python task, a Node `AbortSignal`). `None`: no limit.
     pub deadline: Option<std::time::Instant>,
-    /// The address of the peer that sent the request: the client, or the last proxy in
-    /// front of the server (no `Forwarded` header is trusted); for a request made in process,
-    /// what its caller says ([`ClientAddr`]). `None` only for a request given to the router
-    /// directly (`App::router`), which nobody said.
+    /// The address of the client that sent the request: the peer, or, from a trusted proxy
+    /// (`trusted_proxies`), the client its `X-Forwarded-For` names (port 0); for a request
+    /// made in process, what its caller says ([`ClientAddr`]). `None` only for a request given
+    /// to the router directly (`App::router`), which nobody said.
     pub client: Option<std::net::SocketAddr>,
+    /// What a trusted proxy said about the request (its scheme and host); `None` from any
+    /// other peer, or when it said nothing ([`crate::forwarded`]).
+    pub forwarded: Option<crate::forwarded::Forwarded>,
 }
 
 /// The peer's address, put on each request by the connection that read it. A request made in
@@ -100,6 +103,7 @@ impl RequestData {
         RequestData {
             // Read before anything is moved out of `parts`.
             client: client_of(&parts),
+            forwarded: crate::forwarded::forwarded_of(&parts),
             method: parts.method,
             path: parts.uri.path().to_owned(),
             path_params: Params::default(),
@@ -111,6 +115,22 @@ impl RequestData {
             raw_body,
             raw_headers: parts.headers,
             deadline: None,
+        }
+    }
+
+    /// The scheme the client used: `"https"` when a trusted proxy says so, else `"http"` (the
+    /// server speaks no TLS itself).
+    pub fn scheme(&self) -> &'static str {
+        self.forwarded.as_ref().and_then(|forwarded| forwarded.scheme).unwrap_or("http")
+    }
+
+    /// The host (and port) the client asked for: a trusted proxy's `X-Forwarded-Host`, else
+    /// the `Host` header (which HTTP/2's `:authority` becomes); `None` without either. Read
+    /// from [`RequestData::raw_headers`], so asked before a binding moves them out.
+    pub fn host(&self) -> Option<std::borrow::Cow<'_, str>> {
+        match self.forwarded.as_ref().and_then(|forwarded| forwarded.host.as_deref()) {
+            Some(host) => Some(std::borrow::Cow::Borrowed(host)),
+            None => header_text(&self.raw_headers, "host"),
         }
     }
 

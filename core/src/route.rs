@@ -307,6 +307,7 @@ impl CompiledRoute {
             raw_query: parts.uri.query().unwrap_or("").to_owned(),
             raw_body,
             client: crate::request::client_of(parts),
+            forwarded: crate::forwarded::forwarded_of(parts),
             raw_headers: std::mem::take(&mut parts.headers),
             deadline: None,
         })

@@ -407,6 +407,10 @@ pub struct AppConfig {
     /// With `allowed_hosts`: a request for `example.com` where `www.example.com` is listed is
     /// redirected there (307) rather than refused, as Starlette's `TrustedHostMiddleware` does.
     pub www_redirect: bool,
+    /// The proxies whose `X-Forwarded-For`, `-Proto` and `-Host` are believed (see
+    /// [`crate::forwarded`]): addresses, networks (`10.0.0.0/8`), `loopback`, `linklocal`,
+    /// `uniquelocal`, or `*`. Empty (the default in the core): no one's.
+    pub trusted_proxies: Vec<String>,
     /// Generate `x-request-id` when the client sends none, and echo it on the response.
     pub request_id: bool,
     /// One record per request (`ferrule::access`): method, path, status, bytes, time, request id.
@@ -510,6 +514,7 @@ impl Default for AppConfig {
             compression: None,
             allowed_hosts: None,
             www_redirect: true,
+            trusted_proxies: Vec::new(),
             request_id: true,
             access_log: false,
             validate_responses: false,
@@ -615,6 +620,14 @@ impl AppConfig {
         self.allowed_hosts.as_deref().map(|patterns| crate::middleware::AllowedHosts::new(patterns, self.www_redirect)).transpose()
     }
 
+    /// `trusted_proxies` read, `None` when no proxy is trusted.
+    pub(crate) fn trusted_proxies(&self) -> Result<Option<crate::forwarded::TrustedProxies>, String> {
+        if self.trusted_proxies.is_empty() {
+            return Ok(None);
+        }
+        crate::forwarded::TrustedProxies::new(&self.trusted_proxies).map(Some)
+    }
+
     pub fn check(&self) -> Result<(), String> {
         if !(1..=127).contains(&self.max_json_depth) {
             return Err(format!("max_json_depth must be between 1 and 127 (serde_json's own limit is 128), not {}", self.max_json_depth));
@@ -648,6 +661,7 @@ impl AppConfig {
             crate::middleware::cors_layer(cors)?;
         }
         self.allowed_hosts()?;
+        self.trusted_proxies()?;
         if let Some(level) = self.compression.as_ref().and_then(|compression| compression.level) {
             crate::middleware::check_level(level)?;
         }

@@ -235,6 +235,43 @@ fn a_handler_sees_the_address_of_the_peer_that_sent_the_request() {
     rt.block_on(server.shutdown()).unwrap();
 }
 
+/// Behind a trusted proxy (`trusted_proxies`), the client, scheme and host it names; from any
+/// other peer, the headers are only headers.
+#[test]
+fn a_trusted_proxy_names_the_client_scheme_and_host() {
+    let rt = runtime();
+    let ask = |trusted: &[&str], head: &str| {
+        let config = AppConfig { trusted_proxies: trusted.iter().map(|t| t.to_string()).collect(), ..Default::default() };
+        let app = App::with_config(config).route(RouteSpec::get("/who"), |request: RequestData| async move {
+            let client = request.client.map(|client| client.to_string()).unwrap_or_default();
+            format!("{client} {}://{}", request.scheme(), request.host().unwrap_or_default())
+        });
+        let server = rt.block_on(async { app.serve(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap()).await.unwrap() });
+        let stream = TcpStream::connect(server.local_addr()).unwrap();
+        let mine = stream.local_addr().unwrap();
+        stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let mut writer = stream.try_clone().unwrap();
+        let mut reader = BufReader::new(stream);
+        writer.write_all(format!("GET /who HTTP/1.1\r\nHost: app.internal:8000\r\n{head}\r\n").as_bytes()).unwrap();
+        let body = read_response(&mut reader).1;
+        rt.block_on(server.shutdown()).unwrap();
+        body.replace(&mine.to_string(), "PEER")
+    };
+    let proxied = "X-Forwarded-For: 1.2.3.4, 203.0.113.9\r\nX-Forwarded-Proto: https\r\nX-Forwarded-Host: shop.example\r\n";
+    assert_eq!(ask(&["127.0.0.1"], proxied), "203.0.113.9:0 https://shop.example");
+    assert_eq!(ask(&["loopback"], "X-Forwarded-Proto: https\r\n"), "127.0.0.1:0 https://app.internal:8000");
+    assert_eq!(ask(&["10.0.0.0/8"], proxied), "PEER http://app.internal:8000", "a peer not listed");
+    assert_eq!(ask(&[], proxied), "PEER http://app.internal:8000", "no one listed");
+    assert_eq!(ask(&["127.0.0.1"], ""), "PEER http://app.internal:8000", "a trusted peer that says nothing");
+}
+
+#[test]
+fn trusted_proxies_that_do_not_read_are_refused_naming_the_entry() {
+    let config = AppConfig { trusted_proxies: vec!["10.0.0.0/8".into(), "proxy.internal".into()], ..Default::default() };
+    let error = config.check().unwrap_err();
+    assert!(error.starts_with("trusted_proxies: `proxy.internal` is not an address"), "{error}");
+}
+
 // Found by review: over HTTP/2 the host is `:authority`, so a handler reading `Host` (a
 // Starlette `request.url`) found none; and the peer's address must reach h2 requests too.
 #[test]

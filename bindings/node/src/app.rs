@@ -94,6 +94,8 @@ struct RawParts {
     query: String,
     headers: ferrule_core::http::HeaderMap,
     client: Option<std::net::SocketAddr>,
+    /// What a trusted proxy said (`trustProxy`): the scheme and host.
+    forwarded: Option<ferrule_core::Forwarded>,
 }
 
 #[napi]
@@ -278,6 +280,13 @@ impl Conversations {
     }
 }
 
+/// `[scheme or null, host or null]`.
+fn forwarded_to_js(env: Env, forwarded: &ferrule_core::Forwarded) -> std::result::Result<raw::Value, raw::Failed> {
+    let scheme = forwarded.scheme.map_or_else(|| env.null(), |scheme| env.string(scheme))?;
+    let host = forwarded.host.as_deref().map_or_else(|| env.null(), |host| env.string(host))?;
+    shapes::array(env, &[scheme, host])
+}
+
 impl RawParts {
     fn take(request: &mut ferrule_core::RequestData) -> RawParts {
         RawParts {
@@ -285,12 +294,14 @@ impl RawParts {
             query: std::mem::take(&mut request.raw_query),
             headers: std::mem::take(&mut request.raw_headers),
             client: request.client,
+            forwarded: request.forwarded.take(),
         }
     }
 
     /// What `ctx`'s raw accessors read: `[body (Buffer), query string, [name, value, …] query
     /// pairs, [name, value, …] headers, [name, value, …] cookies, [traceparent, trace id] or
-    /// null, [peer address, peer port] or null]`.
+    /// null, [client address, client port] or null, [scheme or null, host or null] (what a
+    /// trusted proxy said) or null]`.
     fn to_js(self, env: Env) -> std::result::Result<raw::Value, raw::Failed> {
         let flat = |pairs: Vec<(String, String)>| -> std::result::Result<raw::Value, raw::Failed> {
             let mut values = Vec::with_capacity(pairs.len() * 2);
@@ -312,7 +323,11 @@ impl RawParts {
             Some(client) => env.string(&client.ip().to_string()).and_then(|ip| shapes::array(env, &[ip, env.int(i64::from(client.port()))?])),
             None => env.null(),
         };
-        let parts = [env.buffer(&self.body), env.string(&self.query), flat(query), flat(headers), flat(cookies), trace, client];
+        let forwarded = match &self.forwarded {
+            Some(forwarded) => forwarded_to_js(env, forwarded),
+            None => env.null(),
+        };
+        let parts = [env.buffer(&self.body), env.string(&self.query), flat(query), flat(headers), flat(cookies), trace, client, forwarded];
         let parts = parts.into_iter().collect::<std::result::Result<Vec<_>, _>>()?;
         shapes::array(env, &parts)
     }
@@ -668,6 +683,22 @@ impl NativeApp {
         match raw.and_then(|raw| ferrule_core::header_text(&raw.headers, &name)) {
             Some(text) => env.string(&text),
             None => env.undefined(),
+        }
+        .map(Js)
+        .map_err(js_error)
+    }
+
+    /// What a trusted proxy said about request `id`: `[scheme or null, host or null]`, or null.
+    /// `ctx.protocol` and `ctx.host` ask here until the handler has fetched every raw part, as
+    /// `ctx.header()` does.
+    #[napi]
+    pub fn forwarded(&self, env: napi::Env, id: u32) -> Result<Js> {
+        let env = Env(env.raw());
+        let running = lock(&self.running);
+        let raw = running.pending.get(id as usize).and_then(|p| p.as_ref()?.raw.as_ref());
+        match raw.and_then(|raw| raw.forwarded.as_ref()) {
+            Some(forwarded) => forwarded_to_js(env, forwarded),
+            None => env.null(),
         }
         .map(Js)
         .map_err(js_error)

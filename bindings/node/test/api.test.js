@@ -415,6 +415,44 @@ test("ctx.ip and ctx.remotePort are the peer that sent the request, as Fastify's
   assert.deepStrictEqual((await app.inject('/who')).json(), { ip: '127.0.0.1', port: 0 }); // as Fastify's inject
 });
 
+test("trustProxy: a listed proxy's X-Forwarded-For, -Proto and -Host name ip, protocol and host, as Fastify's", async () => {
+  const http = require('node:http');
+  const { serving } = require('./support');
+  const whoApp = (options) => {
+    const app = new App(options);
+    app.get('/who', (ctx) => ({ ip: ctx.ip, protocol: ctx.protocol, host: ctx.host, hostname: ctx.hostname, port: ctx.port }));
+    // Read after every raw part was fetched, the same answers.
+    app.get('/raw', (ctx) => ctx.rawHeaders.length > 0 && { ip: ctx.ip, protocol: ctx.protocol, host: ctx.host });
+    return app;
+  };
+  const headers = { host: 'app.internal:8000', 'x-forwarded-for': '198.51.100.1, 203.0.113.9', 'x-forwarded-proto': 'https', 'x-forwarded-host': 'shop.example' };
+  const ask = (app, path) => serving(app, (port) => new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, path, agent: false, headers }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => resolve(JSON.parse(Buffer.concat(chunks))));
+    });
+    req.on('error', reject);
+    req.end();
+  }));
+  const believed = { ip: '203.0.113.9', protocol: 'https', host: 'shop.example', hostname: 'shop.example', port: null };
+  for (const trustProxy of ['127.0.0.1', ['10.0.0.0/8', 'loopback']]) {
+    assert.deepStrictEqual(await ask(whoApp({ trustProxy }), '/who'), believed, String(trustProxy));
+  }
+  // Every hop trusted: the leftmost address, as proxy-addr reads it.
+  assert.deepStrictEqual(await ask(whoApp({ trustProxy: true }), '/who'), { ...believed, ip: '198.51.100.1' });
+  assert.deepStrictEqual(await ask(whoApp({ trustProxy: 'loopback' }), '/raw'), { ip: '203.0.113.9', protocol: 'https', host: 'shop.example' });
+  for (const options of [{}, { trustProxy: false }, { trustProxy: '10.0.0.0/8' }]) {
+    const seen = await ask(whoApp(options), '/who');
+    assert.deepStrictEqual([seen.ip, seen.protocol, seen.host], ['127.0.0.1', 'http', 'app.internal:8000'], JSON.stringify(options));
+  }
+  // inject() comes from 127.0.0.1, as Fastify's: its proxy headers are believed from there too.
+  const injected = await whoApp({ trustProxy: 'loopback' }).inject({ url: '/who', headers: { 'x-forwarded-proto': 'https' } });
+  assert.deepStrictEqual([injected.json().ip, injected.json().protocol], ['127.0.0.1', 'https']);
+  assert.throws(() => new App({ trustProxy: 1 }), { name: 'TypeError', message: /^ferrule: trustProxy as a hop count is not offered/ });
+  assert.throws(() => new App({ trustProxy: ['proxy.internal'] }), { message: /^ferrule: app settings: trustProxy: `proxy\.internal` is not an address/ });
+});
+
 // Found by a README walk: a wrong-typed option was named in the core's spelling (body_limit,
 // expected usize), and a route's not at all ("route: invalid type … at line 1 column 44").
 test('a wrong-typed option is named as the program wrote it, with its route', () => {

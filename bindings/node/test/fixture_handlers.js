@@ -83,6 +83,7 @@ const SYNC = {
     cookies: ctx.cookiePairs,
     body: ctx.rawBody.toString('utf8'),
   }),
+  origin: (ctx) => ({ client: ctx.ip ?? null, scheme: ctx.protocol, host: ctx.host ?? null }),
   part_headers: (ctx) => {
     const headers = (value) => (Array.isArray(value) ? value.map(headers) : value.headers);
     const isFile = (v) => v && typeof v === 'object' && Buffer.isBuffer(v.data);

@@ -8,6 +8,7 @@ import dis
 import functools
 import inspect
 import json
+import os
 import types
 import weakref
 from typing import Any, AsyncContextManager, Callable, Iterable, Mapping, Optional, Sequence, TypeVar, Union
@@ -514,6 +515,18 @@ class DrainTimeout(RuntimeError):
     cut off. The core has printed one line saying so; ``run()`` exits with status 1."""
 
 
+def _forwarded_allow_ips(given: Optional[Union[str, Sequence[str]]]) -> list[str]:
+    """``forwarded_allow_ips`` as the core's ``trusted_proxies``: uvicorn's default and its
+    comma-separated spelling (the core names an entry that is no address)."""
+    if given is None:
+        given = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")
+    if isinstance(given, str):
+        return [entry.strip() for entry in given.split(",") if entry.strip()]
+    if not isinstance(given, (list, tuple, set, frozenset)) or not all(isinstance(entry, str) for entry in given):
+        raise TypeError(f"forwarded_allow_ips is a list of addresses or a comma-separated string, not {given!r}")
+    return list(given)
+
+
 class App(_Routes):
     """A Ferrule application.
 
@@ -528,6 +541,10 @@ class App(_Routes):
     ``log_level`` (``"debug"``, ``"info"`` (default), ``"warn"``, ``"error"``, ``"off"``: the core's records
     below it are never sent to ``logging``), ``timeout_ms`` (handler time limit → 504),
     ``max_header_bytes`` (→ 431), ``shutdown_timeout_ms`` (drain deadline, default 10 s).
+    ``forwarded_allow_ips`` (uvicorn's): the proxies whose ``X-Forwarded-For``, ``-Proto`` and
+    ``-Host`` are believed for ``request.client`` and ``request.url``, as a list or a
+    comma-separated string of addresses, networks (``10.0.0.0/8``) or ``*``; by default the
+    ``FORWARDED_ALLOW_IPS`` environment variable, else ``127.0.0.1``, as in uvicorn.
     Connection limits (defaults in the README's table): ``header_read_timeout_ms``,
     ``body_read_timeout_ms``, ``min_body_rate`` (bytes/s), ``keep_alive_timeout_ms``,
     ``send_timeout_ms``, ``max_connections``, ``max_queued_requests`` (→ 503), ``http2_max_concurrent_streams``,
@@ -564,6 +581,7 @@ class App(_Routes):
         compression: Optional[dict] = None,
         allowed_hosts: Optional[Sequence[str]] = None,
         www_redirect: Optional[bool] = None,
+        forwarded_allow_ips: Optional[Union[str, Sequence[str]]] = None,
         request_id: Optional[bool] = None,
         access_log: Optional[bool] = None,
         validate_responses: Optional[bool] = None,
@@ -614,6 +632,7 @@ class App(_Routes):
             "compression": compression,
             "allowed_hosts": allowed_hosts,
             "www_redirect": www_redirect,
+            "trusted_proxies": _forwarded_allow_ips(forwarded_allow_ips),
             "request_id": request_id,
             "access_log": access_log,
             "validate_responses": validate_responses,

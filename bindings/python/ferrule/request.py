@@ -98,12 +98,13 @@ class URL:
     """``request.url``, as Starlette's: ``scheme``, ``hostname``, ``port``, ``netloc``, ``path``
     (percent-encoded, as sent) and ``query``; ``str(url)`` is the whole URL. The host is the
     request's ``Host`` header (empty when it sent none); the scheme is ``http``, as the server
-    speaks no TLS (a proxy in front that does is not trusted to say so)."""
+    speaks no TLS. From a proxy ``forwarded_allow_ips`` lists, both are what it says the client
+    asked for (``X-Forwarded-Proto``, ``X-Forwarded-Host``)."""
 
     __slots__ = ("scheme", "netloc", "path", "query")
 
-    def __init__(self, netloc: str, path: str, query: str) -> None:
-        self.scheme = "http"
+    def __init__(self, netloc: str, path: str, query: str, scheme: str = "http") -> None:
+        self.scheme = scheme
         self.netloc = netloc
         self.path = path
         self.query = query
@@ -125,11 +126,11 @@ class URL:
         return f"{self.scheme}://{self.netloc}{self.path}" + (f"?{self.query}" if self.query else "")
 
     def replace(self, **parts: str) -> "URL":
-        """This URL with ``netloc``, ``path`` or ``query`` replaced (Starlette's ``replace``)."""
-        unknown = set(parts) - {"netloc", "path", "query"}
+        """This URL with ``scheme``, ``netloc``, ``path`` or ``query`` replaced (Starlette's ``replace``)."""
+        unknown = set(parts) - {"scheme", "netloc", "path", "query"}
         if unknown:
-            raise TypeError(f"URL.replace takes netloc, path and query, not {', '.join(sorted(unknown))}")
-        return URL(parts.get("netloc", self.netloc), parts.get("path", self.path), parts.get("query", self.query))
+            raise TypeError(f"URL.replace takes scheme, netloc, path and query, not {', '.join(sorted(unknown))}")
+        return URL(parts.get("netloc", self.netloc), parts.get("path", self.path), parts.get("query", self.query), parts.get("scheme", self.scheme))
 
     def include_query_params(self, **params: Any) -> "URL":
         """This URL with ``params`` set in its query (replacing those of the same names)."""

@@ -236,8 +236,9 @@ impl Request {
         self.data.trace().map(|t| t.header())
     }
 
-    /// The peer that sent the request, as Starlette's `Address(host, port)`: the client, or
-    /// the last proxy in front of the server; `127.0.0.1` (port 0) for a `TestClient`'s.
+    /// The client that sent the request, as Starlette's `Address(host, port)`: the peer, or
+    /// the client a proxy `forwarded_allow_ips` lists names in `X-Forwarded-For` (port 0, as
+    /// uvicorn gives it); `127.0.0.1` (port 0) for a `TestClient`'s.
     #[getter]
     fn client<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
         static ADDRESS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
@@ -257,8 +258,9 @@ impl Request {
     #[getter]
     fn url<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         static URL: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-        let host = ferrule_core::header_text(&self.data.raw_headers, "host").map(std::borrow::Cow::into_owned).unwrap_or_default();
-        URL.import(py, "ferrule.request", "URL")?.call1((host, self.data.path.as_str(), self.data.raw_query.as_str()))
+        // The Host, or what a trusted proxy says the client asked for (`RequestData::host`).
+        let host = self.data.host().map(std::borrow::Cow::into_owned).unwrap_or_default();
+        URL.import(py, "ferrule.request", "URL")?.call1((host, self.data.path.as_str(), self.data.raw_query.as_str(), self.data.scheme()))
     }
 
     /// `await request.json()`, as Starlette's: the body as sent, parsed.

@@ -109,6 +109,10 @@ def raw(request: Request) -> dict:
     }
 
 
+def origin(request: Request) -> dict:
+    return {"client": request.client.host if request.client else None, "scheme": request.url.scheme, "host": request.url.netloc}
+
+
 def _chunks(request: Request) -> Iterator[str]:
     for i in range(request.query["n"]):
         yield f"{i}:{request.query['word']}\n"
@@ -174,6 +178,7 @@ SYNC: dict[str, Callable[[Request], Any]] = {
     "text": text,
     "file": file,
     "raw": raw,
+    "origin": origin,
     "part_headers": part_headers,
     "result": result,
     "result_text": result_text,

@@ -29,7 +29,10 @@ def build(category: str, handlers: dict) -> App:
     fixture = json.loads((FIXTURES / "conformance" / f"{category}.json").read_text())
     # The corpus states the core's defaults; Python's own differs in one setting (FastAPI's
     # trailing-slash redirect), which a fixture turns on where it judges it.
-    app = App(**{"redirect_slashes": False, **(fixture.get("app") or {})})
+    settings = dict(fixture.get("app") or {})
+    # The core's name for uvicorn's forwarded_allow_ips; none trusted unless the fixture says.
+    settings["forwarded_allow_ips"] = settings.pop("trusted_proxies", [])
+    app = App(**{"redirect_slashes": False, **settings})
     for route in fixture["routes"]:
         spec = dict(route)
         kind = spec.pop("handler")

@@ -13,7 +13,7 @@ import re
 import socket
 import subprocess
 import sys
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import pytest
 from pydantic import BaseModel
@@ -226,8 +226,10 @@ def test_options_are_the_cores_and_a_misspelling_names_the_nearest() -> None:
     # Besides the core's settings, only the app's own life cycle and dependencies (Python
     # callables), Starlette's middleware list (which sets the core's cors and compression) and
     # FastAPI's default_response_class (which wraps results in Python), and its responses and
-    # deprecated (which each route's spec carries).
+    # deprecated (which each route's spec carries). One has uvicorn's name: forwarded_allow_ips
+    # is the core's trusted_proxies.
     settings = set(inspect.signature(App.__init__).parameters) - {"self", "lifespan", "on_startup", "on_shutdown", "dependencies", "middleware", "default_response_class", "responses", "deprecated"}
+    settings = {"trusted_proxies" if name == "forwarded_allow_ips" else name for name in settings}
     assert settings == set(_ferrule.app_setting_names()), "App's keyword arguments are the core's settings"
     app = App()
     with pytest.raises(TypeError, match=r"^unknown route option body_limt \(did you mean body_limit\?\)$"):
@@ -270,22 +272,48 @@ def test_request_client_is_the_peer_that_sent_the_request_as_starlettes() -> Non
 
     from ferrule.testing import TestClient
 
-    app = App()
+    def who_app(**settings: Any) -> App:
+        app = App(**settings)
 
-    @app.get("/who")
-    def who(request: Request) -> dict:
-        client = request.client
-        return {"client": None if client is None else [client.host, client.port]}
+        @app.get("/who")
+        def who(request: Request) -> dict:
+            client = request.client
+            return {"client": None if client is None else [client.host, client.port], "url": str(request.url)}
 
-    with serving(app) as port:
-        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-        connection.request("GET", "/who", headers={"x-forwarded-for": "203.0.113.9"})
-        mine = connection.sock.getsockname()
-        seen = json.loads(connection.getresponse().read())
-        connection.close()
-    assert seen == {"client": ["127.0.0.1", mine[1]]}  # the peer's, never a header's
-    with TestClient(app) as client:
-        assert client.get("/who").json() == {"client": ["127.0.0.1", 0]}  # in process: loopback, as Fastify's inject
+        return app
+
+    def ask(app: App, headers: dict[str, str]) -> tuple[dict, int]:
+        with serving(app) as port:
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+            connection.request("GET", "/who", headers=headers)
+            mine = connection.sock.getsockname()
+            seen = json.loads(connection.getresponse().read())
+            connection.close()
+        return seen, mine[1]
+
+    proxied = {"x-forwarded-for": "198.51.100.1, 203.0.113.9", "x-forwarded-proto": "https", "x-forwarded-host": "shop.example"}
+    # The peer is 127.0.0.1, which uvicorn's default forwarded_allow_ips trusts, as here.
+    seen, _ = ask(who_app(), proxied)
+    assert seen == {"client": ["203.0.113.9", 0], "url": "https://shop.example/who"}
+    # A peer not listed, or no list: the peer's, never a header's.
+    for settings in ({"forwarded_allow_ips": []}, {"forwarded_allow_ips": "10.0.0.0/8, 192.168.0.1"}):
+        seen, mine = ask(who_app(**settings), proxied)
+        assert seen["client"] == ["127.0.0.1", mine], settings
+        assert seen["url"].startswith("http://127.0.0.1:"), settings
+    with TestClient(who_app()) as client:
+        assert client.get("/who").json()["client"] == ["127.0.0.1", 0]  # in process: loopback, as Fastify's inject
+        assert client.get("/who", headers={"X-Forwarded-Proto": "https"}).json()["url"] == "https://testserver/who"
+
+
+def test_forwarded_allow_ips_that_do_not_read_are_refused_naming_the_entry(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(ValueError, match=r"^app settings: trusted_proxies: `proxy\.internal` is not an address"):
+        App(forwarded_allow_ips=["10.0.0.1", "proxy.internal"])
+    with pytest.raises(TypeError, match="forwarded_allow_ips is a list"):
+        App(forwarded_allow_ips=10)
+    # uvicorn's environment variable, read when the app names none.
+    monkeypatch.setenv("FORWARDED_ALLOW_IPS", "10.0.0.1,10.0.0.2")
+    assert App().config["trusted_proxies"] == ["10.0.0.1", "10.0.0.2"]
+    assert App(forwarded_allow_ips="*").config["trusted_proxies"] == ["*"]
 
 
 # Found by a README walk: a wrong-typed option was named in Rust's types (expected usize), and
@@ -353,8 +381,12 @@ def test_query_params_print_as_a_query_string_and_the_url_makes_links() -> None:
     assert str(url.replace_query_params(q="x")) == "http://shop.example/items?q=x"
     assert str(url.remove_query_params("sort")) == "http://shop.example/items?page=1"
     assert str(url.replace(path="/other")) == "http://shop.example/other?page=1&sort=name"
-    with pytest.raises(TypeError, match="scheme"):
-        url.replace(scheme="https")
+    # As Starlette's: the scheme too (the old test asserted a TypeError; behind a trusted proxy
+    # the scheme is no longer always http, so links are made with either).
+    assert str(url.replace(scheme="https")) == "https://shop.example/items?page=1&sort=name"
+    assert str(URL("shop.example", "/a", "", "https").replace(path="/b")) == "https://shop.example/b"
+    with pytest.raises(TypeError, match="takes scheme, netloc, path and query, not colour"):
+        url.replace(colour="red")
 
 
 # A FastAPI handler reads `request.headers.get("user-agent")`, `request.cookies["session"]` and

@@ -37,6 +37,7 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     raw.define_method("cookie_pairs", method!(raw_parts::RawParts::cookie_pairs, 0))?;
     raw.define_method("trace", method!(raw_parts::RawParts::trace, 0))?;
     raw.define_method("client", method!(raw_parts::RawParts::client, 0))?;
+    raw.define_method("forwarded", method!(raw_parts::RawParts::forwarded, 0))?;
     raw.define_method("declares_body?", method!(raw_parts::RawParts::declares_body, 0))?;
     let class = module.define_class("NativeApp", ruby.class_object())?;
     class.define_singleton_method("new", function!(NativeApp::new, 5))?;

@@ -14,6 +14,8 @@ pub struct RawParts {
     query: String,
     headers: HeaderMap,
     client: Option<std::net::SocketAddr>,
+    /// What a trusted proxy said (`trusted_proxies`): the scheme and host.
+    forwarded: Option<ferrule_core::Forwarded>,
     /// Whether the route declares a body: without one, `req.body` is an IO of the bytes, as
     /// Sinatra's `request.body` (lib/ferrule/types.rb).
     declares_body: bool,
@@ -27,6 +29,7 @@ impl RawParts {
             query: std::mem::take(&mut request.raw_query),
             headers: std::mem::take(&mut request.raw_headers),
             client: request.client,
+            forwarded: request.forwarded.take(),
             declares_body,
         }
     }
@@ -60,9 +63,15 @@ impl RawParts {
         ferrule_core::header_text(&self.headers, &name).map(std::borrow::Cow::into_owned)
     }
 
-    /// The peer that sent the request: `[address, port]`, or nil for a request made in process.
+    /// The client that sent the request: `[address, port]` (the peer's, or the client a
+    /// trusted proxy names, port 0), or nil for a request made in process.
     pub fn client(&self) -> Option<(String, u16)> {
         self.client.map(|client| (client.ip().to_string(), client.port()))
+    }
+
+    /// What a trusted proxy said: `[scheme or nil, host or nil]`, or nil.
+    pub fn forwarded(&self) -> Option<(Option<&'static str>, Option<String>)> {
+        self.forwarded.as_ref().map(|forwarded| (forwarded.scheme, forwarded.host.clone()))
     }
 
     /// The caller's W3C trace: `[traceparent, trace id]`, or nil without a valid `traceparent`.

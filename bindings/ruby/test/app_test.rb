@@ -191,14 +191,14 @@ class AppTest < Minitest::Test
   end
 
   def test_request_ip_is_the_peer_that_sent_the_request_as_racks
-    app = Ferrule::App.new
+    app = Ferrule::App.new(trusted_proxies: [])
     app.get("/who") { |req| { ip: req.ip, port: req.remote_port } }
     Object.new.extend(Support).serving(app) do |port|
       http = Net::HTTP.new("127.0.0.1", port)
       http.start do
         mine = http.instance_variable_get(:@socket).io.local_address.ip_port
         seen = JSON.parse(http.get("/who", "x-forwarded-for" => "203.0.113.9").body)
-        assert_equal({ "ip" => "127.0.0.1", "port" => mine }, seen, "the peer's, never a header's")
+        assert_equal({ "ip" => "127.0.0.1", "port" => mine }, seen, "no proxy trusted: the peer's, never a header's")
       end
     end
     # Under a Rack server (Puma), the peer it saw; without one, loopback.
@@ -206,6 +206,34 @@ class AppTest < Minitest::Test
     assert_equal [200, { "ip" => "2001:db8::7", "port" => 0 }], [status, JSON.parse(body.join)]
     _, _, body = app.call(Rack::MockRequest.env_for("/who").tap { |env| env.delete("REMOTE_ADDR") })
     assert_equal({ "ip" => "127.0.0.1", "port" => 0 }, JSON.parse(body.join))
+  end
+
+  # Found by a Sinatra differential: behind nginx ending TLS, `redirect "/x"` went to http://
+  # and the proxy's host, and ssl? was false; Rack believes X-Forwarded-* from its trusted
+  # proxies (loopback and private addresses), as the app now does by default.
+  def test_a_trusted_proxy_names_the_client_scheme_and_host
+    proxied = { "x-forwarded-for" => "198.51.100.1, 203.0.113.9", "x-forwarded-proto" => "https", "x-forwarded-host" => "shop.example" }
+    ask = lambda do |app|
+      app.get("/who") { |req| { ip: req.ip, url: req.url, ssl: req.ssl?, env: [env["rack.url_scheme"], env["HTTPS"]] } }
+      app.get("/away") { redirect "/there" }
+      Object.new.extend(Support).serving(app) do |port|
+        Net::HTTP.start("127.0.0.1", port) do |http|
+          [JSON.parse(http.get("/who", proxied).body), http.get("/away", proxied)["location"], port]
+        end
+      end
+    end
+    seen, location, = ask.call(Ferrule::App.new)
+    assert_equal({ "ip" => "203.0.113.9", "url" => "https://shop.example/who", "ssl" => true, "env" => %w[https on] }, seen)
+    assert_equal "https://shop.example/there", location
+    seen, location, port = ask.call(Ferrule::App.new(trusted_proxies: ["10.0.0.0/8"]))
+    assert_equal({ "ip" => "127.0.0.1", "url" => "http://127.0.0.1:#{port}/who", "ssl" => false, "env" => ["http", nil] }, seen)
+    assert_equal "http://127.0.0.1:#{port}/there", location
+    # Rack::Test's requests come from 127.0.0.1 (Rack::MockRequest's REMOTE_ADDR), a trusted proxy.
+    _, headers, = Ferrule::App.new.tap { |app| app.get("/away") { redirect "/there" } }
+                              .call(Rack::MockRequest.env_for("/away", "HTTP_X_FORWARDED_PROTO" => "https", "HTTP_HOST" => "shop.example"))
+    assert_equal "https://shop.example/there", headers["location"]
+    error = assert_raises(ArgumentError) { Ferrule::App.new(trusted_proxies: ["proxy.internal"]) }
+    assert_match(/\Aferrule: app settings: trusted_proxies: `proxy.internal` is not an address/, error.message)
   end
 
   # Found by an attack probe: a block that raised Interrupt (any SignalException) ended the

@@ -81,6 +81,7 @@ module FixtureHandlers
       { n: req.query[:n], query: req.query_pairs, extra: req.header("x-extra"), cookies: req.cookie_pairs,
         body: req.raw_body.dup.force_encoding(Encoding::UTF_8).scrub("\uFFFD") }
     end,
+    "origin" => ->(req) { { client: req.ip, scheme: req.scheme, host: req.host_with_port } },
     "part_headers" => lambda do |req|
       files = (req.body || {}).select { |_, v| v.is_a?(Ferrule::UploadedFile) || (v.is_a?(Array) && v.first.is_a?(Ferrule::UploadedFile)) }
       files.transform_values { |v| v.is_a?(Array) ? v.map(&:headers) : v.headers }

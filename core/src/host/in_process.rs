@@ -31,6 +31,9 @@ pub struct InProcess<R> {
     /// Set while the app closes: requests are answered as a server answers them then
     /// ([`crate::Closing`]).
     refusing: AtomicBool,
+    /// `trusted_proxies`: a caller's address among them has its requests' `X-Forwarded-*`
+    /// read, as a server's peer has (a test client's proxy headers; a Rack server's).
+    proxies: Option<crate::forwarded::TrustedProxies>,
 }
 
 /// Its calls are taken and answered through its [`Inbox`], as a server's are.
@@ -90,7 +93,8 @@ impl<R: Send + Sync + 'static> InProcess<R> {
             .build()
             .map_err(|e| HostError::Runtime(format!("cannot start the runtime: {e}")))?;
         runtime.spawn(inbox.deliver());
-        Ok(InProcess { runtime, router, inbox, refusing: AtomicBool::new(false) })
+        let proxies = config.trusted_proxies().map_err(HostError::Settings)?;
+        Ok(InProcess { runtime, router, inbox, refusing: AtomicBool::new(false), proxies })
     }
 
     /// Starts `request` through the router; the caller then runs [`InProcess::wait`] (or its
@@ -98,6 +102,12 @@ impl<R: Send + Sync + 'static> InProcess<R> {
     pub fn send(&self, mut request: http::Request<Bytes>) -> Exchange {
         if request.extensions().get::<crate::ClientAddr>().is_none() {
             request.extensions_mut().insert(crate::ClientAddr::IN_PROCESS);
+        }
+        if let Some(proxies) = &self.proxies {
+            let caller = request.extensions().get::<crate::ClientAddr>().map_or(crate::ClientAddr::IN_PROCESS.0, |client| client.0);
+            if proxies.trusts(caller.ip()) {
+                crate::forwarded::believe(proxies, &mut request, caller);
+            }
         }
         let exchange = Exchange { wake: Arc::new(AtomicBool::new(false)), answer: Arc::new(Mutex::new(None)) };
         let (wake, answer, router, mailbox) = (exchange.wake.clone(), exchange.answer.clone(), self.router.clone(), self.inbox.mailbox_arc());

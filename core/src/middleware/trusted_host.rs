@@ -82,7 +82,7 @@ impl AllowedHosts {
 
     /// What a request with this `Host` gets: `None` to go on; otherwise its answer. No
     /// allocation on the way to `None`.
-    fn answer_for(&self, host: Option<&HeaderValue>, target: &http::Uri) -> Option<Response> {
+    fn answer_for(&self, host: Option<&HeaderValue>, target: &http::Uri, forwarded_scheme: Option<&str>) -> Option<Response> {
         let sent = host.and_then(|host| host.to_str().ok()).unwrap_or("");
         let name = without_port(sent);
         let name = name.strip_suffix('.').unwrap_or(name).as_bytes();
@@ -91,8 +91,9 @@ impl AllowedHosts {
         }
         if self.www_redirect && self.lists_www_of(name) {
             // Starlette's `url.replace(netloc="www." + netloc)`: the port kept, the scheme the
-            // request's (an HTTP/1 target in absolute form names one; otherwise `http`).
-            let scheme = target.scheme_str().unwrap_or("http");
+            // request's (a trusted proxy's word, or an HTTP/1 target in absolute form names one;
+            // otherwise `http`).
+            let scheme = forwarded_scheme.or(target.scheme_str()).unwrap_or("http");
             let path = target.path_and_query().map_or("/", |p| p.as_str());
             let location = format!("{scheme}://www.{sent}{path}");
             if let Ok(location) = HeaderValue::from_str(&location) {
@@ -132,7 +133,8 @@ pub(crate) fn trusted_host_layer(hosts: AllowedHosts) -> GateLayer<Arc<AllowedHo
 
 impl Gate for Arc<AllowedHosts> {
     fn refusal(&self, request: &Request) -> Option<Response> {
-        self.answer_for(request.headers().get(header::HOST), request.uri())
+        let forwarded_scheme = request.extensions().get::<crate::Forwarded>().and_then(|forwarded| forwarded.scheme);
+        self.answer_for(request.headers().get(header::HOST), request.uri(), forwarded_scheme)
     }
 }
 
@@ -146,7 +148,7 @@ mod tests {
 
     fn status(hosts: &AllowedHosts, host: Option<&str>) -> u16 {
         let host = host.map(|h| HeaderValue::from_str(h).unwrap());
-        hosts.answer_for(host.as_ref(), &"/a?b=1".parse().unwrap()).map_or(200, |r| r.status().as_u16())
+        hosts.answer_for(host.as_ref(), &"/a?b=1".parse().unwrap(), None).map_or(200, |r| r.status().as_u16())
     }
 
     #[test]
@@ -166,9 +168,12 @@ mod tests {
     #[test]
     fn a_host_whose_www_name_is_listed_is_redirected_there_keeping_port_path_and_query() {
         let allowed = hosts(&["www.example.com"]);
-        let answer = allowed.answer_for(Some(&HeaderValue::from_static("example.com:8000")), &"/a?b=1".parse().unwrap()).unwrap();
+        let answer = allowed.answer_for(Some(&HeaderValue::from_static("example.com:8000")), &"/a?b=1".parse().unwrap(), None).unwrap();
         assert_eq!(answer.status(), 307);
         assert_eq!(answer.headers()[header::LOCATION], "http://www.example.com:8000/a?b=1");
+        // Behind a trusted proxy that ended TLS, the scheme it names.
+        let answer = allowed.answer_for(Some(&HeaderValue::from_static("example.com")), &"/a".parse().unwrap(), Some("https")).unwrap();
+        assert_eq!(answer.headers()[header::LOCATION], "https://www.example.com/a");
         let off = AllowedHosts::new(&["www.example.com".to_owned()], false).unwrap();
         assert_eq!(status(&off, Some("example.com")), 400);
         assert_eq!(status(&allowed, Some("other.com")), 400);

@@ -91,7 +91,9 @@ fn serve_connection<A: AppService>(
     let _ = stream.set_nodelay(true);
     let mut io = GuardedIo::new(stream, state.clone(), limits.clone());
     let registry = registered.registry().clone();
-    let mut service = ConnService { app, state: state.clone(), limits: limits.clone(), client: crate::request::ClientAddr(client), registry };
+    // Decided once for the connection: a peer that is no trusted proxy pays nothing per request.
+    let proxies = limits.proxies.clone().filter(|proxies| proxies.trusts(client.ip()));
+    let mut service = ConnService { app, state: state.clone(), limits: limits.clone(), client: crate::request::ClientAddr(client), proxies, registry };
     async move {
         let protocol = tokio::select! {
             protocol = io.sniff() => protocol,
@@ -216,6 +218,8 @@ struct ConnService<A> {
     limits: Arc<ConnectionLimits>,
     /// The peer's address, given to each request (`RequestData::client`).
     client: crate::request::ClientAddr,
+    /// `trusted_proxies` when the peer is one of them, so its requests' `X-Forwarded-*` are read.
+    proxies: Option<Arc<crate::forwarded::TrustedProxies>>,
     /// The server's connections, for its switch to refuse new requests ([`super::Closing`]).
     registry: Arc<Registry>,
 }
@@ -229,11 +233,11 @@ impl<A: AppService> hyper::service::Service<http::Request<Incoming>> for ConnSer
         if self.registry.refusing.load(Ordering::Acquire) {
             return Either::Left(ready(Ok(super::closing_answer(request.version()))));
         }
-        let head = HeadNames::of(request.headers());
+        let head = HeadNames::of(request.headers(), self.proxies.is_some());
         if let Some(problem) = wire_problem(&request, &head).or_else(|| two_content_types(&request, &head)) {
             return Either::Left(ready(Ok(problem.into_http())));
         }
-        let upgrade = head.upgrade;
+        let (upgrade, forwarded) = (head.upgrade, head.forwarded);
         let http2 = request.version() == http::Version::HTTP_2;
         if !http2 && !request.uri().path().starts_with('/') {
             if let Some(problem) = target_problem(&request) {
@@ -251,6 +255,9 @@ impl<A: AppService> hyper::service::Service<http::Request<Incoming>> for ConnSer
         // One boxed value: the map itself is made for every request anyway (axum's router
         // keeps its `OriginalUri` there).
         request.extensions_mut().insert(self.client);
+        if let Some(proxies) = self.proxies.as_ref().filter(|_| forwarded) {
+            crate::forwarded::believe(proxies, &mut request, self.client.0);
+        }
         if http2 {
             host_from_authority(&mut request);
         }
@@ -275,11 +282,16 @@ struct HeadNames<'a> {
     hosts: usize,
     content_types: usize,
     upgrade: bool,
+    /// Whether any `X-Forwarded-*` came, looked for only on a trusted proxy's connection: only
+    /// then is its word read ([`crate::forwarded`]). Callgrind, four headers as oha sends
+    /// them: the read's own walk cost 188 instructions a request, this look 38 more in the
+    /// walk, and a connection not from a trusted proxy pays one untaken branch a header.
+    forwarded: bool,
 }
 
 impl<'a> HeadNames<'a> {
-    fn of(headers: &'a http::HeaderMap) -> Self {
-        let mut head = HeadNames { host: None, hosts: 0, content_types: 0, upgrade: false };
+    fn of(headers: &'a http::HeaderMap, from_trusted_proxy: bool) -> Self {
+        let mut head = HeadNames { host: None, hosts: 0, content_types: 0, upgrade: false, forwarded: false };
         // Every value, a repeated name's too.
         for (name, value) in headers {
             if name == http::header::HOST {
@@ -289,6 +301,8 @@ impl<'a> HeadNames<'a> {
                 head.content_types += 1;
             } else if name == http::header::UPGRADE {
                 head.upgrade = true;
+            } else if from_trusted_proxy && name.as_str().starts_with("x-forwarded-") {
+                head.forwarded = true;
             }
         }
         head
@@ -576,20 +590,25 @@ mod tests {
     #[test]
     fn the_head_walk_counts_every_value_of_a_repeated_name() {
         let request = head(&[("Host", "a"), ("content-type", "a/b"), ("upgrade", "websocket"), ("content-type", "c/d"), ("accept", "*/*")]);
-        let found = HeadNames::of(request.headers());
+        let found = HeadNames::of(request.headers(), false);
         assert_eq!((found.host.map(|h| h.as_bytes()), found.hosts, found.content_types, found.upgrade), (Some(&b"a"[..]), 1, 2, true));
         let request = head(&[("accept", "*/*")]);
-        let found = HeadNames::of(request.headers());
+        let found = HeadNames::of(request.headers(), false);
         assert_eq!((found.host, found.hosts, found.content_types, found.upgrade), (None, 0, 0, false));
+        // `X-Forwarded-*` is looked for only on a trusted proxy's connection.
+        let request = head(&[("accept", "*/*"), ("X-Forwarded-Proto", "https")]);
+        assert!(HeadNames::of(request.headers(), true).forwarded);
+        assert!(!HeadNames::of(request.headers(), false).forwarded);
+        assert!(!HeadNames::of(head(&[("x-forwarded", "a")]).headers(), true).forwarded);
     }
 
     #[test]
     fn a_body_with_two_content_types_is_400() {
         let mut request = head(&[("host", "a"), ("content-type", "application/json"), ("content-type", "text/plain")]);
-        assert_eq!(two_content_types(&request, &HeadNames::of(request.headers())).map(|p| p.status), Some(400));
+        assert_eq!(two_content_types(&request, &HeadNames::of(request.headers(), false)).map(|p| p.status), Some(400));
         request.headers_mut().remove(http::header::CONTENT_TYPE);
         request.headers_mut().insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
-        assert!(two_content_types(&request, &HeadNames::of(request.headers())).is_none());
+        assert!(two_content_types(&request, &HeadNames::of(request.headers(), false)).is_none());
     }
 
     #[test]
@@ -623,7 +642,7 @@ mod tests {
     fn a_host_that_is_no_host_is_400_a_coding_other_than_chunked_501_and_chunked_twice_400() {
         let problem = |headers: &[(&str, &str)]| {
             let request = head(headers);
-            wire_problem(&request, &HeadNames::of(request.headers()))
+            wire_problem(&request, &HeadNames::of(request.headers(), false))
         };
         let status = |headers: &[(&str, &str)]| problem(headers).map(|p| p.status);
         for host in ["a", "example.com:8080", "[::1]:80", "", "xn--caf-dma.example"] {
@@ -637,7 +656,7 @@ mod tests {
         assert_eq!(status(&[("accept", "*/*")]), Some(400), "HTTP/1.1 without a Host");
         let mut old = head(&[("accept", "*/*")]);
         *old.version_mut() = http::Version::HTTP_10;
-        assert!(wire_problem(&old, &HeadNames::of(old.headers())).is_none(), "HTTP/1.0 may omit it");
+        assert!(wire_problem(&old, &HeadNames::of(old.headers(), false)).is_none(), "HTTP/1.0 may omit it");
         assert_eq!(status(&[("host", "a"), ("transfer-encoding", "chunked")]), None);
         assert_eq!(status(&[("host", "a"), ("transfer-encoding", "Chunked")]), None);
         for coding in ["gzip, chunked", "foo"] {

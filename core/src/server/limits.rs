@@ -22,6 +22,9 @@ pub(crate) struct ConnectionLimits {
     pub http2_max_header_list_size: u32,
     pub http2_keep_alive_interval: Option<Duration>,
     pub sse_keep_alive: Option<Duration>,
+    /// `trusted_proxies`, `None` when no proxy is trusted: a connection from one of them has
+    /// its requests' `X-Forwarded-*` read ([`crate::forwarded`]).
+    pub proxies: Option<std::sync::Arc<crate::forwarded::TrustedProxies>>,
 }
 
 fn millis(ms: u64) -> Option<Duration> {
@@ -41,6 +44,8 @@ impl ConnectionLimits {
             http2_max_header_list_size: u32::try_from(config.max_header_bytes).unwrap_or(u32::MAX),
             http2_keep_alive_interval: millis(config.http2_keep_alive_interval_ms),
             sse_keep_alive: millis(config.sse_keep_alive_ms),
+            // A list that does not read was refused when the app was made (`AppConfig::check`).
+            proxies: config.trusted_proxies().ok().flatten().map(std::sync::Arc::new),
         }
     }
 }

@@ -80,6 +80,11 @@ pub fn handle(kind: &str, request: RequestData) -> ferrule_core::HandlerFuture {
                 Ok(Response::file(ferrule_conformance::fixtures_dir().join("served").join(name)))
             }
             "raw" => Response::json(&raw(&request)),
+            "origin" => Response::json(&json!({
+                "client": request.client.map(|client| client.ip().to_string()),
+                "scheme": request.scheme(),
+                "host": request.host(),
+            })),
             "part_headers" => Response::json(&part_headers(&request)),
             "result" => {
                 let body = match &request.body {

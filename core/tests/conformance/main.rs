@@ -68,6 +68,8 @@ categories!(
     trailing_slashes,
     files,
     trusted_hosts,
+    trusted_proxies,
+    untrusted_proxies,
 );
 
 /// Every category: those run above, and those with a test of their own (`hooks`).

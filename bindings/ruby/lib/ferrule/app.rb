@@ -32,6 +32,8 @@ module Ferrule
     METHODS = %w[GET POST PUT PATCH DELETE HEAD OPTIONS].freeze
     # The core's own list of settings: a new one reaches Ruby without an edit here.
     SETTINGS = NativeApp.setting_names.map(&:to_sym).freeze
+    # The proxies believed unless the app says otherwise (+trusted_proxies:+): Rack's.
+    DEFAULT_TRUSTED_PROXIES = %w[loopback uniquelocal].freeze
     # What a route says about itself in the OpenAPI document.
     DOC_OPTIONS = %i[summary description operation_id tags deprecated include_in_schema security].freeze
     ROUTE_OPTIONS = (%i[query headers cookies params body form multipart text bytes body_required max_file_size
@@ -84,6 +86,10 @@ module Ferrule
       end
 
       settings[:log_level] = "off" if logger == false && !settings.key?(:log_level)
+      # Rack's trusted proxies (loopback and private addresses), whose X-Forwarded-For, -Proto
+      # and -Host are believed for +request.ip+, +scheme+ and +host+: a Sinatra app behind
+      # nginx on the same machine or network redirects to https as it did under Puma.
+      settings[:trusted_proxies] = DEFAULT_TRUSTED_PROXIES unless settings.key?(:trusted_proxies)
       @logger = logger || nil
       config = settings.compact
       # nil switches the document (openapi_url) or the docs page (docs_url) off: sent, not compacted away.

@@ -26,9 +26,9 @@ module Ferrule
     def traceparent = @raw&.trace&.first
     # The W3C trace id (32 hex digits) of the caller's +traceparent+.
     def trace_id = @raw&.trace&.last
-    # The address of the peer that sent the request (Rack's +request.ip+): the client, or the
-    # last proxy in front of the server; for a Rack call, the server's +REMOTE_ADDR+
-    # (127.0.0.1 when it gives none).
+    # The address of the client that sent the request (Rack's +request.ip+): the peer, or the
+    # client a trusted proxy's X-Forwarded-For names (the app's +trusted_proxies+); for a Rack
+    # call, the server's +REMOTE_ADDR+ (127.0.0.1 when it gives none), or whom it forwarded for.
     def ip = @raw&.client&.first
     # The peer's port (0 for a Rack call: Rack does not say).
     def remote_port = @raw&.client&.last
@@ -94,7 +94,8 @@ module Ferrule
     def content_type = header("content-type")
     def media_type = content_type&.split(";", 2)&.first&.strip&.downcase
     def content_length = header("content-length")
-    def host_with_port = header("host")
+    # The Host, or a trusted proxy's X-Forwarded-Host (Rack's +host_with_port+ reads it too).
+    def host_with_port = forwarded&.last || header("host")
     def host = host_with_port&.then { |host| host.start_with?("[") ? host[0..(host.index("]") || -1)] : host.sub(/:\d*\z/, "") }
     # The port the Host names, else the scheme's (443 for https: found by a probe, it was 80).
     def port = host_with_port.to_s[/:(\d+)\z/, 1]&.then { |digits| Integer(digits, 10) } || (scheme == "https" ? 443 : 80)
@@ -105,9 +106,13 @@ module Ferrule
     def server_name = host
     def accept_language = header("accept-language")
     def content_charset = content_type.to_s[/;\s*charset=\"?([^\";]+)/i, 1]
-    # "http", or the scheme the Rack server says the request came by (+rack.url_scheme+); a
-    # proxy's X-Forwarded-Proto is not trusted to say it.
-    def scheme = @scheme ||= Thread.current[:__ferrule_rack_env]&.[]("rack.url_scheme") || "http"
+    # What a trusted proxy's X-Forwarded-Proto says (+https+ behind one that ended TLS), else
+    # the scheme the Rack server says the request came by (+rack.url_scheme+), else "http". A
+    # proxy is trusted as the app's +trusted_proxies+ says (by default loopback and private
+    # addresses, Rack's trusted proxies; Rack also believes any peer's X-Forwarded-Proto).
+    def scheme = @scheme ||= forwarded&.first || Thread.current[:__ferrule_rack_env]&.[]("rack.url_scheme") || "http"
+    # [scheme, host] a trusted proxy said (each nil when unsaid), or nil.
+    private def forwarded = @raw&.forwarded
     def request_method = self[:method]
     # Rack's +path+ (what Sinatra's +request.path+ is): the mount's and the routed path's
     # together, "/api/where" under <tt>map "/api"</tt>; the route matched +path_info+.
@@ -209,7 +214,7 @@ module Ferrule
     require "stringio"
     env = {
       "REQUEST_METHOD" => request.method, "SCRIPT_NAME" => request.script_name, "PATH_INFO" => request.path_info,
-      "QUERY_STRING" => request.raw_query, "rack.url_scheme" => "http",
+      "QUERY_STRING" => request.raw_query, "rack.url_scheme" => request.scheme, "HTTPS" => ("on" if request.ssl?),
       "rack.input" => StringIO.new(request.raw_body), "REMOTE_ADDR" => request.ip,
       "SERVER_NAME" => request.host, "SERVER_PORT" => request.host_with_port && request.port.to_s
     }.compact
