@@ -256,44 +256,6 @@ function paramsOf(schema, where) {
   });
 }
 
-/** The keywords of an object schema that speak of the object as a whole. */
-const WHOLE_OBJECT_KEYWORDS = ['anyOf', 'oneOf', 'allOf', 'not', 'if', 'then', 'else', 'minProperties', 'maxProperties', 'dependentRequired', 'dependentSchemas'];
-
-/**
- * What a `query`, `headers` or `cookies` schema says of its parameters as one object (`anyOf`
- * of `required`s, `minProperties`, …), for the core to judge once each parameter has passed
- * its own schema; `undefined` when it says nothing. They were dropped, so "either `id` or
- * `name`" let a request with neither through (found beside Fastify 5). Draft-07's
- * `dependencies`, which Fastify's Ajv reads, is written as its two 2020-12 keywords; header
- * names are matched in lower case, as Fastify matches them.
- */
-function objectRulesOf(schema, lowerCase) {
-  const rules = {};
-  for (const keyword of WHOLE_OBJECT_KEYWORDS) if (schema[keyword] !== undefined) rules[keyword] = schema[keyword];
-  if (schema.dependencies !== undefined && schema.dependencies !== null && typeof schema.dependencies === 'object') {
-    for (const [name, depends] of Object.entries(schema.dependencies)) {
-      const keyword = Array.isArray(depends) ? 'dependentRequired' : 'dependentSchemas';
-      rules[keyword] = { ...rules[keyword], [name]: depends };
-    }
-  }
-  if (Object.keys(rules).length === 0) return undefined;
-  return lowerCase ? lowerCaseNames(rules) : rules;
-}
-
-/** `rules` with the property names it speaks of (`required`, `properties`, `dependent*`) in lower case. */
-function lowerCaseNames(rules) {
-  if (Array.isArray(rules)) return rules.map(lowerCaseNames);
-  if (rules === null || typeof rules !== 'object') return rules;
-  const lowered = {};
-  for (const [keyword, value] of Object.entries(rules)) {
-    if (keyword === 'required' && Array.isArray(value)) lowered[keyword] = value.map((name) => (typeof name === 'string' ? name.toLowerCase() : name));
-    else if (['properties', 'dependentRequired', 'dependentSchemas'].includes(keyword) && value !== null && typeof value === 'object') {
-      lowered[keyword] = Object.fromEntries(Object.entries(value).map(([name, inner]) => [name.toLowerCase(), lowerCaseNames(keyword === 'dependentRequired' && Array.isArray(inner) ? inner.map((n) => (typeof n === 'string' ? n.toLowerCase() : n)) : inner)]));
-    } else lowered[keyword] = lowerCaseNames(value);
-  }
-  return lowered;
-}
-
 /**
  * A route's options → the core's RouteSpec fields. `body` is a JSON body's schema, `form` a
  * url-encoded form's, `multipart` a multipart form's (fields with `format: 'binary'` are files);
@@ -327,9 +289,11 @@ function specOf(method, path, options) {
   if (headers) spec.headers = headers;
   const cookies = paramsOf(options.cookies, `${method} ${path}: cookies`);
   if (cookies) spec.cookies = cookies;
+  // What each object schema says of its parameters as one object (`anyOf` of `required`s,
+  // `minProperties`, draft-07's `dependencies`, …): the core keeps those keywords and judges
+  // them once each parameter passed its own schema (they were dropped: found beside Fastify 5).
   for (const [option, source] of [['query', 'query'], ['headers', 'header'], ['cookies', 'cookie']]) {
-    const rules = options[option] ? objectRulesOf(options[option], source === 'header') : undefined;
-    if (rules) (spec.object_rules ??= {})[source] = rules;
+    if (options[option] !== null && typeof options[option] === 'object') (spec.object_rules ??= {})[source] = options[option];
   }
   const params = paramsOf(options.params, `${method} ${path}: params`);
   if (params) spec.path_params = params.map(({ name, schema }) => ({ name, schema }));

@@ -260,36 +260,9 @@ impl CompiledRoute {
             }
             self.path.extract(&pairs, issues)
         };
-        let query = if self.query.is_empty() && !self.whole.query.asks() {
-            Default::default()
-        } else {
-            let raw = RawPairs::from_urlencoded(parts.uri.query().unwrap_or("").as_bytes());
-            let before = issues.len();
-            let mut query = self.query.extract(&raw, issues);
-            self.whole.query.judge(&self.query, &raw, &query, before, issues);
-            if self.keep_undeclared_query {
-                self.query.push_undeclared(&raw, &mut query);
-            }
-            query
-        };
-        let headers = if self.headers.is_empty() && !self.whole.header.asks() {
-            Default::default()
-        } else {
-            let raw = header_pairs(parts);
-            let before = issues.len();
-            let headers = self.headers.extract(&raw, issues);
-            self.whole.header.judge(&self.headers, &raw, &headers, before, issues);
-            headers
-        };
-        let cookies = if self.cookies.is_empty() && !self.whole.cookie.asks() {
-            Default::default()
-        } else {
-            let raw = cookie_pairs(parts);
-            let before = issues.len();
-            let cookies = self.cookies.extract(&raw, issues);
-            self.whole.cookie.judge(&self.cookies, &raw, &cookies, before, issues);
-            cookies
-        };
+        let query = self.whole.query.extract(&self.query, || RawPairs::from_urlencoded(parts.uri.query().unwrap_or("").as_bytes()), self.keep_undeclared_query, issues);
+        let headers = self.whole.header.extract(&self.headers, || header_pairs(parts), false, issues);
+        let cookies = self.whole.cookie.extract(&self.cookies, || cookie_pairs(parts), false, issues);
         // A route that declares no body still keeps what was sent (413 past the body limit), so
         // a handler can read it raw; a declared body is kept as sent beside its parsed form.
         let (body, raw_body) = match &self.body {

@@ -36,10 +36,12 @@ pub struct RouteSpec {
     /// `extra="forbid"`. Empty: undeclared names are let be.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub refuse_undeclared: Vec<String>,
-    /// Keywords about a source's parameters as one object, by source (`query`, `header`,
-    /// `cookie`): `anyOf` of `required`s, `minProperties`, `dependentRequired`, … (the rest of
-    /// a Fastify querystring schema beside its `properties`). Judged against the parameters
-    /// sent (declared ones typed, the rest as sent) once each has passed its own schema.
+    /// A source's object schema as the program wrote it, by source (`query`, `header`,
+    /// `cookie`), for what it says of the parameters as one object: `anyOf` of `required`s,
+    /// `minProperties`, `dependentRequired`, draft-07's `dependencies`, … (the rest of a Fastify
+    /// querystring schema beside its `properties`, which the core keeps: `params::whole`).
+    /// Judged against the parameters sent (declared ones typed, the rest as sent) once each has
+    /// passed its own schema.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub object_rules: BTreeMap<String, Json>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

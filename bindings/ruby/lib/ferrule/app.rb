@@ -757,49 +757,17 @@ module Ferrule
     end
 
     OBJECT_RULE_SOURCES = { "query" => "query", "headers" => "header", "cookies" => "cookie" }.freeze
-    # The keywords of an object schema that speak of the object as a whole.
-    WHOLE_OBJECT_KEYWORDS = %w[anyOf oneOf allOf not if then else minProperties maxProperties dependentRequired dependentSchemas].freeze
 
-    # What an object schema for +query:+, +headers:+ or +cookies:+ says of its parameters as one
-    # object (+anyOf+ of +required+s, +minProperties+, ...), for the core to judge once each
-    # has passed its own schema; nil when it says nothing. They were dropped, so "either id or
-    # name" let a request with neither through (found beside Fastify 5, whose schemas these are).
-    # Header names are matched in lower case, as the core matches a declared header's.
-    def object_rules_of(schema, lower_case:)
+    # A +query:+, +headers:+ or +cookies:+ object schema (not the name => schema shorthand),
+    # with String keys, for the core to judge what it says of the parameters as one object
+    # (+anyOf+ of +required+s, +minProperties+, draft-07's +dependencies+, ...); nil otherwise.
+    # Those keywords were dropped, so "either id or name" let a request with neither through
+    # (found beside Fastify 5, whose schemas these are).
+    def object_schema_of(schema)
       return nil unless schema.is_a?(Hash)
 
       schema = JSON.parse(JSON.generate(schema))
-      return nil unless schema["type"] == "object" && schema["properties"].is_a?(Hash)
-
-      rules = schema.slice(*WHOLE_OBJECT_KEYWORDS)
-      # Draft-07's +dependencies+, as Node's binding reads it: its two 2020-12 keywords.
-      (schema["dependencies"].is_a?(Hash) ? schema["dependencies"] : {}).each do |name, depends|
-        keyword = depends.is_a?(Array) ? "dependentRequired" : "dependentSchemas"
-        rules[keyword] = (rules[keyword] || {}).merge(name => depends)
-      end
-      return nil if rules.empty?
-
-      lower_case ? lower_case_names(rules) : rules
-    end
-
-    # +rules+ with the property names it speaks of (+required+, +properties+, +dependent*+) in
-    # lower case.
-    def lower_case_names(rules)
-      case rules
-      when Array then rules.map { |item| lower_case_names(item) }
-      when Hash
-        rules.to_h do |keyword, value|
-          case keyword
-          when "required" then [keyword, value.is_a?(Array) ? value.map { |name| name.is_a?(String) ? name.downcase : name } : value]
-          when "properties", "dependentRequired", "dependentSchemas"
-            next [keyword, value] unless value.is_a?(Hash)
-
-            [keyword, value.to_h { |name, inner| [name.downcase, keyword == "dependentRequired" && inner.is_a?(Array) ? inner.map { |n| n.is_a?(String) ? n.downcase : n } : lower_case_names(inner)] }]
-          else [keyword, lower_case_names(value)]
-          end
-        end
-      else rules
-      end
+      schema if schema["type"] == "object" && schema["properties"].is_a?(Hash)
     end
 
     def params_of(schema, where)
@@ -854,8 +822,8 @@ module Ferrule
         schema = options.delete(option)
         list = params_of(schema, "#{where} #{option}")
         spec[key] = key == "path_params" ? list.map { |p| p.slice("name", "schema") } : list if list
-        rules = object_rules_of(schema, lower_case: key == "headers") unless key == "path_params"
-        (spec["object_rules"] ||= {})[OBJECT_RULE_SOURCES[key]] = rules if rules
+        whole = object_schema_of(schema) unless key == "path_params"
+        (spec["object_rules"] ||= {})[OBJECT_RULE_SOURCES[key]] = whole if whole
       end
       bodies = BODY_KINDS.keys & options.keys
       raise ArgumentError, "ferrule: #{where}: give one of #{BODY_KINDS.keys.join(', ')}" if bodies.size > 1
