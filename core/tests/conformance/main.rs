@@ -127,6 +127,10 @@ fn fixtures_follow_their_schema_and_the_schema_follows_the_core() {
     full.headers = full.path_params.clone();
     full.cookies = full.path_params.clone();
     full.body = Some(ferrule_core::BodySpec::json(serde_json::json!({})));
+    full.keep_undeclared_query = true;
+    full.formats_as_sent = true;
+    full.refuse_undeclared = vec!["query".into()];
+    full.object_rules.insert("query".into(), serde_json::json!({}));
     full.cors = Some(Default::default());
     full.compression = Some(Default::default());
     full.body_limit = Some(1);
