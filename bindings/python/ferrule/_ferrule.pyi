@@ -56,12 +56,16 @@ class Request:
     @property
     def url(self) -> URL:
         """The URL the request named (Starlette's ``URL``: ``path``, ``query``, ``hostname``, …)."""
+    @property
+    def base_url(self) -> URL:
+        """The app's root URL (Starlette's ``request.base_url``): ``url``'s scheme and host, path ``/``."""
     def json(self) -> Awaitable[Any]:
         """``await request.json()``: the body as sent, parsed (Starlette's)."""
     @property
     def client(self) -> Optional[Address]:
-        """The peer that sent the request (``host``, ``port``): the client, or the last proxy
-        in front of the server; ``127.0.0.1`` (port 0) for a ``TestClient``'s request."""
+        """The client that sent the request (``host``, ``port``): the peer, or the client a
+        proxy ``forwarded_allow_ips`` lists names (port 0); ``127.0.0.1`` (port 0) for a
+        ``TestClient``'s request."""
     @property
     def trace_id(self) -> Optional[str]:
         """The W3C trace id of the caller's ``traceparent`` (when valid)."""

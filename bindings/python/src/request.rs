@@ -263,6 +263,15 @@ impl Request {
         URL.import(py, "ferrule.request", "URL")?.call1((host, self.data.path.as_str(), self.data.raw_query.as_str(), self.data.scheme()))
     }
 
+    /// The URL of the app's root, as Starlette's `request.base_url`: the scheme and host of
+    /// `request.url`, path `/`, for links to the app's own routes.
+    #[getter]
+    fn base_url<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        static URL: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+        let host = self.data.host().map(std::borrow::Cow::into_owned).unwrap_or_default();
+        URL.import(py, "ferrule.request", "URL")?.call1((host, "/", "", self.data.scheme()))
+    }
+
     /// `await request.json()`, as Starlette's: the body as sent, parsed.
     fn json<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         static JSON_OF: PyOnceLock<Py<PyAny>> = PyOnceLock::new();

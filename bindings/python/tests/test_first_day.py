@@ -278,7 +278,7 @@ def test_request_client_is_the_peer_that_sent_the_request_as_starlettes() -> Non
         @app.get("/who")
         def who(request: Request) -> dict:
             client = request.client
-            return {"client": None if client is None else [client.host, client.port], "url": str(request.url)}
+            return {"client": None if client is None else [client.host, client.port], "url": str(request.url), "base": str(request.base_url)}
 
         return app
 
@@ -294,7 +294,7 @@ def test_request_client_is_the_peer_that_sent_the_request_as_starlettes() -> Non
     proxied = {"x-forwarded-for": "198.51.100.1, 203.0.113.9", "x-forwarded-proto": "https", "x-forwarded-host": "shop.example"}
     # The peer is 127.0.0.1, which uvicorn's default forwarded_allow_ips trusts, as here.
     seen, _ = ask(who_app(), proxied)
-    assert seen == {"client": ["203.0.113.9", 0], "url": "https://shop.example/who"}
+    assert seen == {"client": ["203.0.113.9", 0], "url": "https://shop.example/who", "base": "https://shop.example/"}
     # A peer not listed, or no list: the peer's, never a header's.
     for settings in ({"forwarded_allow_ips": []}, {"forwarded_allow_ips": "10.0.0.0/8, 192.168.0.1"}):
         seen, mine = ask(who_app(**settings), proxied)
