@@ -132,9 +132,17 @@ pub(crate) fn trusted_host_layer(hosts: AllowedHosts) -> GateLayer<Arc<AllowedHo
 }
 
 impl Gate for Arc<AllowedHosts> {
+    /// Judges the host the app will use: a trusted proxy's `X-Forwarded-Host` when it sent one
+    /// (`crate::forwarded`), else `Host`. Judging `Host` alone let a proxy that passes a
+    /// client's `X-Forwarded-Host` through hand any host to the app's links (found on review;
+    /// Django checks its forwarded host the same way).
     fn refusal(&self, request: &Request) -> Option<Response> {
-        let forwarded_scheme = request.extensions().get::<crate::Forwarded>().and_then(|forwarded| forwarded.scheme);
-        self.answer_for(request.headers().get(header::HOST), request.uri(), forwarded_scheme)
+        let forwarded = request.extensions().get::<crate::Forwarded>();
+        let scheme = forwarded.and_then(|forwarded| forwarded.scheme);
+        match forwarded.and_then(|forwarded| forwarded.host.as_deref()) {
+            Some(host) => self.answer_for(HeaderValue::from_str(host).ok().as_ref(), request.uri(), scheme),
+            None => self.answer_for(request.headers().get(header::HOST), request.uri(), scheme),
+        }
     }
 }
 
@@ -177,6 +185,25 @@ mod tests {
         let off = AllowedHosts::new(&["www.example.com".to_owned()], false).unwrap();
         assert_eq!(status(&off, Some("example.com")), 400);
         assert_eq!(status(&allowed, Some("other.com")), 400);
+    }
+
+    #[test]
+    fn behind_a_trusted_proxy_the_host_it_names_is_judged() {
+        let allowed = Arc::new(hosts(&["www.shop.example"]));
+        let request = |forwarded_host: Option<&str>| {
+            let mut request = Request::new(axum::body::Body::empty());
+            request.headers_mut().insert(header::HOST, HeaderValue::from_static("www.shop.example"));
+            *request.uri_mut() = "/a".parse().unwrap();
+            let proxy = "10.0.0.2:1".parse().unwrap();
+            request.extensions_mut().insert(crate::Forwarded { scheme: Some("https"), host: forwarded_host.map(str::to_owned), proxy });
+            request
+        };
+        assert!(allowed.refusal(&request(None)).is_none(), "no forwarded host: Host is judged");
+        assert!(allowed.refusal(&request(Some("www.shop.example:443"))).is_none());
+        let refused = allowed.refusal(&request(Some("evil.example"))).expect("a forwarded host not listed");
+        assert_eq!(refused.status(), 400);
+        let moved = allowed.refusal(&request(Some("shop.example"))).expect("the www twin is listed");
+        assert_eq!(moved.headers()[header::LOCATION], "https://www.shop.example/a");
     }
 
     #[test]
