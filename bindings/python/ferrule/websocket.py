@@ -103,7 +103,10 @@ class WebSocket:
 
     @property
     def url(self) -> Any:
-        return self._request.url
+        """The handshake's URL, as Starlette's ``websocket.url``: scheme ``ws``, or ``wss``
+        behind a trusted proxy that ended TLS (it was ``http``)."""
+        url = self._request.url
+        return url.replace(scheme="wss" if url.scheme == "https" else "ws")
 
     @property
     def client(self) -> Any:
