@@ -619,6 +619,8 @@ class App {
     if (logger === false && settings.logLevel === undefined) settings.logLevel = 'off';
     const config = appConfig(settings);
     this._native = withNodeNames(() => new native.NativeApp(JSON.stringify(config)));
+    /** Whether any proxy is trusted (`trustProxy`): without one, `ctx.host` and `ctx.protocol` ask the core nothing. */
+    this._trustsProxies = (config.trusted_proxies?.length ?? 0) > 0;
     /** The core's settings given here, which `register(cors)` and `register(compress)` do not replace. */
     this._settingsGiven = new Set(Object.keys(config));
     // dispatch, reply, replyTape, flush and serialise: the calls made per request or batch, as
@@ -2377,7 +2379,9 @@ function rawParts(ctx) {
 
 /** What a trusted proxy said about `ctx`'s request: `[scheme, host]` (each null when unsaid), or null. */
 function forwardedOf(ctx) {
-  // Until something fetched every raw part, one small native call, as `header()`.
+  // An app that trusts no proxy (Node's default) has nothing to ask: `ctx.host` stays the one
+  // native call it was. Until something fetched every raw part, one small call, as `header()`.
+  if (!ctx[APP]._trustsProxies) return null;
   return ctx[RAW] === undefined ? ctx[NATIVE].forwarded(ctx[ID]) : ctx[RAW][7];
 }
 
