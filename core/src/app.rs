@@ -5,9 +5,10 @@ use crate::by_method::ByMethod;
 use crate::handler::{Handler, Rejection};
 use crate::middleware::{compression_layer, cors_layer, trusted_host_layer, AccessLogLayer, CatchPanicLayer, RequestIdLayer};
 use crate::path::PathTemplate;
+use crate::pattern_routes::{PatternMatch, PatternRoutes};
 use crate::problem::Problem;
 use crate::route::{Captured, CompiledRoute, Handlers};
-use crate::route_table::{DirectRoutes, RouteTable, Routed};
+use crate::route_table::{Claim, DirectRoutes, RouteTable, Routed};
 use crate::socket::SocketHandler;
 use crate::server::Server;
 use crate::slash_redirect::SlashRedirect;
@@ -64,6 +65,11 @@ impl std::error::Error for AppError {}
 struct PathGroup {
     template: String,
     axum_path: String,
+    /// The expression of a path the router cannot hold (`PathTemplate::pattern`): its routes
+    /// are matched in `pattern_routes`, and it is no router path.
+    pattern: Option<String>,
+    /// Where its first route was declared among the app's paths (see `route_table::Claim`).
+    order: usize,
     routes: Vec<(Method, Arc<CompiledRoute>)>,
     cors: Option<CorsConfig>,
     compression: Option<CompressionConfig>,
@@ -154,7 +160,7 @@ impl App {
     /// Compiles one route description (path template, method, schemas) without keeping it, so
     /// a binding can refuse a bad route where it is declared rather than when the app starts.
     pub fn check_route(&self, spec: &RouteSpec) -> Result<(), AppError> {
-        let template = PathTemplate::parse(&spec.path).map_err(AppError)?;
+        let template = PathTemplate::of_route(spec).map_err(AppError)?;
         Method::from_bytes(spec.method.to_ascii_uppercase().as_bytes())
             .map_err(|_| AppError(format!("{} {}: invalid method", spec.method, spec.path)))?;
         let nothing = if spec.websocket.is_some() {
@@ -196,16 +202,18 @@ impl App {
         let statics = self.statics;
         let mut groups: Vec<PathGroup> = Vec::new();
         for (spec, handler) in self.routes {
-            let template = PathTemplate::parse(&spec.path).map_err(AppError)?;
+            let template = PathTemplate::of_route(&spec).map_err(AppError)?;
             let method = Method::from_bytes(spec.method.to_ascii_uppercase().as_bytes())
                 .map_err(|_| AppError(format!("{} {}: invalid method", spec.method, spec.path)))?;
             let route = CompiledRoute::compile(&spec, &template, &config, handler).map_err(|e| AppError(e.message))?;
-            let group = match groups.iter_mut().find(|g| g.axum_path == template.axum_path) {
+            let group = match groups.iter_mut().find(|g| g.pattern == template.pattern && (g.pattern.is_some() || g.axum_path == template.axum_path)) {
                 Some(group) => group,
                 None => {
                     groups.push(PathGroup {
                         template: spec.path.clone(),
                         axum_path: template.axum_path.clone(),
+                        pattern: template.pattern.clone(),
+                        order: groups.len(),
                         routes: Vec::new(),
                         cors: None,
                         compression: None,
@@ -222,6 +230,8 @@ impl App {
             group.compression = group.compression.take().or(spec.compression.clone());
             group.routes.push((method, Arc::new(route)));
         }
+
+        let (patterned, mut groups): (Vec<PathGroup>, Vec<PathGroup>) = groups.into_iter().partition(|group| group.pattern.is_some());
 
         // `/files/{rest:path}` takes `/files/` too, with `rest` empty, as Starlette's `path`
         // and Fastify's `*` do; the router's catch-all needs a character, so that path is routed
@@ -285,7 +295,7 @@ impl App {
             if let Some(cors) = &config.cors {
                 served = served.layer(cors_layer(cors).map_err(AppError)?);
             }
-            table.insert(&path, None);
+            table.insert(&path, None, Claim::CORE);
             router = router.route(&path, served);
         }
         // Each route again, in a router of its method: a method a path does not take is asked
@@ -302,7 +312,7 @@ impl App {
         }
         let by_method = Arc::new(ByMethod::new(of_method));
         for (index, group) in groups.iter().enumerate() {
-            let methods = build_method_router(group, &config, fallback.clone(), by_method.clone())?;
+            let methods = build_method_router(group, &config, fallback.clone(), Some(by_method.clone()))?;
             let direct = answered_as_declared(group, &config).then(|| group.routes.iter().cloned().collect::<DirectRoutes>());
             let empty_rest = empty_rests.iter().find(|(of, _)| *of == index).map(|(_, path)| path.as_str());
             for path in std::iter::once(group.axum_path.as_str()).chain(empty_rest) {
@@ -311,8 +321,20 @@ impl App {
                     let reason = panic.downcast_ref::<String>().cloned().unwrap_or_default();
                     AppError(format!("route {} conflicts with another route: {reason}", group.template))
                 })?;
-                table.insert(path, direct.clone());
+                let methods = group.routes.iter().map(|(method, _)| method.clone()).collect();
+                table.insert(path, direct.clone(), Claim { order: group.order, methods: Some(methods) });
             }
+        }
+
+        let mut pattern_routes = PatternRoutes::default();
+        for group in &patterned {
+            let methods = build_method_router(group, &config, fallback.clone(), None)?;
+            let expression = group.pattern.as_deref().expect("a patterned group");
+            pattern_routes.push(expression, group.routes.iter().map(|(m, _)| m.clone()).collect(), methods, group.order).map_err(|e| AppError(format!("{}: {e}", group.template)))?;
+        }
+        let pattern_routes = Arc::new(pattern_routes);
+        if !pattern_routes.is_empty() {
+            table.patterns = Some(pattern_routes.clone());
         }
 
         let body_limit = config.body_limit;
@@ -344,6 +366,30 @@ impl App {
         }
         if let Some(cors) = &config.cors {
             not_found = not_found.layer(cors_layer(cors).map_err(AppError)?);
+        }
+        // What no template takes is asked of the routes matched by expression first (see
+        // `pattern_routes`), each with its path's own layers around it, so the app's are not
+        // added twice; an app without such routes has no step here at all.
+        if !pattern_routes.is_empty() {
+            let (patterns, unmatched) = (pattern_routes, not_found);
+            not_found = axum::routing::any(move |mut request: axum::extract::Request| {
+                if let Some(original) = request.extensions().get::<axum::extract::OriginalUri>() {
+                    *request.uri_mut() = original.0.clone();
+                }
+                let answering = match patterns.find(request.method(), request.uri().path()) {
+                    Some((routes, found)) => {
+                        request.extensions_mut().insert(found);
+                        routes
+                    }
+                    None => unmatched.clone(),
+                };
+                async move {
+                    match tower::ServiceExt::oneshot(answering, request).await {
+                        Ok(response) => response,
+                        Err(never) => match never {},
+                    }
+                }
+            });
         }
         // Each directory's missing files go the app's own not-found way (its hooks and
         // handlers included); one served at `/` answers first for what no route takes.
@@ -396,7 +442,7 @@ impl App {
     /// docs page with its assets at `docs_url` (see [`crate::docs`]), except where a route of
     /// the app's own is at the same path (it wins) or the setting is `None`.
     fn served_by_core(&self, metrics: Option<Arc<crate::middleware::Metrics>>) -> Result<Vec<(String, MethodRouter)>, AppError> {
-        let taken = |path: &str| self.routes.iter().any(|(spec, _)| PathTemplate::parse(&spec.path).is_ok_and(|t| t.axum_path == path));
+        let taken = |path: &str| self.routes.iter().any(|(spec, _)| PathTemplate::of_route(spec).is_ok_and(|t| t.pattern.is_none() && t.axum_path == path));
         // In the spelling routes are matched in, before a route of the app's is looked for there.
         let spelled = |url: String| crate::canonical_path(&url).unwrap_or(url);
         let mut served = Vec::new();
@@ -549,14 +595,22 @@ fn answered_as_declared(group: &PathGroup, config: &AppConfig) -> bool {
     !compressed && group.cors.as_ref().or(config.cors.as_ref()).is_none()
 }
 
-fn build_method_router(group: &PathGroup, config: &AppConfig, fallback: Option<Arc<dyn Handler>>, by_method: Arc<ByMethod>) -> Result<MethodRouter, AppError> {
+fn build_method_router(group: &PathGroup, config: &AppConfig, fallback: Option<Arc<dyn Handler>>, by_method: Option<Arc<ByMethod>>) -> Result<MethodRouter, AppError> {
     let mut methods = MethodRouter::new();
     let mut allow: Vec<&str> = Vec::new();
     for (method, route) in &group.routes {
         let filter = MethodFilter::try_from(method.clone())
             .map_err(|_| AppError(format!("{method} {}: method not supported", group.template)))?;
         let route = route.clone();
-        methods = methods.on(filter, move |request: axum::extract::Request| route.clone().handle(request, Captured::Extensions));
+        methods = if group.pattern.is_some() {
+            // Matched by `pattern_routes`, which hands the parameters over with the request.
+            methods.on(filter, move |mut request: axum::extract::Request| {
+                let captured = request.extensions_mut().remove::<PatternMatch>().map_or(Captured::Extensions, PatternMatch::captured);
+                route.clone().handle(request, captured)
+            })
+        } else {
+            methods.on(filter, move |request: axum::extract::Request| route.clone().handle(request, Captured::Extensions))
+        };
         allow.push(method.as_str());
         if *method == Method::GET {
             allow.push("HEAD");
@@ -566,7 +620,7 @@ fn build_method_router(group: &PathGroup, config: &AppConfig, fallback: Option<A
     let mut named = std::collections::HashSet::new();
     allow.retain(|method| named.insert(*method));
     let allow = HeaderValue::from_str(&allow.join(", ")).unwrap_or(HeaderValue::from_static("GET"));
-    methods = not_allowed(methods, allow, fallback, config.body_limit, config.timeout_ms, Some(by_method));
+    methods = not_allowed(methods, allow, fallback, config.body_limit, config.timeout_ms, by_method);
     with_path_layers(methods, group, config)
 }
 
@@ -638,6 +692,61 @@ mod tests {
                 assert!(response.headers().get(header::CONTENT_LENGTH).is_none(), "{method} {status}");
             }
         }
+    }
+
+    // Found running find-my-way's and Starlette's tests and Sinatra's Regexp routes: each of
+    // these paths was refused at declaration.
+    #[tokio::test]
+    async fn a_route_matched_by_expression_answers_after_the_templates_with_its_own_methods() {
+        let params = |req: RequestData| async move {
+            let mut said: Vec<String> = req.path_params.iter().map(|(name, value)| format!("{name}={}", serde_json::to_string(value).unwrap())).collect();
+            said.sort();
+            format!("{} {}", req.method, said.join(","))
+        };
+        let cors = CorsConfig { allow_origins: vec!["https://a.example".into()], ..CorsConfig::default() };
+        let app = App::with_config(AppConfig { cors: Some(cors), ..AppConfig::default() })
+            .route(RouteSpec::get("/files/{name}.{ext}").path_param("name", serde_json::json!({"maxLength": 5})), params)
+            .route(RouteSpec::post("/files/{name}.{ext}"), params)
+            .route(RouteSpec::get("/files/{id}"), |_: RequestData| async { "template" })
+            .route(RouteSpec::get("/docs/{page}"), |_: RequestData| async { "page" })
+            .route(RouteSpec::get("/docs/{name}.{ext}"), params)
+            .route(RouteSpec::delete("/docs/{name}.{ext}"), params)
+            .route(RouteSpec::get("/at/:hour(^\\d{2})h").path_param("hour", serde_json::json!({"type": "integer"})), params)
+            .route(RouteSpec::get("%r{/hello/(\\w+)}").with_pattern(r"/hello/(\w+)(\.json)?"), params);
+        let router = app.into_router().unwrap();
+        let send = |method: &str, path: &str| {
+            let request = http::Request::builder().method(method).uri(path).header("origin", "https://a.example").body(axum::body::Body::empty()).unwrap();
+            let router = router.clone();
+            async move {
+                let response = router.oneshot(request).await.unwrap();
+                let (status, headers) = (response.status(), response.headers().clone());
+                let body = response.into_body().collect().await.unwrap().to_bytes();
+                (status, headers, String::from_utf8(body.to_vec()).unwrap())
+            }
+        };
+        use http_body_util::BodyExt;
+        let (status, headers, body) = send("GET", "/files/a.b.c").await;
+        assert_eq!((status, body.as_str()), (StatusCode::OK, "GET ext=\"c\",name=\"a.b\""));
+        assert_eq!(headers.get_all(header::ACCESS_CONTROL_ALLOW_ORIGIN).iter().count(), 1, "the app's CORS once");
+        assert_eq!(send("POST", "/files/a.txt").await.2, "POST ext=\"txt\",name=\"a\"");
+        assert_eq!(send("GET", "/files/a").await.2, "template");
+        // The route declared first answers where both match, for the request's method.
+        assert_eq!(send("GET", "/docs/a.txt").await.2, "page");
+        assert_eq!(send("HEAD", "/docs/a.txt").await.0, StatusCode::OK);
+        assert_eq!(send("DELETE", "/docs/a.txt").await.2, "DELETE ext=\"txt\",name=\"a\"");
+        let (status, headers, _) = send("DELETE", "/hello/bob").await;
+        assert_eq!((status, headers.get(header::ALLOW).map(|v| v.to_str().unwrap())), (StatusCode::METHOD_NOT_ALLOWED, Some("GET, HEAD")));
+        let (status, _, body) = send("HEAD", "/files/a.txt").await;
+        assert_eq!((status, body.as_str()), (StatusCode::OK, ""));
+        assert_eq!(send("GET", "/files/toolong.txt").await.0, StatusCode::UNPROCESSABLE_ENTITY, "its parameters are validated");
+        assert_eq!(send("GET", "/files/a%2Fb.txt").await.0, StatusCode::NOT_FOUND, "a decoded slash is no part of a segment");
+        assert_eq!(send("GET", "/at/09h").await.2, "GET hour=9");
+        assert_eq!(send("GET", "/at/9h").await.0, StatusCode::NOT_FOUND);
+        assert_eq!(send("GET", "/hello/bob").await.2, "GET 1=\"bob\",2=null", "a group that took no part is null");
+        assert_eq!(send("GET", "/hello/bob.json").await.2, "GET 1=\"bob\",2=\".json\"");
+        assert_eq!(send("GET", "/hello/").await.0, StatusCode::NOT_FOUND);
+        let document = App::new().route(RouteSpec::get("/files/{name}.{ext}"), params).route(RouteSpec::get("%r{/x}").with_pattern("/x"), params).openapi().unwrap();
+        assert_eq!(document["paths"].as_object().unwrap().keys().collect::<Vec<_>>(), ["/files/{name}.{ext}"]);
     }
 
     #[tokio::test]

@@ -32,6 +32,7 @@ mod nullable;
 pub mod openapi;
 pub mod params;
 mod path;
+mod pattern_routes;
 mod problem;
 pub mod reload;
 mod request;

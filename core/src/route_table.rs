@@ -38,9 +38,27 @@ pub(crate) type DirectRoutes = Arc<[(Method, Arc<CompiledRoute>)]>;
 enum Entry {
     /// Answered here: the routes, and the template's parameter names in the order matchit
     /// yields their values.
-    Direct { routes: DirectRoutes, names: Arc<[Arc<str>]> },
+    Direct { routes: DirectRoutes, names: Arc<[Arc<str>]>, claim: Claim },
     /// Left to the router (a path with CORS or compression, a static mount, a document).
-    Router,
+    Router(Claim),
+}
+
+/// What a template's routes take, for the routes matched by expression (`pattern_routes`):
+/// the methods (`None`: every one, for the core's own paths and static mounts) and where the
+/// first of them was declared among the app's routes (`0` for the core's own).
+#[derive(Clone)]
+pub(crate) struct Claim {
+    pub(crate) order: usize,
+    pub(crate) methods: Option<Arc<[Method]>>,
+}
+
+impl Claim {
+    /// The core's own paths and static mounts: every method, before any route of the app's.
+    pub(crate) const CORE: Claim = Claim { order: 0, methods: None };
+
+    fn takes(&self, method: &Method) -> bool {
+        self.methods.as_ref().is_none_or(|methods| methods.iter().any(|m| m == method || (*method == Method::HEAD && *m == Method::GET)))
+    }
 }
 
 /// The templates, as the router holds them (see the module doc).
@@ -50,18 +68,22 @@ pub(crate) struct RouteTable {
     /// Set when a template could not be inserted as the router took it: then every request
     /// goes to the router, which stays the judge.
     off: bool,
+    /// The routes matched by expression, when the app has any: one declared before the
+    /// template that matches a path, or where that template's routes do not take the method,
+    /// answers instead (Sinatra and Starlette try routes in the order they were declared).
+    pub(crate) patterns: Option<Arc<crate::pattern_routes::PatternRoutes>>,
 }
 
 impl RouteTable {
     /// `template`, as given to the router's `route`; `routes` are answered here (`None`: left
     /// to the router).
-    pub(crate) fn insert(&mut self, template: &str, routes: Option<DirectRoutes>) {
+    pub(crate) fn insert(&mut self, template: &str, routes: Option<DirectRoutes>, claim: Claim) {
         let entry = match routes {
             Some(routes) => match param_names(template) {
-                Some(names) => Entry::Direct { routes, names: names.into() },
-                None => Entry::Router,
+                Some(names) => Entry::Direct { routes, names: names.into(), claim },
+                None => Entry::Router(claim),
             },
-            None => Entry::Router,
+            None => Entry::Router(claim),
         };
         self.off |= self.matcher.insert(template, entry).is_err();
     }
@@ -69,26 +91,51 @@ impl RouteTable {
     /// The templates axum's `nest_service` inserts for a mount at `prefix` (no trailing `/`).
     pub(crate) fn insert_mount(&mut self, prefix: &str) {
         // The router's own name for the rest; any name matches alike.
-        self.insert(&format!("{prefix}/{{*__private__axum_nest_tail_param}}"), None);
-        self.insert(prefix, None);
-        self.insert(&format!("{prefix}/"), None);
+        self.insert(&format!("{prefix}/{{*__private__axum_nest_tail_param}}"), None, Claim::CORE);
+        self.insert(prefix, None, Claim::CORE);
+        self.insert(&format!("{prefix}/"), None, Claim::CORE);
     }
 
-    /// The route that answers `method` at `path` here, with its parameters' spans in `path`.
-    fn find(&self, method: &Method, path: &str) -> Option<(Arc<CompiledRoute>, Captured)> {
-        if self.off || *method == Method::HEAD || *method == Method::CONNECT {
-            return None;
+    /// Who answers `method` at `path`: a route here, with its parameters' spans in `path`; a
+    /// route matched by expression that comes first (see [`RouteTable::patterns`]); or the
+    /// router. One walk of the tree for all three.
+    fn find(&self, method: &Method, path: &str) -> Found {
+        let matched = if self.off { None } else { self.matcher.at(path).ok() };
+        if let Some(patterns) = &self.patterns {
+            // Where no template matches, the router's not-found way asks them (`app`).
+            let before = match &matched {
+                _ if self.off => Some(usize::MAX),
+                Some(matched) => {
+                    let (Entry::Direct { claim, .. } | Entry::Router(claim)) = matched.value;
+                    Some(if claim.takes(method) { claim.order } else { usize::MAX })
+                }
+                None => None,
+            };
+            if let Some((routes, found)) = before.and_then(|before| patterns.taking(method, path, before)) {
+                return Found::Expression(Box::new((routes, found)));
+            }
         }
-        let matched = self.matcher.at(path).ok()?;
-        let Entry::Direct { routes, names } = matched.value else { return None };
-        let route = routes.iter().find(|(declared, _)| declared == method)?.1.clone();
+        if *method == Method::HEAD || *method == Method::CONNECT {
+            return Found::Router;
+        }
+        let Some(matched) = matched else { return Found::Router };
+        let Entry::Direct { routes, names, .. } = matched.value else { return Found::Router };
+        let Some((_, route)) = routes.iter().find(|(declared, _)| declared == method) else { return Found::Router };
         if matched.params.len() != names.len() {
-            return None;
+            return Found::Router;
         }
         let start = path.as_ptr() as usize;
         let spans = matched.params.iter().map(|(_, value)| (value.as_ptr() as usize - start, value.len())).collect();
-        Some((route, Captured::Spans { names: names.clone(), spans }))
+        Found::Direct(route.clone(), Captured::Spans { names: names.clone(), spans })
     }
+}
+
+/// Who answers a request ([`RouteTable::find`]).
+enum Found {
+    Direct(Arc<CompiledRoute>, Captured),
+    /// Boxed: a method router is large, and every request's `Found` would be moved whole.
+    Expression(Box<(axum::routing::MethodRouter, crate::pattern_routes::PatternMatch)>),
+    Router,
 }
 
 /// The parameter names of a matchit template, in order (`/u/{id}/{*rest}` → `id`, `rest`);
@@ -133,10 +180,15 @@ impl tower::Service<axum::extract::Request> for Routed {
             // Boxed, as a route's answer is: rare, and the future type stays two-way.
             return Either::Left(futures_util::future::ready(Ok(refusal)).boxed());
         }
-        let request = routes_spelling(request);
+        let mut request = routes_spelling(request);
         match self.table.find(request.method(), request.uri().path()) {
-            Some((route, captured)) => Either::Left(route.handle(request, captured).map(|response| Ok(with_length(response))).boxed()),
-            None => Either::Right(tower::Service::call(&mut self.router, request).map(as_routed as fn(Answered) -> Answered)),
+            Found::Direct(route, captured) => Either::Left(route.handle(request, captured).map(|response| Ok(with_length(response))).boxed()),
+            Found::Expression(answering) => {
+                let (routes, found) = *answering;
+                request.extensions_mut().insert(found);
+                Either::Left(tower::ServiceExt::oneshot(routes, request).map(as_routed).boxed())
+            }
+            Found::Router => Either::Right(tower::Service::call(&mut self.router, request).map(as_routed as fn(Answered) -> Answered)),
         }
     }
 }
@@ -220,38 +272,38 @@ mod tests {
         methods.iter().map(|method| (method.clone(), route.clone())).collect()
     }
 
-    fn spans(found: Option<(Arc<CompiledRoute>, Captured)>) -> Option<Vec<(String, (usize, usize))>> {
-        let (_, Captured::Spans { names, spans }) = found? else { panic!("the table hands spans over") };
+    fn spans(found: Found) -> Option<Vec<(String, (usize, usize))>> {
+        let Found::Direct(_, Captured::Spans { names, spans }) = found else { return None };
         Some(names.iter().map(|name| name.to_string()).zip(spans).collect())
     }
 
     #[test]
     fn a_declared_method_is_answered_here_with_its_parameters_as_spans_of_the_path() {
         let mut table = RouteTable::default();
-        table.insert("/items/{id}", Some(routes(&[Method::GET, Method::DELETE])));
-        table.insert("/files/{*rest}", Some(routes(&[Method::GET])));
+        table.insert("/items/{id}", Some(routes(&[Method::GET, Method::DELETE])), Claim::CORE);
+        table.insert("/files/{*rest}", Some(routes(&[Method::GET])), Claim::CORE);
         assert_eq!(spans(table.find(&Method::GET, "/items/4%202")), Some(vec![("id".into(), (7, 5))]));
         assert_eq!(spans(table.find(&Method::DELETE, "/items/7")), Some(vec![("id".into(), (7, 1))]));
         assert_eq!(spans(table.find(&Method::GET, "/files/a/b")), Some(vec![("rest".into(), (7, 3))]));
         // What the route did not declare, and what axum's router answers its own way.
         for (method, path) in [(Method::POST, "/items/7"), (Method::HEAD, "/items/7"), (Method::CONNECT, "/items/7"), (Method::GET, "/nothing")] {
-            assert!(table.find(&method, path).is_none(), "{method} {path}");
+            assert!(matches!(table.find(&method, path), Found::Router), "{method} {path}");
         }
     }
 
     #[test]
     fn a_path_the_router_would_give_to_a_mount_or_a_document_is_left_to_it() {
         let mut table = RouteTable::default();
-        table.insert("/items/{id}", Some(routes(&[Method::GET])));
-        table.insert("/items/openapi.json", None);
+        table.insert("/items/{id}", Some(routes(&[Method::GET])), Claim::CORE);
+        table.insert("/items/openapi.json", None, Claim::CORE);
         table.insert_mount("/items/static");
         for path in ["/items/openapi.json", "/items/static", "/items/static/", "/items/static/app.css"] {
-            assert!(table.find(&Method::GET, path).is_none(), "{path}");
+            assert!(matches!(table.find(&Method::GET, path), Found::Router), "{path}");
         }
-        assert!(table.find(&Method::GET, "/items/42").is_some());
+        assert!(matches!(table.find(&Method::GET, "/items/42"), Found::Direct(..)));
         // A template matchit refuses as the router would have: the router judges everything.
-        table.insert("/items/{other}", Some(routes(&[Method::GET])));
-        assert!(table.find(&Method::GET, "/items/42").is_none());
+        table.insert("/items/{other}", Some(routes(&[Method::GET])), Claim::CORE);
+        assert!(matches!(table.find(&Method::GET, "/items/42"), Found::Router));
     }
 
     #[test]

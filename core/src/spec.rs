@@ -13,8 +13,17 @@ use std::collections::BTreeMap;
 #[serde(deny_unknown_fields)]
 pub struct RouteSpec {
     pub method: String,
-    /// Path template: `/users/{id:int}`, `/files/{rest:path}`.
+    /// Path template: `/users/{id:int}`, `/files/{rest:path}`, `/users/:id`; a parameter may
+    /// share its segment with text (`/files/{name}.{ext}`, `/near/:lat-:lng`) or carry an
+    /// expression of its own (`/at/:hour(^\d{2})h`). With a `pattern`, the route's label.
     pub path: String,
+    /// A regular expression (Rust's `regex` syntax) that matches the whole path, in its
+    /// canonical spelling, instead of the template: Sinatra's Regexp routes. Each group is a
+    /// path parameter, by its name or else its number (`1`, `2`, …). Routes with templates the
+    /// router holds are matched first; then these and the templates it cannot hold, in the
+    /// order they were declared. Left out of the OpenAPI document.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<String>,
     /// Extra constraints on path parameters; their types come from the template.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub path_params: Vec<ParamSpec>,
@@ -203,6 +212,7 @@ impl RouteSpec {
         RouteSpec {
             method: method.into(),
             path: path.into(),
+            pattern: None,
             path_params: Vec::new(),
             query: Vec::new(),
             keep_undeclared_query: false,
@@ -738,6 +748,12 @@ impl RouteSpec {
 
     pub fn with_cors(mut self, cors: CorsConfig) -> Self {
         self.cors = Some(cors);
+        self
+    }
+
+    /// Matched by `pattern` (see [`RouteSpec::pattern`]); `path` stays its label.
+    pub fn with_pattern(mut self, pattern: impl Into<String>) -> Self {
+        self.pattern = Some(pattern.into());
         self
     }
 

@@ -228,3 +228,24 @@ test('allowedHosts: other hosts are a 400 before any hook, a www twin is redirec
   assert.strictEqual((await new App({ allowedHosts: ['www.brand.example'], wwwRedirect: false }).inject({ url: '/', headers: { host: 'brand.example' } })).statusCode, 400);
   assert.throws(() => new App({ allowedHosts: ['*example.com'] }), /allowedHosts: `\*example\.com` is no pattern/);
 });
+
+// Found running find-my-way's tests: each of these paths was refused at declaration.
+test("find-my-way's paths: parameters beside text, with an expression of their own, and the first declared route", async () => {
+  const app = new App();
+  app.get('/files/:name.:ext', ({ params }) => params);
+  app.get('/near/:lat-:lng', { params: { type: 'object', properties: { lat: { type: 'number' }, lng: { type: 'number' } } } }, ({ params }) => params);
+  app.get('/at/:hour(^\\d{2})h:minute(^\\d{2})m', ({ params }) => params);
+  app.get('/items/:id', ({ params }) => ({ item: params.id }));
+  app.delete('/items/:id.json', ({ params }) => ({ deleted: params.id }));
+  assert.deepStrictEqual((await app.inject('/files/report.tar.gz')).json(), { name: 'report.tar', ext: 'gz' });
+  assert.deepStrictEqual((await app.inject('/near/51.5-0.125')).json(), { lat: 51.5, lng: 0.125 });
+  assert.strictEqual((await app.inject('/near/north-0.125')).statusCode, 422);
+  assert.deepStrictEqual((await app.inject('/at/09h30m')).json(), { hour: '09', minute: '30' });
+  assert.strictEqual((await app.inject('/at/9h30m')).statusCode, 404);
+  assert.deepStrictEqual((await app.inject('/items/7.json')).json(), { item: '7.json' });
+  assert.deepStrictEqual((await app.inject({ method: 'DELETE', url: '/items/7.json' })).json(), { deleted: '7' });
+  const wrong = await app.inject({ method: 'POST', url: '/at/09h30m' });
+  assert.deepStrictEqual([wrong.statusCode, wrong.headers.allow], [405, 'GET, HEAD']);
+  assert.throws(() => app.get('/posts/:id?', () => 'x'), /an optional part is two routes/);
+  assert.throws(() => app.get('/bad/:id(\\d+(?=x))', () => 'x'), /`:id\(/);
+});

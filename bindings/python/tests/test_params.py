@@ -1214,3 +1214,25 @@ def test_an_optional_bytes_file_is_its_bytes() -> None:
     client = TestClient(app)
     assert client.post("/opt", files=[("data", ("z.txt", b"hello", "text/plain")), ("parts", ("a", b"1")), ("parts", ("b", b"2"))]).json() == {"data": "hello", "parts": ["1", "2"]}
     assert client.post("/opt", files=[("other", ("z.txt", b"x"))]).json() == {"data": None, "parts": None}
+
+
+def test_a_parameter_beside_text_in_its_segment_is_read_as_starlette_reads_it():
+    """Found running Starlette's routing tests: `/files/{name}.{ext}` and `/v{version}/items`
+    were refused at declaration."""
+    app = App()
+
+    @app.get("/files/{name}.{ext}")
+    def file(name: str, ext: str):
+        return {"name": name, "ext": ext}
+
+    @app.get("/v{version}/items")
+    def items(version: int):
+        return {"version": version}
+
+    client = TestClient(app)
+    assert client.get("/files/report.tar.gz").json() == {"name": "report.tar", "ext": "gz"}
+    assert client.get("/files/report").status_code == 404
+    assert client.get("/v2/items").json() == {"version": 2}
+    refused = client.get("/vx/items")
+    assert (refused.status_code, refused.json()["errors"][0]["loc"]) == (422, ["path", "version"])
+    assert list(app.openapi()["paths"]) == ["/files/{name}.{ext}", "/v{version}/items"]

@@ -259,13 +259,19 @@ impl<R: Send + Sync + 'static> Host<R> {
     pub fn declare_in(&self, group: GroupId, mut spec: RouteSpec, status: i64, data: R) -> Result<Arc<HostRoute<R>>, HostError> {
         spec.read_nullable();
         let declared_root = spec.path == "/" && group != GroupId::APP;
+        let prefix = lock(&self.table).groups.path(group, "").map_err(HostError::Route)?;
         spec.path = lock(&self.table).groups.path(group, &spec.path).map_err(HostError::Route)?;
+        // A group's prefix comes before its routes' expressions as before their templates.
+        if let Some(pattern) = spec.pattern.as_mut().filter(|_| !prefix.is_empty()) {
+            let prefix = crate::canonical_path(&prefix).unwrap_or(prefix);
+            *pattern = format!("{}(?:{pattern})", regex::escape(&prefix));
+        }
         let slash_twin = (declared_root && spec.path != "/").then(|| format!("{}/", spec.path));
         let label = format!("{} {}", spec.method.to_ascii_uppercase(), spec.path);
         let status = status_code(status).map_err(|reason| HostError::Route(format!("{label}: status {reason}")))?;
         App::with_config(self.config()).check_route(&spec).map_err(|e| HostError::Route(e.0))?;
         let method = Method::from_bytes(spec.method.to_ascii_uppercase().as_bytes()).map_err(|_| HostError::Route(format!("{label}: invalid method")))?;
-        let parsed = crate::path::PathTemplate::parse(&spec.path).map_err(HostError::Route)?;
+        let parsed = crate::path::PathTemplate::of_route(&spec).map_err(HostError::Route)?;
         let mut table = lock(&self.table);
         table.checks.admit(&method, &spec.path, &parsed).map_err(HostError::Route)?;
         let shapes = ResponseShapes::compile(&spec, crate::shape::Required::for_config(&self.config())).map_err(|e| HostError::Route(format!("{label}: {e}")))?;

@@ -25,7 +25,9 @@ struct Entry {
 impl RouteTable {
     /// Records `method template`, or says why it cannot be served next to the routes so far.
     pub(crate) fn admit(&mut self, method: &Method, template: &str, parsed: &PathTemplate) -> Result<(), String> {
-        let matched_as = parsed.axum_path.as_str();
+        // A path the router cannot hold is matched by its expression, in declared order
+        // (`pattern_routes`): two are the same route only when the expression is the same.
+        let matched_as = parsed.pattern.as_deref().unwrap_or(parsed.axum_path.as_str());
         if let Some(same) = self.declared.iter().find(|e| e.matched_as == matched_as && e.method == *method) {
             return Err(if same.template == template {
                 format!("{method} {template} is declared twice")
@@ -33,7 +35,7 @@ impl RouteTable {
                 format!("{method} {template} is already declared as {} {}", same.method, same.template)
             });
         }
-        if !self.declared.iter().any(|e| e.matched_as == matched_as) {
+        if parsed.pattern.is_none() && !self.declared.iter().any(|e| e.matched_as == matched_as) {
             self.matcher.insert(matched_as, ()).map_err(|error| self.explain(template, error))?;
         }
         self.declared.push(Entry { method: method.clone(), template: template.to_owned(), matched_as: matched_as.to_owned() });

@@ -24,7 +24,8 @@ pub fn document<'a>(config: &AppConfig, routes: impl IntoIterator<Item = (&'a Ro
     let mut schemes = security::Schemes::of_app(config);
     let mut paths = Map::new();
     let routes: Vec<(&RouteSpec, u16)> = routes.into_iter().collect();
-    let documented = |spec: &RouteSpec| spec.websocket.is_none() && spec.include_in_schema;
+    // A route matched by an expression of its own has no OpenAPI path to be written at.
+    let documented = |spec: &RouteSpec| spec.websocket.is_none() && spec.include_in_schema && spec.pattern.is_none();
     // Every scheme first: a requirement may name one a later route brings.
     for (spec, _) in routes.iter().filter(|(spec, _)| documented(spec)) {
         schemes.add_route(spec)?;
@@ -49,7 +50,7 @@ pub fn document<'a>(config: &AppConfig, routes: impl IntoIterator<Item = (&'a Ro
         }
         schemes.check_requirements(spec)?;
         check_documented_responses(spec)?;
-        let template = PathTemplate::parse(&spec.path)?;
+        let template = PathTemplate::of_route(spec)?;
         let path = template.axum_path.replace("{*", "{");
         let method = spec.method.to_ascii_lowercase();
         let mut operation = operation(spec, status, &template, &path, &method, &mut components);

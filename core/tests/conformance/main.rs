@@ -70,6 +70,7 @@ categories!(
     trusted_hosts,
     trusted_proxies,
     untrusted_proxies,
+    pattern_routes,
 );
 
 /// Every category: those run above, and those with a test of their own (`hooks`).
@@ -127,6 +128,7 @@ fn fixtures_follow_their_schema_and_the_schema_follows_the_core() {
     full.headers = full.path_params.clone();
     full.cookies = full.path_params.clone();
     full.body = Some(ferrule_core::BodySpec::json(serde_json::json!({})));
+    full.pattern = Some("/x".into());
     full.keep_undeclared_query = true;
     full.formats_as_sent = true;
     full.refuse_undeclared = vec!["query".into()];

@@ -382,11 +382,11 @@ module Ferrule
     # :nodoc: what Group forwards to, with its group.
     def route_in(group, method, path, status: 200, **options, &handler)
       raise ArgumentError, "ferrule: #{method} #{path} needs a block" unless handler
-      # Found by Sinatra's corpus: a Regexp was read as its text, and refused for not starting with `/`.
-      if path.is_a?(Regexp)
-        raise ArgumentError, "ferrule: #{method} #{path.inspect}: a Regexp route is not supported; write a template " \
-                             "(/users/{id}) and give the parameter a schema pattern (params: { id: { pattern: \"^[0-9]+$\" } })"
-      end
+      # Sinatra's Regexp routes and its optional parts (<tt>/posts/:format?</tt>): matched by
+      # the core as an expression, after the templates (a template declared earlier answers a
+      # path both match). A Regexp's unnamed groups are <tt>params["captures"]</tt>.
+      pattern = route_pattern(path)
+      path = path.source if path.is_a?(Regexp)
 
       # Sinatra's trailing splat, <tt>get "/files/*"</tt>: the rest of the path, read as
       # <tt>params["splat"]</tt> (an Array, as Sinatra gives it). It was refused (found by a probe).
@@ -396,7 +396,9 @@ module Ferrule
         raise ArgumentError, "ferrule: #{m} is not a supported method (#{METHODS.join(', ')})" unless METHODS.include?(m)
 
         body = Context.block_method(handler, 1)
-        declare(spec(m, path, options.dup, status), status, sinatra_style(body, status), group: group, block: body)
+        declared = spec(m, path, options.dup, status)
+        declared["pattern"] = pattern if pattern
+        declare(declared, status, sinatra_style(body, status), group: group, block: body)
       end
       self
     end
@@ -712,6 +714,20 @@ module Ferrule
     # of CPU (1M calls of a block returning a Hash: 0.14 µs called directly, 0.55 µs so).
     # The block is called as a method (Context.block_method, so +return+ works): 1M calls of
     # +bind_call+ 0.18 µs each against +instance_exec+'s 0.17 µs.
+    # The expression the core matches a Regexp route by (its flags written into it, as Rust's
+    # regex reads them), or a Sinatra pattern the template syntax has no word for (a +?+ that
+    # makes what is before it optional), read as Filter reads it; nil for a template.
+    def route_pattern(path)
+      if path.is_a?(Regexp)
+        flags = { Regexp::IGNORECASE => "i", Regexp::EXTENDED => "x", Regexp::MULTILINE => "s" }.filter_map { |bit, flag| flag if path.options & bit != 0 }.join
+        # With the x flag a comment would run to the end: the group closes on a line of its own.
+        return path.source if flags.empty?
+
+        return "(?#{flags}:#{path.source}#{flags.include?('x') ? "\n" : ''})"
+      end
+      path.include?("?") ? Filter.regexp(path).source : nil
+    end
+
     def sinatra_style(handler, status)
       context_class = @context_class
       ->(request) { context_class.new(request, status).__ferrule_run(handler) }

@@ -252,13 +252,19 @@ module Ferrule
       else
         fields.each { |name, value| nest(params, name, value) }
       end
+      captures = nil
       request.params&.each do |name, value|
         if name.to_s == App::SPLAT_PARAM
           params["splat"] = [value]
+        elsif name.to_s.match?(/\A[1-9][0-9]*\z/)
+          # A Regexp route's unnamed group, by its number: Sinatra's +captures+, in order (nil
+          # for one that took no part).
+          (captures ||= [])[name.to_s.to_i - 1] = value
         else
           params[name] = value
         end
       end
+      params["captures"] = captures if captures
       params
     end
 
