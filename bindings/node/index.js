@@ -399,7 +399,8 @@ function appConfig(options) {
 function trustedProxiesOf(value) {
   if (value === true) return ['*'];
   if (value === false) return [];
-  if (typeof value === 'string') return value.split(',').map((item) => item.trim()).filter(Boolean);
+  // The core splits a comma-separated list.
+  if (typeof value === 'string') return [value];
   if (Array.isArray(value) && value.every((item) => typeof item === 'string')) return [...value];
   const what = typeof value === 'number' ? 'a hop count' : typeof value === 'function' ? 'a function' : `${typeof value} ${String(value)}`;
   throw new TypeError(`ferrule: trustProxy as ${what} is not offered; give true, or the proxies' addresses ('127.0.0.1', '10.0.0.0/8', ['loopback'])`);

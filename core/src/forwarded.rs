@@ -85,8 +85,9 @@ impl TrustedProxies {
     /// but the proxy can reach the server). Anything else is refused, naming it.
     pub fn new(entries: &[String]) -> Result<Self, String> {
         let mut trusted = TrustedProxies { any: false, networks: Vec::new() };
-        for entry in entries {
-            let entry = entry.trim();
+        // An entry may list several, comma-separated, as uvicorn's `FORWARDED_ALLOW_IPS` and
+        // Fastify's `trustProxy` string do: split here, once for every binding.
+        for entry in entries.iter().flat_map(|entry| entry.split(',')).map(str::trim).filter(|entry| !entry.is_empty()) {
             if entry == "*" {
                 trusted.any = true;
             } else if let Some((_, ranges)) = NAMED.iter().find(|(name, _)| *name == entry) {
@@ -301,10 +302,22 @@ mod tests {
 
     #[test]
     fn an_entry_that_is_none_is_refused_naming_it() {
-        for bad in ["10.0.0.0/33", "10.0.0.0/", "10.0.0.0/x", "localhost", "10.0.0", "::1/129", ""] {
+        for bad in ["10.0.0.0/33", "10.0.0.0/", "10.0.0.0/x", "localhost", "10.0.0", "::1/129"] {
             let error = TrustedProxies::new(&[bad.to_owned()]).unwrap_err();
             assert!(error.starts_with(&format!("trusted_proxies: `{bad}` is not an address")), "{error}");
         }
+        let error = TrustedProxies::new(&["10.0.0.2, proxy.internal".to_owned()]).unwrap_err();
+        assert!(error.starts_with("trusted_proxies: `proxy.internal` is not an address"), "{error}");
+    }
+
+    // Python and Node each split uvicorn's and Fastify's comma-separated spelling themselves.
+    #[test]
+    fn an_entry_may_list_several_comma_separated() {
+        let list = trusted(&["10.0.0.2, 192.168.0.0/16,loopback", " , "]);
+        for (ip, expected) in [("10.0.0.2", true), ("192.168.3.4", true), ("::1", true), ("10.0.0.3", false)] {
+            assert_eq!(list.trusts(ip.parse().unwrap()), expected, "{ip}");
+        }
+        assert!(!trusted(&[" , "]).trusts("127.0.0.1".parse().unwrap()), "nothing listed, no one trusted");
     }
 
     #[test]

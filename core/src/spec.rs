@@ -421,7 +421,8 @@ pub struct AppConfig {
     pub www_redirect: bool,
     /// The proxies whose `X-Forwarded-For`, `-Proto` and `-Host` are believed (see
     /// [`crate::forwarded`]): addresses, networks (`10.0.0.0/8`), `loopback`, `linklocal`,
-    /// `uniquelocal`, or `*`. Empty (the default in the core): no one's.
+    /// `uniquelocal`, or `*`; an entry may list several, comma-separated. Empty (the default in
+    /// the core): no one's.
     pub trusted_proxies: Vec<String>,
     /// Generate `x-request-id` when the client sends none, and echo it on the response.
     pub request_id: bool,

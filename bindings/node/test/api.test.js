@@ -436,7 +436,7 @@ test("trustProxy: a listed proxy's X-Forwarded-For, -Proto and -Host name ip, pr
     req.end();
   }));
   const believed = { ip: '203.0.113.9', protocol: 'https', host: 'shop.example', hostname: 'shop.example', port: null };
-  for (const trustProxy of ['127.0.0.1', ['10.0.0.0/8', 'loopback']]) {
+  for (const trustProxy of ['127.0.0.1', ['10.0.0.0/8', 'loopback'], '10.0.0.0/8, loopback']) {
     assert.deepStrictEqual(await ask(whoApp({ trustProxy }), '/who'), believed, String(trustProxy));
   }
   // Every hop trusted: the leftmost address, as proxy-addr reads it.

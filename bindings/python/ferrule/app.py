@@ -516,12 +516,12 @@ class DrainTimeout(RuntimeError):
 
 
 def _forwarded_allow_ips(given: Optional[Union[str, Sequence[str]]]) -> list[str]:
-    """``forwarded_allow_ips`` as the core's ``trusted_proxies``: uvicorn's default and its
-    comma-separated spelling (the core names an entry that is no address)."""
+    """``forwarded_allow_ips`` as the core's ``trusted_proxies``: uvicorn's default. The core
+    reads its comma-separated spelling and names an entry that is no address."""
     if given is None:
         given = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")
     if isinstance(given, str):
-        return [entry.strip() for entry in given.split(",") if entry.strip()]
+        return [given]
     if not isinstance(given, (list, tuple, set, frozenset)) or not all(isinstance(entry, str) for entry in given):
         raise TypeError(f"forwarded_allow_ips is a list of addresses or a comma-separated string, not {given!r}")
     return list(given)

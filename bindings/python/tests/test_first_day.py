@@ -312,7 +312,9 @@ def test_forwarded_allow_ips_that_do_not_read_are_refused_naming_the_entry(monke
         App(forwarded_allow_ips=10)
     # uvicorn's environment variable, read when the app names none.
     monkeypatch.setenv("FORWARDED_ALLOW_IPS", "10.0.0.1,10.0.0.2")
-    assert App().config["trusted_proxies"] == ["10.0.0.1", "10.0.0.2"]
+    assert App().config["trusted_proxies"] == ["10.0.0.1,10.0.0.2"]  # as given: the core splits it
+    with pytest.raises(ValueError, match=r"^app settings: trusted_proxies: `proxy\.internal` is not an address"):
+        App(forwarded_allow_ips="10.0.0.1, proxy.internal")
     assert App(forwarded_allow_ips="*").config["trusted_proxies"] == ["*"]
 
 
