@@ -65,27 +65,31 @@ fn keep_alive_serves_several_requests_on_one_connection() {
     rt.block_on(server.shutdown()).unwrap();
 }
 
+/// One GET over HTTP/2 with prior knowledge (h2c): the response's head and its whole body.
+async fn h2_get(addr: std::net::SocketAddr, path: &str) -> (http::response::Parts, Vec<u8>) {
+    let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let (mut client, connection) = h2::client::handshake(tcp).await.unwrap();
+    tokio::spawn(async move {
+        let _ = connection.await;
+    });
+    let request = http::Request::get(format!("http://{addr}{path}")).body(()).unwrap();
+    let (response, _) = client.send_request(request, true).unwrap();
+    let (head, mut body) = response.await.unwrap().into_parts();
+    let mut bytes = Vec::new();
+    while let Some(chunk) = body.data().await {
+        bytes.extend_from_slice(&chunk.unwrap());
+    }
+    (head, bytes)
+}
+
 #[test]
 fn http2_cleartext_with_prior_knowledge() {
     let rt = runtime();
     rt.block_on(async {
         let server = app().serve(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap()).await.unwrap();
-        let tcp = tokio::net::TcpStream::connect(server.local_addr()).await.unwrap();
-        let (mut client, connection) = h2::client::handshake(tcp).await.unwrap();
-        tokio::spawn(async move {
-            let _ = connection.await;
-        });
-        let request = http::Request::get(format!("http://{}/hello", server.local_addr())).body(()).unwrap();
-        let (response, _) = client.send_request(request, true).unwrap();
-        let response = response.await.unwrap();
-        assert_eq!(response.status(), 200);
-        assert_eq!(response.version(), http::Version::HTTP_2);
-        let mut body = response.into_body();
-        let mut bytes = Vec::new();
-        while let Some(chunk) = body.data().await {
-            bytes.extend_from_slice(&chunk.unwrap());
-        }
-        assert_eq!(bytes, b"hello");
+        let (head, body) = h2_get(server.local_addr(), "/hello").await;
+        assert_eq!((head.status, head.version), (http::StatusCode::OK, http::Version::HTTP_2));
+        assert_eq!(body, b"hello");
         server.shutdown().await.unwrap();
     });
 }
@@ -283,18 +287,7 @@ fn an_http2_request_has_its_authority_as_host_and_its_peer() {
             format!("{host:?} {}", request.client.is_some())
         });
         let server = app.serve(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap()).await.unwrap();
-        let tcp = tokio::net::TcpStream::connect(server.local_addr()).await.unwrap();
-        let (mut client, connection) = h2::client::handshake(tcp).await.unwrap();
-        tokio::spawn(async move {
-            let _ = connection.await;
-        });
-        let request = http::Request::get(format!("http://{}/who", server.local_addr())).body(()).unwrap();
-        let (response, _) = client.send_request(request, true).unwrap();
-        let mut body = response.await.unwrap().into_body();
-        let mut bytes = Vec::new();
-        while let Some(chunk) = body.data().await {
-            bytes.extend_from_slice(&chunk.unwrap());
-        }
+        let (_, bytes) = h2_get(server.local_addr(), "/who").await;
         assert_eq!(String::from_utf8(bytes).unwrap(), format!("Some({:?}) true", server.local_addr().to_string()));
         server.shutdown().await.unwrap();
     });
