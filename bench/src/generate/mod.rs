@@ -181,14 +181,32 @@ if loaded - bound:
     sys.exit(f"{sys.argv[1]}: names nothing binds: {sorted(loaded - bound)}")
 "#;
 
+    /// A directory of one test's own, removed when it ends: `TEST_TMPDIR` under Bazel, else the
+    /// system's temporary directory, where each run had left its generated apps.
+    struct Scratch(std::path::PathBuf);
+
+    impl Scratch {
+        fn new(test: &str) -> Scratch {
+            let base = std::env::var_os("TEST_TMPDIR").map(std::path::PathBuf::from).unwrap_or_else(std::env::temp_dir);
+            let dir = base.join(format!("ferrule-gen-{test}-{}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            Scratch(dir)
+        }
+    }
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
     #[test]
     fn generated_python_compiles() {
         let workloads = workloads();
+        let dir = Scratch::new("python");
         for (framework, file) in GENERATED.iter().filter(|(_, file)| file.ends_with(".py")) {
             let source = generate(framework, &workloads).unwrap();
-            let dir = std::env::temp_dir().join(format!("ferrule-gen-{}", std::process::id()));
-            std::fs::create_dir_all(&dir).unwrap();
-            let path = dir.join(file);
+            let path = dir.0.join(file);
             std::fs::write(&path, source).unwrap();
             let status = std::process::Command::new("python3").args(["-c", NAMES_ARE_BOUND]).arg(&path).status().unwrap();
             assert!(status.success(), "{framework}: {} is not valid Python, or uses a name nothing binds", path.display());
@@ -198,9 +216,10 @@ if loaded - bound:
     #[test]
     fn generated_javascript_parses() {
         let workloads = workloads();
+        let dir = Scratch::new("javascript");
         for (framework, file) in GENERATED.iter().filter(|(_, file)| file.ends_with(".js")) {
             let source = generate(framework, &workloads).unwrap();
-            let path = std::env::temp_dir().join(format!("ferrule-gen-{}-{file}", std::process::id()));
+            let path = dir.0.join(file);
             std::fs::write(&path, source).unwrap();
             let status = std::process::Command::new("node").arg("--check").arg(&path).status().unwrap();
             assert!(status.success(), "{framework}: {} is not valid JavaScript", path.display());
@@ -210,9 +229,10 @@ if loaded - bound:
     #[test]
     fn generated_ruby_parses() {
         let workloads = workloads();
+        let dir = Scratch::new("ruby");
         for (framework, file) in GENERATED.iter().filter(|(_, file)| file.ends_with(".rb") || file.ends_with(".ru")) {
             let source = generate(framework, &workloads).unwrap();
-            let path = std::env::temp_dir().join(format!("ferrule-gen-{}-{file}", std::process::id()));
+            let path = dir.0.join(file);
             std::fs::write(&path, source).unwrap();
             let status = std::process::Command::new("ruby").arg("-c").arg(&path).stdout(std::process::Stdio::null()).status().unwrap();
             assert!(status.success(), "{framework}: {} is not valid Ruby", path.display());

@@ -109,7 +109,7 @@ test('`ferrule openapi app.js` prints the document of an app that listens, or ex
   const path = require('node:path');
   const { execFileSync, spawnSync } = require('node:child_process');
   const cli = path.join(path.dirname(require.resolve('ferrule/package.json')), 'cli.js');
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ferrule-openapi-'));
+  const dir = fs.mkdtempSync(path.join(process.env.TEST_TMPDIR || os.tmpdir(), 'ferrule-openapi-'));
   const declare = "const { App } = require('ferrule'); const app = new App({ title: 'Shop' }); app.get('/items/{id:int}', () => ({}));";
   fs.writeFileSync(path.join(dir, 'listens.js'), `${declare}\napp.listen(1);`); // port 1: it would fail to bind
   fs.writeFileSync(path.join(dir, 'exports.js'), `${declare}\nmodule.exports = app;`);

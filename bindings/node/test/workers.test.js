@@ -35,7 +35,7 @@ function reportedPort(child) {
 
 // `started`: a file each /slow request appends its worker's pid to when its handler runs.
 async function start(workers, extraEnv = {}) {
-  const started = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'ferrule-workers-')), 'started');
+  const started = path.join(fs.mkdtempSync(path.join(process.env.TEST_TMPDIR || os.tmpdir(), 'ferrule-workers-')), 'started');
   const env = { ...process.env, FERRULE_TEST_STARTED: started, ...extraEnv };
   const child = spawn(process.execPath, [path.join(__dirname, 'workers_app.js'), '0', String(workers)], { stdio: ['ignore', 'inherit', 'pipe'], env });
   const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
@@ -128,7 +128,7 @@ for (const workers of [1, 2]) {
 // worker only once its IPC channel closes too: with a child of the worker holding the channel
 // (or, 1 time in 100 under load, the channel closing after the exit), the primary never ended.
 test('the primary ends once its workers have exited, though a child of theirs holds their IPC channel', async () => {
-  const holders = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'ferrule-workers-')), 'holders');
+  const holders = path.join(fs.mkdtempSync(path.join(process.env.TEST_TMPDIR || os.tmpdir(), 'ferrule-workers-')), 'holders');
   const { child, exited } = await start(2, { FERRULE_TEST_CHANNEL_HOLDERS: holders });
   try {
     child.kill('SIGTERM');
@@ -186,7 +186,7 @@ test('close() ends when the drain deadline passes with a request still queued fo
 // and the primary fork another, every second, forever; and a worker that caught the error
 // stayed, holding the port and answering nothing (found when the fix was checked again).
 test('a worker that fails to start stops listen({ workers }) instead of being forked again', async () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ferrule-workers-'));
+  const dir = fs.mkdtempSync(path.join(process.env.TEST_TMPDIR || os.tmpdir(), 'ferrule-workers-'));
   const script = path.join(dir, 'fails.js');
   fs.writeFileSync(script, `const { App } = require(${JSON.stringify(require.resolve('ferrule'))});
     const app = new App({ logger: false });

@@ -14,7 +14,7 @@ class WorkersTest < Minitest::Test
 
   # +@started+: a file each /slow request appends its worker's pid to when its block runs.
   def start(workers)
-    @started = File.join(Dir.mktmpdir("ferrule-workers-"), "started")
+    @started = File.join(Dir.mktmpdir("ferrule-workers-", ENV["TEST_TMPDIR"]), "started")
     reader, writer = IO.pipe
     # Its own process group, so a failing test can clean up the workers too.
     pid = Process.spawn({ "FERRULE_TEST_STARTED" => @started }, RbConfig.ruby, File.join(__dir__, "workers_app.rb"), "0", workers.to_s, pgroup: true, err: writer)

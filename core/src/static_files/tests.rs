@@ -6,10 +6,8 @@ use http_body_util::BodyExt;
 use tower::ServiceExt;
 
 /// A directory of its own for one test: `public/` with files, and a secret beside it.
-fn scratch(name: &str) -> std::path::PathBuf {
-    let base = std::env::var_os("TEST_TMPDIR").map(std::path::PathBuf::from).unwrap_or_else(std::env::temp_dir);
-    let dir = base.join(format!("ferrule-static-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+fn scratch(name: &str) -> crate::static_files::ScratchDir {
+    let dir = crate::static_files::ScratchDir::new(&format!("ferrule-static-{name}"));
     std::fs::create_dir_all(dir.join("public/docs")).unwrap();
     std::fs::create_dir_all(dir.join("public/.git")).unwrap();
     std::fs::write(dir.join("public/app.js"), "console.log('hi');\n".repeat(10)).unwrap();

@@ -6,10 +6,8 @@ use http_body_util::BodyExt;
 use tower::ServiceExt;
 
 /// A directory of its own for one test, with `report.txt` (190 bytes) and a directory.
-fn scratch(name: &str) -> std::path::PathBuf {
-    let base = std::env::var_os("TEST_TMPDIR").map(std::path::PathBuf::from).unwrap_or_else(std::env::temp_dir);
-    let dir = base.join(format!("ferrule-file-answer-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+fn scratch(name: &str) -> crate::static_files::ScratchDir {
+    let dir = crate::static_files::ScratchDir::new(&format!("ferrule-file-answer-{name}"));
     std::fs::create_dir_all(dir.join("folder")).unwrap();
     std::fs::write(dir.join("report.txt"), "0123456789abcdefghi\n".repeat(10)[..190].to_owned()).unwrap();
     dir
