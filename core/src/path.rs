@@ -165,7 +165,8 @@ fn unanchored(own: &str) -> &str {
 /// `regex`'s message (several lines, with a caret under the spot) as one line.
 fn one_line(error: &regex::Error) -> String {
     let text = error.to_string();
-    text.lines().map(str::trim).filter(|line| !line.is_empty() && !line.chars().all(|c| c == '^' || c == ' ')).last().unwrap_or("invalid").to_owned()
+    let last = text.lines().map(str::trim).filter(|line| !line.is_empty() && !line.chars().all(|c| c == '^' || c == ' ')).next_back();
+    last.map_or("invalid", |line| line.trim_start_matches("error: ")).to_owned()
 }
 
 /// The template's text and parameters. A parameter is `{name}`, `{name:type}`, `{*name}`, or
