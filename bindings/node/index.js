@@ -707,10 +707,13 @@ class App {
     for (const m of methods) {
       if (!METHODS.includes(m)) throw new TypeError(`ferrule: ${m} is not a supported method (${METHODS.join(', ')})`);
     }
-    const declaredFor = methods.map((m) => specOf(m, path, options || {}));
+    // find-my-way's optional last parameter, `/posts/:id?`: the route with it and without it
+    // (`/posts`), as find-my-way registers them.
+    const optional = typeof path === 'string' ? /^(.*)\/:([A-Za-z0-9_]+)\?$/.exec(path) : null;
+    const paths = optional ? [optional[1] || '/', `${optional[1]}/:${optional[2]}`] : [path];
+    const declaredFor = paths.flatMap((p) => methods.map((m) => [m, specOf(m, p, options || {})]));
     const group = this._routeGroup(options || {}, `${methods.join(', ')} ${path}`);
-    for (const [at, m] of methods.entries()) {
-      const declared = declaredFor[at];
+    for (const [m, declared] of declaredFor) {
       const status = options?.status ?? 200;
       if (typeof status !== 'number') throw new TypeError(`ferrule: ${m} ${path}: status must be a number, not ${JSON.stringify(status)}`);
       const index = withNodeNames(() => this._native.addRoute(JSON.stringify(declared), status, group));

@@ -246,6 +246,10 @@ test("find-my-way's paths: parameters beside text, with an expression of their o
   assert.deepStrictEqual((await app.inject({ method: 'DELETE', url: '/items/7.json' })).json(), { deleted: '7' });
   const wrong = await app.inject({ method: 'POST', url: '/at/09h30m' });
   assert.deepStrictEqual([wrong.statusCode, wrong.headers.allow], [405, 'GET, HEAD']);
-  assert.throws(() => app.get('/posts/:id?', () => 'x'), /an optional part is two routes/);
+  // An optional last parameter: the route with it and without it, as find-my-way registers them.
+  app.get('/posts/:id?', ({ params }) => ({ id: params.id ?? null }));
+  assert.deepStrictEqual((await app.inject('/posts/3')).json(), { id: '3' });
+  assert.deepStrictEqual((await app.inject('/posts')).json(), { id: null });
+  assert.throws(() => app.get('/a/:id?/b', () => 'x'), /an optional part is two routes/);
   assert.throws(() => app.get('/bad/:id(\\d+(?=x))', () => 'x'), /`:id\(/);
 });
