@@ -20,7 +20,7 @@ from .app import APIRouter, App, DrainTimeout, Router, StartupFailed
 from .background import BackgroundTask, BackgroundTasks
 from .hooks import RequestValidationError
 from .params import Body, Cookie, Depends, Field, File, Form, Header, Path, Query
-from .request import Request, UploadFile
+from .request import NoMatchFound, Request, UploadFile, URLPath
 from .security import Security
 from .staticfiles import StaticFiles
 from .websocket import WebSocket, WebSocketDisconnect, WebSocketException
@@ -57,6 +57,7 @@ __all__ = [
     "HTMLResponse",
     "HTTPException",
     "MutableHeaders",
+    "NoMatchFound",
     "Header",
     "ORJSONResponse",
     "JSONResponse",
@@ -76,6 +77,7 @@ __all__ = [
     "StreamingResponse",
     "UJSONResponse",
     "UploadFile",
+    "URLPath",
     "WebSocket",
     "WebSocketDisconnect",
     "WebSocketException",

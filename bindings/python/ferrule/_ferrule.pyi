@@ -59,6 +59,9 @@ class Request:
     @property
     def base_url(self) -> URL:
         """The app's root URL (Starlette's ``request.base_url``): ``url``'s scheme and host, path ``/``."""
+    def url_for(self, name: str, /, **path_params: Any) -> URL:
+        """The URL of the route called ``name`` with ``path_params`` filled in, under
+        ``base_url`` (Starlette's ``request.url_for``; see ``App.url_path_for``)."""
     def json(self) -> Awaitable[Any]:
         """``await request.json()``: the body as sent, parsed (Starlette's)."""
     @property

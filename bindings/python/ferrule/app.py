@@ -17,10 +17,10 @@ from . import _ferrule, _tasks
 from .dependencies import DependencyOverrides
 from .hooks import PHASES, Registry, RequestValidationError
 from .middleware import HookMiddleware, core_middleware
-from .request import Request
+from .request import NoMatchFound, Request, URLPath
 from .response_model import FROM_ANNOTATION, as_response_class, computing, documented_responses, is_json_class, response_schema
 from .responses import HTTPException, Response
-from .signature import Argument, analyse, body_title
+from .signature import Argument, analyse, body_title, fill_template
 from .websocket import WebSocket
 
 __all__ = ["App", "Router", "StartupFailed"]
@@ -55,7 +55,7 @@ _UNSET: Any = object()
 
 
 class _Route:
-    __slots__ = ("spec", "handler", "arguments", "is_async", "cannot_wait", "status_code", "chained", "rebuild", "takes_default_class")
+    __slots__ = ("spec", "handler", "arguments", "is_async", "cannot_wait", "status_code", "chained", "rebuild", "takes_default_class", "name")
 
     def __init__(self, spec: dict, handler: Callable[..., Any], arguments: list[Argument], status_code: int, blocking: bool, chained: bool = False) -> None:
         self.spec = spec
@@ -73,6 +73,8 @@ class _Route:
         # The same route with more `Depends` run first (those of `include_router` and the app),
         # for a route a router declared; None for one that cannot take more.
         self.rebuild: Optional[Callable[..., "_Route"]] = None
+        # What `url_path_for` knows it by: FastAPI's `name=`, else the handler's name.
+        self.name: str = getattr(handler, "__name__", "")
         # Declared with neither its own `response_class` nor its router's default: the app's
         # `default_response_class` (or an including router's) is its.
         self.takes_default_class = False
@@ -235,9 +237,10 @@ class _Routes:
         ``RedirectResponse``: the URL; ``PlainTextResponse``, ``FileResponse``,
         ``StreamingResponse``), with ``status_code`` when one is given; JSON classes keep the
         default (the result as JSON, through ``response_model``)."""
+        route_name: Optional[str] = options.pop("name", None)
         for name in options:
             if name not in _ROUTE_OPTIONS:
-                raise TypeError(_ferrule.unknown_option("route option", name, [*_ROUTE_OPTIONS, "status_code", "blocking", "response_model", "response_class"]))
+                raise TypeError(_ferrule.unknown_option("route option", name, [*_ROUTE_OPTIONS, "name", "status_code", "blocking", "response_model", "response_class"]))
         explicit_status = status_code
         status_code = 200 if status_code is None else status_code
         own_class = response_class or self._default_response_class
@@ -311,7 +314,9 @@ class _Routes:
                     spec["body"] = {**body, "schema": {"title": body_title(handler, analysis.path, method), **body["schema"]}}
                 if tags is not None:
                     spec["tags"] = tags
-                routes.append(_Route(spec, called, arguments, status_code, in_pool, chained))
+                route = _Route(spec, called, arguments, status_code, in_pool, chained)
+                route.name = route_name or handler.__name__
+                routes.append(route)
             return routes
 
         return register
@@ -353,9 +358,10 @@ class _Routes:
         they set is the handler's ``ws.state``. ``subprotocols``:
         the route's, preferred first; ``max_message_bytes`` replaces the app's
         ``ws_max_message_bytes``. Options: ``cors``."""
+        route_name: Optional[str] = options.pop("name", None)
         for name in options:
             if name != "cors":
-                raise TypeError(_ferrule.unknown_option("websocket option", name, ["cors", "subprotocols", "max_message_bytes"]))
+                raise TypeError(_ferrule.unknown_option("websocket option", name, ["cors", "name", "subprotocols", "max_message_bytes"]))
 
         # The app's (or router's) `dependencies=` guard its WebSockets too, as FastAPI's do.
         route_dependencies = list(self._dependencies)
@@ -388,7 +394,9 @@ class _Routes:
             if max_message_bytes is not None:
                 socket["max_message_bytes"] = max_message_bytes
             spec = {"method": "GET", "path": analysis.path, **analysis.spec, **options, "websocket": socket}
-            return _Route(spec, called, arguments, 200, False)
+            route = _Route(spec, called, arguments, 200, False)
+            route.name = route_name or handler.__name__
+            return route
 
         return register
 
@@ -675,6 +683,10 @@ class App(_Routes):
         # Routes go to the core as they are declared, so a bad one fails at its decorator.
         # Weakly: the native app is the App's, and `request.app` must not keep it alive.
         self._native_app = _ferrule.NativeApp(json.dumps(self.config), Response, HTTPException, weakref.ref(self))
+        # Each route's name and template, as served, in declared order (`url_path_for`); each
+        # router group's prefix.
+        self._named: list[tuple[str, str, str]] = []
+        self._prefixes: dict[int, str] = {0: ""}
         self._lifespan_state: dict[str, Any] = {}
         self._server: Optional[_ferrule.ServerHandle] = None
         self._hooks = Registry()
@@ -716,6 +728,23 @@ class App(_Routes):
 
     def _declare(self, route: _Route, group: int = 0) -> None:
         self._native_app.add_route(json.dumps(route.spec), route.handler, route.arguments, route.is_async, route.status_code, group, route.chained, route.cannot_wait)
+        # Where the core serves it: under its routers' prefixes, a `/` at the prefix itself.
+        prefix, path = self._prefixes.get(group, ""), route.spec.get("path", "")
+        protocol = "websocket" if route.spec.get("websocket") is not None else "http"
+        self._named.append((route.name, prefix if prefix and path in ("", "/") else prefix + path, protocol))
+
+    def url_path_for(self, name: str, /, **path_params: Any) -> URLPath:
+        """The path of the route called ``name`` (FastAPI's ``name=``, else its handler's name)
+        with ``path_params`` filled in, as Starlette's ``app.url_path_for``: the first such
+        route whose parameters are exactly those given. Each value is written as its type
+        writes it and percent-encoded (a ``{rest:path}`` keeps its slashes); ``NoMatchFound``
+        when no route fits."""
+        for route_name, template, protocol in self._named:
+            if route_name == name:
+                filled = fill_template(template, path_params)
+                if filled is not None:
+                    return URLPath(filled, protocol)
+        raise NoMatchFound(name, path_params)
 
     def _hook(self, phase: str, func: Callable[..., Any], group: int = 0) -> None:
         slot = self._hooks.add(phase, func)
@@ -828,6 +857,7 @@ class App(_Routes):
 
     def _include(self, router: Router, parent: int, prefix: str, tags: list[str], extra: list[Any], sent_as: Optional[type] = None, documented: Optional[dict[str, dict]] = None, deprecated: bool = False) -> None:
         group = self._native_app.group(parent, prefix.rstrip("/") + router.prefix)
+        self._prefixes[group] = self._prefixes.get(parent, "") + prefix.rstrip("/") + router.prefix
         # FastAPI's order for a route's response class: its own, its router's default, the
         # `include_router(default_response_class=)` that took the router in, the app's.
         sent_as = router._default_response_class or sent_as
@@ -847,7 +877,9 @@ class App(_Routes):
                 if deprecated:
                     added["deprecated"] = True
                 if added:
+                    named = route.name
                     route = _Route({**route.spec, **added}, route.handler, route.arguments, route.status_code, False, route.chained)
+                    route.name = named
                 self._declare(route, group)
             elif kind == "hook":
                 phase, func = item

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import types
 import urllib.parse
-from typing import Any, AsyncIterator, Generator, Iterator, Mapping, NamedTuple, Optional
+from typing import Any, AsyncIterator, Generator, Iterator, Mapping, NamedTuple, Optional, Union
 
 from . import _ferrule
 from ._ferrule import Request, UploadFile
@@ -156,6 +156,44 @@ class URL:
 
     def __hash__(self) -> int:
         return hash(str(self))
+
+
+class URLPath(str):
+    """A route's path from ``app.url_path_for``, as Starlette's: a ``str`` with the route's
+    ``protocol`` (``"http"``, or ``"websocket"``); ``make_absolute_url(base_url)`` makes it a
+    whole ``URL`` under the app's root, ``ws``/``wss`` for a WebSocket route."""
+
+    protocol: str
+
+    def __new__(cls, path: str, protocol: str = "http") -> "URLPath":
+        made = super().__new__(cls, path)
+        made.protocol = protocol
+        return made
+
+    def make_absolute_url(self, base_url: "Union[str, URL]") -> URL:
+        if isinstance(base_url, str):
+            parts = urllib.parse.urlsplit(base_url)
+            base_url = URL(parts.netloc, parts.path or "/", "", parts.scheme or "http")
+        secure = base_url.scheme in ("https", "wss")
+        scheme = ("wss" if secure else "ws") if self.protocol == "websocket" else ("https" if secure else "http")
+        return URL(base_url.netloc, base_url.path.rstrip("/") + str(self), "", scheme)
+
+
+class NoMatchFound(Exception):
+    """``url_path_for``/``url_for`` found no route of that name whose path parameters are
+    those given (Starlette's ``starlette.routing.NoMatchFound``)."""
+
+    def __init__(self, name: str, path_params: dict[str, Any]) -> None:
+        given = ", ".join(path_params)
+        super().__init__(f'No route exists for name "{name}" and params "{given}".')
+
+
+def _url_for(request: Any, name: str, path_params: Optional[dict[str, Any]]) -> URL:
+    """``request.url_for``: the route's path under the request's ``base_url``."""
+    app = request.app
+    if app is None:
+        raise RuntimeError("request.url_for: the app that served this request is gone")
+    return app.url_path_for(name, **(path_params or {})).make_absolute_url(request.base_url)
 
 
 class _Ready:

@@ -12,6 +12,7 @@ import enum
 import inspect
 import re
 import typing
+import urllib.parse
 from typing import Any, Callable, NamedTuple, Optional
 
 from . import _ferrule
@@ -93,6 +94,26 @@ def takes_response(analysis: Analysis) -> bool:
 
 def template_params(path: str) -> dict[str, Optional[str]]:
     return {m.group(1): m.group(2) for m in _TEMPLATE_PARAM.finditer(path)}
+
+
+# What a path may carry as it is, beside letters and digits (RFC 3986's pchar, `%` aside).
+_PATH_SAFE = "-._~!$&'()*+,;=:@"
+
+
+def fill_template(template: str, values: dict[str, Any]) -> Optional[str]:
+    """``template`` (in the core's braced spelling) with ``values`` in place of its
+    parameters, or None unless ``values`` names exactly its parameters (Starlette's rule for
+    ``url_path_for``). Each value is written as ``str`` writes it (a bool as ``true``/``false``,
+    as the core reads one) and percent-encoded; a ``{rest:path}`` keeps its slashes."""
+    if set(template_params(template)) != set(values):
+        return None
+
+    def written(match: "re.Match[str]") -> str:
+        value = values[match.group(1)]
+        text = ("true" if value else "false") if isinstance(value, bool) else str(value)
+        return urllib.parse.quote(text, safe=_PATH_SAFE + ("/" if match.group(2) == "path" else ""))
+
+    return _TEMPLATE_PARAM.sub(written, template)
 
 
 def analyse(

@@ -108,6 +108,11 @@ class WebSocket:
         url = self._request.url
         return url.replace(scheme="wss" if url.scheme == "https" else "ws")
 
+    def url_for(self, name: str, /, **path_params: Any) -> Any:
+        """The URL of the route called ``name``, as ``request.url_for`` gives it (Starlette's
+        ``websocket.url_for``)."""
+        return self._request.url_for(name, **path_params)
+
     @property
     def client(self) -> Any:
         """The peer's ``Address(host, port)``, as ``request.client``."""

@@ -272,6 +272,14 @@ impl Request {
         URL.import(py, "ferrule.request", "URL")?.call1((host, "/", "", self.data.scheme()))
     }
 
+    /// Starlette's `request.url_for(name, **path_params)`: the app's `url_path_for` under
+    /// this request's `base_url` (`ferrule.request._url_for`).
+    #[pyo3(signature = (name, /, **path_params))]
+    fn url_for<'py>(slf: &Bound<'py, Self>, name: &str, path_params: Option<&Bound<'py, pyo3::types::PyDict>>) -> PyResult<Bound<'py, PyAny>> {
+        static URL_FOR: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+        URL_FOR.import(slf.py(), "ferrule.request", "_url_for")?.call1((slf, name, path_params))
+    }
+
     /// `await request.json()`, as Starlette's: the body as sent, parsed.
     fn json<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         static JSON_OF: PyOnceLock<Py<PyAny>> = PyOnceLock::new();

@@ -18,7 +18,7 @@ from typing import Annotated, Any, Optional
 import pytest
 from pydantic import BaseModel
 
-from ferrule import App, BackgroundTasks, Cookie, Depends, File, Form, HTTPException, JSONResponse, Query, RedirectResponse, Request, Response, UploadFile
+from ferrule import App, BackgroundTasks, Cookie, Depends, File, Form, HTTPException, JSONResponse, Query, RedirectResponse, Request, Response, UploadFile, WebSocket
 from ferrule.testing import TestClient
 
 from support import request, serving
@@ -739,3 +739,48 @@ def test_an_asgi_server_is_told_at_startup_that_the_app_is_its_own_server() -> N
     assert "python -m ferrule module:app" in sent[0]["message"]
     with pytest.raises(TypeError, match="not an ASGI application"):
         asyncio.run(app({"type": "http"}, receive, send))
+
+
+# Found by a README walk of a FastAPI app: `name=` was an unknown route option, and neither
+# `app.url_path_for` nor `request.url_for` existed (a created item's Location is built so).
+def test_url_for_builds_a_named_routes_url_as_starlette_does() -> None:
+    from ferrule import APIRouter, NoMatchFound, URLPath
+
+    app = App()
+    shop = APIRouter(prefix="/shop")
+
+    @shop.get("/items/{item_id:int}")
+    def read_item(item_id: int) -> dict:
+        return {"item_id": item_id}
+
+    @shop.get("/", name="shop_home")
+    def home() -> dict:
+        return {}
+
+    @app.get("/files/{rest:path}", name="file")
+    def file(rest: str) -> dict:
+        return {}
+
+    @app.post("/items", status_code=201)
+    def create(request: Request) -> Response:
+        return Response(status_code=201, headers={"location": str(request.url_for("read_item", item_id=7))})
+
+    @app.websocket("/rooms/{room}")
+    async def room(ws: WebSocket, room: str) -> None:
+        await ws.accept()
+
+    app.include_router(shop)
+    assert app.url_path_for("read_item", item_id=3) == "/shop/items/3"
+    assert isinstance(app.url_path_for("read_item", item_id=3), URLPath)
+    assert app.url_path_for("shop_home") == "/shop"
+    assert app.url_path_for("file", rest="a b/c.txt") == "/files/a%20b/c.txt"
+    assert str(app.url_path_for("room", room="x").make_absolute_url("https://example.com")) == "wss://example.com/rooms/x"
+    with pytest.raises(NoMatchFound, match='No route exists for name "read_item" and params "id".'):
+        app.url_path_for("read_item", id=3)
+    with pytest.raises(NoMatchFound):
+        app.url_path_for("nowhere")
+    with TestClient(app) as client:
+        created = client.post("/items")
+        assert (created.status_code, created.headers["location"]) == (201, "http://testserver/shop/items/7")
+        behind = client.post("/items", headers={"x-forwarded-proto": "https", "x-forwarded-host": "shop.example"})
+        assert behind.headers["location"] == "https://shop.example/shop/items/7"
