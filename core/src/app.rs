@@ -68,8 +68,9 @@ struct PathGroup {
     /// The expression of a path the router cannot hold (`PathTemplate::pattern`): its routes
     /// are matched in `pattern_routes`, and it is no router path.
     pattern: Option<String>,
-    /// Where its first route was declared among the app's paths (see `route_table::Claim`).
-    order: usize,
+    /// Where each of its routes was declared among the app's, by method (see
+    /// `route_table::Claim`).
+    orders: Vec<(Method, usize)>,
     routes: Vec<(Method, Arc<CompiledRoute>)>,
     cors: Option<CorsConfig>,
     compression: Option<CompressionConfig>,
@@ -201,7 +202,7 @@ impl App {
         let fallback = self.fallback;
         let statics = self.statics;
         let mut groups: Vec<PathGroup> = Vec::new();
-        for (spec, handler) in self.routes {
+        for (declared, (spec, handler)) in self.routes.into_iter().enumerate() {
             let template = PathTemplate::of_route(&spec).map_err(AppError)?;
             let method = Method::from_bytes(spec.method.to_ascii_uppercase().as_bytes())
                 .map_err(|_| AppError(format!("{} {}: invalid method", spec.method, spec.path)))?;
@@ -213,7 +214,7 @@ impl App {
                         template: spec.path.clone(),
                         axum_path: template.axum_path.clone(),
                         pattern: template.pattern.clone(),
-                        order: groups.len(),
+                        orders: Vec::new(),
                         routes: Vec::new(),
                         cors: None,
                         compression: None,
@@ -228,6 +229,7 @@ impl App {
             // routes sharing a path share the first declared setting.
             group.cors = group.cors.take().or(spec.cors.clone());
             group.compression = group.compression.take().or(spec.compression.clone());
+            group.orders.push((method.clone(), declared));
             group.routes.push((method, Arc::new(route)));
         }
 
@@ -254,6 +256,8 @@ impl App {
             for (method, route) in groups[wildcard].routes.clone() {
                 let taken = groups[own].routes.iter().any(|(m, _)| *m == method || (method == Method::HEAD && *m == Method::GET));
                 if !taken {
+                    let order = groups[wildcard].orders.iter().find(|(m, _)| *m == method).map_or(0, |(_, order)| *order);
+                    groups[own].orders.push((method.clone(), order));
                     groups[own].routes.push((method, route));
                     lent = true;
                 }
@@ -321,8 +325,7 @@ impl App {
                     let reason = panic.downcast_ref::<String>().cloned().unwrap_or_default();
                     AppError(format!("route {} conflicts with another route: {reason}", group.template))
                 })?;
-                let methods = group.routes.iter().map(|(method, _)| method.clone()).collect();
-                table.insert(path, direct.clone(), Claim { order: group.order, methods: Some(methods) });
+                table.insert(path, direct.clone(), Claim { methods: Some(group.orders.as_slice().into()) });
             }
         }
 
@@ -330,7 +333,7 @@ impl App {
         for group in &patterned {
             let methods = build_method_router(group, &config, fallback.clone(), None)?;
             let expression = group.pattern.as_deref().expect("a patterned group");
-            pattern_routes.push(expression, group.routes.iter().map(|(m, _)| m.clone()).collect(), methods, group.order).map_err(|e| AppError(format!("{}: {e}", group.template)))?;
+            pattern_routes.push(expression, group.orders.clone(), methods).map_err(|e| AppError(format!("{}: {e}", group.template)))?;
         }
         let pattern_routes = Arc::new(pattern_routes);
         if !pattern_routes.is_empty() {
@@ -366,30 +369,6 @@ impl App {
         }
         if let Some(cors) = &config.cors {
             not_found = not_found.layer(cors_layer(cors).map_err(AppError)?);
-        }
-        // What no template takes is asked of the routes matched by expression first (see
-        // `pattern_routes`), each with its path's own layers around it, so the app's are not
-        // added twice; an app without such routes has no step here at all.
-        if !pattern_routes.is_empty() {
-            let (patterns, unmatched) = (pattern_routes, not_found);
-            not_found = axum::routing::any(move |mut request: axum::extract::Request| {
-                if let Some(original) = request.extensions().get::<axum::extract::OriginalUri>() {
-                    *request.uri_mut() = original.0.clone();
-                }
-                let answering = match patterns.find(request.method(), request.uri().path()) {
-                    Some((routes, found)) => {
-                        request.extensions_mut().insert(found);
-                        routes
-                    }
-                    None => unmatched.clone(),
-                };
-                async move {
-                    match tower::ServiceExt::oneshot(answering, request).await {
-                        Ok(response) => response,
-                        Err(never) => match never {},
-                    }
-                }
-            });
         }
         // Each directory's missing files go the app's own not-found way (its hooks and
         // handlers included); one served at `/` answers first for what no route takes.
@@ -708,6 +687,9 @@ mod tests {
             .route(RouteSpec::get("/files/{name}.{ext}").path_param("name", serde_json::json!({"maxLength": 5})), params)
             .route(RouteSpec::post("/files/{name}.{ext}"), params)
             .route(RouteSpec::get("/files/{id}"), |_: RequestData| async { "template" })
+            .route(RouteSpec::get("/orders/{id}"), |_: RequestData| async { "order" })
+            .route(RouteSpec::post("/orders/{id}.json"), params)
+            .route(RouteSpec::post("/orders/{id}"), |_: RequestData| async { "posted order" })
             .route(RouteSpec::get("/docs/{page}"), |_: RequestData| async { "page" })
             .route(RouteSpec::get("/docs/{name}.{ext}"), params)
             .route(RouteSpec::delete("/docs/{name}.{ext}"), params)
@@ -734,6 +716,9 @@ mod tests {
         assert_eq!(send("GET", "/docs/a.txt").await.2, "page");
         assert_eq!(send("HEAD", "/docs/a.txt").await.0, StatusCode::OK);
         assert_eq!(send("DELETE", "/docs/a.txt").await.2, "DELETE ext=\"txt\",name=\"a\"");
+        // By the route of the request's method, not the path's first (found on review).
+        assert_eq!(send("POST", "/orders/7.json").await.2, "POST id=\"7\"");
+        assert_eq!(send("POST", "/orders/7").await.2, "posted order");
         let (status, headers, _) = send("DELETE", "/hello/bob").await;
         assert_eq!((status, headers.get(header::ALLOW).map(|v| v.to_str().unwrap())), (StatusCode::METHOD_NOT_ALLOWED, Some("GET, HEAD")));
         let (status, _, body) = send("HEAD", "/files/a.txt").await;

@@ -49,7 +49,15 @@ impl PathTemplate {
         for piece in pieces(template)? {
             match piece {
                 Piece::Text(text) | Piece::Braced(_, text) => out.push_str(text),
-                Piece::Param(param, _) => out.push_str(&format!("{{{}}}", param.name)),
+                Piece::Param(param, None) => out.push_str(&format!("{{{}}}", param.name)),
+                // The braced spelling has no place for it, and leaving it out would serve what
+                // it refuses (found on review).
+                Piece::Param(param, Some(own)) => {
+                    return Err(format!(
+                        "path `{template}`: `:{}({own})`: write `{{{}}}` and give the parameter a `pattern` (`Path(pattern=...)`)",
+                        param.name, param.name
+                    ))
+                }
             }
         }
         Ok(out)
@@ -109,7 +117,8 @@ impl PathTemplate {
                         // Greedy, as Starlette's `[^/]+`, Mustermann's and find-my-way's
                         // parameters are: `{name}.{ext}` reads `a.b.c` as `a.b` and `c`.
                         let matches = match own {
-                            Some(own) => format!("(?:{})", unanchored(own)),
+                            // Its own groups are no parameters (`(^(en|fr)$)`).
+                            Some(own) => format!("(?:{})", non_capturing(unanchored(own))),
                             None if param.wildcard => String::from(".*"),
                             None => String::from("[^/]+"),
                         };
@@ -160,6 +169,26 @@ fn unanchored(own: &str) -> &str {
         Some(rest) if !rest.ends_with('\\') => rest,
         _ => own,
     }
+}
+
+/// `expression` with each plain group `(…)` made `(?:…)`: escapes and character classes
+/// skipped.
+fn non_capturing(expression: &str) -> String {
+    let mut out = String::with_capacity(expression.len() + 8);
+    let (mut in_class, mut escaped) = (false, false);
+    let mut chars = expression.chars().peekable();
+    while let Some(c) = chars.next() {
+        out.push(c);
+        match c {
+            _ if escaped => escaped = false,
+            '\\' => escaped = true,
+            '[' if !in_class => in_class = true,
+            ']' if in_class => in_class = false,
+            '(' if !in_class && chars.peek() != Some(&'?') => out.push_str("?:"),
+            _ => {}
+        }
+    }
+    out
 }
 
 /// `regex`'s message (several lines, with a caret under the spot) as one line.
@@ -384,6 +413,7 @@ mod tests {
             ("/v{version}/items", "/v{version}/items", r"\A/v(?P<version>[^/]+)/items\z"),
             ("/f/{rest:path}/edit", "/f/{rest}/edit", r"\A/f/(?P<rest>.*)/edit\z"),
             ("/r/:id(^\\d+$)", "/r/{id}", r"\A/r/(?P<id>(?:\d+))\z"),
+            ("/l/:lang(^(en|fr)$)", "/l/{lang}", r"\A/l/(?P<lang>(?:(?:en|fr)))\z"),
         ] {
             let parsed = PathTemplate::parse(template).unwrap();
             assert_eq!((parsed.axum_path.as_str(), parsed.pattern.as_deref()), (documented, Some(pattern)), "{template}");
@@ -394,6 +424,7 @@ mod tests {
         assert_eq!(PathTemplate::parse("/v1/items:batch").unwrap().pattern, None, "a colon after text is text");
         assert_eq!(PathTemplate::normalize("/near/:lat-:lng").unwrap(), "/near/{lat}-{lng}");
         assert_eq!(PathTemplate::normalize("/items/{id:int}/{rest:path}").unwrap(), "/items/{id:int}/{rest:path}", "a braced one as written");
+        assert!(PathTemplate::normalize("/r/:id(^\\d+$)").unwrap_err().contains("give the parameter a `pattern`"));
     }
 
     #[test]

@@ -8,20 +8,21 @@
 //!
 //! Which route answers: Sinatra and Starlette try routes in the order they were declared, and
 //! the first that matches the path (Sinatra: and takes the method) answers. Here the tree is
-//! walked first, as before, once (`route_table::RouteTable::find`). Where it holds a template
-//! for the path whose routes take the method, an expression route answers only if it was
-//! declared before that template ([`PatternRoutes::taking`]); where its template's routes do
-//! not take the method, any expression route that does answers. Where the tree has no template
-//! for the path, the router's not-found way asks them all ([`PatternRoutes::find`]), and the
-//! first that matches but takes another method answers with its 405 and `Allow`.
+//! walked first, once, before axum's router (`route_table::RouteTable::find`), and its answer
+//! says which template route takes the request's method and when it was declared
+//! (`route_table::Claim`). An expression route declared before it that takes the method
+//! answers instead ([`PatternRoutes::taking`]), as does any that takes it where the template's
+//! routes do not. Where the tree has no template for the path ([`PatternRoutes::find`]), the
+//! first declared that takes the method answers, else the first that matches answers with its
+//! 405 and `Allow`. All of it before the router, whose fallback a static folder at `/` may be.
 //!
 //! Cost, measured with callgrind (a `GET /items/7` answered through `App::into_router`, release
-//! build, 1,000 against 11,000 requests): 14,337 instructions a request before this module,
-//! 14,290 with it in an app without such routes (one `Option` looked at), 14,358 with one
-//! declared after the template and 14,328 with one declared before it (its expression tried on
-//! the path, which fails at its first segment). A path only these routes take pays the tree's
-//! miss, then one expression per route until one matches (linear in the path: `regex` does not
-//! backtrack).
+//! build, 1,000 against 11,000 requests): an app without such routes looks at one `Option`.
+//! With one, `Routed::call` (the tree's walk included) went from 1,513 to 1,612 instructions a
+//! request when it was declared after the template, and to 1,635 when declared before it (its
+//! expression tried on the path, and failing at the first segment); the whole request is about
+//! 14,400. A path only these routes take pays the tree's miss, then one expression per route
+//! until one matches (linear in the path: `regex` does not backtrack).
 
 use crate::route::Captured;
 use axum::routing::MethodRouter;
@@ -33,10 +34,9 @@ struct PatternGroup {
     expression: regex::Regex,
     /// The parameter of each group, in the expression's order (group 1 first).
     names: Arc<[Arc<str>]>,
-    methods: Vec<Method>,
+    /// Each method with where its route was declared among the app's routes.
+    methods: Vec<(Method, usize)>,
     router: MethodRouter,
-    /// Where its first route was declared among the app's routes.
-    order: usize,
 }
 
 /// A request's parameters as its expression matched them, for the route (see
@@ -62,10 +62,10 @@ pub(crate) struct PatternRoutes {
 
 impl PatternRoutes {
     /// `expression` is `PathTemplate::pattern`, anchored and with a group per parameter.
-    pub(crate) fn push(&mut self, expression: &str, methods: Vec<Method>, router: MethodRouter, order: usize) -> Result<(), String> {
+    pub(crate) fn push(&mut self, expression: &str, methods: Vec<(Method, usize)>, router: MethodRouter) -> Result<(), String> {
         let expression = regex::Regex::new(expression).map_err(|e| e.to_string())?;
         let names = expression.capture_names().enumerate().skip(1).map(|(number, name)| Arc::from(name.map_or_else(|| number.to_string(), str::to_owned))).collect();
-        self.groups.push(PatternGroup { expression, names, methods, router, order });
+        self.groups.push(PatternGroup { expression, names, methods, router });
         Ok(())
     }
 
@@ -73,32 +73,37 @@ impl PatternRoutes {
         self.groups.is_empty()
     }
 
-    /// The method router that answers `method` at `path`, with the parameters it matched.
+    /// The method router that answers `method` at `path`, with the parameters it matched,
+    /// where no template matches it: the route declared first that takes the method, else the
+    /// first expression that matches (its 405 names the methods it takes).
     pub(crate) fn find(&self, method: &Method, path: &str) -> Option<(MethodRouter, PatternMatch)> {
-        let mut first_matched = None;
-        for group in &self.groups {
-            let Some(captures) = group.expression.captures(path) else { continue };
-            if group.takes(method) {
-                return Some((group.router.clone(), matched(group, &captures)));
-            }
-            first_matched.get_or_insert((group, captures));
-        }
-        first_matched.map(|(group, captures)| (group.router.clone(), matched(group, &captures)))
+        self.taking(method, path, usize::MAX).or_else(|| {
+            let group = self.groups.iter().find(|group| group.expression.is_match(path))?;
+            Some((group.router.clone(), matched(group, &group.expression.captures(path)?)))
+        })
     }
 
-    /// The first of the routes declared before `before` that matches `path` and takes `method`.
+    /// The route declared first, and before `before`, that takes `method` and matches `path`.
     pub(crate) fn taking(&self, method: &Method, path: &str, before: usize) -> Option<(MethodRouter, PatternMatch)> {
-        let group = self.groups.iter().take_while(|group| group.order < before).filter(|group| group.takes(method)).find(|group| group.expression.is_match(path))?;
-        let captures = group.expression.captures(path)?;
-        Some((group.router.clone(), matched(group, &captures)))
+        let mut first: Option<(usize, &PatternGroup)> = None;
+        for group in &self.groups {
+            let Some(order) = order_for(&group.methods, method).filter(|order| *order < before) else { continue };
+            // An expression is tried only where it would come first.
+            if first.is_some_and(|(earlier, _)| earlier < order) || !group.expression.is_match(path) {
+                continue;
+            }
+            first = Some((order, group));
+        }
+        let (_, group) = first?;
+        Some((group.router.clone(), matched(group, &group.expression.captures(path)?)))
     }
 }
 
-impl PatternGroup {
-    /// A GET takes HEAD too.
-    fn takes(&self, method: &Method) -> bool {
-        self.methods.iter().any(|m| m == method || (*method == Method::HEAD && *m == Method::GET))
-    }
+/// Where the route of `methods` that takes `method` was declared (a GET's takes HEAD, unless
+/// a HEAD of its own is there).
+pub(crate) fn order_for(methods: &[(Method, usize)], method: &Method) -> Option<usize> {
+    let own = methods.iter().find(|(m, _)| m == method).map(|(_, order)| *order);
+    own.or_else(|| (*method == Method::HEAD).then(|| methods.iter().find(|(m, _)| *m == Method::GET).map(|(_, order)| *order)).flatten())
 }
 
 fn matched(group: &PatternGroup, captures: &regex::Captures<'_>) -> PatternMatch {
@@ -123,7 +128,7 @@ mod tests {
         let mut routes = PatternRoutes::default();
         for (template, method) in templates {
             let parsed = PathTemplate::parse(template).unwrap();
-            routes.push(parsed.pattern.as_deref().expect("a pattern template"), vec![method.clone()], MethodRouter::new(), 0).unwrap();
+            routes.push(parsed.pattern.as_deref().expect("a pattern template"), vec![(method.clone(), 0)], MethodRouter::new()).unwrap();
         }
         routes
     }
@@ -158,8 +163,8 @@ mod tests {
     #[test]
     fn the_first_expression_that_takes_the_method_answers_else_the_first_that_matched() {
         let mut table = PatternRoutes::default();
-        for (expression, method) in [(r"\A/a/(?P<x>[^/]+)\.txt\z", Method::POST), (r"\A/a/(?P<y>.+)\z", Method::GET)] {
-            table.push(expression, vec![method], MethodRouter::new(), 0).unwrap();
+        for (at, (expression, method)) in [(r"\A/a/(?P<x>[^/]+)\.txt\z", Method::POST), (r"\A/a/(?P<y>.+)\z", Method::GET)].into_iter().enumerate() {
+            table.push(expression, vec![(method, at)], MethodRouter::new()).unwrap();
         }
         assert_eq!(params(&table, Method::GET, "/a/b.txt"), pairs(&[("y", "b.txt")]));
         assert_eq!(params(&table, Method::HEAD, "/a/b.txt"), pairs(&[("y", "b.txt")]), "a GET takes HEAD");
@@ -173,7 +178,7 @@ mod tests {
         let parsed = PathTemplate::from_pattern("%r{/hello}", r"/hello/(\w+)(\.json)?").unwrap();
         assert_eq!(parsed.params.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(), ["1", "2"]);
         let mut table = PatternRoutes::default();
-        table.push(parsed.pattern.as_deref().unwrap(), vec![Method::GET], MethodRouter::new(), 0).unwrap();
+        table.push(parsed.pattern.as_deref().unwrap(), vec![(Method::GET, 0)], MethodRouter::new()).unwrap();
         assert_eq!(params(&table, Method::GET, "/hello/bob.json"), pairs(&[("1", "bob"), ("2", ".json")]));
         assert_eq!(params(&table, Method::GET, "/hello/bob"), pairs(&[("1", "bob")]));
         assert_eq!(params(&table, Method::GET, "/x/hello/bob"), None, "anchored at both ends");

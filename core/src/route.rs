@@ -220,9 +220,12 @@ impl CompiledRoute {
             // (`canonical_path`), and one decoded from `%2F` (`/dl/..%2F..%2Fetc%2Fhostname`)
             // would lead a handler's `File.join(dir, rest)` out of its folder as well; there is
             // no such resource, as Sinatra answers too.
-            let one_segment = |name: &str, value: &str| {
+            // `decoded_slash`: whether the value holds a `/` decoded from `%2F`. A route matched by
+            // expression may take a `/` as sent (`%r{/files/(.+)}`), which is no escape (found
+            // on review: such a value was a 404 whenever the path held any escape).
+            let one_segment = |name: &str, value: &str, decoded_slash: bool| {
                 let wildcard = Some(name) == self.wildcard.as_deref();
-                if escaped && value.contains('/') && (!wildcard || value.split('/').any(|step| step == "..")) {
+                if decoded_slash && (!wildcard || value.split('/').any(|step| step == "..")) {
                     return Err(Problem::status(StatusCode::NOT_FOUND).with_detail("No route matches this path."));
                 }
                 Ok(())
@@ -241,7 +244,7 @@ impl CompiledRoute {
                         _ => 0,
                     };
                     for (name, value) in routed.iter().skip(before) {
-                        one_segment(name, value)?;
+                        one_segment(name, value, escaped && value.contains('/'))?;
                         pairs.push(Cow::Borrowed(name), RawValue::Text(Cow::Borrowed(value)));
                     }
                 }
@@ -250,7 +253,8 @@ impl CompiledRoute {
                     for (name, &(start, len)) in names.iter().zip(spans) {
                         let sent = &path[start..start + len];
                         let value = if escaped { percent_encoding::percent_decode_str(sent).decode_utf8().map_err(|_| not_unicode(path))? } else { Cow::Borrowed(sent) };
-                        one_segment(name, &value)?;
+                        // The path is in its canonical spelling: a `%2F` stays `%2F` there.
+                        one_segment(name, &value, escaped && sent.contains("%2F"))?;
                         pairs.push(Cow::Borrowed(&**name), RawValue::Text(value));
                     }
                 }

@@ -44,20 +44,22 @@ enum Entry {
 }
 
 /// What a template's routes take, for the routes matched by expression (`pattern_routes`):
-/// the methods (`None`: every one, for the core's own paths and static mounts) and where the
-/// first of them was declared among the app's routes (`0` for the core's own).
+/// each method with where its route was declared among the app's routes; `None` for the
+/// core's own paths and static mounts, which take every method before any route of the app's.
 #[derive(Clone)]
 pub(crate) struct Claim {
-    pub(crate) order: usize,
-    pub(crate) methods: Option<Arc<[Method]>>,
+    pub(crate) methods: Option<Arc<[(Method, usize)]>>,
 }
 
 impl Claim {
-    /// The core's own paths and static mounts: every method, before any route of the app's.
-    pub(crate) const CORE: Claim = Claim { order: 0, methods: None };
+    pub(crate) const CORE: Claim = Claim { methods: None };
 
-    fn takes(&self, method: &Method) -> bool {
-        self.methods.as_ref().is_none_or(|methods| methods.iter().any(|m| m == method || (*method == Method::HEAD && *m == Method::GET)))
+    /// Where the route that takes `method` was declared (a GET's takes HEAD), if one does.
+    fn order_for(&self, method: &Method) -> Option<usize> {
+        match &self.methods {
+            None => Some(0),
+            Some(methods) => crate::pattern_routes::order_for(methods, method),
+        }
     }
 }
 
@@ -69,8 +71,9 @@ pub(crate) struct RouteTable {
     /// goes to the router, which stays the judge.
     off: bool,
     /// The routes matched by expression, when the app has any: one declared before the
-    /// template that matches a path, or where that template's routes do not take the method,
-    /// answers instead (Sinatra and Starlette try routes in the order they were declared).
+    /// template route that matches a path and takes the method, or where none does, answers
+    /// (Sinatra and Starlette try routes in the order they were declared). Asked here, before
+    /// the router, so a static mount at `/` (the router's fallback) does not take their paths.
     pub(crate) patterns: Option<Arc<crate::pattern_routes::PatternRoutes>>,
 }
 
@@ -102,16 +105,16 @@ impl RouteTable {
     fn find(&self, method: &Method, path: &str) -> Found {
         let matched = if self.off { None } else { self.matcher.at(path).ok() };
         if let Some(patterns) = &self.patterns {
-            // Where no template matches, the router's not-found way asks them (`app`).
-            let before = match &matched {
-                _ if self.off => Some(usize::MAX),
+            let answering = match &matched {
                 Some(matched) => {
                     let (Entry::Direct { claim, .. } | Entry::Router(claim)) = matched.value;
-                    Some(if claim.takes(method) { claim.order } else { usize::MAX })
+                    patterns.taking(method, path, claim.order_for(method).unwrap_or(usize::MAX))
                 }
-                None => None,
+                // No template: the first that takes the method, else the first that matches
+                // (its 405).
+                None => patterns.find(method, path),
             };
-            if let Some((routes, found)) = before.and_then(|before| patterns.taking(method, path, before)) {
+            if let Some((routes, found)) = answering {
                 return Found::Expression(Box::new((routes, found)));
             }
         }

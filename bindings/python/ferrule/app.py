@@ -10,6 +10,7 @@ import inspect
 import json
 import os
 import types
+import urllib.parse
 import weakref
 from typing import Any, AsyncContextManager, Callable, Iterable, Mapping, Optional, Sequence, TypeVar, Union
 
@@ -54,6 +55,12 @@ _ROUTE_OPTIONS = (
 _UNSET: Any = object()
 
 
+def _name_of(handler: Any) -> str:
+    """A route's default name, as FastAPI gives it: the function's, else its class's (a
+    ``functools.partial``, a callable object)."""
+    return getattr(handler, "__name__", None) or type(handler).__name__
+
+
 class _Route:
     __slots__ = ("spec", "handler", "arguments", "is_async", "cannot_wait", "status_code", "chained", "rebuild", "takes_default_class", "name")
 
@@ -74,7 +81,7 @@ class _Route:
         # for a route a router declared; None for one that cannot take more.
         self.rebuild: Optional[Callable[..., "_Route"]] = None
         # What `url_path_for` knows it by: FastAPI's `name=`, else the handler's name.
-        self.name: str = getattr(handler, "__name__", "")
+        self.name: str = _name_of(handler)
         # Declared with neither its own `response_class` nor its router's default: the app's
         # `default_response_class` (or an including router's) is its.
         self.takes_default_class = False
@@ -315,7 +322,7 @@ class _Routes:
                 if tags is not None:
                     spec["tags"] = tags
                 route = _Route(spec, called, arguments, status_code, in_pool, chained)
-                route.name = route_name or handler.__name__
+                route.name = route_name or _name_of(handler)
                 routes.append(route)
             return routes
 
@@ -395,7 +402,7 @@ class _Routes:
                 socket["max_message_bytes"] = max_message_bytes
             spec = {"method": "GET", "path": analysis.path, **analysis.spec, **options, "websocket": socket}
             route = _Route(spec, called, arguments, 200, False)
-            route.name = route_name or handler.__name__
+            route.name = route_name or _name_of(handler)
             return route
 
         return register
@@ -828,12 +835,15 @@ class App(_Routes):
     def mount(self, path: str, app: Any, name: Optional[str] = None) -> None:
         """Starlette's ``app.mount("/static", StaticFiles(directory="public"))``: serves the
         directory under ``path`` (``/`` serves it for the paths no route takes). The files are
-        served by the core; only ``StaticFiles`` can be mounted."""
+        served by the core; only ``StaticFiles`` can be mounted. With ``name``, Starlette's
+        ``url_for(name, path="css/site.css")`` gives a file's URL."""
         from .staticfiles import StaticFiles
 
         if not isinstance(app, StaticFiles):
             raise TypeError(f"only StaticFiles can be mounted, not {type(app).__name__} (ASGI apps do not run here)")
         self._native_app.mount_static(json.dumps(app.spec(path or "/")))
+        if name is not None:
+            self._named.append((name, path.rstrip("/") + "/{path:path}", "http"))
 
     def include_router(
         self,
@@ -857,7 +867,10 @@ class App(_Routes):
 
     def _include(self, router: Router, parent: int, prefix: str, tags: list[str], extra: list[Any], sent_as: Optional[type] = None, documented: Optional[dict[str, dict]] = None, deprecated: bool = False) -> None:
         group = self._native_app.group(parent, prefix.rstrip("/") + router.prefix)
-        self._prefixes[group] = self._prefixes.get(parent, "") + prefix.rstrip("/") + router.prefix
+        # As the core joins them (`Groups::add`): no trailing `/`, in the spelling paths are
+        # matched in.
+        own = urllib.parse.quote((prefix.rstrip("/") + router.prefix).rstrip("/"), safe="/%" + "-._~!$&'()*+,;=:@")
+        self._prefixes[group] = self._prefixes.get(parent, "") + own
         # FastAPI's order for a route's response class: its own, its router's default, the
         # `include_router(default_response_class=)` that took the router in, the app's.
         sent_as = router._default_response_class or sent_as

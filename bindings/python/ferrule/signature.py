@@ -103,13 +103,16 @@ _PATH_SAFE = "-._~!$&'()*+,;=:@"
 def fill_template(template: str, values: dict[str, Any]) -> Optional[str]:
     """``template`` (in the core's braced spelling) with ``values`` in place of its
     parameters, or None unless ``values`` names exactly its parameters (Starlette's rule for
-    ``url_path_for``). Each value is written as ``str`` writes it (a bool as ``true``/``false``,
-    as the core reads one) and percent-encoded; a ``{rest:path}`` keeps its slashes."""
+    ``url_path_for``). Each value is written as ``str`` writes it (an Enum member as its value,
+    a bool as ``true``/``false``, as the core reads them) and percent-encoded; a
+    ``{rest:path}`` keeps its slashes."""
     if set(template_params(template)) != set(values):
         return None
 
     def written(match: "re.Match[str]") -> str:
         value = values[match.group(1)]
+        if isinstance(value, enum.Enum):
+            value = value.value
         text = ("true" if value else "false") if isinstance(value, bool) else str(value)
         return urllib.parse.quote(text, safe=_PATH_SAFE + ("/" if match.group(2) == "path" else ""))
 

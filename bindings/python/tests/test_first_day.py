@@ -18,7 +18,7 @@ from typing import Annotated, Any, Optional
 import pytest
 from pydantic import BaseModel
 
-from ferrule import App, BackgroundTasks, Cookie, Depends, File, Form, HTTPException, JSONResponse, Query, RedirectResponse, Request, Response, UploadFile, WebSocket
+from ferrule import App, BackgroundTasks, Cookie, Depends, File, Form, HTTPException, JSONResponse, Query, RedirectResponse, Request, Response, StaticFiles, UploadFile, WebSocket
 from ferrule.testing import TestClient
 
 from support import request, serving
@@ -770,6 +770,16 @@ def test_url_for_builds_a_named_routes_url_as_starlette_does() -> None:
         await ws.accept()
 
     app.include_router(shop)
+    nested = APIRouter(prefix="/v2/")
+
+    @nested.get("/{id}")
+    def by_id(id: int) -> dict:
+        return {}
+
+    app.include_router(nested, prefix="/api/")
+    app.mount("/static", StaticFiles(directory=str(pathlib.Path(__file__).parent)), name="static")
+    assert app.url_path_for("by_id", id=1) == "/api/v2/1", "the prefixes joined as the core joins them"
+    assert app.url_path_for("static", path="css/site.css") == "/static/css/site.css"
     assert app.url_path_for("read_item", item_id=3) == "/shop/items/3"
     assert isinstance(app.url_path_for("read_item", item_id=3), URLPath)
     assert app.url_path_for("shop_home") == "/shop"
@@ -784,3 +794,4 @@ def test_url_for_builds_a_named_routes_url_as_starlette_does() -> None:
         assert (created.status_code, created.headers["location"]) == (201, "http://testserver/shop/items/7")
         behind = client.post("/items", headers={"x-forwarded-proto": "https", "x-forwarded-host": "shop.example"})
         assert behind.headers["location"] == "https://shop.example/shop/items/7"
+

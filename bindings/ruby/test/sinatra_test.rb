@@ -548,13 +548,46 @@ class SinatraTest < Minitest::Test
     assert_equal 405, last_response.status
   end
 
+  # Found on review: an optional part or an anchored Regexp inside a group never matched (the
+  # prefix went before its \A).
   def test_a_groups_prefix_comes_before_its_regexp_routes
     @app = Ferrule::App.new
-    @app.group("/v1") { |v1| v1.get(%r{/hello/(\w+)}) { "v1 #{params['captures'].first}" } }
+    @app.group("/v1") do |v1|
+      v1.get(%r{/hello/(\w+)}) { "v1 #{params['captures'].first}" }
+      v1.get("/posts/:format?") { "format #{params['format'].inspect}" }
+      v1.get(%r{^/anchored/(\d+)$}) { "anchored #{params['captures'].first}" }
+    end
     get "/v1/hello/ada"
     assert_equal [200, "v1 ada"], [last_response.status, last_response.body]
     get "/hello/ada"
     assert_equal 404, last_response.status
+    get "/v1/posts/json"
+    assert_equal 'format "json"', last_response.body
+    get "/v1/anchored/7"
+    assert_equal "anchored 7", last_response.body
+  end
+
+  # Found on review: a static folder at / answered the paths of routes matched by expression
+  # (a POST there was its 405), and a value taking a / as sent was a 404 beside any escape.
+  def test_regexp_routes_answer_beside_a_public_folder_and_take_slashes_as_sent
+    Dir.mktmpdir do |dir|
+      File.write(File.join(dir, "page.html"), "<p>page</p>")
+      @app = Ferrule::App.new
+      @app.static("/", dir)
+      @app.post(%r{/items/(\d+)}) { "posted #{params['captures'].first}" }
+      @app.get(%r{/files/(.+)}) { "file #{params['captures'].first}" }
+      @app.get(%r{/(?<kind>[a-z]+)/(\d+)}) { "#{params['kind']} #{params['captures'].inspect}" }
+      post "/items/7"
+      assert_equal [200, "posted 7"], [last_response.status, last_response.body]
+      get "/page.html"
+      assert_equal "<p>page</p>", last_response.body
+      get "/files/a/my%20file.txt"
+      assert_equal [200, "file a/my file.txt"], [last_response.status, last_response.body]
+      get "/files/..%2F..%2Fetc"
+      assert_equal 404, last_response.status, "a slash decoded from %2F is still refused"
+      get "/shelf/3"
+      assert_equal "shelf nil", last_response.body, "with a named group, Ruby captures no unnamed one"
+    end
   end
 
   def test_an_expression_rust_cannot_read_is_refused_naming_it

@@ -261,10 +261,13 @@ impl<R: Send + Sync + 'static> Host<R> {
         let declared_root = spec.path == "/" && group != GroupId::APP;
         let prefix = lock(&self.table).groups.path(group, "").map_err(HostError::Route)?;
         spec.path = lock(&self.table).groups.path(group, &spec.path).map_err(HostError::Route)?;
-        // A group's prefix comes before its routes' expressions as before their templates.
+        // A group's prefix comes before its routes' expressions as before their templates; an
+        // expression anchored at the start (`\A/x`, `^/x`: Ruby's read Sinatra patterns are)
+        // is anchored after the prefix instead (found on review: such a route never matched).
         if let Some(pattern) = spec.pattern.as_mut().filter(|_| !prefix.is_empty()) {
             let prefix = crate::canonical_path(&prefix).unwrap_or(prefix);
-            *pattern = format!("{}(?:{pattern})", regex::escape(&prefix));
+            let unanchored = pattern.strip_prefix(r"\A").or_else(|| pattern.strip_prefix('^')).unwrap_or(pattern);
+            *pattern = format!("{}(?:{unanchored})", regex::escape(&prefix));
         }
         let slash_twin = (declared_root && spec.path != "/").then(|| format!("{}/", spec.path));
         let label = format!("{} {}", spec.method.to_ascii_uppercase(), spec.path);

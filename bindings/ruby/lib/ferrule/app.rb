@@ -719,13 +719,32 @@ module Ferrule
     # makes what is before it optional), read as Filter reads it; nil for a template.
     def route_pattern(path)
       if path.is_a?(Regexp)
+        # In Ruby a Regexp with named groups captures nothing else; Rust's regex numbers the rest.
+        source = path.names.empty? ? path.source : App.non_capturing(path.source)
         flags = { Regexp::IGNORECASE => "i", Regexp::EXTENDED => "x", Regexp::MULTILINE => "s" }.filter_map { |bit, flag| flag if path.options & bit != 0 }.join
         # With the x flag a comment would run to the end: the group closes on a line of its own.
-        return path.source if flags.empty?
+        return source if flags.empty?
 
-        return "(?#{flags}:#{path.source}#{flags.include?('x') ? "\n" : ''})"
+        return "(?#{flags}:#{source}#{flags.include?('x') ? "\n" : ''})"
       end
       path.include?("?") ? Filter.regexp(path).source : nil
+    end
+
+    # +source+ with each plain group <tt>(...)</tt> made <tt>(?:...)</tt> (escapes and character
+    # classes skipped).
+    def self.non_capturing(source)
+      out = +""
+      escaped = in_class = false
+      source.each_char.with_index do |char, at|
+        out << char
+        if escaped then escaped = false
+        elsif char == "\\" then escaped = true
+        elsif char == "[" then in_class = true
+        elsif char == "]" then in_class = false
+        elsif char == "(" && !in_class && source[at + 1] != "?" then out << "?:"
+        end
+      end
+      out
     end
 
     def sinatra_style(handler, status)

@@ -254,7 +254,8 @@ module Ferrule
       end
       captures = nil
       request.params&.each do |name, value|
-        if name.to_s == App::SPLAT_PARAM
+        # Sinatra's +splat+ is a list, from a trailing * or one inside a pattern with a ?.
+        if name.to_s == App::SPLAT_PARAM || name.to_s == "splat"
           params["splat"] = [value]
         elsif name.to_s.match?(/\A[1-9][0-9]*\z/)
           # A Regexp route's unnamed group, by its number: Sinatra's +captures+, in order (nil
