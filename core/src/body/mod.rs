@@ -10,6 +10,7 @@ use crate::problem::{Issue, Problem};
 use crate::request::Body;
 use crate::spec::{BodyKind, BodySpec, ParamSpec};
 use crate::validation::{CompiledSchema, SchemaError};
+use futures_util::future::Either;
 use http::{header, HeaderMap, StatusCode};
 use http_body_util::BodyExt;
 use serde_json::Value as Json;
@@ -122,7 +123,10 @@ impl BodyReader {
     /// belong in a 422 next to parameter issues are pushed to `issues`.
     /// Reads the body (within the limit) and parses it; returns it parsed and as sent (the
     /// same bytes, shared, for handlers that want the raw body).
-    pub async fn read(&self, headers: &HeaderMap, body: axum::body::Body, issues: &mut Vec<Issue>) -> Result<(Body, bytes::Bytes), Problem> {
+    ///
+    /// A plain function that returns the reading's future, not an `async fn`: the checks on the
+    /// head need no wait, and an `async fn` keeps its arguments twice in every request's future.
+    pub fn read<'a>(&'a self, headers: &'a HeaderMap, body: axum::body::Body, issues: &'a mut Vec<Issue>) -> impl Future<Output = Result<(Body, bytes::Bytes), Problem>> + Send + 'a {
         // Only what parsing needs is kept across the read (each route's future is copied whole).
         let multipart = {
             let head = BodyHead::of(headers);
@@ -132,20 +136,22 @@ impl BodyReader {
             // declared length past the limit is refused first, by `read_within`, as before).
             let sent = !axum::body::HttpBody::is_end_stream(&body);
             if sent && !self.accepts(&essence) && !declared_length(&body).is_some_and(|length| length > self.limit as u64) {
-                return Err(refused_unread(body, headers, unsupported(self.kind, content_type)));
+                return Either::Left(std::future::ready(Err(refused_unread(body, headers, unsupported(self.kind, content_type)))));
             }
             // A body in a content coding is not read as if it were none: gzip sent as JSON was a
             // 422 `json_invalid`, plain JSON labelled gzip was taken, and `br` or `foo` were
             // ignored (found by a probe). RFC 9110 §15.5.16: a coding not taken is a 415.
             if let Some(coding) = head.content_coding.filter(|coding| sent && !coding.as_bytes().eq_ignore_ascii_case(b"identity")) {
                 let coding = String::from_utf8_lossy(coding.as_bytes()).into_owned();
-                return Err(refused_unread(body, headers, Problem::status(StatusCode::UNSUPPORTED_MEDIA_TYPE).with_detail(format!("A body in the content coding `{coding}` is not taken: send it without Content-Encoding."))));
+                return Either::Left(std::future::ready(Err(refused_unread(body, headers, Problem::status(StatusCode::UNSUPPORTED_MEDIA_TYPE).with_detail(format!("A body in the content coding `{coding}` is not taken: send it without Content-Encoding."))))));
             }
             essence == "multipart/form-data"
         };
-        let bytes = read_within(body, self.limit, headers).await?;
-        let parsed = self.parse(headers, multipart, bytes.clone(), issues).await?;
-        Ok((parsed, bytes))
+        Either::Right(async move {
+            let bytes = read_within(body, self.limit, headers).await?;
+            let parsed = self.parse(headers, multipart, bytes.clone(), issues).await?;
+            Ok((parsed, bytes))
+        })
     }
 
     /// The body read: empty, or of a type the route takes ([`Self::read`] refused any other
@@ -343,9 +349,9 @@ fn refused_unread(body: axum::body::Body, headers: &HeaderMap, problem: Problem)
 /// not keep them.
 fn read_within(body: axum::body::Body, limit: usize, headers: &HeaderMap) -> impl Future<Output = Result<bytes::Bytes, Problem>> {
     if declared_length(&body).is_some_and(|length| length > limit as u64) {
-        return futures_util::future::Either::Left(std::future::ready(Err(refused_unread(body, headers, too_large(limit)))));
+        return Either::Left(std::future::ready(Err(refused_unread(body, headers, too_large(limit)))));
     }
-    futures_util::future::Either::Right(read_limited(body, limit))
+    Either::Right(read_limited(body, limit))
 }
 
 /// The body's bytes, up to `limit` (413 past it).
