@@ -21,7 +21,7 @@ from .middleware import HookMiddleware, core_middleware
 from .request import NoMatchFound, Request, URLPath
 from .response_model import FROM_ANNOTATION, as_response_class, computing, documented_responses, is_json_class, response_schema
 from .responses import HTTPException, Response
-from .signature import Argument, analyse, body_title, fill_template
+from .signature import Argument, _name, analyse, body_title, fill_template, is_async
 from .websocket import WebSocket
 
 __all__ = ["App", "Router", "StartupFailed"]
@@ -71,11 +71,11 @@ class _Route:
         # Its requests run through `ferrule.hooks` (its dependencies' teardowns run there).
         self.chained = chained
         if blocking:
-            if inspect.iscoroutinefunction(handler):
-                raise TypeError(f"{handler.__qualname__}: blocking=True is for def handlers; async handlers never block the loop")
+            if is_async(handler):
+                raise TypeError(f"{_name(handler)}: blocking=True is for def handlers; async handlers never block the loop")
             handler = _in_thread_pool(handler)
         self.handler = handler
-        self.is_async = inspect.iscoroutinefunction(handler)
+        self.is_async = is_async(handler)
         self.cannot_wait = self.is_async and _cannot_wait(handler)
         # The same route with more `Depends` run first (those of `include_router` and the app),
         # for a route a router declared; None for one that cannot take more.
@@ -127,7 +127,7 @@ def _route_resolvers(handler: Callable[..., Any], analysis: Any, dependencies: S
         if not isinstance(dependency, Dependency):
             raise TypeError(f"dependencies= takes Depends(...) markers, not {dependency!r}")
         sub = analyse_dependency(dependency, analysis.path, request_type=Request, response_type=Response, socket_type=socket_type)
-        merge_spec(analysis.spec, sub.spec, getattr(handler, "__qualname__", repr(handler)))
+        merge_spec(analysis.spec, sub.spec, _name(handler))
         resolvers.append(Resolver(dependency.dependency, sub, dependency))
         analyses.append(sub)
     return resolvers, analyses
@@ -156,7 +156,7 @@ def _with_response(handler: Callable[..., Any], name: str, status_code: int) -> 
     """Gives ``handler`` a fresh ``Response`` as its ``name`` parameter, and applies its status,
     headers and cookies to a plain return value (a returned ``Response`` is sent as it is)."""
 
-    if inspect.iscoroutinefunction(handler):
+    if is_async(handler):
 
         @functools.wraps(handler)
         async def run_async(**kwargs: Any) -> Any:
@@ -302,7 +302,7 @@ class _Routes:
             if analysis.dependencies or dependencies:
                 called, arguments = _resolved(answered, analysis, dependencies, status_code)
                 chained = True
-                if blocking and inspect.iscoroutinefunction(called) and not inspect.iscoroutinefunction(handler):
+                if blocking and inspect.iscoroutinefunction(called) and not is_async(handler):
                     # An async dependency (a BackgroundTasks parameter's too) makes the route
                     # async: the def handler itself then runs in the thread pool.
                     analysis = analyse(handler, path, request_type=Request, response_type=Response)
@@ -374,8 +374,8 @@ class _Routes:
         route_dependencies = list(self._dependencies)
 
         def register(handler: Handler) -> Handler:
-            if not inspect.iscoroutinefunction(handler):
-                raise TypeError(f"{getattr(handler, '__qualname__', handler)!r}: a WebSocket handler is an async def")
+            if not is_async(handler):
+                raise TypeError(f"{_name(handler)!r}: a WebSocket handler is an async def")
             route = built(handler, [])
             route.rebuild = lambda extra, inherited=None: built(handler, extra)
             self._declare(route)
@@ -386,9 +386,9 @@ class _Routes:
 
             analysis = analyse(handler, path, request_type=Request, socket_type=WebSocket)
             if not any(argument.source == "socket" for argument in analysis.arguments):
-                raise TypeError(f"{handler.__qualname__}: a WebSocket handler takes a parameter annotated WebSocket")
+                raise TypeError(f"{_name(handler)}: a WebSocket handler takes a parameter annotated WebSocket")
             if "body" in analysis.spec:
-                raise TypeError(f"{handler.__qualname__}: a WebSocket handler takes no body")
+                raise TypeError(f"{_name(handler)}: a WebSocket handler takes no body")
             called, arguments = handler, analysis.arguments
             dependencies = [*extra, *route_dependencies]
             if analysis.dependencies or dependencies:
@@ -396,7 +396,7 @@ class _Routes:
                 called = functools.update_wrapper(for_socket(handler, analysis, resolvers), handler)
                 arguments = [Argument("request", True, "request", "", None, None), Argument("websocket", True, "socket", "", None, None)]
             if "body" in analysis.spec:
-                raise TypeError(f"{handler.__qualname__}: a WebSocket route's dependencies take no body")
+                raise TypeError(f"{_name(handler)}: a WebSocket route's dependencies take no body")
             socket: dict[str, Any] = {"subprotocols": list(subprotocols)}
             if max_message_bytes is not None:
                 socket["max_message_bytes"] = max_message_bytes
@@ -416,8 +416,8 @@ class _Routes:
         arguments = [Argument("request", True, "request", "", None, None)]
         if spec.get("websocket") is not None:
             # A WebSocket route's handler is an async def taking (request, websocket).
-            if not inspect.iscoroutinefunction(handler):
-                raise TypeError(f"{getattr(handler, '__qualname__', handler)!r}: a WebSocket handler is an async def")
+            if not is_async(handler):
+                raise TypeError(f"{_name(handler)!r}: a WebSocket handler is an async def")
             arguments.append(Argument("websocket", True, "socket", "", None, None))
         self._declare(_Route(dict(spec), handler, arguments, status_code, blocking))
 
@@ -766,8 +766,8 @@ class App(_Routes):
             raise ValueError(f'middleware kind {kind!r}: only "http" middleware exists')
 
         def register(func: Hook) -> Hook:
-            if not inspect.iscoroutinefunction(func):
-                raise TypeError(f"{getattr(func, '__qualname__', func)!r}: middleware is an async def (request, call_next)")
+            if not is_async(func):
+                raise TypeError(f"{_name(func)!r}: middleware is an async def (request, call_next)")
             slot = self._hooks.add("on_request", func, middleware=True)
             self._native_app.hook(0, "on_request", slot)
             return func

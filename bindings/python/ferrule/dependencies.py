@@ -22,7 +22,7 @@ from ._tasks import in_background
 from .background import tasks_of_request
 from .params import MISSING, Dependency
 from .responses import EventSourceResponse, FileResponse, StreamingResponse
-from .signature import Analysis, Argument
+from .signature import Analysis, Argument, what_runs
 
 __all__ = ["Resolver", "DependencyOverrides", "with_dependencies", "with_shared_response", "close_after", "close_with_stream"]
 
@@ -107,7 +107,7 @@ class Resolver:
         # value per request, whatever Security(...) it sits under (a `get_db` below
         # `Security(get_current_user, scopes=[...])` made a second session: found by a probe).
         self.key: Any = (func, tuple(sorted(set(analysis.scopes)))) if analysis.scopes and self.uses_scopes else func
-        target = func.__call__ if not inspect.isroutine(func) and not isinstance(func, type) else func
+        target = what_runs(func)
         self.generator = inspect.isgeneratorfunction(target)
         self.async_generator = inspect.isasyncgenfunction(target)
         self.coroutine = inspect.iscoroutinefunction(target)

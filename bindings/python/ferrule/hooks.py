@@ -29,6 +29,7 @@ from . import _ferrule
 from ._tasks import in_background
 from .dependencies import close_after, close_with_stream
 from .responses import HTTPException, MutableHeaders, Response
+from .signature import is_async
 
 __all__ = ["PHASES", "Registry", "RequestValidationError", "finish_sync", "run_async"]
 
@@ -73,11 +74,7 @@ class _Hook:
         self.func = func
         self.phase = phase
         self.middleware = middleware
-        self.is_async = middleware or _is_async(func)
-
-
-def _is_async(func: Callable[..., Any]) -> bool:
-    return inspect.iscoroutinefunction(func) or inspect.iscoroutinefunction(getattr(func, "__call__", None))
+        self.is_async = middleware or is_async(func)
 
 
 class Registry:

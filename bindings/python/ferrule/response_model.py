@@ -11,6 +11,7 @@ from typing import Any, Callable, Optional
 
 from . import schema as schemas
 from .responses import Response
+from .signature import what_runs
 
 #: ``response_model``'s default: take the return annotation.
 FROM_ANNOTATION: Any = object()
@@ -35,7 +36,7 @@ def response_schema(handler: Callable[..., Any], response_model: Any = FROM_ANNO
         return None
     if response_model is FROM_ANNOTATION:
         # The hints were already read for the parameters, so this cannot fail here.
-        annotation = typing.get_type_hints(handler, include_extras=True).get("return")
+        annotation = typing.get_type_hints(what_runs(handler), include_extras=True).get("return")
         if annotation is None or not _describes_json(annotation):
             return None
         where = "return annotation"
@@ -65,7 +66,7 @@ def computing(handler: Callable[..., Any], declared_by: Callable[..., Any], resp
     which reads only the attributes the schema declares."""
     if schema is None:
         return handler
-    annotation = typing.get_type_hints(declared_by, include_extras=True).get("return") if response_model is FROM_ANNOTATION else response_model
+    annotation = typing.get_type_hints(what_runs(declared_by), include_extras=True).get("return") if response_model is FROM_ANNOTATION else response_model
     if not (_has_read_only(schema) or _serializes_fields(annotation)):
         return handler
     import pydantic
@@ -198,7 +199,7 @@ def excluding(handler: Callable[..., Any], declared_by: Callable[..., Any], resp
 
     annotation = None
     if response_model is FROM_ANNOTATION:
-        annotation = typing.get_type_hints(declared_by, include_extras=True).get("return")
+        annotation = typing.get_type_hints(what_runs(declared_by), include_extras=True).get("return")
     elif response_model is not None:
         annotation = response_model
     adapter = None
@@ -268,7 +269,9 @@ def _applied(handler: Callable[..., Any], change: Callable[[Any], Any]) -> Calla
     import functools
     import inspect
 
-    if inspect.iscoroutinefunction(handler):
+    from .signature import is_async
+
+    if is_async(handler):
 
         @functools.wraps(handler)
         async def run_async(*args: Any, **kwargs: Any) -> Any:

@@ -9,6 +9,7 @@ arguments from its own typed values with no Python-side parsing.
 from __future__ import annotations
 
 import enum
+import functools
 import inspect
 import re
 import typing
@@ -132,14 +133,7 @@ def analyse(
     """``security_scopes``: what the ``Security(..., scopes=)`` markers above ``func`` asked for."""
     path = _ferrule.normalize_path(path)
     in_template = template_params(path)
-    # A class used as a dependency is called with its __init__'s parameters, an instance with
-    # its __call__'s.
-    if isinstance(func, type):
-        hinted = func.__init__
-    elif inspect.isfunction(func) or inspect.ismethod(func) or inspect.isbuiltin(func):
-        hinted = func
-    else:
-        hinted = getattr(func, "__call__", func)
+    hinted = what_runs(func)
     try:
         hints = typing.get_type_hints(hinted, include_extras=True)
     except Exception as e:  # unresolved forward references etc.
@@ -508,6 +502,27 @@ def _scopes_given(scopes: tuple[str, ...]) -> Callable[[], SecurityScopes]:
 
 def _name(func: Callable[..., Any]) -> str:
     return getattr(func, "__qualname__", repr(func))
+
+
+def what_runs(func: Callable[..., Any]) -> Callable[..., Any]:
+    """The function a callable runs, which its type hints and its kind (``async def``, a
+    generator) are read from, as FastAPI reads them: a ``functools.partial``'s function, a class's
+    ``__init__`` (a class used as a dependency), a callable object's ``__call__``, else
+    ``func``. Its parameters are ``inspect.signature(func)``'s: a partial's bound ones are not
+    filled from the request."""
+    while isinstance(func, functools.partial):
+        func = func.func
+    if isinstance(func, type):
+        return func.__init__
+    if inspect.isroutine(func):
+        return func
+    return getattr(func, "__call__", func)
+
+
+def is_async(func: Callable[..., Any]) -> bool:
+    """Whether calling ``func`` returns a coroutine: an ``async def``, a partial of one, or an
+    object whose ``__call__`` is one."""
+    return inspect.iscoroutinefunction(what_runs(func))
 
 
 def _inner_of_optional(tp: Any) -> Any:

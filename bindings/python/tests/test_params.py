@@ -1236,3 +1236,68 @@ def test_a_parameter_beside_text_in_its_segment_is_read_as_starlette_reads_it():
     refused = client.get("/vx/items")
     assert (refused.status_code, refused.json()["errors"][0]["loc"]) == (422, ["path", "version"])
     assert list(app.openapi()["paths"]) == ["/files/{name}.{ext}", "/v{version}/items"]
+
+
+# FastAPI takes any callable as a handler or a dependency: a `functools.partial` (its bound
+# arguments are not read from the request) and an object with a `__call__`, whose hints and
+# kind (`async def` or not) are read from the function it runs. A partial's hints were not read
+# (its parameters were all untyped, and its return annotation raised), and an object whose
+# `__call__` is an `async def` was called as a `def`: its coroutine was sent as the answer.
+class Item(pydantic.BaseModel):
+    id: int
+    label: str
+
+
+def _item(prefix: str, item_id: int, *, upper: bool = False) -> Item:
+    label = f"{prefix}-{item_id}"
+    return Item(id=item_id, label=label.upper() if upper else label)
+
+
+async def _item_later(prefix: str, item_id: int) -> Item:
+    return Item(id=item_id, label=f"{prefix}-{item_id}")
+
+
+class ItemView:
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+
+    async def __call__(self, item_id: int, limit: int = 10) -> dict:
+        return {"prefix": self.prefix, "item_id": item_id, "limit": limit}
+
+
+class Tenant:
+    async def __call__(self, x_tenant: Annotated[str, Header()]) -> str:
+        return x_tenant
+
+
+TENANT = Tenant()
+
+
+def test_a_partial_or_a_callable_object_is_a_handler_typed_by_the_function_it_runs():
+    import functools
+
+    app = App()
+    app.get("/sync/{item_id}")(functools.partial(_item, "sync"))
+    app.get("/async/{item_id}")(functools.partial(_item_later, "async"))
+    app.get("/view/{item_id}")(ItemView("view"))
+
+    @app.get("/tenant")
+    async def which(name: Annotated[str, Depends(TENANT)]) -> dict:
+        return {"tenant": name}
+
+    client = TestClient(app)
+    assert client.get("/sync/7").json() == {"id": 7, "label": "sync-7"}
+    assert client.get("/sync/7", params={"upper": "true"}).json() == {"id": 7, "label": "SYNC-7"}
+    assert client.get("/async/8").json() == {"id": 8, "label": "async-8"}
+    assert client.get("/view/9", params={"limit": "3"}).json() == {"prefix": "view", "item_id": 9, "limit": 3}
+    assert client.get("/tenant", headers={"x-tenant": "acme"}).json() == {"tenant": "acme"}
+    # Typed from the function each runs: a path value that is no integer is the same 422 as for a def.
+    for path in ("/sync/x", "/async/x", "/view/x"):
+        problem = client.get(path)
+        assert problem.status_code == 422, path
+        assert problem.json()["errors"][0]["loc"] == ["path", "item_id"], path
+    assert client.get("/tenant").status_code == 422
+    # The partial's bound argument is no parameter; the return annotation is the response's schema.
+    operation = client.get("/openapi.json").json()["paths"]["/sync/{item_id}"]["get"]
+    assert sorted(p["name"] for p in operation["parameters"]) == ["item_id", "upper"]
+    assert "Item" in str(operation["responses"]["200"])
