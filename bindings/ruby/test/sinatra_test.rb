@@ -586,8 +586,20 @@ class SinatraTest < Minitest::Test
       get "/files/..%2F..%2Fetc"
       assert_equal 404, last_response.status, "a slash decoded from %2F is still refused"
       get "/shelf/3"
-      assert_equal "shelf nil", last_response.body, "with a named group, Ruby captures no unnamed one"
+      assert_equal 'shelf ["shelf"]', last_response.body, "with a named group, Ruby captures no unnamed one"
     end
+  end
+
+  # Sinatra's captures for a Regexp with named groups are those groups, in order, nil for one
+  # that took no part (checked against Sinatra 3.0.5): they were missing, a block reading
+  # params["captures"].first raised NoMethodError, a 500.
+  def test_a_regexp_with_named_groups_captures_them_in_order
+    @app = Ferrule::App.new
+    @app.get(%r{/n/(?<name>[a-z]+)(?:-(?<number>\d+))?}) { "#{params['name']} #{params['captures'].inspect}" }
+    get "/n/x-4"
+    assert_equal 'x ["x", "4"]', last_response.body
+    get "/n/x"
+    assert_equal 'x ["x", nil]', last_response.body
   end
 
   def test_an_expression_rust_cannot_read_is_refused_naming_it

@@ -100,6 +100,8 @@ module Ferrule
       # The same blocks as declared, and each route's status, for requests with hooks.
       @blocks = []
       @statuses = []
+      # A Regexp route's group names, in order, when it has named groups (its +captures+).
+      @capture_names = []
       # By route index: true for a WebSocket route, whose handshake meets the filters.
       @sockets = []
       # Filters and hooks by the slot the core knows each as; error blocks in order declared.
@@ -384,8 +386,10 @@ module Ferrule
       raise ArgumentError, "ferrule: #{method} #{path} needs a block" unless handler
       # Sinatra's Regexp routes and its optional parts (<tt>/posts/:format?</tt>): matched by
       # the core as an expression, after the templates (a template declared earlier answers a
-      # path both match). A Regexp's unnamed groups are <tt>params["captures"]</tt>.
+      # path both match). A Regexp's groups are <tt>params["captures"]</tt>: its unnamed ones,
+      # or, as Ruby captures no other beside them, its named ones (also params by name).
       pattern = route_pattern(path)
+      named = path.names if path.is_a?(Regexp) && !path.names.empty?
       path = path.source if path.is_a?(Regexp)
 
       # Sinatra's trailing splat, <tt>get "/files/*"</tt>: the rest of the path, read as
@@ -398,7 +402,7 @@ module Ferrule
         body = Context.block_method(handler, 1)
         declared = spec(m, path, options.dup, status)
         declared["pattern"] = pattern if pattern
-        declare(declared, status, sinatra_style(body, status), group: group, block: body)
+        declare(declared, status, sinatra_style(body, status, named), group: group, block: body, capture_names: named)
       end
       self
     end
@@ -747,12 +751,12 @@ module Ferrule
       out
     end
 
-    def sinatra_style(handler, status)
+    def sinatra_style(handler, status, capture_names = nil)
       context_class = @context_class
-      ->(request) { context_class.new(request, status).__ferrule_run(handler) }
+      ->(request) { context_class.new(request, status, capture_names).__ferrule_run(handler) }
     end
 
-    def declare(spec, status, handler, group: 0, block: handler)
+    def declare(spec, status, handler, group: 0, block: handler, capture_names: nil)
       index = begin
         @native.add_route(JSON.generate(spec), status, group)
       rescue ArgumentError => e
@@ -763,6 +767,7 @@ module Ferrule
       @handlers[index] = handler
       @blocks[index] = block
       @statuses[index] = status
+      @capture_names[index] = capture_names
       @sockets[index] = !(spec["websocket"] || spec[:websocket]).nil?
     end
 
@@ -775,7 +780,7 @@ module Ferrule
       chain = @chains[number] ||= Chain.new(@hook_blocks, @native.hooks_of(number))
       status = index ? @statuses[index] : refusal[0]
       block = index && (@sockets[index] ? WebSocket.admission(handshake, request) : @blocks[index])
-      @context_class.new(request, status).__ferrule_run_chain(chain, block, refusal, @error_handlers)
+      @context_class.new(request, status, index && @capture_names[index]).__ferrule_run_chain(chain, block, refusal, @error_handlers)
     end
 
     # Which of the core's refusals the language must now see, for an error block's +key+.

@@ -13,8 +13,10 @@ module Ferrule
   class Context
     attr_reader :request
 
-    def initialize(request, default_status)
+    # +capture_names+: the route's Regexp's named groups, whose values are also its +captures+.
+    def initialize(request, default_status, capture_names = nil)
       @request = request
+      @__ferrule_capture_names = capture_names
       @__ferrule_status = nil
       @__ferrule_headers = nil
       @__ferrule_default_status = default_status
@@ -186,7 +188,7 @@ module Ferrule
     # <tt>user[name]</tt> a Hash: Params.nest). Built on first use (a JSON body is +req.body+,
     # as in Sinatra).
     def params
-      @params ||= Params.of(@request)
+      @params ||= Params.of(@request, @__ferrule_capture_names)
     end
 
     # Sets the status (or returns the one set so far).

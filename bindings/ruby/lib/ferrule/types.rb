@@ -233,7 +233,8 @@ module Ferrule
   # Sinatra's +params+ (Context#params): a Hash whose keys are Strings, read and written with
   # a String or a Symbol alike.
   class Params < Hash
-    def self.of(request)
+    # +capture_names+: see Context.new.
+    def self.of(request, capture_names = nil)
       params = new
       bare = nil
       request.query_pairs.each do |name, value|
@@ -265,6 +266,9 @@ module Ferrule
           params[name] = value
         end
       end
+      # Sinatra's +captures+ are the Regexp's groups: with named groups, those (Ruby captures no
+      # unnamed one beside them), in order, nil for one that took no part.
+      captures ||= capture_names&.map { |name| request.params&.[](name.to_sym) }
       params["captures"] = captures if captures
       params
     end
