@@ -131,7 +131,8 @@ impl CompiledRoute {
         let mut issues = Vec::new();
         let path_params = match self.path_params(&mut parts, captured, &mut issues) {
             Ok(path_params) => path_params,
-            // Boxed, as rare: a path no route takes as it is.
+            // Boxed, as rare: a path refused as it is sent (an escape that is not one, a value
+            // that is no Unicode, a `/` decoded into a segment).
             Err(problem) => {
                 let refused = self.refuse(parts, bytes::Bytes::new(), problem);
                 return Either::Left(Box::pin(self.answer_refused(refused, ask)));
@@ -240,8 +241,8 @@ impl CompiledRoute {
         Ok(data)
     }
 
-    /// The path's parameters, typed (issues to `issues`); `Err` for a path no route takes as
-    /// it is.
+    /// The path's parameters, typed (issues to `issues`); `Err` for a path refused as it is
+    /// sent.
     fn path_params(&self, parts: &mut Parts, captured: Captured, issues: &mut Vec<Issue>) -> Result<crate::Params, Problem> {
         if self.path.is_empty() {
             return Ok(Default::default());
@@ -294,7 +295,10 @@ impl CompiledRoute {
                 routed = match RawPathParams::from_request_parts(parts, &()).now_or_never() {
                     Some(Ok(routed)) => routed,
                     Some(Err(_)) => return Err(not_unicode(parts.uri.path())),
-                    None => return Err(Problem::internal()),
+                    None => {
+                        tracing::error!(target: "ferrule::handler", "axum's path parameters were not ready at once: every such request is a 500");
+                        return Err(Problem::internal());
+                    }
                 };
                 let before = match captured {
                     Captured::LastInExtensions(own) => routed.iter().count().saturating_sub(own),
@@ -325,6 +329,7 @@ impl CompiledRoute {
     /// The body, parsed and as sent. A route that declares none still keeps what was sent (413
     /// past the body limit), so a handler can read it raw; a declared body is kept as sent
     /// beside its parsed form.
+    ///
     /// The one reading's own future, no `async fn` around it: that would add its arguments to
     /// every request's future.
     fn read_body<'a>(&'a self, headers: &'a http::HeaderMap, body: axum::body::Body, issues: &'a mut Vec<Issue>) -> impl Future<Output = Result<(Body, bytes::Bytes), Problem>> + Send + 'a {
@@ -562,9 +567,13 @@ mod tests {
         let mut multipart = RouteSpec::post("/upload");
         multipart.body = Some(BodySpec::of_kind(BodyKind::Multipart, None));
         let json = RouteSpec::post("/items/{id:int}").query("q", serde_json::json!({"type": "string"})).json_body(serde_json::json!({"type": "object"}));
-        for spec in [multipart, json, RouteSpec::get("/")] {
+        let item = || Captured::Spans { names: Arc::from([Arc::from("id")]), spans: vec![(7, 1)] };
+        for (spec, path, captured) in [(multipart, "/upload", Captured::Extensions), (json, "/items/7?q=a", item()), (RouteSpec::get("/"), "/", Captured::Extensions)] {
             let label = format!("{} {}", spec.method, spec.path);
-            let future = route(spec).handle(axum::extract::Request::new(axum::body::Body::empty()), Captured::Extensions);
+            let request = axum::extract::Request::builder().method(spec.method.as_str()).uri(path).body(axum::body::Body::empty()).unwrap();
+            // A type's size: the same whichever way `handle` goes; a request it takes, so its
+            // path is read as a route's is.
+            let future = route(spec).handle(request, captured);
             let size = std::mem::size_of_val(&future);
             assert!(size <= 600, "{label}: {size} bytes");
         }
