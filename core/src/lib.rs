@@ -32,6 +32,7 @@ mod nullable;
 pub mod openapi;
 pub mod params;
 mod path;
+mod path_expression;
 mod pattern_routes;
 mod problem;
 pub mod reload;
@@ -57,6 +58,7 @@ pub use handler::{Handler, HandlerError, HandlerErrorKind, HandlerFuture, Reject
 pub use key_cache::KeyCache;
 pub use middleware::InterpreterStats;
 pub use path::{PathParam, PathTemplate};
+pub use path_expression::PathExpression;
 pub use problem::{Issue, LocSegment, Problem, PROBLEM_JSON, VALIDATION_PROBLEM_TYPE};
 pub use request::{cookie_pairs, header_text, header_value_text, query_pairs, Body, ClientAddr, ExtractError, RequestData};
 pub use response::{IntoResponse, Json, Response, ResponseBody};

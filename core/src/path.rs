@@ -1,6 +1,7 @@
 //! Path templates: `/users/{id:int}/files/{rest:path}` → an axum route plus typed parameters.
 
 use crate::params::ScalarKind;
+use crate::path_expression::{one_line, PathExpression};
 
 /// A parsed path template.
 #[derive(Debug, Clone, PartialEq)]
@@ -132,7 +133,7 @@ impl PathTemplate {
         }
         if let Some(pattern) = &mut pattern {
             pattern.push_str(r"\z");
-            regex::Regex::new(pattern).map_err(|e| format!("path `{template}`: {}", one_line(&e)))?;
+            PathExpression::new(pattern).map_err(|e| format!("path `{template}`: {e}"))?;
         }
         Ok(PathTemplate { axum_path, params, pattern })
     }
@@ -144,13 +145,12 @@ impl PathTemplate {
     /// as an expression is no OpenAPI path.
     pub fn from_pattern(label: &str, pattern: &str) -> Result<PathTemplate, String> {
         let anchored = format!(r"\A(?:{pattern})\z");
-        let compiled = regex::Regex::new(&anchored).map_err(|e| format!("{label}: the pattern is not one this router reads: {}", one_line(&e)))?;
+        let compiled = PathExpression::new(&anchored).map_err(|e| format!("{label}: the pattern is not one this router reads: {e}"))?;
         let params = compiled
-            .capture_names()
-            .enumerate()
-            .skip(1)
-            .map(|(number, name)| PathParam {
-                name: name.map_or_else(|| number.to_string(), str::to_owned),
+            .names()
+            .iter()
+            .map(|name| PathParam {
+                name: name.to_string(),
                 kind: ScalarKind::Str,
                 wildcard: false,
                 typed: false,
@@ -189,13 +189,6 @@ fn non_capturing(expression: &str) -> String {
         }
     }
     out
-}
-
-/// `regex`'s message (several lines, with a caret under the spot) as one line.
-fn one_line(error: &regex::Error) -> String {
-    let text = error.to_string();
-    let last = text.lines().map(str::trim).filter(|line| !line.is_empty() && !line.chars().all(|c| c == '^' || c == ' ')).next_back();
-    last.map_or("invalid", |line| line.trim_start_matches("error: ")).to_owned()
 }
 
 /// The template's text and parameters. A parameter is `{name}`, `{name:type}`, `{*name}`, or

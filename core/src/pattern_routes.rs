@@ -24,6 +24,7 @@
 //! 14,400. A path only these routes take pays the tree's miss, then one expression per route
 //! until one matches (linear in the path: `regex` does not backtrack).
 
+use crate::path_expression::PathExpression;
 use crate::route::Captured;
 use axum::routing::MethodRouter;
 use http::Method;
@@ -31,9 +32,7 @@ use std::sync::Arc;
 
 /// One expression's routes, by method (a method router with the path's own layers).
 struct PatternGroup {
-    expression: regex::Regex,
-    /// The parameter of each group, in the expression's order (group 1 first).
-    names: Arc<[Arc<str>]>,
+    expression: PathExpression,
     /// Each method with where its route was declared among the app's routes.
     methods: Vec<(Method, usize)>,
     router: MethodRouter,
@@ -63,9 +62,8 @@ pub(crate) struct PatternRoutes {
 impl PatternRoutes {
     /// `expression` is `PathTemplate::pattern`, anchored and with a group per parameter.
     pub(crate) fn push(&mut self, expression: &str, methods: Vec<(Method, usize)>, router: MethodRouter) -> Result<(), String> {
-        let expression = regex::Regex::new(expression).map_err(|e| e.to_string())?;
-        let names = expression.capture_names().enumerate().skip(1).map(|(number, name)| Arc::from(name.map_or_else(|| number.to_string(), str::to_owned))).collect();
-        self.groups.push(PatternGroup { expression, names, methods, router });
+        let expression = PathExpression::new(expression)?;
+        self.groups.push(PatternGroup { expression, methods, router });
         Ok(())
     }
 
@@ -79,7 +77,7 @@ impl PatternRoutes {
     pub(crate) fn find(&self, method: &Method, path: &str) -> Option<(MethodRouter, PatternMatch)> {
         self.taking(method, path, usize::MAX).or_else(|| {
             let group = self.groups.iter().find(|group| group.expression.is_match(path))?;
-            Some((group.router.clone(), matched(group, &group.expression.captures(path)?)))
+            Some((group.router.clone(), matched(group, path)?))
         })
     }
 
@@ -95,7 +93,7 @@ impl PatternRoutes {
             first = Some((order, group));
         }
         let (_, group) = first?;
-        Some((group.router.clone(), matched(group, &group.expression.captures(path)?)))
+        Some((group.router.clone(), matched(group, path)?))
     }
 }
 
@@ -106,17 +104,18 @@ pub(crate) fn order_for(methods: &[(Method, usize)], method: &Method) -> Option<
     own.or_else(|| (*method == Method::HEAD).then(|| methods.iter().find(|(m, _)| *m == Method::GET).map(|(_, order)| *order)).flatten())
 }
 
-fn matched(group: &PatternGroup, captures: &regex::Captures<'_>) -> PatternMatch {
-    let mut names = Vec::with_capacity(group.names.len());
-    let mut spans = Vec::with_capacity(group.names.len());
-    for (name, found) in group.names.iter().zip(captures.iter().skip(1)) {
-        if let Some(found) = found {
+fn matched(group: &PatternGroup, path: &str) -> Option<PatternMatch> {
+    let all = group.expression.names();
+    let mut names = Vec::with_capacity(all.len());
+    let mut spans = Vec::with_capacity(all.len());
+    for (name, found) in all.iter().zip(group.expression.spans(path)?) {
+        if let Some(span) = found {
             names.push(name.clone());
-            spans.push((found.start(), found.len()));
+            spans.push(span);
         }
     }
-    let names = if names.len() == group.names.len() { group.names.clone() } else { names.into() };
-    PatternMatch { names, spans }
+    let names = if names.len() == all.len() { all.clone() } else { names.into() };
+    Some(PatternMatch { names, spans })
 }
 
 #[cfg(test)]
