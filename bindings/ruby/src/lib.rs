@@ -7,6 +7,7 @@
 
 mod app;
 mod logs;
+mod path_expression;
 mod raw;
 mod raw_parts;
 mod response;
@@ -39,6 +40,10 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     raw.define_method("client", method!(raw_parts::RawParts::client, 0))?;
     raw.define_method("forwarded", method!(raw_parts::RawParts::forwarded, 0))?;
     raw.define_method("declares_body?", method!(raw_parts::RawParts::declares_body, 0))?;
+    let expression = module.define_class("PathExpression", ruby.class_object())?;
+    expression.define_singleton_method("new", function!(path_expression::PathExpression::new, 1))?;
+    expression.define_method("match?", method!(path_expression::PathExpression::is_match, 1))?;
+    expression.define_method("captures", method!(path_expression::PathExpression::captures, 1))?;
     let class = module.define_class("NativeApp", ruby.class_object())?;
     class.define_singleton_method("new", function!(NativeApp::new, 5))?;
     class.define_singleton_method("bind", function!(app::bind, 2))?;

@@ -169,7 +169,6 @@ class SinatraTest < Minitest::Test
       "/users/{id:int}" => "{ is not part of Sinatra's patterns",
       "/v[12]/*" => "[ is not part of Sinatra's patterns",
       "/{admin,staff}/*" => "{ is not part of Sinatra's patterns",
-      "/a/*/b/*" => "one * at most",
       "/??" => "follows none here",
       "/:a:b/x" => "two wildcards side by side",
       "/*:a" => "two wildcards side by side",
@@ -180,13 +179,38 @@ class SinatraTest < Minitest::Test
       assert_includes error.message, "filter pattern #{pattern}: "
       assert_includes error.message, message
     end
-    long = "/#{'a/' * 4000}y"
-    started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
-    refute_match Ferrule::Filter.regexp("/*/:id/x"), long
-    refute_match Ferrule::Filter.regexp("/*.:ext/x"), "/#{'.' * 8000}"
-    assert_operator Process.clock_gettime(Process::CLOCK_MONOTONIC) - started, :<, 1.0, "matching stays about linear"
-    assert_match Ferrule::Filter.regexp("/files/:name.:ext"), "/files/a.tar.gz"
+    error = assert_raises(ArgumentError) { Ferrule::App.new.before("/:a/:a") { nil } }
+    assert_match %r{\Aferrule: filter pattern /:a/:a: .*duplicate}, error.message
     assert_match Ferrule::Filter.regexp(%r{/a # a comment}x), "/a"
+  end
+
+  # Found by a differential run against Sinatra 3.0.5: a parameter beside text stopped at the
+  # text's first character (`a` and `tar.gz` where Sinatra reads `a.tar` and `gz`), because
+  # Ruby's engine takes the greedy reading in time quadratic in a path that fails late (2.0 s
+  # on 20 KB of dots); and a second `*` was refused for the same reason. The expected values
+  # are Sinatra's for the same filters and paths.
+  def test_filter_parameters_are_greedy_as_sinatra_reads_them_and_matching_stays_linear
+    @app = Ferrule::App.new
+    seen = []
+    @app.before(%r{/r/(?<name>[a-z]+)(\.json)?}) { seen << params.slice("name", "captures") }
+    @app.before("/f/:name.:ext") { seen << params.slice("name", "ext") }
+    @app.before("/s/*/x/*") { seen << params.slice("splat") }
+    @app.get(%r{/.*}) { "ok" }
+    %w[/r/abc /r/abc.json /f/a.tar.gz /f/a.b.c.d/x /s/1/2/x/3/4].each { |path| get path }
+    expected = [
+      { "name" => "abc", "captures" => ["abc"] },
+      { "name" => "abc", "captures" => ["abc"] },
+      { "name" => "a.tar", "ext" => "gz" },
+      { "splat" => ["1/2", "3/4"] }
+    ]
+    assert_equal expected, seen
+    # Sinatra's engine took 2.0 s here; a bound far above a linear match's time and far below
+    # that (the core's engine: about a millisecond).
+    started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+    get "/f/#{'.' * 20_000}/x"
+    get "/s/#{'a/' * 10_000}y"
+    assert_operator Process.clock_gettime(Process::CLOCK_MONOTONIC) - started, :<, 1.0, "matching stays linear"
+    assert_equal 4, seen.size
   end
 
   def test_halt_or_status_with_a_code_meets_its_error_block

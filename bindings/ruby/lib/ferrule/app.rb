@@ -731,7 +731,7 @@ module Ferrule
 
         return "(?#{flags}:#{source}#{flags.include?('x') ? "\n" : ''})"
       end
-      path.include?("?") ? Filter.regexp(path).source : nil
+      path.include?("?") ? Filter.source(path).first : nil
     end
 
     # +source+ with each plain group <tt>(...)</tt> made <tt>(?:...)</tt> (escapes and character

@@ -35,21 +35,35 @@ module Ferrule
   # +:id+ was literal text, so an auth filter let <tt>/admin/users/7</tt> through and a filter
   # on <tt>/users/:id</tt> never ran.
   #
+  # A parameter is greedy, as Mustermann's: <tt>/f/:name.:ext</tt> reads <tt>a.tar.gz</tt> as
+  # +a.tar+ and +gz+, as the route of that path does. So the pattern is matched by the core's
+  # expression engine (PathExpression), which does not backtrack: in Ruby's, that greedy
+  # reading is quadratic on a path that fails late (2.0 s for one request's 20 KB of dots, and
+  # a filter runs for every request). A Regexp is the app's own and stays Ruby's, as in Sinatra.
+  #
   # A pattern is refused, by name, where it would never match what its author meant (a glob's
   # <tt>[...]</tt> or <tt>{a,b}</tt>, Mustermann's groups, a typed <tt>{id:int}</tt>, a leading
-  # +?+), and where matching could take more than time linear in the path: past one +*+, or
-  # two wildcards side by side (three +*+ took 14 s on an 800-byte path, <tt>/:a:b:c:d/x</tt>
-  # 9.5 s on 400 bytes), as filters run for every request. Its text is put in the spelling the
-  # core matches paths in (<tt>/café</tt> is <tt>/caf%C3%A9</tt>), as a route's is.
+  # +?+, two wildcards side by side, which split the same text many ways). Its text is put in
+  # the spelling the core matches paths in (<tt>/café</tt> is <tt>/caf%C3%A9</tt>), as a
+  # route's is.
   class Filter
     # The filter's block, made a method once (Context.block_method).
     attr_reader :body
 
     def initialize(pattern, block)
-      @pattern = Filter.regexp(pattern)
+      if pattern.is_a?(Regexp)
+        @pattern = Filter.regexp(pattern)
+        @captures = !@pattern.names.empty? || pattern.source.match?(/(?<!\\)\((?!\?)/)
+      else
+        source, @names = Filter.source(pattern)
+        begin
+          @pattern = PathExpression.new(source)
+        rescue ArgumentError => e
+          raise ArgumentError, "ferrule: filter pattern #{pattern}: #{e.message}", cause: nil
+        end
+        @captures = !@names.empty?
+      end
       @body = Context.block_method(block, 1)
-      # Whether a match has anything to give +params+ (else +match?+ allocates nothing).
-      @captures = !@pattern.names.empty? || (pattern.is_a?(Regexp) && pattern.source.match?(/(?<!\\)\((?!\?)/))
     end
 
     # Whether the filter runs for +path+.
@@ -58,17 +72,29 @@ module Ferrule
     end
 
     # What the filter's match of +path+ adds to Sinatra's +params+ while it runs (+:name+ by
-    # name, a <tt>*</tt> as "splat", a Regexp's unnamed groups as "captures"), or nil when it
+    # name, each <tt>*</tt> in "splat", a Regexp's unnamed groups as "captures"), or nil when it
     # does not run for +path+.
     def captures(path)
       return (@pattern.match?(path) ? NO_CAPTURES : nil) unless @captures
 
-      match = @pattern.match(path) or return nil
       # Decoded, as a route's parameters and Sinatra's captures are (a filter saw
       # "caf%C3%A9" where its route saw "café": found by a probe).
+      if @pattern.is_a?(PathExpression)
+        values = @pattern.captures(path) or return nil
+        found = {}
+        @names.each_with_index do |name, at|
+          value = values[at] && Filter.decoded(values[at])
+          if name == "splat" then (found["splat"] ||= []) << value
+          elsif !value.nil? then found[name] = value
+          end
+        end
+        return found
+      end
+      # A Regexp's groups are "captures", as a Regexp route's are: its unnamed ones, or, as
+      # Ruby captures no other beside them, its named ones (also params by name).
+      match = @pattern.match(path) or return nil
       found = match.named_captures.compact.transform_values { |value| Filter.decoded(value) }
-      found["splat"] = [found["splat"]] if found.key?("splat")
-      found["captures"] = match.captures.map { |value| value && Filter.decoded(value) } if match.names.empty?
+      found["captures"] = match.captures.map { |value| value && Filter.decoded(value) }
       found
     end
     NO_CAPTURES = {}.freeze
@@ -83,54 +109,55 @@ module Ferrule
       decoded.valid_encoding? ? decoded : text
     end
 
-    # The anchored Regexp that +pattern+ means.
+    # The anchored Regexp that the Regexp +pattern+ means.
     def self.regexp(pattern)
-      if pattern.is_a?(Regexp)
-        # With the x flag a comment would run to the end: the group closes on a line of its own.
-        close = pattern.options & Regexp::EXTENDED == 0 ? ")" : "\n)"
-        return Regexp.new("\\A(?:#{pattern.source}#{close}\\z", pattern.options)
-      end
+      # With the x flag a comment would run to the end: the group closes on a line of its own.
+      close = pattern.options & Regexp::EXTENDED == 0 ? ")" : "\n)"
+      Regexp.new("\\A(?:#{pattern.source}#{close}\\z", pattern.options)
+    end
 
+    # The anchored expression, in the syntax of the core's engine (Rust's +regex+), that the
+    # Sinatra pattern +pattern+ means, and the parameter of each of its groups in order
+    # ("splat" for each <tt>*</tt>). Its groups are named (one <tt>*</tt>'s too), so a route
+    # declared with a +?+ (App#route_pattern) has its parameters by name.
+    def self.source(pattern)
       pattern = pattern.to_s
       refuse = ->(why) { raise ArgumentError, "ferrule: filter pattern #{pattern}: #{why}" }
       refuse.call("a pattern starts with /") unless pattern.start_with?("/")
-      refuse.call("one * at most (each more makes every request that misses slower); write a Regexp") if pattern.count("*") > 1
+      stars = pattern.count("*")
       scanner = StringScanner.new(pattern)
       source = +""
-      before = "" # the literal character just before (nil: a wildcard)
-      star = false
+      names = []
+      wildcard_before = false
       until scanner.eos?
         if scanner.scan(/\*\??/)
-          refuse.call(SIDE_BY_SIDE) if before.nil?
-          source << "(?<splat>.*)"
-          before = nil
-          star = true
+          refuse.call(SIDE_BY_SIDE) if wildcard_before
+          # Several are each "splat" (Sinatra's Array of them), which one expression cannot
+          # name twice: they are its unnamed groups then.
+          source << (stars == 1 ? "(?<splat>.*)" : "(.*)")
+          names << "splat"
+          wildcard_before = true
         elsif scanner.scan(/(?::([A-Za-z_]\w*)|\{([A-Za-z_]\w*)\})(\?)?/)
-          refuse.call(SIDE_BY_SIDE) if before.nil?
+          refuse.call(SIDE_BY_SIDE) if wildcard_before
           name = scanner[1] || scanner[2]
-          optional = scanner[3]
-          # A capture is one segment that stops at the character after it, as Mustermann's does
-          # (/:name.:ext); after a * it does not cross the character before it either
-          # (/*.:ext reads the last extension). So it has one way to match, and matching stays
-          # linear in the path's length (/*.:ext/x took 0.27 s on 8 KB of dots without it).
-          stops = [(before if star), scanner.peek(1)].compact.uniq.select { |c| c.match?(/\A[A-Za-z0-9._~!$&'+,;=@-]\z/) }
           # An optional one that is absent is nil in +params+, as Mustermann gives it (an
           # empty match gave "": found by a probe against Sinatra).
-          source << "(?<#{name}>[^/?##{stops.map { |c| Regexp.escape(c) }.join}]+)" << (optional ? "?" : "")
-          before = nil
+          source << "(?<#{name}>[^/?#]+)" << (scanner[3] ? "?" : "")
+          names << name
+          wildcard_before = true
         elsif (text = scanner.scan(%r{[^*:{}\[\]()|?]+|:}))
           optional = scanner.scan(/\?/)
           last = optional ? text[-1] : ""
           source << Regexp.escape(NativeApp.canonical_path(optional ? text[0...-1] : text))
           source << "(?:#{Regexp.escape(NativeApp.canonical_path(last))})?" if optional
-          before = text[-1]
+          wildcard_before = false
         elsif scanner.check(/\?/)
           refuse.call("a ? makes the character before it optional, and follows none here")
         else
           refuse.call("#{scanner.peek(1)} is not part of Sinatra's patterns (*, :name, {name}, ?); write a Regexp")
         end
       end
-      Regexp.new("\\A#{source}\\z")
+      ["\\A#{source}\\z", names]
     end
 
     SIDE_BY_SIDE = "two wildcards side by side (* or :name) match the same text many ways; put text between them"
