@@ -3,7 +3,7 @@
 //! branch of an `Optional[UserOut]` says nothing about objects). Parts combine two ways:
 //! `allOf` and a `$ref` with sibling keywords as [`all`], `anyOf`/`oneOf` as [`any`].
 
-use super::{filter::shape_default, ArrayNode, CompiledShape, Completed, Fill, Node, ObjectNode, Required, Shape, INDEXED_FROM, NO_BIT};
+use super::{filter::shape_default, ArrayNode, CompiledShape, Completed, Fill, Node, ObjectNode, Required, Scalar, Shape, INDEXED_FROM, NO_BIT};
 use regex::Regex;
 use serde_json::{Map, Value as Json};
 use std::collections::HashMap;
@@ -73,15 +73,39 @@ struct Part {
     may_be_object: bool,
     may_be_array: bool,
     may_be_null: bool,
+    /// The [`Scalar`] kinds it admits, a bit each.
+    scalars: u8,
 }
 
 impl Part {
     fn any() -> Self {
-        Part { object: None, array: None, may_be_object: true, may_be_array: true, may_be_null: true }
+        Part { object: None, array: None, may_be_object: true, may_be_array: true, may_be_null: true, scalars: Scalar::ALL }
     }
 
     fn into_node(self) -> Node {
-        Node { object: self.object, array: self.array, admits_object: self.may_be_object, admits_array: self.may_be_array, admits_null: self.may_be_null }
+        Node { object: self.object, array: self.array, admits_object: self.may_be_object, admits_array: self.may_be_array, admits_null: self.may_be_null, scalars: self.scalars }
+    }
+}
+
+/// The scalar kinds a `type` names (an integer is a `"number"` too).
+fn scalars_of_type(kind: &str) -> u8 {
+    match kind {
+        "boolean" => Scalar::Bool.bit(),
+        "integer" => Scalar::Integer.bit(),
+        "number" => Scalar::Integer.bit() | Scalar::Float.bit(),
+        "string" => Scalar::String.bit(),
+        _ => 0,
+    }
+}
+
+/// The scalar kind of a value an `enum` or `const` lists (none for null or a container).
+fn scalar_of_value(value: &Json) -> u8 {
+    match value {
+        Json::Bool(_) => Scalar::Bool.bit(),
+        Json::Number(number) if number.is_f64() => Scalar::Float.bit(),
+        Json::Number(_) => Scalar::Integer.bit(),
+        Json::String(_) => Scalar::String.bit(),
+        _ => 0,
     }
 }
 
@@ -121,7 +145,14 @@ impl<'s> Compiler<'s> {
     fn referenced_part(&mut self, reference: &'s str) -> Result<Part, String> {
         let at = self.referenced(reference)?;
         Ok(match &self.nodes[at] {
-            Some(node) => Part { object: node.object.clone(), array: node.array.clone(), may_be_object: node.admits_object, may_be_array: node.admits_array, may_be_null: node.admits_null },
+            Some(node) => Part {
+                object: node.object.clone(),
+                array: node.array.clone(),
+                may_be_object: node.admits_object,
+                may_be_array: node.admits_array,
+                may_be_null: node.admits_null,
+                scalars: node.scalars,
+            },
             None => Part::any(),
         })
     }
@@ -129,7 +160,7 @@ impl<'s> Compiler<'s> {
     fn part(&mut self, schema: &'s Json) -> Result<Part, String> {
         let map = match schema {
             Json::Bool(true) => return Ok(Part::any()),
-            Json::Bool(false) => return Ok(Part { may_be_object: false, may_be_array: false, may_be_null: false, ..Part::any() }),
+            Json::Bool(false) => return Ok(Part { may_be_object: false, may_be_array: false, may_be_null: false, scalars: 0, ..Part::any() }),
             Json::Object(map) => map,
             other => return Err(format!("a schema is an object or a boolean, not {other}")),
         };
@@ -156,19 +187,25 @@ impl<'s> Compiler<'s> {
     fn own_part(&mut self, map: &'s Map<String, Json>) -> Result<Part, String> {
         let mut part = Part::any();
         match map.get("type") {
-            Some(Json::String(kind)) => (part.may_be_object, part.may_be_array, part.may_be_null) = (kind == "object", kind == "array", kind == "null"),
+            Some(Json::String(kind)) => {
+                (part.may_be_object, part.may_be_array, part.may_be_null) = (kind == "object", kind == "array", kind == "null");
+                part.scalars = scalars_of_type(kind);
+            }
             Some(Json::Array(kinds)) => {
                 let has = |name: &str| kinds.iter().any(|kind| kind.as_str() == Some(name));
                 (part.may_be_object, part.may_be_array, part.may_be_null) = (has("object"), has("array"), has("null"));
+                part.scalars = kinds.iter().filter_map(Json::as_str).fold(0, |scalars, kind| scalars | scalars_of_type(kind));
             }
             _ => {}
         }
-        // `Literal[...]` and enums: null only if listed.
+        // `Literal[...]` and enums: null only if listed, and only the kinds listed.
         if let Some(Json::Array(values)) = map.get("enum") {
             part.may_be_null &= values.contains(&Json::Null);
+            part.scalars &= values.iter().fold(0, |scalars, value| scalars | scalar_of_value(value));
         }
         if let Some(value) = map.get("const") {
             part.may_be_null &= value.is_null();
+            part.scalars &= scalar_of_value(value);
         }
         let properties = map.get("properties").and_then(Json::as_object);
         let patterns = map.get("patternProperties").and_then(Json::as_object);
@@ -284,6 +321,7 @@ fn all(a: Part, b: Part) -> Part {
         may_be_object: a.may_be_object && b.may_be_object,
         may_be_array: a.may_be_array && b.may_be_array,
         may_be_null: a.may_be_null && b.may_be_null,
+        scalars: a.scalars & b.scalars,
     }
 }
 
@@ -292,9 +330,10 @@ fn all(a: Part, b: Part) -> Part {
 fn any(branches: Vec<Part>) -> Part {
     let mut object: Option<Option<ObjectNode>> = None;
     let mut array: Option<Option<ArrayNode>> = None;
-    let (mut may_be_object, mut may_be_array, mut may_be_null) = (false, false, false);
+    let (mut may_be_object, mut may_be_array, mut may_be_null, mut scalars) = (false, false, false, 0);
     for branch in branches {
         may_be_null |= branch.may_be_null;
+        scalars |= branch.scalars;
         if branch.may_be_object {
             may_be_object = true;
             // A branch that only requires keeps everything, as it did before it required: in a
@@ -315,7 +354,7 @@ fn any(branches: Vec<Part>) -> Part {
             });
         }
     }
-    Part { object: object.flatten(), array: array.flatten(), may_be_object, may_be_array, may_be_null }
+    Part { object: object.flatten(), array: array.flatten(), may_be_object, may_be_array, may_be_null, scalars }
 }
 
 impl ObjectNode {

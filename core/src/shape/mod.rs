@@ -45,7 +45,7 @@ mod tests;
 pub use filter::filter_json;
 pub(crate) use filter::ShapedNode;
 pub(crate) use rules::ResponseRules;
-pub use written::{Container, Incomplete, Written};
+pub use written::{Container, Incomplete, Scalar, Written};
 
 mod written;
 
@@ -74,11 +74,14 @@ struct Node {
     /// Whether `null` can match it (its `type`, `enum` or `const` allow it, or a union's branch
     /// does): see [`Shape::admits_null`].
     admits_null: bool,
+    /// The [`Scalar`] kinds that can match it, a bit each (as `admits_null`): see
+    /// [`Shape::admits_scalar`].
+    scalars: u8,
 }
 
 impl Node {
     /// A node that keeps everything.
-    const ANY: Node = Node { object: None, array: None, admits_object: true, admits_array: true, admits_null: true };
+    const ANY: Node = Node { object: None, array: None, admits_object: true, admits_array: true, admits_null: true, scalars: Scalar::ALL };
 }
 
 #[derive(Debug, Clone)]
@@ -192,6 +195,20 @@ impl<'a> Shape<'a> {
             Ok(())
         } else {
             Err(Incomplete::Null)
+        }
+    }
+
+    /// Whether a scalar of `kind` may be written here, asked as [`Self::admits_null`] is: by a
+    /// writer whose language's peer validates a result against its declared type (Python's
+    /// FastAPI). A `"number"` admits an integer; an `"integer"` does not admit a float, as
+    /// pydantic writes `2.0` for an `int` as `2` and refuses `2.5`. What the writer does about a
+    /// kind not admitted is its own (Python's makes the result into its model, as FastAPI does).
+    #[inline]
+    pub fn admits_scalar(self, kind: Scalar) -> Result<(), Incomplete> {
+        if self.nodes[self.at].scalars & kind.bit() != 0 {
+            Ok(())
+        } else {
+            Err(Incomplete::Scalar(kind))
         }
     }
 
@@ -316,6 +333,8 @@ pub trait Fields: Copy {
     fn admits(self, kind: Container) -> Result<(), Incomplete>;
     /// [`Shape::admits_null`], for a writer that refuses a null its shape does not admit.
     fn admits_null(self) -> Result<(), Incomplete>;
+    /// [`Shape::admits_scalar`].
+    fn admits_scalar(self, kind: Scalar) -> Result<(), Incomplete>;
     fn complete(self, written: &Written, out: &mut Vec<u8>, has_member: bool) -> Result<(), Incomplete>;
     /// [`Shape::declared_names`], for a writer's slow path (none for [`Everything`]).
     fn declared_names(self) -> Vec<Box<str>> {
@@ -358,6 +377,10 @@ impl Fields for Everything {
         Ok(())
     }
     #[inline(always)]
+    fn admits_scalar(self, _kind: Scalar) -> Result<(), Incomplete> {
+        Ok(())
+    }
+    #[inline(always)]
     fn complete(self, _written: &Written, _out: &mut Vec<u8>, _has_member: bool) -> Result<(), Incomplete> {
         Ok(())
     }
@@ -382,6 +405,9 @@ impl Fields for Shape<'_> {
     }
     fn admits_null(self) -> Result<(), Incomplete> {
         Shape::admits_null(self)
+    }
+    fn admits_scalar(self, kind: Scalar) -> Result<(), Incomplete> {
+        Shape::admits_scalar(self, kind)
     }
     fn complete(self, written: &Written, out: &mut Vec<u8>, has_member: bool) -> Result<(), Incomplete> {
         Shape::complete(self, written, out, has_member)

@@ -454,3 +454,54 @@ fn null_is_admitted_where_the_type_enum_const_or_a_branch_says_so() {
     // An undeclared response admits anything.
     assert!(Shape::any().admits_null().is_ok());
 }
+
+#[test]
+fn a_shape_admits_the_scalars_its_type_enum_or_union_names() {
+    // pydantic's serialization schemas: a Decimal is written as a string, an IntEnum is a $ref.
+    let schema = json!({
+        "$defs": {"Level": {"enum": [1, 2], "title": "Level", "type": "integer"}},
+        "type": "object",
+        "properties": {
+            "count": {"type": "integer"},
+            "price": {"type": "number"},
+            "name": {"type": "string"},
+            "flag": {"type": "boolean"},
+            "amount": {"type": "string"},
+            "maybe": {"anyOf": [{"type": "number"}, {"type": "null"}]},
+            "either": {"anyOf": [{"type": "integer"}, {"type": "string"}]},
+            "mode": {"enum": ["fast", 1]},
+            "level": {"$ref": "#/$defs/Level"},
+            "exact": {"const": true},
+            "kinds": {"type": ["string", "boolean", "null"]},
+            "both": {"allOf": [{"type": "number"}, {"type": "integer"}]},
+            "anything": {},
+            "never": false,
+            "tags": {"type": "array", "items": {"type": "string"}},
+        },
+    });
+    let shape = CompiledShape::compile(&schema).unwrap();
+    let root = shape.root();
+    let admitted = |name: &str| {
+        let field = root.field(name).unwrap();
+        [Scalar::Bool, Scalar::Integer, Scalar::Float, Scalar::String].into_iter().filter(|&kind| field.admits_scalar(kind).is_ok()).collect::<Vec<_>>()
+    };
+    use Scalar::{Bool, Float, Integer, String};
+    assert_eq!(admitted("count"), [Integer], "an int field writes 2.0 as 2 and refuses 2.5");
+    assert_eq!(admitted("price"), [Integer, Float], "a number may be written as an integer");
+    assert_eq!(admitted("name"), [String]);
+    assert_eq!(admitted("flag"), [Bool]);
+    assert_eq!(admitted("amount"), [String]);
+    assert_eq!(admitted("maybe"), [Integer, Float]);
+    assert_eq!(admitted("either"), [Integer, String]);
+    assert_eq!(admitted("mode"), [Integer, String], "the kinds an enum lists");
+    assert_eq!(admitted("level"), [Integer]);
+    assert_eq!(admitted("exact"), [Bool]);
+    assert_eq!(admitted("kinds"), [Bool, String]);
+    assert_eq!(admitted("both"), [Integer], "every part of an allOf");
+    assert_eq!(admitted("anything"), [Bool, Integer, Float, String]);
+    assert_eq!(admitted("never"), Vec::<Scalar>::new());
+    assert_eq!(root.field("tags").unwrap().item(0).admits_scalar(Integer), Err(Incomplete::Scalar(Integer)));
+    assert_eq!(root.admits_scalar(String), Err(Incomplete::Scalar(String)), "an object's schema admits no scalar");
+    assert!(Shape::any().admits_scalar(Float).is_ok(), "an undeclared response admits anything");
+    assert_eq!(Incomplete::Scalar(Float).to_string(), "the result has a float where its response schema admits none");
+}

@@ -47,6 +47,46 @@ pub enum Incomplete {
     Kind { found: Container, declared: Container },
     /// A null where the schema admits none, for a writer that asks ([`super::Shape::admits_null`]).
     Null,
+    /// A scalar of a kind the schema's `type` does not admit, for a writer that asks
+    /// ([`super::Shape::admits_scalar`]).
+    Scalar(Scalar),
+}
+
+/// The kinds of scalar a writer finds in its language's values, as a schema's `type` names
+/// them; an integer and a float apart, as pydantic reads them (an `int` field refuses `2.5`
+/// and writes `2.0` as `2`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scalar {
+    Bool,
+    Integer,
+    Float,
+    String,
+}
+
+impl Scalar {
+    /// This kind's bit in a shape's set of admitted scalars.
+    pub(super) const fn bit(self) -> u8 {
+        match self {
+            Scalar::Bool => 1,
+            Scalar::Integer => 2,
+            Scalar::Float => 4,
+            Scalar::String => 8,
+        }
+    }
+
+    /// Every kind: what a schema that says nothing of `type` admits.
+    pub(super) const ALL: u8 = 1 | 2 | 4 | 8;
+}
+
+impl std::fmt::Display for Scalar {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Scalar::Bool => "a boolean",
+            Scalar::Integer => "an integer",
+            Scalar::Float => "a float",
+            Scalar::String => "a string",
+        })
+    }
 }
 
 /// The kinds of value a shape filters.
@@ -71,6 +111,7 @@ impl std::fmt::Display for Incomplete {
             Incomplete::Missing(name) => write!(f, "the result lacks `{name}`, which its response schema requires"),
             Incomplete::Kind { found, declared } => write!(f, "the result has {found} where its response schema declares {declared}"),
             Incomplete::Null => f.write_str("the result has null where its response schema admits none"),
+            Incomplete::Scalar(found) => write!(f, "the result has {found} where its response schema admits none"),
         }
     }
 }
