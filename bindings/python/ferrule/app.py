@@ -19,7 +19,7 @@ from .dependencies import DependencyOverrides
 from .hooks import PHASES, Registry, RequestValidationError
 from .middleware import HookMiddleware, core_middleware
 from .request import NoMatchFound, Request, URLPath
-from .response_model import FROM_ANNOTATION, as_response_class, computing, documented_responses, is_json_class, response_schema
+from .response_model import FROM_ANNOTATION, as_response_class, computing, documented_responses, is_json_class, remaking, reported_by_core, response_schema
 from .responses import HTTPException, Response
 from .signature import Argument, _name, analyse, body_title, fill_template, is_async
 from .websocket import WebSocket
@@ -62,7 +62,7 @@ def _name_of(handler: Any) -> str:
 
 
 class _Route:
-    __slots__ = ("spec", "handler", "arguments", "is_async", "cannot_wait", "status_code", "chained", "rebuild", "takes_default_class", "name")
+    __slots__ = ("spec", "handler", "arguments", "is_async", "cannot_wait", "status_code", "chained", "rebuild", "takes_default_class", "name", "remake")
 
     def __init__(self, spec: dict, handler: Callable[..., Any], arguments: list[Argument], status_code: int, blocking: bool, chained: bool = False) -> None:
         self.spec = spec
@@ -85,6 +85,9 @@ class _Route:
         # Declared with neither its own `response_class` nor its router's default: the app's
         # `default_response_class` (or an including router's) is its.
         self.takes_default_class = False
+        # Makes a result into its response model, for one the JSON writer finds holding a
+        # scalar the model does not declare (`response_model.remaking`).
+        self.remake: Optional[Callable[[Any], Any]] = None
 
 
 def _cannot_wait(handler: Callable[..., Any]) -> bool:
@@ -291,6 +294,7 @@ class _Routes:
             # Response` parameter's headers or a dependency's shared response wrap it (found by
             # a probe: wrapped first, a SecretStr went out in clear).
             answered = computing(answered, handler, response_model, answers)
+            remake = remaking(handler, response_model, answers)
             if any(exclude.values()):
                 from .response_model import excluding
 
@@ -323,6 +327,7 @@ class _Routes:
                     spec["tags"] = tags
                 route = _Route(spec, called, arguments, status_code, in_pool, chained)
                 route.name = route_name or _name_of(handler)
+                route.remake = remake
                 routes.append(route)
             return routes
 
@@ -734,7 +739,12 @@ class App(_Routes):
     # -- hooks, middleware, exception handlers, groups --------------------------------------
 
     def _declare(self, route: _Route, group: int = 0) -> None:
-        self._native_app.add_route(json.dumps(route.spec), route.handler, route.arguments, route.is_async, route.status_code, group, route.chained, route.cannot_wait)
+        remake = route.remake
+        if remake is not None and self.config.get("validate_responses"):
+            # What the model refuses is sent to the core's validator as it was, which names
+            # every member it refuses (`validate_responses`) where pydantic's 500 says nothing.
+            remake = reported_by_core(remake)
+        self._native_app.add_route(json.dumps(route.spec), route.handler, route.arguments, route.is_async, route.status_code, group, route.chained, route.cannot_wait, remake)
         # Where the core serves it: under its routers' prefixes, a `/` at the prefix itself.
         prefix, path = self._prefixes.get(group, ""), route.spec.get("path", "")
         protocol = "websocket" if route.spec.get("websocket") is not None else "http"

@@ -66,24 +66,71 @@ def computing(handler: Callable[..., Any], declared_by: Callable[..., Any], resp
     which reads only the attributes the schema declares."""
     if schema is None:
         return handler
-    annotation = typing.get_type_hints(what_runs(declared_by), include_extras=True).get("return") if response_model is FROM_ANNOTATION else response_model
+    annotation = _model_of(declared_by, response_model)
     if not (_has_read_only(schema) or _serializes_fields(annotation)):
         return handler
+    made = _making(annotation)
+    if made is None:
+        # A type pydantic will not read (typing.TypedDict before Python 3.12): written as the
+        # handler returns it, as before; the writer still keeps only what the schema declares.
+        return handler
+    return _applied(handler, made)
+
+
+def remaking(declared_by: Callable[..., Any], response_model: Any, schema: Optional[dict]) -> Optional[Callable[[Any], Any]]:
+    """What makes a result into the route's response model, for the JSON writer to call on a
+    result that holds a scalar of a kind the model does not declare: a ``Decimal`` or ``"7"``
+    for an ``int``, ``2.5`` for an ``int``, ``True`` for a ``float``. FastAPI validates every
+    result against its model, so it converts what pydantic converts (``"7"`` is 7, a
+    ``Decimal`` for a ``float`` is a float) and refuses the rest with a 500; a result of the
+    declared kinds is written as it is, and this is never called. ``None`` without a schema
+    or for a model pydantic will not read (then any result is written as it is)."""
+    if schema is None:
+        return None
+    try:
+        import pydantic  # noqa: F401
+    except ImportError:
+        return None
+    return _making(_model_of(declared_by, response_model))
+
+
+def reported_by_core(made: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``made`` (``remaking``'s), giving back a result its model refuses as it was."""
+    import pydantic
+
+    def made_or_given(value: Any) -> Any:
+        try:
+            return made(value)
+        except pydantic.ValidationError:
+            return value
+
+    return made_or_given
+
+
+def _model_of(declared_by: Callable[..., Any], response_model: Any) -> Any:
+    """The route's response model: ``response_model``, else its return annotation."""
+    if response_model is FROM_ANNOTATION:
+        return typing.get_type_hints(what_runs(declared_by), include_extras=True).get("return")
+    return response_model
+
+
+def _making(annotation: Any) -> Optional[Callable[[Any], Any]]:
+    """Validates a result into ``annotation`` (read by attributes, as FastAPI reads an ORM row),
+    or ``None`` when pydantic will not read the type. A ``Response``, text or ``None`` is left
+    as it is."""
     import pydantic
 
     try:
         adapter = pydantic.TypeAdapter(annotation)
-    except pydantic.PydanticUserError:
-        # A type pydantic will not read (typing.TypedDict before Python 3.12): written as the
-        # handler returns it, as before; the writer still keeps only what the schema declares.
-        return handler
+    except (pydantic.PydanticUserError, pydantic.PydanticSchemaGenerationError):
+        return None
 
     def made(value: Any) -> Any:
         if value is None or isinstance(value, (str, bytes, bytearray, Response)):
             return value
         return adapter.validate_python(value, from_attributes=True)
 
-    return _applied(handler, made)
+    return made
 
 
 def _serializes_fields(annotation: Any, seen: Optional[set] = None) -> bool:

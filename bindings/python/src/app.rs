@@ -44,12 +44,26 @@ impl NativeApp {
     /// `arguments` lists `ferrule.signature.Argument`s in call order; `status` is a plain
     /// return value's.
     /// `cannot_wait`: an `async def` whose code has no `await`, run to its end at once.
-    #[pyo3(signature = (spec_json, handler, arguments, is_async, status, group = 0, chained = false, cannot_wait = false))]
+    /// `remake`: makes a result into the route's response model (`PyRoute::remake`).
+    #[pyo3(signature = (spec_json, handler, arguments, is_async, status, group = 0, chained = false, cannot_wait = false, remake = None))]
     #[allow(clippy::too_many_arguments)]
-    fn add_route(&self, py: Python<'_>, spec_json: &str, handler: Py<PyAny>, arguments: &Bound<'_, PyList>, is_async: bool, status: i64, group: usize, chained: bool, cannot_wait: bool) -> PyResult<()> {
+    fn add_route(
+        &self,
+        py: Python<'_>,
+        spec_json: &str,
+        handler: Py<PyAny>,
+        arguments: &Bound<'_, PyList>,
+        is_async: bool,
+        status: i64,
+        group: usize,
+        chained: bool,
+        cannot_wait: bool,
+        remake: Option<Py<PyAny>>,
+    ) -> PyResult<()> {
         let plans = arguments.iter().map(|a| ArgumentPlan::from_python(&a)).collect::<PyResult<Vec<_>>>()?;
         let owner = self.types.owner.as_ref().map(|owner| owner.clone_ref(py));
-        self.host.declare_json(group_id(group), spec_json, status, PyRoute::new(handler, plans, is_async, cannot_wait, chained, owner)).map_err(host_error)?;
+        let route = PyRoute::new(handler, plans, is_async, cannot_wait, chained, owner).remaking(remake);
+        self.host.declare_json(group_id(group), spec_json, status, route).map_err(host_error)?;
         Ok(())
     }
 

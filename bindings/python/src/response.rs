@@ -6,7 +6,7 @@
 //! exception, or a result that cannot be serialised, is logged with its traceback and becomes a
 //! bare 500: nothing of it reaches the client.
 
-use crate::convert::to_json;
+use crate::convert::to_json::{self, Unwritten};
 use crate::dispatch::Dispatcher;
 use crate::route::PyRoute;
 use crate::stream::Streams;
@@ -48,7 +48,7 @@ pub fn from_result_as(
             Some(route) => types.streams.start(dispatcher.inbox(), dispatcher.tasks(), route, content, events, dispatcher.raised_slot()),
             None => Err("a stream answers a route's request, not a refused one".to_owned()),
         };
-        return explicit(result, shape_for, start);
+        return explicit(route, result, shape_for, start);
     }
     let shape = shape_for(status.as_u16().into());
     // Text where the schema filters JSON: FastAPI validates a returned str against the model
@@ -60,7 +60,7 @@ pub fn from_result_as(
         )));
     }
     // The core logs the message with the route; the client gets a bare 500.
-    let body = body(result, shape).map_err(|message| HandlerError::new(format!("returned a value that cannot be sent: {message}")))?;
+    let body = body(route, result, shape).map_err(|message| HandlerError::new(format!("returned a value that cannot be sent: {message}")))?;
     Ok(body.with_status(status))
 }
 
@@ -110,8 +110,9 @@ pub fn reported(py: Python<'_>, dispatcher: &Dispatcher, label: &str, exception:
     HANDLER_RAISED.import(py, "ferrule._logging", "handler_raised").and_then(|log| log.call1((label, exception))).is_ok()
 }
 
-/// A plain value: str → text, bytes → octet-stream, anything else → JSON written with `shape`.
-fn body(result: &Bound<'_, PyAny>, shape: Shape<'_>) -> Result<Response, String> {
+/// A plain value: str → text, bytes → octet-stream, anything else → JSON written with `shape`
+/// ([`shaped_json`] for `route`'s result).
+fn body(route: Option<&Arc<HostRoute<PyRoute>>>, result: &Bound<'_, PyAny>, shape: Shape<'_>) -> Result<Response, String> {
     Ok(if let Ok(text) = result.cast::<PyString>() {
         Response::text(text.to_str().map_err(|e| e.to_string())?.to_owned())
     } else if let Ok(bytes) = result.cast::<PyBytes>() {
@@ -119,8 +120,26 @@ fn body(result: &Bound<'_, PyAny>, shape: Shape<'_>) -> Result<Response, String>
     } else if let Ok(bytes) = result.cast::<PyByteArray>() {
         Response::bytes(bytes.to_vec())
     } else {
-        Response::shaped_json(to_json::to_vec(result, shape)?)
+        Response::shaped_json(shaped_json(route, result, shape)?)
     })
+}
+
+/// A route's result as JSON with `shape`, made into its response model first (`PyRoute::
+/// remake`) when it holds a scalar of a kind the model does not declare: FastAPI validates
+/// every result against its model, so a `Decimal` or `"7"` for an `int` went out as 7 there
+/// and as a string here, and `"x"` for an `int` was a 500 there and sent as it was here (found
+/// by a differential run). A result of the declared kinds is written as it is, checked on the
+/// way at a bit test a scalar; only one that is not pays for the model.
+fn shaped_json(route: Option<&Arc<HostRoute<PyRoute>>>, value: &Bound<'_, PyAny>, shape: Shape<'_>) -> Result<Vec<u8>, String> {
+    let Some(remake) = route.and_then(|route| route.data.remake.as_ref()) else { return to_json::to_vec(value, shape) };
+    match to_json::to_vec_checked(value, shape) {
+        Ok(written) => Ok(written),
+        Err(Unwritten::Failed(message)) => Err(message),
+        Err(Unwritten::Unadmitted(message)) => {
+            let made = remake.bind(value.py()).call1((value,)).map_err(|e| format!("{message}, and its response model refuses it: {e}"))?;
+            to_json::to_vec_made(&made, shape)
+        }
+    }
 }
 
 /// The `Content-Type` the core sends a `ferrule.Response` with when its headers name none
@@ -168,8 +187,10 @@ fn unsendable(message: String) -> HandlerError {
 static AFTER_RESPONSE: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
 
 /// `ferrule.Response(content, status_code, headers, media_type, background)`;
-/// `start_stream(content, events)` takes a streamed response's producer.
+/// `start_stream(content, events)` takes a streamed response's producer. `route`'s result is
+/// the content a `response: Response` parameter gave a status (`_answers_as`).
 fn explicit<'s>(
+    route: Option<&Arc<HostRoute<PyRoute>>>,
     result: &Bound<'_, PyAny>,
     shape_for: impl Fn(i64) -> Shape<'s>,
     start_stream: impl FnOnce(&Bound<'_, PyAny>, bool) -> Result<BodyStream, String>,
@@ -206,7 +227,7 @@ fn explicit<'s>(
     } else if as_json {
         // A plain result given a status by a `response: Response` parameter is still the
         // handler's result; content the app put in a response itself is sent as given.
-        let written = if answers_as.is_some() { to_json::to_vec(&content, shape) } else { to_json::to_vec_as_given(&content, shape) };
+        let written = if answers_as.is_some() { shaped_json(route, &content, shape) } else { to_json::to_vec_as_given(&content, shape) };
         Some(Response::shaped_json(written.map_err(unsendable)?))
     } else if content.is_none() {
         // A `FileResponse`: the core reads the file and answers ranges of it.
@@ -217,7 +238,8 @@ fn explicit<'s>(
             Some(Response::file(file.extract::<std::path::PathBuf>().map_err(|_| unsendable("FileResponse.path must be a str".into()))?))
         }
     } else {
-        Some(body(&content, shape).map_err(unsendable)?)
+        // Content the app put in a response itself: sent as given, as FastAPI does.
+        Some(body(None, &content, shape).map_err(unsendable)?)
     };
     let mut pairs = header_pairs(&attr("_headers")?).map_err(unsendable)?;
     let media_type = attr("media_type")?;

@@ -92,12 +92,21 @@ pub struct PyRoute {
     task_name: PyOnceLock<Py<PyString>>,
     /// The app's weak reference, for its requests' `request.app`.
     pub owner: Option<Py<PyAny>>,
+    /// Makes a result into the route's response model (`ferrule.response_model.remaking`),
+    /// for one that holds a scalar the model does not declare (`crate::response`); none
+    /// without a model pydantic reads.
+    pub remake: Option<Py<PyAny>>,
 }
 
 impl PyRoute {
     pub fn new(func: Py<PyAny>, arguments: Vec<ArgumentPlan>, is_async: bool, cannot_wait: bool, chained: bool, owner: Option<Py<PyAny>>) -> Self {
         let takes_request = arguments.iter().any(|a| a.source == Source::Request);
-        PyRoute { func, arguments, is_async, cannot_wait: is_async && cannot_wait, chained, takes_request, task_name: PyOnceLock::new(), owner }
+        PyRoute { func, arguments, is_async, cannot_wait: is_async && cannot_wait, chained, takes_request, task_name: PyOnceLock::new(), owner, remake: None }
+    }
+
+    /// With [`Self::remake`].
+    pub fn remaking(self, remake: Option<Py<PyAny>>) -> Self {
+        PyRoute { remake, ..self }
     }
 }
 

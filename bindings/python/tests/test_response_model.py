@@ -976,3 +976,66 @@ def test_the_model_applies_whatever_status_and_whatever_holds_what_it_writes_its
     assert client.get("/card").json() == {"number": "****1111"}
     assert client.get("/values").json() == [{"id": 1, "name": "ada"}, {"id": 2, "name": "bo"}]
     assert client.get("/counted").json() == {"id": 1, "name": "call 1"}
+
+
+class Reading(pydantic.BaseModel):
+    price: float
+    count: int
+    at: Optional[datetime.datetime] = None
+
+
+def test_a_result_of_other_kinds_than_its_model_declares_is_made_into_the_model_as_fastapi_makes_it() -> None:
+    # Found by a differential run against FastAPI 0.165: a Decimal for a float and "3" for an
+    # int went out as strings, "x" and 2.5 for an int went out at all, and a UTC time under a
+    # model was written +00:00 where pydantic writes Z. FastAPI's answers for the same results.
+    import decimal
+
+    app = App()
+    results: dict[str, Any] = {
+        "decimal": {"price": decimal.Decimal("1.50"), "count": 2.0},
+        "text": {"price": "2.5", "count": "3"},
+        "flag": {"price": True, "count": 1},
+        "word": {"price": "x", "count": 1},
+        "fraction": {"price": 1.0, "count": 2.5},
+        "utc": {"price": 1.5, "count": 1, "at": datetime.datetime(2024, 1, 2, tzinfo=datetime.timezone.utc)},
+        "listed": [{"price": 1.5, "count": "4"}],
+    }
+
+    @app.get("/priced/{kind}")
+    def priced(kind: str) -> Reading:
+        return results[kind]
+
+    @app.get("/listed")
+    def listed() -> list[Reading]:
+        return results["listed"]
+
+    @app.get("/mapping")
+    def mapping() -> dict[str, int]:
+        return {"a": "3", "b": 4}
+
+    @app.get("/annotated")
+    def annotated() -> dict:
+        return {"at": datetime.datetime(2024, 1, 2, tzinfo=datetime.timezone.utc)}
+
+    @app.get("/plain")
+    def plain():
+        return {"at": datetime.datetime(2024, 1, 2, tzinfo=datetime.timezone.utc)}
+
+    @app.get("/unchecked")
+    def unchecked() -> JSONResponse:
+        return JSONResponse({"count": "3"})
+
+    with TestClient(app, raise_server_exceptions=False) as client:
+        assert client.get("/priced/decimal").json() == {"price": 1.5, "count": 2, "at": None}
+        assert client.get("/priced/text").json() == {"price": 2.5, "count": 3, "at": None}
+        assert client.get("/priced/flag").json() == {"price": 1.0, "count": 1, "at": None}
+        assert client.get("/priced/word").status_code == 500
+        assert client.get("/priced/fraction").status_code == 500
+        assert client.get("/priced/utc").json()["at"] == "2024-01-02T00:00:00Z"
+        assert client.get("/listed").json() == [{"price": 1.5, "count": 4, "at": None}]
+        assert client.get("/mapping").json() == {"a": 3, "b": 4}
+        # A plain `dict` annotation is a model too; without one, FastAPI's jsonable_encoder
+        # writes isoformat(); a response the app built is sent as given.
+        assert client.get("/annotated").json() == {"at": "2024-01-02T00:00:00Z"}
+        assert client.get("/plain").json() == {"at": "2024-01-02T00:00:00+00:00"}
+        assert client.get("/unchecked").json() == {"count": "3"}

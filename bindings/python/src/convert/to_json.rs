@@ -27,7 +27,7 @@ use pyo3::Borrowed;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PyString, PyTuple, PyType};
 use ferrule_core::json_text;
-use ferrule_core::shape::{Container, Everything, Fields, Shape, Written as MembersWritten};
+use ferrule_core::shape::{Container, Everything, Fields, Scalar, Shape, Written as MembersWritten};
 
 use super::written_keys::{self, WrittenKeys};
 
@@ -52,26 +52,58 @@ thread_local! {
 /// everything), and refusing a `None` the shape does not admit, as FastAPI's validation of a
 /// result against its response model does.
 pub fn to_vec(obj: &Bound<'_, PyAny>, shape: Shape<'_>) -> Result<Vec<u8>, String> {
-    written(obj, shape, true)
+    written(obj, shape, true, None, false)
+}
+
+/// Why [`to_vec_checked`] wrote nothing.
+pub enum Unwritten {
+    /// A scalar of a kind its shape does not admit (a `str` or a `Decimal` where the model
+    /// says `int`, a float for an `int`): FastAPI would have made the result into its model,
+    /// coercing it or refusing it, so the caller does that and writes what it made.
+    Unadmitted(String),
+    Failed(String),
+}
+
+/// [`to_vec`], also refusing a scalar whose kind the shape does not admit
+/// ([`Shape::admits_scalar`]), where FastAPI validates the result against its response model:
+/// for a route that can make its result into its model ([`Unwritten::Unadmitted`]).
+/// A time with a zero offset is written with `Z`, as pydantic writes one.
+pub fn to_vec_checked(obj: &Bound<'_, PyAny>, shape: Shape<'_>) -> Result<Vec<u8>, Unwritten> {
+    let unadmitted = Cell::new(false);
+    written(obj, shape, true, Some(&unadmitted), true).map_err(|message| if unadmitted.get() { Unwritten::Unadmitted(message) } else { Unwritten::Failed(message) })
+}
+
+/// [`to_vec`] for what a route's response model made of its result (after
+/// [`Unwritten::Unadmitted`]): a time with a zero offset is written with `Z`, as pydantic
+/// writes one.
+pub fn to_vec_made(obj: &Bound<'_, PyAny>, shape: Shape<'_>) -> Result<Vec<u8>, String> {
+    written(obj, shape, true, None, true)
 }
 
 /// [`to_vec`] for content the app sent itself (`JSONResponse(content)`): filtered by the
 /// shape, but its `None`s are sent as they are, since FastAPI does not validate a response
 /// the handler built.
 pub fn to_vec_as_given(obj: &Bound<'_, PyAny>, shape: Shape<'_>) -> Result<Vec<u8>, String> {
-    written(obj, shape, false)
+    written(obj, shape, false, None, false)
 }
 
-fn written(obj: &Bound<'_, PyAny>, shape: Shape<'_>, nulls_checked: bool) -> Result<Vec<u8>, String> {
+/// `unadmitted`: scalars are checked too, and this is set when one is refused. `utc_as_z`:
+/// [`Json::utc_as_z`].
+fn written(obj: &Bound<'_, PyAny>, shape: Shape<'_>, nulls_checked: bool, unadmitted: Option<&Cell<bool>>, utc_as_z: bool) -> Result<Vec<u8>, String> {
     let hint = LAST_LENGTH.with(Cell::get);
     let mut out = Vec::with_capacity(hint);
     if nulls_checked && obj.is_none() {
         shape.admits_null().map_err(|e| e.to_string())?;
     }
     if shape.keeps_everything() {
-        written_keys::with(|keys| Json { obj, depth: 0, shape: Everything, keys, nulls_checked: false }.write(&mut out))?;
+        // A scalar result's own shape (`-> int`) filters nothing: asked here, before the plain
+        // writer takes it.
+        if let (Some(unadmitted), Some(kind)) = (unadmitted, exact_scalar(obj)) {
+            shape.admits_scalar(kind).map_err(|e| refused(unadmitted, e))?;
+        }
+        written_keys::with(|keys| Json { obj, depth: 0, shape: Everything, keys, nulls_checked: false, unadmitted: None, utc_as_z }.write(&mut out))?;
     } else {
-        written_keys::with(|keys| Json { obj, depth: 0, shape, keys, nulls_checked }.write(&mut out))?;
+        written_keys::with(|keys| Json { obj, depth: 0, shape, keys, nulls_checked, unadmitted, utc_as_z }.write(&mut out))?;
     }
     LAST_LENGTH.with(|last| last.set(out.len().clamp(MIN_CAPACITY, MAX_CAPACITY_HINT)));
     Ok(out)
@@ -88,15 +120,94 @@ struct Json<'a, 'k, 'py, F> {
     /// validates plain data against the response model, but takes an instance of a model or a
     /// dataclass as it is, so nothing below one is checked (`x: int = None` sends `null` there).
     nulls_checked: bool,
+    /// Where scalars are checked against the shape too ([`to_vec_checked`]): set when one is
+    /// refused. Never below an instance, as `nulls_checked`.
+    unadmitted: Option<&'k Cell<bool>>,
+    /// Whether a datetime or time with a zero offset is written with `Z` (`…T00:00:00Z`), as
+    /// pydantic writes a result under a response model, rather than as `isoformat()` writes it
+    /// (`+00:00`), as FastAPI writes other results (found by a differential run).
+    utc_as_z: bool,
 }
 
 type Written = Result<(), String>;
+
+/// The kind of an exact str, int, float or bool (the types [`write_scalar`] writes).
+#[inline(always)]
+fn exact_scalar(obj: &Bound<'_, PyAny>) -> Option<Scalar> {
+    if obj.is_exact_instance_of::<PyString>() {
+        Some(Scalar::String)
+    } else if obj.is_exact_instance_of::<PyInt>() {
+        Some(Scalar::Integer)
+    } else if obj.is_exact_instance_of::<PyFloat>() {
+        Some(Scalar::Float)
+    } else if obj.is_exact_instance_of::<PyBool>() {
+        Some(Scalar::Bool)
+    } else {
+        None
+    }
+}
+
+/// The kind of JSON scalar a value that is not an exact one is written as: a subclass of str,
+/// int or float; a date, time, UUID or Decimal (a string, as pydantic writes a Decimal). `None`
+/// for anything else, an Enum among them (its value is asked when it is written).
+fn other_scalar(obj: &Bound<'_, PyAny>) -> PyResult<Option<Scalar>> {
+    let py = obj.py();
+    if obj.is_instance(ENUM.import(py, "enum", "Enum")?)? {
+        return Ok(None);
+    }
+    Ok(if obj.is_instance_of::<PyString>() {
+        Some(Scalar::String)
+    } else if obj.is_instance_of::<PyBool>() {
+        Some(Scalar::Bool)
+    } else if obj.is_instance_of::<PyInt>() {
+        Some(Scalar::Integer)
+    } else if obj.is_instance_of::<PyFloat>() {
+        Some(Scalar::Float)
+    } else if obj.is_instance(super::iso_text::date_type(py)?)?
+        || obj.is_instance(TIME.import(py, "datetime", "time")?)?
+        || obj.is_instance(super::uuid::uuid_type(py)?)?
+        || obj.is_instance(DECIMAL.import(py, "decimal", "Decimal")?)?
+    {
+        Some(Scalar::String)
+    } else {
+        None
+    })
+}
+
+/// A refused scalar's message, noted in `unadmitted`.
+#[cold]
+fn refused(unadmitted: &Cell<bool>, error: ferrule_core::shape::Incomplete) -> String {
+    unadmitted.set(true);
+    error.to_string()
+}
 
 const NOT_UTF8: &str = "bytes that are not UTF-8 cannot be sent as JSON";
 
 impl<'k, F: Fields> Json<'_, 'k, '_, F> {
     fn child<'b, 'py>(&self, obj: &'b Bound<'py, PyAny>, shape: F) -> Json<'b, 'k, 'py, F> {
-        Json { obj, depth: self.depth + 1, shape, keys: self.keys, nulls_checked: self.nulls_checked }
+        Json { obj, depth: self.depth + 1, shape, keys: self.keys, nulls_checked: self.nulls_checked, unadmitted: self.unadmitted, utc_as_z: self.utc_as_z }
+    }
+
+    /// Whether a scalar of `kind` may be written with `shape` here ([`Self::unadmitted`]).
+    #[inline(always)]
+    fn scalar_with(&self, shape: F, kind: Scalar) -> Written {
+        match self.unadmitted {
+            Some(unadmitted) if !F::PLAIN => shape.admits_scalar(kind).map_err(|e| refused(unadmitted, e)),
+            _ => Ok(()),
+        }
+    }
+
+    /// [`Self::scalar_with`] for `value` when it is an exact scalar (what [`write_scalar`] is
+    /// about to write without asking the shape).
+    #[inline(always)]
+    fn exact_scalar_with(&self, value: &Bound<'_, PyAny>, shape: F) -> Written {
+        if F::PLAIN || self.unadmitted.is_none() {
+            return Ok(());
+        }
+        match exact_scalar(value) {
+            Some(kind) => self.scalar_with(shape, kind),
+            None => Ok(()),
+        }
     }
 
     /// Whether a `None` may be written with `shape` here ([`Self::nulls_checked`]).
@@ -109,10 +220,18 @@ impl<'k, F: Fields> Json<'_, 'k, '_, F> {
         }
     }
 
+    /// An ISO 8601 time's text as [`Self::utc_as_z`] says.
+    fn zoned<'t>(&self, text: &'t [u8]) -> Cow<'t, [u8]> {
+        match text.strip_suffix(b"+00:00") {
+            Some(local) if self.utc_as_z => Cow::Owned([local, b"Z"].concat()),
+            _ => Cow::Borrowed(text),
+        }
+    }
+
     /// `obj` written in place of an instance FastAPI takes as it is (its dump, or itself read
     /// by its fields): no `None` below it is checked.
     fn instance<'b, 'py>(&self, obj: &'b Bound<'py, PyAny>) -> Json<'b, 'k, 'py, F> {
-        Json { obj, depth: self.depth + 1, shape: self.shape, keys: self.keys, nulls_checked: false }
+        Json { obj, depth: self.depth + 1, shape: self.shape, keys: self.keys, nulls_checked: false, unadmitted: None, utc_as_z: self.utc_as_z }
     }
 }
 
@@ -134,9 +253,18 @@ impl<F: Fields> Json<'_, '_, '_, F> {
             // says `str`, or for the model itself, is a 500 there, never a `null` sent.
             self.shape.admits_null().map_err(|e| e.to_string())?;
         }
+        if !F::PLAIN && self.unadmitted.is_some() && !self.obj.is_none() {
+            let kind = match exact_scalar(self.obj) {
+                Some(kind) => Some(kind),
+                None => other_scalar(self.obj).map_err(py_err)?,
+            };
+            if let Some(kind) = kind {
+                self.scalar_with(self.shape, kind)?;
+            }
+        }
         if !F::PLAIN && self.shape.keeps_everything() {
             // Nothing below is filtered: the plain writer from here on.
-            return Json { obj: self.obj, depth: self.depth, shape: Everything, keys: self.keys, nulls_checked: false }.write(out);
+            return Json { obj: self.obj, depth: self.depth, shape: Everything, keys: self.keys, nulls_checked: false, unadmitted: None, utc_as_z: self.utc_as_z }.write(out);
         }
         let obj = self.obj;
         if let Some(written) = write_scalar(obj, out, || Ok(())) {
@@ -193,6 +321,7 @@ impl<F: Fields> Json<'_, '_, '_, F> {
                     out.push(b':');
                     shape
                 };
+                self.exact_scalar_with(&value, shape)?;
                 if let Some(written) = write_scalar(&value, out, || self.null_with(shape)) {
                     written?;
                     continue;
@@ -234,6 +363,7 @@ impl<F: Fields> Json<'_, '_, '_, F> {
             // SAFETY: `position < len`, the list's length read since any Python code last ran,
             // so the item exists; borrowed, as in `write_dict`.
             let item = unsafe { Borrowed::from_ptr(py, pyo3::ffi::PyList_GetItem(list.as_ptr(), position as pyo3::ffi::Py_ssize_t)) };
+            self.exact_scalar_with(&item, self.shape.item(position))?;
             if let Some(written) = write_scalar(&item, out, || self.null_with(self.shape.item(position))) {
                 written?;
             } else {
@@ -270,7 +400,7 @@ impl<F: Fields> Json<'_, '_, '_, F> {
             return Ok(());
         }
         if let Some(text) = super::iso_text::datetime_of_exact(obj).map_err(py_err)? {
-            json_text::string_of_utf8(out, text.as_bytes());
+            json_text::string_of_utf8(out, self.zoned(text.as_bytes()).as_ref());
             return Ok(());
         }
         if let Some(text) = super::iso_text::date_of_exact(obj).map_err(py_err)? {
@@ -308,6 +438,11 @@ impl<F: Fields> Json<'_, '_, '_, F> {
             || obj.is_instance(TIME.import(py, "datetime", "time").map_err(py_err)?).map_err(py_err)?;
         if iso {
             let text = obj.call_method0(pyo3::intern!(py, "isoformat")).map_err(py_err)?;
+            if self.utc_as_z {
+                let text = text.cast_into::<PyString>().map_err(|e| e.to_string())?;
+                json_text::string_of_utf8(out, self.zoned(utf8(&text).map_err(py_err)?).as_ref());
+                return Ok(());
+            }
             return write_str(&text, out);
         }
         if obj.is_instance(super::uuid::uuid_type(py).map_err(py_err)?).map_err(py_err)?
