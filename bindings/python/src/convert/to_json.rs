@@ -147,31 +147,11 @@ fn exact_scalar(obj: &Bound<'_, PyAny>) -> Option<Scalar> {
     }
 }
 
-/// The kind of JSON scalar a value that is not an exact one is written as: a subclass of str,
-/// int or float; a date, time, UUID or Decimal (a string, as pydantic writes a Decimal). `None`
-/// for anything else, an Enum among them (its value is asked when it is written).
-fn other_scalar(obj: &Bound<'_, PyAny>) -> PyResult<Option<Scalar>> {
-    let py = obj.py();
-    if obj.is_instance(ENUM.import(py, "enum", "Enum")?)? {
-        return Ok(None);
-    }
-    Ok(if obj.is_instance_of::<PyString>() {
-        Some(Scalar::String)
-    } else if obj.is_instance_of::<PyBool>() {
-        Some(Scalar::Bool)
-    } else if obj.is_instance_of::<PyInt>() {
-        Some(Scalar::Integer)
-    } else if obj.is_instance_of::<PyFloat>() {
-        Some(Scalar::Float)
-    } else if obj.is_instance(super::iso_text::date_type(py)?)?
-        || obj.is_instance(TIME.import(py, "datetime", "time")?)?
-        || obj.is_instance(super::uuid::uuid_type(py)?)?
-        || obj.is_instance(DECIMAL.import(py, "decimal", "Decimal")?)?
-    {
-        Some(Scalar::String)
-    } else {
-        None
-    })
+/// Whether `shape` refuses a scalar of some kind (an `int` field's refuses a str), so that a
+/// value that is no exact scalar is asked where [`Json::write_other`] learns its kind.
+#[inline]
+fn restricts_scalars<F: Fields>(shape: F) -> bool {
+    [Scalar::Bool, Scalar::Integer, Scalar::Float, Scalar::String].into_iter().any(|kind| shape.admits_scalar(kind).is_err())
 }
 
 /// A refused scalar's message, noted in `unadmitted`.
@@ -253,16 +233,17 @@ impl<F: Fields> Json<'_, '_, '_, F> {
             // says `str`, or for the model itself, is a 500 there, never a `null` sent.
             self.shape.admits_null().map_err(|e| e.to_string())?;
         }
-        if !F::PLAIN && self.unadmitted.is_some() && !self.obj.is_none() {
-            let kind = match exact_scalar(self.obj) {
-                Some(kind) => Some(kind),
-                None => other_scalar(self.obj).map_err(py_err)?,
-            };
-            if let Some(kind) = kind {
-                self.scalar_with(self.shape, kind)?;
+        // A richer scalar (a Decimal, a datetime, a str subclass) under a shape that refuses
+        // some kind stays with the shaped writer, whose `write_other` asks as it learns the kind;
+        // a dict, a list or an object is asked nothing more than it was.
+        let mut kind_unknown = false;
+        if !F::PLAIN && self.unadmitted.is_some() && restricts_scalars(self.shape) {
+            match exact_scalar(self.obj) {
+                Some(kind) => self.scalar_with(self.shape, kind)?,
+                None => kind_unknown = !self.obj.is_none(),
             }
         }
-        if !F::PLAIN && self.shape.keeps_everything() {
+        if !F::PLAIN && self.shape.keeps_everything() && !kind_unknown {
             // Nothing below is filtered: the plain writer from here on.
             return Json { obj: self.obj, depth: self.depth, shape: Everything, keys: self.keys, nulls_checked: false, unadmitted: None, utc_as_z: self.utc_as_z }.write(out);
         }
@@ -396,14 +377,17 @@ impl<F: Fields> Json<'_, '_, '_, F> {
         let obj = self.obj;
         let py = obj.py();
         if let Some(text) = super::uuid::text_of_exact(obj).map_err(py_err)? {
+            self.scalar_with(self.shape, Scalar::String)?;
             json_text::string_of_utf8(out, &text);
             return Ok(());
         }
         if let Some(text) = super::iso_text::datetime_of_exact(obj).map_err(py_err)? {
+            self.scalar_with(self.shape, Scalar::String)?;
             json_text::string_of_utf8(out, self.zoned(text.as_bytes()).as_ref());
             return Ok(());
         }
         if let Some(text) = super::iso_text::date_of_exact(obj).map_err(py_err)? {
+            self.scalar_with(self.shape, Scalar::String)?;
             json_text::string_of_utf8(out, text.as_bytes());
             return Ok(());
         }
@@ -412,16 +396,20 @@ impl<F: Fields> Json<'_, '_, '_, F> {
             return self.child(&value, self.shape).write(out);
         }
         if obj.is_instance_of::<PyString>() {
+            self.scalar_with(self.shape, Scalar::String)?;
             return write_str(obj, out);
         }
         if obj.is_instance_of::<PyBool>() {
+            self.scalar_with(self.shape, Scalar::Bool)?;
             write_bool(obj.is_truthy().map_err(py_err)?, out);
             return Ok(());
         }
         if obj.is_instance_of::<PyInt>() {
+            self.scalar_with(self.shape, Scalar::Integer)?;
             return write_int(obj, out);
         }
         if let Ok(f) = obj.cast::<PyFloat>() {
+            self.scalar_with(self.shape, Scalar::Float)?;
             return write_float(f.value(), obj, out);
         }
         if let Ok(dict) = obj.cast::<PyDict>() {
@@ -437,6 +425,7 @@ impl<F: Fields> Json<'_, '_, '_, F> {
         let iso = obj.is_instance(super::iso_text::date_type(py).map_err(py_err)?).map_err(py_err)?
             || obj.is_instance(TIME.import(py, "datetime", "time").map_err(py_err)?).map_err(py_err)?;
         if iso {
+            self.scalar_with(self.shape, Scalar::String)?;
             let text = obj.call_method0(pyo3::intern!(py, "isoformat")).map_err(py_err)?;
             if self.utc_as_z {
                 let text = text.cast_into::<PyString>().map_err(|e| e.to_string())?;
@@ -448,6 +437,8 @@ impl<F: Fields> Json<'_, '_, '_, F> {
         if obj.is_instance(super::uuid::uuid_type(py).map_err(py_err)?).map_err(py_err)?
             || obj.is_instance(DECIMAL.import(py, "decimal", "Decimal").map_err(py_err)?).map_err(py_err)?
         {
+            // A Decimal too: pydantic writes one as a string.
+            self.scalar_with(self.shape, Scalar::String)?;
             return write_str(&obj.str().map_err(py_err)?.into_any(), out);
         }
         let ty = obj.get_type();
