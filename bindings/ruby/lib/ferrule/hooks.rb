@@ -35,11 +35,12 @@ module Ferrule
   # +:id+ was literal text, so an auth filter let <tt>/admin/users/7</tt> through and a filter
   # on <tt>/users/:id</tt> never ran.
   #
-  # A parameter is greedy, as Mustermann's: <tt>/f/:name.:ext</tt> reads <tt>a.tar.gz</tt> as
-  # +a.tar+ and +gz+, as the route of that path does. So the pattern is matched by the core's
-  # expression engine (PathExpression), which does not backtrack: in Ruby's, that greedy
-  # reading is quadratic on a path that fails late (2.0 s for one request's 20 KB of dots, and
-  # a filter runs for every request). A Regexp is the app's own and stays Ruby's, as in Sinatra.
+  # A parameter beside text is read as Mustermann reads it (Filter.source):
+  # <tt>/f/:name.:ext</tt> reads <tt>a.tar.gz</tt> as +a.tar+ and +gz+, as the route of that
+  # path does. So the pattern is matched by the core's expression engine (PathExpression),
+  # which does not backtrack: in Ruby's, that reading is quadratic on a path that fails late
+  # (2.0 s for one request's 20 KB of dots, and a filter runs for every request). A Regexp is
+  # the app's own and stays Ruby's, as in Sinatra.
   #
   # A pattern is refused, by name, where it would never match what its author meant (a glob's
   # <tt>[...]</tt> or <tt>{a,b}</tt>, Mustermann's groups, a typed <tt>{id:int}</tt>, a leading
@@ -128,29 +129,35 @@ module Ferrule
       scanner = StringScanner.new(pattern)
       source = +""
       names = []
-      wildcard_before = false
+      before = nil # what came just before: :splat, :name, or the text after a :name (a String)
       until scanner.eos?
         if scanner.scan(/\*\??/)
-          refuse.call(SIDE_BY_SIDE) if wildcard_before
+          refuse.call(SIDE_BY_SIDE) if before.is_a?(Symbol)
           # Several are each "splat" (Sinatra's Array of them), which one expression cannot
-          # name twice: they are its unnamed groups then.
-          source << (stars == 1 ? "(?<splat>.*)" : "(.*)")
+          # name twice: they are its unnamed groups then. As short as the rest lets it be.
+          source << (stars == 1 ? "(?<splat>.*?)" : "(.*?)")
           names << "splat"
-          wildcard_before = true
+          before = :splat
         elsif scanner.scan(/(?::([A-Za-z_]\w*)|\{([A-Za-z_]\w*)\})(\?)?/)
-          refuse.call(SIDE_BY_SIDE) if wildcard_before
+          refuse.call(SIDE_BY_SIDE) if before.is_a?(Symbol)
           name = scanner[1] || scanner[2]
+          # As short as the rest lets it be, and, after text that follows another parameter,
+          # without that text's last character: Mustermann's reading, checked against Sinatra
+          # 3.0.5 (/:id.?:format? reads 7.json as 7 and json, 7.tar.gz as 7.tar and gz;
+          # /:a-x-:b reads 1-x-2-x-3 as 1-x-2 and 3; /v.:ver reads v.1.2 as 1.2).
+          separator = before.is_a?(String) ? NativeApp.canonical_path(before[-1]) : ""
+          separator = separator.size == 1 ? Regexp.escape(separator) : ""
           # An optional one that is absent is nil in +params+, as Mustermann gives it (an
           # empty match gave "": found by a probe against Sinatra).
-          source << "(?<#{name}>[^/?#]+)" << (scanner[3] ? "?" : "")
+          source << "(?<#{name}>[^/?##{separator}]+?)" << (scanner[3] ? "?" : "")
           names << name
-          wildcard_before = true
+          before = :name
         elsif (text = scanner.scan(%r{[^*:{}\[\]()|?]+|:}))
           optional = scanner.scan(/\?/)
           last = optional ? text[-1] : ""
           source << Regexp.escape(NativeApp.canonical_path(optional ? text[0...-1] : text))
           source << "(?:#{Regexp.escape(NativeApp.canonical_path(last))})?" if optional
-          wildcard_before = false
+          before = before == :name ? text : nil
         elsif scanner.check(/\?/)
           refuse.call("a ? makes the character before it optional, and follows none here")
         else
