@@ -83,15 +83,33 @@ def remaking(declared_by: Callable[..., Any], response_model: Any, schema: Optio
     for an ``int``, ``2.5`` for an ``int``, ``True`` for a ``float``. FastAPI validates every
     result against its model, so it converts what pydantic converts (``"7"`` is 7, a
     ``Decimal`` for a ``float`` is a float) and refuses the rest with a 500; a result of the
-    declared kinds is written as it is, and this is never called. ``None`` without a schema
-    or for a model pydantic will not read (then any result is written as it is)."""
+    declared kinds is written as it is, and this is never called. ``None`` without a schema or
+    without pydantic. The model's ``TypeAdapter`` is made when it is first needed, so declaring
+    a route costs nothing more, and a model pydantic will not read (a forward reference it
+    cannot resolve, an ORM class) fails no declaration: its results are written as they are."""
     if schema is None:
         return None
     try:
         import pydantic  # noqa: F401
     except ImportError:
         return None
-    return _making(_model_of(declared_by, response_model))
+    annotation = _model_of(declared_by, response_model)
+    made: Optional[Callable[[Any], Any]] = None
+
+    def remake(value: Any) -> Any:
+        nonlocal made
+        if made is None:
+            try:
+                made = _making(annotation) or _as_given
+            except Exception:  # noqa: BLE001 - any type pydantic cannot adapt: written as given
+                made = _as_given
+        return made(value)
+
+    return remake
+
+
+def _as_given(value: Any) -> Any:
+    return value
 
 
 def reported_by_core(made: Callable[[Any], Any]) -> Callable[[Any], Any]:

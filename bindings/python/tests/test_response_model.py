@@ -1039,3 +1039,20 @@ def test_a_result_of_other_kinds_than_its_model_declares_is_made_into_the_model_
         assert client.get("/annotated").json() == {"at": "2024-01-02T00:00:00Z"}
         assert client.get("/plain").json() == {"at": "2024-01-02T00:00:00+00:00"}
         assert client.get("/unchecked").json() == {"count": "3"}
+
+
+def test_a_model_pydantic_cannot_adapt_has_its_results_written_as_given() -> None:
+    # The model's adapter is made when a result first needs it, and a model pydantic cannot
+    # adapt (a msgspec Struct) has such a result written as it is, filtered by its schema.
+    app = App()
+
+    class Tag(msgspec.Struct):
+        id: int
+        name: str
+
+    @app.get("/struct", response_model=Tag)
+    def struct() -> Any:
+        return {"id": "3", "name": "ada", "password": "hunter2"}
+
+    with TestClient(app) as client:
+        assert client.get("/struct").json() == {"id": "3", "name": "ada"}
