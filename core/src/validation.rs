@@ -424,6 +424,15 @@ fn to_issues(kind: &ValidationErrorKind, loc: Vec<LocSegment>, input: Json, fall
             one(kind, msg.to_owned(), Some(json!({"format": format})))
         }
         ValidationErrorKind::UniqueItems => one("unique_items", "List items should be unique".into(), None),
+        // A name `propertyNames` refused is located as pydantic locates a dict's refused key:
+        // the name, then `[key]` (it was one `value_error` at the object, naming neither).
+        // jsonschema stops at an object's first refused name, so that one is reported.
+        ValidationErrorKind::PropertyNames { error } => {
+            let name = error.instance().as_str().unwrap_or_default().to_owned();
+            let mut loc = loc.clone();
+            loc.extend([LocSegment::Key(name), LocSegment::Key("[key]".to_owned())]);
+            to_issues(error.kind(), loc, error.instance().clone().into_owned(), &error.to_string())
+        }
         _ => one("value_error", fallback.to_owned(), None),
     }
 }
@@ -516,6 +525,20 @@ mod tests {
                 assert_eq!(issues.iter().map(|i| i.kind).collect::<Vec<_>>(), ["datetime_parsing"], "{at}");
             }
         }
+    }
+
+    // Found beside FastAPI: `dict[UUID, int]`'s `propertyNames` refused `{"nope": 1}` with one
+    // `value_error` at the body; pydantic says `uuid_parsing` at `["body", "nope", "[key]"]`.
+    #[test]
+    fn a_refused_property_name_is_located_at_the_name_as_a_key() {
+        let schema = json!({"type": "object", "properties": {"by": {"type": "object", "propertyNames": {"format": "uuid"}, "additionalProperties": {"type": "integer"}}}});
+        let sent = json!({"by": {"12345678-1234-5678-1234-567812345678": 1, "nope": 2}});
+        assert_eq!(kinds(schema.clone(), sent.clone()), vec![("uuid_parsing", json!(["body", "by", "nope", "[key]"]))]);
+        let compiled = CompiledSchema::compile_for_documents(&schema).unwrap();
+        let issues = compiled.document_issues(&Document::from_tree(&sent), &["body".into()]);
+        assert_eq!(issues[0].input, json!("nope"));
+        let short = json!({"type": "object", "propertyNames": {"minLength": 2}});
+        assert_eq!(kinds(short, json!({"ab": 1, "a": 2})), vec![("string_too_short", json!(["body", "a", "[key]"]))]);
     }
 
     #[test]
