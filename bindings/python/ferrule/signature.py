@@ -703,23 +703,50 @@ def refused_conversion(exc: BaseException, source: str, key: str, value: Any) ->
     converted): a model's own validation — pydantic's ``ValidationError``, a validator's
     ``ValueError`` among its errors, or msgspec's, or a body class's own ``ValueError``
     (``RefusedByModel``) — is a ``RequestValidationError`` (422)
-    located where the value came from, as FastAPI answers; anything else is returned as it is,
-    the app's failure (a 500)."""
-    import sys
-
+    located where the value came from, as FastAPI answers, and for a part of a container (a
+    list's item, a dataclass's field: ``Refusals``) where the part stood in it; anything else
+    is returned as it is, the app's failure (a 500)."""
     from .hooks import RequestValidationError
 
     where: list[Any] = [source, key] if key else [source]
+    if isinstance(exc, schemas.Refusals):
+        errors = []
+        for path, refused, raw in exc.found:
+            found = _validation_errors(refused, [*where, *path], raw)
+            if found is None:
+                return refused
+            errors.extend(found)
+        return RequestValidationError(errors)
+    found = _validation_errors(exc, where, value)
+    return exc if found is None else RequestValidationError(found)
+
+
+def refusals_joined(earlier: BaseException, later: BaseException) -> BaseException:
+    """Two arguments' failures as one (called from Rust): two 422s are one with both's errors,
+    in the arguments' order; otherwise the one that is the app's failure (a 500)."""
+    from .hooks import RequestValidationError
+
+    if not isinstance(earlier, RequestValidationError):
+        return earlier
+    if not isinstance(later, RequestValidationError):
+        return later
+    return RequestValidationError([*earlier.errors(), *later.errors()])
+
+
+def _validation_errors(exc: BaseException, where: list, value: Any) -> Optional[list]:
+    """``exc`` as the errors of a 422 at ``where``, or None when it refuses nothing."""
+    import sys
+
     pydantic_core = sys.modules.get("pydantic_core")
     if isinstance(exc, schemas.RefusedByModel):
         refused = exc.refused
         if pydantic_core is not None and isinstance(refused, pydantic_core.ValidationError):
-            return refused_conversion(refused, source, key, value)
+            return _validation_errors(refused, where, value)
         assertion = isinstance(refused, AssertionError)
         kind, prefix = ("assertion_error", "Assertion failed") if assertion else ("value_error", "Value error")
-        return RequestValidationError([{"type": kind, "loc": where, "msg": f"{prefix}, {refused}", "input": value, "ctx": {"error": str(refused)}}])
+        return [{"type": kind, "loc": where, "msg": f"{prefix}, {refused}", "input": value, "ctx": {"error": str(refused)}}]
     if isinstance(exc, schemas.RefusedValue):
-        return RequestValidationError([{"type": exc.kind, "loc": where, "msg": exc.msg, "input": value, "ctx": exc.ctx}])
+        return [{"type": exc.kind, "loc": where, "msg": exc.msg, "input": value, "ctx": exc.ctx}]
     if pydantic_core is not None and isinstance(exc, pydantic_core.ValidationError):
         errors = []
         for error in exc.errors(include_url=False):
@@ -728,8 +755,8 @@ def refused_conversion(exc: BaseException, source: str, key: str, value: Any) ->
                 # A validator's exception stands in `ctx` as itself: its message is what is sent.
                 item["ctx"] = {name: str(v) if isinstance(v, BaseException) else v for name, v in error["ctx"].items()}
             errors.append(item)
-        return RequestValidationError(errors)
+        return errors
     msgspec = sys.modules.get("msgspec")
     if msgspec is not None and isinstance(exc, msgspec.ValidationError):
-        return RequestValidationError([{"type": "value_error", "loc": where, "msg": str(exc), "input": value}])
-    return exc
+        return [{"type": "value_error", "loc": where, "msg": str(exc), "input": value}]
+    return None

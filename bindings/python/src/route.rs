@@ -147,17 +147,32 @@ impl PyRoute {
     fn call_from<'py>(&self, py: Python<'py>, data: &RequestData, request_object: Option<&Bound<'py, Request>>, socket: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
         let mut positional = Vec::with_capacity(self.arguments.len());
         let mut keywords: Option<Bound<'py, PyDict>> = None;
+        // Each argument's refusal, joined: FastAPI reports every body member a model refused,
+        // not only the first (`item` and `user` both, each at its place).
+        let mut refused: Option<PyErr> = None;
         for argument in &self.arguments {
             let value = match (&argument.source, request_object) {
                 (Source::Request, Some(object)) => object.clone().into_any(),
                 (Source::Socket, _) => socket.map_or_else(|| py.None().into_bound(py), |s| s.clone()),
-                _ => self.value(py, argument, data)?,
+                _ => match self.value(py, argument, data) {
+                    Ok(value) => value,
+                    Err(error) => {
+                        refused = Some(match refused.take() {
+                            None => error,
+                            Some(earlier) => refusals_joined(py, earlier, error),
+                        });
+                        continue;
+                    }
+                },
             };
             if argument.positional && keywords.is_none() {
                 positional.push(value);
             } else {
                 keywords.get_or_insert_with(|| PyDict::new(py)).set_item(argument.name.bind(py), value)?;
             }
+        }
+        if let Some(error) = refused {
+            return Err(error);
         }
         let args = PyTuple::new(py, positional)?;
         self.func.bind(py).call(args, keywords.as_ref())
@@ -196,6 +211,16 @@ impl PyRoute {
             },
             _ => Ok(argument.default.bind(py).clone()),
         }
+    }
+}
+
+/// Two arguments' refusals as one (`ferrule.signature.refusals_joined`): both 422s' errors in
+/// one, or whichever failure is the app's (a 500) as it is.
+fn refusals_joined(py: Python<'_>, earlier: PyErr, later: PyErr) -> PyErr {
+    static JOINED: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    match JOINED.import(py, "ferrule.signature", "refusals_joined").and_then(|joined| joined.call1((earlier.value(py), later.value(py)))) {
+        Ok(exception) => PyErr::from_value(exception),
+        Err(_) => earlier,
     }
 }
 
