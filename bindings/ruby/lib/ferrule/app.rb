@@ -104,6 +104,11 @@ module Ferrule
       @capture_names = []
       # By route index: true for a WebSocket route, whose handshake meets the filters.
       @sockets = []
+      # The routes in declaration order, for +pass+ (PassTargets); each by route index; and
+      # each group's prefix, by its id, as the core joins it.
+      @pass_targets = PassTargets.new
+      @targets = []
+      @group_prefixes = { 0 => "" }
       # Filters and hooks by the slot the core knows each as; error blocks in order declared.
       @hook_blocks = []
       @error_handlers = []
@@ -115,6 +120,7 @@ module Ferrule
       from_body.each { |key, value| @settings[key] = value unless key == :logger }
       @server_settings_said = []
       @context_class.settings = @settings
+      @context_class.pass_targets = @pass_targets
       @on_start = []
       @on_stop = []
       @started = false
@@ -390,21 +396,49 @@ module Ferrule
       # or, as Ruby captures no other beside them, its named ones (also params by name).
       pattern = route_pattern(path)
       named = path.names if path.is_a?(Regexp) && !path.names.empty?
+      methods = Array(method).map { |m| m.to_s.upcase }
+      target = @pass_targets.add(methods, @group_prefixes.fetch(group, ""), path, Context.block_method(handler, 1), status, named, judged_by_core(path, options))
+      sinatra_path = path
       path = path.source if path.is_a?(Regexp)
 
       # Sinatra's trailing splat, <tt>get "/files/*"</tt>: the rest of the path, read as
       # <tt>params["splat"]</tt> (an Array, as Sinatra gives it). It was refused (found by a probe).
       path = "#{path.delete_suffix("*")}{#{SPLAT_PARAM}:path}" if path.is_a?(String) && path.end_with?("/*")
-      Array(method).each do |m|
-        m = m.to_s.upcase
+      methods.each do |m|
         raise ArgumentError, "ferrule: #{m} is not a supported method (#{METHODS.join(', ')})" unless METHODS.include?(m)
 
-        body = Context.block_method(handler, 1)
         declared = spec(m, path, options.dup, status)
         declared["pattern"] = pattern if pattern
-        declare(declared, status, sinatra_style(body, status, named), group: group, block: body, capture_names: named)
+        handler = sinatra_style(target.block, status, named, target)
+        begin
+          declare(declared, status, handler, group: group, block: target.block, capture_names: named, target: target)
+        rescue ArgumentError => e
+          # Sinatra takes a route whose paths an earlier one takes (<tt>/guess/:who</tt>, then
+          # <tt>/guess/*</tt>): the first declared answers, and +pass+ reaches the next. The
+          # core's tree holds one template per shape, so a route in Sinatra's pattern syntax is
+          # then matched by its expression, which the core tries in declared order beside the
+          # tree (pattern_routes). A <tt>{name}</tt> template keeps the core's rule: a clash is
+          # refused where it is declared.
+          raise if pattern || !sinatra_path.is_a?(String) || sinatra_path.include?("{")
+
+          declared["pattern"] = PathPattern.source(sinatra_path).first
+          begin
+            declare(declared, status, handler, group: group, block: target.block, capture_names: named, target: target)
+          rescue ArgumentError
+            raise e
+          end
+        end
       end
       self
+    end
+
+    # What of a route the core judges before its block runs, named as the app wrote it
+    # (<tt>query:</tt>, a typed parameter), or nil: such a route cannot be reached by +pass+.
+    def judged_by_core(path, options)
+      judged = (%i[query headers cookies params] + BODY_KINDS.keys).find { |option| options.key?(option) }
+      return "#{judged}:" if judged
+
+      "typed parameter" if path.is_a?(String) && path.match?(/\{[A-Za-z_]\w*:/)
     end
 
     # :nodoc:
@@ -427,7 +461,9 @@ module Ferrule
 
     # :nodoc:
     def group_in(parent, prefix)
-      group = Group.new(self, @native.group(parent, prefix.to_s))
+      id = @native.group(parent, prefix.to_s)
+      @group_prefixes[id] = @group_prefixes.fetch(parent, "") + NativeApp.canonical_path(prefix.to_s.sub(%r{/+\z}, ""))
+      group = Group.new(self, id)
       yield group if block_given?
       group
     end
@@ -731,7 +767,7 @@ module Ferrule
 
         return "(?#{flags}:#{source}#{flags.include?('x') ? "\n" : ''})"
       end
-      path.include?("?") ? Filter.source(path).first : nil
+      path.include?("?") ? PathPattern.source(path).first : nil
     end
 
     # +source+ with each plain group <tt>(...)</tt> made <tt>(?:...)</tt> (escapes and character
@@ -751,12 +787,12 @@ module Ferrule
       out
     end
 
-    def sinatra_style(handler, status, capture_names = nil)
+    def sinatra_style(handler, status, capture_names = nil, target = nil)
       context_class = @context_class
-      ->(request) { context_class.new(request, status, capture_names).__ferrule_run(handler) }
+      ->(request) { context_class.new(request, status, capture_names, target).__ferrule_run(handler) }
     end
 
-    def declare(spec, status, handler, group: 0, block: handler, capture_names: nil)
+    def declare(spec, status, handler, group: 0, block: handler, capture_names: nil, target: nil)
       index = begin
         @native.add_route(JSON.generate(spec), status, group)
       rescue ArgumentError => e
@@ -768,6 +804,7 @@ module Ferrule
       @blocks[index] = block
       @statuses[index] = status
       @capture_names[index] = capture_names
+      @targets[index] = target
       @sockets[index] = !(spec["websocket"] || spec[:websocket]).nil?
     end
 
@@ -780,7 +817,7 @@ module Ferrule
       chain = @chains[number] ||= Chain.new(@hook_blocks, @native.hooks_of(number))
       status = index ? @statuses[index] : refusal[0]
       block = index && (@sockets[index] ? WebSocket.admission(handshake, request) : @blocks[index])
-      @context_class.new(request, status, index && @capture_names[index]).__ferrule_run_chain(chain, block, refusal, @error_handlers)
+      @context_class.new(request, status, index && @capture_names[index], index && @targets[index]).__ferrule_run_chain(chain, block, refusal, @error_handlers)
     end
 
     # Which of the core's refusals the language must now see, for an error block's +key+.

@@ -35,7 +35,7 @@ module Ferrule
   # +:id+ was literal text, so an auth filter let <tt>/admin/users/7</tt> through and a filter
   # on <tt>/users/:id</tt> never ran.
   #
-  # A parameter beside text is read as Mustermann reads it (Filter.source):
+  # A parameter beside text is read as Mustermann reads it (PathPattern.source):
   # <tt>/f/:name.:ext</tt> reads <tt>a.tar.gz</tt> as +a.tar+ and +gz+, as the route of that
   # path does. So the pattern is matched by the core's expression engine (PathExpression),
   # which does not backtrack: in Ruby's, that reading is quadratic on a path that fails late
@@ -52,11 +52,30 @@ module Ferrule
     attr_reader :body
 
     def initialize(pattern, block)
+      @pattern = PathPattern.new(pattern)
+      @body = Context.block_method(block, 1)
+    end
+
+    # Whether the filter runs for +path+.
+    def match?(path) = @pattern.match?(path)
+
+    # What the filter's match of +path+ adds to Sinatra's +params+ while it runs, or nil when
+    # it does not run for +path+ (PathPattern#captures).
+    def captures(path) = @pattern.captures(path)
+  end
+
+  # A Sinatra pattern, as a filter's (Filter) or a route's that +pass+ tries (PassTargets):
+  # matched against a whole path, and what it captures there.
+  class PathPattern
+    # +prefix+: a group's, before the pattern. +typed_as_plain+: a typed <tt>{id:int}</tt>
+    # matches as <tt>{id}</tt> (a route's; a filter refuses one).
+    def initialize(pattern, prefix: "", typed_as_plain: false)
       if pattern.is_a?(Regexp)
-        @pattern = Filter.regexp(pattern)
+        @pattern = PathPattern.regexp(pattern, prefix)
         @captures = !@pattern.names.empty? || pattern.source.match?(/(?<!\\)\((?!\?)/)
       else
-        source, @names = Filter.source(pattern)
+        pattern = pattern.to_s.gsub(/\{([A-Za-z_]\w*):[^}]*\}/, '{\1}') if typed_as_plain
+        source, @names = PathPattern.source("#{prefix}#{pattern}")
         begin
           @pattern = PathExpression.new(source)
         rescue ArgumentError => e
@@ -64,17 +83,16 @@ module Ferrule
         end
         @captures = !@names.empty?
       end
-      @body = Context.block_method(block, 1)
     end
 
-    # Whether the filter runs for +path+.
+    # Whether the pattern takes +path+.
     def match?(path)
       @pattern.match?(path)
     end
 
-    # What the filter's match of +path+ adds to Sinatra's +params+ while it runs (+:name+ by
-    # name, each <tt>*</tt> in "splat", a Regexp's unnamed groups as "captures"), or nil when it
-    # does not run for +path+.
+    # What the pattern's match of +path+ adds to Sinatra's +params+ (+:name+ by name, each
+    # <tt>*</tt> in "splat", a Regexp's unnamed groups as "captures"), or nil when it does not
+    # match +path+.
     def captures(path)
       return (@pattern.match?(path) ? NO_CAPTURES : nil) unless @captures
 
@@ -84,7 +102,7 @@ module Ferrule
         values = @pattern.captures(path) or return nil
         found = {}
         @names.each_with_index do |name, at|
-          value = values[at] && Filter.decoded(values[at])
+          value = values[at] && PathPattern.decoded(values[at])
           if name == "splat" then (found["splat"] ||= []) << value
           elsif !value.nil? then found[name] = value
           end
@@ -94,8 +112,8 @@ module Ferrule
       # A Regexp's groups are "captures", as a Regexp route's are: its unnamed ones, or, as
       # Ruby captures no other beside them, its named ones (also params by name).
       match = @pattern.match(path) or return nil
-      found = match.named_captures.compact.transform_values { |value| Filter.decoded(value) }
-      found["captures"] = match.captures.map { |value| value && Filter.decoded(value) }
+      found = match.named_captures.compact.transform_values { |value| PathPattern.decoded(value) }
+      found["captures"] = match.captures.map { |value| value && PathPattern.decoded(value) }
       found
     end
     NO_CAPTURES = {}.freeze
@@ -110,11 +128,11 @@ module Ferrule
       decoded.valid_encoding? ? decoded : text
     end
 
-    # The anchored Regexp that the Regexp +pattern+ means.
-    def self.regexp(pattern)
+    # The anchored Regexp that the Regexp +pattern+ means (after +prefix+, a plain path).
+    def self.regexp(pattern, prefix = "")
       # With the x flag a comment would run to the end: the group closes on a line of its own.
       close = pattern.options & Regexp::EXTENDED == 0 ? ")" : "\n)"
-      Regexp.new("\\A(?:#{pattern.source}#{close}\\z", pattern.options)
+      Regexp.new("\\A#{Regexp.escape(prefix)}(?:#{pattern.source}#{close}\\z", pattern.options)
     end
 
     # The anchored expression, in the syntax of the core's engine (Rust's +regex+), that the
