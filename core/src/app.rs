@@ -290,7 +290,7 @@ impl App {
         for (path, mut served) in served {
             // Found by the fuzzer (`static`: `G /openapi.json`): a method these paths do not take
             // was axum's bare 405, with no problem document and past the app's error handlers.
-            served = not_allowed(served, HeaderValue::from_static("GET, HEAD"), fallback.clone(), config.body_limit, config.timeout_ms, None);
+            served = not_allowed(served, HeaderValue::from_static("GET, HEAD"), fallback.clone(), config.body_limit, config.timeout_ms, None, None);
             // The app's own compression and CORS, as its routes get them: a docs page or client
             // generator on another origin reads the document too.
             if let Some(compression) = config.compression.as_ref().filter(|c| c.enabled) {
@@ -315,8 +315,10 @@ impl App {
             }
         }
         let by_method = Arc::new(ByMethod::new(of_method));
+        // The expression routes, for every 405's `Allow`; built after the method routers.
+        let expressions = LaterExpressions::default();
         for (index, group) in groups.iter().enumerate() {
-            let methods = build_method_router(group, &config, fallback.clone(), Some(by_method.clone()))?;
+            let methods = build_method_router(group, &config, fallback.clone(), Some(by_method.clone()), &expressions)?;
             let direct = answered_as_declared(group, &config).then(|| group.routes.iter().cloned().collect::<DirectRoutes>());
             let empty_rest = empty_rests.iter().find(|(of, _)| *of == index).map(|(_, path)| path.as_str());
             for path in std::iter::once(group.axum_path.as_str()).chain(empty_rest) {
@@ -331,13 +333,14 @@ impl App {
 
         let mut pattern_routes = PatternRoutes::default();
         for group in &patterned {
-            let methods = build_method_router(group, &config, fallback.clone(), None)?;
+            let methods = build_method_router(group, &config, fallback.clone(), None, &expressions)?;
             let expression = group.pattern.as_deref().expect("a patterned group");
             pattern_routes.push(expression, group.orders.clone(), methods).map_err(|e| AppError(format!("{}: {e}", group.template)))?;
         }
         let pattern_routes = Arc::new(pattern_routes);
         if !pattern_routes.is_empty() {
             table.patterns = Some(pattern_routes.clone());
+            let _ = expressions.set(pattern_routes.clone());
         }
 
         let body_limit = config.body_limit;
@@ -544,12 +547,30 @@ fn route_shape(axum_path: &str) -> String {
     shape
 }
 
-/// `methods` answering any other method with a 405 problem that names the `allow`ed ones, by
-/// way of the app's own handlers for what no route takes (`unrouted`).
-fn not_allowed(methods: MethodRouter, allow: HeaderValue, fallback: Option<Arc<dyn Handler>>, body_limit: usize, timeout_ms: Option<u64>, by_method: Option<Arc<ByMethod>>) -> MethodRouter {
+/// The app's expression routes (`pattern_routes`), set once they are built, after the method
+/// routers whose 405s read them; unset when the app has none.
+type LaterExpressions = Arc<std::sync::OnceLock<Arc<PatternRoutes>>>;
+
+/// `methods` answering any other method with a 405 problem that names the `allow`ed ones, and
+/// those of the expression routes that match the path too, by way of the app's own handlers for
+/// what no route takes (`unrouted`).
+#[allow(clippy::too_many_arguments)]
+fn not_allowed(
+    methods: MethodRouter,
+    allow: HeaderValue,
+    fallback: Option<Arc<dyn Handler>>,
+    body_limit: usize,
+    timeout_ms: Option<u64>,
+    by_method: Option<Arc<ByMethod>>,
+    expressions: Option<LaterExpressions>,
+) -> MethodRouter {
     let timeout = timeout_ms.filter(|ms| *ms > 0).map(std::time::Duration::from_millis);
     methods.fallback(move |request: axum::extract::Request| {
-        let (allow, fallback, by_method) = (allow.clone(), fallback.clone(), by_method.clone());
+        let (fallback, by_method) = (fallback.clone(), by_method.clone());
+        let allow = match expressions.as_ref().and_then(|later| later.get()) {
+            Some(expressions) => allowed_with(&allow, &expressions.methods_at(request.uri().path())),
+            None => allow.clone(),
+        };
         async move {
             // A route of the request's method whose template also matches the path answers it.
             let request = match by_method {
@@ -574,7 +595,26 @@ fn answered_as_declared(group: &PathGroup, config: &AppConfig) -> bool {
     !compressed && group.cors.as_ref().or(config.cors.as_ref()).is_none()
 }
 
-fn build_method_router(group: &PathGroup, config: &AppConfig, fallback: Option<Arc<dyn Handler>>, by_method: Option<Arc<ByMethod>>) -> Result<MethodRouter, AppError> {
+/// `allow` and `more` in one `Allow`, each method once, a GET's HEAD beside it. Found on
+/// review: where a template and an expression route both match a path (Sinatra's `/a/:x`, then
+/// `/a/*` declared as an expression), the 405 named only the template's methods.
+fn allowed_with(allow: &HeaderValue, more: &[Method]) -> HeaderValue {
+    if more.is_empty() {
+        return allow.clone();
+    }
+    let mut names: Vec<&str> = allow.to_str().unwrap_or_default().split(", ").filter(|name| !name.is_empty()).collect();
+    for method in more {
+        let with_head = [method.as_str()].into_iter().chain((*method == Method::GET).then_some("HEAD"));
+        for name in with_head {
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+    }
+    HeaderValue::from_str(&names.join(", ")).unwrap_or_else(|_| allow.clone())
+}
+
+fn build_method_router(group: &PathGroup, config: &AppConfig, fallback: Option<Arc<dyn Handler>>, by_method: Option<Arc<ByMethod>>, expressions: &LaterExpressions) -> Result<MethodRouter, AppError> {
     let mut methods = MethodRouter::new();
     let mut allow: Vec<&str> = Vec::new();
     for (method, route) in &group.routes {
@@ -599,7 +639,7 @@ fn build_method_router(group: &PathGroup, config: &AppConfig, fallback: Option<A
     let mut named = std::collections::HashSet::new();
     allow.retain(|method| named.insert(*method));
     let allow = HeaderValue::from_str(&allow.join(", ")).unwrap_or(HeaderValue::from_static("GET"));
-    methods = not_allowed(methods, allow, fallback, config.body_limit, config.timeout_ms, by_method);
+    methods = not_allowed(methods, allow, fallback, config.body_limit, config.timeout_ms, by_method, Some(expressions.clone()));
     with_path_layers(methods, group, config)
 }
 
@@ -721,6 +761,12 @@ mod tests {
         assert_eq!(send("POST", "/orders/7").await.2, "posted order");
         let (status, headers, _) = send("DELETE", "/hello/bob").await;
         assert_eq!((status, headers.get(header::ALLOW).map(|v| v.to_str().unwrap())), (StatusCode::METHOD_NOT_ALLOWED, Some("GET, HEAD")));
+        // A 405 names the methods of every route that matches the path, a template's and an
+        // expression's alike (it named the template's alone).
+        for (path, allowed) in [("/docs/a.txt", "GET, HEAD, DELETE"), ("/files/a.txt", "GET, HEAD, POST"), ("/docs/a", "GET, HEAD")] {
+            let (status, headers, _) = send("PUT", path).await;
+            assert_eq!((status, headers.get(header::ALLOW).map(|v| v.to_str().unwrap())), (StatusCode::METHOD_NOT_ALLOWED, Some(allowed)), "{path}");
+        }
         let (status, _, body) = send("HEAD", "/files/a.txt").await;
         assert_eq!((status, body.as_str()), (StatusCode::OK, ""));
         assert_eq!(send("GET", "/files/toolong.txt").await.0, StatusCode::UNPROCESSABLE_ENTITY, "its parameters are validated");

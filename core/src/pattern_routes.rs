@@ -81,6 +81,12 @@ impl PatternRoutes {
         })
     }
 
+    /// The methods of every expression that matches `path`, as declared (a 405's `Allow`).
+    pub(crate) fn methods_at(&self, path: &str) -> Vec<Method> {
+        let matching = self.groups.iter().filter(|group| group.expression.is_match(path));
+        matching.flat_map(|group| group.methods.iter().map(|(method, _)| method.clone())).collect()
+    }
+
     /// The route declared first, and before `before`, that takes `method` and matches `path`.
     pub(crate) fn taking(&self, method: &Method, path: &str, before: usize) -> Option<(MethodRouter, PatternMatch)> {
         let mut first: Option<(usize, &PatternGroup)> = None;
