@@ -136,6 +136,7 @@ class SinatraTest < Minitest::Test
       "You got me!"
     end
     @app.get("/guess/*") { "You missed! #{params['splat'].inspect} #{params.key?('who')}" }
+    @app.post("/guess/*") { "posted" }
     @app.get("/a/:x") do
       content_type :json
       status 202
@@ -169,6 +170,10 @@ class SinatraTest < Minitest::Test
     end
     head "/guess/Bob"
     assert_equal [200, ""], [last_response.status, last_response.body]
+    # A method no route takes is a 405 naming every route's that matches the path, the one
+    # declared as an expression too.
+    put "/guess/Bob"
+    assert_equal [405, "GET, HEAD, POST"], [last_response.status, last_response.headers["allow"]]
   end
 
   # In a filter, +pass+ ends the filter, as in Sinatra; filters do not run again for the route
