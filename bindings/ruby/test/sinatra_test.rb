@@ -478,6 +478,12 @@ class SinatraTest < Minitest::Test
     app.get("/b/:other/*") { "other=#{params[:other]} #{params.key?('id')}" }
     assert_equal 'id=7 splat=["x"]', (get "/a/7/x").body
     assert_equal "other=7 false", (get "/b/7/x").body
+    # Several *, each an entry of "splat" in order, as Sinatra 3.0.5 answers (they were refused:
+    # "`*` is not a segment").
+    app.get("/m/*.*") { "splat=#{params['splat'].inspect} #{params.key?('captures')}" }
+    app.get("/c/*/d/*") { "splat=#{params['splat'].inspect}" }
+    assert_equal 'splat=["x", "y"] false', (get "/m/x.y").body
+    assert_equal 'splat=["1", "2/3"]', (get "/c/1/d/2/3").body
     assert_equal 'splat=["x y"] ["x y"]', (get "/files/x%20y").body
   end
 

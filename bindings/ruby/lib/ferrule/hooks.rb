@@ -152,8 +152,9 @@ module Ferrule
         if scanner.scan(/\*\??/)
           refuse.call(SIDE_BY_SIDE) if before.is_a?(Symbol)
           # Several are each "splat" (Sinatra's Array of them), which one expression cannot
-          # name twice: they are its unnamed groups then. As short as the rest lets it be.
-          source << (stars == 1 ? "(?<splat>.*?)" : "(.*?)")
+          # name twice: they are numbered then (ferrule_splat_1, ...), which a route's params
+          # read back as "splat" in order (Params.of). As short as the rest lets it be.
+          source << (stars == 1 ? "(?<splat>.*?)" : "(?<#{App::SPLAT_PARAM}_#{names.count('splat') + 1}>.*?)")
           names << "splat"
           before = :splat
         elsif scanner.scan(/(?::([A-Za-z_]\w*)|\{([A-Za-z_]\w*)\})(\?)?/)

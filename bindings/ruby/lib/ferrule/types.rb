@@ -233,6 +233,8 @@ module Ferrule
   # Sinatra's +params+ (Context#params): a Hash whose keys are Strings, read and written with
   # a String or a Symbol alike.
   class Params < Hash
+    # The numbered splats of a route with several * (App::SPLAT_PARAM, then _1, _2, ...).
+    SPLAT_NUMBERED = "ferrule_splat_"
     # +capture_names+: see Context.new.
     def self.of(request, capture_names = nil)
       params = new
@@ -255,9 +257,12 @@ module Ferrule
       end
       captures = nil
       request.params&.each do |name, value|
-        # Sinatra's +splat+ is a list, from a trailing * or one inside a pattern with a ?.
+        # Sinatra's +splat+ is a list, from a trailing * or one inside a pattern with a ?, or
+        # of each * in order where there are several (PathPattern.source numbers them).
         if name.to_s == App::SPLAT_PARAM || name.to_s == "splat"
           params["splat"] = [value]
+        elsif name.to_s.start_with?(SPLAT_NUMBERED)
+          (params["splat"] ||= []) << value
         elsif name.to_s.match?(/\A[1-9][0-9]*\z/)
           # A Regexp route's unnamed group, by its number: Sinatra's +captures+, in order (nil
           # for one that took no part).
