@@ -176,6 +176,42 @@ class SinatraTest < Minitest::Test
     assert_equal [405, "GET, HEAD, POST"], [last_response.status, last_response.headers["allow"]]
   end
 
+  # Sinatra's route conditions were refused ("unknown route option provides"). A route whose
+  # condition fails is skipped, as though it passed; each answer is Sinatra 3.0.5's on the same
+  # routes (its Content-Type spelled "text/html;charset=utf-8").
+  def test_a_route_whose_condition_fails_is_skipped_as_in_sinatra
+    @app = Ferrule::App.new
+    @app.get("/", provides: :json) { "json #{response['Content-Type']}" }
+    @app.get("/") { "other #{response['Content-Type'].inspect}" }
+    @app.get("/h", host_name: /^admin\./) { "admin" }
+    @app.get("/h") { "public" }
+    @app.get("/ua", user_agent: /Songbird (\d)\.(\d)/) { "songbird #{params[:agent].inspect}" }
+    @app.get("/ua") { "other ua #{params.key?('agent')}" }
+    @app.get("/only", provides: %i[html json]) { "only #{response['Content-Type']}" }
+    @app.get("/p/:x", provides: "text/csv") { "csv #{params[:x]}" }
+    @app.get("/p/*") { "star #{params['splat'].inspect}" }
+    answers = [
+      ["/", {}, 200, "json application/json"],
+      ["/", { "HTTP_ACCEPT" => "text/html" }, 200, "other nil"],
+      ["/", { "HTTP_ACCEPT" => "text/html;q=0.5, application/json" }, 200, "json application/json"],
+      ["/h", { "HTTP_HOST" => "admin.example.org" }, 200, "admin"],
+      ["/h", { "HTTP_HOST" => "www.example.org" }, 200, "public"],
+      ["/ua", { "HTTP_USER_AGENT" => "Songbird 1.2" }, 200, "songbird [\"1\", \"2\"]"],
+      ["/ua", { "HTTP_USER_AGENT" => "curl" }, 200, "other ua false"],
+      ["/only", { "HTTP_ACCEPT" => "application/json" }, 200, "only application/json"],
+      ["/only", { "HTTP_ACCEPT" => "text/plain" }, 404, nil],
+      ["/only", { "HTTP_ACCEPT" => "*/*" }, 200, "only text/html; charset=utf-8"],
+      ["/p/1", { "HTTP_ACCEPT" => "text/csv" }, 200, "csv 1"],
+      ["/p/1", { "HTTP_ACCEPT" => "text/html" }, 200, "star [\"1\"]"],
+    ]
+    answers.each do |path, env, status, body|
+      get path, {}, env
+      assert_equal [status, body || last_response.body], [last_response.status, last_response.body], "#{path} #{env}"
+    end
+    get "/p/1", {}, { "HTTP_ACCEPT" => "text/csv" }
+    assert_equal "text/csv; charset=utf-8", last_response.headers["content-type"]
+  end
+
   # In a filter, +pass+ ends the filter, as in Sinatra; filters do not run again for the route
   # passed to. A route the core judges (a +query:+ schema, a typed parameter) was never judged
   # for this request, so reaching it is the app's error, which says so.

@@ -37,7 +37,7 @@ module Ferrule
     # What a route says about itself in the OpenAPI document.
     DOC_OPTIONS = %i[summary description operation_id tags deprecated include_in_schema security].freeze
     ROUTE_OPTIONS = (%i[query headers cookies params body form multipart text bytes body_required max_file_size
-                        cors compression body_limit timeout_ms status response] + DOC_OPTIONS).freeze
+                        cors compression body_limit timeout_ms status response] + DOC_OPTIONS + Conditions::OPTIONS).freeze
     SOCKET_OPTIONS = %i[query headers cookies params cors].freeze
     DEFAULT_THREADS = 5
     # The core's name for what a route's trailing <tt>*</tt> takes (<tt>params["splat"]</tt>).
@@ -397,7 +397,9 @@ module Ferrule
       pattern = route_pattern(path)
       named = path.names if path.is_a?(Regexp) && !path.names.empty?
       methods = Array(method).map { |m| m.to_s.upcase }
-      target = @pass_targets.add(methods, @group_prefixes.fetch(group, ""), path, Context.block_method(handler, 1), status, named, judged_by_core(path, options))
+      options = options.dup
+      conditions = Conditions.take(options)
+      target = @pass_targets.add(methods, @group_prefixes.fetch(group, ""), path, Context.block_method(handler, 1), status, named, judged_by_core(path, options), conditions)
       sinatra_path = path
       path = path.source if path.is_a?(Regexp)
 

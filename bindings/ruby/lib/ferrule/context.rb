@@ -68,9 +68,17 @@ module Ferrule
     def __ferrule_run_route(block)
       # A type the filters set before the route is kept, as Sinatra's "pinned" one is.
       pinned = @__ferrule_headers&.key?("content-type")
+      conditions = @__ferrule_route&.conditions
+      return __ferrule_passed_on(nil, pinned) if conditions && !__ferrule_conditions_hold?(conditions)
+
       __ferrule_run_body(block)
     rescue Passed => e
       __ferrule_passed_on(e.block, pinned)
+    end
+
+    # Whether none of a route's Conditions says no (only +false+ does, as in Sinatra).
+    def __ferrule_conditions_hold?(conditions)
+      conditions.none? { |condition| instance_exec(&condition) == false }
     end
 
     def __ferrule_passed_on(pass_block, pinned)
@@ -84,6 +92,8 @@ module Ferrule
         @__ferrule_route = route
         @__ferrule_capture_names = route.capture_names
         @__ferrule_default_status = route.status
+        next if route.conditions && !__ferrule_conditions_hold?(route.conditions)
+
         begin
           return __ferrule_run_body(route.block)
         rescue Passed => e

@@ -19,8 +19,9 @@ module Ferrule
   class PassTargets
     # One declared route: its methods, its group's prefix and pattern as written, its block
     # (Context.block_method), default status and Regexp group names, what of it the core judges
-    # (App#judged_by_core), and its place among the app's routes, in declaration order.
-    Target = Struct.new(:verbs, :prefix, :path, :block, :status, :capture_names, :declares, :position) do
+    # (App#judged_by_core), its conditions (Conditions; nil for none), and its place among the
+    # app's routes, in declaration order.
+    Target = Struct.new(:verbs, :prefix, :path, :block, :status, :capture_names, :declares, :conditions, :position) do
       # What the route's pattern takes from +request_path+ (PathPattern#captures), or nil.
       # Compiled when a pass first asks, so an app that never passes compiles nothing.
       def captures(request_path)
@@ -36,8 +37,8 @@ module Ferrule
     end
 
     # Notes a route as declared (in declaration order); returns its Target.
-    def add(verbs, prefix, path, block, status, capture_names, declares)
-      target = Target.new(verbs, prefix, path, block, status, capture_names, declares, @targets.length)
+    def add(verbs, prefix, path, block, status, capture_names, declares, conditions = nil)
+      target = Target.new(verbs, prefix, path, block, status, capture_names, declares, conditions, @targets.length)
       @targets << target
       target
     end
