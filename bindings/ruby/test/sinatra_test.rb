@@ -520,6 +520,10 @@ class SinatraTest < Minitest::Test
     app.get("/c/*/d/*") { "splat=#{params['splat'].inspect}" }
     assert_equal 'splat=["x", "y"] false', (get "/m/x.y").body
     assert_equal 'splat=["1", "2/3"]', (get "/c/1/d/2/3").body
+    # Passed on from, its splat is not the next route's (found on review).
+    app.get("/n/*.*") { pass }
+    app.get("/n/:name") { "name #{params[:name]} #{params.key?('splat')}" }
+    assert_equal "name x.y false", (get "/n/x.y").body
     assert_equal 'splat=["x y"] ["x y"]', (get "/files/x%20y").body
   end
 

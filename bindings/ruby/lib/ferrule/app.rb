@@ -411,9 +411,9 @@ module Ferrule
 
         declared = spec(m, path, options.dup, status)
         declared["pattern"] = pattern if pattern
-        handler = sinatra_style(target.block, status, named, target)
+        runner = sinatra_style(target.block, status, named, target)
         begin
-          declare(declared, status, handler, group: group, block: target.block, capture_names: named, target: target)
+          declare(declared, status, runner, group: group, block: target.block, capture_names: named, target: target)
         rescue ArgumentError => e
           # Sinatra takes a route whose paths an earlier one takes (<tt>/guess/:who</tt>, then
           # <tt>/guess/*</tt>): the first declared answers, and +pass+ reaches the next. The
@@ -425,7 +425,7 @@ module Ferrule
 
           declared["pattern"] = PathPattern.source(sinatra_path).first
           begin
-            declare(declared, status, handler, group: group, block: target.block, capture_names: named, target: target)
+            declare(declared, status, runner, group: group, block: target.block, capture_names: named, target: target)
           rescue ArgumentError
             raise e
           end

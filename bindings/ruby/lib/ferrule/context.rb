@@ -112,7 +112,7 @@ module Ferrule
     def __ferrule_route_keys
       keys = (@request.params || {}).keys.map do |name|
         name = name.to_s
-        next "splat" if name == App::SPLAT_PARAM
+        next "splat" if name == App::SPLAT_PARAM || name.start_with?(Params::SPLAT_NUMBERED)
         next "captures" if name.match?(/\A[1-9][0-9]*\z/)
 
         name
