@@ -398,7 +398,7 @@ module Ferrule
       named = path.names if path.is_a?(Regexp) && !path.names.empty?
       methods = Array(method).map { |m| m.to_s.upcase }
       options = options.dup
-      conditions = Conditions.take(options)
+      conditions = Conditions.take(options, @settings)
       target = @pass_targets.add(methods, @group_prefixes.fetch(group, ""), path, Context.block_method(handler, 1), status, named, judged_by_core(path, options), conditions)
       sinatra_path = path
       path = path.source if path.is_a?(Regexp)

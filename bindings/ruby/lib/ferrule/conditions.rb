@@ -2,7 +2,7 @@
 
 module Ferrule
   # Sinatra's route conditions, <tt>get "/", provides: :json</tt>, +host_name:+ and
-  # +user_agent:+ (or +agent:+): a route whose conditions do not hold for a request is skipped,
+  # +user_agent:+ (or +agent:+), and an app's own (Conditions.take): a route whose conditions do not hold for a request is skipped,
   # as though it had passed (Context#__ferrule_run_route), and the next route declared that
   # takes the path answers (PassTargets); with none, a 404. Each is checked in the request's
   # context, as Sinatra checks it in its app's: +provides+ sets the Content-Type it matched and
@@ -10,12 +10,34 @@ module Ferrule
   module Conditions
     OPTIONS = %i[provides host_name user_agent agent].freeze
 
-    # The conditions +options+ names, taken out of it (nil when there are none).
-    def self.take(options)
-      named = OPTIONS.select { |name| options.key?(name) }
-      return nil if named.empty?
+    # The conditions +options+ names, taken out of it (nil when there are none): Sinatra's, and
+    # an app's own, made by a setting's block (<tt>set(:auth) { |*roles| condition { ... } }</tt>
+    # makes <tt>auth: :admin</tt> one), called with the option's value as Sinatra calls it.
+    def self.take(options, settings)
+      made = OPTIONS.select { |name| options.key?(name) }.map { |name| send(name, options.delete(name)) }
+      options.keys.each do |name|
+        next if App::ROUTE_OPTIONS.include?(name)
 
-      named.map { |name| send(name, options.delete(name)) }.freeze
+        block = settings.condition_builder(name) or next
+        builder = Builder.new(settings)
+        builder.instance_exec(*Array(options.delete(name)), &block)
+        made.concat(builder.made)
+      end
+      made.empty? ? nil : made.freeze
+    end
+
+    # What a setting's block runs in to make conditions: its +condition+ blocks are kept.
+    class Builder
+      attr_reader :made, :settings
+
+      def initialize(settings)
+        @settings = settings
+        @made = []
+      end
+
+      def condition(&block)
+        @made << block
+      end
     end
 
     def self.provides(types)

@@ -192,7 +192,9 @@ module Ferrule
       if name == :websocket
         App.refuse_unknown_options("websocket option", path, options.keys, App::SOCKET_OPTIONS + %i[subprotocols max_message_bytes])
       else
-        App.refuse_unknown_options("route option", where, options.keys, App::ROUTE_OPTIONS)
+        # An option a setting's block makes a condition of (Conditions.take) is known too.
+        builders = options.keys.select { |key| (value = own_settings[key]).is_a?(Settings::Computed) && value.block.arity != 0 }
+        App.refuse_unknown_options("route option", where, options.keys - builders, App::ROUTE_OPTIONS)
       end
     end
 

@@ -528,6 +528,13 @@ module Ferrule
 
     def key?(name) = @values.key?(name.to_sym)
 
+    # The block of <tt>set(:auth) { |*roles| condition { ... } }</tt>, which makes a route
+    # option of its name (Conditions.take); nil for any other setting.
+    def condition_builder(name)
+      value = @values[name.to_sym]
+      value.block if value.is_a?(Computed) && value.block.arity != 0
+    end
+
     def to_h = @values.transform_values { |value| value_of(value) }
 
     # Sinatra's +environment+: APP_ENV, else RACK_ENV, else development (unless set), and
