@@ -176,6 +176,19 @@ class SinatraTest < Minitest::Test
     assert_equal [405, "GET, HEAD, POST"], [last_response.status, last_response.headers["allow"]]
   end
 
+  # Under a group's prefix, a route passes to the group's next one that takes the path.
+  def test_pass_goes_on_under_a_groups_prefix
+    @app = Ferrule::App.new
+    @app.group("/api/") do |api|
+      api.get("/:x") { pass }
+      api.get("/*") { "api star #{params['splat'].inspect}" }
+      api.get(%r{/r/(\d+)}) { pass }
+      api.get("/r/:n") { "r #{params[:n]}" }
+    end
+    assert_equal 'api star ["1"]', (get "/api/1").body
+    assert_equal 'api star ["r/5"]', (get "/api/r/5").body, "the * was declared before the Regexp"
+  end
+
   # Sinatra's route conditions were refused ("unknown route option provides"). A route whose
   # condition fails is skipped, as though it passed; each answer is Sinatra 3.0.5's on the same
   # routes (its Content-Type spelled "text/html;charset=utf-8").
