@@ -236,11 +236,24 @@ class SinatraTest < Minitest::Test
     @app.get("/f/*") { ran << :second; "second" }
     @app.get("/j/:x") { pass }
     @app.get("/j/:y", query: { page: { type: "integer" } }) { "judged" }
+    user_out = { type: "object", properties: { name: { type: "string" } } }
+    @app.get("/u/:x") { pass }
+    @app.get("/u/:y", response: user_out) { { name: "ada", password: "hunter2" } }
+    @app.get("/v/:x", response: user_out) { pass }
+    @app.get("/v/:y") { { name: "ada", password: "hunter2" } }
     get "/f/1"
     assert_equal [200, "second", %i[filter first second]], [last_response.status, last_response.body, ran]
     _out, err = capture_subprocess_io { get "/j/1" }
     assert_equal 500, last_response.status
     assert_includes err, "Ferrule::PassError: pass reached GET /j/:y, whose query: the core judges only for the requests it routes there"
+    # Nor to or from a route whose answer the core writes by its response: schema (found on
+    # review): the user's password, which /u/:y's schema drops, would have been sent.
+    _out, err = capture_subprocess_io { get "/u/1" }
+    assert_equal [500, false], [last_response.status, last_response.body.include?("hunter2")]
+    assert_includes err, "pass reached GET /u/:y, whose response: the core judges"
+    _out, err = capture_subprocess_io { get "/v/1" }
+    assert_equal [500, false], [last_response.status, last_response.body.include?("hunter2")]
+    assert_includes err, "pass from GET /v/:x, whose answers the core writes by its response: schema, reached GET /v/:y"
   end
 
   # Found by a probe against Sinatra: an optional capture that is absent read "" in params,

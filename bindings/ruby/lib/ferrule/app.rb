@@ -399,7 +399,9 @@ module Ferrule
       methods = Array(method).map { |m| m.to_s.upcase }
       options = options.dup
       conditions = Conditions.take(options, @settings)
-      target = @pass_targets.add(methods, @group_prefixes.fetch(group, ""), path, Context.block_method(handler, 1), status, named, judged_by_core(path, options), conditions)
+      target = @pass_targets.add(verbs: methods, prefix: @group_prefixes.fetch(group, ""), path: path, block: Context.block_method(handler, 1),
+                                 status: status, capture_names: named, declares: judged_by_core(path, options),
+                                 response_schema: options.key?(:response), conditions: conditions)
       sinatra_path = path
       path = path.source if path.is_a?(Regexp)
 
@@ -434,10 +436,11 @@ module Ferrule
       self
     end
 
-    # What of a route the core judges before its block runs, named as the app wrote it
-    # (<tt>query:</tt>, a typed parameter), or nil: such a route cannot be reached by +pass+.
+    # What of a route the core judges, named as the app wrote it (<tt>query:</tt>, a typed
+    # parameter, <tt>response:</tt>, whose schema the core writes its answer by), or nil: such
+    # a route cannot be reached by +pass+.
     def judged_by_core(path, options)
-      judged = (%i[query headers cookies params] + BODY_KINDS.keys).find { |option| options.key?(option) }
+      judged = (%i[query headers cookies params response] + BODY_KINDS.keys).find { |option| options.key?(option) }
       return "#{judged}:" if judged
 
       "typed parameter" if path.is_a?(String) && path.match?(/\{[A-Za-z_]\w*:/)

@@ -14,14 +14,17 @@ module Ferrule
   #
   # What it cannot do: hand a request to a route whose parameters or body the core would have
   # judged (+query:+, +params:+, a typed <tt>{id:int}</tt>, +body:+, ...): those were never
-  # judged for this request. Reaching one is the app's error, a 500 that says so, not a route
-  # run on unjudged values.
+  # judged for this request; nor to or from a route with a +response:+ schema, by which the
+  # core writes the answer of the route it routed to (a target's fields it drops would be
+  # sent). Reaching one is the app's error, a 500 that says so, not a route run on unjudged
+  # values.
   class PassTargets
     # One declared route: its methods, its group's prefix and pattern as written, its block
     # (Context.block_method), default status and Regexp group names, what of it the core judges
-    # (App#judged_by_core), its conditions (Conditions; nil for none), and its place among the
-    # app's routes, in declaration order.
-    Target = Struct.new(:verbs, :prefix, :path, :block, :status, :capture_names, :declares, :conditions, :position) do
+    # (App#judged_by_core), whether it has a +response:+ schema, its conditions (Conditions;
+    # nil for none), and its place among the app's routes, in declaration order.
+    Target = Struct.new(:verbs, :prefix, :path, :block, :status, :capture_names, :declares, :response_schema, :conditions, :position,
+                        keyword_init: true) do
       # What the route's pattern takes from +request_path+ (PathPattern#captures), or nil.
       # Compiled when a pass first asks, so an app that never passes compiles nothing.
       def captures(request_path)
@@ -37,8 +40,8 @@ module Ferrule
     end
 
     # Notes a route as declared (in declaration order); returns its Target.
-    def add(verbs, prefix, path, block, status, capture_names, declares, conditions = nil)
-      target = Target.new(verbs, prefix, path, block, status, capture_names, declares, conditions, @targets.length)
+    def add(**route)
+      target = Target.new(**route, position: @targets.length)
       @targets << target
       target
     end
@@ -54,6 +57,12 @@ module Ferrule
         if target.declares
           raise PassError, "pass reached #{target.label}, whose #{target.declares} the core judges only " \
                            "for the requests it routes there, so pass cannot hand it this one"
+        end
+        # The core writes the answer by the schema of the route it routed to: another route's
+        # answer would be filtered by it.
+        if from.response_schema
+          raise PassError, "pass from #{from.label}, whose answers the core writes by its response: schema, " \
+                           "reached #{target.label}, whose answer that schema is not for"
         end
         return [target, captures]
       end
