@@ -189,6 +189,12 @@ class ModularTest < Minitest::Test
     get("/n/:n") { "odd #{params[:n]}" }
   end
 
+  # A subclass's route takes the condition its parent's setting makes.
+  class GuardedMore < Guarded
+    get("/root", role: :root) { "root area" }
+    get("/root") { "not root" }
+  end
+
   def test_a_condition_a_setting_makes_skips_the_route_it_fails
     guarded = Guarded.new
     session = Rack::Test::Session.new(Rack::MockSession.new(guarded))
@@ -196,6 +202,8 @@ class ModularTest < Minitest::Test
       session.get(path, {}, env)
       assert_equal [200, body], [session.last_response.status, session.last_response.body], path
     end
+    more = Rack::Test::Session.new(Rack::MockSession.new(GuardedMore.new))
+    assert_equal ["root area", "not root"], [more.get("/root", {}, { "HTTP_X_ROLE" => "root" }).body, more.get("/root").body]
     # On an app made without a class body, the same.
     app = Ferrule::App.new
     app.set(:weekday) { |day| condition { params[:day] == day } }

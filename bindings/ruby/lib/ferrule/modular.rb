@@ -193,7 +193,8 @@ module Ferrule
         App.refuse_unknown_options("websocket option", path, options.keys, App::SOCKET_OPTIONS + %i[subprotocols max_message_bytes])
       else
         # An option a setting's block makes a condition of (Conditions.take) is known too.
-        builders = options.keys.select { |key| (value = own_settings[key]).is_a?(Settings::Computed) && value.block.arity != 0 }
+        # A parent class's too (found on review: a subclass's route refused its parent's).
+        builders = options.keys.select { |key| settings.condition_builder(key) }
         App.refuse_unknown_options("route option", where, options.keys - builders, App::ROUTE_OPTIONS)
       end
     end
