@@ -2,11 +2,12 @@
 
 module Ferrule
   # Sinatra's route conditions, <tt>get "/", provides: :json</tt>, +host_name:+ and
-  # +user_agent:+ (or +agent:+), and an app's own (Conditions.take): a route whose conditions do not hold for a request is skipped,
-  # as though it had passed (Context#__ferrule_run_route), and the next route declared that
-  # takes the path answers (PassTargets); with none, a 404. Each is checked in the request's
-  # context, as Sinatra checks it in its app's: +provides+ sets the Content-Type it matched and
-  # +user_agent+ puts its pattern's groups in <tt>params[:agent]</tt>.
+  # +user_agent:+ (or +agent:+), and an app's own (Conditions.take): a route whose conditions
+  # do not hold for a request is skipped, as though it had passed (Context#__ferrule_run_route),
+  # and the next route declared that takes the path answers (PassTargets); with none, a 404.
+  # Each is checked in the request's context, as Sinatra checks it in its app's: +provides+
+  # sets the Content-Type it matched and +user_agent+ puts its pattern's groups in
+  # <tt>params[:agent]</tt>.
   module Conditions
     OPTIONS = %i[provides host_name user_agent agent].freeze
 
