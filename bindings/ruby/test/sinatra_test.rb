@@ -241,6 +241,8 @@ class SinatraTest < Minitest::Test
     @app.get("/u/:y", response: user_out) { { name: "ada", password: "hunter2" } }
     @app.get("/v/:x", response: user_out) { pass }
     @app.get("/v/:y") { { name: "ada", password: "hunter2" } }
+    @app.get("/k/:x") { pass }
+    @app.get("/k/a(b)") { "a route the core took, whose path no Sinatra pattern reads" }
     get "/f/1"
     assert_equal [200, "second", %i[filter first second]], [last_response.status, last_response.body, ran]
     _out, err = capture_subprocess_io { get "/j/1" }
@@ -254,6 +256,9 @@ class SinatraTest < Minitest::Test
     _out, err = capture_subprocess_io { get "/v/1" }
     assert_equal [500, false], [last_response.status, last_response.body.include?("hunter2")]
     assert_includes err, "pass from GET /v/:x, whose answers the core writes by its response: schema, reached GET /v/:y"
+    _out, err = capture_subprocess_io { get "/k/1" }
+    assert_equal 500, last_response.status
+    assert_includes err, "Ferrule::PassError: pass cannot tell whether GET /k/a(b) takes the path"
   end
 
   # Found by a probe against Sinatra: an optional capture that is absent read "" in params,

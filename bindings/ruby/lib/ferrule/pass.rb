@@ -28,7 +28,13 @@ module Ferrule
       # What the route's pattern takes from +request_path+ (PathPattern#captures), or nil.
       # Compiled when a pass first asks, so an app that never passes compiles nothing.
       def captures(request_path)
-        @pattern ||= PathPattern.new(path, prefix: prefix, typed_as_plain: true)
+        @pattern ||= begin
+          PathPattern.new(path, prefix: prefix, typed_as_plain: true)
+        rescue ArgumentError => e
+          # A route the core took whose path Sinatra's patterns do not read (a "(" in it):
+          # whether it takes the path cannot be told, so the pass is the app's error.
+          raise PassError, "pass cannot tell whether #{label} takes the path: #{e.message.delete_prefix('ferrule: ')}"
+        end
         @pattern.captures(request_path)
       end
 
