@@ -119,13 +119,7 @@ module Ferrule
     # The names the routed route's match put in +params+ (its path's parameters, "splat",
     # "captures"): a route +pass+ goes on to sees its own instead.
     def __ferrule_route_keys
-      keys = (@request.params || {}).keys.map do |name|
-        name = name.to_s
-        next "splat" if name == App::SPLAT_PARAM || name.start_with?(Params::SPLAT_NUMBERED)
-        next "captures" if name.match?(/\A[1-9][0-9]*\z/)
-
-        name
-      end
+      keys = (@request.params || {}).keys.map { |name| Params.key_of(name) }
       keys << "captures" if @__ferrule_capture_names
       keys
     end

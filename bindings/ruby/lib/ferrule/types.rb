@@ -257,18 +257,14 @@ module Ferrule
       end
       captures = nil
       request.params&.each do |name, value|
+        case key_of(name)
         # Sinatra's +splat+ is a list, from a trailing * or one inside a pattern with a ?, or
         # of each * in order where there are several (PathPattern.source numbers them).
-        if name.to_s == App::SPLAT_PARAM || name.to_s == "splat"
-          params["splat"] = [value]
-        elsif name.to_s.start_with?(SPLAT_NUMBERED)
-          (params["splat"] ||= []) << value
-        elsif name.to_s.match?(/\A[1-9][0-9]*\z/)
-          # A Regexp route's unnamed group, by its number: Sinatra's +captures+, in order (nil
-          # for one that took no part).
-          (captures ||= [])[name.to_s.to_i - 1] = value
-        else
-          params[name] = value
+        when "splat" then (params["splat"] ||= []) << value
+        # A Regexp route's unnamed group, by its number: Sinatra's +captures+, in order (nil
+        # for one that took no part).
+        when "captures" then (captures ||= [])[name.to_s.to_i - 1] = value
+        else params[name] = value
         end
       end
       # Sinatra's +captures+ are the Regexp's groups: with named groups, those (Ruby captures no
@@ -276,6 +272,18 @@ module Ferrule
       captures ||= capture_names&.map { |name| request.params&.[](name.to_sym) }
       params["captures"] = captures if captures
       params
+    end
+
+    # The +params+ key that a route's path parameter, as the core names it, fills: "splat" for
+    # a * (one, or each of several, numbered), "captures" for a Regexp's unnamed group, else
+    # its own name. One reading for Params.of and for what +pass+ takes back out
+    # (Context#__ferrule_route_keys): two readings were how a numbered splat outlived a pass.
+    def self.key_of(name)
+      name = name.to_s
+      return "splat" if name == App::SPLAT_PARAM || name == "splat" || name.start_with?(SPLAT_NUMBERED)
+      return "captures" if name.match?(/\A[1-9][0-9]*\z/)
+
+      name
     end
 
     # The names a query sends without "=" (<tt>a&b=1</tt>: +a+), decoded as Rack decodes them.
