@@ -255,18 +255,19 @@ module Ferrule
       else
         fields.each { |name, value| nest(params, name, value) }
       end
-      captures = nil
+      captures = splat = nil
       request.params&.each do |name, value|
         case key_of(name)
         # Sinatra's +splat+ is a list, from a trailing * or one inside a pattern with a ?, or
         # of each * in order where there are several (PathPattern.source numbers them).
-        when "splat" then (params["splat"] ||= []) << value
+        when "splat" then (splat ||= []) << value
         # A Regexp route's unnamed group, by its number: Sinatra's +captures+, in order (nil
         # for one that took no part).
         when "captures" then (captures ||= [])[name.to_s.to_i - 1] = value
         else params[name] = value
         end
       end
+      params["splat"] = splat if splat
       # Sinatra's +captures+ are the Regexp's groups: with named groups, those (Ruby captures no
       # unnamed one beside them), in order, nil for one that took no part.
       captures ||= capture_names&.map { |name| request.params&.[](name.to_sym) }
@@ -278,10 +279,12 @@ module Ferrule
     # a * (one, or each of several, numbered), "captures" for a Regexp's unnamed group, else
     # its own name. One reading for Params.of and for what +pass+ takes back out
     # (Context#__ferrule_route_keys): two readings were how a numbered splat outlived a pass.
+    # A Symbol's own frozen name, not a new String, and the group-number Regexp only for a
+    # name that starts with a digit.
     def self.key_of(name)
-      name = name.to_s
+      name = name.is_a?(Symbol) ? name.name : name.to_s
       return "splat" if name == App::SPLAT_PARAM || name == "splat" || name.start_with?(SPLAT_NUMBERED)
-      return "captures" if name.match?(/\A[1-9][0-9]*\z/)
+      return "captures" if name.getbyte(0)&.between?(49, 57) && name.match?(/\A[1-9][0-9]*\z/)
 
       name
     end
